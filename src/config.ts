@@ -1,0 +1,149 @@
+// The only file that knows environment variable names. Parsed once at start, validated, frozen.
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type SaslMechanism = 'plain' | 'scram-sha-256' | 'scram-sha-512';
+
+export interface KafkaConfig {
+  readonly brokers: readonly string[];
+  readonly topic: string;
+  readonly clientId: string;
+  readonly partitions: number;
+  readonly replicationFactor: number;
+  readonly ssl: boolean;
+  readonly sasl?: { readonly mechanism: SaslMechanism; readonly username: string; readonly password: string };
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Tokens as given: plain secrets or `sha256:<hex>` digests. */
+  readonly tokens: readonly string[];
+  readonly tokensFile?: string;
+  readonly dataDir: string;
+  readonly kafka?: KafkaConfig;
+  readonly bodyLimitBytes: number;
+  readonly nameMaxChars: number;
+  readonly tagMaxChars: number;
+  readonly writeTimeoutMs: number;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly eventSource: string;
+  readonly snapshotEvery: number;
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+function text(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${raw}`);
+  return value;
+}
+
+function bool(env: Env, name: string): boolean {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined || ['0', 'false', 'no', 'off'].includes(raw)) return false;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = text(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  const found = allowed.find((value) => value === raw);
+  if (found === undefined) throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return found;
+}
+
+const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2 };
+
+function byteSize(env: Env, name: string, fallback: number): number {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  const match = /^(\d+)\s*([a-z]*)$/i.exec(raw);
+  const unit = SIZE_UNITS[match?.[2]?.toLowerCase() ?? 'x'];
+  if (!match || unit === undefined) throw new ConfigError(name, `must be a size such as 65536, 64kb or 1mb, got "${raw}"`);
+  const bytes = Number(match[1]) * unit;
+  if (bytes < 1024 || bytes > 64 * 1024 ** 2) throw new ConfigError(name, `must be between 1kb and 64mb, got "${raw}"`);
+  return bytes;
+}
+
+function tokenList(env: Env): string[] {
+  const raw = text(env, 'REPORTS_TOKENS');
+  if (raw === undefined) return [];
+  const tokens = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  for (const token of tokens) checkToken(token, 'REPORTS_TOKENS');
+  return tokens;
+}
+
+/** Validates one configured token entry (also used for lines of REPORTS_TOKENS_FILE). */
+export function checkToken(token: string, variable: string): void {
+  if (token.startsWith('sha256:')) {
+    if (!/^sha256:[0-9a-f]{64}$/i.test(token)) throw new ConfigError(variable, 'a sha256: entry must be followed by 64 hex digits');
+  } else if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
+    // RFC 6750 b64token syntax: anything else could never be sent in an Authorization header.
+    throw new ConfigError(variable, 'a token may hold only letters, digits and -._~+/ (RFC 6750)');
+  }
+}
+
+function kafkaConfig(env: Env): KafkaConfig | undefined {
+  const raw = text(env, 'KAFKA_BROKERS');
+  if (raw === undefined) return undefined;
+  const brokers = raw.split(',').map((b) => b.trim()).filter((b) => b !== '');
+  for (const broker of brokers) {
+    if (!/^[^\s:]+:\d{1,5}$/.test(broker)) throw new ConfigError('KAFKA_BROKERS', `entries must be host:port, got "${broker}"`);
+  }
+  const topic = text(env, 'REPORTS_TOPIC') ?? 'reports.events';
+  if (!/^[a-zA-Z0-9._-]{1,249}$/.test(topic)) throw new ConfigError('REPORTS_TOPIC', `is not a valid Kafka topic name: "${topic}"`);
+  const mechanism = text(env, 'KAFKA_SASL_MECHANISM');
+  let sasl: KafkaConfig['sasl'];
+  if (mechanism !== undefined) {
+    const username = text(env, 'KAFKA_SASL_USERNAME');
+    const password = env['KAFKA_SASL_PASSWORD'];
+    if (username === undefined) throw new ConfigError('KAFKA_SASL_USERNAME', 'is required when KAFKA_SASL_MECHANISM is set');
+    if (password === undefined || password === '') throw new ConfigError('KAFKA_SASL_PASSWORD', 'is required when KAFKA_SASL_MECHANISM is set');
+    sasl = { mechanism: oneOf(env, 'KAFKA_SASL_MECHANISM', ['plain', 'scram-sha-256', 'scram-sha-512'] as const, 'plain'), username, password };
+  }
+  return Object.freeze({
+    brokers,
+    topic,
+    clientId: text(env, 'KAFKA_CLIENT_ID') ?? 'report-store',
+    partitions: integer(env, 'REPORTS_TOPIC_PARTITIONS', 3, 1, 10_000),
+    replicationFactor: integer(env, 'REPORTS_TOPIC_REPLICATION_FACTOR', -1, -1, 32),
+    ssl: bool(env, 'KAFKA_SSL'),
+    ...(sasl ? { sasl: Object.freeze(sasl) } : {}),
+  });
+}
+
+export function loadConfig(env: Env): Config {
+  const tokensFile = text(env, 'REPORTS_TOKENS_FILE');
+  const kafka = kafkaConfig(env);
+  const config: Config = {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: text(env, 'HOST') ?? '127.0.0.1',
+    tokens: Object.freeze(tokenList(env)),
+    ...(tokensFile ? { tokensFile } : {}),
+    dataDir: text(env, 'REPORTS_DATA_DIR') ?? './data',
+    ...(kafka ? { kafka } : {}),
+    bodyLimitBytes: byteSize(env, 'REPORTS_BODY_LIMIT', 64 * 1024),
+    nameMaxChars: integer(env, 'REPORTS_NAME_MAX_CHARS', 4096, 0, 1024 * 1024),
+    tagMaxChars: integer(env, 'REPORTS_TAG_MAX_CHARS', 4096, 0, 1024 * 1024),
+    writeTimeoutMs: integer(env, 'REPORTS_WRITE_TIMEOUT_MS', 5000, 1, 600_000),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    eventSource: text(env, 'REPORTS_EVENT_SOURCE') ?? 'urn:report-store',
+    snapshotEvery: integer(env, 'REPORTS_SNAPSHOT_EVERY', 10_000, 0, 1_000_000_000),
+  };
+  return Object.freeze(config);
+}

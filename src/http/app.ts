@@ -1,0 +1,39 @@
+// The Koa application and its middleware order: request log -> error body -> routes -> 404.
+import Koa from 'koa';
+import type { Logger } from 'pino';
+import { NotFoundError } from '../errors.js';
+import { errorBody } from './error-body.js';
+import type { Metrics } from './metrics.js';
+import { createRouter, type RouteDeps } from './routes.js';
+
+export interface AppDeps extends RouteDeps {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+export function createApp(deps: AppDeps): Koa {
+  const { logger, metrics } = deps;
+  const app = new Koa();
+  // Every error is rendered by errorBody; Koa's default error output must never be reached.
+  app.silent = true;
+  app.on('error', (error: unknown) => logger.error({ err: error }, 'koa error'));
+
+  app.use(async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const durationSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = ctx._matchedRoute === undefined ? 'unmatched' : String(ctx._matchedRoute);
+      metrics.observeRequest({ method: ctx.method, route, status: ctx.status }, durationSeconds);
+      logger.info({ method: ctx.method, route, status: ctx.status, durationMs: Math.round(durationSeconds * 1e6) / 1e3 }, 'request');
+    }
+  });
+  app.use(errorBody(logger));
+  const router = createRouter(deps);
+  app.use(router.routes());
+  app.use((ctx) => {
+    throw new NotFoundError(`no such path: ${ctx.path.slice(0, 200)}`);
+  });
+  return app;
+}

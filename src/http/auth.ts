@@ -1,0 +1,35 @@
+// Bearer token check (RFC 6750). Tokens are held as SHA-256 digests and compared in constant time,
+// so neither the configured secrets nor their timing leak.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Middleware } from 'koa';
+import { UnauthorizedError } from '../errors.js';
+
+export function tokenDigest(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/** Digests of configured entries: plain tokens are hashed, `sha256:<hex>` entries are taken as they are. */
+export function digestsOf(entries: readonly string[]): Buffer[] {
+  return entries.map((entry) => (entry.startsWith('sha256:') ? Buffer.from(entry.slice(7), 'hex') : tokenDigest(entry)));
+}
+
+export function createTokenCheck(digests: readonly Buffer[]): (token: string) => boolean {
+  return (token) => {
+    const presented = tokenDigest(token);
+    let match = false;
+    // No early exit: every digest is compared whatever the result.
+    for (const digest of digests) match = timingSafeEqual(presented, digest) || match;
+    return match;
+  };
+}
+
+export function bearerAuth(isValid: (token: string) => boolean): Middleware {
+  return async (ctx, next) => {
+    const header = ctx.get('Authorization');
+    if (header === '') throw new UnauthorizedError('the Authorization header is missing; send "Authorization: Bearer <token>"', false);
+    const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
+    if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>"', false);
+    if (!isValid(match[1] as string)) throw new UnauthorizedError('the bearer token in the Authorization header is not valid', true);
+    await next();
+  };
+}

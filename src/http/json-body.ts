@@ -1,0 +1,40 @@
+// JSON with exact integers. Plain JSON.parse turns 9007199254740993 into 9007199254740992, so the
+// body is parsed with lossless-json and every number that is mathematically an integer becomes a
+// bigint (1.0 and 1e3 included, as JSON Schema's `integer` allows); other numbers stay numbers.
+import { parse } from 'lossless-json';
+
+/** Exponents beyond this make the value far outside int64; keep them as (non-integer) numbers. */
+const MAX_SCALE = 40;
+
+export function exactInteger(literal: string): bigint | undefined {
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal);
+  if (!match) return undefined;
+  const [, sign = '', whole = '', fraction = '', exponent = '0'] = match;
+  const digits = (whole + fraction).replace(/^0+(?=\d)/, '');
+  const scale = Number(exponent) - fraction.length;
+  if (/^0+$/.test(digits)) return 0n;
+  let magnitude: bigint;
+  if (scale >= 0) {
+    if (scale + digits.length > MAX_SCALE) return undefined;
+    magnitude = BigInt(digits) * 10n ** BigInt(scale);
+  } else {
+    const dropped = digits.slice(scale);
+    if (!/^0*$/.test(dropped)) return undefined;
+    magnitude = BigInt(digits.slice(0, digits.length + scale) || '0');
+  }
+  return sign === '-' ? -magnitude : magnitude;
+}
+
+function parseNumber(literal: string): bigint | number {
+  return exactInteger(literal) ?? Number(literal);
+}
+
+export class InvalidJsonError extends Error {}
+
+export function parseExactJson(text: string): unknown {
+  try {
+    return parse(text, null, parseNumber);
+  } catch (error) {
+    throw new InvalidJsonError(error instanceof Error ? error.message : 'invalid JSON');
+  }
+}

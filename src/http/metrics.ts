@@ -1,0 +1,97 @@
+// Prometheus metrics on a registry of the app's own (no global registry). Labels carry route
+// templates and statuses only: never ids, names or tokens.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { EventLog } from '../log/event-log.js';
+import type { Projector } from '../projector.js';
+
+export interface Metrics {
+  readonly registry: Registry;
+  observeRequest(labels: { method: string; route: string; status: number }, durationSeconds: number): void;
+  observeAppend(durationSeconds: number): void;
+}
+
+export function createMetrics({ log, projector, now = Date.now }: { log: EventLog; projector: Projector; now?: () => number }): Metrics {
+  const registry = new Registry();
+  const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'] as const, registers: [registry] });
+  const latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const appendLatency = new Histogram({
+    name: 'reports_log_append_duration_seconds',
+    help: 'Time until the event log acknowledged an append (durable)',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'reports_log_head_offset',
+    help: 'Offset one past the last record of the event log, summed over partitions',
+    registers: [registry],
+    async collect() {
+      this.set(sum(await log.head()));
+    },
+  });
+  new Gauge({
+    name: 'reports_projected_offset',
+    help: 'Offset one past the last record applied to the read model, summed over partitions',
+    registers: [registry],
+    collect() {
+      this.set(sum(projector.progress().cursor));
+    },
+  });
+  new Gauge({
+    name: 'reports_projection_lag_events',
+    help: 'Records in the event log not yet applied to the read model',
+    registers: [registry],
+    async collect() {
+      this.set(Math.max(0, sum(await log.head()) - sum(projector.progress().cursor)));
+    },
+  });
+  new Gauge({
+    name: 'reports_projection_lag_seconds',
+    help: 'Age of the newest applied record when records wait to be applied, else 0',
+    registers: [registry],
+    async collect() {
+      const waiting = sum(await log.head()) > sum(projector.progress().cursor);
+      const last = projector.progress().lastRecordTimestampMs;
+      this.set(waiting && last !== undefined ? Math.max(0, (now() - last) / 1000) : 0);
+    },
+  });
+  new Gauge({
+    name: 'reports_read_model_reports',
+    help: 'Live reports in the read model',
+    registers: [registry],
+    collect() {
+      this.set(projector.state.size);
+    },
+  });
+  new Counter({
+    name: 'reports_projection_invalid_records_total',
+    help: 'Records skipped by the projector because they are not valid report events',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(projector.progress().invalid);
+    },
+  });
+  return {
+    registry,
+    observeRequest({ method, route, status }, durationSeconds) {
+      const labels = { method, route, status: String(status) };
+      requests.inc(labels);
+      latency.observe(labels, durationSeconds);
+    },
+    observeAppend(durationSeconds) {
+      appendLatency.observe(durationSeconds);
+    },
+  };
+}
+
+function sum(cursor: ReadonlyMap<number, number>): number {
+  let total = 0;
+  for (const offset of cursor.values()) total += offset;
+  return total;
+}

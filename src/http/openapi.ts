@@ -1,0 +1,115 @@
+// The OpenAPI 3.1 document, generated from the TypeBox schemas that validate requests.
+import type { TSchema } from '@sinclair/typebox';
+import { ErrorBody, StatusBody, newReportSchema, ReportIdParam, reportSchema, type FieldLimits } from './schemas.js';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** TypeBox -> plain JSON Schema: symbols dropped, the exact-integer `bigint` id shown as int64. */
+export function toJsonSchema(schema: TSchema | unknown): Json {
+  if (Array.isArray(schema)) return schema.map(toJsonSchema);
+  if (typeof schema === 'bigint') return schema.toString();
+  if (typeof schema !== 'object' || schema === null) return schema as Json;
+  const source = schema as Record<string, unknown>;
+  if (source['type'] === 'bigint') {
+    return { type: 'integer', format: 'int64', ...(typeof source['description'] === 'string' ? { description: source['description'] } : {}) };
+  }
+  const out: Record<string, Json> = {};
+  for (const [key, value] of Object.entries(source)) out[key] = toJsonSchema(value);
+  return out;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const jsonContent = (schema: Json) => ({ 'application/json': { schema } });
+const header = (description: string) => ({ description, schema: { type: 'string' } });
+
+function errorResponse(description: string, headers?: Record<string, Json>): Json {
+  return { description, content: jsonContent(ref('Error')), ...(headers ? { headers } : {}) };
+}
+
+const unauthorized = errorResponse('Missing, malformed or unknown bearer token', {
+  'WWW-Authenticate': header('Bearer realm="reports", with error="invalid_token" when a token was given (RFC 6750)'),
+});
+const unavailable = errorResponse('The event log is unreachable or did not confirm the write in time; a retry of the same request is safe', {
+  'Retry-After': header('Seconds to wait before retrying'),
+});
+const methodNotAllowed = errorResponse('Known path, wrong method', { Allow: header('The methods this path accepts') });
+
+export function createOpenApiDocument(limits: FieldLimits, version: string): Json {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Report Store',
+      version,
+      description: 'Create and delete reports. Event-sourced: every change is an event on an append-only log.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: 'http://127.0.0.1:8080', description: 'Local default' }],
+    tags: [{ name: 'reports', description: 'Reports in the store' }, { name: 'operations', description: 'Health, readiness, metrics, this document' }],
+    security: [{ bearerAuth: [] }],
+    paths: {
+      '/reports': {
+        post: {
+          operationId: 'createReport',
+          tags: ['reports'],
+          summary: 'Create a report',
+          description: 'Creates a report. Retrying with the same id, name and tag returns the existing report and writes nothing.',
+          requestBody: { required: true, content: jsonContent(ref('NewReport')) },
+          responses: {
+            '200': { description: 'The report, read back from the projected state', content: jsonContent(ref('Report')) },
+            '400': errorResponse('Body is not valid JSON or does not match NewReport'),
+            '401': unauthorized,
+            '405': methodNotAllowed,
+            '409': errorResponse('A report with this id exists with a different name or tag'),
+            '413': errorResponse('Body larger than the configured limit'),
+            '415': errorResponse('Content-Type is not application/json'),
+            '503': unavailable,
+          },
+        },
+      },
+      '/reports/{id}': {
+        delete: {
+          operationId: 'deleteReport',
+          tags: ['reports'],
+          summary: 'Delete a report',
+          description: 'Deletes a single report by id. The id may be created again afterwards.',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: toJsonSchema(ReportIdParam) }],
+          responses: {
+            '204': { description: 'Deleted' },
+            '400': errorResponse('The id is not a decimal int64'),
+            '401': unauthorized,
+            '404': errorResponse('No such report (never created, or already deleted)'),
+            '405': methodNotAllowed,
+            '503': unavailable,
+          },
+        },
+      },
+      '/openapi.json': operationsGet('getOpenApi', 'This document', { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } }),
+      '/healthz': operationsGet('getHealth', 'Liveness: 200 while the process runs', { description: 'Alive', content: jsonContent(ref('Status')) }),
+      '/readyz': operationsGet('getReadiness', 'Readiness: 200 once the read model has caught up and the log is reachable', { description: 'Ready', content: jsonContent(ref('Status')) }, {
+        '503': errorResponse('Not ready: catching up, the log is unreachable, or the projection has stalled'),
+      }),
+      '/metrics': operationsGet('getMetrics', 'Prometheus metrics', { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } }),
+    },
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>' } },
+      schemas: {
+        NewReport: toJsonSchema(newReportSchema(limits)),
+        Report: toJsonSchema(reportSchema(limits)),
+        Error: toJsonSchema(ErrorBody),
+        Status: toJsonSchema(StatusBody),
+      },
+    },
+  };
+}
+
+function operationsGet(operationId: string, summary: string, ok: Json, more: Record<string, Json> = {}): Json {
+  return {
+    get: {
+      operationId,
+      tags: ['operations'],
+      summary,
+      security: [],
+      responses: { '200': ok, ...more, '405': methodNotAllowed },
+    },
+  };
+}

@@ -1,0 +1,65 @@
+// The routes: they only translate between HTTP and the service.
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { MethodNotAllowedError, UnavailableError } from '../errors.js';
+import type { EventLog } from '../log/event-log.js';
+import type { Projector } from '../projector.js';
+import type { ReportService } from '../reports/service.js';
+import { jsonRequest } from './json-request.js';
+import type { Metrics } from './metrics.js';
+import { createNewReportParser, parseReportId } from './new-report.js';
+import type { FieldLimits } from './schemas.js';
+
+export interface RouteDeps {
+  readonly service: ReportService;
+  readonly projector: Projector;
+  readonly log: EventLog;
+  readonly metrics: Metrics;
+  readonly auth: Middleware;
+  readonly limits: FieldLimits;
+  readonly bodyLimitBytes: number;
+  readonly openApiDocument: unknown;
+}
+
+function onlyAllow(methods: readonly string[]): Middleware {
+  return (ctx) => {
+    throw new MethodNotAllowedError(ctx.method, methods);
+  };
+}
+
+export function createRouter({ service, projector, log, metrics, auth, limits, bodyLimitBytes, openApiDocument }: RouteDeps): Router {
+  const router = new Router();
+  const parseNewReport = createNewReportParser(limits);
+  const get = ['GET', 'HEAD'];
+
+  router.post('/reports', auth, jsonRequest(bodyLimitBytes), async (ctx) => {
+    const report = await service.create(parseNewReport(ctx.state.json));
+    ctx.body = report.tag === undefined ? { name: report.name } : { name: report.name, tag: report.tag };
+  });
+  router.all('/reports', onlyAllow(['POST']));
+
+  router.delete('/reports/:id', auth, async (ctx) => {
+    await service.delete(parseReportId(ctx.params['id'] ?? ''));
+    ctx.status = 204;
+  });
+  router.all('/reports/:id', onlyAllow(['DELETE']));
+
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = openApiDocument;
+  });
+  router.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/readyz', (ctx) => {
+    const health = log.health();
+    if (!health.available) throw new UnavailableError(`not ready: ${health.reason ?? 'the event log is unavailable'}`);
+    if (!projector.isCaughtUp()) throw new UnavailableError('not ready: the read model is catching up with the event log');
+    ctx.body = { status: 'ready' };
+  });
+  router.get('/metrics', async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
+  for (const path of ['/openapi.json', '/healthz', '/readyz', '/metrics']) router.all(path, onlyAllow(get));
+  return router;
+}

@@ -1,0 +1,50 @@
+// The HTTP schemas, in TypeBox. The same objects validate requests and generate /openapi.json.
+import { Type, type Static } from '@sinclair/typebox';
+
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
+export interface FieldLimits {
+  readonly nameMaxChars: number;
+  readonly tagMaxChars: number;
+}
+
+/**
+ * NewReport as validated: `id` arrives as a bigint because the body parser keeps integers exact
+ * (openapi.ts renders this as `integer`/`int64`). Unknown properties are allowed and ignored.
+ */
+export function newReportSchema(limits: FieldLimits) {
+  return Type.Object(
+    {
+      id: Type.BigInt({ minimum: INT64_MIN, maximum: INT64_MAX, description: 'Identification number of the report (int64, exact)' }),
+      name: Type.String({ maxLength: limits.nameMaxChars, description: 'The name of the report' }),
+      tag: Type.Optional(Type.String({ maxLength: limits.tagMaxChars, description: 'Tag that specifies the type of the report; null is treated as absent' })),
+    },
+    { title: 'NewReport' },
+  );
+}
+export type NewReport = Static<ReturnType<typeof newReportSchema>>;
+
+export function reportSchema(limits: FieldLimits) {
+  return Type.Object(
+    {
+      name: Type.String({ maxLength: limits.nameMaxChars, description: 'The name of the report' }),
+      tag: Type.Optional(Type.String({ maxLength: limits.tagMaxChars, description: 'Tag that specifies the type of the report' })),
+    },
+    { title: 'Report' },
+  );
+}
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Integer({ format: 'int32', description: 'The HTTP status code of the response' }),
+    message: Type.String({ description: 'What went wrong, naming the offending field or header' }),
+  },
+  { title: 'Error' },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+/** The `{id}` path parameter: a decimal int64. */
+export const ReportIdParam = Type.String({ pattern: '^-?[0-9]{1,19}$', description: 'Report id, a decimal int64' });
+
+export const StatusBody = Type.Object({ status: Type.String({ description: 'ok, or ready' }) }, { title: 'Status' });

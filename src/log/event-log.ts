@@ -1,0 +1,68 @@
+// The only port to storage. Two adapters implement it: the embedded file log and Kafka.
+// Positions are (partition, offset); the file log has a single partition 0.
+
+export interface LogPosition {
+  readonly partition: number;
+  readonly offset: number;
+}
+
+/** Next offset to read, per partition. A partition absent from the map is read from offset 0. */
+export type Cursor = ReadonlyMap<number, number>;
+
+export interface LogMessage {
+  /** The report id; keeps all events of one report in one partition, in order. */
+  readonly key: string;
+  readonly value: Buffer;
+}
+
+export interface LogRecord extends LogMessage {
+  readonly position: LogPosition;
+  /** Milliseconds since the epoch at which the log accepted the record. */
+  readonly timestampMs: number;
+}
+
+export interface ReadOptions {
+  /** Stop the iteration (follow never ends by itself). */
+  readonly signal?: AbortSignal;
+}
+
+export interface EventLog {
+  /** A short description for logs and errors, e.g. `file:/var/lib/reports` or `kafka:reports.events`. */
+  readonly description: string;
+  /** Appends durably; resolves with one position per message, in order, once acknowledged. */
+  append(messages: readonly LogMessage[]): Promise<LogPosition[]>;
+  /** The offsets one past the last record of every partition, as of now. */
+  head(): Promise<Cursor>;
+  /** Yields the records from `from` up to the head seen when the read started, then ends. */
+  read(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
+  /** Yields the records from `from` and then every new one, until the signal aborts. */
+  follow(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
+  /** Whether the log can take writes right now, and why not (for /readyz). */
+  health(): LogHealth;
+  close(): Promise<void>;
+}
+
+export interface LogHealth {
+  readonly available: boolean;
+  readonly reason?: string;
+}
+
+/** Thrown by adapters when the log cannot take or serve records now; maps to 503. */
+export class LogUnavailableError extends Error {
+  readonly retriable = true;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'LogUnavailableError';
+  }
+}
+
+/** Whether `cursor` has passed `position` (the record at `position` has been consumed). */
+export function cursorPassed(cursor: Cursor, position: LogPosition): boolean {
+  return (cursor.get(position.partition) ?? 0) > position.offset;
+}
+
+/** Whether `cursor` has reached `target` on every partition of `target`. */
+export function cursorReached(cursor: Cursor, target: Cursor): boolean {
+  for (const [partition, offset] of target) if ((cursor.get(partition) ?? 0) < offset) return false;
+  return true;
+}

@@ -1,0 +1,79 @@
+// The on-disk format of the embedded log. A file starts with an 8-byte magic; then frames:
+//   u32 BE payload length | u32 BE CRC-32 of the payload | payload
+//   payload = f64 BE timestamp ms | u16 BE key length | key (utf8) | value
+// The CRC covers the whole payload, so a torn write or a flipped bit is caught before anything
+// reads the record.
+import { crc32 } from 'node:zlib';
+
+export const FILE_MAGIC = Buffer.from('RSLOG\u0000\u0001\n', 'latin1');
+export const FRAME_HEADER_BYTES = 8;
+const PAYLOAD_FIXED_BYTES = 10;
+/** Far above any record the service writes (bodies are limited to kilobytes); a sanity bound when scanning. */
+export const MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+
+export interface FrameContent {
+  readonly key: string;
+  readonly value: Buffer;
+  readonly timestampMs: number;
+}
+
+export function encodeFrame({ key, value, timestampMs }: FrameContent): Buffer {
+  const keyBytes = Buffer.from(key, 'utf8');
+  const payloadBytes = PAYLOAD_FIXED_BYTES + keyBytes.length + value.length;
+  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payloadBytes);
+  frame.writeUInt32BE(payloadBytes, 0);
+  frame.writeDoubleBE(timestampMs, 8);
+  frame.writeUInt16BE(keyBytes.length, 16);
+  keyBytes.copy(frame, 18);
+  value.copy(frame, 18 + keyBytes.length);
+  frame.writeUInt32BE(crc32(frame.subarray(FRAME_HEADER_BYTES)), 4);
+  return frame;
+}
+
+export type FrameCheck =
+  | { readonly kind: 'frame'; readonly bytes: number }
+  | { readonly kind: 'incomplete'; readonly needBytes: number }
+  | { readonly kind: 'bad'; readonly reason: string };
+
+/**
+ * Checks the frame that starts at `at` in `buffer`. `bufferIsFileEnd` says whether the buffer ends
+ * where the file ends, so a frame running past it is torn rather than merely not read yet.
+ */
+export function checkFrame(buffer: Buffer, at: number, bufferIsFileEnd: boolean): FrameCheck {
+  const available = buffer.length - at;
+  if (available < FRAME_HEADER_BYTES) {
+    return bufferIsFileEnd ? { kind: 'bad', reason: 'frame header cut short' } : { kind: 'incomplete', needBytes: FRAME_HEADER_BYTES };
+  }
+  const payloadBytes = buffer.readUInt32BE(at);
+  if (payloadBytes < PAYLOAD_FIXED_BYTES || payloadBytes > MAX_PAYLOAD_BYTES) {
+    return { kind: 'bad', reason: `implausible frame length ${payloadBytes}` };
+  }
+  const frameBytes = FRAME_HEADER_BYTES + payloadBytes;
+  if (available < frameBytes) {
+    return bufferIsFileEnd ? { kind: 'bad', reason: 'frame cut short' } : { kind: 'incomplete', needBytes: frameBytes };
+  }
+  const payload = buffer.subarray(at + FRAME_HEADER_BYTES, at + frameBytes);
+  if (crc32(payload) !== buffer.readUInt32BE(at + 4)) return { kind: 'bad', reason: 'CRC mismatch' };
+  if (PAYLOAD_FIXED_BYTES + payload.readUInt16BE(8) > payloadBytes) return { kind: 'bad', reason: 'key longer than frame' };
+  return { kind: 'frame', bytes: frameBytes };
+}
+
+/** Decodes a frame that `checkFrame` accepted. */
+export function decodeFrame(buffer: Buffer, at: number): FrameContent {
+  const payloadBytes = buffer.readUInt32BE(at);
+  const start = at + FRAME_HEADER_BYTES;
+  const timestampMs = buffer.readDoubleBE(start);
+  const keyBytes = buffer.readUInt16BE(start + 8);
+  const key = buffer.toString('utf8', start + PAYLOAD_FIXED_BYTES, start + PAYLOAD_FIXED_BYTES + keyBytes);
+  // Copy the value out so a record does not pin the whole read chunk in memory.
+  const value = Buffer.from(buffer.subarray(start + PAYLOAD_FIXED_BYTES + keyBytes, start + payloadBytes));
+  return { key, value, timestampMs };
+}
+
+/** Whether any valid frame starts anywhere in `buffer` (used to tell a torn tail from mid-log damage). */
+export function findValidFrame(buffer: Buffer): number | undefined {
+  for (let at = 0; at + FRAME_HEADER_BYTES + PAYLOAD_FIXED_BYTES <= buffer.length; at += 1) {
+    if (checkFrame(buffer, at, true).kind === 'frame') return at;
+  }
+  return undefined;
+}

@@ -1,0 +1,211 @@
+// The embedded event log: one append-only file in the data directory, one partition.
+// Group commit: appends that arrive while a write+fsync is in flight wait for the next batch, and
+// one fdatasync acknowledges the whole batch. Readers only ever see records that are on disk.
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { checkFrame, decodeFrame, encodeFrame } from './file-frames.js';
+import { lockDir, type DirLock } from './file-lock.js';
+import { scanLog } from './file-recovery.js';
+import { LogUnavailableError, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
+
+const READ_CHUNK_BYTES = 1024 * 1024;
+
+export interface FileLogOptions {
+  readonly dir: string;
+  readonly logger: Logger;
+  readonly now?: () => number;
+}
+
+export interface FileLogStats {
+  readonly appends: number;
+  readonly fsyncs: number;
+}
+
+interface PendingAppend {
+  readonly messages: readonly LogMessage[];
+  readonly resolve: (positions: LogPosition[]) => void;
+  readonly reject: (error: Error) => void;
+}
+
+export interface FileLog extends EventLog {
+  stats(): FileLogStats;
+}
+
+export async function openFileLog({ dir, logger, now = Date.now }: FileLogOptions): Promise<FileLog> {
+  await mkdir(dir, { recursive: true });
+  const lock = await lockDir(dir);
+  const path = join(dir, 'events.log');
+  let file: FileHandle | undefined;
+  try {
+    file = await open(path, 'a+');
+    await file.close();
+    file = await open(path, 'r+');
+    const scan = await scanLog(file, path);
+    if (scan.tornTail) {
+      logger.warn({ path, ...scan.tornTail }, 'cut a torn tail off the event log (an append that was never acknowledged)');
+    }
+    logger.info({ path, records: scan.starts.length }, 'opened the embedded event log');
+    return new EmbeddedLog(path, file, lock, scan.starts, scan.validBytes, now);
+  } catch (error) {
+    await file?.close().catch(() => undefined);
+    await lock.release();
+    throw error;
+  }
+}
+
+class EmbeddedLog implements FileLog {
+  readonly description: string;
+  private readonly pending: PendingAppend[] = [];
+  private writing = false;
+  private closed = false;
+  private failure: Error | undefined;
+  private appendCount = 0;
+  private fsyncCount = 0;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    private readonly path: string,
+    private readonly file: FileHandle,
+    private readonly lock: DirLock,
+    private readonly starts: number[],
+    private endByte: number,
+    private readonly now: () => number,
+  ) {
+    this.description = `file:${path}`;
+  }
+
+  stats(): FileLogStats {
+    return { appends: this.appendCount, fsyncs: this.fsyncCount };
+  }
+
+  append(messages: readonly LogMessage[]): Promise<LogPosition[]> {
+    if (this.closed) return Promise.reject(new LogUnavailableError('the event log is closed'));
+    if (this.failure) return Promise.reject(this.failure);
+    if (messages.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      this.pending.push({ messages, resolve, reject });
+      void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    if (this.writing) return;
+    this.writing = true;
+    try {
+      while (this.pending.length > 0 && !this.failure) await this.writeBatch(this.pending.splice(0));
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  private async writeBatch(batch: PendingAppend[]): Promise<void> {
+    const timestampMs = this.now();
+    const frames = batch.flatMap(({ messages }) => messages.map((m) => encodeFrame({ ...m, timestampMs })));
+    const bytes = Buffer.concat(frames);
+    try {
+      await this.file.write(bytes, 0, bytes.length, this.endByte);
+      await this.file.datasync();
+    } catch (cause) {
+      // After a failed write or fsync the page cache and the disk may disagree; appending on top
+      // could acknowledge data that is not there. Fail every append until a restart re-scans.
+      this.failure = new LogUnavailableError(`the event log ${this.path} failed to write; restart the service`, { cause });
+      for (const { reject } of [...batch, ...this.pending.splice(0)]) reject(this.failure);
+      return;
+    }
+    this.fsyncCount += 1;
+    let byte = this.endByte;
+    let offset = this.starts.length;
+    const first = offset;
+    for (const frame of frames) {
+      this.starts.push(byte);
+      byte += frame.length;
+      offset += 1;
+    }
+    this.endByte = byte;
+    this.appendCount += frames.length;
+    let next = first;
+    for (const { messages, resolve } of batch) {
+      resolve(messages.map(() => ({ partition: 0, offset: next++ })));
+    }
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  health(): LogHealth {
+    if (this.failure) return { available: false, reason: this.failure.message };
+    if (this.closed) return { available: false, reason: 'the event log is closed' };
+    return { available: true };
+  }
+
+  async head(): Promise<Cursor> {
+    return new Map([[0, this.starts.length]]);
+  }
+
+  async *read(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
+    const end = this.starts.length;
+    let offset = from.get(0) ?? 0;
+    while (offset < end && !options.signal?.aborted) {
+      const records = await this.readChunk(offset, end);
+      for (const record of records) yield record;
+      offset += records.length;
+    }
+  }
+
+  async *follow(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
+    let offset = from.get(0) ?? 0;
+    const { signal } = options;
+    while (!signal?.aborted && !this.closed) {
+      if (offset < this.starts.length) {
+        const records = await this.readChunk(offset, this.starts.length);
+        for (const record of records) yield record;
+        offset += records.length;
+      } else {
+        await this.nextAppend(signal);
+      }
+    }
+  }
+
+  private nextAppend(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.listeners.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      this.listeners.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** Reads records [offset, end) — at most about one chunk of bytes, at least one record. */
+  private async readChunk(offset: number, end: number): Promise<LogRecord[]> {
+    const startByte = this.starts[offset] as number;
+    let last = offset + 1;
+    while (last < end && (this.starts[last] as number) - startByte < READ_CHUNK_BYTES) last += 1;
+    const endByte = last < this.starts.length ? (this.starts[last] as number) : this.endByte;
+    const buffer = Buffer.allocUnsafe(endByte - startByte);
+    await this.file.read(buffer, 0, buffer.length, startByte);
+    const records: LogRecord[] = [];
+    let at = 0;
+    for (let o = offset; o < last; o += 1) {
+      const check = checkFrame(buffer, at, true);
+      // The scan at open checked every frame; a failure here means the file changed under us.
+      if (check.kind !== 'frame') throw new LogUnavailableError(`${this.path}: record #${o} failed its check on read (${check.kind === 'bad' ? check.reason : 'short'})`);
+      const { key, value, timestampMs } = decodeFrame(buffer, at);
+      records.push({ key, value, timestampMs, position: { partition: 0, offset: o } });
+      at += check.bytes;
+    }
+    return records;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Let the batch in flight finish so every acknowledged append is on disk.
+    while (this.writing) await new Promise((resolve) => setTimeout(resolve, 1));
+    for (const { reject } of this.pending.splice(0)) reject(new LogUnavailableError('the event log is closed'));
+    for (const listener of [...this.listeners]) listener();
+    await this.file.close();
+    await this.lock.release();
+  }
+}

@@ -1,0 +1,198 @@
+// Owns the read model. Follows the log from a cursor, folds every record with projections/, and
+// lets writers wait until their own record has been applied (read-your-writes).
+import type { Logger } from 'pino';
+import { decodeEvent } from '../projections/codec.js';
+import { createState, evolve, type Evolution, type ReportsState } from '../projections/reports.js';
+import { cursorPassed, cursorReached, type Cursor, type EventLog, type LogPosition, type LogRecord } from './log/event-log.js';
+
+/** What applying one record did; `invalid` for a record that is not a valid event (skipped). */
+export type Outcome = Evolution['kind'] | 'invalid' | 'unknown';
+
+export class ProjectionTimeoutError extends Error {
+  constructor(readonly position: LogPosition) {
+    super(`the projection did not reach ${position.partition}:${position.offset} in time`);
+    this.name = 'ProjectionTimeoutError';
+  }
+}
+
+export interface ProjectorOptions {
+  readonly log: EventLog;
+  readonly logger: Logger;
+  readonly state?: ReportsState;
+  readonly cursor?: Cursor;
+  /** How long to wait before following again after the log failed. */
+  readonly retryDelayMs?: number;
+  readonly now?: () => number;
+}
+
+export interface ProjectorProgress {
+  readonly cursor: Cursor;
+  readonly applied: number;
+  readonly invalid: number;
+  readonly lastAppliedAtMs: number | undefined;
+  readonly lastRecordTimestampMs: number | undefined;
+}
+
+interface Waiter {
+  readonly resolve: (outcome: Outcome) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** Positions whose outcome is remembered for writers that ask after the record was applied. */
+const RECENT_OUTCOMES = 4096;
+const key = ({ partition, offset }: LogPosition) => `${partition}:${offset}`;
+
+export class Projector {
+  readonly state: ReportsState;
+  private readonly cursor: Map<number, number>;
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly recent = new Map<string, Outcome>();
+  private readonly abort = new AbortController();
+  private readonly readyTarget: Promise<void>;
+  private isReady = false;
+  private applied = 0;
+  private invalid = 0;
+  private lastAppliedAtMs: number | undefined;
+  private lastRecordTimestampMs: number | undefined;
+  private running: Promise<void> | undefined;
+  private readonly log: EventLog;
+  private readonly logger: Logger;
+  private readonly retryDelayMs: number;
+  private readonly now: () => number;
+  private markReady: () => void = () => undefined;
+
+  constructor({ log, logger, state = createState(), cursor = new Map(), retryDelayMs = 1000, now = Date.now }: ProjectorOptions) {
+    this.log = log;
+    this.logger = logger;
+    this.state = state;
+    this.cursor = new Map(cursor);
+    this.retryDelayMs = retryDelayMs;
+    this.now = now;
+    this.readyTarget = new Promise((resolve) => {
+      this.markReady = resolve;
+    });
+  }
+
+  /** Starts following; `caughtUp()` resolves once the log head seen now has been applied. */
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  /** Resolves when the read model has caught up with the log head seen at start. */
+  caughtUp(): Promise<void> {
+    return this.readyTarget;
+  }
+
+  isCaughtUp(): boolean {
+    return this.isReady;
+  }
+
+  progress(): ProjectorProgress {
+    return {
+      cursor: new Map(this.cursor),
+      applied: this.applied,
+      invalid: this.invalid,
+      lastAppliedAtMs: this.lastAppliedAtMs,
+      lastRecordTimestampMs: this.lastRecordTimestampMs,
+    };
+  }
+
+  private async run(): Promise<void> {
+    const target = await this.headWithRetry();
+    this.checkCaughtUp(target);
+    while (!this.abort.signal.aborted) {
+      try {
+        for await (const record of this.log.follow(this.cursor, { signal: this.abort.signal })) {
+          this.apply(record);
+          if (!this.isReady) this.checkCaughtUp(target);
+        }
+      } catch (error) {
+        if (this.abort.signal.aborted) break;
+        this.logger.error({ err: error }, 'following the event log failed; retrying');
+        await this.sleep(this.retryDelayMs);
+      }
+    }
+  }
+
+  private async headWithRetry(): Promise<Cursor> {
+    while (!this.abort.signal.aborted) {
+      try {
+        return await this.log.head();
+      } catch (error) {
+        this.logger.error({ err: error }, 'cannot read the head of the event log; retrying');
+        await this.sleep(this.retryDelayMs);
+      }
+    }
+    return new Map();
+  }
+
+  private checkCaughtUp(target: Cursor): void {
+    if (this.isReady || !cursorReached(this.cursor, target)) return;
+    this.isReady = true;
+    this.logger.info({ applied: this.applied, reports: this.state.size }, 'read model caught up with the event log');
+    this.markReady();
+  }
+
+  private apply(record: LogRecord): void {
+    const { position } = record;
+    const decoded = decodeEvent(record.value);
+    let outcome: Outcome;
+    if (decoded.ok) {
+      outcome = evolve(this.state, decoded.event).kind;
+    } else {
+      outcome = 'invalid';
+      this.invalid += 1;
+      this.logger.warn({ partition: position.partition, offset: position.offset, reason: decoded.reason }, 'skipped a record that is not a valid report event');
+    }
+    this.applied += 1;
+    this.lastAppliedAtMs = this.now();
+    this.lastRecordTimestampMs = record.timestampMs;
+    this.cursor.set(position.partition, position.offset + 1);
+    this.remember(position, outcome);
+  }
+
+  private remember(position: LogPosition, outcome: Outcome): void {
+    const id = key(position);
+    const waiter = this.waiters.get(id);
+    if (waiter) {
+      this.waiters.delete(id);
+      clearTimeout(waiter.timer);
+      waiter.resolve(outcome);
+    }
+    this.recent.set(id, outcome);
+    if (this.recent.size > RECENT_OUTCOMES) {
+      const oldest = this.recent.keys().next();
+      if (!oldest.done) this.recent.delete(oldest.value);
+    }
+  }
+
+  /** Resolves with what the record at `position` did, once the read model has applied it. */
+  waitFor(position: LogPosition, timeoutMs: number): Promise<Outcome> {
+    const id = key(position);
+    if (cursorPassed(this.cursor, position)) return Promise.resolve(this.recent.get(id) ?? 'unknown');
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters.delete(id);
+        reject(new ProjectionTimeoutError(position));
+      }, timeoutMs);
+      this.waiters.set(id, { resolve, timer });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    for (const waiter of this.waiters.values()) clearTimeout(waiter.timer);
+    this.waiters.clear();
+    await this.running;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.abort.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      }, { once: true });
+    });
+  }
+}

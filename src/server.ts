@@ -1,0 +1,110 @@
+// Wires one server from a config: log -> projector -> service -> app -> listen. `main.ts` adds the
+// process concerns (environment, signals, exit codes); tests call this directly.
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { createApp } from './http/app.js';
+import { bearerAuth, createTokenCheck, digestsOf } from './http/auth.js';
+import { createMetrics } from './http/metrics.js';
+import { createOpenApiDocument } from './http/openapi.js';
+import type { EventLog } from './log/event-log.js';
+import { openEventLog } from './log/open-log.js';
+import { Projector } from './projector.js';
+import { ReportService } from './reports/service.js';
+import { resolveTokens } from './tokens.js';
+import { SERVICE_VERSION } from './version.js';
+
+export interface RunningServer {
+  readonly url: string;
+  readonly log: EventLog;
+  readonly projector: Projector;
+  /** Stops accepting, lets requests in flight finish, then stops the projector and closes the log. */
+  close(): Promise<void>;
+}
+
+export interface ServerDeps {
+  readonly logger: Logger;
+  /** Where a generated token is announced (once, on the first start). */
+  readonly announce?: (line: string) => void;
+  /** How long in-flight requests get at shutdown before connections are cut. */
+  readonly shutdownGraceMs?: number;
+}
+
+export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000 }: ServerDeps): Promise<RunningServer> {
+  const log = await openEventLog(config, logger);
+  try {
+    const tokens = await resolveTokens(config);
+    if (tokens.generatedToken) {
+      announce(`No token configured: created one and saved it in ${tokens.generatedPath} (mode 0600). It is shown only this once:`);
+      announce(`  Authorization: Bearer ${tokens.generatedToken}`);
+    }
+    const projector = new Projector({ log, logger });
+    projector.start();
+    const metrics = createMetrics({ log, projector });
+    const service = new ReportService({
+      log,
+      projector,
+      writeTimeoutMs: config.writeTimeoutMs,
+      source: config.eventSource,
+      newId: randomUUID,
+      now: () => new Date(),
+      onAppend: (ms) => metrics.observeAppend(ms / 1000),
+    });
+    const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
+    const app = createApp({
+      logger,
+      metrics,
+      service,
+      projector,
+      log,
+      auth: bearerAuth(createTokenCheck(digestsOf(tokens.entries))),
+      limits,
+      bodyLimitBytes: config.bodyLimitBytes,
+      openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION),
+    });
+    const server = await listen(app.callback(), config.host, config.port);
+    const { port } = server.address() as AddressInfo;
+    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    logger.info({ url, log: log.description }, 'listening');
+    return {
+      url,
+      log,
+      projector,
+      close: async () => {
+        await closeServer(server, shutdownGraceMs);
+        await projector.stop();
+        await log.close();
+      },
+    };
+  } catch (error) {
+    await log.close();
+    throw error;
+  }
+}
+
+async function listen(handler: RequestListener, host: string, port: number): Promise<Server> {
+  const server = createServer(handler);
+  // Slow-loris guard; the write timeout bounds the handlers themselves.
+  server.requestTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return server;
+}
+
+function closeServer(server: Server, graceMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
