@@ -21,6 +21,10 @@ export interface LogRecord extends LogMessage {
   readonly timestampMs: number;
 }
 
+export interface AppendOptions {
+  readonly signal?: AbortSignal;
+}
+
 export interface ReadOptions {
   /** Stop the iteration (follow never ends by itself). */
   readonly signal?: AbortSignal;
@@ -29,8 +33,11 @@ export interface ReadOptions {
 export interface EventLog {
   /** A short description for logs and errors, e.g. `file:/var/lib/reports` or `kafka:reports.events`. */
   readonly description: string;
-  /** Appends durably; resolves with one position per message, in order, once acknowledged. */
-  append(messages: readonly LogMessage[]): Promise<LogPosition[]>;
+  /**
+   * Appends durably; resolves with one position per message, in order, once acknowledged.
+   * Messages not yet sent when `signal` aborts are dropped (the caller has given up on them).
+   */
+  append(messages: readonly LogMessage[], options?: AppendOptions): Promise<LogPosition[]>;
   /** The offsets one past the last record of every partition, as of now. */
   head(): Promise<Cursor>;
   /** Yields the records from `from` up to the head seen when the read started, then ends. */

@@ -6,7 +6,9 @@ import { openFileLog } from './file-log.js';
 
 export async function openEventLog(config: Config, logger: Logger): Promise<EventLog> {
   if (config.kafka) {
-    throw new Error('KAFKA_BROKERS is set, but the Kafka adapter is not built yet');
+    // Loaded only when used, so the embedded log does not pay for kafkajs at start.
+    const { openKafkaLog } = await import('./kafka-log.js');
+    return openKafkaLog({ config: config.kafka, logger, writeTimeoutMs: config.writeTimeoutMs });
   }
   return openFileLog({ dir: config.dataDir, logger });
 }

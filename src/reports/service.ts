@@ -62,12 +62,13 @@ export class ReportService {
   private async write(event: ReportEvent, deadline: number): Promise<Outcome> {
     const started = Date.now();
     try {
-      const [position] = await withDeadline(this.options.log.append([{ key: event.subject, value: encodeEvent(event) }]), deadline);
+      const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+      const [position] = await withDeadline(this.options.log.append([{ key: event.subject, value: encodeEvent(event) }], { signal }), deadline);
       this.options.onAppend?.(Date.now() - started);
       return await this.options.projector.waitFor(position as LogPosition, Math.max(1, deadline - Date.now()));
     } catch (error) {
       if (error instanceof LogUnavailableError) throw new UnavailableError(`the event log is unavailable: ${error.message}`);
-      if (error instanceof DeadlineExceeded || error instanceof ProjectionTimeoutError) {
+      if (error instanceof DeadlineExceeded || error instanceof ProjectionTimeoutError || (error instanceof DOMException && error.name === 'TimeoutError')) {
         throw new UnavailableError(`the event log did not confirm the write within ${this.options.writeTimeoutMs} ms; retrying the same request is safe`);
       }
       throw error;

@@ -1,0 +1,212 @@
+// The Kafka adapter of the event log (kafkajs). Idempotent producer with acks=-1; appends waiting
+// at the same moment go out in one produce request; the message key is the report id, so all
+// events of one report share a partition and keep their order.
+import { Kafka, logLevel as KafkaLogLevel, Partitioners, type Admin, type LogEntry, type Message, type PartitionMetadata, type Producer, type SASLOptions } from 'kafkajs';
+import type { Logger } from 'pino';
+import { CLOUDEVENTS_CONTENT_TYPE } from '../../projections/events.js';
+import type { KafkaConfig } from '../config.js';
+import { Batcher } from './batcher.js';
+import { cursorReached, LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
+import { followTopic } from './kafka-follow.js';
+import { ensureTopic } from './kafka-topic.js';
+
+export interface KafkaLogOptions {
+  readonly config: KafkaConfig;
+  readonly logger: Logger;
+  /** Bounds each produce request; a send that cannot finish in time fails and is retried by the producer. */
+  readonly writeTimeoutMs: number;
+  /** How often the broker is probed for /readyz and the head offsets. */
+  readonly probeIntervalMs?: number;
+}
+
+export function createKafkaClient(config: KafkaConfig, logger: Logger): Kafka {
+  const log = logger.child({ component: 'kafkajs' });
+  return new Kafka({
+    clientId: config.clientId,
+    brokers: [...config.brokers],
+    ssl: config.ssl,
+    ...(config.sasl ? { sasl: saslOptions(config.sasl) } : {}),
+    connectionTimeout: 3000,
+    requestTimeout: 10_000,
+    retry: { initialRetryTime: 200, maxRetryTime: 2000, retries: 8 },
+    logLevel: KafkaLogLevel.WARN,
+    logCreator: () => ({ level, log: entry }: LogEntry) => {
+      const { message, ...extra } = entry;
+      if (level <= KafkaLogLevel.ERROR) log.error(extra, message);
+      else log.warn(extra, message);
+    },
+  });
+}
+
+function saslOptions({ mechanism, username, password }: NonNullable<KafkaConfig['sasl']>): SASLOptions {
+  switch (mechanism) {
+    case 'plain':
+      return { mechanism, username, password };
+    case 'scram-sha-256':
+      return { mechanism, username, password };
+    case 'scram-sha-512':
+      return { mechanism, username, password };
+  }
+}
+
+function describeStartError(error: unknown, config: KafkaConfig): Error {
+  const name = error instanceof Error ? error.name : '';
+  const message = error instanceof Error ? error.message : String(error);
+  if (name === 'KafkaJSSASLAuthenticationError') return new Error(`Kafka rejected the SASL credentials (KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD): ${message}`);
+  if (name === 'TopicSettingsError') return error as Error;
+  return new Error(`cannot use Kafka at ${config.brokers.join(',')} (KAFKA_BROKERS): ${message}`, { cause: error });
+}
+
+export async function openKafkaLog({ config, logger, writeTimeoutMs, probeIntervalMs = 2000 }: KafkaLogOptions): Promise<EventLog> {
+  const kafka = createKafkaClient(config, logger);
+  const admin = kafka.admin();
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  try {
+    await admin.connect();
+    const partitions = await ensureTopic(admin, config);
+    await producer.connect();
+    const metadata = (await admin.fetchTopicMetadata({ topics: [config.topic] })).topics[0]?.partitions ?? [];
+    logger.info({ topic: config.topic, partitions, brokers: config.brokers }, 'opened the Kafka event log');
+    const log = new KafkaLog(kafka, admin, producer, config, partitions, metadata, writeTimeoutMs, logger);
+    log.startProbe(probeIntervalMs);
+    return log;
+  } catch (error) {
+    await producer.disconnect().catch(() => undefined);
+    await admin.disconnect().catch(() => undefined);
+    throw describeStartError(error, config);
+  }
+}
+
+class KafkaLog implements EventLog {
+  readonly description: string;
+  private readonly batcher: Batcher<LogMessage, LogPosition>;
+  private readonly partitionOf: (message: Message) => number;
+  private health_: LogHealth = { available: true };
+  private probe: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly admin: Admin,
+    private readonly producer: Producer,
+    private readonly config: KafkaConfig,
+    private readonly partitions: number,
+    partitionMetadata: PartitionMetadata[],
+    private readonly writeTimeoutMs: number,
+    private readonly logger: Logger,
+  ) {
+    this.description = `kafka:${config.topic}@${config.brokers.join(',')}`;
+    this.batcher = new Batcher((messages) => this.produce(messages));
+    // The partition is computed here (with kafkajs' Java-compatible murmur2 partitioner) rather
+    // than by the producer, so every message's offset can be matched to its partition's response.
+    const partitioner = Partitioners.DefaultPartitioner();
+    this.partitionOf = (message) => partitioner({ topic: config.topic, partitionMetadata, message });
+  }
+
+  startProbe(intervalMs: number): void {
+    const check = async () => {
+      try {
+        await this.head();
+      } catch {
+        // head() records the failure in health.
+      }
+      if (!this.closed) this.probe = setTimeout(check, intervalMs);
+    };
+    this.probe = setTimeout(check, intervalMs);
+  }
+
+  health(): LogHealth {
+    if (this.closed) return { available: false, reason: 'the event log is closed' };
+    return this.health_;
+  }
+
+  private markFailure(error: unknown): LogUnavailableError {
+    const reason = `Kafka is unreachable: ${error instanceof Error ? error.message : String(error)}`;
+    if (this.health_.available) this.logger.warn({ reason }, 'the Kafka event log became unavailable');
+    this.health_ = { available: false, reason };
+    return new LogUnavailableError(reason, { cause: error });
+  }
+
+  private markAvailable(): void {
+    if (!this.health_.available) this.logger.info('the Kafka event log is available again');
+    this.health_ = { available: true };
+  }
+
+  async append(messages: readonly LogMessage[], options: AppendOptions = {}): Promise<LogPosition[]> {
+    if (this.closed) throw new LogUnavailableError('the event log is closed');
+    return Promise.all(messages.map((message) => this.batcher.add(message, options.signal)));
+  }
+
+  private async produce(messages: LogMessage[]): Promise<LogPosition[]> {
+    const kafkaMessages: Message[] = messages.map(({ key, value }) => {
+      const message: Message = { key, value, headers: { 'content-type': CLOUDEVENTS_CONTENT_TYPE } };
+      return { ...message, partition: this.partitionOf(message) };
+    });
+    let metadata;
+    try {
+      metadata = await this.producer.send({ topic: this.config.topic, acks: -1, timeout: this.writeTimeoutMs, messages: kafkaMessages });
+    } catch (error) {
+      throw this.markFailure(error);
+    }
+    this.markAvailable();
+    const nextOffset = new Map<number, number>();
+    for (const entry of metadata) nextOffset.set(entry.partition, Number(entry.baseOffset ?? entry.offset));
+    return kafkaMessages.map(({ partition }) => {
+      const offset = nextOffset.get(partition as number);
+      if (offset === undefined || Number.isNaN(offset)) throw new LogUnavailableError(`Kafka did not report an offset for partition ${partition}`);
+      nextOffset.set(partition as number, offset + 1);
+      return { partition: partition as number, offset };
+    });
+  }
+
+  async head(): Promise<Cursor> {
+    try {
+      const offsets = await this.admin.fetchTopicOffsets(this.config.topic);
+      this.markAvailable();
+      return new Map(offsets.map(({ partition, high }) => [partition, Number(high)]));
+    } catch (error) {
+      throw this.markFailure(error);
+    }
+  }
+
+  async *read(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
+    const end = await this.head();
+    const cursor = new Map(from);
+    if (cursorReached(cursor, end)) return;
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      for await (const record of this.follow(from, { signal: stop.signal })) {
+        const { partition, offset } = record.position;
+        if (offset >= (end.get(partition) ?? 0)) continue;
+        yield record;
+        cursor.set(partition, offset + 1);
+        if (cursorReached(cursor, end)) break;
+      }
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+      stop.abort();
+    }
+  }
+
+  follow(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
+    return followTopic({
+      kafka: this.kafka,
+      topic: this.config.topic,
+      partitions: this.partitions,
+      groupPrefix: `${this.config.clientId}-follow`,
+      from,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.probe);
+    await this.batcher.idle();
+    await this.producer.disconnect().catch(() => undefined);
+    await this.admin.disconnect().catch(() => undefined);
+  }
+}
