@@ -1,0 +1,65 @@
+// Starts the real server in-process on 127.0.0.1:0 with a temporary data directory and a known token.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
+import { loadConfig, type Env } from '../../src/config.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+export const TEST_TOKEN = 'test-token-0123456789';
+
+export async function tempDir(prefix = 'reports-test-'): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** A pino logger that keeps its lines in memory (so tests can assert on logs and stay quiet). */
+export function memoryLogger(): { logger: Logger; lines: () => Record<string, unknown>[]; text: () => string } {
+  const chunks: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk.toString('utf8'));
+      callback();
+    },
+  });
+  const logger = pino({ level: 'debug' }, sink);
+  const text = () => chunks.join('');
+  const lines = () => text().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { logger, lines, text };
+}
+
+export interface TestServer extends RunningServer {
+  readonly dataDir: string;
+  readonly logLines: () => Record<string, unknown>[];
+  /** Closes the server and removes its data directory. */
+  dispose(): Promise<void>;
+  request(path: string, init?: RequestInit & { token?: string | null; json?: unknown }): Promise<Response>;
+}
+
+export async function startTestServer(env: Env = {}, options: { dataDir?: string } = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? (await tempDir());
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', REPORTS_TOKENS: TEST_TOKEN, REPORTS_DATA_DIR: dataDir, ...env });
+  const { logger, lines } = memoryLogger();
+  const server = await startServer(config, { logger, announce: () => undefined, shutdownGraceMs: 2000 });
+  await server.projector.caughtUp();
+  return {
+    ...server,
+    dataDir,
+    logLines: lines,
+    async dispose() {
+      await server.close();
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+    request(path, init = {}) {
+      const { token = TEST_TOKEN, json, headers, ...rest } = init;
+      const merged = new Headers(headers);
+      if (token !== null && !merged.has('Authorization')) merged.set('Authorization', `Bearer ${token}`);
+      let body = rest.body;
+      if (json !== undefined) {
+        body = typeof json === 'string' ? json : JSON.stringify(json);
+        if (!merged.has('Content-Type')) merged.set('Content-Type', 'application/json');
+      }
+      return fetch(`${server.url}${path}`, { ...rest, headers: merged, body: body ?? null });
+    },
+  };
+}
