@@ -1,0 +1,36 @@
+# One-liners around package.json scripts, which hold the truth.
+.PHONY: run test bench build install kafka-up kafka-down run-kafka clean
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+install: node_modules/.package-lock.json
+
+build: install
+	npm run build
+
+## run: install, build and start the service on the embedded log at 127.0.0.1:8080
+run: build
+	npm start
+
+## test: the whole suite (starts a throw-away Kafka broker unless KAFKA_BROKERS is set) with coverage
+test: install
+	npm test
+
+## bench: POST /reports throughput of the service against a bare Koa handler
+bench: build
+	npm run bench
+
+## kafka-up / kafka-down: a local single-node Kafka broker on 127.0.0.1:9092 (needs Java 17 and Maven)
+kafka-up: build
+	bash test/broker/kafka-broker.sh up
+
+kafka-down:
+	bash test/broker/kafka-broker.sh down
+
+## run-kafka: the service on the local broker
+run-kafka: kafka-up
+	KAFKA_BROKERS=$${KAFKA_BROKERS:-127.0.0.1:9092} npm start
+
+clean:
+	rm -rf dist coverage
