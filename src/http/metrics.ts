@@ -60,6 +60,24 @@ export function createMetrics({ log, projector, now = Date.now }: { log: EventLo
       this.set(waiting && last !== undefined ? Math.max(0, (now() - last) / 1000) : 0);
     },
   });
+  new Counter({
+    name: 'reports_log_appends_total',
+    help: 'Records this instance appended to the event log',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(log.stats().appends);
+    },
+  });
+  new Counter({
+    name: 'reports_log_flushes_total',
+    help: 'Flushes that carried the appends (fsyncs of the file log, produce requests to Kafka)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(log.stats().flushes);
+    },
+  });
   new Gauge({
     name: 'reports_read_model_reports',
     help: 'Live reports in the read model',

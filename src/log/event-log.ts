@@ -44,9 +44,16 @@ export interface EventLog {
   read(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
   /** Yields the records from `from` and then every new one, until the signal aborts. */
   follow(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
+  /** Counters since open: records appended and the flushes (fsyncs, produce requests) that carried them. */
+  stats(): LogStats;
   /** Whether the log can take writes right now, and why not (for /readyz). */
   health(): LogHealth;
   close(): Promise<void>;
+}
+
+export interface LogStats {
+  readonly appends: number;
+  readonly flushes: number;
 }
 
 export interface LogHealth {

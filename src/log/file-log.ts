@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { checkFrame, decodeFrame, encodeFrame } from './file-frames.js';
 import { lockDir, type DirLock } from './file-lock.js';
 import { scanLog } from './file-recovery.js';
-import { LogUnavailableError, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
+import { LogUnavailableError, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
 
 const READ_CHUNK_BYTES = 1024 * 1024;
 
@@ -17,8 +17,8 @@ export interface FileLogOptions {
   readonly now?: () => number;
 }
 
-export interface FileLogStats {
-  readonly appends: number;
+export interface FileLogStats extends LogStats {
+  /** Each flush of the file log is one fdatasync. */
   readonly fsyncs: number;
 }
 
@@ -76,7 +76,7 @@ class EmbeddedLog implements FileLog {
   }
 
   stats(): FileLogStats {
-    return { appends: this.appendCount, fsyncs: this.fsyncCount };
+    return { appends: this.appendCount, fsyncs: this.fsyncCount, flushes: this.fsyncCount };
   }
 
   append(messages: readonly LogMessage[]): Promise<LogPosition[]> {

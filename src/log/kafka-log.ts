@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { CLOUDEVENTS_CONTENT_TYPE } from '../../projections/events.js';
 import type { KafkaConfig } from '../config.js';
 import { Batcher } from './batcher.js';
-import { cursorReached, LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
+import { cursorReached, LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
 import { followTopic } from './kafka-follow.js';
 import { ensureTopic } from './kafka-topic.js';
 
@@ -84,6 +84,8 @@ class KafkaLog implements EventLog {
   private health_: LogHealth = { available: true };
   private probe: NodeJS.Timeout | undefined;
   private closed = false;
+  private appendCount = 0;
+  private produceCount = 0;
 
   constructor(
     private readonly kafka: Kafka,
@@ -113,6 +115,10 @@ class KafkaLog implements EventLog {
       if (!this.closed) this.probe = setTimeout(check, intervalMs);
     };
     this.probe = setTimeout(check, intervalMs);
+  }
+
+  stats(): LogStats {
+    return { appends: this.appendCount, flushes: this.produceCount };
   }
 
   health(): LogHealth {
@@ -149,6 +155,8 @@ class KafkaLog implements EventLog {
       throw this.markFailure(error);
     }
     this.markAvailable();
+    this.produceCount += 1;
+    this.appendCount += messages.length;
     const nextOffset = new Map<number, number>();
     for (const entry of metadata) nextOffset.set(entry.partition, Number(entry.baseOffset ?? entry.offset));
     return kafkaMessages.map(({ partition }) => {
