@@ -38,12 +38,22 @@ export interface Config {
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-function text(env: Env, name: string): string | undefined {
+/** Every variable this file reads (docker-compose.yml is checked against this list). */
+export const CONFIG_VARIABLES = [
+  'PORT', 'HOST', 'REPORTS_TOKENS', 'REPORTS_TOKENS_FILE', 'REPORTS_DATA_DIR', 'KAFKA_BROKERS', 'REPORTS_TOPIC',
+  'REPORTS_TOPIC_PARTITIONS', 'REPORTS_TOPIC_REPLICATION_FACTOR', 'KAFKA_CLIENT_ID', 'KAFKA_SSL', 'KAFKA_SASL_MECHANISM',
+  'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'REPORTS_BODY_LIMIT', 'REPORTS_NAME_MAX_CHARS', 'REPORTS_TAG_MAX_CHARS',
+  'REPORTS_WRITE_TIMEOUT_MS', 'LOG_LEVEL', 'REPORTS_EVENT_SOURCE', 'REPORTS_SNAPSHOT_EVERY',
+] as const;
+/** The helpers below take only these names, so the list cannot fall behind what is read. */
+export type ConfigVariable = (typeof CONFIG_VARIABLES)[number];
+
+function text(env: Env, name: ConfigVariable): string | undefined {
   const value = env[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
 }
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+function integer(env: Env, name: ConfigVariable, fallback: number, min: number, max: number): number {
   const raw = text(env, name);
   if (raw === undefined) return fallback;
   if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
@@ -52,14 +62,14 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
-function bool(env: Env, name: string): boolean {
+function bool(env: Env, name: ConfigVariable): boolean {
   const raw = text(env, name)?.toLowerCase();
   if (raw === undefined || ['0', 'false', 'no', 'off'].includes(raw)) return false;
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
 
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+function oneOf<T extends string>(env: Env, name: ConfigVariable, allowed: readonly T[], fallback: T): T {
   const raw = text(env, name)?.toLowerCase();
   if (raw === undefined) return fallback;
   const found = allowed.find((value) => value === raw);
@@ -69,7 +79,7 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2 };
 
-function byteSize(env: Env, name: string, fallback: number): number {
+function byteSize(env: Env, name: ConfigVariable, fallback: number): number {
   const raw = text(env, name);
   if (raw === undefined) return fallback;
   const match = /^(\d+)\s*([a-z]*)$/i.exec(raw);
@@ -111,7 +121,7 @@ function kafkaConfig(env: Env): KafkaConfig | undefined {
   let sasl: KafkaConfig['sasl'];
   if (mechanism !== undefined) {
     const username = text(env, 'KAFKA_SASL_USERNAME');
-    const password = env['KAFKA_SASL_PASSWORD'];
+    const password = env['KAFKA_SASL_PASSWORD' satisfies ConfigVariable];
     if (username === undefined) throw new ConfigError('KAFKA_SASL_USERNAME', 'is required when KAFKA_SASL_MECHANISM is set');
     if (password === undefined || password === '') throw new ConfigError('KAFKA_SASL_PASSWORD', 'is required when KAFKA_SASL_MECHANISM is set');
     sasl = { mechanism: oneOf(env, 'KAFKA_SASL_MECHANISM', ['plain', 'scram-sha-256', 'scram-sha-512'] as const, 'plain'), username, password };
