@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { checkFrame, decodeFrame, encodeFrame } from './file-frames.js';
 import { lockDir, type DirLock } from './file-lock.js';
 import { scanLog } from './file-recovery.js';
-import { LogUnavailableError, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
+import { LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
 
 const READ_CHUNK_BYTES = 1024 * 1024;
 
@@ -25,7 +25,8 @@ export interface FileLogStats extends LogStats {
 interface PendingAppend {
   readonly messages: readonly LogMessage[];
   readonly resolve: (positions: LogPosition[]) => void;
-  readonly reject: (error: Error) => void;
+  readonly reject: (error: unknown) => void;
+  readonly signal?: AbortSignal | undefined;
 }
 
 export interface FileLog extends EventLog {
@@ -79,12 +80,13 @@ class EmbeddedLog implements FileLog {
     return { appends: this.appendCount, fsyncs: this.fsyncCount, flushes: this.fsyncCount };
   }
 
-  append(messages: readonly LogMessage[]): Promise<LogPosition[]> {
+  append(messages: readonly LogMessage[], { signal }: AppendOptions = {}): Promise<LogPosition[]> {
     if (this.closed) return Promise.reject(new LogUnavailableError('the event log is closed'));
     if (this.failure) return Promise.reject(this.failure);
+    if (signal?.aborted) return Promise.reject(signal.reason);
     if (messages.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      this.pending.push({ messages, resolve, reject });
+      this.pending.push({ messages, resolve, reject, signal });
       void this.drain();
     });
   }
@@ -93,7 +95,15 @@ class EmbeddedLog implements FileLog {
     if (this.writing) return;
     this.writing = true;
     try {
-      while (this.pending.length > 0 && !this.failure) await this.writeBatch(this.pending.splice(0));
+      while (this.pending.length > 0 && !this.failure) {
+        // The port's promise: an append whose caller gave up before its batch was written is dropped.
+        const batch = this.pending.splice(0).filter((item) => {
+          if (!item.signal?.aborted) return true;
+          item.reject(item.signal.reason);
+          return false;
+        });
+        if (batch.length > 0) await this.writeBatch(batch);
+      }
     } finally {
       this.writing = false;
     }

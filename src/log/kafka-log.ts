@@ -1,7 +1,8 @@
 // The Kafka adapter of the event log (kafkajs). Idempotent producer with acks=-1; appends waiting
 // at the same moment go out in one produce request; the message key is the report id, so all
 // events of one report share a partition and keep their order.
-import { Kafka, logLevel as KafkaLogLevel, Partitioners, type Admin, type LogEntry, type Message, type PartitionMetadata, type Producer, type SASLOptions } from 'kafkajs';
+// kafkajs is CommonJS; Node cannot see all of its named exports from ESM, so take the default.
+import kafkajs, { type Admin, type Kafka, type LogEntry, type Message, type PartitionMetadata, type Producer, type SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 import { CLOUDEVENTS_CONTENT_TYPE } from '../../projections/events.js';
 import type { KafkaConfig } from '../config.js';
@@ -19,9 +20,11 @@ export interface KafkaLogOptions {
   readonly probeIntervalMs?: number;
 }
 
+const { Kafka: KafkaClient, logLevel: KafkaLogLevel, Partitioners } = kafkajs;
+
 export function createKafkaClient(config: KafkaConfig, logger: Logger): Kafka {
   const log = logger.child({ component: 'kafkajs' });
-  return new Kafka({
+  return new KafkaClient({
     clientId: config.clientId,
     brokers: [...config.brokers],
     ssl: config.ssl,
@@ -60,7 +63,15 @@ function describeStartError(error: unknown, config: KafkaConfig): Error {
 export async function openKafkaLog({ config, logger, writeTimeoutMs, probeIntervalMs = 2000 }: KafkaLogOptions): Promise<EventLog> {
   const kafka = createKafkaClient(config, logger);
   const admin = kafka.admin();
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  // Unlimited retries are what makes the idempotent producer safe; a request that gives up first
+  // answers 503 and its message, if not yet sent, is dropped by the batcher.
+  const producer = kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 2000 },
+  });
   try {
     await admin.connect();
     const partitions = await ensureTopic(admin, config);
@@ -213,7 +224,8 @@ class KafkaLog implements EventLog {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.probe);
-    await this.batcher.idle();
+    // A send stuck while the broker is down must not hold the shutdown forever.
+    await Promise.race([this.batcher.idle(), new Promise((resolve) => setTimeout(resolve, this.writeTimeoutMs).unref())]);
     await this.producer.disconnect().catch(() => undefined);
     await this.admin.disconnect().catch(() => undefined);
   }

@@ -1,7 +1,9 @@
 // Makes sure the topic exists with settings that keep history forever. A topic with finite
 // retention or compaction would silently lose events, so a start against one is refused.
-import { ConfigResourceTypes, type Admin } from 'kafkajs';
+import kafkajs, { type Admin } from 'kafkajs';
 import type { KafkaConfig } from '../config.js';
+
+const { ConfigResourceTypes } = kafkajs;
 
 export class TopicSettingsError extends Error {
   constructor(message: string) {
