@@ -1,0 +1,112 @@
+// GET /openapi.json: served without a token, clean under Redocly's `recommended` ruleset, and
+// listing every status of CONTRACT §1 with the schemas that validate requests.
+import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
+import * as assert from 'uvu/assert';
+import { startTestServer } from '../helpers/server.js';
+import { serverSuite } from './requests.js';
+import { expectJson } from './responses.js';
+
+/** The value at `path` inside a parsed JSON document, or undefined. */
+function at(document: unknown, ...path: string[]): unknown {
+  let node = document;
+  for (const key of path) node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[key] : undefined;
+  return node;
+}
+
+async function lint(document: unknown): Promise<NormalizedProblem[]> {
+  const config = await createConfig({ extends: ['recommended'] });
+  return lintFromString({ source: JSON.stringify(document, null, 2), absoluteRef: 'openapi.json', config });
+}
+
+const describe = (problems: NormalizedProblem[]) => problems.map((p) => `${p.ruleId}: ${p.message} at ${p.location.map((l) => l.pointer).join(', ')}`).join('\n');
+
+const openapi = serverSuite('GET /openapi.json', (env) => startTestServer(env), { REPORTS_NAME_MAX_CHARS: '10', REPORTS_TAG_MAX_CHARS: '20' });
+const fetchDocument = async (request: () => Promise<Response>) => expectJson(await request(), 200);
+
+openapi('is served as JSON without a token', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json', { token: null }));
+  assert.is(at(document, 'openapi'), '3.1.0');
+});
+
+openapi('has no errors under the recommended Redocly ruleset', async ({ server }) => {
+  const problems = await lint(await fetchDocument(() => server.request('/openapi.json')));
+  const errors = problems.filter((p) => p.severity === 'error');
+  assert.is(errors.length, 0, describe(errors));
+});
+
+openapi('has no warnings under the recommended Redocly ruleset', async ({ server }) => {
+  const problems = await lint(await fetchDocument(() => server.request('/openapi.json')));
+  const warnings = problems.filter((p) => p.severity === 'warn');
+  assert.is(warnings.length, 0, describe(warnings));
+});
+
+openapi('would fail the lint if the document were broken (the linter is live)', async ({ server }) => {
+  const document = (await fetchDocument(() => server.request('/openapi.json'))) as Record<string, unknown>;
+  const problems = await lint({ ...document, info: undefined, paths: { '/reports': { post: { responses: {} } } } });
+  assert.ok(problems.some((p) => p.severity === 'error'), describe(problems));
+});
+
+openapi('lists every status of POST /reports', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json'));
+  const statuses = Object.keys(at(document, 'paths', '/reports', 'post', 'responses') as object).sort();
+  assert.equal(statuses, ['200', '400', '401', '405', '409', '413', '415', '503']);
+});
+
+openapi('lists every status of DELETE /reports/{id}', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json'));
+  const statuses = Object.keys(at(document, 'paths', '/reports/{id}', 'delete', 'responses') as object).sort();
+  assert.equal(statuses, ['204', '400', '401', '404', '405', '503']);
+});
+
+openapi('documents the WWW-Authenticate, Allow and Retry-After headers', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json'));
+  for (const operation of [['/reports', 'post'], ['/reports/{id}', 'delete']] as const) {
+    const responses = ['paths', ...operation, 'responses'];
+    assert.ok(at(document, ...responses, '401', 'headers', 'WWW-Authenticate'));
+    assert.ok(at(document, ...responses, '405', 'headers', 'Allow'));
+    assert.ok(at(document, ...responses, '503', 'headers', 'Retry-After'));
+  }
+});
+
+openapi('requires bearer auth on both report operations and none on the operational routes', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json'));
+  assert.is(at(document, 'components', 'securitySchemes', 'bearerAuth', 'type'), 'http');
+  assert.is(at(document, 'components', 'securitySchemes', 'bearerAuth', 'scheme'), 'bearer');
+  assert.equal(at(document, 'security'), [{ bearerAuth: [] }]);
+  assert.is(at(document, 'paths', '/reports', 'post', 'security'), undefined);
+  assert.is(at(document, 'paths', '/reports/{id}', 'delete', 'security'), undefined);
+  for (const path of ['/openapi.json', '/healthz', '/readyz', '/metrics']) assert.equal(at(document, 'paths', path, 'get', 'security'), [], path);
+});
+
+openapi('declares NewReport.id as integer int64 and requires id and name', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json'));
+  const newReport = at(document, 'components', 'schemas', 'NewReport');
+  assert.equal(at(newReport, 'properties', 'id', 'type'), 'integer');
+  assert.equal(at(newReport, 'properties', 'id', 'format'), 'int64');
+  assert.equal(at(newReport, 'required'), ['id', 'name']);
+});
+
+openapi('takes the name and tag limits from the schemas that validate requests', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json'));
+  assert.is(at(document, 'components', 'schemas', 'NewReport', 'properties', 'name', 'maxLength'), 10);
+  assert.is(at(document, 'components', 'schemas', 'NewReport', 'properties', 'tag', 'maxLength'), 20);
+});
+
+openapi('gives Report a name and an optional tag but no id', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json'));
+  const report = at(document, 'components', 'schemas', 'Report');
+  assert.equal(Object.keys(at(report, 'properties') as object).sort(), ['name', 'tag']);
+  assert.equal(at(report, 'required'), ['name']);
+  assert.equal(at(document, 'paths', '/reports', 'post', 'responses', '200', 'content', 'application/json', 'schema'), { $ref: '#/components/schemas/Report' });
+});
+
+openapi('gives Error an int32 error and a message, both required', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json'));
+  const error = at(document, 'components', 'schemas', 'Error');
+  assert.is(at(error, 'properties', 'error', 'type'), 'integer');
+  assert.is(at(error, 'properties', 'error', 'format'), 'int32');
+  assert.is(at(error, 'properties', 'message', 'type'), 'string');
+  assert.equal(at(error, 'required'), ['error', 'message']);
+});
+
+openapi.run();
