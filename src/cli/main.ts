@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+// The `reports` command: the composition root of the CLI. Each subcommand lives in its own file;
+// this one only dispatches, maps errors to exit codes (2: usage, 1: failure) and wires signals.
+import { realpathSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from '../config.js';
+import { runSchema, schemaCommand } from './schema.js';
+import { runServe, serveCommand } from './serve.js';
+import { UsageError, type CliIo } from './usage.js';
+
+type Run = (args: readonly string[], io: CliIo) => Promise<number>;
+
+const commands: ReadonlyMap<string, { run: Run; summary: string }> = new Map([
+  [serveCommand.name, { run: runServe, summary: 'run the HTTP service' }],
+  [schemaCommand.name, { run: runSchema, summary: 'print the event JSON Schemas or the OpenAPI document' }],
+]);
+
+const USAGE = 'reports <command> [options]   (reports <command> --help for each)';
+
+function overview(): string {
+  const lines = [...commands].map(([name, { summary }]) => `  ${name.padEnd(10)} ${summary}`);
+  return `usage: ${USAGE}\n\nCommands:\n${lines.join('\n')}\n\nConfigured by the same environment variables as the server (see README).\n`;
+}
+
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const [name, ...args] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    io.stdout.write(overview());
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands.get(name);
+  if (!command) {
+    io.stderr.write(`reports: unknown command "${name}"\nusage: ${USAGE}\n`);
+    return 2;
+  }
+  try {
+    return await command.run(args, io);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`reports ${name}: ${error.message}\nusage: ${error.usage}\n`);
+      return 2;
+    }
+    if (error instanceof ConfigError) {
+      io.stderr.write(`reports ${name}: bad setting ${error.message}\n`);
+      return 2;
+    }
+    io.stderr.write(`reports ${name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+/** True when this file is the process entry point (run directly or through the npm bin link), not imported. */
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  process.once('SIGTERM', () => stop.abort());
+  runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: stop.signal }).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`reports: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,33 @@
+// `reports schema events|openapi`: the JSON Schemas of the events, or the OpenAPI document.
+import { eventsJsonSchema } from '../../projections/json-schema.js';
+import { loadConfig } from '../config.js';
+import { createOpenApiDocument } from '../http/openapi.js';
+import { SERVICE_VERSION } from '../version.js';
+import { helpText, parseCommand, UsageError, type CliIo, type CommandSpec } from './usage.js';
+
+export const schemaCommand = {
+  name: 'schema',
+  usage: 'reports schema events|openapi',
+  description: 'Prints the JSON Schemas of the events (ReportCreated, ReportDeleted in their CloudEvents envelope)\nor the OpenAPI 3.1 document of the HTTP interface, as JSON on stdout.',
+  options: {},
+  positionals: { min: 1, max: 1 },
+} satisfies CommandSpec;
+
+export async function runSchema(args: readonly string[], io: CliIo): Promise<number> {
+  const { positionals, help } = parseCommand(schemaCommand, args);
+  if (help) {
+    io.stdout.write(helpText(schemaCommand));
+    return 0;
+  }
+  const what = positionals[0];
+  if (what === 'events') {
+    io.stdout.write(`${JSON.stringify(eventsJsonSchema(), null, 2)}\n`);
+  } else if (what === 'openapi') {
+    const config = loadConfig(io.env);
+    const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
+    io.stdout.write(`${JSON.stringify(createOpenApiDocument(limits, SERVICE_VERSION), null, 2)}\n`);
+  } else {
+    throw new UsageError(`unknown schema "${what}": expected events or openapi`, schemaCommand.usage);
+  }
+  return 0;
+}

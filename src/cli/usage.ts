@@ -1,0 +1,62 @@
+// Argument parsing for every subcommand: node:util parseArgs (strict), with --help, and one
+// error type that main.ts turns into exit code 2 plus a usage line.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+export class UsageError extends Error {
+  constructor(message: string, readonly usage: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** Where a subcommand writes: injected so tests capture output in memory. */
+export interface CliIo {
+  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  readonly stderr: NodeJS.WritableStream;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Aborts on SIGINT/SIGTERM, so long commands (`--follow`) end cleanly. */
+  readonly signal: AbortSignal;
+}
+
+type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
+
+export interface CommandSpec {
+  readonly name: string;
+  readonly usage: string;
+  readonly description: string;
+  readonly options: OptionSpecs;
+  readonly positionals?: { readonly min: number; readonly max: number };
+}
+
+export interface ParsedCommand {
+  readonly values: Readonly<Record<string, string | boolean | undefined>>;
+  readonly positionals: readonly string[];
+  readonly help: boolean;
+}
+
+export function parseCommand(spec: CommandSpec, args: readonly string[]): ParsedCommand {
+  let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({ args: [...args], options: { ...spec.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error), spec.usage);
+  }
+  const help = values['help'] === true;
+  const { min = 0, max = 0 } = spec.positionals ?? {};
+  if (!help && (positionals.length < min || positionals.length > max)) {
+    throw new UsageError(positionals.length > max ? `unexpected argument "${positionals[max]}"` : 'missing argument', spec.usage);
+  }
+  const single: Record<string, string | boolean | undefined> = {};
+  for (const [key, value] of Object.entries(values)) single[key] = Array.isArray(value) ? value.at(-1) : value;
+  return { values: single, positionals, help };
+}
+
+export function stringOption(parsed: ParsedCommand, name: string): string | undefined {
+  const value = parsed.values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function helpText(spec: { usage: string; description: string }): string {
+  return `usage: ${spec.usage}\n\n${spec.description}\n`;
+}
