@@ -106,6 +106,9 @@ export class Projector {
           this.apply(record);
           if (!this.isReady) this.checkCaughtUp(target);
         }
+        // follow ended without our abort (e.g. the log was closed): wait before following again,
+        // or this loop would spin without ever yielding.
+        if (!this.abort.signal.aborted) await this.sleep(this.retryDelayMs);
       } catch (error) {
         if (this.abort.signal.aborted) break;
         this.logger.error({ err: error }, 'following the event log failed; retrying');

@@ -45,6 +45,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     const metrics = createMetrics({ log, projector });
     const service = new ReportService({
       log,
+      logger,
       projector,
       writeTimeoutMs: config.writeTimeoutMs,
       source: config.eventSource,

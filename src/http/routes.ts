@@ -28,7 +28,8 @@ function onlyAllow(methods: readonly string[]): Middleware {
 }
 
 export function createRouter({ service, projector, log, metrics, auth, limits, bodyLimitBytes, openApiDocument }: RouteDeps): Router {
-  const router = new Router();
+  // Paths are exact: /REPORTS and /reports/ are unknown paths (404), not aliases.
+  const router = new Router({ sensitive: true, strict: true });
   const parseNewReport = createNewReportParser(limits);
   const get = ['GET', 'HEAD'];
 
@@ -51,8 +52,8 @@ export function createRouter({ service, projector, log, metrics, auth, limits, b
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', (ctx) => {
-    const health = log.health();
-    if (!health.available) throw new UnavailableError(`not ready: ${health.reason ?? 'the event log is unavailable'}`);
+    // The reason (file paths, broker addresses) goes to the server's log through the adapter, not to clients.
+    if (!log.health().available) throw new UnavailableError('not ready: the event log is unavailable');
     if (!projector.isCaughtUp()) throw new UnavailableError('not ready: the read model is catching up with the event log');
     ctx.body = { status: 'ready' };
   });

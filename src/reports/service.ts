@@ -1,5 +1,6 @@
 // The command side: decide on the projected state -> append -> wait until the local projection
 // has applied our record -> answer from the projected state.
+import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
 import type { StoredReport } from '../../projections/reports.js';
@@ -14,6 +15,7 @@ export interface ReportServiceOptions extends EnvelopeContext {
   readonly log: EventLog;
   readonly projector: Projector;
   readonly writeTimeoutMs: number;
+  readonly logger: Logger;
   /** Called with the duration of every successful append (metrics). */
   readonly onAppend?: (durationMs: number) => void;
 }
@@ -67,7 +69,11 @@ export class ReportService {
       this.options.onAppend?.(Date.now() - started);
       return await this.options.projector.waitFor(position as LogPosition, Math.max(1, deadline - Date.now()));
     } catch (error) {
-      if (error instanceof LogUnavailableError) throw new UnavailableError(`the event log is unavailable: ${error.message}`);
+      if (error instanceof LogUnavailableError) {
+        // The adapter's message can name files or broker addresses: log it, never send it.
+        this.options.logger.warn({ err: error, subject: event.subject }, 'append failed: the event log is unavailable');
+        throw new UnavailableError('the event log is unavailable; retrying the same request is safe');
+      }
       if (error instanceof DeadlineExceeded || error instanceof ProjectionTimeoutError || (error instanceof DOMException && error.name === 'TimeoutError')) {
         throw new UnavailableError(`the event log did not confirm the write within ${this.options.writeTimeoutMs} ms; retrying the same request is safe`);
       }

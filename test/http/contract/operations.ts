@@ -25,7 +25,7 @@ export function operationsContract(logName: string, start: StartServer, nextId: 
     });
   }
 
-  for (const path of ['/', '/report', '/reportsx', '/reports/1/extra']) {
+  for (const path of ['/', '/report', '/reportsx', '/reports/1/extra', '/REPORTS', '/reports/', '/reports/1/', '/Healthz']) {
     routing(`returns 404 naming the path for ${path}`, async ({ server }) => {
       await expectError(await server.request(path), 404, /path/);
     });
