@@ -2,6 +2,7 @@
 // lets writers wait until their own record has been applied (read-your-writes).
 import type { Logger } from 'pino';
 import { decodeEvent } from '../projections/codec.js';
+import { evolveIdempotency, type IdempotencyState } from '../projections/idempotency.js';
 import { createState, evolve, type Evolution, type ReportsState } from '../projections/reports.js';
 import { cursorPassed, cursorReached, type Cursor, type EventLog, type LogPosition, type LogRecord } from './log/event-log.js';
 
@@ -19,6 +20,7 @@ export interface ProjectorOptions {
   readonly log: EventLog;
   readonly logger: Logger;
   readonly state?: ReportsState;
+  readonly keys?: IdempotencyState;
   readonly cursor?: Cursor;
   /** How long to wait before following again after the log failed. */
   readonly retryDelayMs?: number;
@@ -44,6 +46,8 @@ const key = ({ partition, offset }: LogPosition) => `${partition}:${offset}`;
 
 export class Projector {
   readonly state: ReportsState;
+  /** Idempotency keys seen in the events, with the answer their first request got. */
+  readonly keys: IdempotencyState;
   private readonly cursor: Map<number, number>;
   private readonly waiters = new Map<string, Waiter>();
   private readonly recent = new Map<string, Outcome>();
@@ -61,10 +65,11 @@ export class Projector {
   private readonly now: () => number;
   private markReady: () => void = () => undefined;
 
-  constructor({ log, logger, state = createState(), cursor = new Map(), retryDelayMs = 1000, now = Date.now }: ProjectorOptions) {
+  constructor({ log, logger, state = createState(), keys = new Map(), cursor = new Map(), retryDelayMs = 1000, now = Date.now }: ProjectorOptions) {
     this.log = log;
     this.logger = logger;
     this.state = state;
+    this.keys = keys;
     this.cursor = new Map(cursor);
     this.retryDelayMs = retryDelayMs;
     this.now = now;
@@ -141,6 +146,7 @@ export class Projector {
     const decoded = decodeEvent(record.value);
     let outcome: Outcome;
     if (decoded.ok) {
+      evolveIdempotency(this.keys, this.state, decoded.event);
       outcome = evolve(this.state, decoded.event).kind;
     } else {
       outcome = 'invalid';

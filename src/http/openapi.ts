@@ -1,5 +1,6 @@
 // The OpenAPI 3.1 document, generated from the TypeBox schemas that validate requests.
 import type { TSchema } from '@sinclair/typebox';
+import { IDEMPOTENCY_KEY_MAX_CHARS } from './idempotency-key.js';
 import { ErrorBody, StatusBody, newReportSchema, ReportIdParam, reportSchema, type FieldLimits } from './schemas.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -32,6 +33,16 @@ const unauthorized = errorResponse('Missing, malformed or unknown bearer token',
 const unavailable = errorResponse('The event log is unreachable or did not confirm the write in time; a retry of the same request is safe', {
   'Retry-After': header('Seconds to wait before retrying'),
 });
+const keyReused = errorResponse('The Idempotency-Key was already used for a different request');
+const idempotencyKey: Json = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes a retry safe to repeat: the same key with the same request gets the first answer again (a retried DELETE gets 204, not 404); ' +
+    'the same key with another request gets 422. Keys are recorded in the events, so they survive restarts.',
+  schema: { type: 'string', minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX_CHARS, pattern: '^[\\x21-\\x7e]+$' },
+};
 const methodNotAllowed = errorResponse('Known path, wrong method', { Allow: header('The methods this path accepts') });
 
 export function createOpenApiDocument(limits: FieldLimits, version: string): Json {
@@ -53,6 +64,7 @@ export function createOpenApiDocument(limits: FieldLimits, version: string): Jso
           tags: ['reports'],
           summary: 'Create a report',
           description: 'Creates a report. Retrying with the same id, name and tag returns the existing report and writes nothing.',
+          parameters: [idempotencyKey],
           requestBody: { required: true, content: jsonContent(ref('NewReport')) },
           responses: {
             '200': { description: 'The report, read back from the projected state', content: jsonContent(ref('Report')) },
@@ -62,6 +74,7 @@ export function createOpenApiDocument(limits: FieldLimits, version: string): Jso
             '409': errorResponse('A report with this id exists with a different name or tag'),
             '413': errorResponse('Body larger than the configured limit'),
             '415': errorResponse('Content-Type is not application/json'),
+            '422': keyReused,
             '503': unavailable,
           },
         },
@@ -72,13 +85,14 @@ export function createOpenApiDocument(limits: FieldLimits, version: string): Jso
           tags: ['reports'],
           summary: 'Delete a report',
           description: 'Deletes a single report by id. The id may be created again afterwards.',
-          parameters: [{ name: 'id', in: 'path', required: true, schema: toJsonSchema(ReportIdParam) }],
+          parameters: [{ name: 'id', in: 'path', required: true, description: 'The id of the report to delete', schema: toJsonSchema(ReportIdParam) }, idempotencyKey],
           responses: {
             '204': { description: 'Deleted' },
             '400': errorResponse('The id is not a decimal int64'),
             '401': unauthorized,
             '404': errorResponse('No such report (never created, or already deleted)'),
             '405': methodNotAllowed,
+            '422': keyReused,
             '503': unavailable,
           },
         },

@@ -5,6 +5,7 @@ import { MethodNotAllowedError, UnavailableError } from '../errors.js';
 import type { EventLog } from '../log/event-log.js';
 import type { Projector } from '../projector.js';
 import type { ReportService } from '../reports/service.js';
+import { parseIdempotencyKey } from './idempotency-key.js';
 import { jsonRequest } from './json-request.js';
 import type { Metrics } from './metrics.js';
 import { createNewReportParser, parseReportId } from './new-report.js';
@@ -34,13 +35,15 @@ export function createRouter({ service, projector, log, metrics, auth, limits, b
   const get = ['GET', 'HEAD'];
 
   router.post('/reports', auth, jsonRequest(bodyLimitBytes), async (ctx) => {
-    const report = await service.create(parseNewReport(ctx.state.json));
+    const command = parseNewReport(ctx.state.json);
+    const report = await service.create(command, parseIdempotencyKey(ctx.get('Idempotency-Key')));
     ctx.body = report.tag === undefined ? { name: report.name } : { name: report.name, tag: report.tag };
   });
   router.all('/reports', onlyAllow(['POST']));
 
   router.delete('/reports/:id', auth, async (ctx) => {
-    await service.delete(parseReportId(ctx.params['id'] ?? ''));
+    const id = parseReportId(ctx.params['id'] ?? '');
+    await service.delete(id, parseIdempotencyKey(ctx.get('Idempotency-Key')));
     ctx.status = 204;
   });
   router.all('/reports/:id', onlyAllow(['DELETE']));

@@ -1,4 +1,5 @@
 // The command side's decisions, pure: given the projected state and a request, what to do.
+import type { KeyedAnswer, KeyedRequest, RequestFingerprint } from '../../projections/idempotency.js';
 import type { ReportsState, StoredReport } from '../../projections/reports.js';
 
 export interface CreateCommand {
@@ -28,4 +29,13 @@ export function decideCreate(state: ReadonlyMap<string, StoredReport>, command: 
 
 export function decideDelete(state: ReportsState | ReadonlyMap<string, StoredReport>, id: string): DeleteDecision {
   return state.has(id) ? { kind: 'append' } : { kind: 'not-found' };
+}
+
+export type KeyDecision = { readonly kind: 'new' } | { readonly kind: 'replay'; readonly answer: KeyedAnswer } | { readonly kind: 'mismatch' };
+
+/** A key seen before answers as it did then, but only for the same request; another request is refused (422). */
+export function decideKey(keys: ReadonlyMap<string, KeyedRequest>, key: string | undefined, fingerprint: RequestFingerprint): KeyDecision {
+  const seen = key === undefined ? undefined : keys.get(key);
+  if (seen === undefined) return { kind: 'new' };
+  return seen.fingerprint === fingerprint ? { kind: 'replay', answer: seen.answer } : { kind: 'mismatch' };
 }

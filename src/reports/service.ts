@@ -4,10 +4,11 @@ import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
 import type { StoredReport } from '../../projections/reports.js';
-import { ConflictError, NotFoundError, UnavailableError } from '../errors.js';
+import { createFingerprint } from '../../projections/idempotency.js';
+import { ConflictError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
 import { LogUnavailableError, type EventLog, type LogPosition } from '../log/event-log.js';
 import { ProjectionTimeoutError, type Outcome, type Projector } from '../projector.js';
-import { decideCreate, decideDelete, sameReport, type CreateCommand } from './decide.js';
+import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';
 
@@ -27,16 +28,24 @@ export class ReportService {
 
   constructor(private readonly options: ReportServiceOptions) {}
 
-  /** Creates the report, or returns the existing one for an identical retry. */
-  create(command: CreateCommand): Promise<StoredReport> {
+  /**
+   * Creates the report, or returns the existing one for an identical retry. With an idempotency
+   * key, a request seen before gets its first answer again, and another request with the key a 422.
+   */
+  create(command: CreateCommand, idempotencyKey?: string): Promise<StoredReport> {
     const deadline = Date.now() + this.options.writeTimeoutMs;
-    return this.queue.run(command.id, async () => {
+    const { id, name, tag } = command;
+    const fingerprint = createFingerprint(id, name, tag);
+    return this.queue.run(id, async () => {
       const state = this.readyState(deadline);
+      const keyed = decideKey(this.options.projector.keys, idempotencyKey, fingerprint);
+      if (keyed.kind !== 'new') return createAnswer(id, keyed);
       const decision = decideCreate(state, command);
       if (decision.kind === 'unchanged') return decision.report;
-      if (decision.kind === 'conflict') throw conflict(command.id);
-      const { id, name, tag } = command;
-      await this.write(reportCreated(this.options, tag === undefined ? { id, name } : { id, name, tag }), deadline);
+      if (decision.kind === 'conflict') throw conflict(id);
+      const data = { id, name, ...(tag === undefined ? {} : { tag }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
+      await this.write(reportCreated(this.options, data), deadline);
+      if (idempotencyKey !== undefined) return createAnswer(id, decideKey(this.options.projector.keys, idempotencyKey, fingerprint));
       // Another instance may have created the id first; the fold of the shared log decides.
       const projected = state.get(id);
       if (projected !== undefined && sameReport(projected, command)) return projected;
@@ -44,12 +53,16 @@ export class ReportService {
     });
   }
 
-  delete(id: string): Promise<void> {
+  delete(id: string, idempotencyKey?: string): Promise<void> {
     const deadline = Date.now() + this.options.writeTimeoutMs;
+    const fingerprint = createFingerprint(id);
     return this.queue.run(id, async () => {
       const state = this.readyState(deadline);
+      const keyed = decideKey(this.options.projector.keys, idempotencyKey, fingerprint);
+      if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
       if (decideDelete(state, id).kind === 'not-found') throw notFound(id);
-      const outcome = await this.write(reportDeleted(this.options, { id }), deadline);
+      const outcome = await this.write(reportDeleted(this.options, idempotencyKey === undefined ? { id } : { id, idempotencyKey }), deadline);
+      if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.keys, idempotencyKey, fingerprint));
       // Void: another instance deleted it between our decision and our append.
       if (outcome === 'void') throw notFound(id);
     });
@@ -80,6 +93,24 @@ export class ReportService {
       throw error;
     }
   }
+}
+
+function keyMismatch(): UnprocessableError {
+  return new UnprocessableError('this Idempotency-Key was already used for a different request');
+}
+
+function createAnswer(id: string, decision: KeyDecision): StoredReport {
+  if (decision.kind === 'mismatch' || decision.kind === 'new') throw keyMismatch();
+  const { answer } = decision;
+  if (answer.status === 200) return answer.report;
+  if (answer.status === 409) throw conflict(id);
+  throw keyMismatch();
+}
+
+function deleteAnswer(id: string, decision: KeyDecision): void {
+  if (decision.kind === 'mismatch' || decision.kind === 'new') throw keyMismatch();
+  if (decision.answer.status === 404) throw notFound(id);
+  if (decision.answer.status !== 204) throw keyMismatch();
 }
 
 function conflict(id: string): ConflictError {

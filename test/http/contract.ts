@@ -4,6 +4,7 @@
 import { authContract } from './contract/auth.js';
 import { concurrencyContract } from './contract/concurrency.js';
 import { deleteReportContract } from './contract/delete-report.js';
+import { idempotencyContract } from './contract/idempotency.js';
 import { operationsContract } from './contract/operations.js';
 import { postReportsContract } from './contract/post-reports.js';
 import { idSource, type StartServer } from './requests.js';
@@ -17,4 +18,5 @@ export function httpContract(logName: string, start: StartServer): void {
   authContract(logName, start, nextId);
   operationsContract(logName, start, nextId);
   concurrencyContract(logName, start, nextId);
+  idempotencyContract(logName, start, nextId);
 }
