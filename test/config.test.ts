@@ -1,0 +1,130 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConfigError, loadConfig, type Env } from '../src/config.js';
+
+const HASH = `sha256:${'ab'.repeat(32)}`;
+
+function configError(env: Env): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(env)}`);
+}
+
+const defaults = suite('loadConfig defaults');
+defaults('uses the documented defaults for an empty environment', () => {
+  const config = loadConfig({});
+  assert.is(config.port, 8080);
+  assert.is(config.host, '127.0.0.1');
+  assert.equal(config.tokens, []);
+  assert.is(config.tokensFile, undefined);
+  assert.is(config.dataDir, './data');
+  assert.is(config.kafka, undefined);
+  assert.is(config.bodyLimitBytes, 64 * 1024);
+  assert.is(config.nameMaxChars, 4096);
+  assert.is(config.tagMaxChars, 4096);
+  assert.is(config.writeTimeoutMs, 5000);
+  assert.is(config.logLevel, 'info');
+});
+defaults('treats empty and blank variables as unset', () => {
+  assert.equal(loadConfig({ PORT: '', HOST: '  ', KAFKA_BROKERS: '', LOG_LEVEL: '' }), loadConfig({}));
+});
+defaults('returns a frozen config with frozen nested values', () => {
+  const config = loadConfig({ REPORTS_TOKENS: 'a,b', KAFKA_BROKERS: 'k:9092', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' });
+  assert.ok(Object.isFrozen(config));
+  assert.ok(Object.isFrozen(config.tokens));
+  assert.ok(Object.isFrozen(config.kafka));
+  assert.ok(Object.isFrozen(config.kafka?.sasl));
+  assert.throws(() => {
+    (config as { port: number }).port = 1;
+  });
+});
+defaults.run();
+
+const parsed = suite('loadConfig variables');
+parsed('reads PORT and HOST', () => {
+  const config = loadConfig({ PORT: '0', HOST: '::1' });
+  assert.is(config.port, 0);
+  assert.is(config.host, '::1');
+});
+parsed('reads REPORTS_TOKENS as a trimmed comma-separated list with sha256 entries', () => {
+  assert.equal(loadConfig({ REPORTS_TOKENS: ` alpha , ${HASH},,beta~1 ` }).tokens, ['alpha', HASH, 'beta~1']);
+});
+parsed('reads REPORTS_TOKENS_FILE and REPORTS_DATA_DIR', () => {
+  const config = loadConfig({ REPORTS_TOKENS_FILE: '/etc/reports/tokens', REPORTS_DATA_DIR: '/var/lib/reports' });
+  assert.is(config.tokensFile, '/etc/reports/tokens');
+  assert.is(config.dataDir, '/var/lib/reports');
+});
+parsed('reads REPORTS_BODY_LIMIT in bytes or with a unit', () => {
+  assert.is(loadConfig({ REPORTS_BODY_LIMIT: '2048' }).bodyLimitBytes, 2048);
+  assert.is(loadConfig({ REPORTS_BODY_LIMIT: '128kb' }).bodyLimitBytes, 128 * 1024);
+  assert.is(loadConfig({ REPORTS_BODY_LIMIT: '1 MiB' }).bodyLimitBytes, 1024 * 1024);
+});
+parsed('reads REPORTS_WRITE_TIMEOUT_MS, the field limits and LOG_LEVEL', () => {
+  const config = loadConfig({ REPORTS_WRITE_TIMEOUT_MS: '250', REPORTS_NAME_MAX_CHARS: '10', REPORTS_TAG_MAX_CHARS: '0', LOG_LEVEL: 'DEBUG' });
+  assert.is(config.writeTimeoutMs, 250);
+  assert.is(config.nameMaxChars, 10);
+  assert.is(config.tagMaxChars, 0);
+  assert.is(config.logLevel, 'debug');
+});
+parsed('reads the Kafka settings when KAFKA_BROKERS is set', () => {
+  const config = loadConfig({
+    KAFKA_BROKERS: 'a:9092, b.example:19092',
+    REPORTS_TOPIC: 'my.topic',
+    KAFKA_SSL: 'true',
+    KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512',
+    KAFKA_SASL_USERNAME: 'user',
+    KAFKA_SASL_PASSWORD: 'secret',
+  });
+  assert.equal(config.kafka?.brokers, ['a:9092', 'b.example:19092']);
+  assert.is(config.kafka?.topic, 'my.topic');
+  assert.is(config.kafka?.ssl, true);
+  assert.equal(config.kafka?.sasl, { mechanism: 'scram-sha-512', username: 'user', password: 'secret' });
+});
+parsed('defaults the Kafka topic to reports.events without SSL or SASL', () => {
+  const kafka = loadConfig({ KAFKA_BROKERS: 'localhost:9092' }).kafka;
+  assert.is(kafka?.topic, 'reports.events');
+  assert.is(kafka?.ssl, false);
+  assert.is(kafka?.sasl, undefined);
+});
+parsed.run();
+
+const bad: readonly [string, Env, string][] = [
+  ['PORT that is not a number', { PORT: 'abc' }, 'PORT'],
+  ['PORT above 65535', { PORT: '70000' }, 'PORT'],
+  ['negative PORT', { PORT: '-1' }, 'PORT'],
+  ['REPORTS_BODY_LIMIT with an unknown unit', { REPORTS_BODY_LIMIT: '12parsecs' }, 'REPORTS_BODY_LIMIT'],
+  ['REPORTS_BODY_LIMIT below 1kb', { REPORTS_BODY_LIMIT: '10' }, 'REPORTS_BODY_LIMIT'],
+  ['REPORTS_WRITE_TIMEOUT_MS of zero', { REPORTS_WRITE_TIMEOUT_MS: '0' }, 'REPORTS_WRITE_TIMEOUT_MS'],
+  ['REPORTS_WRITE_TIMEOUT_MS with a fraction', { REPORTS_WRITE_TIMEOUT_MS: '1.5' }, 'REPORTS_WRITE_TIMEOUT_MS'],
+  ['unknown LOG_LEVEL', { LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+  ['KAFKA_BROKERS without host:port', { KAFKA_BROKERS: 'nohostport' }, 'KAFKA_BROKERS'],
+  ['KAFKA_BROKERS with one bad entry', { KAFKA_BROKERS: 'a:9092,b' }, 'KAFKA_BROKERS'],
+  ['KAFKA_SASL_MECHANISM without a username', { KAFKA_BROKERS: 'a:9092', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_PASSWORD: 'p' }, 'KAFKA_SASL_USERNAME'],
+  ['KAFKA_SASL_MECHANISM without a password', { KAFKA_BROKERS: 'a:9092', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u' }, 'KAFKA_SASL_PASSWORD'],
+  ['unknown KAFKA_SASL_MECHANISM', { KAFKA_BROKERS: 'a:9092', KAFKA_SASL_MECHANISM: 'kerberos', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' }, 'KAFKA_SASL_MECHANISM'],
+  ['KAFKA_SSL that is not a boolean', { KAFKA_BROKERS: 'a:9092', KAFKA_SSL: 'maybe' }, 'KAFKA_SSL'],
+  ['REPORTS_TOPIC with a space', { KAFKA_BROKERS: 'a:9092', REPORTS_TOPIC: 'my topic' }, 'REPORTS_TOPIC'],
+  ['REPORTS_TOKENS with a short sha256 entry', { REPORTS_TOKENS: 'good,sha256:abc' }, 'REPORTS_TOKENS'],
+  ['REPORTS_TOKENS with a non-hex sha256 entry', { REPORTS_TOKENS: `sha256:${'zz'.repeat(32)}` }, 'REPORTS_TOKENS'],
+  ['REPORTS_TOKENS with a character no bearer token can hold', { REPORTS_TOKENS: 'has space' }, 'REPORTS_TOKENS'],
+];
+
+const errors = suite('loadConfig errors');
+for (const [what, env, variable] of bad) {
+  errors(`throws a ConfigError naming ${variable} for ${what}`, () => {
+    const error = configError(env);
+    assert.is(error.variable, variable);
+    assert.ok(error.message.startsWith(`${variable}:`), error.message);
+  });
+}
+errors('mentions KAFKA_SASL_MECHANISM when the SASL credentials are missing', () => {
+  assert.match(configError({ KAFKA_BROKERS: 'a:9092', KAFKA_SASL_MECHANISM: 'plain' }).message, 'KAFKA_SASL_MECHANISM');
+});
+errors('does not echo a token in the message of a bad REPORTS_TOKENS entry', () => {
+  assert.not.match(configError({ REPORTS_TOKENS: 'secret-token,sha256:abc' }).message, 'secret-token');
+});
+errors.run();

@@ -1,0 +1,135 @@
+// Runs the real server (`node dist/src/main.js`) as a child process, for tests that need what only a
+// process has: signals, exit codes, a crash in the middle of a write. The child's environment holds
+// only what the test gives (plus PORT=0, HOST, LOG_LEVEL=info, a known token): no variable of the
+// service is inherited from the shell running the tests, so KAFKA_BROKERS can never leak in.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { CONFIG_VARIABLES, type Env } from '../../src/config.js';
+import { withTimeout } from './async.js';
+import { TEST_TOKEN } from './server.js';
+
+const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+const START_TIMEOUT_MS = 15_000;
+
+export type LogLine = Record<string, unknown>;
+
+export interface ChildExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+export interface ChildServer {
+  readonly url: string;
+  readonly pid: number;
+  /** Every JSON line the child wrote to stdout so far. */
+  lines(): readonly LogLine[];
+  stderr(): string;
+  /** Resolves with the first stdout line (already written or still to come) that matches. */
+  waitForLine(matches: (line: LogLine) => boolean, what: string, timeoutMs?: number): Promise<LogLine>;
+  /** Polls GET /readyz until it answers 200. */
+  waitReady(timeoutMs?: number): Promise<void>;
+  request(path: string, init?: RequestInit & { token?: string | null; json?: unknown }): Promise<Response>;
+  kill(signal: NodeJS.Signals): void;
+  waitExit(timeoutMs?: number): Promise<ChildExit>;
+  /** Whether the process has exited. */
+  exited(): boolean;
+}
+
+function childEnv(env: Env): NodeJS.ProcessEnv {
+  const ours = new Set<string>(CONFIG_VARIABLES);
+  const inherited = Object.entries(process.env).filter(([name]) => !ours.has(name) && !name.startsWith('KAFKA_'));
+  return { ...Object.fromEntries(inherited), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', REPORTS_TOKENS: TEST_TOKEN, ...env };
+}
+
+function parse(line: string): LogLine | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === 'object' && value !== null ? (value as LogLine) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts `node dist/src/main.js` with `env` and resolves once it logged the address it listens on. */
+export async function startChildServer(env: Env): Promise<ChildServer> {
+  const child: ChildProcess = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: LogLine[] = [];
+  const watchers = new Set<(line: LogLine) => void>();
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  createInterface({ input: child.stdout! }).on('line', (text) => {
+    const line = parse(text) ?? { msg: text };
+    lines.push(line);
+    for (const watcher of [...watchers]) watcher(line);
+  });
+  const exit = new Promise<ChildExit>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  let hasExited = false;
+  void exit.then(() => {
+    hasExited = true;
+  });
+
+  const waitForLine = (matches: (line: LogLine) => boolean, what: string, timeoutMs = START_TIMEOUT_MS): Promise<LogLine> => {
+    const found = lines.find(matches);
+    if (found) return Promise.resolve(found);
+    let watcher: (line: LogLine) => void = () => undefined;
+    const seen = new Promise<LogLine>((resolve, reject) => {
+      watcher = (line) => {
+        if (matches(line)) resolve(line);
+      };
+      watchers.add(watcher);
+      void exit.then(({ code, signal }) => reject(new Error(`the server exited (${code ?? signal}) before logging ${what}; stderr: ${stderr.trim()}`)));
+    });
+    return withTimeout(seen, timeoutMs, `the server to log ${what}`).finally(() => watchers.delete(watcher));
+  };
+
+  let listening: LogLine;
+  try {
+    listening = await waitForLine((line) => line['msg'] === 'listening', '"listening"');
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  const url = String(listening['url']);
+
+  const request: ChildServer['request'] = (path, init = {}) => {
+    const { token = TEST_TOKEN, json, headers, ...rest } = init;
+    const merged = new Headers(headers);
+    if (token !== null && !merged.has('Authorization')) merged.set('Authorization', `Bearer ${token}`);
+    let body = rest.body;
+    if (json !== undefined) {
+      body = typeof json === 'string' ? json : JSON.stringify(json);
+      if (!merged.has('Content-Type')) merged.set('Content-Type', 'application/json');
+    }
+    return fetch(`${url}${path}`, { ...rest, headers: merged, body: body ?? null });
+  };
+
+  return {
+    url,
+    pid: child.pid as number,
+    lines: () => lines,
+    stderr: () => stderr,
+    waitForLine,
+    async waitReady(timeoutMs = START_TIMEOUT_MS) {
+      const poll = async () => {
+        for (;;) {
+          if (hasExited) throw new Error(`the server exited before it was ready; stderr: ${stderr.trim()}`);
+          const status = await request('/readyz', { token: null }).then((r) => r.status, () => 0);
+          if (status === 200) return;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      };
+      await withTimeout(poll(), timeoutMs, 'GET /readyz to answer 200');
+    },
+    request,
+    kill(signal) {
+      if (!hasExited) child.kill(signal);
+    },
+    waitExit: (timeoutMs = START_TIMEOUT_MS) => withTimeout(exit, timeoutMs, 'the server process to exit'),
+    exited: () => hasExited,
+  };
+}

@@ -1,0 +1,81 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { decodeEvent, encodeEvent } from '../../projections/codec.js';
+import type { ReportEvent } from '../../projections/events.js';
+import { created, deleted } from '../helpers/events.js';
+
+const bytes = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8');
+
+function reasonFor(value: Uint8Array): string {
+  const decoded = decodeEvent(value);
+  if (decoded.ok) throw new Error(`expected a rejection, got ${JSON.stringify(decoded.event)}`);
+  return decoded.reason;
+}
+
+const encode = suite('encodeEvent');
+encode('writes the envelope as UTF-8 JSON', () => {
+  const event = created('42', 'ünïcode ☃', 't');
+  assert.equal(JSON.parse(encodeEvent(event).toString('utf8')), event);
+});
+encode.run();
+
+const roundTrips: readonly [string, ReportEvent][] = [
+  ['a ReportCreated with a tag', created('1', 'name', 'tag')],
+  ['a ReportCreated without a tag', created('-9223372036854775808', 'min')],
+  ['a ReportCreated with an empty name', created('0', '')],
+  ['a ReportDeleted', deleted('9223372036854775807')],
+];
+
+const decode = suite('decodeEvent');
+for (const [what, event] of roundTrips) {
+  decode(`decodes what encodeEvent wrote for ${what}`, () => {
+    assert.equal(decodeEvent(encodeEvent(event)), { ok: true, event });
+  });
+}
+decode('decodes a value that is a view into a larger buffer', () => {
+  const event = created('7', 'n');
+  const encoded = encodeEvent(event);
+  const larger = Buffer.concat([Buffer.from('garbage'), encoded, Buffer.from('more garbage')]);
+  assert.equal(decodeEvent(larger.subarray(7, 7 + encoded.length)), { ok: true, event });
+});
+decode('rejects a value that is not JSON', () => {
+  assert.match(reasonFor(Buffer.from('{"specversion":')), 'not JSON');
+});
+decode('rejects JSON that is not an object', () => {
+  assert.match(reasonFor(bytes([created('1', 'a')])), 'not a JSON object');
+});
+decode('rejects a wrong specversion and names /specversion', () => {
+  assert.match(reasonFor(bytes({ ...created('1', 'a'), specversion: '0.3' })), '/specversion');
+});
+for (const subject of ['007', '+5', '-0', '1.0', '']) {
+  decode(`rejects the non-canonical subject ${JSON.stringify(subject)} and names /subject`, () => {
+    assert.match(reasonFor(bytes({ ...created('1', 'a'), subject })), '/subject');
+  });
+}
+decode('rejects a non-canonical data id and names /data/id', () => {
+  const event = created('7', 'a');
+  assert.match(reasonFor(bytes({ ...event, data: { ...event.data, id: '007' } })), '/data/id');
+});
+decode('rejects a ReportCreated without a name and names /data/name', () => {
+  assert.match(reasonFor(bytes({ ...created('1', 'a'), data: { id: '1' } })), '/data/name');
+});
+decode('rejects a ReportDeleted without an id and names /data/id', () => {
+  assert.match(reasonFor(bytes({ ...deleted('1'), data: {} })), '/data/id');
+});
+decode('rejects a ReportDeleted that carries a name and names /data/name', () => {
+  assert.match(reasonFor(bytes({ ...deleted('1'), data: { id: '1', name: 'x' } })), '/data/name');
+});
+decode('rejects a tag that is not a string and names /data/tag', () => {
+  assert.match(reasonFor(bytes({ ...created('1', 'a'), data: { id: '1', name: 'a', tag: null } })), '/data/tag');
+});
+decode('rejects an unknown event type and names /type', () => {
+  assert.match(reasonFor(bytes({ ...created('1', 'a'), type: 'ReportRenamed' })), '/type');
+});
+decode('rejects a time that is not RFC 3339 and names /time', () => {
+  assert.match(reasonFor(bytes({ ...created('1', 'a'), time: 'yesterday' })), '/time');
+});
+decode('rejects a missing envelope field and names it', () => {
+  const { source: _source, ...withoutSource } = created('1', 'a');
+  assert.match(reasonFor(bytes(withoutSource)), '/source');
+});
+decode.run();

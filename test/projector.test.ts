@@ -1,0 +1,152 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { rm } from 'node:fs/promises';
+import { encodeEvent } from '../projections/codec.js';
+import type { ReportEvent } from '../projections/events.js';
+import type { LogPosition } from '../src/log/event-log.js';
+import { openFileLog, type FileLog } from '../src/log/file-log.js';
+import { ProjectionTimeoutError, Projector } from '../src/projector.js';
+import { collect, rejection, withTimeout } from './helpers/async.js';
+import { created, deleted } from './helpers/events.js';
+import { memoryLogger, tempDir } from './helpers/server.js';
+
+const GUARD_MS = 10_000;
+
+interface Context {
+  dir: string;
+  log: FileLog;
+  projector?: Projector;
+  lines: () => Record<string, unknown>[];
+}
+
+async function appendEvent(log: FileLog, event: ReportEvent): Promise<LogPosition> {
+  const [position] = await log.append([{ key: event.subject, value: encodeEvent(event) }]);
+  return position as LogPosition;
+}
+
+function startProjector(context: Context): Projector {
+  const { logger, lines } = memoryLogger();
+  context.lines = lines;
+  context.projector = new Projector({ log: context.log, logger, retryDelayMs: 10 });
+  context.projector.start();
+  return context.projector;
+}
+
+const projector = suite<Context>('Projector');
+projector.before.each(async (context) => {
+  context.dir = await tempDir('reports-projector-');
+  context.log = await openFileLog({ dir: context.dir, logger: memoryLogger().logger });
+  context.projector = undefined;
+});
+projector.after.each(async (context) => {
+  await context.projector?.stop();
+  await context.log.close();
+  await rm(context.dir, { recursive: true, force: true });
+});
+
+projector('catches up with the history already in the log', async (context) => {
+  for (const event of [created('1', 'a'), created('2', 'b', 't'), created('3', 'c'), deleted('1')]) await appendEvent(context.log, event);
+  const p = startProjector(context);
+  await withTimeout(p.caughtUp(), GUARD_MS, 'caughtUp()');
+  assert.ok(p.isCaughtUp());
+  assert.equal(Object.fromEntries(p.state), { 2: { name: 'b', tag: 't' }, 3: { name: 'c' } });
+  assert.equal(p.progress().cursor, new Map([[0, 4]]));
+  assert.is(p.progress().applied, 4);
+});
+
+projector('is caught up at once on an empty log', async (context) => {
+  const p = startProjector(context);
+  await withTimeout(p.caughtUp(), GUARD_MS, 'caughtUp()');
+  assert.is(p.state.size, 0);
+});
+
+projector('is not caught up before it starts', async (context) => {
+  await appendEvent(context.log, created('1', 'a'));
+  const p = new Projector({ log: context.log, logger: memoryLogger().logger });
+  assert.not.ok(p.isCaughtUp());
+  assert.is(p.state.size, 0);
+});
+
+projector('resolves waitFor with created, void and deleted as the records are applied', async (context) => {
+  const p = startProjector(context);
+  await p.caughtUp();
+  const outcomes = [];
+  for (const event of [created('5', 'first'), created('5', 'second'), deleted('5'), deleted('5')]) {
+    const position = await appendEvent(context.log, event);
+    outcomes.push(await withTimeout(p.waitFor(position, GUARD_MS), GUARD_MS, `waitFor(${position.offset})`));
+  }
+  assert.equal(outcomes, ['created', 'void', 'deleted', 'void']);
+  assert.is(p.state.has('5'), false);
+});
+
+projector('resolves waitFor for a position that was applied before the call', async (context) => {
+  const position = await appendEvent(context.log, created('8', 'early'));
+  const p = startProjector(context);
+  await p.caughtUp();
+  assert.is(await p.waitFor(position, GUARD_MS), 'created');
+  assert.equal(p.state.get('8'), { name: 'early' });
+});
+
+projector('resolves waitFor that was called before the record was appended', async (context) => {
+  const p = startProjector(context);
+  await p.caughtUp();
+  const waiting = p.waitFor({ partition: 0, offset: 0 }, GUARD_MS);
+  await appendEvent(context.log, created('9', 'later'));
+  assert.is(await withTimeout(waiting, GUARD_MS, 'waitFor(0)'), 'created');
+});
+
+projector('rejects waitFor with ProjectionTimeoutError when the record never comes', async (context) => {
+  const p = startProjector(context);
+  await p.caughtUp();
+  const error = await rejection(p.waitFor({ partition: 0, offset: 41 }, 20));
+  assert.instance(error, ProjectionTimeoutError);
+  assert.equal((error as ProjectionTimeoutError).position, { partition: 0, offset: 41 });
+});
+
+projector('skips a record that is not an event, counts it and logs it', async (context) => {
+  await appendEvent(context.log, created('1', 'a'));
+  const [bad] = await context.log.append([{ key: '2', value: Buffer.from('{"hello":"world"}') }]);
+  const after = await appendEvent(context.log, created('3', 'c'));
+  const p = startProjector(context);
+  await withTimeout(p.caughtUp(), GUARD_MS, 'caughtUp()');
+  assert.is(await p.waitFor(bad as LogPosition, GUARD_MS), 'invalid');
+  assert.is(await p.waitFor(after, GUARD_MS), 'created');
+  assert.is(p.progress().invalid, 1);
+  assert.is(p.progress().applied, 3);
+  assert.equal([...p.state.keys()], ['1', '3']);
+  const warning = context.lines().find((line) => line['level'] === 40 && line['offset'] === 1);
+  assert.ok(warning, JSON.stringify(context.lines()));
+  assert.type(warning['reason'], 'string');
+});
+
+projector('skips a record that is not JSON at all', async (context) => {
+  const [bad] = await context.log.append([{ key: 'x', value: Buffer.from([0xff, 0x00, 0x7b]) }]);
+  const p = startProjector(context);
+  await p.caughtUp();
+  assert.is(await p.waitFor(bad as LogPosition, GUARD_MS), 'invalid');
+  assert.is(p.progress().invalid, 1);
+});
+
+projector('records the timestamp of the last applied record', async (context) => {
+  await appendEvent(context.log, created('1', 'a'));
+  const [record] = await collect(context.log.read(new Map()));
+  const p = startProjector(context);
+  await p.caughtUp();
+  assert.is(p.progress().lastRecordTimestampMs, record?.timestampMs);
+  assert.type(p.progress().lastAppliedAtMs, 'number');
+});
+
+projector('stops following on stop(), leaving later records unapplied', async (context) => {
+  const p = startProjector(context);
+  await p.caughtUp();
+  await withTimeout(p.stop(), GUARD_MS, 'stop()');
+  const position = await appendEvent(context.log, created('1', 'a'));
+  // A second projector on the same log sees the record; the stopped one must not.
+  const witness = new Projector({ log: context.log, logger: memoryLogger().logger });
+  witness.start();
+  assert.is(await withTimeout(witness.waitFor(position, GUARD_MS), GUARD_MS, 'the witness projector'), 'created');
+  await witness.stop();
+  assert.is(p.state.size, 0);
+});
+
+projector.run();

@@ -1,0 +1,48 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { decodeEvent, encodeEvent } from '../../projections/codec.js';
+import { reportCreated, reportDeleted, type EnvelopeContext } from '../../src/reports/envelope.js';
+
+const context: EnvelopeContext = {
+  source: 'urn:report-store:test',
+  newId: () => '3f1c2a4e-8b7d-4c6e-9f0a-1b2c3d4e5f60',
+  now: () => new Date(Date.UTC(2024, 4, 1, 12, 30, 15, 250)),
+};
+
+const envelopeFields = {
+  specversion: '1.0',
+  id: '3f1c2a4e-8b7d-4c6e-9f0a-1b2c3d4e5f60',
+  source: 'urn:report-store:test',
+  time: '2024-05-01T12:30:15.250Z',
+  datacontenttype: 'application/json',
+};
+
+const created = suite('reportCreated');
+created('fills every CloudEvents field of the topic contract', () => {
+  assert.equal(reportCreated(context, { id: '-42', name: 'n', tag: 't' }), {
+    ...envelopeFields,
+    type: 'ReportCreated',
+    subject: '-42',
+    data: { id: '-42', name: 'n', tag: 't' },
+  });
+});
+created('passes the ReportEvent schema through the codec', () => {
+  const event = reportCreated(context, { id: '9223372036854775807', name: '' });
+  assert.equal(decodeEvent(encodeEvent(event)), { ok: true, event });
+});
+created('takes a new event id for every event', () => {
+  let n = 0;
+  const counting = { ...context, newId: () => `id-${(n += 1)}` };
+  assert.is.not(reportCreated(counting, { id: '1', name: 'a' }).id, reportCreated(counting, { id: '1', name: 'a' }).id);
+});
+created.run();
+
+const deleted = suite('reportDeleted');
+deleted('fills every CloudEvents field of the topic contract', () => {
+  assert.equal(reportDeleted(context, { id: '0' }), { ...envelopeFields, type: 'ReportDeleted', subject: '0', data: { id: '0' } });
+});
+deleted('passes the ReportEvent schema through the codec', () => {
+  const event = reportDeleted(context, { id: '-9223372036854775808' });
+  assert.equal(decodeEvent(encodeEvent(event)), { ok: true, event });
+});
+deleted.run();

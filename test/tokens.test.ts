@@ -1,0 +1,84 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ConfigError } from '../src/config.js';
+import { resolveTokens } from '../src/tokens.js';
+import { rejection } from './helpers/async.js';
+import { tempDir } from './helpers/server.js';
+
+const HASH = `sha256:${'0f'.repeat(32)}`;
+
+const tokens = suite<{ dir: string }>('resolveTokens');
+tokens.before.each(async (context) => {
+  context.dir = await tempDir('reports-tokens-');
+});
+tokens.after.each(async ({ dir }) => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+tokens('takes the tokens from the environment and generates none', async ({ dir }) => {
+  const source = await resolveTokens({ tokens: ['one', HASH], dataDir: dir });
+  assert.equal(source, { entries: ['one', HASH] });
+  assert.is(((await rejection(stat(join(dir, 'token')))) as NodeJS.ErrnoException).code, 'ENOENT');
+});
+
+tokens('reads a tokens file, skipping comments and blank lines', async ({ dir }) => {
+  const file = join(dir, 'tokens.txt');
+  await writeFile(file, `# service accounts\n\n  alpha  \n${HASH}\n   # indented comment\nbeta\n`);
+  assert.equal(await resolveTokens({ tokens: [], tokensFile: file, dataDir: dir }), { entries: ['alpha', HASH, 'beta'] });
+});
+
+tokens('joins the environment tokens and the file tokens', async ({ dir }) => {
+  const file = join(dir, 'tokens.txt');
+  await writeFile(file, 'from-file\n');
+  assert.equal((await resolveTokens({ tokens: ['from-env'], tokensFile: file, dataDir: dir })).entries, ['from-env', 'from-file']);
+});
+
+tokens('rejects a tokens file with a bad sha256 entry, naming REPORTS_TOKENS_FILE', async ({ dir }) => {
+  const file = join(dir, 'tokens.txt');
+  await writeFile(file, 'good\nsha256:1234\n');
+  const error = await rejection(resolveTokens({ tokens: [], tokensFile: file, dataDir: dir }));
+  assert.instance(error, ConfigError);
+  assert.is((error as ConfigError).variable, 'REPORTS_TOKENS_FILE');
+});
+
+tokens('rejects a tokens file that holds only comments', async ({ dir }) => {
+  const file = join(dir, 'tokens.txt');
+  await writeFile(file, '# nobody yet\n\n');
+  const error = await rejection(resolveTokens({ tokens: [], tokensFile: file, dataDir: dir }));
+  assert.instance(error, ConfigError);
+  assert.match((error as ConfigError).message, 'no token');
+});
+
+tokens('rejects a missing tokens file, naming REPORTS_TOKENS_FILE', async ({ dir }) => {
+  const error = await rejection(resolveTokens({ tokens: [], tokensFile: join(dir, 'absent'), dataDir: dir }));
+  assert.instance(error, ConfigError);
+  assert.is((error as ConfigError).variable, 'REPORTS_TOKENS_FILE');
+});
+
+tokens('generates a token file with mode 0600 on the first start and reports the token', async ({ dir }) => {
+  const dataDir = join(dir, 'data');
+  const source = await resolveTokens({ tokens: [], dataDir });
+  const path = join(dataDir, 'token');
+  assert.is(source.generatedPath, path);
+  assert.type(source.generatedToken, 'string');
+  assert.ok((source.generatedToken ?? '').length >= 32);
+  assert.equal(source.entries, [source.generatedToken]);
+  assert.is((await readFile(path, 'utf8')).trim(), source.generatedToken);
+  assert.is((await stat(path)).mode & 0o777, 0o600);
+});
+
+tokens('reads the same token on the second start and generates nothing', async ({ dir }) => {
+  const first = await resolveTokens({ tokens: [], dataDir: dir });
+  const second = await resolveTokens({ tokens: [], dataDir: dir });
+  assert.equal(second, { entries: [first.generatedToken] });
+});
+
+tokens('generates a different token for another data directory', async ({ dir }) => {
+  const a = await resolveTokens({ tokens: [], dataDir: join(dir, 'a') });
+  const b = await resolveTokens({ tokens: [], dataDir: join(dir, 'b') });
+  assert.is.not(a.generatedToken, b.generatedToken);
+});
+
+tokens.run();
