@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { decodeEvent } from '../projections/codec.js';
 import { evolveIdempotency, type IdempotencyState } from '../projections/idempotency.js';
 import { createState, evolve, type Evolution, type ReportsState } from '../projections/reports.js';
+import type { Snapshot } from './snapshot/snapshot-format.js';
 import { cursorPassed, cursorReached, type Cursor, type EventLog, type LogPosition, type LogRecord } from './log/event-log.js';
 
 /** What applying one record did; `invalid` for a record that is not a valid event (skipped). */
@@ -22,6 +23,11 @@ export interface ProjectorOptions {
   readonly state?: ReportsState;
   readonly keys?: IdempotencyState;
   readonly cursor?: Cursor;
+  /** Records already folded into `state` (when it comes from a snapshot). */
+  readonly events?: number;
+  /** Called (synchronously, after a record is applied) every `snapshotEvery` records; 0: never. */
+  readonly snapshotEvery?: number;
+  readonly onSnapshotDue?: (projector: Projector) => void;
   /** How long to wait before following again after the log failed. */
   readonly retryDelayMs?: number;
   readonly now?: () => number;
@@ -65,7 +71,15 @@ export class Projector {
   private readonly now: () => number;
   private markReady: () => void = () => undefined;
 
-  constructor({ log, logger, state = createState(), keys = new Map(), cursor = new Map(), retryDelayMs = 1000, now = Date.now }: ProjectorOptions) {
+  private readonly snapshotEvery: number;
+  private readonly onSnapshotDue: ((projector: Projector) => void) | undefined;
+  private sinceSnapshot = 0;
+  private readonly initialEvents: number;
+
+  constructor({ log, logger, state = createState(), keys = new Map(), cursor = new Map(), events = 0, snapshotEvery = 0, onSnapshotDue, retryDelayMs = 1000, now = Date.now }: ProjectorOptions) {
+    this.snapshotEvery = snapshotEvery;
+    this.onSnapshotDue = onSnapshotDue;
+    this.initialEvents = events;
     this.log = log;
     this.logger = logger;
     this.state = state;
@@ -90,6 +104,14 @@ export class Projector {
 
   isCaughtUp(): boolean {
     return this.isReady;
+  }
+
+  /**
+   * The read model as a snapshot. It shares the live maps: encode it before the next record is
+   * applied (that is, synchronously).
+   */
+  snapshotView(): Snapshot {
+    return { log: this.log.identity, cursor: new Map(this.cursor), events: this.initialEvents + this.applied, createdAt: new Date(this.now()).toISOString(), reports: this.state, keys: this.keys };
   }
 
   progress(): ProjectorProgress {
@@ -158,6 +180,10 @@ export class Projector {
     this.lastRecordTimestampMs = record.timestampMs;
     this.cursor.set(position.partition, position.offset + 1);
     this.remember(position, outcome);
+    if (this.snapshotEvery > 0 && ++this.sinceSnapshot >= this.snapshotEvery) {
+      this.sinceSnapshot = 0;
+      this.onSnapshotDue?.(this);
+    }
   }
 
   private remember(position: LogPosition, outcome: Outcome): void {

@@ -13,6 +13,8 @@ import type { EventLog } from './log/event-log.js';
 import { openEventLog } from './log/open-log.js';
 import { Projector } from './projector.js';
 import { ReportService } from './reports/service.js';
+import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
+import { loadNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
 import { resolveTokens } from './tokens.js';
 import { SERVICE_VERSION } from './version.js';
 
@@ -40,7 +42,17 @@ export async function startServer(config: Config, { logger, announce = (line) =>
       announce(`No token configured: created one and saved it in ${tokens.generatedPath} (mode 0600). It is shown only this once:`);
       announce(`  Authorization: Bearer ${tokens.generatedToken}`);
     }
-    const projector = new Projector({ log, logger });
+    const snapshots = snapshotDir(config.dataDir);
+    const snapshot = await loadNewestSnapshot({ dir: snapshots, logIdentity: log.identity, head: await log.head(), logger });
+    if (snapshot) logger.info({ events: snapshot.events, reports: snapshot.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
+    const autoSnapshot = createAutoSnapshot({ dir: snapshots, logger });
+    const projector = new Projector({
+      log,
+      logger,
+      ...(snapshot ? { state: snapshot.reports, keys: snapshot.keys, cursor: snapshot.cursor, events: snapshot.events } : {}),
+      snapshotEvery: config.snapshotEvery,
+      onSnapshotDue: autoSnapshot.onSnapshotDue,
+    });
     projector.start();
     const metrics = createMetrics({ log, projector });
     const service = new ReportService({
@@ -76,6 +88,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
       close: async () => {
         await closeServer(server, shutdownGraceMs);
         await projector.stop();
+        await autoSnapshot.idle();
         await log.close();
       },
     };

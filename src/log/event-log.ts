@@ -33,6 +33,8 @@ export interface ReadOptions {
 export interface EventLog {
   /** A short description for logs and errors, e.g. `file:/var/lib/reports` or `kafka:reports.events`. */
   readonly description: string;
+  /** Names the history the positions belong to (snapshots are only used on the log they came from). */
+  readonly identity: string;
   /**
    * Appends durably; resolves with one position per message, in order, once acknowledged.
    * Messages not yet sent when `signal` aborts are dropped (the caller has given up on them).

@@ -57,6 +57,7 @@ export async function openFileLog({ dir, logger, now = Date.now }: FileLogOption
 
 class EmbeddedLog implements FileLog {
   readonly description: string;
+  readonly identity = 'file:events.log';
   private readonly pending: PendingAppend[] = [];
   private writing = false;
   private closed = false;

@@ -78,7 +78,8 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
     await producer.connect();
     const metadata = (await admin.fetchTopicMetadata({ topics: [config.topic] })).topics[0]?.partitions ?? [];
     logger.info({ topic: config.topic, partitions, brokers: config.brokers }, 'opened the Kafka event log');
-    const log = new KafkaLog(kafka, admin, producer, config, partitions, metadata, writeTimeoutMs, logger);
+    const { clusterId } = await admin.describeCluster();
+    const log = new KafkaLog(kafka, admin, producer, config, partitions, metadata, writeTimeoutMs, logger, `kafka:${clusterId}/${config.topic}`);
     log.startProbe(probeIntervalMs);
     return log;
   } catch (error) {
@@ -107,6 +108,7 @@ class KafkaLog implements EventLog {
     partitionMetadata: PartitionMetadata[],
     private readonly writeTimeoutMs: number,
     private readonly logger: Logger,
+    readonly identity: string,
   ) {
     this.description = `kafka:${config.topic}@${config.brokers.join(',')}`;
     this.batcher = new Batcher((messages) => this.produce(messages));

@@ -1,0 +1,79 @@
+// The snapshot file format: two lines, the SHA-256 (hex) of the second line, then the body as
+// JSON. A file whose checksum does not match is never trusted.
+import { createHash } from 'node:crypto';
+import type { IdempotencyState, KeyedAnswer } from '../../projections/idempotency.js';
+import type { ReportsState, StoredReport } from '../../projections/reports.js';
+import type { Cursor } from '../log/event-log.js';
+
+export const SNAPSHOT_FORMAT = 1;
+
+export interface Snapshot {
+  /** Which log the positions belong to (`EventLog.identity`). */
+  readonly log: string;
+  readonly cursor: Cursor;
+  /** Records folded to reach this state. */
+  readonly events: number;
+  readonly createdAt: string;
+  readonly reports: ReportsState;
+  readonly keys: IdempotencyState;
+}
+
+type ReportRow = [id: string, name: string, tag?: string];
+type KeyRow = [key: string, fingerprint: string, status: KeyedAnswer['status'], name?: string, tag?: string];
+
+interface Body {
+  format: number;
+  log: string;
+  cursor: [number, number][];
+  events: number;
+  createdAt: string;
+  reports: ReportRow[];
+  keys: KeyRow[];
+}
+
+function reportRow(id: string, { name, tag }: StoredReport): ReportRow {
+  return tag === undefined ? [id, name] : [id, name, tag];
+}
+
+export function encodeSnapshot(snapshot: Snapshot): Buffer {
+  const body: Body = {
+    format: SNAPSHOT_FORMAT,
+    log: snapshot.log,
+    cursor: [...snapshot.cursor],
+    events: snapshot.events,
+    createdAt: snapshot.createdAt,
+    reports: [...snapshot.reports].map(([id, report]) => reportRow(id, report)),
+    keys: [...snapshot.keys].map(([key, { fingerprint, answer }]): KeyRow => {
+      if (answer.status !== 200) return [key, fingerprint, answer.status];
+      const [, name, tag] = reportRow('', answer.report);
+      return tag === undefined ? [key, fingerprint, 200, name] : [key, fingerprint, 200, name, tag];
+    }),
+  };
+  const text = JSON.stringify(body);
+  return Buffer.from(`${createHash('sha256').update(text).digest('hex')}\n${text}\n`, 'utf8');
+}
+
+export type Decoded = { readonly ok: true; readonly snapshot: Snapshot } | { readonly ok: false; readonly reason: string };
+
+export function decodeSnapshot(file: Buffer): Decoded {
+  const text = file.toString('utf8');
+  const newline = text.indexOf('\n');
+  const checksum = text.slice(0, newline);
+  const bodyText = text.slice(newline + 1).replace(/\n$/, '');
+  if (newline !== 64 || createHash('sha256').update(bodyText).digest('hex') !== checksum) return { ok: false, reason: 'checksum mismatch' };
+  let body: Body;
+  try {
+    body = JSON.parse(bodyText) as Body;
+  } catch {
+    return { ok: false, reason: 'body is not JSON' };
+  }
+  if (body.format !== SNAPSHOT_FORMAT) return { ok: false, reason: `unknown format ${String(body.format)}` };
+  const reports: ReportsState = new Map(body.reports.map(([id, name, tag]) => [id, tag === undefined ? { name } : { name, tag }]));
+  const keys: IdempotencyState = new Map(
+    body.keys.map(([key, fingerprint, status, name, tag]) => {
+      const answer: KeyedAnswer = status === 200 ? { status, report: tag === undefined ? { name: name ?? '' } : { name: name ?? '', tag } } : { status };
+      return [key, { fingerprint, answer }];
+    }),
+  );
+  return { ok: true, snapshot: { log: body.log, cursor: new Map(body.cursor), events: body.events, createdAt: body.createdAt, reports, keys } };
+}

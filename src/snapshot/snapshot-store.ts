@@ -1,0 +1,81 @@
+// Snapshots on disk, in `<data dir>/snapshots/`: written atomically (temp file, fsync, rename),
+// the newest few kept. Loading takes the newest snapshot that is intact, belongs to this log and
+// does not lie beyond its head; anything else is skipped with a warning, never trusted.
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { cursorReached, type Cursor } from '../log/event-log.js';
+import { decodeSnapshot, encodeSnapshot, type Snapshot } from './snapshot-format.js';
+
+const KEEP = 3;
+const NAME = /^snapshot-(\d{16})\.json$/;
+
+function total(cursor: Cursor): number {
+  let sum = 0;
+  for (const offset of cursor.values()) sum += offset;
+  return sum;
+}
+
+export function snapshotDir(dataDir: string): string {
+  return join(dataDir, 'snapshots');
+}
+
+export async function writeSnapshot(dir: string, snapshot: Snapshot, encoded: Buffer = encodeSnapshot(snapshot)): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, `snapshot-${String(total(snapshot.cursor)).padStart(16, '0')}.json`);
+  const temporary = `${path}.${process.pid}.tmp`;
+  const file = await open(temporary, 'w', 0o600);
+  try {
+    await file.writeFile(encoded);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  await rename(temporary, path);
+  // Make the rename itself durable.
+  const directory = await open(dir, 'r');
+  await directory.sync().finally(() => directory.close());
+  await prune(dir);
+  return path;
+}
+
+async function snapshotNames(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [] as string[];
+    throw error;
+  });
+  return names.filter((name) => NAME.test(name)).sort().reverse();
+}
+
+async function prune(dir: string): Promise<void> {
+  for (const name of (await snapshotNames(dir)).slice(KEEP)) await rm(join(dir, name), { force: true });
+}
+
+export interface LoadOptions {
+  readonly dir: string;
+  readonly logIdentity: string;
+  readonly head: Cursor;
+  readonly logger: Logger;
+}
+
+export async function loadNewestSnapshot({ dir, logIdentity, head, logger }: LoadOptions): Promise<Snapshot | undefined> {
+  for (const name of await snapshotNames(dir)) {
+    const path = join(dir, name);
+    const decoded = decodeSnapshot(await readFile(path));
+    if (!decoded.ok) {
+      logger.warn({ path, reason: decoded.reason }, 'ignored a corrupt snapshot');
+      continue;
+    }
+    const { snapshot } = decoded;
+    if (snapshot.log !== logIdentity) {
+      logger.warn({ path, snapshotLog: snapshot.log, log: logIdentity }, 'ignored a snapshot of another log');
+      continue;
+    }
+    if (!cursorReached(head, snapshot.cursor)) {
+      logger.warn({ path }, 'ignored a snapshot that lies beyond the head of the log (was the log replaced?)');
+      continue;
+    }
+    return snapshot;
+  }
+  return undefined;
+}
