@@ -61,8 +61,8 @@ compose('points the service at the broker listener that compose defines', ({ fil
 
 compose('starts the same entry point that the build produces', async ({ file }) => {
   const dockerfile = file.services['reports']?.build?.dockerfile_inline ?? '';
-  const entry = /CMD \["node", "([^"]+)"\]/.exec(dockerfile)?.[1];
-  assert.is(entry, 'dist/src/main.js');
+  const entry = /CMD \["node", "([^"]+)", "serve"\]/.exec(dockerfile)?.[1];
+  assert.is(entry, 'dist/src/cli/main.js');
   const pkg = JSON.parse(await read('package.json')) as { scripts: Record<string, string> };
   assert.match(pkg.scripts['start'] ?? '', entry ?? 'missing');
 });
