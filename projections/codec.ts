@@ -9,6 +9,15 @@ const checkVariant = { ReportCreated: TypeCompiler.Compile(ReportCreated), Repor
 
 export type Decoded = { readonly ok: true; readonly event: ReportEvent } | { readonly ok: false; readonly reason: string };
 
+const INT64_DIGITS = '9223372036854775807';
+
+/** For a canonical decimal string (the schema's pattern): whether it fits in a signed 64-bit integer. */
+function inInt64(id: string): boolean {
+  const digits = id.startsWith('-') ? id.slice(1) : id;
+  if (digits.length !== INT64_DIGITS.length) return digits.length < INT64_DIGITS.length;
+  return id.startsWith('-') ? digits <= '9223372036854775808' : digits <= INT64_DIGITS;
+}
+
 export function encodeEvent(event: ReportEvent): Buffer {
   return Buffer.from(JSON.stringify(event), 'utf8');
 }
@@ -21,7 +30,12 @@ export function decodeEvent(value: Uint8Array): Decoded {
   } catch {
     return { ok: false, reason: 'value is not JSON' };
   }
-  if (checkEvent.Check(parsed)) return { ok: true, event: parsed };
+  if (checkEvent.Check(parsed)) {
+    // Beyond what the schema can say: the subject (also the Kafka key) names the same report as the data, within int64.
+    if (parsed.subject !== parsed.data.id) return { ok: false, reason: '/subject: must equal /data/id' };
+    if (!inInt64(parsed.data.id)) return { ok: false, reason: '/data/id: outside the int64 range' };
+    return { ok: true, event: parsed };
+  }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, reason: '/: value is not a JSON object' };
   const type: unknown = (parsed as { type?: unknown }).type;
   if (type !== 'ReportCreated' && type !== 'ReportDeleted') return { ok: false, reason: '/type: must be ReportCreated or ReportDeleted' };

@@ -86,7 +86,7 @@ function byteSize(env: Env, name: ConfigVariable, fallback: number): number {
   const unit = SIZE_UNITS[match?.[2]?.toLowerCase() ?? 'x'];
   if (!match || unit === undefined) throw new ConfigError(name, `must be a size such as 65536, 64kb or 1mb, got "${raw}"`);
   const bytes = Number(match[1]) * unit;
-  if (bytes < 1024 || bytes > 64 * 1024 ** 2) throw new ConfigError(name, `must be between 1kb and 64mb, got "${raw}"`);
+  if (bytes < 1024 || bytes > 8 * 1024 ** 2) throw new ConfigError(name, `must be between 1kb and 8mb, got "${raw}"`);
   return bytes;
 }
 

@@ -43,6 +43,7 @@ export interface ProjectorProgress {
 
 interface Waiter {
   readonly resolve: (outcome: Outcome) => void;
+  readonly reject: (error: Error) => void;
   readonly timer: NodeJS.Timeout;
 }
 
@@ -55,7 +56,7 @@ export class Projector {
   /** Idempotency keys seen in the events, with the answer their first request got. */
   readonly keys: IdempotencyState;
   private readonly cursor: Map<number, number>;
-  private readonly waiters = new Map<string, Waiter>();
+  private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly recent = new Map<string, Outcome>();
   private readonly abort = new AbortController();
   private readonly readyTarget: Promise<void>;
@@ -188,11 +189,13 @@ export class Projector {
 
   private remember(position: LogPosition, outcome: Outcome): void {
     const id = key(position);
-    const waiter = this.waiters.get(id);
-    if (waiter) {
+    const waiting = this.waiters.get(id);
+    if (waiting) {
       this.waiters.delete(id);
-      clearTimeout(waiter.timer);
-      waiter.resolve(outcome);
+      for (const waiter of waiting) {
+        clearTimeout(waiter.timer);
+        waiter.resolve(outcome);
+      }
     }
     this.recent.set(id, outcome);
     if (this.recent.size > RECENT_OUTCOMES) {
@@ -206,17 +209,31 @@ export class Projector {
     const id = key(position);
     if (cursorPassed(this.cursor, position)) return Promise.resolve(this.recent.get(id) ?? 'unknown');
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(id);
-        reject(new ProjectionTimeoutError(position));
-      }, timeoutMs);
-      this.waiters.set(id, { resolve, timer });
+      const waiting = this.waiters.get(id) ?? new Set<Waiter>();
+      this.waiters.set(id, waiting);
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          waiting.delete(waiter);
+          if (waiting.size === 0) this.waiters.delete(id);
+          reject(new ProjectionTimeoutError(position));
+        }, timeoutMs),
+      };
+      waiting.add(waiter);
     });
   }
 
+  /** Stops following; writers still waiting get a ProjectionTimeoutError rather than waiting forever. */
   async stop(): Promise<void> {
     this.abort.abort();
-    for (const waiter of this.waiters.values()) clearTimeout(waiter.timer);
+    for (const [id, waiting] of this.waiters) {
+      const [partition = 0, offset = 0] = id.split(':').map(Number);
+      for (const waiter of waiting) {
+        clearTimeout(waiter.timer);
+        waiter.reject(new ProjectionTimeoutError({ partition, offset }));
+      }
+    }
     this.waiters.clear();
     await this.running;
   }

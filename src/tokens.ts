@@ -31,7 +31,9 @@ export async function resolveTokens(config: Pick<Config, 'tokens' | 'tokensFile'
   if (entries.length > 0) return { entries };
   const path = join(config.dataDir, 'token');
   try {
-    return { entries: [(await readFile(path, 'utf8')).trim()] };
+    const saved = (await readFile(path, 'utf8')).trim();
+    if (saved === '') throw new ConfigError('REPORTS_TOKENS', `the saved token file ${path} is empty; delete it to have a new token generated`);
+    return { entries: [saved] };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }

@@ -95,6 +95,23 @@ projector('resolves waitFor that was called before the record was appended', asy
   assert.is(await withTimeout(waiting, GUARD_MS, 'waitFor(0)'), 'created');
 });
 
+projector('resolves every waitFor on one position, not only the last', async (context) => {
+  const p = startProjector(context);
+  await p.caughtUp();
+  const first = p.waitFor({ partition: 0, offset: 0 }, GUARD_MS);
+  const second = p.waitFor({ partition: 0, offset: 0 }, GUARD_MS);
+  await appendEvent(context.log, created('10', 'twice awaited'));
+  assert.equal(await withTimeout(Promise.all([first, second]), GUARD_MS, 'both waiters'), ['created', 'created']);
+});
+
+projector('stop rejects writers still waiting instead of leaving them pending', async (context) => {
+  const p = startProjector(context);
+  await p.caughtUp();
+  const waiting = p.waitFor({ partition: 0, offset: 5 }, GUARD_MS);
+  await p.stop();
+  assert.instance(await withTimeout(rejection(waiting), 1000, 'rejection after stop'), ProjectionTimeoutError);
+});
+
 projector('rejects waitFor with ProjectionTimeoutError when the record never comes', async (context) => {
   const p = startProjector(context);
   await p.caughtUp();

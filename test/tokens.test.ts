@@ -81,4 +81,11 @@ tokens('generates a different token for another data directory', async ({ dir })
   assert.is.not(a.generatedToken, b.generatedToken);
 });
 
+tokens('refuses an empty saved token file instead of accepting an empty token', async ({ dir }) => {
+  await writeFile(join(dir, 'token'), '\n', { mode: 0o600 });
+  const error = await rejection(resolveTokens({ tokens: [], dataDir: dir }));
+  assert.instance(error, ConfigError);
+  assert.match((error as Error).message, 'delete it');
+});
+
 tokens.run();

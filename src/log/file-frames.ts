@@ -20,6 +20,8 @@ export interface FrameContent {
 export function encodeFrame({ key, value, timestampMs }: FrameContent): Buffer {
   const keyBytes = Buffer.from(key, 'utf8');
   const payloadBytes = PAYLOAD_FIXED_BYTES + keyBytes.length + value.length;
+  // The scan at start refuses larger frames, so such a record must never be acknowledged.
+  if (payloadBytes > MAX_PAYLOAD_BYTES || keyBytes.length > 0xffff) throw new RangeError(`record of ${payloadBytes} bytes is larger than the log's limit of ${MAX_PAYLOAD_BYTES}`);
   const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payloadBytes);
   frame.writeUInt32BE(payloadBytes, 0);
   frame.writeDoubleBE(timestampMs, 8);

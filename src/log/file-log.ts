@@ -4,7 +4,7 @@
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { checkFrame, decodeFrame, encodeFrame } from './file-frames.js';
+import { checkFrame, decodeFrame, encodeFrame, MAX_PAYLOAD_BYTES } from './file-frames.js';
 import { lockDir, type DirLock } from './file-lock.js';
 import { scanLog } from './file-recovery.js';
 import { LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
@@ -86,6 +86,8 @@ class EmbeddedLog implements FileLog {
     if (this.failure) return Promise.reject(this.failure);
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (messages.length === 0) return Promise.resolve([]);
+    const oversized = messages.find(({ key, value }) => Buffer.byteLength(key) + value.length + 10 > MAX_PAYLOAD_BYTES);
+    if (oversized) return Promise.reject(new RangeError(`a record larger than ${MAX_PAYLOAD_BYTES} bytes cannot be appended`));
     return new Promise((resolve, reject) => {
       this.pending.push({ messages, resolve, reject, signal });
       void this.drain();

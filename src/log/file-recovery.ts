@@ -31,7 +31,11 @@ async function readAt(file: FileHandle, position: number, length: number): Promi
 
 export async function scanLog(file: FileHandle, path: string): Promise<ScanResult> {
   const size = (await file.stat()).size;
-  if (size === 0) {
+  // A file shorter than the magic that holds a prefix of it: a first start that crashed while
+  // creating the file. Nothing was ever acknowledged, so it starts empty.
+  const partialMagic = size < FILE_MAGIC.length && (await readAt(file, 0, size)).equals(FILE_MAGIC.subarray(0, size));
+  if (size === 0 || partialMagic) {
+    await file.truncate(0);
     await file.write(FILE_MAGIC, 0, FILE_MAGIC.length, 0);
     await file.sync();
     return { starts: [], validBytes: FILE_MAGIC.length };

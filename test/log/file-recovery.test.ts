@@ -152,10 +152,21 @@ corrupt('refuses a file whose magic bytes are wrong', async (context) => {
   assert.is((await stat(context.path)).size, bytes.length);
 });
 
-corrupt('refuses a file shorter than the magic bytes', async (context) => {
-  await writeFile(context.path, 'RS');
+corrupt('refuses a short file that is not the start of the magic bytes', async (context) => {
+  await writeFile(context.path, 'XY');
   const error = await rejection(openFileLog({ dir: context.dir, logger: quiet() }));
   assert.match((error as Error).message, 'bad magic');
+});
+
+corrupt('starts empty from a file cut inside the magic bytes (a first start that crashed)', async (context) => {
+  await writeFile(context.path, 'RS');
+  const log = await openFileLog({ dir: context.dir, logger: quiet() });
+  assert.equal(await log.head(), new Map([[0, 0]]));
+  await log.append([{ key: '1', value: Buffer.from('after') }]);
+  await log.close();
+  const reopened = await openFileLog({ dir: context.dir, logger: quiet() });
+  assert.equal(await reopened.head(), new Map([[0, 1]]));
+  await reopened.close();
 });
 
 corrupt.run();

@@ -56,6 +56,19 @@ decode('rejects a non-canonical data id and names /data/id', () => {
   const event = created('7', 'a');
   assert.match(reasonFor(bytes({ ...event, data: { ...event.data, id: '007' } })), '/data/id');
 });
+decode('rejects a subject that names another report than /data/id', () => {
+  const event = created('7', 'a');
+  assert.match(reasonFor(bytes({ ...event, subject: '8' })), '/subject: must equal /data/id');
+});
+for (const id of ['9223372036854775808', '-9223372036854775809', '9999999999999999999']) {
+  decode(`rejects the id ${id}, outside the int64 range`, () => {
+    assert.match(reasonFor(bytes(created(id, 'a'))), '/data/id: outside the int64 range');
+  });
+}
+decode('accepts both ends of the int64 range', () => {
+  assert.ok(decodeEvent(bytes(created('9223372036854775807', 'max'))).ok);
+  assert.ok(decodeEvent(bytes(created('-9223372036854775808', 'min'))).ok);
+});
 decode('rejects a ReportCreated without a name and names /data/name', () => {
   assert.match(reasonFor(bytes({ ...created('1', 'a'), data: { id: '1' } })), '/data/name');
 });
