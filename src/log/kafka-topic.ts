@@ -31,10 +31,25 @@ export async function ensureTopic(admin: Admin, config: KafkaConfig): Promise<nu
     });
   }
   await checkTopicConfig(admin, config.topic);
+  await offsetsServed(admin, config.topic);
   const metadata = await admin.fetchTopicMetadata({ topics: [config.topic] });
   const partitions = metadata.topics[0]?.partitions.length ?? 0;
   if (partitions === 0) throw new TopicSettingsError(`topic ${config.topic} has no partitions`);
   return partitions;
+}
+
+/** A new topic's leaders can take a moment to serve offsets ("not the leader"); wait for that. */
+async function offsetsServed(admin: Admin, topic: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await admin.fetchTopicOffsets(topic);
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }
 
 async function checkTopicConfig(admin: Admin, topic: string): Promise<void> {
