@@ -4,9 +4,9 @@
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { checkFrame, decodeFrame, encodeFrame, MAX_PAYLOAD_BYTES } from './file-frames.js';
+import { checkFrame, decodeFrame, encodeFrame, FILE_MAGIC, MAX_PAYLOAD_BYTES } from './file-frames.js';
 import { lockDir, type DirLock } from './file-lock.js';
-import { scanLog } from './file-recovery.js';
+import { checkMagic, CorruptLogError, scanFrames, scanLog } from './file-recovery.js';
 import { LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
 
 const READ_CHUNK_BYTES = 1024 * 1024;
@@ -31,6 +31,29 @@ interface PendingAppend {
 
 export interface FileLog extends EventLog {
   stats(): FileLogStats;
+}
+
+/**
+ * Opens the log of `dir` for reading only, next to a server that may be writing it (no lock, no
+ * repair): an incomplete last frame is taken for a write in progress and read once it is whole;
+ * damage followed by valid frames is refused as at a normal open.
+ */
+export async function openFileLogReader({ dir, logger, now = Date.now, pollMs = 200 }: FileLogOptions & { pollMs?: number }): Promise<FileLog> {
+  const path = join(dir, 'events.log');
+  const file = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
+    throw error.code === 'ENOENT' ? new Error(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
+  });
+  try {
+    const magic = await checkMagic(file);
+    if (magic === 'bad') throw new Error(`${path} is not a report store log (bad magic bytes)`);
+    const log = new EmbeddedLog(path, file, undefined, [], FILE_MAGIC.length, now, pollMs);
+    if (magic === 'ok') await log.refresh();
+    logger.debug({ path, records: (await log.head()).get(0) }, 'opened the embedded event log for reading');
+    return log;
+  } catch (error) {
+    await file.close();
+    throw error;
+  }
 }
 
 export async function openFileLog({ dir, logger, now = Date.now }: FileLogOptions): Promise<FileLog> {
@@ -69,10 +92,12 @@ class EmbeddedLog implements FileLog {
   constructor(
     private readonly path: string,
     private readonly file: FileHandle,
-    private readonly lock: DirLock,
+    /** Absent for a reader (openFileLogReader), which may not append. */
+    private readonly lock: DirLock | undefined,
     private readonly starts: number[],
     private endByte: number,
     private readonly now: () => number,
+    private readonly pollMs = 0,
   ) {
     this.description = `file:${path}`;
   }
@@ -83,6 +108,7 @@ class EmbeddedLog implements FileLog {
 
   append(messages: readonly LogMessage[], { signal }: AppendOptions = {}): Promise<LogPosition[]> {
     if (this.closed) return Promise.reject(new LogUnavailableError('the event log is closed'));
+    if (!this.lock) return Promise.reject(new LogUnavailableError('the event log is open for reading only'));
     if (this.failure) return Promise.reject(this.failure);
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (messages.length === 0) return Promise.resolve([]);
@@ -150,11 +176,22 @@ class EmbeddedLog implements FileLog {
     return { available: true };
   }
 
+  /** For a reader: takes in the frames another process appended since the last look. */
+  async refresh(): Promise<void> {
+    if (this.lock || this.closed) return;
+    const scan = await scanFrames(this.file, this.endByte, this.starts);
+    this.endByte = scan.validBytes;
+    const problem = scan.problem;
+    if (problem?.validFramesFollow) throw new CorruptLogError(this.path, problem.bytePosition, problem.recordOffset, problem.reason);
+  }
+
   async head(): Promise<Cursor> {
+    await this.refresh();
     return new Map([[0, this.starts.length]]);
   }
 
   async *read(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
+    await this.refresh();
     const end = this.starts.length;
     let offset = from.get(0) ?? 0;
     while (offset < end && !options.signal?.aborted) {
@@ -172,10 +209,26 @@ class EmbeddedLog implements FileLog {
         const records = await this.readChunk(offset, this.starts.length);
         for (const record of records) yield record;
         offset += records.length;
-      } else {
+      } else if (this.lock) {
         await this.nextAppend(signal);
+      } else {
+        await this.pause(signal);
+        await this.refresh();
       }
     }
+  }
+
+  /** A reader has no append to wait for: it looks at the file again after `pollMs`. */
+  private pause(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.pollMs);
+      function done() {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      }
+      signal?.addEventListener('abort', done, { once: true });
+    });
   }
 
   private nextAppend(signal: AbortSignal | undefined): Promise<void> {
@@ -219,6 +272,6 @@ class EmbeddedLog implements FileLog {
     for (const { reject } of this.pending.splice(0)) reject(new LogUnavailableError('the event log is closed'));
     for (const listener of [...this.listeners]) listener();
     await this.file.close();
-    await this.lock.release();
+    await this.lock?.release();
   }
 }

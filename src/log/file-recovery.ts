@@ -29,27 +29,26 @@ async function readAt(file: FileHandle, position: number, length: number): Promi
   return buffer.subarray(0, bytesRead);
 }
 
-export async function scanLog(file: FileHandle, path: string): Promise<ScanResult> {
-  const size = (await file.stat()).size;
-  // A file shorter than the magic that holds a prefix of it: a first start that crashed while
-  // creating the file. Nothing was ever acknowledged, so it starts empty.
-  const partialMagic = size < FILE_MAGIC.length && (await readAt(file, 0, size)).equals(FILE_MAGIC.subarray(0, size));
-  if (size === 0 || partialMagic) {
-    await file.truncate(0);
-    await file.write(FILE_MAGIC, 0, FILE_MAGIC.length, 0);
-    await file.sync();
-    return { starts: [], validBytes: FILE_MAGIC.length };
-  }
-  const magic = await readAt(file, 0, FILE_MAGIC.length);
-  if (!magic.equals(FILE_MAGIC)) throw new Error(`${path} is not a report store log (bad magic bytes)`);
+export interface FrameScan {
+  readonly starts: number[];
+  /** Where the valid frames end. */
+  readonly validBytes: number;
+  /** The first frame that failed its check, if any. */
+  readonly problem?: { readonly bytePosition: number; readonly recordOffset: number; readonly reason: string; readonly validFramesFollow: boolean };
+}
 
-  const starts: number[] = [];
-  let position = FILE_MAGIC.length;
+/**
+ * Checks frames from byte `from` to the end of the file, changing nothing. `starts` (the positions
+ * of the frames before `from`) receives the byte position of every valid frame; scanning stops at
+ * the first bad one.
+ */
+export async function scanFrames(file: FileHandle, from: number, starts: number[] = []): Promise<FrameScan> {
+  const size = (await file.stat()).size;
+  let position = from;
   let chunk: Buffer = Buffer.alloc(0);
   let chunkStart = position;
   while (position < size) {
-    const at = position - chunkStart;
-    const check = checkFrame(chunk, at, chunkStart + chunk.length >= size);
+    const check = checkFrame(chunk, position - chunkStart, chunkStart + chunk.length >= size);
     if (check.kind === 'frame') {
       starts.push(position);
       position += check.bytes;
@@ -57,22 +56,41 @@ export async function scanLog(file: FileHandle, path: string): Promise<ScanResul
       chunkStart = position;
       chunk = await readAt(file, position, Math.max(CHUNK_BYTES, check.needBytes));
     } else {
-      return cutOrRefuse(file, path, { position, size, starts, reason: check.reason });
+      const tailBytes = size - position;
+      // Damage followed by a valid frame cannot be a torn write; too large a tail is assumed to hold one.
+      const validFramesFollow = tailBytes > MAX_TAIL_SEARCH_BYTES || findValidFrame(await readAt(file, position + 1, tailBytes - 1)) !== undefined;
+      return { starts, validBytes: position, problem: { bytePosition: position, recordOffset: starts.length, reason: check.reason, validFramesFollow } };
     }
   }
   return { starts, validBytes: position };
 }
 
-async function cutOrRefuse(
-  file: FileHandle,
-  path: string,
-  { position, size, starts, reason }: { position: number; size: number; starts: number[]; reason: string },
-): Promise<ScanResult> {
-  const tailBytes = size - position;
-  if (tailBytes > MAX_TAIL_SEARCH_BYTES) throw new CorruptLogError(path, position, starts.length, reason);
-  const tail = await readAt(file, position + 1, tailBytes - 1);
-  if (findValidFrame(tail) !== undefined) throw new CorruptLogError(path, position, starts.length, reason);
-  await file.truncate(position);
+/** Whether the file starts with the magic bytes; a file shorter than them holding their prefix is "partial". */
+export async function checkMagic(file: FileHandle): Promise<'ok' | 'empty' | 'partial' | 'bad'> {
+  const size = (await file.stat()).size;
+  if (size === 0) return 'empty';
+  const head = await readAt(file, 0, Math.min(size, FILE_MAGIC.length));
+  if (size < FILE_MAGIC.length) return head.equals(FILE_MAGIC.subarray(0, size)) ? 'partial' : 'bad';
+  return head.equals(FILE_MAGIC) ? 'ok' : 'bad';
+}
+
+/** The writer's scan at open: checks every frame, cuts a torn tail, refuses mid-log damage. */
+export async function scanLog(file: FileHandle, path: string): Promise<ScanResult> {
+  const magic = await checkMagic(file);
+  if (magic === 'bad') throw new Error(`${path} is not a report store log (bad magic bytes)`);
+  if (magic !== 'ok') {
+    // Empty, or cut inside the magic by a first start that crashed: nothing was ever acknowledged.
+    await file.truncate(0);
+    await file.write(FILE_MAGIC, 0, FILE_MAGIC.length, 0);
+    await file.sync();
+    return { starts: [], validBytes: FILE_MAGIC.length };
+  }
+  const scan = await scanFrames(file, FILE_MAGIC.length);
+  if (!scan.problem) return { starts: scan.starts, validBytes: scan.validBytes };
+  const { bytePosition, recordOffset, reason, validFramesFollow } = scan.problem;
+  if (validFramesFollow) throw new CorruptLogError(path, bytePosition, recordOffset, reason);
+  const cutBytes = (await file.stat()).size - bytePosition;
+  await file.truncate(bytePosition);
   await file.sync();
-  return { starts, validBytes: position, tornTail: { bytePosition: position, recordOffset: starts.length, cutBytes: tailBytes, reason } };
+  return { starts: scan.starts, validBytes: bytePosition, tornTail: { bytePosition, recordOffset, cutBytes, reason } };
 }
