@@ -4,14 +4,24 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config.js';
+import { eventsCommand, runEvents } from './events.js';
+import { migrateCommand, runMigrate } from './migrate.js';
+import { replayCommand, runReplay } from './replay.js';
 import { runSchema, schemaCommand } from './schema.js';
 import { runServe, serveCommand } from './serve.js';
+import { runSnapshot, snapshotCommand } from './snapshot.js';
+import { runVerify, verifyCommand } from './verify.js';
 import { UsageError, type CliIo } from './usage.js';
 
 type Run = (args: readonly string[], io: CliIo) => Promise<number>;
 
 const commands: ReadonlyMap<string, { run: Run; summary: string }> = new Map([
   [serveCommand.name, { run: runServe, summary: 'run the HTTP service' }],
+  [eventsCommand.name, { run: runEvents, summary: 'print the log as NDJSON, optionally following it' }],
+  [replayCommand.name, { run: runReplay, summary: 'fold the history and print counts and the state digest' }],
+  [verifyCommand.name, { run: runVerify, summary: 'check every frame, event and fold rule of the log' }],
+  [snapshotCommand.name, { run: runSnapshot, summary: 'write a snapshot of the read model' }],
+  [migrateCommand.name, { run: runMigrate, summary: 'copy the embedded log into Kafka (resumable)' }],
   [schemaCommand.name, { run: runSchema, summary: 'print the event JSON Schemas or the OpenAPI document' }],
 ]);
 

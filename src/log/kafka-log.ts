@@ -18,6 +18,8 @@ export interface KafkaLogOptions {
   readonly writeTimeoutMs: number;
   /** How often the broker is probed for /readyz and the head offsets. */
   readonly probeIntervalMs?: number;
+  /** Create the topic when missing (the server); tools that only read pass false. */
+  readonly createTopic?: boolean;
 }
 
 const { Kafka: KafkaClient, logLevel: KafkaLogLevel, Partitioners } = kafkajs;
@@ -60,7 +62,7 @@ function describeStartError(error: unknown, config: KafkaConfig): Error {
   return new Error(`cannot use Kafka at ${config.brokers.join(',')} (KAFKA_BROKERS): ${message}`, { cause: error });
 }
 
-export async function openKafkaLog({ config, logger, writeTimeoutMs, probeIntervalMs = 2000 }: KafkaLogOptions): Promise<EventLog> {
+export async function openKafkaLog({ config, logger, writeTimeoutMs, probeIntervalMs = 2000, createTopic = true }: KafkaLogOptions): Promise<EventLog> {
   const kafka = createKafkaClient(config, logger);
   const admin = kafka.admin();
   // Unlimited retries are what makes the idempotent producer safe; a request that gives up first
@@ -74,7 +76,7 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
   });
   try {
     await admin.connect();
-    const partitions = await ensureTopic(admin, config);
+    const partitions = await ensureTopic(admin, config, createTopic);
     await producer.connect();
     const metadata = (await admin.fetchTopicMetadata({ topics: [config.topic] })).topics[0]?.partitions ?? [];
     logger.info({ topic: config.topic, partitions, brokers: config.brokers }, 'opened the Kafka event log');

@@ -14,9 +14,10 @@ export class TopicSettingsError extends Error {
 
 export const REQUIRED_TOPIC_CONFIG: Readonly<Record<string, string>> = { 'retention.ms': '-1', 'retention.bytes': '-1', 'cleanup.policy': 'delete' };
 
-/** Creates the topic when missing; returns its partition count. */
-export async function ensureTopic(admin: Admin, config: KafkaConfig): Promise<number> {
+/** Creates the topic when missing (unless `create` is false: tools that only read); returns its partition count. */
+export async function ensureTopic(admin: Admin, config: KafkaConfig, create = true): Promise<number> {
   const topics = await admin.listTopics();
+  if (!topics.includes(config.topic) && !create) throw new TopicSettingsError(`topic ${config.topic} does not exist (REPORTS_TOPIC)`);
   if (!topics.includes(config.topic)) {
     await admin.createTopics({
       waitForLeaders: true,

@@ -1,0 +1,62 @@
+// `reports events [--from POS] [--follow] [--type TYPE]`: the log as NDJSON, one CloudEvent a
+// line with its position; with --follow it keeps streaming until interrupted.
+import { decodeEvent } from '../../projections/codec.js';
+import { loadConfig } from '../config.js';
+import type { LogRecord } from '../log/event-log.js';
+import { formatPosition, parseCursor } from './positions.js';
+import { openToolLog, toolLogger } from './tool-log.js';
+import { helpText, parseCommand, stringOption, UsageError, type CliIo, type CommandSpec } from './usage.js';
+
+const TYPES = ['ReportCreated', 'ReportDeleted'] as const;
+
+export const eventsCommand = {
+  name: 'events',
+  usage: 'reports events [--from POS] [--follow] [--type ReportCreated|ReportDeleted]',
+  description: [
+    'Prints the event log as NDJSON: {"position":"P:O","time":...,"event":<CloudEvent>} a line.',
+    'A record that is not a valid event prints as {"position":...,"invalid":"<reason>"} (left out by --type).',
+    '--from POS starts at a position (N on the file log, P:O,P:O on Kafka); --follow keeps streaming',
+    'new events until interrupted (Ctrl-C).',
+  ].join('\n'),
+  options: { from: { type: 'string' }, follow: { type: 'boolean' }, type: { type: 'string' } },
+} satisfies CommandSpec;
+
+function line(record: LogRecord): { text: string; type: string | undefined } {
+  const position = formatPosition(record.position);
+  const time = new Date(record.timestampMs).toISOString();
+  const decoded = decodeEvent(record.value);
+  if (!decoded.ok) return { text: JSON.stringify({ position, time, invalid: decoded.reason }), type: undefined };
+  return { text: JSON.stringify({ position, time, event: decoded.event }), type: decoded.event.type };
+}
+
+/** Writes and waits when the pipe is full, so a slow reader (e.g. `| less`) is not buffered in memory. */
+function write(io: CliIo, text: string): Promise<void> | undefined {
+  if (io.stdout.write(`${text}\n`)) return undefined;
+  return new Promise((resolve) => io.stdout.once('drain', () => resolve()));
+}
+
+export async function runEvents(args: readonly string[], io: CliIo): Promise<number> {
+  const parsed = parseCommand(eventsCommand, args);
+  if (parsed.help) {
+    io.stdout.write(helpText(eventsCommand));
+    return 0;
+  }
+  const fromText = stringOption(parsed, 'from');
+  const from = fromText === undefined ? new Map<number, number>() : parseCursor(fromText);
+  if (from === undefined) throw new UsageError(`--from must be N or P:O[,P:O...], got "${fromText}"`, eventsCommand.usage);
+  const type = stringOption(parsed, 'type');
+  if (type !== undefined && !TYPES.some((known) => known === type)) throw new UsageError(`--type must be ${TYPES.join(' or ')}, got "${type}"`, eventsCommand.usage);
+  const config = loadConfig(io.env);
+  const log = await openToolLog(config, toolLogger(io, config));
+  try {
+    const records = parsed.values['follow'] === true ? log.follow(from, { signal: io.signal }) : log.read(from, { signal: io.signal });
+    for await (const record of records) {
+      const { text, type: recordType } = line(record);
+      if (type !== undefined && recordType !== type) continue;
+      await write(io, text);
+    }
+    return 0;
+  } finally {
+    await log.close();
+  }
+}

@@ -1,0 +1,19 @@
+// The log as the tools see it: on the file log a reader that may run beside the server (no lock);
+// on Kafka the topic, which read-only tools never create.
+import type { Logger } from 'pino';
+import { pino } from 'pino';
+import type { Config } from '../config.js';
+import type { EventLog } from '../log/event-log.js';
+import { openFileLogReader } from '../log/file-log.js';
+import { openKafkaLog } from '../log/kafka-log.js';
+import type { CliIo } from './usage.js';
+
+/** Tools print their results on stdout; their log lines (warnings and worse) go to stderr. */
+export function toolLogger(io: CliIo, config: Config): Logger {
+  return pino({ level: config.logLevel === 'info' ? 'warn' : config.logLevel, base: undefined }, io.stderr);
+}
+
+export async function openToolLog(config: Config, logger: Logger, { createTopic = false } = {}): Promise<EventLog> {
+  if (config.kafka) return openKafkaLog({ config: config.kafka, logger, writeTimeoutMs: config.writeTimeoutMs, createTopic, probeIntervalMs: 60_000 });
+  return openFileLogReader({ dir: config.dataDir, logger });
+}
