@@ -1,0 +1,298 @@
+/**
+ * A real, private Kafka broker for tests that need to stop, kill, pause and restart it
+ * (fault tests). Wraps test/broker/kafka-broker.sh: each broker has its own name, ports and
+ * state dir (.cache/kafka/run/<name>/), so it never disturbs the shared test broker that
+ * test/broker/with-kafka.sh starts on 19092.
+ *
+ *   if (!kafkaAvailable()) { ...skip (or fail when CI=true)... }
+ *   const broker = await startBroker({ name: 'fault-restart', port: 29092, controllerPort: 29093, saslPort: 29094, fresh: true });
+ *   // new Kafka({ brokers: [broker.brokers] }) ...
+ *   await broker.stop();   // clean shutdown (SIGTERM), data kept
+ *   await broker.start();  // same data, same ports
+ *   await broker.stop();
+ *
+ * Any broker still running when the Node process exits normally is stopped by an exit hook.
+ * Use distinct ports per broker; a port already in use makes startBroker() reject.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface KafkaBrokerOptions {
+  /** State dir .cache/kafka/run/<name>/; letters, digits, '.', '_', '-'. */
+  name: string;
+  /** PLAINTEXT listener on 127.0.0.1. */
+  port: number;
+  /** KRaft controller listener on 127.0.0.1. */
+  controllerPort: number;
+  /** SASL_PLAINTEXT (PLAIN) listener on 127.0.0.1. */
+  saslPort: number;
+  /** Wipe the data dir before the first start (stops a leftover broker of that name first). */
+  fresh?: boolean;
+  /** Extra environment for kafka-broker.sh, e.g. { KAFKA_AUTO_CREATE_TOPICS: 'true' }. */
+  env?: Readonly<Record<string, string>>;
+}
+
+export interface KafkaSaslPlain {
+  mechanism: 'plain';
+  username: string;
+  password: string;
+}
+
+export interface KafkaBroker {
+  readonly name: string;
+  /** '127.0.0.1:<port>' (PLAINTEXT). */
+  readonly brokers: string;
+  /** '127.0.0.1:<saslPort>' (SASL_PLAINTEXT). */
+  readonly saslBrokers: string;
+  /** Credentials accepted on saslBrokers (kafkajs `sasl` option). */
+  readonly sasl: KafkaSaslPlain;
+  /** Clean shutdown (SIGTERM, SIGKILL after 30 s). Resolves when the process is gone. */
+  stop(): Promise<void>;
+  /** Start again on the same data dir and ports; resolves once the broker answers. */
+  start(): Promise<void>;
+  /** Crash: SIGKILL, no clean shutdown. start() afterwards recovers the logs. */
+  kill(): Promise<void>;
+  /** Freeze the JVM (SIGSTOP): connections stay open but nothing answers. */
+  pause(): void;
+  /** Undo pause() (SIGCONT). */
+  resume(): void;
+  /** True when the broker process is alive (it may be paused). */
+  isRunning(): boolean;
+}
+
+/** The project root: the nearest ancestor holding test/broker/kafka-broker.sh (works from dist/ and from source). */
+function findProjectRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(path.join(dir, 'test', 'broker', 'kafka-broker.sh'))) return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('kafka-broker harness: cannot find test/broker/kafka-broker.sh above ' + fileURLToPath(import.meta.url));
+    dir = parent;
+  }
+}
+
+const ROOT = findProjectRoot();
+const SCRIPT = path.join(ROOT, 'test', 'broker', 'kafka-broker.sh');
+const RUN_ROOT = path.join(ROOT, '.cache', 'kafka', 'run');
+
+function onPath(command: string): boolean {
+  const dirs = (process.env['PATH'] ?? '').split(path.delimiter).filter((d) => d !== '');
+  return dirs.some((dir) => {
+    try {
+      accessSync(path.join(dir, command), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+function javaAvailable(): boolean {
+  const javaHome = process.env['JAVA_HOME'];
+  if (javaHome !== undefined && javaHome !== '') {
+    try {
+      accessSync(path.join(javaHome, 'bin', 'java'), constants.X_OK);
+      return true;
+    } catch {
+      // fall through to PATH
+    }
+  }
+  return onPath('java');
+}
+
+/**
+ * True when this machine can run a local broker: java on PATH (or JAVA_HOME), and mvn on PATH
+ * or the broker jars already cached in .cache/kafka/libs.
+ */
+export function kafkaAvailable(): boolean {
+  if (!javaAvailable()) return false;
+  if (onPath('mvn')) return true;
+  return spawnSync('bash', [SCRIPT, 'has-libs'], { stdio: 'ignore' }).status === 0;
+}
+
+function validatePort(label: string, port: number): void {
+  if (!Number.isInteger(port) || port <= 0 || port >= 65536) throw new Error(`kafka-broker harness: invalid ${label} ${port}`);
+}
+
+interface ScriptResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  output: string;
+}
+
+function runScript(command: 'up' | 'down', env: NodeJS.ProcessEnv): Promise<ScriptResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', [SCRIPT, command], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    const verbose = process.env['KAFKA_BROKER_VERBOSE'] === '1';
+    const collect = (chunk: Buffer): void => {
+      chunks.push(chunk);
+      if (verbose) process.stderr.write(chunk);
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, output: Buffer.concat(chunks).toString('utf8') }));
+  });
+}
+
+const running = new Map<string, () => void>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', () => {
+    for (const stopSync of running.values()) stopSync();
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Alive and not a zombie (an exited broker whose parent, init, has not reaped it yet). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true; // no procfs (macOS): kill(pid, 0) is all there is
+  }
+}
+
+class LocalKafkaBroker implements KafkaBroker {
+  readonly name: string;
+  readonly brokers: string;
+  readonly saslBrokers: string;
+  readonly sasl: KafkaSaslPlain;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly pidFile: string;
+
+  constructor(opts: KafkaBrokerOptions) {
+    if (!/^[A-Za-z0-9._-]+$/.test(opts.name)) throw new Error(`kafka-broker harness: invalid name '${opts.name}'`);
+    validatePort('port', opts.port);
+    validatePort('controllerPort', opts.controllerPort);
+    validatePort('saslPort', opts.saslPort);
+    this.name = opts.name;
+    this.brokers = `127.0.0.1:${opts.port}`;
+    this.saslBrokers = `127.0.0.1:${opts.saslPort}`;
+    this.env = {
+      ...process.env,
+      ...opts.env,
+      KAFKA_BROKER_NAME: opts.name,
+      KAFKA_PORT: String(opts.port),
+      KAFKA_CONTROLLER_PORT: String(opts.controllerPort),
+      KAFKA_SASL_PORT: String(opts.saslPort),
+      KAFKA_BROKER_FRESH: '0',
+    };
+    this.sasl = {
+      mechanism: 'plain',
+      username: this.env['KAFKA_SASL_TEST_USER'] ?? 'reports',
+      password: this.env['KAFKA_SASL_TEST_PASSWORD'] ?? 'reports-secret',
+    };
+    this.pidFile = path.join(RUN_ROOT, opts.name, 'kafka.pid');
+  }
+
+  async up(fresh: boolean): Promise<void> {
+    const result = await runScript('up', { ...this.env, KAFKA_BROKER_FRESH: fresh ? '1' : '0' });
+    if (result.code !== 0) {
+      running.delete(this.name);
+      throw new Error(`kafka broker '${this.name}' did not start (exit ${result.code ?? result.signal}):\n${result.output}`);
+    }
+    running.set(this.name, () => {
+      this.resumeQuietly();
+      spawnSync('bash', [SCRIPT, 'down'], { cwd: ROOT, env: this.env, stdio: 'ignore' });
+    });
+    installExitHook();
+  }
+
+  start(): Promise<void> {
+    return this.up(false);
+  }
+
+  async stop(): Promise<void> {
+    this.resumeQuietly();
+    const result = await runScript('down', this.env);
+    running.delete(this.name);
+    if (result.code !== 0) {
+      throw new Error(`kafka broker '${this.name}' did not stop (exit ${result.code ?? result.signal}):\n${result.output}`);
+    }
+  }
+
+  async kill(): Promise<void> {
+    const pid = this.pid();
+    if (pid !== undefined) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      const deadline = Date.now() + 10_000;
+      while (alive(pid) && Date.now() < deadline) await sleep(50);
+      if (alive(pid)) throw new Error(`kafka broker '${this.name}' (pid ${pid}) survived SIGKILL`);
+    }
+    // Clears the stale pid file (and reports "not running").
+    await runScript('down', this.env);
+    running.delete(this.name);
+  }
+
+  pause(): void {
+    const pid = this.requirePid();
+    process.kill(pid, 'SIGSTOP');
+  }
+
+  resume(): void {
+    const pid = this.requirePid();
+    process.kill(pid, 'SIGCONT');
+  }
+
+  isRunning(): boolean {
+    const pid = this.pid();
+    return pid !== undefined && alive(pid);
+  }
+
+  private resumeQuietly(): void {
+    const pid = this.pid();
+    if (pid === undefined) return;
+    try {
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      // not running
+    }
+  }
+
+  private pid(): number | undefined {
+    let text: string;
+    try {
+      text = readFileSync(this.pidFile, 'utf8').trim();
+    } catch {
+      return undefined;
+    }
+    const pid = Number(text);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  }
+
+  private requirePid(): number {
+    const pid = this.pid();
+    if (pid === undefined || !alive(pid)) throw new Error(`kafka broker '${this.name}' is not running`);
+    return pid;
+  }
+}
+
+/**
+ * Starts (fetching the jars and formatting storage when needed) a broker and resolves once it
+ * answers on 127.0.0.1:<port>. Rejects with the broker's log tail when it does not start.
+ */
+export async function startBroker(opts: KafkaBrokerOptions): Promise<KafkaBroker> {
+  const broker = new LocalKafkaBroker(opts);
+  await broker.up(opts.fresh === true);
+  return broker;
+}
