@@ -1,0 +1,92 @@
+// Faults against a real broker of the test's own, stopped and started again: writes answer 503
+// within the write timeout while it is down, /readyz turns 503, the process stays up, and once
+// the broker is back writes succeed without a restart and nothing answered 200 is lost.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startBroker, type KafkaBroker } from '../helpers/kafka-broker.js';
+import { startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
+import type { TestServer } from '../helpers/server.js';
+
+const WRITE_TIMEOUT_MS = 1500;
+const body = (id: number, name: string) => `{"id": ${id}, "name": "${name}"}`;
+
+async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 45_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+withKafka('broker faults', () => {
+  const faults = suite<{ broker: KafkaBroker; server: TestServer; topic: string; acknowledged: Map<number, string> }>('kafka: broker stopped and started');
+
+  faults.before(async (context) => {
+    context.broker = await startBroker({ name: 'faults', port: 19192, controllerPort: 19193, saslPort: 19194, fresh: true });
+    context.topic = uniqueTopic('faults');
+    context.server = await startKafkaServer(context.broker.brokers, { REPORTS_WRITE_TIMEOUT_MS: String(WRITE_TIMEOUT_MS) }, context.topic);
+    context.acknowledged = new Map();
+  });
+  faults.after(async ({ server, broker }) => {
+    await server?.dispose();
+    await broker?.stop();
+  });
+
+  faults('writes succeed while the broker is up', async ({ server, acknowledged }) => {
+    for (let id = 1; id <= 20; id += 1) {
+      const response = await server.request('/reports', { method: 'POST', json: body(id, `before ${id}`) });
+      assert.is(response.status, 200);
+      acknowledged.set(id, `before ${id}`);
+    }
+  });
+
+  faults('with the broker stopped, writes answer 503 with Retry-After within the write timeout', async ({ server, broker, acknowledged }) => {
+    // Writes racing the stop: whatever is answered 200 must survive.
+    const racing = Array.from({ length: 20 }, (_, i) => 100 + i).map(async (id) => {
+      const response = await server.request('/reports', { method: 'POST', json: body(id, `racing ${id}`) });
+      if (response.status === 200) acknowledged.set(id, `racing ${id}`);
+      return response.status;
+    });
+    await broker.stop();
+    for (const status of await Promise.all(racing)) assert.ok(status === 200 || status === 503, `status ${status}`);
+
+    const started = Date.now();
+    const response = await server.request('/reports', { method: 'POST', json: body(500, 'during outage') });
+    const elapsed = Date.now() - started;
+    assert.is(response.status, 503);
+    assert.match(response.headers.get('retry-after') ?? '', /^\d+$/);
+    assert.equal(Object.keys((await response.json()) as object).sort(), ['error', 'message']);
+    assert.ok(elapsed < WRITE_TIMEOUT_MS + 1000, `answered after ${elapsed} ms`);
+
+    const remove = await server.request('/reports/1', { method: 'DELETE' });
+    assert.is(remove.status, 503);
+  });
+
+  faults('with the broker stopped, /readyz answers 503 and the process stays up', async ({ server }) => {
+    await eventually('/readyz is 503', async () => (await server.request('/readyz')).status === 503);
+    assert.is((await server.request('/healthz')).status, 200);
+  });
+
+  faults('with the broker back, writes succeed without a restart', async ({ server, broker, acknowledged }) => {
+    await broker.start();
+    await eventually('a write succeeds', async () => {
+      const response = await server.request('/reports', { method: 'POST', json: body(500, 'during outage') });
+      return response.status === 200;
+    });
+    acknowledged.set(500, 'during outage');
+    await eventually('/readyz is 200', async () => (await server.request('/readyz')).status === 200);
+  });
+
+  faults('no write answered 200 is lost: a fresh instance folds every one of them', async ({ broker, topic, acknowledged }) => {
+    const fresh = await startKafkaServer(broker.brokers, {}, topic);
+    try {
+      for (const [id, name] of acknowledged) assert.equal(fresh.projector.state.get(String(id)), { name }, `report ${id}`);
+      const retried = await fresh.request('/reports', { method: 'POST', json: body(1, 'before 1') });
+      assert.is(retried.status, 200);
+    } finally {
+      await fresh.dispose();
+    }
+  });
+
+  faults.run();
+});
