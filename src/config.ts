@@ -34,6 +34,7 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly eventSource: string;
   readonly snapshotEvery: number;
+  readonly projectionStallMs: number;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -43,7 +44,7 @@ export const CONFIG_VARIABLES = [
   'PORT', 'HOST', 'REPORTS_TOKENS', 'REPORTS_TOKENS_FILE', 'REPORTS_DATA_DIR', 'KAFKA_BROKERS', 'REPORTS_TOPIC',
   'REPORTS_TOPIC_PARTITIONS', 'REPORTS_TOPIC_REPLICATION_FACTOR', 'KAFKA_CLIENT_ID', 'KAFKA_SSL', 'KAFKA_SASL_MECHANISM',
   'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'REPORTS_BODY_LIMIT', 'REPORTS_NAME_MAX_CHARS', 'REPORTS_TAG_MAX_CHARS',
-  'REPORTS_WRITE_TIMEOUT_MS', 'LOG_LEVEL', 'REPORTS_EVENT_SOURCE', 'REPORTS_SNAPSHOT_EVERY',
+  'REPORTS_WRITE_TIMEOUT_MS', 'LOG_LEVEL', 'REPORTS_EVENT_SOURCE', 'REPORTS_SNAPSHOT_EVERY', 'REPORTS_PROJECTION_STALL_MS',
 ] as const;
 /** The helpers below take only these names, so the list cannot fall behind what is read. */
 export type ConfigVariable = (typeof CONFIG_VARIABLES)[number];
@@ -154,6 +155,7 @@ export function loadConfig(env: Env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     eventSource: text(env, 'REPORTS_EVENT_SOURCE') ?? 'urn:report-store',
     snapshotEvery: integer(env, 'REPORTS_SNAPSHOT_EVERY', 10_000, 0, 1_000_000_000),
+    projectionStallMs: integer(env, 'REPORTS_PROJECTION_STALL_MS', 10_000, 100, 3_600_000),
   };
   return Object.freeze(config);
 }

@@ -71,6 +71,9 @@ export class Projector {
   private readonly retryDelayMs: number;
   private readonly now: () => number;
   private markReady: () => void = () => undefined;
+  /** Since when records have been waiting with no progress (for stall detection). */
+  private behindSince: number | undefined;
+  private appliedAtLastCheck = 0;
 
   private readonly snapshotEvery: number;
   private readonly onSnapshotDue: ((projector: Projector) => void) | undefined;
@@ -105,6 +108,23 @@ export class Projector {
 
   isCaughtUp(): boolean {
     return this.isReady;
+  }
+
+  /**
+   * Lag against `head`, and whether the projector has stalled: records have been waiting for
+   * longer than `stallAfterMs` while none was applied. Remembers what it saw between calls.
+   */
+  lagAgainst(head: Cursor, stallAfterMs: number): { lagEvents: number; stalled: boolean } {
+    let lagEvents = 0;
+    for (const [partition, offset] of head) lagEvents += Math.max(0, offset - (this.cursor.get(partition) ?? 0));
+    const now = this.now();
+    if (lagEvents === 0) {
+      this.behindSince = undefined;
+    } else if (this.behindSince === undefined || this.applied !== this.appliedAtLastCheck) {
+      this.behindSince = now;
+    }
+    this.appliedAtLastCheck = this.applied;
+    return { lagEvents, stalled: this.behindSince !== undefined && now - this.behindSince > stallAfterMs };
   }
 
   /**

@@ -54,7 +54,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
       onSnapshotDue: autoSnapshot.onSnapshotDue,
     });
     projector.start();
-    const metrics = createMetrics({ log, projector });
+    const metrics = createMetrics({ log, projector, stallAfterMs: config.projectionStallMs });
     const service = new ReportService({
       log,
       logger,
@@ -75,6 +75,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
       auth: bearerAuth(createTokenCheck(digestsOf(tokens.entries))),
       limits,
       bodyLimitBytes: config.bodyLimitBytes,
+      stallAfterMs: config.projectionStallMs,
       openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION),
     });
     const server = await listen(app.callback(), config.host, config.port);

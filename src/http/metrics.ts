@@ -10,7 +10,7 @@ export interface Metrics {
   observeAppend(durationSeconds: number): void;
 }
 
-export function createMetrics({ log, projector, now = Date.now }: { log: EventLog; projector: Projector; now?: () => number }): Metrics {
+export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: { log: EventLog; projector: Projector; stallAfterMs: number; now?: () => number }): Metrics {
   const registry = new Registry();
   const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'] as const, registers: [registry] });
   const latency = new Histogram({
@@ -76,6 +76,14 @@ export function createMetrics({ log, projector, now = Date.now }: { log: EventLo
     collect() {
       this.reset();
       this.inc(log.stats().flushes);
+    },
+  });
+  new Gauge({
+    name: 'reports_projection_stalled',
+    help: '1 when records have waited longer than REPORTS_PROJECTION_STALL_MS without the projection applying any',
+    registers: [registry],
+    async collect() {
+      this.set(projector.lagAgainst(await log.head(), stallAfterMs).stalled ? 1 : 0);
     },
   });
   new Gauge({

@@ -20,6 +20,8 @@ export interface RouteDeps {
   readonly limits: FieldLimits;
   readonly bodyLimitBytes: number;
   readonly openApiDocument: unknown;
+  /** /readyz fails when records wait this long without the projection applying any. */
+  readonly stallAfterMs: number;
 }
 
 function onlyAllow(methods: readonly string[]): Middleware {
@@ -28,7 +30,7 @@ function onlyAllow(methods: readonly string[]): Middleware {
   };
 }
 
-export function createRouter({ service, projector, log, metrics, auth, limits, bodyLimitBytes, openApiDocument }: RouteDeps): Router {
+export function createRouter({ service, projector, log, metrics, auth, limits, bodyLimitBytes, openApiDocument, stallAfterMs }: RouteDeps): Router {
   // Paths are exact: /REPORTS and /reports/ are unknown paths (404), not aliases.
   const router = new Router({ sensitive: true, strict: true });
   const parseNewReport = createNewReportParser(limits);
@@ -54,10 +56,12 @@ export function createRouter({ service, projector, log, metrics, auth, limits, b
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  router.get('/readyz', (ctx) => {
+  router.get('/readyz', async (ctx) => {
     // The reason (file paths, broker addresses) goes to the server's log through the adapter, not to clients.
     if (!log.health().available) throw new UnavailableError('not ready: the event log is unavailable');
     if (!projector.isCaughtUp()) throw new UnavailableError('not ready: the read model is catching up with the event log');
+    const { stalled, lagEvents } = projector.lagAgainst(await log.head(), stallAfterMs);
+    if (stalled) throw new UnavailableError(`not ready: the projection has stopped making progress with ${lagEvents} events waiting`);
     ctx.body = { status: 'ready' };
   });
   router.get('/metrics', async (ctx) => {
