@@ -78,7 +78,7 @@ export class ReportService {
     const started = Date.now();
     try {
       const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
-      const [position] = await withDeadline(this.options.log.append([{ key: event.subject, value: encodeEvent(event) }], { signal }), deadline);
+      const [position] = await abortable(this.options.log.append([{ key: event.subject, value: encodeEvent(event) }], { signal }), signal);
       this.options.onAppend?.(Date.now() - started);
       return await this.options.projector.waitFor(position as LogPosition, Math.max(1, deadline - Date.now()));
     } catch (error) {
@@ -121,16 +121,19 @@ function notFound(id: string): NotFoundError {
   return new NotFoundError(`report ${id} does not exist`);
 }
 
-function withDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
+/** Rejects when `signal` aborts, even if the adapter is still busy with the append (one timer, not two). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new DeadlineExceeded()), Math.max(0, deadline - Date.now()));
+    const onAbort = () => reject(new DeadlineExceeded());
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
       (value) => {
-        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
         reject(error);
       },
     );
