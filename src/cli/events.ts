@@ -5,7 +5,7 @@ import { loadConfig } from '../config.js';
 import type { LogRecord } from '../log/event-log.js';
 import { formatPosition, parseCursor } from './positions.js';
 import { openToolLog, toolLogger } from './tool-log.js';
-import { helpText, parseCommand, stringOption, UsageError, type CliIo, type CommandSpec } from './usage.js';
+import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 const TYPES = ['ReportCreated', 'ReportDeleted'] as const;
 
@@ -35,12 +35,7 @@ function write(io: CliIo, text: string): Promise<void> | undefined {
   return new Promise((resolve) => io.stdout.once('drain', () => resolve()));
 }
 
-export async function runEvents(args: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseCommand(eventsCommand, args);
-  if (parsed.help) {
-    io.stdout.write(helpText(eventsCommand));
-    return 0;
-  }
+export async function runEvents(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const fromText = stringOption(parsed, 'from');
   const from = fromText === undefined ? new Map<number, number>() : parseCursor(fromText);
   if (from === undefined) throw new UsageError(`--from must be N or P:O[,P:O...], got "${fromText}"`, eventsCommand.usage);

@@ -11,19 +11,26 @@ import { runSchema, schemaCommand } from './schema.js';
 import { runServe, serveCommand } from './serve.js';
 import { runSnapshot, snapshotCommand } from './snapshot.js';
 import { runVerify, verifyCommand } from './verify.js';
-import { UsageError, type CliIo } from './usage.js';
+import { helpText, parseCommand, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
-type Run = (args: readonly string[], io: CliIo) => Promise<number>;
+type Run = (parsed: ParsedCommand, io: CliIo) => Promise<number>;
+interface Command {
+  readonly spec: CommandSpec;
+  readonly run: Run;
+  readonly summary: string;
+}
 
-const commands: ReadonlyMap<string, { run: Run; summary: string }> = new Map([
-  [serveCommand.name, { run: runServe, summary: 'run the HTTP service' }],
-  [eventsCommand.name, { run: runEvents, summary: 'print the log as NDJSON, optionally following it' }],
-  [replayCommand.name, { run: runReplay, summary: 'fold the history and print counts and the state digest' }],
-  [verifyCommand.name, { run: runVerify, summary: 'check every frame, event and fold rule of the log' }],
-  [snapshotCommand.name, { run: runSnapshot, summary: 'write a snapshot of the read model' }],
-  [migrateCommand.name, { run: runMigrate, summary: 'copy the embedded log into Kafka (resumable)' }],
-  [schemaCommand.name, { run: runSchema, summary: 'print the event JSON Schemas or the OpenAPI document' }],
-]);
+const commands: ReadonlyMap<string, Command> = new Map(
+  [
+    { spec: serveCommand, run: runServe, summary: 'run the HTTP service' },
+    { spec: eventsCommand, run: runEvents, summary: 'print the log as NDJSON, optionally following it' },
+    { spec: replayCommand, run: runReplay, summary: 'fold the history and print counts and the state digest' },
+    { spec: verifyCommand, run: runVerify, summary: 'check every frame, event and fold rule of the log' },
+    { spec: snapshotCommand, run: runSnapshot, summary: 'write a snapshot of the read model' },
+    { spec: migrateCommand, run: runMigrate, summary: 'copy the embedded log into Kafka (resumable)' },
+    { spec: schemaCommand, run: runSchema, summary: 'print the event JSON Schemas or the OpenAPI document' },
+  ].map((command) => [command.spec.name, command]),
+);
 
 const USAGE = 'reports <command> [options]   (reports <command> --help for each)';
 
@@ -44,7 +51,12 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 2;
   }
   try {
-    return await command.run(args, io);
+    const parsed = parseCommand(command.spec, args);
+    if (parsed.help) {
+      io.stdout.write(helpText(command.spec));
+      return 0;
+    }
+    return await command.run(parsed, io);
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr.write(`reports ${name}: ${error.message}\nusage: ${error.usage}\n`);

@@ -10,7 +10,7 @@ import { emptyFold, foldLog, stateDigest } from '../replay.js';
 import { formatPosition } from './positions.js';
 import { startProgress } from './progress.js';
 import { toolLogger } from './tool-log.js';
-import { helpText, parseCommand, UsageError, type CliIo, type CommandSpec } from './usage.js';
+import { UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 const BATCH = 500;
 
@@ -35,12 +35,7 @@ async function eventIdsIn(log: EventLog, signal: AbortSignal): Promise<Set<strin
   return ids;
 }
 
-export async function runMigrate(args: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseCommand(migrateCommand, args);
-  if (parsed.help) {
-    io.stdout.write(helpText(migrateCommand));
-    return 0;
-  }
+export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<number> {
   if (parsed.values['to-kafka'] !== true) throw new UsageError('say where to: --to-kafka', migrateCommand.usage);
   const config = loadConfig(io.env);
   if (!config.kafka) throw new UsageError('KAFKA_BROKERS must name the target Kafka cluster', migrateCommand.usage);

@@ -5,7 +5,7 @@ import { foldLog, emptyFold, stateDigest } from '../replay.js';
 import { formatCursor, parseCursor } from './positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger } from './tool-log.js';
-import { helpText, parseCommand, stringOption, UsageError, type CliIo, type CommandSpec } from './usage.js';
+import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 export const replayCommand = {
   name: 'replay',
@@ -18,12 +18,7 @@ export const replayCommand = {
   options: { to: { type: 'string' }, json: { type: 'boolean' } },
 } satisfies CommandSpec;
 
-export async function runReplay(args: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseCommand(replayCommand, args);
-  if (parsed.help) {
-    io.stdout.write(helpText(replayCommand));
-    return 0;
-  }
+export async function runReplay(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const toText = stringOption(parsed, 'to');
   const to = toText === undefined ? undefined : parseCursor(toText);
   if (toText !== undefined && to === undefined) throw new UsageError(`--to must be N or P:O[,P:O...], got "${toText}"`, replayCommand.usage);

@@ -3,7 +3,7 @@ import { eventsJsonSchema } from '../../projections/json-schema.js';
 import { loadConfig } from '../config.js';
 import { createOpenApiDocument } from '../http/openapi.js';
 import { SERVICE_VERSION } from '../version.js';
-import { helpText, parseCommand, UsageError, type CliIo, type CommandSpec } from './usage.js';
+import { UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 export const schemaCommand = {
   name: 'schema',
@@ -13,12 +13,7 @@ export const schemaCommand = {
   positionals: { min: 1, max: 1 },
 } satisfies CommandSpec;
 
-export async function runSchema(args: readonly string[], io: CliIo): Promise<number> {
-  const { positionals, help } = parseCommand(schemaCommand, args);
-  if (help) {
-    io.stdout.write(helpText(schemaCommand));
-    return 0;
-  }
+export async function runSchema({ positionals }: ParsedCommand, io: CliIo): Promise<number> {
   const what = positionals[0];
   if (what === 'events') {
     io.stdout.write(`${JSON.stringify(eventsJsonSchema(), null, 2)}\n`);

@@ -2,7 +2,7 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { createLogger } from '../logger.js';
 import { startServer } from '../server.js';
-import { helpText, parseCommand, stringOption, type CliIo, type CommandSpec } from './usage.js';
+import { stringOption, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 export const serveCommand = {
   name: 'serve',
@@ -22,12 +22,7 @@ export function withFlags(env: CliIo['env'], flags: Record<string, string | unde
   return merged;
 }
 
-export async function runServe(args: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseCommand(serveCommand, args);
-  if (parsed.help) {
-    io.stdout.write(helpText(serveCommand));
-    return 0;
-  }
+export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const env = withFlags(io.env, { HOST: stringOption(parsed, 'host'), PORT: stringOption(parsed, 'port'), REPORTS_DATA_DIR: stringOption(parsed, 'data-dir') });
   let config;
   try {

@@ -6,7 +6,7 @@ import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snap
 import { formatCursor } from './positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger } from './tool-log.js';
-import { helpText, parseCommand, type CliIo, type CommandSpec } from './usage.js';
+import type { CliIo, CommandSpec, ParsedCommand } from './usage.js';
 
 export const snapshotCommand = {
   name: 'snapshot',
@@ -20,12 +20,7 @@ export const snapshotCommand = {
   options: {},
 } satisfies CommandSpec;
 
-export async function runSnapshot(args: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseCommand(snapshotCommand, args);
-  if (parsed.help) {
-    io.stdout.write(helpText(snapshotCommand));
-    return 0;
-  }
+export async function runSnapshot(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const config = loadConfig(io.env);
   const logger = toolLogger(io, config);
   const log = await openToolLog(config, logger);

@@ -13,7 +13,7 @@ import { FILE_MAGIC } from '../log/file-frames.js';
 import { formatPosition } from './positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger } from './tool-log.js';
-import { helpText, parseCommand, type CliIo, type CommandSpec } from './usage.js';
+import type { CliIo, CommandSpec, ParsedCommand } from './usage.js';
 
 export const verifyCommand = {
   name: 'verify',
@@ -88,12 +88,7 @@ async function checkRecords(log: EventLog, config: Config, io: CliIo, findings: 
   progress.stop();
 }
 
-export async function runVerify(args: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseCommand(verifyCommand, args);
-  if (parsed.help) {
-    io.stdout.write(helpText(verifyCommand));
-    return 0;
-  }
+export async function runVerify(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const config = loadConfig(io.env);
   const findings: Findings = { records: 0, voidEvents: 0, problems: 0 };
   const frameProblem = config.kafka ? undefined : await checkFrames(config.dataDir);
