@@ -1,10 +1,20 @@
 // /readyz and /metrics on projection health: a projector that has stopped making progress while
 // records wait turns /readyz to 503, not only a large lag.
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeEvent } from '../../projections/codec.js';
 import { created } from '../helpers/events.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createApp } from '../../src/http/app.js';
+import { bearerAuth, createTokenCheck, digestsOf } from '../../src/http/auth.js';
+import { createMetrics } from '../../src/http/metrics.js';
+import { openFileLog } from '../../src/log/file-log.js';
+import { Projector } from '../../src/projector.js';
+import { ReportService } from '../../src/reports/service.js';
+import { memoryLogger, startTestServer, tempDir, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 import { expectError } from './responses.js';
 
 const STALL_MS = 200;
@@ -50,3 +60,52 @@ readiness('reports lag in seconds while records wait', async ({ server }) => {
 });
 
 readiness.run();
+
+// Before the projector has caught up with the log: an app whose projector has not started yet.
+const catchingUp = suite<{ url: string; close: () => Promise<void> }>('GET /readyz before the read model has caught up');
+
+catchingUp.before(async (context) => {
+  const dir = await tempDir();
+  const { logger } = memoryLogger();
+  const log = await openFileLog({ dir, logger });
+  const projector = new Projector({ log, logger });
+  const limits = { nameMaxChars: 100, tagMaxChars: 100 };
+  const metrics = createMetrics({ log, projector, stallAfterMs: 10_000 });
+  const service = new ReportService({ log, logger, projector, writeTimeoutMs: 1000, source: 'urn:test', newId: randomUUID, now: () => new Date() });
+  const app = createApp({
+    logger,
+    metrics,
+    service,
+    projector,
+    log,
+    auth: bearerAuth(createTokenCheck(digestsOf([TEST_TOKEN]))),
+    limits,
+    bodyLimitBytes: 65_536,
+    openApiDocument: {},
+    stallAfterMs: 10_000,
+  });
+  const server = createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  context.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  context.close = async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await log.close();
+    await rm(dir, { recursive: true, force: true });
+  };
+});
+catchingUp.after(async ({ close }) => {
+  await close();
+});
+
+catchingUp('answers 503 on /readyz and 200 on /healthz', async ({ url }) => {
+  await expectError(await fetch(`${url}/readyz`), 503, /catching up/);
+  assert.is((await fetch(`${url}/healthz`)).status, 200);
+});
+
+catchingUp('answers writes with 503 and Retry-After rather than deciding on a stale read model', async ({ url }) => {
+  const response = await fetch(`${url}/reports`, { method: 'POST', headers: { Authorization: `Bearer ${TEST_TOKEN}`, 'Content-Type': 'application/json' }, body: '{"id": 1, "name": "early"}' });
+  await expectError(response, 503, /catching up/);
+  assert.match(response.headers.get('retry-after') ?? '', /^\d+$/);
+});
+
+catchingUp.run();
