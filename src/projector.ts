@@ -3,19 +3,12 @@
 import type { Logger } from 'pino';
 import { decodeEvent } from '../projections/codec.js';
 import { evolveIdempotency, type IdempotencyState } from '../projections/idempotency.js';
-import { createState, evolve, type Evolution, type ReportsState } from '../projections/reports.js';
+import { createState, evolve, type ReportsState } from '../projections/reports.js';
+import { PositionWaiters, type Outcome } from './position-waiters.js';
 import type { Snapshot } from './snapshot/snapshot-format.js';
 import { cursorPassed, cursorReached, type Cursor, type EventLog, type LogPosition, type LogRecord } from './log/event-log.js';
 
-/** What applying one record did; `invalid` for a record that is not a valid event (skipped). */
-export type Outcome = Evolution['kind'] | 'invalid' | 'unknown';
-
-export class ProjectionTimeoutError extends Error {
-  constructor(readonly position: LogPosition) {
-    super(`the projection did not reach ${position.partition}:${position.offset} in time`);
-    this.name = 'ProjectionTimeoutError';
-  }
-}
+export { ProjectionTimeoutError, type Outcome } from './position-waiters.js';
 
 export interface ProjectorOptions {
   readonly log: EventLog;
@@ -41,23 +34,12 @@ export interface ProjectorProgress {
   readonly lastRecordTimestampMs: number | undefined;
 }
 
-interface Waiter {
-  readonly resolve: (outcome: Outcome) => void;
-  readonly reject: (error: Error) => void;
-  readonly timer: NodeJS.Timeout;
-}
-
-/** Positions whose outcome is remembered for writers that ask after the record was applied. */
-const RECENT_OUTCOMES = 4096;
-const key = ({ partition, offset }: LogPosition) => `${partition}:${offset}`;
-
 export class Projector {
   readonly state: ReportsState;
   /** Idempotency keys seen in the events, with the answer their first request got. */
   readonly keys: IdempotencyState;
   private readonly cursor: Map<number, number>;
-  private readonly waiters = new Map<string, Set<Waiter>>();
-  private readonly recent = new Map<string, Outcome>();
+  private readonly waiters = new PositionWaiters();
   private readonly abort = new AbortController();
   private readonly readyTarget: Promise<void>;
   private isReady = false;
@@ -200,61 +182,23 @@ export class Projector {
     this.lastAppliedAtMs = this.now();
     this.lastRecordTimestampMs = record.timestampMs;
     this.cursor.set(position.partition, position.offset + 1);
-    this.remember(position, outcome);
+    this.waiters.settle(position, outcome);
     if (this.snapshotEvery > 0 && ++this.sinceSnapshot >= this.snapshotEvery) {
       this.sinceSnapshot = 0;
       this.onSnapshotDue?.(this);
     }
   }
 
-  private remember(position: LogPosition, outcome: Outcome): void {
-    const id = key(position);
-    const waiting = this.waiters.get(id);
-    if (waiting) {
-      this.waiters.delete(id);
-      for (const waiter of waiting) {
-        clearTimeout(waiter.timer);
-        waiter.resolve(outcome);
-      }
-    }
-    this.recent.set(id, outcome);
-    if (this.recent.size > RECENT_OUTCOMES) {
-      const oldest = this.recent.keys().next();
-      if (!oldest.done) this.recent.delete(oldest.value);
-    }
-  }
-
   /** Resolves with what the record at `position` did, once the read model has applied it. */
   waitFor(position: LogPosition, timeoutMs: number): Promise<Outcome> {
-    const id = key(position);
-    if (cursorPassed(this.cursor, position)) return Promise.resolve(this.recent.get(id) ?? 'unknown');
-    return new Promise((resolve, reject) => {
-      const waiting = this.waiters.get(id) ?? new Set<Waiter>();
-      this.waiters.set(id, waiting);
-      const waiter: Waiter = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          waiting.delete(waiter);
-          if (waiting.size === 0) this.waiters.delete(id);
-          reject(new ProjectionTimeoutError(position));
-        }, timeoutMs),
-      };
-      waiting.add(waiter);
-    });
+    if (cursorPassed(this.cursor, position)) return Promise.resolve(this.waiters.outcomeOf(position));
+    return this.waiters.wait(position, timeoutMs);
   }
 
   /** Stops following; writers still waiting get a ProjectionTimeoutError rather than waiting forever. */
   async stop(): Promise<void> {
     this.abort.abort();
-    for (const [id, waiting] of this.waiters) {
-      const [partition = 0, offset = 0] = id.split(':').map(Number);
-      for (const waiter of waiting) {
-        clearTimeout(waiter.timer);
-        waiter.reject(new ProjectionTimeoutError({ partition, offset }));
-      }
-    }
-    this.waiters.clear();
+    this.waiters.rejectAll();
     await this.running;
   }
 
