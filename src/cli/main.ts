@@ -86,6 +86,12 @@ if (isEntryPoint()) {
   const stop = new AbortController();
   process.once('SIGINT', () => stop.abort());
   process.once('SIGTERM', () => stop.abort());
+  // `reports events | head`: the reader went away. Exit as a tool killed by SIGPIPE does (128 + 13),
+  // without Node's stack trace for an unhandled 'error' event.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(141);
+  });
   runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: stop.signal }).then(
     (code) => process.exit(code),
     (error: unknown) => {

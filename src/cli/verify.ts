@@ -38,12 +38,15 @@ async function checkFrames(dataDir: string): Promise<Problem | undefined> {
   const file = await open(path, 'r');
   try {
     const magic = await checkMagic(file);
-    if (magic === 'bad' || magic === 'partial') return { position: 'byte 0', reason: 'bad magic bytes: not a report store log' };
+    if (magic === 'bad') return { position: 'byte 0', reason: 'bad magic bytes: not a report store log' };
     if (magic === 'empty') return undefined;
+    const torn = 'torn tail (an unacknowledged write; the server cuts it at start)';
+    // A first start that crashed inside the magic: the server starts such a log empty, as the reader reads it.
+    if (magic === 'partial') return { position: '0:0', reason: `${torn} at byte 0: the magic bytes are cut short` };
     const scan = await scanFrames(file, FILE_MAGIC.length);
     if (!scan.problem) return undefined;
     const { recordOffset, bytePosition, reason, validFramesFollow } = scan.problem;
-    const kind = validFramesFollow ? 'corrupt record (valid records follow it)' : 'torn tail (an unacknowledged write; the server cuts it at start)';
+    const kind = validFramesFollow ? 'corrupt record (valid records follow it)' : torn;
     return { position: `0:${recordOffset}`, reason: `${kind} at byte ${bytePosition}: ${reason}` };
   } finally {
     await file.close();
