@@ -1,0 +1,46 @@
+// `reports serve`: the service until interrupted (what `make run` and the container start); flags
+// override their environment variables; a bad setting exits 2.
+import { rm } from 'node:fs/promises';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { reports, replaySummary, startReports } from '../helpers/cli.js';
+import { TEST_TOKEN, tempDir } from '../helpers/server.js';
+
+const serve = suite('reports serve');
+
+serve('serves on the address and data directory its flags name until interrupted, then exits 0', async () => {
+  const dir = await tempDir('reports-serve-');
+  try {
+    const running = startReports(['serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dir], {
+      env: { REPORTS_TOKENS: TEST_TOKEN, REPORTS_DATA_DIR: '/nonexistent/overridden', HOST: '0.0.0.0', PORT: '1' },
+    });
+    const printed = await running.waitFor((found) => found.some((line) => line.includes('"msg":"listening"')), 'the "listening" line');
+    const listening = printed.map((line) => JSON.parse(line) as { msg?: string; url?: string }).find((line) => line.msg === 'listening');
+    assert.match(listening?.url ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+    const response = await fetch(`${listening?.url}/reports`, { method: 'POST', headers: { Authorization: `Bearer ${TEST_TOKEN}`, 'Content-Type': 'application/json' }, body: '{"id":5,"name":"served"}' });
+    assert.is(response.status, 200);
+    await response.arrayBuffer();
+    running.interrupt();
+    const { code, stdout } = await running.done;
+    assert.is(code, 0);
+    assert.match(stdout, '"msg":"stopped"');
+    const summary = await replaySummary({ REPORTS_DATA_DIR: dir });
+    assert.equal([summary.events, summary.liveReports], [1, 1]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+serve('a bad setting exits 2 naming the variable', async () => {
+  const { code, stderr } = await reports(['serve'], { env: { PORT: 'eighty' } });
+  assert.is(code, 2);
+  assert.match(stderr, 'bad setting PORT');
+});
+
+serve('a bad flag value exits 2 naming the variable it stands for', async () => {
+  const { code, stderr } = await reports(['serve', '--port', '99999']);
+  assert.is(code, 2);
+  assert.match(stderr, 'bad setting PORT');
+});
+
+serve.run();
