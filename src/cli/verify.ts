@@ -35,7 +35,9 @@ export interface Problem {
 /** Frame-level check of the file log, without repairing anything. */
 async function checkFrames(dataDir: string): Promise<Problem | undefined> {
   const path = join(dataDir, 'events.log');
-  const file = await open(path, 'r');
+  const file = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
+    throw error.code === 'ENOENT' ? new Error(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
+  });
   try {
     const magic = await checkMagic(file);
     if (magic === 'bad') return { position: 'byte 0', reason: 'bad magic bytes: not a report store log' };

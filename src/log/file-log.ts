@@ -70,7 +70,9 @@ export async function openFileLog({ dir, logger, now = Date.now }: FileLogOption
       logger.warn({ path, ...scan.tornTail }, 'cut a torn tail off the event log (an append that was never acknowledged)');
     }
     logger.info({ path, records: scan.starts.length }, 'opened the embedded event log');
-    return new EmbeddedLog(path, file, lock, scan.starts, scan.validBytes, now);
+    const log = new EmbeddedLog(path, file, lock, scan.starts, scan.validBytes, now);
+    await log.learnIdentity();
+    return log;
   } catch (error) {
     await file?.close().catch(() => undefined);
     await lock.release();
@@ -80,7 +82,8 @@ export async function openFileLog({ dir, logger, now = Date.now }: FileLogOption
 
 class EmbeddedLog implements FileLog {
   readonly description: string;
-  readonly identity = 'file:events.log';
+  /** CRC of the first record: tells this history from another file put in its place. */
+  private firstRecordCrc: number | undefined;
   private readonly pending: PendingAppend[] = [];
   private writing = false;
   private closed = false;
@@ -100,6 +103,18 @@ class EmbeddedLog implements FileLog {
     private readonly pollMs = 0,
   ) {
     this.description = `file:${path}`;
+  }
+
+  get identity(): string {
+    return `file:events.log#${this.firstRecordCrc === undefined ? 'empty' : this.firstRecordCrc.toString(16).padStart(8, '0')}`;
+  }
+
+  /** Reads the first record's CRC once there is a first record. */
+  async learnIdentity(): Promise<void> {
+    if (this.firstRecordCrc !== undefined || this.starts.length === 0) return;
+    const crc = Buffer.alloc(4);
+    await this.file.read(crc, 0, 4, (this.starts[0] as number) + 4);
+    this.firstRecordCrc = crc.readUInt32BE(0);
   }
 
   stats(): FileLogStats {
@@ -153,6 +168,7 @@ class EmbeddedLog implements FileLog {
       return;
     }
     this.fsyncCount += 1;
+    if (this.starts.length === 0) this.firstRecordCrc ??= (frames[0] as Buffer).readUInt32BE(4);
     let byte = this.endByte;
     let offset = this.starts.length;
     const first = offset;
@@ -181,6 +197,7 @@ class EmbeddedLog implements FileLog {
     if (this.lock || this.closed) return;
     const scan = await scanFrames(this.file, this.endByte, this.starts);
     this.endByte = scan.validBytes;
+    await this.learnIdentity();
     const problem = scan.problem;
     if (problem?.validFramesFollow) throw new CorruptLogError(this.path, problem.bytePosition, problem.recordOffset, problem.reason);
   }

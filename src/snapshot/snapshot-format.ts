@@ -1,11 +1,13 @@
 // The snapshot file format: two lines, the SHA-256 (hex) of the second line, then the body as
 // JSON. A file whose checksum does not match is never trusted.
 import { createHash } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { IdempotencyState, KeyedAnswer } from '../../projections/idempotency.js';
 import type { ReportsState, StoredReport } from '../../projections/reports.js';
 import type { Cursor } from '../log/event-log.js';
 
-export const SNAPSHOT_FORMAT = 1;
+export const SNAPSHOT_FORMAT = 1 as const;
 
 export interface Snapshot {
   /** Which log the positions belong to (`EventLog.identity`). */
@@ -18,18 +20,28 @@ export interface Snapshot {
   readonly keys: IdempotencyState;
 }
 
-type ReportRow = [id: string, name: string, tag?: string];
-type KeyRow = [key: string, fingerprint: string, status: KeyedAnswer['status'], name?: string, tag?: string];
-
-interface Body {
-  format: number;
-  log: string;
-  cursor: [number, number][];
-  events: number;
-  createdAt: string;
-  reports: ReportRow[];
-  keys: KeyRow[];
-}
+// The body's shape, checked before anything in it is used: a checksum only proves the file is
+// what some writer wrote, not that it is a snapshot.
+const ReportRow = Type.Union([Type.Tuple([Type.String(), Type.String()]), Type.Tuple([Type.String(), Type.String(), Type.String()])]);
+const Status = Type.Union([Type.Literal(200), Type.Literal(204), Type.Literal(404), Type.Literal(409)]);
+const KeyRow = Type.Union([
+  Type.Tuple([Type.String(), Type.String(), Status]),
+  Type.Tuple([Type.String(), Type.String(), Type.Literal(200), Type.String()]),
+  Type.Tuple([Type.String(), Type.String(), Type.Literal(200), Type.String(), Type.String()]),
+]);
+const Body = Type.Object({
+  format: Type.Literal(SNAPSHOT_FORMAT),
+  log: Type.String(),
+  cursor: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Integer({ minimum: 0 })])),
+  events: Type.Integer({ minimum: 0 }),
+  createdAt: Type.String(),
+  reports: Type.Array(ReportRow),
+  keys: Type.Array(KeyRow),
+});
+type Body = Static<typeof Body>;
+type ReportRow = Static<typeof ReportRow>;
+type KeyRow = Static<typeof KeyRow>;
+const checkBody = TypeCompiler.Compile(Body);
 
 function reportRow(id: string, { name, tag }: StoredReport): ReportRow {
   return tag === undefined ? [id, name] : [id, name, tag];
@@ -61,13 +73,16 @@ export function decodeSnapshot(file: Buffer): Decoded {
   const checksum = text.slice(0, newline);
   const bodyText = text.slice(newline + 1).replace(/\n$/, '');
   if (newline !== 64 || createHash('sha256').update(bodyText).digest('hex') !== checksum) return { ok: false, reason: 'checksum mismatch' };
-  let body: Body;
+  let parsed: unknown;
   try {
-    body = JSON.parse(bodyText) as Body;
+    parsed = JSON.parse(bodyText);
   } catch {
     return { ok: false, reason: 'body is not JSON' };
   }
-  if (body.format !== SNAPSHOT_FORMAT) return { ok: false, reason: `unknown format ${String(body.format)}` };
+  const format = (parsed as { format?: unknown } | null)?.format;
+  if (format !== SNAPSHOT_FORMAT) return { ok: false, reason: `unknown format ${String(format)}` };
+  if (!checkBody.Check(parsed)) return { ok: false, reason: `body has the wrong shape at ${checkBody.Errors(parsed).First()?.path ?? '/'}` };
+  const body = parsed;
   const reports: ReportsState = new Map(body.reports.map(([id, name, tag]) => [id, tag === undefined ? { name } : { name, tag }]));
   const keys: IdempotencyState = new Map(
     body.keys.map(([key, fingerprint, status, name, tag]) => {

@@ -5,6 +5,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { openFileLogReader } from '../../src/log/file-log.js';
 import { stateDigest } from '../../src/replay.js';
 import { decodeSnapshot } from '../../src/snapshot/snapshot-format.js';
 import { snapshotDir, writeSnapshot } from '../../src/snapshot/snapshot-store.js';
@@ -13,11 +14,17 @@ import { lines, reports, replaySummary } from '../helpers/cli.js';
 import { created, deleted } from '../helpers/events.js';
 import { appendToFileLog, flipByte } from '../helpers/file-history.js';
 import { kafkaEnv, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
-import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+import { memoryLogger, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 import { deleteReport, idSource, postReport } from '../http/requests.js';
 
 const nextId = idSource();
 const snapshotName = (records: number) => `snapshot-${String(records).padStart(16, '0')}.json`;
+
+async function fileLogIdentity(dataDir: string): Promise<string> {
+  const log = await openFileLogReader({ dir: dataDir, logger: memoryLogger().logger });
+  await log.close();
+  return log.identity;
+}
 
 async function snapshotFiles(dataDir: string): Promise<string[]> {
   return (await readdir(snapshotDir(dataDir)).catch(() => [] as string[])).filter((name) => name.endsWith('.json')).sort();
@@ -69,7 +76,8 @@ file('writes a checksummed snapshot of the whole log under <data dir>/snapshots 
   assert.equal(lines(stdout), [`snapshot:        ${path}`, 'position:        0:4', 'events folded:   4', 'live reports:    2', `state digest:    sha256:${digest}`]);
   const decoded = decodeSnapshot(await readFile(path));
   assert.ok(decoded.ok);
-  assert.equal([decoded.snapshot.log, decoded.snapshot.cursor, decoded.snapshot.events], ['file:events.log', new Map([[0, 4]]), 4]);
+  assert.equal([decoded.snapshot.log, decoded.snapshot.cursor, decoded.snapshot.events], [await fileLogIdentity(dir), new Map([[0, 4]]), 4]);
+  assert.match(decoded.snapshot.log, /^file:events\.log#[0-9a-f]{8}$/);
   assert.equal(decoded.snapshot.reports, new Map([['2', { name: 'b', tag: 'x' }], ['3', { name: 'c' }]]));
 });
 
@@ -133,8 +141,16 @@ file('a snapshot of another log is ignored with a warning', async ({ dir }) => {
 
 file('a snapshot beyond the head of the log is ignored with a warning', async ({ dir }) => {
   await appendToFileLog(dir, [created('1', 'a'), created('2', 'b')]);
-  await writeSnapshot(snapshotDir(dir), { log: 'file:events.log', cursor: new Map([[0, 50]]), events: 50, createdAt: new Date().toISOString(), reports: new Map([['99', { name: 'ghost' }]]), keys: new Map() });
+  await writeSnapshot(snapshotDir(dir), { log: await fileLogIdentity(dir), cursor: new Map([[0, 50]]), events: 50, createdAt: new Date().toISOString(), reports: new Map([['99', { name: 'ghost' }]]), keys: new Map() });
   await expectRestart(dir, { applied: 2, warning: /beyond the head/ });
+});
+
+file('a snapshot of another history put in place of the log file is ignored', async ({ dir }) => {
+  await appendToFileLog(dir, [created('1', 'a'), created('2', 'b')]);
+  await snapshot({ REPORTS_DATA_DIR: dir });
+  await rm(join(dir, 'events.log'));
+  await appendToFileLog(dir, [created('7', 'other'), created('8', 'history'), created('9', 'longer')]);
+  await expectRestart(dir, { applied: 3, warning: /another log/ });
 });
 
 file('the server writes a snapshot by itself every REPORTS_SNAPSHOT_EVERY records', async ({ dir }) => {

@@ -89,4 +89,17 @@ format('refuses a body that is not JSON even with a matching checksum', () => {
   assert.equal(decodeSnapshot(fileWithBody('{not json')), { ok: false, reason: 'body is not JSON' });
 });
 
+for (const [what, body] of [
+  ['fields missing', { format: 1 }],
+  ['a report row that is not a tuple of strings', { format: 1, log: 'l', cursor: [], events: 0, createdAt: '', reports: [[1, 'x']], keys: [] }],
+  ['a key with an unknown status', { format: 1, log: 'l', cursor: [], events: 0, createdAt: '', reports: [], keys: [['k', 'f', 500]] }],
+  ['a negative offset', { format: 1, log: 'l', cursor: [[0, -1]], events: 0, createdAt: '', reports: [], keys: [] }],
+] as const) {
+  format(`refuses a body with ${what} even with a matching checksum`, () => {
+    const decoded = decodeSnapshot(fileWithBody(JSON.stringify(body)));
+    assert.is(decoded.ok, false);
+    assert.match(decoded.ok ? '' : decoded.reason, 'wrong shape');
+  });
+}
+
 format.run();
