@@ -20,7 +20,7 @@ export const snapshotCommand = {
   options: {},
 } satisfies CommandSpec;
 
-export async function runSnapshot(parsed: ParsedCommand, io: CliIo): Promise<number> {
+export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<number> {
   const config = loadConfig(io.env);
   const logger = toolLogger(io, config);
   const log = await openToolLog(config, logger);
