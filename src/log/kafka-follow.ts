@@ -51,7 +51,15 @@ export async function* followTopic({ kafka, topic, partitions, groupPrefix, from
     },
   };
   const next = new Map(from);
-  const consumer = kafka.consumer({ groupId: `${groupPrefix}-${randomUUID()}`, maxWaitTimeInMs: 250, sessionTimeout: 30_000, retry: { retries: 10 } });
+  // On a crash the consumer is not restarted in its group: rejoining would wait for the session of
+  // its old member to expire (after a broker restart, tens of seconds). The iterator fails instead,
+  // and the caller follows again from its cursor with a fresh group, which joins at once.
+  const consumer = kafka.consumer({
+    groupId: `${groupPrefix}-${randomUUID()}`,
+    maxWaitTimeInMs: 250,
+    sessionTimeout: 10_000,
+    retry: { retries: 5, restartOnFailure: async () => false },
+  });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     if (!payload.restart) channel.fail(payload.error);
   });

@@ -122,10 +122,19 @@ class KafkaLog implements EventLog {
 
   startProbe(intervalMs: number): void {
     const check = async () => {
+      // The client retries for several seconds before it gives up; a broker that does not answer
+      // within the interval counts as unavailable now.
+      let timer: NodeJS.Timeout | undefined;
+      const silent = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${intervalMs} ms`)), intervalMs);
+      });
       try {
-        await this.head();
-      } catch {
-        // head() records the failure in health.
+        await Promise.race([this.head(), silent]);
+      } catch (error) {
+        // head() records its own failures; a silent broker is recorded here.
+        if (error instanceof Error && error.message.startsWith('no answer')) this.markFailure(error);
+      } finally {
+        clearTimeout(timer);
       }
       if (!this.closed) this.probe = setTimeout(check, intervalMs);
     };
