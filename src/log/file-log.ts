@@ -4,12 +4,11 @@
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { checkFrame, decodeFrame, encodeFrame, FILE_MAGIC, MAX_PAYLOAD_BYTES } from './file-frames.js';
+import { encodeFrame, FILE_MAGIC, MAX_PAYLOAD_BYTES } from './file-frames.js';
+import { readChunk, type FrameIndex } from './file-read.js';
 import { lockDir, type DirLock } from './file-lock.js';
 import { checkMagic, CorruptLogError, scanFrames, scanLog } from './file-recovery.js';
 import { LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
-
-const READ_CHUNK_BYTES = 1024 * 1024;
 
 export interface FileLogOptions {
   readonly dir: string;
@@ -80,7 +79,7 @@ export async function openFileLog({ dir, logger, now = Date.now }: FileLogOption
   }
 }
 
-class EmbeddedLog implements FileLog {
+class EmbeddedLog implements FileLog, FrameIndex {
   readonly description: string;
   /** CRC of the first record: tells this history from another file put in its place. */
   private firstRecordCrc: number | undefined;
@@ -93,12 +92,12 @@ class EmbeddedLog implements FileLog {
   private readonly listeners = new Set<() => void>();
 
   constructor(
-    private readonly path: string,
-    private readonly file: FileHandle,
+    readonly path: string,
+    readonly file: FileHandle,
     /** Absent for a reader (openFileLogReader), which may not append. */
     private readonly lock: DirLock | undefined,
-    private readonly starts: number[],
-    private endByte: number,
+    readonly starts: number[],
+    public endByte: number,
     private readonly now: () => number,
     private readonly pollMs = 0,
   ) {
@@ -158,7 +157,12 @@ class EmbeddedLog implements FileLog {
     const frames = batch.flatMap(({ messages }) => messages.map((m) => encodeFrame({ ...m, timestampMs })));
     const bytes = Buffer.concat(frames);
     try {
-      await this.file.write(bytes, 0, bytes.length, this.endByte);
+      // write(2) may write less than asked (a full disk, a signal): carry on until all is written.
+      for (let written = 0; written < bytes.length; ) {
+        const { bytesWritten } = await this.file.write(bytes, written, bytes.length - written, this.endByte + written);
+        if (bytesWritten === 0) throw new Error('the disk accepted no bytes');
+        written += bytesWritten;
+      }
       await this.file.datasync();
     } catch (cause) {
       // After a failed write or fsync the page cache and the disk may disagree; appending on top
@@ -169,13 +173,11 @@ class EmbeddedLog implements FileLog {
     }
     this.fsyncCount += 1;
     if (this.starts.length === 0) this.firstRecordCrc ??= (frames[0] as Buffer).readUInt32BE(4);
+    const first = this.starts.length;
     let byte = this.endByte;
-    let offset = this.starts.length;
-    const first = offset;
     for (const frame of frames) {
       this.starts.push(byte);
       byte += frame.length;
-      offset += 1;
     }
     this.endByte = byte;
     this.appendCount += frames.length;
@@ -212,7 +214,7 @@ class EmbeddedLog implements FileLog {
     const end = this.starts.length;
     let offset = from.get(0) ?? 0;
     while (offset < end && !options.signal?.aborted) {
-      const records = await this.readChunk(offset, end);
+      const records = await readChunk(this,offset, end);
       for (const record of records) yield record;
       offset += records.length;
     }
@@ -223,7 +225,7 @@ class EmbeddedLog implements FileLog {
     const { signal } = options;
     while (!signal?.aborted && !this.closed) {
       if (offset < this.starts.length) {
-        const records = await this.readChunk(offset, this.starts.length);
+        const records = await readChunk(this,offset, this.starts.length);
         for (const record of records) yield record;
         offset += records.length;
       } else if (this.lock) {
@@ -258,27 +260,6 @@ class EmbeddedLog implements FileLog {
       this.listeners.add(done);
       signal?.addEventListener('abort', done, { once: true });
     });
-  }
-
-  /** Reads records [offset, end) — at most about one chunk of bytes, at least one record. */
-  private async readChunk(offset: number, end: number): Promise<LogRecord[]> {
-    const startByte = this.starts[offset] as number;
-    let last = offset + 1;
-    while (last < end && (this.starts[last] as number) - startByte < READ_CHUNK_BYTES) last += 1;
-    const endByte = last < this.starts.length ? (this.starts[last] as number) : this.endByte;
-    const buffer = Buffer.allocUnsafe(endByte - startByte);
-    await this.file.read(buffer, 0, buffer.length, startByte);
-    const records: LogRecord[] = [];
-    let at = 0;
-    for (let o = offset; o < last; o += 1) {
-      const check = checkFrame(buffer, at, true);
-      // The scan at open checked every frame; a failure here means the file changed under us.
-      if (check.kind !== 'frame') throw new LogUnavailableError(`${this.path}: record #${o} failed its check on read (${check.kind === 'bad' ? check.reason : 'short'})`);
-      const { key, value, timestampMs } = decodeFrame(buffer, at);
-      records.push({ key, value, timestampMs, position: { partition: 0, offset: o } });
-      at += check.bytes;
-    }
-    return records;
   }
 
   async close(): Promise<void> {
