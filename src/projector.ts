@@ -34,6 +34,9 @@ export interface ProjectorProgress {
   readonly lastRecordTimestampMs: number | undefined;
 }
 
+/** How often a long catch-up logs its progress. */
+const CATCH_UP_REPORT_MS = 2000;
+
 export class Projector {
   readonly state: ReportsState;
   /** Idempotency keys seen in the events, with the answer their first request got. */
@@ -43,6 +46,8 @@ export class Projector {
   private readonly abort = new AbortController();
   private readonly readyTarget: Promise<void>;
   private isReady = false;
+  private startedAtMs = 0;
+  private lastCatchUpReportMs = 0;
   private applied = 0;
   private invalid = 0;
   private lastAppliedAtMs: number | undefined;
@@ -128,6 +133,8 @@ export class Projector {
   }
 
   private async run(): Promise<void> {
+    this.startedAtMs = this.now();
+    this.lastCatchUpReportMs = this.startedAtMs;
     const target = await this.headWithRetry();
     this.checkCaughtUp(target);
     while (!this.abort.signal.aborted) {
@@ -160,10 +167,30 @@ export class Projector {
   }
 
   private checkCaughtUp(target: Cursor): void {
-    if (this.isReady || !cursorReached(this.cursor, target)) return;
+    if (this.isReady) return;
+    if (!cursorReached(this.cursor, target)) {
+      this.reportCatchUp(target);
+      return;
+    }
     this.isReady = true;
-    this.logger.info({ applied: this.applied, reports: this.state.size }, 'read model caught up with the event log');
+    const seconds = (this.now() - this.startedAtMs) / 1000;
+    this.logger.info({ applied: this.applied, reports: this.state.size, seconds }, 'read model caught up with the event log');
     this.markReady();
+  }
+
+  /** A long catch-up (a big log, no snapshot) says how far it is every few seconds. */
+  private reportCatchUp(target: Cursor): void {
+    const now = this.now();
+    if (now - this.lastCatchUpReportMs < CATCH_UP_REPORT_MS) return;
+    this.lastCatchUpReportMs = now;
+    let total = 0;
+    let done = 0;
+    for (const [partition, offset] of target) {
+      total += offset;
+      done += Math.min(offset, this.cursor.get(partition) ?? 0);
+    }
+    const rate = Math.round(this.applied / Math.max(0.001, (now - this.startedAtMs) / 1000));
+    this.logger.info({ done, total, eventsPerSecond: rate, etaSeconds: Math.round((total - done) / Math.max(1, rate)) }, 'catching up with the event log');
   }
 
   private apply(record: LogRecord): void {

@@ -95,6 +95,22 @@ projector('resolves waitFor that was called before the record was appended', asy
   assert.is(await withTimeout(waiting, GUARD_MS, 'waitFor(0)'), 'created');
 });
 
+projector('logs its progress while it catches up with a long history', async (context) => {
+  for (let i = 0; i < 20; i += 1) await appendEvent(context.log, created(String(100 + i), `old ${i}`));
+  const { logger, lines } = memoryLogger();
+  let clock = 0;
+  // Each look at the clock is a second later, so the progress interval passes during the catch-up.
+  const p = new Projector({ log: context.log, logger, now: () => (clock += 1000) });
+  context.projector = p;
+  p.start();
+  await withTimeout(p.caughtUp(), GUARD_MS, 'catch-up');
+  const progress = lines().filter((line) => line['msg'] === 'catching up with the event log');
+  assert.ok(progress.length > 0, 'no progress line');
+  assert.is(progress[0]?.['total'], 20);
+  assert.type(progress[0]?.['eventsPerSecond'], 'number');
+  assert.ok(lines().some((line) => line['msg'] === 'read model caught up with the event log' && line['applied'] === 20));
+});
+
 projector('resolves every waitFor on one position, not only the last', async (context) => {
   const p = startProjector(context);
   await p.caughtUp();
