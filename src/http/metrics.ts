@@ -12,6 +12,13 @@ export interface Metrics {
 
 export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: { log: EventLog; projector: Projector; stallAfterMs: number; now?: () => number }): Metrics {
   const registry = new Registry();
+  // Several gauges need the log head; one scrape asks the log (a Kafka admin request) only once.
+  let headAsked: { atMs: number; head: Promise<ReadonlyMap<number, number>> } | undefined;
+  const head = () => {
+    const nowMs = now();
+    if (!headAsked || nowMs - headAsked.atMs > 250) headAsked = { atMs: nowMs, head: log.head() };
+    return headAsked.head;
+  };
   const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'] as const, registers: [registry] });
   const latency = new Histogram({
     name: 'http_request_duration_seconds',
@@ -31,7 +38,7 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     help: 'Offset one past the last record of the event log, summed over partitions',
     registers: [registry],
     async collect() {
-      this.set(sum(await log.head()));
+      this.set(sum(await head()));
     },
   });
   new Gauge({
@@ -47,7 +54,7 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     help: 'Records in the event log not yet applied to the read model',
     registers: [registry],
     async collect() {
-      this.set(Math.max(0, sum(await log.head()) - sum(projector.progress().cursor)));
+      this.set(Math.max(0, sum(await head()) - sum(projector.progress().cursor)));
     },
   });
   new Gauge({
@@ -55,7 +62,7 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     help: 'Age of the newest applied record when records wait to be applied, else 0',
     registers: [registry],
     async collect() {
-      const waiting = sum(await log.head()) > sum(projector.progress().cursor);
+      const waiting = sum(await head()) > sum(projector.progress().cursor);
       const last = projector.progress().lastRecordTimestampMs;
       this.set(waiting && last !== undefined ? Math.max(0, (now() - last) / 1000) : 0);
     },
@@ -83,7 +90,7 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     help: '1 when records have waited longer than REPORTS_PROJECTION_STALL_MS without the projection applying any',
     registers: [registry],
     async collect() {
-      this.set(projector.lagAgainst(await log.head(), stallAfterMs).stalled ? 1 : 0);
+      this.set(projector.lagAgainst(await head(), stallAfterMs).stalled ? 1 : 0);
     },
   });
   new Gauge({
