@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import type { Cursor, LogRecord } from './event-log.js';
+import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 
 interface Channel {
   push(records: LogRecord[]): Promise<void>;
@@ -103,6 +104,6 @@ export async function* followTopic({ kafka, topic, partitions, groupPrefix, from
   } finally {
     signal?.removeEventListener('abort', onAbort);
     release?.();
-    await consumer.disconnect().catch(() => undefined);
+    await settleWithin(DISCONNECT_MS, consumer.disconnect());
   }
 }

@@ -9,6 +9,7 @@ import type { KafkaConfig } from '../config.js';
 import { Batcher } from './batcher.js';
 import { cursorReached, LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
 import { followTopic } from './kafka-follow.js';
+import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { ensureTopic } from './kafka-topic.js';
 
 export interface KafkaLogOptions {
@@ -85,8 +86,8 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
     log.startProbe(probeIntervalMs);
     return log;
   } catch (error) {
-    await producer.disconnect().catch(() => undefined);
-    await admin.disconnect().catch(() => undefined);
+    await settleWithin(DISCONNECT_MS, producer.disconnect());
+    await settleWithin(DISCONNECT_MS, admin.disconnect());
     throw describeStartError(error, config);
   }
 }
@@ -238,8 +239,8 @@ class KafkaLog implements EventLog {
     this.closed = true;
     clearTimeout(this.probe);
     // A send stuck while the broker is down must not hold the shutdown forever.
-    await Promise.race([this.batcher.idle(), new Promise((resolve) => setTimeout(resolve, this.writeTimeoutMs).unref())]);
-    await this.producer.disconnect().catch(() => undefined);
-    await this.admin.disconnect().catch(() => undefined);
+    await settleWithin(this.writeTimeoutMs, this.batcher.idle());
+    await settleWithin(DISCONNECT_MS, this.producer.disconnect());
+    await settleWithin(DISCONNECT_MS, this.admin.disconnect());
   }
 }

@@ -19,12 +19,13 @@ async function eventually(what: string, check: () => Promise<boolean>, timeoutMs
 }
 
 withKafka('broker faults', () => {
-  const faults = suite<{ broker: KafkaBroker; server: TestServer; topic: string; acknowledged: Map<number, string> }>('kafka: broker stopped and started');
+  const faults = suite<{ broker: KafkaBroker; server: TestServer; second: TestServer; topic: string; acknowledged: Map<number, string> }>('kafka: broker stopped and started');
 
   faults.before(async (context) => {
     context.broker = await startBroker({ name: 'faults', port: 19192, controllerPort: 19193, saslPort: 19194, fresh: true });
     context.topic = uniqueTopic('faults');
     context.server = await startKafkaServer(context.broker.brokers, { REPORTS_WRITE_TIMEOUT_MS: String(WRITE_TIMEOUT_MS) }, context.topic);
+    context.second = await startKafkaServer(context.broker.brokers, { REPORTS_WRITE_TIMEOUT_MS: String(WRITE_TIMEOUT_MS) }, context.topic);
     context.acknowledged = new Map();
   });
   faults.after(async ({ server, broker }) => {
@@ -65,6 +66,12 @@ withKafka('broker faults', () => {
   faults('with the broker stopped, /readyz answers 503 and the process stays up', async ({ server }) => {
     await eventually('/readyz is 503', async () => (await server.request('/readyz')).status === 503);
     assert.is((await server.request('/healthz')).status, 200);
+  });
+
+  faults('with the broker stopped, an instance still shuts down instead of hanging on the broker', async ({ second }) => {
+    const closing = second.dispose().then(() => 'closed');
+    const bound = new Promise((resolve) => setTimeout(() => resolve('still closing'), 15_000).unref());
+    assert.is(await Promise.race([closing, bound]), 'closed');
   });
 
   faults('with the broker back, writes succeed without a restart', async ({ server, broker, acknowledged }) => {

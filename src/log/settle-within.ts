@@ -1,0 +1,12 @@
+/** How long a Kafka disconnect may take before it is abandoned (the broker may be gone). */
+export const DISCONNECT_MS = 2000;
+
+/**
+ * Waits for `work` at most `ms`, never failing: for clean-ups (disconnects) that must not hold a
+ * shutdown when the other side is gone.
+ */
+export async function settleWithin(ms: number, work: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
