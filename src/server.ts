@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
@@ -54,30 +55,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
       onSnapshotDue: autoSnapshot.onSnapshotDue,
     });
     projector.start();
-    const metrics = createMetrics({ log, projector, stallAfterMs: config.projectionStallMs });
-    const service = new ReportService({
-      log,
-      logger,
-      projector,
-      writeTimeoutMs: config.writeTimeoutMs,
-      source: config.eventSource,
-      newId: randomUUID,
-      now: () => new Date(),
-      onAppend: (ms) => metrics.observeAppend(ms / 1000),
-    });
-    const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
-    const app = createApp({
-      logger,
-      metrics,
-      service,
-      projector,
-      log,
-      auth: bearerAuth(createTokenCheck(digestsOf(tokens.entries))),
-      limits,
-      bodyLimitBytes: config.bodyLimitBytes,
-      stallAfterMs: config.projectionStallMs,
-      openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION),
-    });
+    const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries });
     const server = await listen(app.callback(), config.host, config.port);
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -97,6 +75,40 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     await log.close();
     throw error;
   }
+}
+
+/**
+ * The HTTP app over a log and its projector: metrics, the command service, auth and routes, all
+ * configured from `config`. Starting the projector is the caller's business.
+ */
+export function createWiredApp(
+  config: Config,
+  { log, projector, logger, tokenEntries }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[] },
+): Koa {
+  const metrics = createMetrics({ log, projector, stallAfterMs: config.projectionStallMs });
+  const service = new ReportService({
+    log,
+    logger,
+    projector,
+    writeTimeoutMs: config.writeTimeoutMs,
+    source: config.eventSource,
+    newId: randomUUID,
+    now: () => new Date(),
+    onAppend: (ms) => metrics.observeAppend(ms / 1000),
+  });
+  const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
+  return createApp({
+    logger,
+    metrics,
+    service,
+    projector,
+    log,
+    auth: bearerAuth(createTokenCheck(digestsOf(tokenEntries))),
+    limits,
+    bodyLimitBytes: config.bodyLimitBytes,
+    stallAfterMs: config.projectionStallMs,
+    openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION),
+  });
 }
 
 async function listen(handler: RequestListener, host: string, port: number): Promise<Server> {

@@ -1,6 +1,6 @@
 // The command side's decisions, pure: given the projected state and a request, what to do.
 import type { KeyedAnswer, KeyedRequest, RequestFingerprint } from '../../projections/idempotency.js';
-import type { ReportsState, StoredReport } from '../../projections/reports.js';
+import type { StoredReport } from '../../projections/reports.js';
 
 export interface CreateCommand {
   /** Canonical decimal form of the int64 id. */
@@ -27,7 +27,7 @@ export function decideCreate(state: ReadonlyMap<string, StoredReport>, command: 
   return sameReport(existing, command) ? { kind: 'unchanged', report: existing } : { kind: 'conflict', existing };
 }
 
-export function decideDelete(state: ReportsState | ReadonlyMap<string, StoredReport>, id: string): DeleteDecision {
+export function decideDelete(state: ReadonlyMap<string, StoredReport>, id: string): DeleteDecision {
   return state.has(id) ? { kind: 'append' } : { kind: 'not-found' };
 }
 

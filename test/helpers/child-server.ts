@@ -7,7 +7,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_VARIABLES, type Env } from '../../src/config.js';
 import { withTimeout } from './async.js';
-import { TEST_TOKEN } from './server.js';
+import { requestTo, type TestRequest } from './request.js';
+import { TEST_TOKEN } from './token.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const START_TIMEOUT_MS = 15_000;
@@ -29,7 +30,7 @@ export interface ChildServer {
   waitForLine(matches: (line: LogLine) => boolean, what: string, timeoutMs?: number): Promise<LogLine>;
   /** Polls GET /readyz until it answers 200. */
   waitReady(timeoutMs?: number): Promise<void>;
-  request(path: string, init?: RequestInit & { token?: string | null; json?: unknown }): Promise<Response>;
+  readonly request: TestRequest;
   kill(signal: NodeJS.Signals): void;
   waitExit(timeoutMs?: number): Promise<ChildExit>;
   /** Whether the process has exited. */
@@ -96,17 +97,7 @@ export async function startChildServer(env: Env): Promise<ChildServer> {
   }
   const url = String(listening['url']);
 
-  const request: ChildServer['request'] = (path, init = {}) => {
-    const { token = TEST_TOKEN, json, headers, ...rest } = init;
-    const merged = new Headers(headers);
-    if (token !== null && !merged.has('Authorization')) merged.set('Authorization', `Bearer ${token}`);
-    let body = rest.body;
-    if (json !== undefined) {
-      body = typeof json === 'string' ? json : JSON.stringify(json);
-      if (!merged.has('Content-Type')) merged.set('Content-Type', 'application/json');
-    }
-    return fetch(`${url}${path}`, { ...rest, headers: merged, body: body ?? null });
-  };
+  const request = requestTo(url);
 
   return {
     url,

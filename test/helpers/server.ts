@@ -6,8 +6,10 @@ import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { loadConfig, type Env } from '../../src/config.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { requestTo, type TestRequest } from './request.js';
+import { TEST_TOKEN } from './token.js';
 
-export const TEST_TOKEN = 'test-token-0123456789';
+export { TEST_TOKEN } from './token.js';
 
 export async function tempDir(prefix = 'reports-test-'): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
@@ -33,7 +35,7 @@ export interface TestServer extends RunningServer {
   readonly logLines: () => Record<string, unknown>[];
   /** Closes the server and removes its data directory. */
   dispose(): Promise<void>;
-  request(path: string, init?: RequestInit & { token?: string | null; json?: unknown }): Promise<Response>;
+  readonly request: TestRequest;
 }
 
 export async function startTestServer(env: Env = {}, options: { dataDir?: string } = {}): Promise<TestServer> {
@@ -50,16 +52,6 @@ export async function startTestServer(env: Env = {}, options: { dataDir?: string
       await server.close();
       if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
     },
-    request(path, init = {}) {
-      const { token = TEST_TOKEN, json, headers, ...rest } = init;
-      const merged = new Headers(headers);
-      if (token !== null && !merged.has('Authorization')) merged.set('Authorization', `Bearer ${token}`);
-      let body = rest.body;
-      if (json !== undefined) {
-        body = typeof json === 'string' ? json : JSON.stringify(json);
-        if (!merged.has('Content-Type')) merged.set('Content-Type', 'application/json');
-      }
-      return fetch(`${server.url}${path}`, { ...rest, headers: merged, body: body ?? null });
-    },
+    request: requestTo(server.url),
   };
 }

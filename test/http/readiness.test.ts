@@ -1,6 +1,5 @@
 // /readyz and /metrics on projection health: a projector that has stopped making progress while
 // records wait turns /readyz to 503, not only a large lag.
-import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,12 +7,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeEvent } from '../../projections/codec.js';
 import { created } from '../helpers/events.js';
-import { createApp } from '../../src/http/app.js';
-import { bearerAuth, createTokenCheck, digestsOf } from '../../src/http/auth.js';
-import { createMetrics } from '../../src/http/metrics.js';
+import { loadConfig } from '../../src/config.js';
 import { openFileLog } from '../../src/log/file-log.js';
+import { createWiredApp } from '../../src/server.js';
 import { Projector } from '../../src/projector.js';
-import { ReportService } from '../../src/reports/service.js';
 import { memoryLogger, startTestServer, tempDir, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 import { expectError } from './responses.js';
 
@@ -69,21 +66,8 @@ catchingUp.before(async (context) => {
   const { logger } = memoryLogger();
   const log = await openFileLog({ dir, logger });
   const projector = new Projector({ log, logger });
-  const limits = { nameMaxChars: 100, tagMaxChars: 100 };
-  const metrics = createMetrics({ log, projector, stallAfterMs: 10_000 });
-  const service = new ReportService({ log, logger, projector, writeTimeoutMs: 1000, source: 'urn:test', newId: randomUUID, now: () => new Date() });
-  const app = createApp({
-    logger,
-    metrics,
-    service,
-    projector,
-    log,
-    auth: bearerAuth(createTokenCheck(digestsOf([TEST_TOKEN]))),
-    limits,
-    bodyLimitBytes: 65_536,
-    openApiDocument: {},
-    stallAfterMs: 10_000,
-  });
+  const config = loadConfig({ REPORTS_DATA_DIR: dir, REPORTS_WRITE_TIMEOUT_MS: '1000' });
+  const app = createWiredApp(config, { log, projector, logger, tokenEntries: [TEST_TOKEN] });
   const server = createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   context.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
