@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { encodeFrame, FILE_MAGIC, MAX_PAYLOAD_BYTES } from './file-frames.js';
 import { readChunk, type FrameIndex } from './file-read.js';
+import { Batcher } from './batcher.js';
 import { lockDir, type DirLock } from './file-lock.js';
 import { checkMagic, CorruptLogError, scanFrames, scanLog } from './file-recovery.js';
 import { LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
@@ -19,13 +20,6 @@ export interface FileLogOptions {
 export interface FileLogStats extends LogStats {
   /** Each flush of the file log is one fdatasync. */
   readonly fsyncs: number;
-}
-
-interface PendingAppend {
-  readonly messages: readonly LogMessage[];
-  readonly resolve: (positions: LogPosition[]) => void;
-  readonly reject: (error: unknown) => void;
-  readonly signal?: AbortSignal | undefined;
 }
 
 export interface FileLog extends EventLog {
@@ -83,8 +77,8 @@ class EmbeddedLog implements FileLog, FrameIndex {
   readonly description: string;
   /** CRC of the first record: tells this history from another file put in its place. */
   private firstRecordCrc: number | undefined;
-  private readonly pending: PendingAppend[] = [];
-  private writing = false;
+  /** Group commit: appends that arrive while a write+fsync is in flight go together in the next one. */
+  private readonly batcher = new Batcher<readonly LogMessage[], LogPosition[]>((appends) => this.writeBatch(appends));
   private closed = false;
   private failure: Error | undefined;
   private appendCount = 0;
@@ -128,33 +122,14 @@ class EmbeddedLog implements FileLog, FrameIndex {
     if (messages.length === 0) return Promise.resolve([]);
     const oversized = messages.find(({ key, value }) => Buffer.byteLength(key) + value.length + 10 > MAX_PAYLOAD_BYTES);
     if (oversized) return Promise.reject(new RangeError(`a record larger than ${MAX_PAYLOAD_BYTES} bytes cannot be appended`));
-    return new Promise((resolve, reject) => {
-      this.pending.push({ messages, resolve, reject, signal });
-      void this.drain();
-    });
+    // The batcher drops an append whose caller gave up (signal aborted) before its batch is written.
+    return this.batcher.add(messages, signal);
   }
 
-  private async drain(): Promise<void> {
-    if (this.writing) return;
-    this.writing = true;
-    try {
-      while (this.pending.length > 0 && !this.failure) {
-        // The port's promise: an append whose caller gave up before its batch was written is dropped.
-        const batch = this.pending.splice(0).filter((item) => {
-          if (!item.signal?.aborted) return true;
-          item.reject(item.signal.reason);
-          return false;
-        });
-        if (batch.length > 0) await this.writeBatch(batch);
-      }
-    } finally {
-      this.writing = false;
-    }
-  }
-
-  private async writeBatch(batch: PendingAppend[]): Promise<void> {
+  private async writeBatch(appends: readonly (readonly LogMessage[])[]): Promise<LogPosition[][]> {
+    if (this.failure) throw this.failure;
     const timestampMs = this.now();
-    const frames = batch.flatMap(({ messages }) => messages.map((m) => encodeFrame({ ...m, timestampMs })));
+    const frames = appends.flatMap((messages) => messages.map((m) => encodeFrame({ ...m, timestampMs })));
     const bytes = Buffer.concat(frames);
     try {
       // write(2) may write less than asked (a full disk, a signal): carry on until all is written.
@@ -168,8 +143,7 @@ class EmbeddedLog implements FileLog, FrameIndex {
       // After a failed write or fsync the page cache and the disk may disagree; appending on top
       // could acknowledge data that is not there. Fail every append until a restart re-scans.
       this.failure = new LogUnavailableError(`the event log ${this.path} failed to write; restart the service`, { cause });
-      for (const { reject } of [...batch, ...this.pending.splice(0)]) reject(this.failure);
-      return;
+      throw this.failure;
     }
     this.fsyncCount += 1;
     if (this.starts.length === 0) this.firstRecordCrc ??= (frames[0] as Buffer).readUInt32BE(4);
@@ -181,11 +155,9 @@ class EmbeddedLog implements FileLog, FrameIndex {
     }
     this.endByte = byte;
     this.appendCount += frames.length;
-    let next = first;
-    for (const { messages, resolve } of batch) {
-      resolve(messages.map(() => ({ partition: 0, offset: next++ })));
-    }
     for (const listener of [...this.listeners]) listener();
+    let next = first;
+    return appends.map((messages) => messages.map(() => ({ partition: 0, offset: next++ })));
   }
 
   health(): LogHealth {
@@ -265,9 +237,8 @@ class EmbeddedLog implements FileLog, FrameIndex {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    // Let the batch in flight finish so every acknowledged append is on disk.
-    while (this.writing) await new Promise((resolve) => setTimeout(resolve, 1));
-    for (const { reject } of this.pending.splice(0)) reject(new LogUnavailableError('the event log is closed'));
+    // Appends already accepted are written and synced before the file is closed.
+    await this.batcher.idle();
     for (const listener of [...this.listeners]) listener();
     await this.file.close();
     await this.lock?.release();

@@ -94,7 +94,7 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
 
 class KafkaLog implements EventLog {
   readonly description: string;
-  private readonly batcher: Batcher<LogMessage, LogPosition>;
+  private readonly batcher: Batcher<readonly LogMessage[], LogPosition[]>;
   private readonly partitionOf: (message: Message) => number;
   private health_: LogHealth = { available: true };
   private probe: NodeJS.Timeout | undefined;
@@ -114,7 +114,12 @@ class KafkaLog implements EventLog {
     readonly identity: string,
   ) {
     this.description = `kafka:${config.topic}@${config.brokers.join(',')}`;
-    this.batcher = new Batcher((messages) => this.produce(messages));
+    // One item per append, so an append's messages always travel in one produce request.
+    this.batcher = new Batcher(async (appends) => {
+      const positions = await this.produce(appends.flat());
+      let next = 0;
+      return appends.map((messages) => positions.slice(next, (next += messages.length)));
+    });
     // The partition is computed here (with kafkajs' Java-compatible murmur2 partitioner) rather
     // than by the producer, so every message's offset can be matched to its partition's response.
     const partitioner = Partitioners.DefaultPartitioner();
@@ -165,7 +170,8 @@ class KafkaLog implements EventLog {
 
   async append(messages: readonly LogMessage[], options: AppendOptions = {}): Promise<LogPosition[]> {
     if (this.closed) throw new LogUnavailableError('the event log is closed');
-    return Promise.all(messages.map((message) => this.batcher.add(message, options.signal)));
+    if (messages.length === 0) return [];
+    return this.batcher.add(messages, options.signal);
   }
 
   private async produce(messages: LogMessage[]): Promise<LogPosition[]> {
