@@ -36,7 +36,7 @@ export class ReportService {
     const deadline = Date.now() + this.options.writeTimeoutMs;
     const { id, name, tag } = command;
     const fingerprint = createFingerprint(id, name, tag);
-    return this.queue.run(id, async () => {
+    return this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return createAnswer(id, keyed);
@@ -56,7 +56,7 @@ export class ReportService {
   delete(id: string, idempotencyKey?: string): Promise<void> {
     const deadline = Date.now() + this.options.writeTimeoutMs;
     const fingerprint = createFingerprint(id);
-    return this.queue.run(id, async () => {
+    return this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
@@ -93,6 +93,11 @@ export class ReportService {
       throw error;
     }
   }
+}
+
+/** A request waits for earlier ones on its id and on its Idempotency-Key, so a reused key sees the first outcome. */
+function queueKeys(id: string, idempotencyKey: string | undefined): string[] {
+  return idempotencyKey === undefined ? [`id:${id}`] : [`id:${id}`, `key:${idempotencyKey}`];
 }
 
 function keyMismatch(): UnprocessableError {

@@ -73,4 +73,27 @@ keyed('keeps a key while a task is still queued behind the finished one', async 
   await second;
 });
 
+keyed('runs a task with two keys after the earlier tasks of both, and before later ones of either', async () => {
+  const queue = new KeyedQueue();
+  const trace: string[] = [];
+  const [a, b] = [deferred(), deferred()];
+  const first = queue.run('a', async () => {
+    await a.promise;
+    trace.push('a');
+  });
+  const second = queue.run('b', async () => {
+    await b.promise;
+    trace.push('b');
+  });
+  const both = queue.run(['a', 'b'], async () => trace.push('a+b'));
+  const later = queue.run('b', async () => trace.push('later b'));
+  b.resolve();
+  await second;
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(trace, ['b'], 'the two-key task must wait for the task on a');
+  a.resolve();
+  await Promise.all([first, both, later]);
+  assert.equal(trace, ['b', 'a', 'a+b', 'later b']);
+});
+
 keyed.run();
