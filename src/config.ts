@@ -35,6 +35,15 @@ export interface Config {
   readonly eventSource: string;
   readonly snapshotEvery: number;
   readonly projectionStallMs: number;
+  readonly http: HttpLimits;
+}
+
+/** What the HTTP server allows a client before cutting it off (slow and idle clients, connection floods). */
+export interface HttpLimits {
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly maxConnections: number;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -45,6 +54,7 @@ export const CONFIG_VARIABLES = [
   'REPORTS_TOPIC_PARTITIONS', 'REPORTS_TOPIC_REPLICATION_FACTOR', 'KAFKA_CLIENT_ID', 'KAFKA_SSL', 'KAFKA_SASL_MECHANISM',
   'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'REPORTS_BODY_LIMIT', 'REPORTS_NAME_MAX_CHARS', 'REPORTS_TAG_MAX_CHARS',
   'REPORTS_WRITE_TIMEOUT_MS', 'LOG_LEVEL', 'REPORTS_EVENT_SOURCE', 'REPORTS_SNAPSHOT_EVERY', 'REPORTS_PROJECTION_STALL_MS',
+  'REPORTS_HEADERS_TIMEOUT_MS', 'REPORTS_REQUEST_TIMEOUT_MS', 'REPORTS_KEEP_ALIVE_TIMEOUT_MS', 'REPORTS_MAX_CONNECTIONS',
 ] as const;
 /** The helpers below take only these names, so the list cannot fall behind what is read. */
 export type ConfigVariable = (typeof CONFIG_VARIABLES)[number];
@@ -89,6 +99,19 @@ function byteSize(env: Env, name: ConfigVariable, fallback: number): number {
   const bytes = Number(match[1]) * unit;
   if (bytes < 1024 || bytes > 8 * 1024 ** 2) throw new ConfigError(name, `must be between 1kb and 8mb, got "${raw}"`);
   return bytes;
+}
+
+function httpLimits(env: Env): HttpLimits {
+  const headersTimeoutMs = integer(env, 'REPORTS_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
+  const requestTimeoutMs = integer(env, 'REPORTS_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
+  // Node refuses a headers time-out longer than the whole request's.
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('REPORTS_HEADERS_TIMEOUT_MS', `must not exceed REPORTS_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  return Object.freeze({
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: integer(env, 'REPORTS_KEEP_ALIVE_TIMEOUT_MS', 5000, 100, 600_000),
+    maxConnections: integer(env, 'REPORTS_MAX_CONNECTIONS', 1000, 1, 1_000_000),
+  });
 }
 
 function tokenList(env: Env): string[] {
@@ -156,6 +179,7 @@ export function loadConfig(env: Env): Config {
     eventSource: text(env, 'REPORTS_EVENT_SOURCE') ?? 'urn:report-store',
     snapshotEvery: integer(env, 'REPORTS_SNAPSHOT_EVERY', 10_000, 0, 1_000_000_000),
     projectionStallMs: integer(env, 'REPORTS_PROJECTION_STALL_MS', 10_000, 100, 3_600_000),
+    http: httpLimits(env),
   };
   return Object.freeze(config);
 }

@@ -7,6 +7,7 @@ import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
+import { guardConnections } from './http/connection-guard.js';
 import { bearerAuth, createTokenCheck, digestsOf } from './http/auth.js';
 import { createMetrics } from './http/metrics.js';
 import { createOpenApiDocument } from './http/openapi.js';
@@ -56,7 +57,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     });
     projector.start();
     const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries });
-    const server = await listen(app.callback(), config.host, config.port);
+    const server = await listen(app.callback(), config, logger);
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, log: log.description }, 'listening');
@@ -111,13 +112,19 @@ export function createWiredApp(
   });
 }
 
-async function listen(handler: RequestListener, host: string, port: number): Promise<Server> {
-  const server = createServer(handler);
-  // Slow-loris guard; the write timeout bounds the handlers themselves.
-  server.requestTimeout = 30_000;
+async function listen(handler: RequestListener, config: Config, logger: Logger): Promise<Server> {
+  const limits = config.http;
+  // Slow-loris guards, checked this often (Node's default, 30 s, would let a client overstay them).
+  const server = createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+  });
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.on('request', guardConnections(server, handler, limits, logger));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    server.listen(config.port, config.host, () => {
       server.off('error', reject);
       resolve();
     });
