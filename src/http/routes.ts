@@ -38,14 +38,14 @@ export function createRouter({ service, projector, log, metrics, auth, limits, b
 
   router.post('/reports', auth, jsonRequest(bodyLimitBytes), async (ctx) => {
     const command = parseNewReport(ctx.state.json);
-    const report = await service.create(command, parseIdempotencyKey(ctx.get('Idempotency-Key')));
+    const report = await service.create(command, parseIdempotencyKey(idempotencyHeader(ctx)));
     ctx.body = report.tag === undefined ? { name: report.name } : { name: report.name, tag: report.tag };
   });
   router.all('/reports', onlyAllow(['POST']));
 
   router.delete('/reports/:id', auth, async (ctx) => {
     const id = parseReportId(ctx.params['id'] ?? '');
-    await service.delete(id, parseIdempotencyKey(ctx.get('Idempotency-Key')));
+    await service.delete(id, parseIdempotencyKey(idempotencyHeader(ctx)));
     ctx.status = 204;
   });
   router.all('/reports/:id', onlyAllow(['DELETE']));
@@ -70,4 +70,10 @@ export function createRouter({ service, projector, log, metrics, auth, limits, b
   });
   for (const path of ['/openapi.json', '/healthz', '/readyz', '/metrics']) router.all(path, onlyAllow(get));
   return router;
+}
+
+/** The raw header: `ctx.get` answers '' both when it is absent and when it is empty, which differ here. */
+function idempotencyHeader(ctx: { readonly headers: Readonly<Record<string, string | string[] | undefined>> }): string | undefined {
+  const value = ctx.headers['idempotency-key'];
+  return Array.isArray(value) ? value.join(', ') : value;
 }

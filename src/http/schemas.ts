@@ -4,6 +4,22 @@ import { Type, type Static } from '@sinclair/typebox';
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;
 
+/** A regular expression for the decimal strings (leading zeros allowed) whose value is an int64. */
+export function int64DecimalPattern(): string {
+  const below = (bound: string): string[] => {
+    // Numbers of exactly bound.length digits that are <= bound: a shared prefix, then a smaller digit.
+    const options = [bound];
+    for (let i = 0; i < bound.length; i++) {
+      const digit = Number(bound[i]);
+      if (digit > 0) options.push(`${bound.slice(0, i)}[0-${digit - 1}][0-9]{${bound.length - i - 1}}`);
+    }
+    return options;
+  };
+  const positive = ['[0-9]{1,18}', ...below(INT64_MAX.toString())];
+  const negative = ['[0-9]{1,18}', ...below((-INT64_MIN).toString())];
+  return `^(?:${positive.join('|')})$|^-(?:${negative.join('|')})$`;
+}
+
 export interface FieldLimits {
   readonly nameMaxChars: number;
   readonly tagMaxChars: number;
@@ -46,7 +62,11 @@ export const ErrorBody = Type.Object(
 );
 export type ErrorBody = Static<typeof ErrorBody>;
 
-/** The `{id}` path parameter: a decimal int64. */
-export const ReportIdParam = Type.String({ pattern: '^-?[0-9]{1,19}$', description: 'Report id, a decimal int64' });
+/**
+ * The `{id}` path parameter: a decimal int64 of 1 to 19 digits, leading zeros allowed (007 is 7). The pattern spells
+ * out the range -9223372036854775808..9223372036854775807, so the document admits exactly what the
+ * server accepts: up to 18 digits freely, 19 digits only up to the bound.
+ */
+export const ReportIdParam = Type.String({ pattern: int64DecimalPattern(), description: 'Report id, a decimal int64' });
 
 export const StatusBody = Type.Object({ status: Type.String({ description: 'ok, or ready' }) }, { title: 'Status' });

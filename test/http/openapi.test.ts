@@ -1,5 +1,5 @@
 // GET /openapi.json: served without a token, clean under Redocly's `recommended` ruleset, and
-// listing every status of CONTRACT §1 with the schemas that validate requests.
+// listing every status the service answers, with the schemas that validate requests.
 import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
 import * as assert from 'uvu/assert';
 import { startTestServer } from '../helpers/server.js';
@@ -107,6 +107,27 @@ openapi('gives Error an int32 error and a message, both required', async ({ serv
   assert.is(at(error, 'properties', 'error', 'format'), 'int32');
   assert.is(at(error, 'properties', 'message', 'type'), 'string');
   assert.equal(at(error, 'required'), ['error', 'message']);
+});
+
+openapi('admits in the path id pattern exactly the ids the server accepts, up to the int64 bounds', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json', { token: null }));
+  const parameters = at(document, 'paths', '/reports/{id}', 'delete', 'parameters') as { name: string; schema: { pattern: string } }[];
+  const pattern = new RegExp(parameters.find((p) => p.name === 'id')?.schema.pattern ?? '');
+  const admitted = ['0', '-0', '007', '9223372036854775807', '-9223372036854775808', '0922337203685477580', '9223372036854775799'];
+  const refused = ['9223372036854775808', '-9223372036854775809', '9999999999999999999', '9300000000000000000', '00000000000000000001', '+5', '1e3', ''];
+  for (const id of admitted) assert.ok(pattern.test(id), `the pattern refuses ${id}`);
+  for (const id of refused) assert.not.ok(pattern.test(id), `the pattern admits ${id}`);
+  for (const id of [...admitted.slice(0, 6), ...refused.slice(0, 5)]) {
+    const response = await server.request(`/reports/${id}`, { method: 'DELETE' });
+    await response.arrayBuffer();
+    assert.is(response.status === 400, !pattern.test(id), `server answered ${response.status} for ${id}`);
+  }
+});
+
+openapi('gives name and tag the maxLength the server enforces, from the configuration', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json', { token: null }));
+  assert.is(at(document, 'components', 'schemas', 'NewReport', 'properties', 'name', 'maxLength'), 10);
+  assert.is(at(document, 'components', 'schemas', 'NewReport', 'properties', 'tag', 'maxLength'), 20);
 });
 
 openapi.run();

@@ -93,8 +93,10 @@ slow('closes an idle keep-alive connection after the keep-alive time-out', async
   const socket = await open(server);
   const closed = untilClosed(socket);
   socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-  const { text } = await closed;
+  const { text, ms } = await closed;
   assert.match(text, /^HTTP\/1\.1 200 /);
+  // Configured 300 ms; Node's default (5 s) would fail this.
+  assert.ok(ms < 3000, `idle connection held ${ms} ms`);
 });
 
 slow('sheds a connection over the cap with 503, Retry-After and the Error body, and serves again once one closes', async ({ server }) => {

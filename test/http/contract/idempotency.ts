@@ -70,7 +70,7 @@ export function idempotencyContract(logName: string, start: StartServer, nextId:
     await Promise.all(responses.map((r) => r.arrayBuffer()));
   });
 
-  for (const [label, bad] of [['longer than 255 characters', 'k'.repeat(256)], ['with a space', 'a key'], ['with a non-ASCII character', 'clé']] as const) {
+  for (const [label, bad] of [['that is empty', ''], ['longer than 255 characters', 'k'.repeat(256)], ['with a space', 'a key'], ['with a non-ASCII character', 'clé']] as const) {
     keys(`returns 400 naming Idempotency-Key for a key ${label}`, async ({ server }) => {
       const response = await server.request('/reports', { method: 'POST', json: reportBody(nextId(), 'x'), headers: { 'Idempotency-Key': bad } });
       await expectError(response, 400, /Idempotency-Key/);
