@@ -27,6 +27,7 @@ defaults('uses the documented defaults for an empty environment', () => {
   assert.is(config.nameMaxChars, 4096);
   assert.is(config.tagMaxChars, 4096);
   assert.is(config.writeTimeoutMs, 5000);
+  assert.equal(config.http, { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000, maxConnections: 1000 });
   assert.is(config.logLevel, 'info');
 });
 defaults('treats empty and blank variables as unset', () => {
@@ -100,6 +101,8 @@ const bad: readonly [string, Env, string][] = [
   ['REPORTS_BODY_LIMIT below 1kb', { REPORTS_BODY_LIMIT: '10' }, 'REPORTS_BODY_LIMIT'],
   ['REPORTS_WRITE_TIMEOUT_MS of zero', { REPORTS_WRITE_TIMEOUT_MS: '0' }, 'REPORTS_WRITE_TIMEOUT_MS'],
   ['REPORTS_WRITE_TIMEOUT_MS with a fraction', { REPORTS_WRITE_TIMEOUT_MS: '1.5' }, 'REPORTS_WRITE_TIMEOUT_MS'],
+  ['REPORTS_HEADERS_TIMEOUT_MS longer than REPORTS_REQUEST_TIMEOUT_MS', { REPORTS_HEADERS_TIMEOUT_MS: '20000', REPORTS_REQUEST_TIMEOUT_MS: '10000' }, 'REPORTS_HEADERS_TIMEOUT_MS'],
+  ['REPORTS_MAX_CONNECTIONS of zero', { REPORTS_MAX_CONNECTIONS: '0' }, 'REPORTS_MAX_CONNECTIONS'],
   ['unknown LOG_LEVEL', { LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
   ['KAFKA_BROKERS without host:port', { KAFKA_BROKERS: 'nohostport' }, 'KAFKA_BROKERS'],
   ['KAFKA_BROKERS with one bad entry', { KAFKA_BROKERS: 'a:9092,b' }, 'KAFKA_BROKERS'],
