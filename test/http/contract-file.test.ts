@@ -66,7 +66,7 @@ unavailable('answers 503 to creates and deletes and to /readyz while the log is 
   await withRestart(
     async (server) => {
       await expectReport(await postReport(server, kept, 'kept'), { name: 'kept' });
-      // Stop the projector first: on a closed file log its follow loop would spin (see the report).
+      // Stop the projector first: on a closed file log its follow loop would retry in a tight loop.
       await server.projector.stop();
       await server.log.close();
       await expectUnavailable(await server.request('/reports', { method: 'POST', json: `{"id":${fresh},"name":"fresh"}`, ...inTime() }));

@@ -1,4 +1,4 @@
-// Bearer authentication on both report routes, and the order in which CONTRACT §1 runs its checks.
+// Bearer authentication on both report routes, and the order of the checks: 404/405 for the path and method, then 401, then 415, 413 and 400.
 import { createHash } from 'node:crypto';
 import * as assert from 'uvu/assert';
 import { TEST_TOKEN, type TestServer } from '../../helpers/server.js';

@@ -1,4 +1,4 @@
-// Everything else in CONTRACT §1: unknown paths, wrong methods, /healthz, /readyz, /metrics.
+// Everything else the HTTP interface promises: unknown paths, wrong methods, /healthz, /readyz, /metrics.
 import * as assert from 'uvu/assert';
 import { TEST_TOKEN } from '../../helpers/server.js';
 import { deleteReport, distinctive, postReport, serverSuite, type StartServer } from '../requests.js';

@@ -1,4 +1,4 @@
-// POST /reports: creation, retries, conflicts and the field rules of CONTRACT §1.
+// POST /reports: creation, retries, conflicts and the field rules (README, "Using it").
 import * as assert from 'uvu/assert';
 import { claim, deleteReport, logHead, postJson, postReport, reportBody, serverSuite, type StartServer } from '../requests.js';
 import { expectError, expectNoContent, expectReport } from '../responses.js';
