@@ -1,5 +1,5 @@
 # One-liners around package.json scripts, which hold the truth.
-.PHONY: run test bench build install kafka-up kafka-down run-kafka clean
+.PHONY: run test bench build install schemathesis kafka-up kafka-down run-kafka clean
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -16,6 +16,10 @@ run: build
 ## test: the whole suite (starts a throw-away Kafka broker unless KAFKA_BROKERS is set) with coverage
 test: install
 	npm test
+
+## schemathesis: the OpenAPI fuzzer `make test` runs, from PyPI into .cache/schemathesis (needs python3 with venv)
+schemathesis:
+	npm run schemathesis:install
 
 ## bench: POST /reports throughput of the service against a bare Koa handler
 bench: build

@@ -107,13 +107,21 @@ export function createOpenApiDocument(limits: FieldLimits, version: string): Jso
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>' } },
       schemas: {
-        NewReport: toJsonSchema(newReportSchema(limits)),
+        NewReport: newReportDocument(limits),
         Report: toJsonSchema(reportSchema(limits)),
         Error: toJsonSchema(ErrorBody),
         Status: toJsonSchema(StatusBody),
       },
     },
   };
+}
+
+/** NewReport as the parser reads it: a `tag` of null is accepted and treated as absent. */
+function newReportDocument(limits: FieldLimits): Json {
+  const schema = toJsonSchema(newReportSchema(limits)) as { properties: Record<string, { [key: string]: Json }> };
+  const tag = schema.properties['tag'];
+  if (tag !== undefined) schema.properties['tag'] = { ...tag, type: ['string', 'null'] };
+  return schema as unknown as Json;
 }
 
 function operationsGet(operationId: string, summary: string, ok: Json, more: Record<string, Json> = {}): Json {
