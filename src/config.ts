@@ -35,6 +35,8 @@ export interface Config {
   readonly eventSource: string;
   readonly snapshotEvery: number;
   readonly projectionStallMs: number;
+  /** Appends allowed to wait for the log; more answer 503 at once (bounded memory while it is stuck). */
+  readonly maxPendingAppends: number;
 }
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -45,6 +47,7 @@ export const CONFIG_VARIABLES = [
   'REPORTS_TOPIC_PARTITIONS', 'REPORTS_TOPIC_REPLICATION_FACTOR', 'KAFKA_CLIENT_ID', 'KAFKA_SSL', 'KAFKA_SASL_MECHANISM',
   'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'REPORTS_BODY_LIMIT', 'REPORTS_NAME_MAX_CHARS', 'REPORTS_TAG_MAX_CHARS',
   'REPORTS_WRITE_TIMEOUT_MS', 'LOG_LEVEL', 'REPORTS_EVENT_SOURCE', 'REPORTS_SNAPSHOT_EVERY', 'REPORTS_PROJECTION_STALL_MS',
+  'REPORTS_MAX_PENDING_APPENDS',
 ] as const;
 /** The helpers below take only these names, so the list cannot fall behind what is read. */
 export type ConfigVariable = (typeof CONFIG_VARIABLES)[number];
@@ -156,6 +159,7 @@ export function loadConfig(env: Env): Config {
     eventSource: text(env, 'REPORTS_EVENT_SOURCE') ?? 'urn:report-store',
     snapshotEvery: integer(env, 'REPORTS_SNAPSHOT_EVERY', 10_000, 0, 1_000_000_000),
     projectionStallMs: integer(env, 'REPORTS_PROJECTION_STALL_MS', 10_000, 100, 3_600_000),
+    maxPendingAppends: integer(env, 'REPORTS_MAX_PENDING_APPENDS', 10_000, 1, 1_000_000),
   };
   return Object.freeze(config);
 }

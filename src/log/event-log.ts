@@ -48,6 +48,11 @@ export interface EventLog {
   follow(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
   /** Counters since open: records appended and the flushes (fsyncs, produce requests) that carried them. */
   stats(): LogStats;
+  /**
+   * The largest record (key and value bytes) the log takes; a larger one would be refused forever,
+   * so the caller refuses it before appending. Absent: larger than any request can make.
+   */
+  readonly maxRecordBytes?: number;
   /** Whether the log can take writes right now, and why not (for /readyz). */
   health(): LogHealth;
   close(): Promise<void>;
@@ -69,6 +74,24 @@ export class LogUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'LogUnavailableError';
+  }
+}
+
+/** Thrown when too many appends already wait for the log (it is slow or stuck); maps to 503 with Retry-After. */
+export class LogOverloadedError extends Error {
+  readonly retriable = true;
+  constructor(readonly maxPending: number) {
+    super(`${maxPending} appends are already waiting for the event log`);
+    this.name = 'LogOverloadedError';
+  }
+}
+
+/** Thrown when one append can never be taken (larger than the log accepts); maps to 413. */
+export class RecordTooLargeError extends Error {
+  readonly retriable = false;
+  constructor(readonly limitBytes: number, readonly sizeBytes: number) {
+    super(`an event of ${sizeBytes} bytes is larger than the ${limitBytes} bytes the event log accepts`);
+    this.name = 'RecordTooLargeError';
   }
 }
 

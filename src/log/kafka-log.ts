@@ -7,7 +7,9 @@ import type { Logger } from 'pino';
 import { CLOUDEVENTS_CONTENT_TYPE } from '../../projections/events.js';
 import type { KafkaConfig } from '../config.js';
 import { Batcher } from './batcher.js';
-import { cursorReached, LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
+import { isConnectivityFailure, KafkaRefusedError, ProbeSilenceError } from './kafka-errors.js';
+import { groupBySize, maxRecordBytes } from './kafka-record-size.js';
+import { cursorReached, LogUnavailableError, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
 import { followTopic } from './kafka-follow.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { ensureTopic } from './kafka-topic.js';
@@ -21,6 +23,8 @@ export interface KafkaLogOptions {
   readonly probeIntervalMs?: number;
   /** Create the topic when missing (the server); tools that only read pass false. */
   readonly createTopic?: boolean;
+  /** Appends allowed to wait for the next produce request (REPORTS_MAX_PENDING_APPENDS). */
+  readonly maxPendingAppends?: number;
 }
 
 const { Kafka: KafkaClient, logLevel: KafkaLogLevel, Partitioners } = kafkajs;
@@ -63,7 +67,7 @@ function describeStartError(error: unknown, config: KafkaConfig): Error {
   return new Error(`cannot use Kafka at ${config.brokers.join(',')} (KAFKA_BROKERS): ${message}`, { cause: error });
 }
 
-export async function openKafkaLog({ config, logger, writeTimeoutMs, probeIntervalMs = 2000, createTopic = true }: KafkaLogOptions): Promise<EventLog> {
+export async function openKafkaLog({ config, logger, writeTimeoutMs, probeIntervalMs = 2000, createTopic = true, maxPendingAppends }: KafkaLogOptions): Promise<EventLog> {
   const kafka = createKafkaClient(config, logger);
   const admin = kafka.admin();
   // Unlimited retries are what makes the idempotent producer safe; a request that gives up first
@@ -77,12 +81,14 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
   });
   try {
     await admin.connect();
-    const partitions = await ensureTopic(admin, config, createTopic);
+    const { partitions, maxMessageBytes, warnings } = await ensureTopic(admin, config, createTopic);
+    for (const warning of warnings) logger.warn({ topic: config.topic }, warning);
     await producer.connect();
     const metadata = (await admin.fetchTopicMetadata({ topics: [config.topic] })).topics[0]?.partitions ?? [];
-    logger.info({ topic: config.topic, partitions, brokers: config.brokers }, 'opened the Kafka event log');
+    logger.info({ topic: config.topic, partitions, maxMessageBytes, brokers: config.brokers }, 'opened the Kafka event log');
     const { clusterId } = await admin.describeCluster();
-    const log = new KafkaLog(kafka, admin, producer, config, partitions, metadata, writeTimeoutMs, logger, `kafka:${clusterId}/${config.topic}`);
+    const limits = { writeTimeoutMs, maxMessageBytes, ...(maxPendingAppends === undefined ? {} : { maxPendingAppends }) };
+    const log = new KafkaLog(kafka, admin, producer, config, partitions, metadata, limits, logger, `kafka:${clusterId}/${config.topic}`);
     log.startProbe(probeIntervalMs);
     return log;
   } catch (error) {
@@ -92,8 +98,16 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
   }
 }
 
+interface KafkaLogLimits {
+  readonly writeTimeoutMs: number;
+  readonly maxMessageBytes: number;
+  readonly maxPendingAppends?: number;
+}
+
 class KafkaLog implements EventLog {
   readonly description: string;
+  readonly maxRecordBytes: number;
+  private readonly writeTimeoutMs: number;
   private readonly batcher: Batcher<readonly LogMessage[], LogPosition[]>;
   private readonly partitionOf: (message: Message) => number;
   private health_: LogHealth = { available: true };
@@ -109,17 +123,27 @@ class KafkaLog implements EventLog {
     private readonly config: KafkaConfig,
     private readonly partitions: number,
     partitionMetadata: PartitionMetadata[],
-    private readonly writeTimeoutMs: number,
+    limits: KafkaLogLimits,
     private readonly logger: Logger,
     readonly identity: string,
   ) {
     this.description = `kafka:${config.topic}@${config.brokers.join(',')}`;
-    // One item per append, so an append's messages always travel in one produce request.
-    this.batcher = new Batcher(async (appends) => {
-      const positions = await this.produce(appends.flat());
-      let next = 0;
-      return appends.map((messages) => positions.slice(next, (next += messages.length)));
-    });
+    this.writeTimeoutMs = limits.writeTimeoutMs;
+    this.maxRecordBytes = maxRecordBytes(limits.maxMessageBytes);
+    // One item per append, so an append's messages always travel in one produce request; appends
+    // go in as few requests as the topic's max.message.bytes allows (it bounds a whole batch).
+    this.batcher = new Batcher(
+      async (appends) => {
+        const results: LogPosition[][] = [];
+        for (const group of groupBySize(appends, limits.maxMessageBytes)) {
+          const positions = await this.produce(group.flat());
+          let next = 0;
+          for (const messages of group) results.push(positions.slice(next, (next += messages.length)));
+        }
+        return results;
+      },
+      limits.maxPendingAppends === undefined ? {} : { maxPending: limits.maxPendingAppends },
+    );
     // The partition is computed here (with kafkajs' Java-compatible murmur2 partitioner) rather
     // than by the producer, so every message's offset can be matched to its partition's response.
     const partitioner = Partitioners.DefaultPartitioner();
@@ -132,13 +156,13 @@ class KafkaLog implements EventLog {
       // within the interval counts as unavailable now.
       let timer: NodeJS.Timeout | undefined;
       const silent = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${intervalMs} ms`)), intervalMs);
+        timer = setTimeout(() => reject(new ProbeSilenceError(intervalMs)), intervalMs);
       });
       try {
         await Promise.race([this.head(), silent]);
       } catch (error) {
         // head() records its own failures; a silent broker is recorded here.
-        if (error instanceof Error && error.message.startsWith('no answer')) this.markFailure(error);
+        if (error instanceof ProbeSilenceError) this.markFailure(error);
       } finally {
         clearTimeout(timer);
       }
@@ -156,6 +180,11 @@ class KafkaLog implements EventLog {
     return this.health_;
   }
 
+  /** An outage makes the log unavailable; a refusal of one request leaves its health as it is. */
+  private failed(error: unknown): Error {
+    return isConnectivityFailure(error) ? this.markFailure(error) : new KafkaRefusedError(error);
+  }
+
   private markFailure(error: unknown): LogUnavailableError {
     const reason = `Kafka is unreachable: ${error instanceof Error ? error.message : String(error)}`;
     if (this.health_.available) this.logger.warn({ reason }, 'the Kafka event log became unavailable');
@@ -171,6 +200,8 @@ class KafkaLog implements EventLog {
   async append(messages: readonly LogMessage[], options: AppendOptions = {}): Promise<LogPosition[]> {
     if (this.closed) throw new LogUnavailableError('the event log is closed');
     if (messages.length === 0) return [];
+    const size = messages.reduce((sum, { key, value }) => sum + Buffer.byteLength(key) + value.length, 0);
+    if (size > this.maxRecordBytes) throw new RecordTooLargeError(this.maxRecordBytes, size);
     return this.batcher.add(messages, options.signal);
   }
 
@@ -183,7 +214,7 @@ class KafkaLog implements EventLog {
     try {
       metadata = await this.producer.send({ topic: this.config.topic, acks: -1, timeout: this.writeTimeoutMs, messages: kafkaMessages });
     } catch (error) {
-      throw this.markFailure(error);
+      throw this.failed(error);
     }
     this.markAvailable();
     this.produceCount += 1;
@@ -204,7 +235,7 @@ class KafkaLog implements EventLog {
       this.markAvailable();
       return new Map(offsets.map(({ partition, high }) => [partition, Number(high)]));
     } catch (error) {
-      throw this.markFailure(error);
+      throw this.failed(error);
     }
   }
 
