@@ -6,7 +6,7 @@ import { evolveIdempotency, type IdempotencyState } from '../projections/idempot
 import { createState, evolve, type ReportsState } from '../projections/reports.js';
 import { PositionWaiters, type Outcome } from './position-waiters.js';
 import type { Snapshot } from './snapshot/snapshot-format.js';
-import { cursorPassed, cursorReached, type Cursor, type EventLog, type LogPosition, type LogRecord } from './log/event-log.js';
+import { cursorPassed, cursorReached, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from './log/event-log.js';
 
 export { ProjectionTimeoutError, type Outcome } from './position-waiters.js';
 
@@ -139,7 +139,8 @@ export class Projector {
     this.checkCaughtUp(target);
     while (!this.abort.signal.aborted) {
       try {
-        for await (const record of this.log.follow(this.cursor, { signal: this.abort.signal })) {
+        const onGap = (gap: LogGap) => this.pass(gap, target);
+        for await (const record of this.log.follow(this.cursor, { signal: this.abort.signal, onGap })) {
           this.apply(record);
           if (!this.isReady) this.checkCaughtUp(target);
         }
@@ -214,6 +215,13 @@ export class Projector {
       this.sinceSnapshot = 0;
       this.onSnapshotDue?.(this);
     }
+  }
+
+  /** Offsets that hold no record (transaction markers, aborted records) count as consumed. */
+  private pass({ partition, next }: LogGap, target: Cursor): void {
+    if (next <= (this.cursor.get(partition) ?? 0)) return;
+    this.cursor.set(partition, next);
+    if (!this.isReady) this.checkCaughtUp(target);
   }
 
   /** Resolves with what the record at `position` did, once the read model has applied it. */

@@ -25,9 +25,21 @@ export interface AppendOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Offsets that hold nothing a reader gets (Kafka transaction markers, aborted transactional records). */
+export interface LogGap {
+  readonly partition: number;
+  /** The next offset that can hold a record on `partition`. */
+  readonly next: number;
+}
+
 export interface ReadOptions {
   /** Stop the iteration (follow never ends by itself). */
   readonly signal?: AbortSignal;
+  /**
+   * Called, in order with the records, when the reader moved past offsets that hold no record, so
+   * a cursor can pass them too: otherwise it would wait forever for a head it cannot reach.
+   */
+  readonly onGap?: (gap: LogGap) => void;
 }
 
 export interface EventLog {

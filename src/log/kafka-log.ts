@@ -9,8 +9,8 @@ import type { KafkaConfig } from '../config.js';
 import { Batcher } from './batcher.js';
 import { isConnectivityFailure, KafkaRefusedError, ProbeSilenceError } from './kafka-errors.js';
 import { groupBySize, maxRecordBytes } from './kafka-record-size.js';
-import { cursorReached, LogUnavailableError, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
-import { followTopic } from './kafka-follow.js';
+import { cursorReached, LogUnavailableError, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type LogGap, type ReadOptions } from './event-log.js';
+import { followTopic, isGap } from './kafka-follow.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { ensureTopic } from './kafka-topic.js';
 
@@ -247,11 +247,16 @@ class KafkaLog implements EventLog {
     const onAbort = () => stop.abort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      for await (const record of this.follow(from, { signal: stop.signal })) {
-        const { partition, offset } = record.position;
-        if (offset >= (end.get(partition) ?? 0)) continue;
-        yield record;
-        cursor.set(partition, offset + 1);
+      for await (const item of this.items(from, stop.signal)) {
+        if (isGap(item)) {
+          options.onGap?.(item);
+          cursor.set(item.partition, item.next);
+        } else {
+          const { partition, offset } = item.position;
+          if (offset >= (end.get(partition) ?? 0)) continue;
+          yield item;
+          cursor.set(partition, offset + 1);
+        }
         if (cursorReached(cursor, end)) break;
       }
     } finally {
@@ -260,14 +265,21 @@ class KafkaLog implements EventLog {
     }
   }
 
-  follow(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
+  async *follow(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
+    for await (const item of this.items(from, options.signal)) {
+      if (isGap(item)) options.onGap?.(item);
+      else yield item;
+    }
+  }
+
+  private items(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<LogRecord | LogGap> {
     return followTopic({
       kafka: this.kafka,
       topic: this.config.topic,
       partitions: this.partitions,
       groupPrefix: `${this.config.clientId}-follow`,
       from,
-      ...(options.signal ? { signal: options.signal } : {}),
+      ...(signal ? { signal } : {}),
     });
   }
 
