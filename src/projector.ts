@@ -6,6 +6,7 @@ import { evolveIdempotency, type IdempotencyState } from '../projections/idempot
 import { createState, evolve, type ReportsState } from '../projections/reports.js';
 import { PositionWaiters, type Outcome } from './position-waiters.js';
 import type { Snapshot } from './snapshot/snapshot-format.js';
+import { CursorWaiters } from './cursor-waiters.js';
 import { cursorPassed, cursorReached, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from './log/event-log.js';
 
 export { ProjectionTimeoutError, type Outcome } from './position-waiters.js';
@@ -43,6 +44,7 @@ export class Projector {
   readonly keys: IdempotencyState;
   private readonly cursor: Map<number, number>;
   private readonly waiters = new PositionWaiters();
+  private readonly cursorWaiters = new CursorWaiters();
   private readonly abort = new AbortController();
   private readonly readyTarget: Promise<void>;
   private isReady = false;
@@ -211,6 +213,7 @@ export class Projector {
     this.lastRecordTimestampMs = record.timestampMs;
     this.cursor.set(position.partition, position.offset + 1);
     this.waiters.settle(position, outcome);
+    this.cursorWaiters.moved(this.cursor);
     if (this.snapshotEvery > 0 && ++this.sinceSnapshot >= this.snapshotEvery) {
       this.sinceSnapshot = 0;
       this.onSnapshotDue?.(this);
@@ -221,6 +224,7 @@ export class Projector {
   private pass({ partition, next }: LogGap, target: Cursor): void {
     if (next <= (this.cursor.get(partition) ?? 0)) return;
     this.cursor.set(partition, next);
+    this.cursorWaiters.moved(this.cursor);
     if (!this.isReady) this.checkCaughtUp(target);
   }
 
@@ -230,10 +234,16 @@ export class Projector {
     return this.waiters.wait(position, timeoutMs);
   }
 
+  /** Resolves once the read model has applied everything before `target` (ProjectionTimeoutError after `timeoutMs`). */
+  reach(target: Cursor, timeoutMs: number): Promise<void> {
+    return this.cursorWaiters.wait(this.cursor, target, timeoutMs);
+  }
+
   /** Stops following; writers still waiting get a ProjectionTimeoutError rather than waiting forever. */
   async stop(): Promise<void> {
     this.abort.abort();
     this.waiters.rejectAll();
+    this.cursorWaiters.rejectAll();
     await this.running;
   }
 

@@ -52,6 +52,11 @@ export interface EventLog {
    * Messages not yet sent when `signal` aborts are dropped (the caller has given up on them).
    */
   append(messages: readonly LogMessage[], options?: AppendOptions): Promise<LogPosition[]>;
+  /**
+   * The head of the partition that holds `key`, as of now: what another instance may have written
+   * for that key. Absent when this process is the only writer (its own head is always fresh).
+   */
+  latest?(key: string): Promise<Cursor>;
   /** The offsets one past the last record of every partition, as of now. */
   head(): Promise<Cursor>;
   /** Yields the records from `from` up to the head seen when the read started, then ends. */

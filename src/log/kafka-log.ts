@@ -229,6 +229,12 @@ class KafkaLog implements EventLog {
     });
   }
 
+  async latest(key: string): Promise<Cursor> {
+    const partition = this.partitionOf({ key, value: null });
+    const head = await this.head();
+    return new Map([[partition, head.get(partition) ?? 0]]);
+  }
+
   async head(): Promise<Cursor> {
     try {
       const offsets = await this.admin.fetchTopicOffsets(this.config.topic);

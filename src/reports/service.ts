@@ -40,7 +40,9 @@ export class ReportService {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return createAnswer(id, keyed);
-      const decision = decideCreate(state, command);
+      let decision = decideCreate(state, command);
+      // An answer that writes nothing must not come from state older than the request.
+      if (decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(state, command);
       if (decision.kind === 'unchanged') return decision.report;
       if (decision.kind === 'conflict') throw conflict(id);
       const data = { id, name, ...(tag === undefined ? {} : { tag }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
@@ -60,12 +62,28 @@ export class ReportService {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
-      if (decideDelete(state, id).kind === 'not-found') throw notFound(id);
+      const notThere = () => decideDelete(state, id).kind === 'not-found';
+      if (notThere() && (!(await this.caughtUpWith(id, deadline)) || notThere())) throw notFound(id);
       const outcome = await this.write(reportDeleted(this.options, idempotencyKey === undefined ? { id } : { id, idempotencyKey }), deadline);
       if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.keys, idempotencyKey, fingerprint));
       // Void: another instance deleted it between our decision and our append.
       if (outcome === 'void') throw notFound(id);
     });
+  }
+
+  /**
+   * Waits until the projection holds everything written for `id` (by any instance) before now.
+   * Returns false when the log has no other writer, so the state is fresh already.
+   */
+  private async caughtUpWith(id: string, deadline: number): Promise<boolean> {
+    const { log, projector } = this.options;
+    if (log.latest === undefined) return false;
+    try {
+      await projector.reach(await log.latest(id), Math.max(1, deadline - Date.now()));
+      return true;
+    } catch (error) {
+      throw this.unavailable(error, id);
+    }
   }
 
   private readyState(deadline: number) {
@@ -83,20 +101,25 @@ export class ReportService {
       this.options.onAppend?.(Date.now() - started);
       return await this.options.projector.waitFor(position as LogPosition, Math.max(1, deadline - Date.now()));
     } catch (error) {
-      if (error instanceof RecordTooLargeError) throw new EventTooLargeError(error.sizeBytes, error.limitBytes);
-      if (error instanceof LogOverloadedError) {
-        throw new UnavailableError(`${error.maxPending} writes are already waiting for the event log (REPORTS_MAX_PENDING_APPENDS); retry shortly`, 2);
-      }
-      if (error instanceof LogUnavailableError) {
-        // The adapter's message can name files or broker addresses: log it, never send it.
-        this.options.logger.warn({ err: error, subject: event.subject }, 'append failed: the event log is unavailable');
-        throw new UnavailableError('the event log is unavailable; retrying the same request is safe');
-      }
-      if (error instanceof DeadlineExceeded || error instanceof ProjectionTimeoutError || (error instanceof DOMException && error.name === 'TimeoutError')) {
-        throw new UnavailableError(`the event log did not confirm the write within ${this.options.writeTimeoutMs} ms; retrying the same request is safe`);
-      }
-      throw error;
+      throw this.unavailable(error, event.subject);
     }
+  }
+
+  /** Maps a failure of the log or of the projection to the answer the client gets. */
+  private unavailable(error: unknown, subject: string): unknown {
+    if (error instanceof RecordTooLargeError) return new EventTooLargeError(error.sizeBytes, error.limitBytes);
+    if (error instanceof LogOverloadedError) {
+      return new UnavailableError(`${error.maxPending} writes are already waiting for the event log (REPORTS_MAX_PENDING_APPENDS); retry shortly`, 2);
+    }
+    if (error instanceof LogUnavailableError) {
+      // The adapter's message can name files or broker addresses: log it, never send it.
+      this.options.logger.warn({ err: error, subject }, 'the event log is unavailable');
+      return new UnavailableError('the event log is unavailable; retrying the same request is safe');
+    }
+    if (error instanceof DeadlineExceeded || error instanceof ProjectionTimeoutError || (error instanceof DOMException && error.name === 'TimeoutError')) {
+      return new UnavailableError(`the event log did not confirm the write within ${this.options.writeTimeoutMs} ms; retrying the same request is safe`);
+    }
+    return error;
   }
 }
 
