@@ -50,7 +50,7 @@ withKafka('fresh answers', (brokers) => {
   });
 
   fresh('a delete on A followed at once by an identical create on B: the report exists afterwards', async ({ a, b }) => {
-    const ids = Array.from({ length: 1000 }, (_, index) => 2_000_000 + index);
+    const ids = Array.from({ length: 300 }, (_, index) => 2_000_000 + index);
     await inParallel(ids.length, async (index) => {
       assert.is((await a.request('/reports', { method: 'POST', json: json(ids[index] as number, 'again') })).status, 200);
     });
