@@ -57,6 +57,8 @@ export interface EventLog {
    * for that key. Absent when this process is the only writer (its own head is always fresh).
    */
   latest?(key: string): Promise<Cursor>;
+  /** The partition `key` belongs to (absent: one partition). A record elsewhere was written under another partition count. */
+  partitionFor?(key: string): number;
   /** The offsets one past the last record of every partition, as of now. */
   head(): Promise<Cursor>;
   /** Yields the records from `from` up to the head seen when the read started, then ends. */
@@ -83,6 +85,8 @@ export interface LogStats {
 export interface LogHealth {
   readonly available: boolean;
   readonly reason?: string;
+  /** A reason safe to show clients (names no file or address), when the operator must act. */
+  readonly publicReason?: string;
 }
 
 /** Thrown by adapters when the log cannot take or serve records now; maps to 503. */
@@ -91,6 +95,14 @@ export class LogUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'LogUnavailableError';
+  }
+}
+
+/** Writes are refused until an operator acts (the topic changed under the history); maps to 503 with this message. */
+export class LogRefusingWritesError extends LogUnavailableError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LogRefusingWritesError';
   }
 }
 

@@ -9,7 +9,8 @@ import type { KafkaConfig } from '../config.js';
 import { Batcher } from './batcher.js';
 import { isConnectivityFailure, KafkaRefusedError, ProbeSilenceError } from './kafka-errors.js';
 import { groupBySize, maxRecordBytes } from './kafka-record-size.js';
-import { cursorReached, LogUnavailableError, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type LogGap, type ReadOptions } from './event-log.js';
+import { countChanged, misplaced, REPARTITION_HINT } from './kafka-partitions.js';
+import { cursorReached, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type LogGap, type ReadOptions } from './event-log.js';
 import { followTopic, isGap } from './kafka-follow.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { ensureTopic } from './kafka-topic.js';
@@ -111,6 +112,8 @@ class KafkaLog implements EventLog {
   private readonly batcher: Batcher<readonly LogMessage[], LogPosition[]>;
   private readonly partitionOf: (message: Message) => number;
   private health_: LogHealth = { available: true };
+  /** Set once the partition count is found changed: writes stay refused until a restart on a fixed topic. */
+  private topicChanged: LogRefusingWritesError | undefined;
   private probe: NodeJS.Timeout | undefined;
   private closed = false;
   private appendCount = 0;
@@ -159,7 +162,7 @@ class KafkaLog implements EventLog {
         timer = setTimeout(() => reject(new ProbeSilenceError(intervalMs)), intervalMs);
       });
       try {
-        await Promise.race([this.head(), silent]);
+        await Promise.race([Promise.all([this.head(), this.checkPartitionCount()]), silent]);
       } catch (error) {
         // head() records its own failures; a silent broker is recorded here.
         if (error instanceof ProbeSilenceError) this.markFailure(error);
@@ -177,7 +180,23 @@ class KafkaLog implements EventLog {
 
   health(): LogHealth {
     if (this.closed) return { available: false, reason: 'the event log is closed' };
+    if (this.topicChanged) return { available: false, reason: this.topicChanged.message, publicReason: this.topicChanged.message };
     return this.health_;
+  }
+
+  partitionFor(key: string): number {
+    return this.partitionOf({ key, value: null });
+  }
+
+  private async checkPartitionCount(): Promise<void> {
+    const metadata = await this.admin.fetchTopicMetadata({ topics: [this.config.topic] });
+    this.refuseWrites(countChanged(this.config.topic, this.partitions, metadata.topics[0]?.partitions.length ?? this.partitions));
+  }
+
+  private refuseWrites(problem: LogRefusingWritesError | undefined): void {
+    if (problem === undefined || this.topicChanged) return;
+    this.topicChanged = problem;
+    this.logger.error({ topic: this.config.topic }, `${problem.message}; ${REPARTITION_HINT}`);
   }
 
   /** An outage makes the log unavailable; a refusal of one request leaves its health as it is. */
@@ -199,6 +218,7 @@ class KafkaLog implements EventLog {
 
   async append(messages: readonly LogMessage[], options: AppendOptions = {}): Promise<LogPosition[]> {
     if (this.closed) throw new LogUnavailableError('the event log is closed');
+    if (this.topicChanged) throw this.topicChanged;
     if (messages.length === 0) return [];
     const size = messages.reduce((sum, { key, value }) => sum + Buffer.byteLength(key) + value.length, 0);
     if (size > this.maxRecordBytes) throw new RecordTooLargeError(this.maxRecordBytes, size);
@@ -278,7 +298,14 @@ class KafkaLog implements EventLog {
     }
   }
 
-  private items(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<LogRecord | LogGap> {
+  private async *items(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<LogRecord | LogGap> {
+    for await (const item of this.topicItems(from, signal)) {
+      if (!isGap(item)) this.refuseWrites(misplaced(this.config.topic, item, this.partitionFor(item.key)));
+      yield item;
+    }
+  }
+
+  private topicItems(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<LogRecord | LogGap> {
     return followTopic({
       kafka: this.kafka,
       topic: this.config.topic,

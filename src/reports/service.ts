@@ -6,7 +6,7 @@ import type { ReportEvent } from '../../projections/events.js';
 import type { StoredReport } from '../../projections/reports.js';
 import { createFingerprint } from '../../projections/idempotency.js';
 import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
-import { LogOverloadedError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogMessage, type LogPosition } from '../log/event-log.js';
+import { LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogMessage, type LogPosition } from '../log/event-log.js';
 import { ProjectionTimeoutError, type Outcome, type Projector } from '../projector.js';
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
@@ -111,6 +111,7 @@ export class ReportService {
     if (error instanceof LogOverloadedError) {
       return new UnavailableError(`${error.maxPending} writes are already waiting for the event log (REPORTS_MAX_PENDING_APPENDS); retry shortly`, 2);
     }
+    if (error instanceof LogRefusingWritesError) return new UnavailableError(error.message, 30);
     if (error instanceof LogUnavailableError) {
       // The adapter's message can name files or broker addresses: log it, never send it.
       this.options.logger.warn({ err: error, subject }, 'the event log is unavailable');
