@@ -3,7 +3,7 @@
 // outside its key's partition.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { reports } from '../helpers/cli.js';
+import { lines, reports } from '../helpers/cli.js';
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
 import type { TestServer } from '../helpers/server.js';
 
@@ -63,6 +63,28 @@ withKafka('partition count', (brokers) => {
     assert.is(code, 1);
     const misplaced = stderr.split('\n').filter((line) => line.startsWith('misplaced '));
     assert.ok(misplaced.length > 0 && misplaced.length < RECORDS, `${misplaced.length} misplaced`);
+  });
+
+  partitions('repartitioning: reports migrate --to-topic copies the history to a topic with the new count, digests equal; the service works on it', async ({ topic }) => {
+    const fresh = uniqueTopic('repartitioned-6');
+    const env = kafkaEnv(brokers, topic, { REPORTS_TOPIC_PARTITIONS: '6' });
+    const first = await reports(['migrate', '--to-topic', fresh], { env });
+    assert.is(first.code, 0, first.stderr);
+    const digest = (label: string) => lines(first.stdout).find((line) => line.startsWith(label))?.split(':').slice(1).join(':').trim();
+    assert.is(digest(`topic ${topic} digest`), digest(`topic ${fresh} digest`));
+    assert.ok(lines(first.stdout).includes('digests match'));
+    assert.is((await withAdmin(brokers, (admin) => admin.fetchTopicMetadata({ topics: [fresh] }))).topics[0]?.partitions.length, 6);
+    const again = await reports(['migrate', '--to-topic', fresh], { env });
+    assert.match(again.stdout, /copied now:\s+0/);
+    assert.is((await reports(['verify'], { env: kafkaEnv(brokers, fresh) })).code, 0);
+    const server = await startKafkaServer(brokers, {}, fresh);
+    try {
+      assert.is(server.projector.state.size, RECORDS);
+      assert.is((await server.request('/readyz')).status, 200);
+      assert.is((await server.request('/reports', { method: 'POST', json: '{"id": 2000, "name": "after repartitioning"}' })).status, 200);
+    } finally {
+      await server.dispose();
+    }
   });
 
   partitions.run();
