@@ -2,15 +2,17 @@
 // at the same moment go out in one produce request; the message key is the report id, so all
 // events of one report share a partition and keep their order.
 // kafkajs is CommonJS; Node cannot see all of its named exports from ESM, so take the default.
-import kafkajs, { type Admin, type Kafka, type LogEntry, type Message, type PartitionMetadata, type Producer, type SASLOptions } from 'kafkajs';
+import kafkajs, { type Admin, type Kafka, type Message, type PartitionMetadata, type Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { CLOUDEVENTS_CONTENT_TYPE } from '../../projections/events.js';
 import type { KafkaConfig } from '../config.js';
 import { Batcher } from './batcher.js';
-import { isConnectivityFailure, KafkaRefusedError, ProbeSilenceError } from './kafka-errors.js';
+import { createKafkaClient, describeStartError } from './kafka-client.js';
+import { ProbeSilenceError } from './kafka-errors.js';
 import { groupBySize, maxRecordBytes } from './kafka-record-size.js';
-import { countChanged, misplaced, REPARTITION_HINT } from './kafka-partitions.js';
-import { cursorReached, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type LogGap, type ReadOptions } from './event-log.js';
+import { KafkaHealth } from './kafka-health.js';
+import { countChanged, misplaced } from './kafka-partitions.js';
+import { cursorReached, LogUnavailableError, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type LogGap, type ReadOptions } from './event-log.js';
 import { followTopic, isGap } from './kafka-follow.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { ensureTopic } from './kafka-topic.js';
@@ -28,45 +30,7 @@ export interface KafkaLogOptions {
   readonly maxPendingAppends?: number;
 }
 
-const { Kafka: KafkaClient, logLevel: KafkaLogLevel, Partitioners } = kafkajs;
-
-export function createKafkaClient(config: KafkaConfig, logger: Logger): Kafka {
-  const log = logger.child({ component: 'kafkajs' });
-  return new KafkaClient({
-    clientId: config.clientId,
-    brokers: [...config.brokers],
-    ssl: config.ssl,
-    ...(config.sasl ? { sasl: saslOptions(config.sasl) } : {}),
-    connectionTimeout: 3000,
-    requestTimeout: 10_000,
-    retry: { initialRetryTime: 200, maxRetryTime: 2000, retries: 8 },
-    logLevel: KafkaLogLevel.WARN,
-    logCreator: () => ({ level, log: entry }: LogEntry) => {
-      const { message, ...extra } = entry;
-      if (level <= KafkaLogLevel.ERROR) log.error(extra, message);
-      else log.warn(extra, message);
-    },
-  });
-}
-
-function saslOptions({ mechanism, username, password }: NonNullable<KafkaConfig['sasl']>): SASLOptions {
-  switch (mechanism) {
-    case 'plain':
-      return { mechanism, username, password };
-    case 'scram-sha-256':
-      return { mechanism, username, password };
-    case 'scram-sha-512':
-      return { mechanism, username, password };
-  }
-}
-
-function describeStartError(error: unknown, config: KafkaConfig): Error {
-  const name = error instanceof Error ? error.name : '';
-  const message = error instanceof Error ? error.message : String(error);
-  if (name === 'KafkaJSSASLAuthenticationError') return new Error(`Kafka rejected the SASL credentials (KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD): ${message}`);
-  if (name === 'TopicSettingsError') return error as Error;
-  return new Error(`cannot use Kafka at ${config.brokers.join(',')} (KAFKA_BROKERS): ${message}`, { cause: error });
-}
+const { Partitioners } = kafkajs;
 
 export async function openKafkaLog({ config, logger, writeTimeoutMs, probeIntervalMs = 2000, createTopic = true, maxPendingAppends }: KafkaLogOptions): Promise<EventLog> {
   const kafka = createKafkaClient(config, logger);
@@ -111,9 +75,7 @@ class KafkaLog implements EventLog {
   private readonly writeTimeoutMs: number;
   private readonly batcher: Batcher<readonly LogMessage[], LogPosition[]>;
   private readonly partitionOf: (message: Message) => number;
-  private health_: LogHealth = { available: true };
-  /** Set once the partition count is found changed: writes stay refused until a restart on a fixed topic. */
-  private topicChanged: LogRefusingWritesError | undefined;
+  private readonly status: KafkaHealth;
   private probe: NodeJS.Timeout | undefined;
   private closed = false;
   private appendCount = 0;
@@ -127,10 +89,11 @@ class KafkaLog implements EventLog {
     private readonly partitions: number,
     partitionMetadata: PartitionMetadata[],
     limits: KafkaLogLimits,
-    private readonly logger: Logger,
+    logger: Logger,
     readonly identity: string,
   ) {
     this.description = `kafka:${config.topic}@${config.brokers.join(',')}`;
+    this.status = new KafkaHealth(logger, config.topic);
     this.writeTimeoutMs = limits.writeTimeoutMs;
     this.maxRecordBytes = maxRecordBytes(limits.maxMessageBytes);
     // One item per append, so an append's messages always travel in one produce request; appends
@@ -165,7 +128,7 @@ class KafkaLog implements EventLog {
         await Promise.race([Promise.all([this.head(), this.checkPartitionCount()]), silent]);
       } catch (error) {
         // head() records its own failures; a silent broker is recorded here.
-        if (error instanceof ProbeSilenceError) this.markFailure(error);
+        if (error instanceof ProbeSilenceError) this.status.unreachable(error);
       } finally {
         clearTimeout(timer);
       }
@@ -180,8 +143,7 @@ class KafkaLog implements EventLog {
 
   health(): LogHealth {
     if (this.closed) return { available: false, reason: 'the event log is closed' };
-    if (this.topicChanged) return { available: false, reason: this.topicChanged.message, publicReason: this.topicChanged.message };
-    return this.health_;
+    return this.status.current();
   }
 
   partitionFor(key: string): number {
@@ -190,35 +152,12 @@ class KafkaLog implements EventLog {
 
   private async checkPartitionCount(): Promise<void> {
     const metadata = await this.admin.fetchTopicMetadata({ topics: [this.config.topic] });
-    this.refuseWrites(countChanged(this.config.topic, this.partitions, metadata.topics[0]?.partitions.length ?? this.partitions));
-  }
-
-  private refuseWrites(problem: LogRefusingWritesError | undefined): void {
-    if (problem === undefined || this.topicChanged) return;
-    this.topicChanged = problem;
-    this.logger.error({ topic: this.config.topic }, `${problem.message}; ${REPARTITION_HINT}`);
-  }
-
-  /** An outage makes the log unavailable; a refusal of one request leaves its health as it is. */
-  private failed(error: unknown): Error {
-    return isConnectivityFailure(error) ? this.markFailure(error) : new KafkaRefusedError(error);
-  }
-
-  private markFailure(error: unknown): LogUnavailableError {
-    const reason = `Kafka is unreachable: ${error instanceof Error ? error.message : String(error)}`;
-    if (this.health_.available) this.logger.warn({ reason }, 'the Kafka event log became unavailable');
-    this.health_ = { available: false, reason };
-    return new LogUnavailableError(reason, { cause: error });
-  }
-
-  private markAvailable(): void {
-    if (!this.health_.available) this.logger.info('the Kafka event log is available again');
-    this.health_ = { available: true };
+    this.status.refuseWrites(countChanged(this.config.topic, this.partitions, metadata.topics[0]?.partitions.length ?? this.partitions));
   }
 
   async append(messages: readonly LogMessage[], options: AppendOptions = {}): Promise<LogPosition[]> {
     if (this.closed) throw new LogUnavailableError('the event log is closed');
-    if (this.topicChanged) throw this.topicChanged;
+    this.status.checkWritable();
     if (messages.length === 0) return [];
     const size = messages.reduce((sum, { key, value }) => sum + Buffer.byteLength(key) + value.length, 0);
     if (size > this.maxRecordBytes) throw new RecordTooLargeError(this.maxRecordBytes, size);
@@ -234,9 +173,9 @@ class KafkaLog implements EventLog {
     try {
       metadata = await this.producer.send({ topic: this.config.topic, acks: -1, timeout: this.writeTimeoutMs, messages: kafkaMessages });
     } catch (error) {
-      throw this.failed(error);
+      throw this.status.failed(error);
     }
-    this.markAvailable();
+    this.status.answered();
     this.produceCount += 1;
     this.appendCount += messages.length;
     const nextOffset = new Map<number, number>();
@@ -258,10 +197,10 @@ class KafkaLog implements EventLog {
   async head(): Promise<Cursor> {
     try {
       const offsets = await this.admin.fetchTopicOffsets(this.config.topic);
-      this.markAvailable();
+      this.status.answered();
       return new Map(offsets.map(({ partition, high }) => [partition, Number(high)]));
     } catch (error) {
-      throw this.failed(error);
+      throw this.status.failed(error);
     }
   }
 
@@ -300,7 +239,7 @@ class KafkaLog implements EventLog {
 
   private async *items(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<LogRecord | LogGap> {
     for await (const item of this.topicItems(from, signal)) {
-      if (!isGap(item)) this.refuseWrites(misplaced(this.config.topic, item, this.partitionFor(item.key)));
+      if (!isGap(item)) this.status.refuseWrites(misplaced(this.config.topic, item, this.partitionFor(item.key)));
       yield item;
     }
   }

@@ -5,8 +5,12 @@
 // min.insync.replicas=1 that can be the leader alone, so a topic with replicas gets a higher one.
 import kafkajs, { type Admin } from 'kafkajs';
 import type { KafkaConfig } from '../config.js';
+import { maxRecordBytes } from './kafka-record-size.js';
 
 const { ConfigResourceTypes } = kafkajs;
+
+/** A report event with a short name and tag: a topic that cannot take this is useless. */
+const SMALLEST_USEFUL_EVENT_BYTES = 1024;
 
 export class TopicSettingsError extends Error {
   constructor(message: string) {
@@ -103,6 +107,12 @@ export function checkTopicConfig(topic: string, settings: ReadonlyMap<string, st
     );
   }
   const maxMessageBytes = Number(settings.get('max.message.bytes') ?? '1048588');
+  if (maxRecordBytes(maxMessageBytes) < SMALLEST_USEFUL_EVENT_BYTES) {
+    throw new TopicSettingsError(
+      `topic ${topic} has max.message.bytes=${maxMessageBytes}, too small for even a short report event (${SMALLEST_USEFUL_EVENT_BYTES} bytes); ` +
+        `raise it (kafka-configs --alter --entity-type topics --entity-name ${topic} --add-config max.message.bytes=1048588) or use another REPORTS_TOPIC`,
+    );
+  }
   return { maxMessageBytes, warnings };
 }
 
