@@ -13,7 +13,7 @@ const MAX_PENDING = 50;
 const REQUESTS = 4000;
 const CONCURRENCY = 100;
 /** Stated bound: the server's resident memory grows by less than this during the outage. */
-const RSS_GROWTH_BOUND_MB = 64;
+const RSS_GROWTH_BOUND_MB = 96;
 /** A request is answered within its write timeout, plus this much for a loaded 2-core machine. */
 const ANSWER_SLACK_MS = 1500;
 
