@@ -36,6 +36,8 @@ export interface Config {
   readonly snapshotEvery: number;
   readonly projectionStallMs: number;
   readonly http: HttpLimits;
+  /** Appends allowed to wait for the log; more answer 503 at once (bounded memory while it is stuck). */
+  readonly maxPendingAppends: number;
 }
 
 /** What the HTTP server allows a client before cutting it off (slow and idle clients, connection floods). */
@@ -55,6 +57,7 @@ export const CONFIG_VARIABLES = [
   'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'REPORTS_BODY_LIMIT', 'REPORTS_NAME_MAX_CHARS', 'REPORTS_TAG_MAX_CHARS',
   'REPORTS_WRITE_TIMEOUT_MS', 'LOG_LEVEL', 'REPORTS_EVENT_SOURCE', 'REPORTS_SNAPSHOT_EVERY', 'REPORTS_PROJECTION_STALL_MS',
   'REPORTS_HEADERS_TIMEOUT_MS', 'REPORTS_REQUEST_TIMEOUT_MS', 'REPORTS_KEEP_ALIVE_TIMEOUT_MS', 'REPORTS_MAX_CONNECTIONS',
+  'REPORTS_MAX_PENDING_APPENDS',
 ] as const;
 /** The helpers below take only these names, so the list cannot fall behind what is read. */
 export type ConfigVariable = (typeof CONFIG_VARIABLES)[number];
@@ -180,6 +183,7 @@ export function loadConfig(env: Env): Config {
     snapshotEvery: integer(env, 'REPORTS_SNAPSHOT_EVERY', 10_000, 0, 1_000_000_000),
     projectionStallMs: integer(env, 'REPORTS_PROJECTION_STALL_MS', 10_000, 100, 3_600_000),
     http: httpLimits(env),
+    maxPendingAppends: integer(env, 'REPORTS_MAX_PENDING_APPENDS', 10_000, 1, 1_000_000),
   };
   return Object.freeze(config);
 }

@@ -51,6 +51,12 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+export class EventTooLargeError extends AppError {
+  constructor(sizeBytes: number, limitBytes: number) {
+    super(413, `the event would be ${sizeBytes} bytes, more than the ${limitBytes} bytes the event log accepts; shorten the name or tag`);
+  }
+}
+
 export class UnsupportedMediaTypeError extends AppError {
   constructor(message: string) {
     super(415, message);

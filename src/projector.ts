@@ -6,7 +6,8 @@ import { evolveIdempotency, type IdempotencyState } from '../projections/idempot
 import { createState, evolve, type ReportsState } from '../projections/reports.js';
 import { PositionWaiters, type Outcome } from './position-waiters.js';
 import type { Snapshot } from './snapshot/snapshot-format.js';
-import { cursorPassed, cursorReached, type Cursor, type EventLog, type LogPosition, type LogRecord } from './log/event-log.js';
+import { CursorWaiters } from './cursor-waiters.js';
+import { cursorPassed, cursorReached, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from './log/event-log.js';
 
 export { ProjectionTimeoutError, type Outcome } from './position-waiters.js';
 
@@ -43,6 +44,7 @@ export class Projector {
   readonly keys: IdempotencyState;
   private readonly cursor: Map<number, number>;
   private readonly waiters = new PositionWaiters();
+  private readonly cursorWaiters = new CursorWaiters();
   private readonly abort = new AbortController();
   private readonly readyTarget: Promise<void>;
   private isReady = false;
@@ -139,7 +141,8 @@ export class Projector {
     this.checkCaughtUp(target);
     while (!this.abort.signal.aborted) {
       try {
-        for await (const record of this.log.follow(this.cursor, { signal: this.abort.signal })) {
+        const onGap = (gap: LogGap) => this.pass(gap, target);
+        for await (const record of this.log.follow(this.cursor, { signal: this.abort.signal, onGap })) {
           this.apply(record);
           if (!this.isReady) this.checkCaughtUp(target);
         }
@@ -210,10 +213,19 @@ export class Projector {
     this.lastRecordTimestampMs = record.timestampMs;
     this.cursor.set(position.partition, position.offset + 1);
     this.waiters.settle(position, outcome);
+    this.cursorWaiters.moved(this.cursor);
     if (this.snapshotEvery > 0 && ++this.sinceSnapshot >= this.snapshotEvery) {
       this.sinceSnapshot = 0;
       this.onSnapshotDue?.(this);
     }
+  }
+
+  /** Offsets that hold no record (transaction markers, aborted records) count as consumed. */
+  private pass({ partition, next }: LogGap, target: Cursor): void {
+    if (next <= (this.cursor.get(partition) ?? 0)) return;
+    this.cursor.set(partition, next);
+    this.cursorWaiters.moved(this.cursor);
+    if (!this.isReady) this.checkCaughtUp(target);
   }
 
   /** Resolves with what the record at `position` did, once the read model has applied it. */
@@ -222,10 +234,16 @@ export class Projector {
     return this.waiters.wait(position, timeoutMs);
   }
 
+  /** Resolves once the read model has applied everything before `target` (ProjectionTimeoutError after `timeoutMs`). */
+  reach(target: Cursor, timeoutMs: number): Promise<void> {
+    return this.cursorWaiters.wait(this.cursor, target, timeoutMs);
+  }
+
   /** Stops following; writers still waiting get a ProjectionTimeoutError rather than waiting forever. */
   async stop(): Promise<void> {
     this.abort.abort();
     this.waiters.rejectAll();
+    this.cursorWaiters.rejectAll();
     await this.running;
   }
 

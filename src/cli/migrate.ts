@@ -1,4 +1,7 @@
-// `reports migrate --to-kafka`: copies the embedded log into the Kafka topic in order. Resumable
+// `reports migrate --to-kafka`: copies the embedded log into the Kafka topic in order;
+// `reports migrate --to-topic NAME`: copies the Kafka topic into another one, created with
+// REPORTS_TOPIC_PARTITIONS partitions (repartitioning: each event lands in its key's new partition,
+// each key's events keep their order). Resumable
 // and idempotent: events already in the topic (by CloudEvent id) are not copied again, so a second
 // run adds nothing. Ends by comparing the state digests of both logs.
 import { decodeEvent } from '../../projections/codec.js';
@@ -16,14 +19,16 @@ const BATCH = 500;
 
 export const migrateCommand = {
   name: 'migrate',
-  usage: 'reports migrate --to-kafka',
+  usage: 'reports migrate --to-kafka | --to-topic NAME',
   description: [
     'Copies the embedded log (REPORTS_DATA_DIR) into the Kafka topic (KAFKA_BROKERS, REPORTS_TOPIC) in order.',
     'Resumable and idempotent: events already in the topic (same CloudEvent id) are skipped, so running it',
     'again adds nothing. Ends by comparing the state digests of both logs; exits 1 if they differ.',
     'Stop the server on the embedded log first, so no event is written after the copy.',
+    '--to-topic NAME copies REPORTS_TOPIC into the topic NAME instead, created with REPORTS_TOPIC_PARTITIONS',
+    'partitions: the way to change the partition count (stop every instance, copy, start them on NAME).',
   ].join('\n'),
-  options: { 'to-kafka': { type: 'boolean' } },
+  options: { 'to-kafka': { type: 'boolean' }, 'to-topic': { type: 'string' } },
 } satisfies CommandSpec;
 
 async function eventIdsIn(log: EventLog, signal: AbortSignal): Promise<Set<string>> {
@@ -35,18 +40,41 @@ async function eventIdsIn(log: EventLog, signal: AbortSignal): Promise<Set<strin
   return ids;
 }
 
-export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<number> {
-  if (parsed.values['to-kafka'] !== true) throw new UsageError('say where to: --to-kafka', migrateCommand.usage);
+interface Ends {
+  readonly source: EventLog;
+  readonly target: () => Promise<EventLog>;
+  readonly names: readonly [string, string];
+}
+
+/** Where from and where to, as the options say. */
+async function openEnds(parsed: ParsedCommand, io: CliIo): Promise<Ends> {
+  const toTopic = parsed.values['to-topic'];
+  if (parsed.values['to-kafka'] !== true && typeof toTopic !== 'string') throw new UsageError('say where to: --to-kafka or --to-topic NAME', migrateCommand.usage);
   const config = loadConfig(io.env);
   if (!config.kafka) throw new UsageError('KAFKA_BROKERS must name the target Kafka cluster', migrateCommand.usage);
+  const kafka = config.kafka;
   const logger = toolLogger(io, config);
-  const source = await openFileLogReader({ dir: config.dataDir, logger });
+  const writeTimeoutMs = Math.max(config.writeTimeoutMs, 30_000);
+  if (typeof toTopic !== 'string') {
+    const target = () => openKafkaLog({ config: kafka, logger, writeTimeoutMs, createTopic: true, probeIntervalMs: 60_000 });
+    return { source: await openFileLogReader({ dir: config.dataDir, logger }), target, names: ['file log', 'Kafka topic'] };
+  }
+  if (toTopic === kafka.topic) throw new UsageError('--to-topic must name another topic than REPORTS_TOPIC', migrateCommand.usage);
+  const source = await openKafkaLog({ config: kafka, logger, writeTimeoutMs, createTopic: false, probeIntervalMs: 60_000 });
+  const target = () => openKafkaLog({ config: { ...kafka, topic: toTopic }, logger, writeTimeoutMs, createTopic: true, probeIntervalMs: 60_000 });
+  return { source, target, names: [`topic ${kafka.topic}`, `topic ${toTopic}`] };
+}
+
+export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<number> {
+  const { source, target: openTarget, names } = await openEnds(parsed, io);
   let target: EventLog | undefined;
   try {
-    target = await openKafkaLog({ config: config.kafka, logger, writeTimeoutMs: Math.max(config.writeTimeoutMs, 30_000), createTopic: true, probeIntervalMs: 60_000 });
+    target = await openTarget();
     const present = await eventIdsIn(target, io.signal);
     const head = await source.head();
-    const progress = startProgress(io, 'migrate', head.get(0) ?? 0);
+    let total = 0;
+    for (const offset of head.values()) total += offset;
+    const progress = startProgress(io, 'migrate', total);
     let read = 0;
     let copied = 0;
     let batch: LogMessage[] = [];
@@ -67,22 +95,22 @@ export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<numb
     await flush();
     progress.stop();
     if (io.signal.aborted) return 130;
-    const [fileDigest, kafkaDigest] = await Promise.all([
+    const [sourceDigest, targetDigest] = await Promise.all([
       foldLog(source, emptyFold()).then((fold) => stateDigest(fold.state)),
       foldLog(target, emptyFold()).then((fold) => stateDigest(fold.state)),
     ]);
-    io.stdout.write(
-      [
-        `events in the file log: ${read}`,
-        `already in the topic:   ${read - copied}`,
-        `copied now:             ${copied}`,
-        `file log digest:        sha256:${fileDigest}`,
-        `Kafka topic digest:     sha256:${kafkaDigest}`,
-        fileDigest === kafkaDigest ? 'digests match' : 'DIGESTS DIFFER: the topic holds events that are not in the file log',
-        '',
-      ].join('\n'),
-    );
-    return fileDigest === kafkaDigest ? 0 : 1;
+    const [from, to] = names;
+    const rows: [string, string][] = [
+      [`events in the ${from}`, String(read)],
+      [`already in the ${to === 'Kafka topic' ? 'topic' : to}`, String(read - copied)],
+      ['copied now', String(copied)],
+      [`${from} digest`, `sha256:${sourceDigest}`],
+      [`${to} digest`, `sha256:${targetDigest}`],
+    ];
+    const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+    const verdict = sourceDigest === targetDigest ? 'digests match' : `DIGESTS DIFFER: the ${to} holds events that are not in the ${from}`;
+    io.stdout.write([...rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`), verdict, ''].join('\n'));
+    return sourceDigest === targetDigest ? 0 : 1;
   } finally {
     await target?.close();
     await source.close();

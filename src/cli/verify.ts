@@ -76,6 +76,14 @@ async function checkRecords(log: EventLog, config: Config, io: CliIo, findings: 
   for await (const record of log.read(new Map(), { signal: io.signal })) {
     findings.records += 1;
     progress.update(findings.records);
+    const home = log.partitionFor?.(record.key);
+    if (home !== undefined && home !== record.position.partition) {
+      // Every one is listed: repartitioning has to account for all of them.
+      const reason = `key "${record.key}" belongs to partition ${home}: the partition count changed after this record was written`;
+      io.stderr.write(`misplaced ${formatPosition(record.position)}: ${reason}
+`);
+      fail(record.position, reason);
+    }
     const decoded = decodeEvent(record.value);
     if (!decoded.ok) {
       fail(record.position, `not a valid event: ${decoded.reason}`);

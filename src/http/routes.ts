@@ -58,7 +58,8 @@ export function createRouter({ service, projector, log, metrics, auth, limits, b
   });
   router.get('/readyz', async (ctx) => {
     // The reason (file paths, broker addresses) goes to the server's log through the adapter, not to clients.
-    if (!log.health().available) throw new UnavailableError('not ready: the event log is unavailable');
+    const health = log.health();
+    if (!health.available) throw new UnavailableError(`not ready: ${health.publicReason ?? 'the event log is unavailable'}`);
     if (!projector.isCaughtUp()) throw new UnavailableError('not ready: the read model is catching up with the event log');
     const { stalled, lagEvents } = projector.lagAgainst(await log.head(), stallAfterMs);
     if (stalled) throw new UnavailableError(`not ready: the projection has stopped making progress with ${lagEvents} events waiting`);

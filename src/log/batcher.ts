@@ -1,27 +1,69 @@
 // Group commit as a reusable piece: items that arrive while a flush is in flight wait, and the
-// next flush takes all of them at once. An item whose signal aborted before its flush started is
-// dropped and rejected, so a request that already timed out never reaches the log.
+// next flush takes all of them at once. An item whose signal aborts while it waits is taken out of
+// the queue and rejected at once, so a request that timed out neither reaches the log nor holds
+// memory until the log answers again. The number of waiting items is capped: while the log is
+// stuck (broker paused, fsync hung) new items are refused at once instead of piling up.
+import { LogOverloadedError } from './event-log.js';
 
 export interface BatchItem<T, R> {
   readonly value: T;
   readonly resolve: (result: R) => void;
   readonly reject: (error: unknown) => void;
   readonly signal?: AbortSignal;
+  readonly onAbort?: () => void;
+}
+
+/** Default of REPORTS_MAX_PENDING_APPENDS: a few seconds of peak load, a few MB of memory. */
+export const DEFAULT_MAX_PENDING_APPENDS = 10_000;
+
+export interface BatcherOptions {
+  /** Items allowed to wait for the next flush; one more is refused with LogOverloadedError. */
+  readonly maxPending?: number;
 }
 
 export class Batcher<T, R> {
-  private readonly queue: BatchItem<T, R>[] = [];
+  private queue: BatchItem<T, R>[] = [];
   private flushing: Promise<void> | undefined;
+  private readonly maxPending: number;
 
   /** `flush` receives the values in arrival order and returns one result per value. */
-  constructor(private readonly flush: (values: T[]) => Promise<R[]>) {}
+  constructor(
+    private readonly flush: (values: T[]) => Promise<R[]>,
+    { maxPending = DEFAULT_MAX_PENDING_APPENDS }: BatcherOptions = {},
+  ) {
+    this.maxPending = maxPending;
+  }
+
+  /** Items waiting for a flush (not those being flushed). */
+  get pending(): number {
+    return this.queue.length;
+  }
 
   add(value: T, signal?: AbortSignal): Promise<R> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.queue.length >= this.maxPending) return Promise.reject(new LogOverloadedError(this.maxPending));
     return new Promise((resolve, reject) => {
-      this.queue.push(signal ? { value, resolve, reject, signal } : { value, resolve, reject });
+      this.queue.push(signal ? this.abortable(value, resolve, reject, signal) : { value, resolve, reject });
       this.flushing ??= this.drain();
     });
+  }
+
+  private abortable(value: T, resolve: (result: R) => void, reject: (error: unknown) => void, signal: AbortSignal): BatchItem<T, R> {
+    const item: BatchItem<T, R> = {
+      value,
+      resolve,
+      reject,
+      signal,
+      onAbort: () => {
+        // Still waiting: leave the queue now. Already in a flush: the flush decides.
+        const index = this.queue.indexOf(item);
+        if (index < 0) return;
+        this.queue.splice(index, 1);
+        reject(signal.reason);
+      },
+    };
+    signal.addEventListener('abort', item.onAbort as () => void, { once: true });
+    return item;
   }
 
   /** Resolves once everything queued so far has been flushed (or failed). */
@@ -32,12 +74,9 @@ export class Batcher<T, R> {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length > 0) {
-        const batch = this.queue.splice(0).filter((item) => {
-          if (!item.signal?.aborted) return true;
-          item.reject(item.signal.reason);
-          return false;
-        });
-        if (batch.length === 0) continue;
+        const batch = this.queue;
+        this.queue = [];
+        for (const item of batch) if (item.onAbort) item.signal?.removeEventListener('abort', item.onAbort);
         try {
           const results = await this.flush(batch.map((item) => item.value));
           batch.forEach((item, index) => item.resolve(results[index] as R));

@@ -25,9 +25,21 @@ export interface AppendOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Offsets that hold nothing a reader gets (Kafka transaction markers, aborted transactional records). */
+export interface LogGap {
+  readonly partition: number;
+  /** The next offset that can hold a record on `partition`. */
+  readonly next: number;
+}
+
 export interface ReadOptions {
   /** Stop the iteration (follow never ends by itself). */
   readonly signal?: AbortSignal;
+  /**
+   * Called, in order with the records, when the reader moved past offsets that hold no record, so
+   * a cursor can pass them too: otherwise it would wait forever for a head it cannot reach.
+   */
+  readonly onGap?: (gap: LogGap) => void;
 }
 
 export interface EventLog {
@@ -40,6 +52,13 @@ export interface EventLog {
    * Messages not yet sent when `signal` aborts are dropped (the caller has given up on them).
    */
   append(messages: readonly LogMessage[], options?: AppendOptions): Promise<LogPosition[]>;
+  /**
+   * The head of the partition that holds `key`, as of now: what another instance may have written
+   * for that key. Absent when this process is the only writer (its own head is always fresh).
+   */
+  latest?(key: string): Promise<Cursor>;
+  /** The partition `key` belongs to (absent: one partition). A record elsewhere was written under another partition count. */
+  partitionFor?(key: string): number;
   /** The offsets one past the last record of every partition, as of now. */
   head(): Promise<Cursor>;
   /** Yields the records from `from` up to the head seen when the read started, then ends. */
@@ -48,6 +67,11 @@ export interface EventLog {
   follow(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
   /** Counters since open: records appended and the flushes (fsyncs, produce requests) that carried them. */
   stats(): LogStats;
+  /**
+   * The largest record (key and value bytes) the log takes; a larger one would be refused forever,
+   * so the caller refuses it before appending. Absent: larger than any request can make.
+   */
+  readonly maxRecordBytes?: number;
   /** Whether the log can take writes right now, and why not (for /readyz). */
   health(): LogHealth;
   close(): Promise<void>;
@@ -61,6 +85,8 @@ export interface LogStats {
 export interface LogHealth {
   readonly available: boolean;
   readonly reason?: string;
+  /** A reason safe to show clients (names no file or address), when the operator must act. */
+  readonly publicReason?: string;
 }
 
 /** Thrown by adapters when the log cannot take or serve records now; maps to 503. */
@@ -69,6 +95,32 @@ export class LogUnavailableError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'LogUnavailableError';
+  }
+}
+
+/** Writes are refused until an operator acts (the topic changed under the history); maps to 503 with this message. */
+export class LogRefusingWritesError extends LogUnavailableError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'LogRefusingWritesError';
+  }
+}
+
+/** Thrown when too many appends already wait for the log (it is slow or stuck); maps to 503 with Retry-After. */
+export class LogOverloadedError extends Error {
+  readonly retriable = true;
+  constructor(readonly maxPending: number) {
+    super(`${maxPending} appends are already waiting for the event log`);
+    this.name = 'LogOverloadedError';
+  }
+}
+
+/** Thrown when one append can never be taken (larger than the log accepts); maps to 413. */
+export class RecordTooLargeError extends Error {
+  readonly retriable = false;
+  constructor(readonly limitBytes: number, readonly sizeBytes: number) {
+    super(`an event of ${sizeBytes} bytes is larger than the ${limitBytes} bytes the event log accepts`);
+    this.name = 'RecordTooLargeError';
   }
 }
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { encodeFrame, FILE_MAGIC, MAX_PAYLOAD_BYTES } from './file-frames.js';
 import { readChunk, type FrameIndex } from './file-read.js';
-import { Batcher } from './batcher.js';
+import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from './batcher.js';
 import { lockDir, type DirLock } from './file-lock.js';
 import { checkMagic, CorruptLogError, scanFrames, scanLog } from './file-recovery.js';
 import { LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
@@ -15,6 +15,8 @@ export interface FileLogOptions {
   readonly dir: string;
   readonly logger: Logger;
   readonly now?: () => number;
+  /** Appends allowed to wait for the next write+fsync (REPORTS_MAX_PENDING_APPENDS). */
+  readonly maxPendingAppends?: number;
 }
 
 export interface FileLogStats extends LogStats {
@@ -49,7 +51,7 @@ export async function openFileLogReader({ dir, logger, now = Date.now, pollMs = 
   }
 }
 
-export async function openFileLog({ dir, logger, now = Date.now }: FileLogOptions): Promise<FileLog> {
+export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS }: FileLogOptions): Promise<FileLog> {
   await mkdir(dir, { recursive: true });
   const lock = await lockDir(dir);
   const path = join(dir, 'events.log');
@@ -63,7 +65,7 @@ export async function openFileLog({ dir, logger, now = Date.now }: FileLogOption
       logger.warn({ path, ...scan.tornTail }, 'cut a torn tail off the event log (an append that was never acknowledged)');
     }
     logger.info({ path, records: scan.starts.length }, 'opened the embedded event log');
-    const log = new EmbeddedLog(path, file, lock, scan.starts, scan.validBytes, now);
+    const log = new EmbeddedLog(path, file, lock, scan.starts, scan.validBytes, now, 0, maxPendingAppends);
     await log.learnIdentity();
     return log;
   } catch (error) {
@@ -78,7 +80,7 @@ class EmbeddedLog implements FileLog, FrameIndex {
   /** CRC of the first record: tells this history from another file put in its place. */
   private firstRecordCrc: number | undefined;
   /** Group commit: appends that arrive while a write+fsync is in flight go together in the next one. */
-  private readonly batcher = new Batcher<readonly LogMessage[], LogPosition[]>((appends) => this.writeBatch(appends));
+  private readonly batcher: Batcher<readonly LogMessage[], LogPosition[]>;
   private closed = false;
   private failure: Error | undefined;
   private appendCount = 0;
@@ -94,8 +96,10 @@ class EmbeddedLog implements FileLog, FrameIndex {
     public endByte: number,
     private readonly now: () => number,
     private readonly pollMs = 0,
+    maxPending = DEFAULT_MAX_PENDING_APPENDS,
   ) {
     this.description = `file:${path}`;
+    this.batcher = new Batcher((appends) => this.writeBatch(appends), { maxPending });
   }
 
   get identity(): string {

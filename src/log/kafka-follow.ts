@@ -3,11 +3,19 @@
 // committed) and seeks each partition to the cursor.
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import type { Cursor, LogRecord } from './event-log.js';
+import type { Cursor, LogGap, LogRecord } from './event-log.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 
+export type FollowItem = LogRecord | LogGap;
+
+export function isGap(item: FollowItem): item is LogGap {
+  return 'next' in item;
+}
+
 interface Channel {
-  push(records: LogRecord[]): Promise<void>;
+  push(items: FollowItem[]): Promise<void>;
+  /** A gap found outside eachBatch (a batch of control or aborted records only): no back-pressure. */
+  skip(gap: LogGap): void;
   fail(error: unknown): void;
 }
 
@@ -29,8 +37,9 @@ function toRecord(partition: number, message: KafkaMessage): LogRecord {
   };
 }
 
-export async function* followTopic({ kafka, topic, partitions, groupPrefix, from, signal }: FollowOptions): AsyncIterable<LogRecord> {
-  const pending: LogRecord[][] = [];
+/** Yields the records from `from` on, and a gap where offsets hold nothing the consumer delivers. */
+export async function* followTopic({ kafka, topic, partitions, groupPrefix, from, signal }: FollowOptions): AsyncIterable<FollowItem> {
+  const pending: FollowItem[][] = [];
   let failure: unknown;
   let wake: (() => void) | undefined;
   let release: (() => void) | undefined;
@@ -46,6 +55,10 @@ export async function* followTopic({ kafka, topic, partitions, groupPrefix, from
         release = resolve;
         notify();
       }),
+    skip: (gap) => {
+      pending.push([gap]);
+      notify();
+    },
     fail: (error) => {
       failure = error;
       notify();
@@ -64,6 +77,15 @@ export async function* followTopic({ kafka, topic, partitions, groupPrefix, from
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     if (!payload.restart) channel.fail(payload.error);
   });
+  // A batch of transaction markers or aborted records only never reaches eachBatch (read_committed,
+  // the consumer's default, filters them); its offsets are passed here. Only from where we stand.
+  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+    const expected = next.get(payload.partition) ?? 0;
+    const passed = Number(payload.lastOffset) + 1;
+    if (payload.batchSize > 0 || payload.firstOffset === null || Number(payload.firstOffset) > expected || passed <= expected) return;
+    next.set(payload.partition, passed);
+    channel.skip({ partition: payload.partition, next: passed });
+  });
   const onAbort = () => notify();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
@@ -77,9 +99,11 @@ export async function* followTopic({ kafka, topic, partitions, groupPrefix, from
         // Messages before the cursor can arrive before the seek below takes effect: skip them.
         const records = batch.messages.filter((m) => Number(m.offset) >= expected).map((m) => toRecord(batch.partition, m));
         if (records.length > 0 && isRunning() && !isStale()) {
-          await channel.push(records);
-          const last = records[records.length - 1] as LogRecord;
-          next.set(batch.partition, last.position.offset + 1);
+          // Markers and aborted records after the last record are passed as a gap.
+          const passed = Math.max(Number(batch.lastOffset()) + 1, (records[records.length - 1] as LogRecord).position.offset + 1);
+          const last = (records[records.length - 1] as LogRecord).position.offset + 1;
+          await channel.push(passed > last ? [...records, { partition: batch.partition, next: passed }] : records);
+          next.set(batch.partition, passed);
         }
         const lastOffset = batch.messages[batch.messages.length - 1]?.offset;
         if (lastOffset !== undefined) resolveOffset(lastOffset);
@@ -90,9 +114,9 @@ export async function* followTopic({ kafka, topic, partitions, groupPrefix, from
       consumer.seek({ topic, partition, offset: String(next.get(partition) ?? 0) });
     }
     while (!signal?.aborted) {
-      const records = pending.shift();
-      if (records) {
-        for (const record of records) yield record;
+      const items = pending.shift();
+      if (items) {
+        for (const item of items) yield item;
         if (pending.length === 0) release?.();
         continue;
       }

@@ -2,13 +2,18 @@
 // at the same moment go out in one produce request; the message key is the report id, so all
 // events of one report share a partition and keep their order.
 // kafkajs is CommonJS; Node cannot see all of its named exports from ESM, so take the default.
-import kafkajs, { type Admin, type Kafka, type LogEntry, type Message, type PartitionMetadata, type Producer, type SASLOptions } from 'kafkajs';
+import kafkajs, { type Admin, type Kafka, type Message, type PartitionMetadata, type Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { CLOUDEVENTS_CONTENT_TYPE } from '../../projections/events.js';
 import type { KafkaConfig } from '../config.js';
 import { Batcher } from './batcher.js';
-import { cursorReached, LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
-import { followTopic } from './kafka-follow.js';
+import { createKafkaClient, describeStartError } from './kafka-client.js';
+import { ProbeSilenceError } from './kafka-errors.js';
+import { groupBySize, maxRecordBytes } from './kafka-record-size.js';
+import { KafkaHealth } from './kafka-health.js';
+import { countChanged, misplaced } from './kafka-partitions.js';
+import { cursorReached, LogUnavailableError, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type LogGap, type ReadOptions } from './event-log.js';
+import { followTopic, isGap } from './kafka-follow.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { ensureTopic } from './kafka-topic.js';
 
@@ -21,49 +26,13 @@ export interface KafkaLogOptions {
   readonly probeIntervalMs?: number;
   /** Create the topic when missing (the server); tools that only read pass false. */
   readonly createTopic?: boolean;
+  /** Appends allowed to wait for the next produce request (REPORTS_MAX_PENDING_APPENDS). */
+  readonly maxPendingAppends?: number;
 }
 
-const { Kafka: KafkaClient, logLevel: KafkaLogLevel, Partitioners } = kafkajs;
+const { Partitioners } = kafkajs;
 
-export function createKafkaClient(config: KafkaConfig, logger: Logger): Kafka {
-  const log = logger.child({ component: 'kafkajs' });
-  return new KafkaClient({
-    clientId: config.clientId,
-    brokers: [...config.brokers],
-    ssl: config.ssl,
-    ...(config.sasl ? { sasl: saslOptions(config.sasl) } : {}),
-    connectionTimeout: 3000,
-    requestTimeout: 10_000,
-    retry: { initialRetryTime: 200, maxRetryTime: 2000, retries: 8 },
-    logLevel: KafkaLogLevel.WARN,
-    logCreator: () => ({ level, log: entry }: LogEntry) => {
-      const { message, ...extra } = entry;
-      if (level <= KafkaLogLevel.ERROR) log.error(extra, message);
-      else log.warn(extra, message);
-    },
-  });
-}
-
-function saslOptions({ mechanism, username, password }: NonNullable<KafkaConfig['sasl']>): SASLOptions {
-  switch (mechanism) {
-    case 'plain':
-      return { mechanism, username, password };
-    case 'scram-sha-256':
-      return { mechanism, username, password };
-    case 'scram-sha-512':
-      return { mechanism, username, password };
-  }
-}
-
-function describeStartError(error: unknown, config: KafkaConfig): Error {
-  const name = error instanceof Error ? error.name : '';
-  const message = error instanceof Error ? error.message : String(error);
-  if (name === 'KafkaJSSASLAuthenticationError') return new Error(`Kafka rejected the SASL credentials (KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD): ${message}`);
-  if (name === 'TopicSettingsError') return error as Error;
-  return new Error(`cannot use Kafka at ${config.brokers.join(',')} (KAFKA_BROKERS): ${message}`, { cause: error });
-}
-
-export async function openKafkaLog({ config, logger, writeTimeoutMs, probeIntervalMs = 2000, createTopic = true }: KafkaLogOptions): Promise<EventLog> {
+export async function openKafkaLog({ config, logger, writeTimeoutMs, probeIntervalMs = 2000, createTopic = true, maxPendingAppends }: KafkaLogOptions): Promise<EventLog> {
   const kafka = createKafkaClient(config, logger);
   const admin = kafka.admin();
   // Unlimited retries are what makes the idempotent producer safe; a request that gives up first
@@ -77,12 +46,14 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
   });
   try {
     await admin.connect();
-    const partitions = await ensureTopic(admin, config, createTopic);
+    const { partitions, maxMessageBytes, warnings } = await ensureTopic(admin, config, createTopic);
+    for (const warning of warnings) logger.warn({ topic: config.topic }, warning);
     await producer.connect();
     const metadata = (await admin.fetchTopicMetadata({ topics: [config.topic] })).topics[0]?.partitions ?? [];
-    logger.info({ topic: config.topic, partitions, brokers: config.brokers }, 'opened the Kafka event log');
+    logger.info({ topic: config.topic, partitions, maxMessageBytes, brokers: config.brokers }, 'opened the Kafka event log');
     const { clusterId } = await admin.describeCluster();
-    const log = new KafkaLog(kafka, admin, producer, config, partitions, metadata, writeTimeoutMs, logger, `kafka:${clusterId}/${config.topic}`);
+    const limits = { writeTimeoutMs, maxMessageBytes, ...(maxPendingAppends === undefined ? {} : { maxPendingAppends }) };
+    const log = new KafkaLog(kafka, admin, producer, config, partitions, metadata, limits, logger, `kafka:${clusterId}/${config.topic}`);
     log.startProbe(probeIntervalMs);
     return log;
   } catch (error) {
@@ -92,11 +63,19 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
   }
 }
 
+interface KafkaLogLimits {
+  readonly writeTimeoutMs: number;
+  readonly maxMessageBytes: number;
+  readonly maxPendingAppends?: number;
+}
+
 class KafkaLog implements EventLog {
   readonly description: string;
+  readonly maxRecordBytes: number;
+  private readonly writeTimeoutMs: number;
   private readonly batcher: Batcher<readonly LogMessage[], LogPosition[]>;
   private readonly partitionOf: (message: Message) => number;
-  private health_: LogHealth = { available: true };
+  private readonly status: KafkaHealth;
   private probe: NodeJS.Timeout | undefined;
   private closed = false;
   private appendCount = 0;
@@ -109,17 +88,28 @@ class KafkaLog implements EventLog {
     private readonly config: KafkaConfig,
     private readonly partitions: number,
     partitionMetadata: PartitionMetadata[],
-    private readonly writeTimeoutMs: number,
-    private readonly logger: Logger,
+    limits: KafkaLogLimits,
+    logger: Logger,
     readonly identity: string,
   ) {
     this.description = `kafka:${config.topic}@${config.brokers.join(',')}`;
-    // One item per append, so an append's messages always travel in one produce request.
-    this.batcher = new Batcher(async (appends) => {
-      const positions = await this.produce(appends.flat());
-      let next = 0;
-      return appends.map((messages) => positions.slice(next, (next += messages.length)));
-    });
+    this.status = new KafkaHealth(logger, config.topic);
+    this.writeTimeoutMs = limits.writeTimeoutMs;
+    this.maxRecordBytes = maxRecordBytes(limits.maxMessageBytes);
+    // One item per append, so an append's messages always travel in one produce request; appends
+    // go in as few requests as the topic's max.message.bytes allows (it bounds a whole batch).
+    this.batcher = new Batcher(
+      async (appends) => {
+        const results: LogPosition[][] = [];
+        for (const group of groupBySize(appends, limits.maxMessageBytes)) {
+          const positions = await this.produce(group.flat());
+          let next = 0;
+          for (const messages of group) results.push(positions.slice(next, (next += messages.length)));
+        }
+        return results;
+      },
+      limits.maxPendingAppends === undefined ? {} : { maxPending: limits.maxPendingAppends },
+    );
     // The partition is computed here (with kafkajs' Java-compatible murmur2 partitioner) rather
     // than by the producer, so every message's offset can be matched to its partition's response.
     const partitioner = Partitioners.DefaultPartitioner();
@@ -132,13 +122,13 @@ class KafkaLog implements EventLog {
       // within the interval counts as unavailable now.
       let timer: NodeJS.Timeout | undefined;
       const silent = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${intervalMs} ms`)), intervalMs);
+        timer = setTimeout(() => reject(new ProbeSilenceError(intervalMs)), intervalMs);
       });
       try {
-        await Promise.race([this.head(), silent]);
+        await Promise.race([Promise.all([this.head(), this.checkPartitionCount()]), silent]);
       } catch (error) {
         // head() records its own failures; a silent broker is recorded here.
-        if (error instanceof Error && error.message.startsWith('no answer')) this.markFailure(error);
+        if (error instanceof ProbeSilenceError) this.status.unreachable(error);
       } finally {
         clearTimeout(timer);
       }
@@ -153,24 +143,24 @@ class KafkaLog implements EventLog {
 
   health(): LogHealth {
     if (this.closed) return { available: false, reason: 'the event log is closed' };
-    return this.health_;
+    return this.status.current();
   }
 
-  private markFailure(error: unknown): LogUnavailableError {
-    const reason = `Kafka is unreachable: ${error instanceof Error ? error.message : String(error)}`;
-    if (this.health_.available) this.logger.warn({ reason }, 'the Kafka event log became unavailable');
-    this.health_ = { available: false, reason };
-    return new LogUnavailableError(reason, { cause: error });
+  partitionFor(key: string): number {
+    return this.partitionOf({ key, value: null });
   }
 
-  private markAvailable(): void {
-    if (!this.health_.available) this.logger.info('the Kafka event log is available again');
-    this.health_ = { available: true };
+  private async checkPartitionCount(): Promise<void> {
+    const metadata = await this.admin.fetchTopicMetadata({ topics: [this.config.topic] });
+    this.status.refuseWrites(countChanged(this.config.topic, this.partitions, metadata.topics[0]?.partitions.length ?? this.partitions));
   }
 
   async append(messages: readonly LogMessage[], options: AppendOptions = {}): Promise<LogPosition[]> {
     if (this.closed) throw new LogUnavailableError('the event log is closed');
+    this.status.checkWritable();
     if (messages.length === 0) return [];
+    const size = messages.reduce((sum, { key, value }) => sum + Buffer.byteLength(key) + value.length, 0);
+    if (size > this.maxRecordBytes) throw new RecordTooLargeError(this.maxRecordBytes, size);
     return this.batcher.add(messages, options.signal);
   }
 
@@ -183,9 +173,9 @@ class KafkaLog implements EventLog {
     try {
       metadata = await this.producer.send({ topic: this.config.topic, acks: -1, timeout: this.writeTimeoutMs, messages: kafkaMessages });
     } catch (error) {
-      throw this.markFailure(error);
+      throw this.status.failed(error);
     }
-    this.markAvailable();
+    this.status.answered();
     this.produceCount += 1;
     this.appendCount += messages.length;
     const nextOffset = new Map<number, number>();
@@ -198,13 +188,19 @@ class KafkaLog implements EventLog {
     });
   }
 
+  async latest(key: string): Promise<Cursor> {
+    const partition = this.partitionOf({ key, value: null });
+    const head = await this.head();
+    return new Map([[partition, head.get(partition) ?? 0]]);
+  }
+
   async head(): Promise<Cursor> {
     try {
       const offsets = await this.admin.fetchTopicOffsets(this.config.topic);
-      this.markAvailable();
+      this.status.answered();
       return new Map(offsets.map(({ partition, high }) => [partition, Number(high)]));
     } catch (error) {
-      throw this.markFailure(error);
+      throw this.status.failed(error);
     }
   }
 
@@ -216,11 +212,16 @@ class KafkaLog implements EventLog {
     const onAbort = () => stop.abort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      for await (const record of this.follow(from, { signal: stop.signal })) {
-        const { partition, offset } = record.position;
-        if (offset >= (end.get(partition) ?? 0)) continue;
-        yield record;
-        cursor.set(partition, offset + 1);
+      for await (const item of this.items(from, stop.signal)) {
+        if (isGap(item)) {
+          options.onGap?.(item);
+          cursor.set(item.partition, item.next);
+        } else {
+          const { partition, offset } = item.position;
+          if (offset >= (end.get(partition) ?? 0)) continue;
+          yield item;
+          cursor.set(partition, offset + 1);
+        }
         if (cursorReached(cursor, end)) break;
       }
     } finally {
@@ -229,14 +230,28 @@ class KafkaLog implements EventLog {
     }
   }
 
-  follow(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
+  async *follow(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
+    for await (const item of this.items(from, options.signal)) {
+      if (isGap(item)) options.onGap?.(item);
+      else yield item;
+    }
+  }
+
+  private async *items(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<LogRecord | LogGap> {
+    for await (const item of this.topicItems(from, signal)) {
+      if (!isGap(item)) this.status.refuseWrites(misplaced(this.config.topic, item, this.partitionFor(item.key)));
+      yield item;
+    }
+  }
+
+  private topicItems(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<LogRecord | LogGap> {
     return followTopic({
       kafka: this.kafka,
       topic: this.config.topic,
       partitions: this.partitions,
       groupPrefix: `${this.config.clientId}-follow`,
       from,
-      ...(options.signal ? { signal: options.signal } : {}),
+      ...(signal ? { signal } : {}),
     });
   }
 

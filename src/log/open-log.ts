@@ -8,7 +8,7 @@ export async function openEventLog(config: Config, logger: Logger): Promise<Even
   if (config.kafka) {
     // Loaded only when used, so the embedded log does not pay for kafkajs at start.
     const { openKafkaLog } = await import('./kafka-log.js');
-    return openKafkaLog({ config: config.kafka, logger, writeTimeoutMs: config.writeTimeoutMs });
+    return openKafkaLog({ config: config.kafka, logger, writeTimeoutMs: config.writeTimeoutMs, maxPendingAppends: config.maxPendingAppends });
   }
-  return openFileLog({ dir: config.dataDir, logger });
+  return openFileLog({ dir: config.dataDir, logger, maxPendingAppends: config.maxPendingAppends });
 }

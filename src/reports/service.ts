@@ -5,8 +5,8 @@ import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
 import type { StoredReport } from '../../projections/reports.js';
 import { createFingerprint } from '../../projections/idempotency.js';
-import { ConflictError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
-import { LogUnavailableError, type EventLog, type LogPosition } from '../log/event-log.js';
+import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
+import { LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogMessage, type LogPosition } from '../log/event-log.js';
 import { ProjectionTimeoutError, type Outcome, type Projector } from '../projector.js';
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
@@ -40,7 +40,9 @@ export class ReportService {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return createAnswer(id, keyed);
-      const decision = decideCreate(state, command);
+      let decision = decideCreate(state, command);
+      // An answer that writes nothing must not come from state older than the request.
+      if (decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(state, command);
       if (decision.kind === 'unchanged') return decision.report;
       if (decision.kind === 'conflict') throw conflict(id);
       const data = { id, name, ...(tag === undefined ? {} : { tag }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
@@ -60,12 +62,28 @@ export class ReportService {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
-      if (decideDelete(state, id).kind === 'not-found') throw notFound(id);
+      const notThere = () => decideDelete(state, id).kind === 'not-found';
+      if (notThere() && (!(await this.caughtUpWith(id, deadline)) || notThere())) throw notFound(id);
       const outcome = await this.write(reportDeleted(this.options, idempotencyKey === undefined ? { id } : { id, idempotencyKey }), deadline);
       if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.keys, idempotencyKey, fingerprint));
       // Void: another instance deleted it between our decision and our append.
       if (outcome === 'void') throw notFound(id);
     });
+  }
+
+  /**
+   * Waits until the projection holds everything written for `id` (by any instance) before now.
+   * Returns false when the log has no other writer, so the state is fresh already.
+   */
+  private async caughtUpWith(id: string, deadline: number): Promise<boolean> {
+    const { log, projector } = this.options;
+    if (log.latest === undefined) return false;
+    try {
+      await projector.reach(await log.latest(id), Math.max(1, deadline - Date.now()));
+      return true;
+    } catch (error) {
+      throw this.unavailable(error, id);
+    }
   }
 
   private readyState(deadline: number) {
@@ -78,20 +96,31 @@ export class ReportService {
     const started = Date.now();
     try {
       const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
-      const [position] = await abortable(this.options.log.append([{ key: event.subject, value: encodeEvent(event) }], { signal }), signal);
+      const message = sizedMessage(event, this.options.log.maxRecordBytes);
+      const [position] = await abortable(this.options.log.append([message], { signal }), signal);
       this.options.onAppend?.(Date.now() - started);
       return await this.options.projector.waitFor(position as LogPosition, Math.max(1, deadline - Date.now()));
     } catch (error) {
-      if (error instanceof LogUnavailableError) {
-        // The adapter's message can name files or broker addresses: log it, never send it.
-        this.options.logger.warn({ err: error, subject: event.subject }, 'append failed: the event log is unavailable');
-        throw new UnavailableError('the event log is unavailable; retrying the same request is safe');
-      }
-      if (error instanceof DeadlineExceeded || error instanceof ProjectionTimeoutError || (error instanceof DOMException && error.name === 'TimeoutError')) {
-        throw new UnavailableError(`the event log did not confirm the write within ${this.options.writeTimeoutMs} ms; retrying the same request is safe`);
-      }
-      throw error;
+      throw this.unavailable(error, event.subject);
     }
+  }
+
+  /** Maps a failure of the log or of the projection to the answer the client gets. */
+  private unavailable(error: unknown, subject: string): unknown {
+    if (error instanceof RecordTooLargeError) return new EventTooLargeError(error.sizeBytes, error.limitBytes);
+    if (error instanceof LogOverloadedError) {
+      return new UnavailableError(`${error.maxPending} writes are already waiting for the event log (REPORTS_MAX_PENDING_APPENDS); retry shortly`, 2);
+    }
+    if (error instanceof LogRefusingWritesError) return new UnavailableError(error.message, 30);
+    if (error instanceof LogUnavailableError) {
+      // The adapter's message can name files or broker addresses: log it, never send it.
+      this.options.logger.warn({ err: error, subject }, 'the event log is unavailable');
+      return new UnavailableError('the event log is unavailable; retrying the same request is safe');
+    }
+    if (error instanceof DeadlineExceeded || error instanceof ProjectionTimeoutError || (error instanceof DOMException && error.name === 'TimeoutError')) {
+      return new UnavailableError(`the event log did not confirm the write within ${this.options.writeTimeoutMs} ms; retrying the same request is safe`);
+    }
+    return error;
   }
 }
 
@@ -124,6 +153,14 @@ function conflict(id: string): ConflictError {
 
 function notFound(id: string): NotFoundError {
   return new NotFoundError(`report ${id} does not exist`);
+}
+
+/** The event as a log message; one the log could never take is refused here, before it is sent. */
+function sizedMessage(event: ReportEvent, maxRecordBytes: number | undefined): LogMessage {
+  const message = { key: event.subject, value: encodeEvent(event) };
+  const size = Buffer.byteLength(message.key) + message.value.length;
+  if (maxRecordBytes !== undefined && size > maxRecordBytes) throw new RecordTooLargeError(maxRecordBytes, size);
+  return message;
 }
 
 /** Rejects when `signal` aborts, even if the adapter is still busy with the append (one timer, not two). */

@@ -17,11 +17,11 @@ import { deleteReport, idSource, postReport } from '../http/requests.js';
 
 const usage = suite('reports migrate: usage');
 
-usage('without --to-kafka exits 2 asking where to', async () => {
+usage('without --to-kafka or --to-topic exits 2 asking where to', async () => {
   const { code, stderr } = await reports(['migrate']);
   assert.is(code, 2);
   assert.match(stderr, 'say where to: --to-kafka');
-  assert.match(stderr, /^usage: reports migrate --to-kafka$/m);
+  assert.match(stderr, /^usage: reports migrate --to-kafka \| --to-topic NAME$/m);
 });
 
 usage('without KAFKA_BROKERS exits 2 naming the variable', async () => {

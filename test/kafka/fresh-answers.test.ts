@@ -1,0 +1,69 @@
+// Answers that write nothing (404 to a DELETE, 200 or 409 to a create that appends nothing) come
+// from state that has seen every write made before the request arrived, on any instance.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { cursorReached } from '../../src/log/event-log.js';
+import { startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
+import type { TestServer } from '../helpers/server.js';
+
+const CONCURRENCY = 50;
+const json = (id: number, name: string) => JSON.stringify({ id, name });
+
+async function inParallel(count: number, run: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) await run(next++);
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+}
+
+async function caughtUp(server: TestServer, timeoutMs = 15_000): Promise<void> {
+  const head = await server.log.head();
+  const deadline = Date.now() + timeoutMs;
+  while (!cursorReached(server.projector.progress().cursor, head)) {
+    if (Date.now() > deadline) throw new Error('the projection did not catch up');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+withKafka('fresh answers', (brokers) => {
+  const fresh = suite<{ a: TestServer; b: TestServer }>('kafka: answers that write nothing come from fresh state');
+
+  fresh.before(async (context) => {
+    const topic = uniqueTopic('fresh');
+    context.a = await startKafkaServer(brokers, {}, topic);
+    context.b = await startKafkaServer(brokers, {}, topic);
+  });
+  fresh.after(async ({ a, b }) => {
+    await Promise.all([a?.dispose(), b?.dispose()]);
+  });
+
+  fresh('1,000 creates on A, each followed at once by a delete on B: no delete answers 404', async ({ a, b }) => {
+    const statuses = new Map<number, number>();
+    await inParallel(1000, async (index) => {
+      const id = 1_000_000 + index;
+      assert.is((await a.request('/reports', { method: 'POST', json: json(id, 'made on a') })).status, 200);
+      const { status } = await b.request(`/reports/${id}`, { method: 'DELETE' });
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    });
+    assert.equal([...statuses], [[204, 1000]]);
+  });
+
+  fresh('a delete on A followed at once by an identical create on B: the report exists afterwards', async ({ a, b }) => {
+    const ids = Array.from({ length: 300 }, (_, index) => 2_000_000 + index);
+    await inParallel(ids.length, async (index) => {
+      assert.is((await a.request('/reports', { method: 'POST', json: json(ids[index] as number, 'again') })).status, 200);
+    });
+    await caughtUp(b);
+    await inParallel(ids.length, async (index) => {
+      const id = ids[index] as number;
+      assert.is((await a.request(`/reports/${id}`, { method: 'DELETE' })).status, 204);
+      assert.is((await b.request('/reports', { method: 'POST', json: json(id, 'again') })).status, 200);
+    });
+    await caughtUp(a);
+    const missing = ids.filter((id) => !a.projector.state.has(String(id)));
+    assert.equal(missing, []);
+  });
+
+  fresh.run();
+});

@@ -1,0 +1,82 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Batcher } from '../../src/log/batcher.js';
+import { LogOverloadedError } from '../../src/log/event-log.js';
+import { deferred, rejection, withTimeout } from '../helpers/async.js';
+
+/** A flush that hangs until released, as a stuck fsync or a paused broker does. */
+function hungFlush() {
+  const release = deferred();
+  const flushed: number[][] = [];
+  const flush = async (values: number[]) => {
+    flushed.push(values);
+    await release.promise;
+    return values.map((value) => value * 10);
+  };
+  return { flush, release: () => release.resolve(), flushed };
+}
+
+const batcher = suite('Batcher');
+
+batcher('an append whose signal aborts while waiting is rejected at once, not at the next flush', async () => {
+  const { flush, release, flushed } = hungFlush();
+  const batch = new Batcher(flush);
+  const first = batch.add(1);
+  const controller = new AbortController();
+  const waiting = batch.add(2, controller.signal);
+  assert.is(batch.pending, 1);
+  controller.abort(new Error('deadline'));
+  const error = await withTimeout(rejection(waiting), 1000, 'the aborted append to be rejected');
+  assert.is((error as Error).message, 'deadline');
+  assert.is(batch.pending, 0);
+  release();
+  assert.is(await first, 10);
+  await batch.idle();
+  assert.equal(flushed, [[1]]);
+});
+
+batcher('beyond the cap of waiting appends, an append is refused at once with LogOverloadedError', async () => {
+  const { flush, release } = hungFlush();
+  const batch = new Batcher(flush, { maxPending: 2 });
+  const inFlight = batch.add(1);
+  const queued = [batch.add(2), batch.add(3)];
+  const refused = await rejection(batch.add(4));
+  assert.instance(refused, LogOverloadedError);
+  assert.is((refused as LogOverloadedError).maxPending, 2);
+  release();
+  assert.equal(await Promise.all([inFlight, ...queued]), [10, 20, 30]);
+  assert.is(await batch.add(5), 50);
+});
+
+batcher('an aborted append frees its place under the cap', async () => {
+  const { flush, release } = hungFlush();
+  const batch = new Batcher(flush, { maxPending: 1 });
+  const inFlight = batch.add(1);
+  const controller = new AbortController();
+  const given = rejection(batch.add(2, controller.signal));
+  controller.abort(new Error('gone'));
+  await given;
+  const next = batch.add(3);
+  release();
+  assert.equal(await Promise.all([inFlight, next]), [10, 30]);
+});
+
+batcher('an append already in a flush when its signal aborts gets the flush result', async () => {
+  const { flush, release } = hungFlush();
+  const batch = new Batcher(flush);
+  const controller = new AbortController();
+  const sent = batch.add(7, controller.signal);
+  controller.abort(new Error('late'));
+  release();
+  assert.is(await sent, 70);
+});
+
+batcher('a failed flush rejects every append of its batch', async () => {
+  const batch = new Batcher<number, number>(async () => {
+    throw new Error('disk gone');
+  });
+  const errors = await Promise.all([rejection(batch.add(1)), rejection(batch.add(2))]);
+  assert.equal(errors.map((error) => (error as Error).message), ['disk gone', 'disk gone']);
+});
+
+batcher.run();
