@@ -38,7 +38,7 @@ export interface ServerDeps {
 export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000 }: ServerDeps): Promise<RunningServer> {
   const log = await openEventLog(config, logger);
   try {
-    const tokens = await resolveTokens(config);
+    const tokens = await resolveTokens(config, { logger });
     if (tokens.generatedToken) {
       announce(`No token configured: created one and saved it in ${tokens.generatedPath} (mode 0600). It is shown only this once:`);
       announce(`  Authorization: Bearer ${tokens.generatedToken}`);

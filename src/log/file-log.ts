@@ -1,13 +1,14 @@
 // The embedded event log: one append-only file in the data directory, one partition.
 // Group commit: appends that arrive while a write+fsync is in flight wait for the next batch, and
 // one fdatasync acknowledges the whole batch. Readers only ever see records that are on disk.
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { encodeFrame, FILE_MAGIC, MAX_PAYLOAD_BYTES } from './file-frames.js';
 import { readChunk, type FrameIndex } from './file-read.js';
 import { Batcher } from './batcher.js';
 import { lockDir, type DirLock } from './file-lock.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './file-dir.js';
 import { checkMagic, CorruptLogError, scanFrames, scanLog } from './file-recovery.js';
 import { LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
 
@@ -50,13 +51,15 @@ export async function openFileLogReader({ dir, logger, now = Date.now, pollMs = 
 }
 
 export async function openFileLog({ dir, logger, now = Date.now }: FileLogOptions): Promise<FileLog> {
-  await mkdir(dir, { recursive: true });
+  await ensurePrivateDir(dir);
   const lock = await lockDir(dir);
   const path = join(dir, 'events.log');
   let file: FileHandle | undefined;
   try {
-    file = await open(path, 'a+');
+    file = await open(path, 'a+', PRIVATE_FILE_MODE);
     await file.close();
+    // The log's directory entry must be on disk before any append is acknowledged.
+    await syncDir(dir);
     file = await open(path, 'r+');
     const scan = await scanLog(file, path);
     if (scan.tornTail) {

@@ -1,7 +1,8 @@
 // Snapshots on disk, in `<data dir>/snapshots/`: written atomically (temp file, fsync, rename),
 // the newest few kept. Loading takes the newest snapshot that is intact, belongs to this log and
 // does not lie beyond its head; anything else is skipped with a warning, never trusted.
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file-dir.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { cursorReached, type Cursor } from '../log/event-log.js';
@@ -21,10 +22,10 @@ export function snapshotDir(dataDir: string): string {
 }
 
 export async function writeSnapshot(dir: string, snapshot: Snapshot, encoded: Buffer = encodeSnapshot(snapshot)): Promise<string> {
-  await mkdir(dir, { recursive: true });
+  await ensurePrivateDir(dir);
   const path = join(dir, `snapshot-${String(total(snapshot.cursor)).padStart(16, '0')}.json`);
   const temporary = `${path}.${process.pid}.tmp`;
-  const file = await open(temporary, 'w', 0o600);
+  const file = await open(temporary, 'w', PRIVATE_FILE_MODE);
   try {
     await file.writeFile(encoded);
     await file.sync();
@@ -33,8 +34,7 @@ export async function writeSnapshot(dir: string, snapshot: Snapshot, encoded: Bu
   }
   await rename(temporary, path);
   // Make the rename itself durable.
-  const directory = await open(dir, 'r');
-  await directory.sync().finally(() => directory.close());
+  await syncDir(dir);
   await prune(dir);
   return path;
 }
