@@ -44,9 +44,9 @@ export async function startServer(config: Config, { logger, announce = (line) =>
       announce(`  Authorization: Bearer ${tokens.generatedToken}`);
     }
     const snapshots = snapshotDir(config.dataDir);
-    const snapshot = await loadNewestSnapshot({ dir: snapshots, logIdentity: log.identity, head: await log.head(), logger });
+    const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger });
     if (snapshot) logger.info({ events: snapshot.events, reports: snapshot.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
-    const autoSnapshot = createAutoSnapshot({ dir: snapshots, logger });
+    const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger });
     const projector = new Projector({
       log,
       logger,

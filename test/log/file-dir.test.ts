@@ -32,7 +32,7 @@ files('creates the data directory 0700 and the log and lock files 0600', async (
 
 files('creates the snapshots directory 0700 and its snapshots 0600', async ({ dir }) => {
   const snapshots = snapshotDir(dir);
-  const path = await writeSnapshot(snapshots, { log: 'file:x', cursor: new Map(), events: 0, createdAt: new Date(0).toISOString(), reports: new Map(), keys: new Map() });
+  const path = await writeSnapshot(snapshots, { log: 'file:x', cursor: new Map(), events: 0, createdAt: new Date(0).toISOString(), reports: new Map(), keys: new Map(), anchors: new Map() });
   assert.is(await modeOf(snapshots), 0o700);
   assert.is(await modeOf(path), 0o600);
 });
