@@ -177,4 +177,12 @@ lock('takes over a lock written before the machine last booted', async ({ dir })
   await log.close();
 });
 
+lock('takes over a lock generation whose content is not a lock', async ({ dir }) => {
+  await writeFile(join(dir, 'LOCK.9'), 'not json');
+  const log = await openFileLog({ dir, logger: quiet() });
+  assert.is((await holder(dir)).pid, process.pid);
+  assert.equal((await readdir(dir)).filter((name) => name.startsWith('LOCK')), ['LOCK.10'], 'the older generations are removed');
+  await log.close();
+});
+
 lock.run();
