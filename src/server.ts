@@ -39,15 +39,15 @@ export interface ServerDeps {
 export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000 }: ServerDeps): Promise<RunningServer> {
   const log = await openEventLog(config, logger);
   try {
-    const tokens = await resolveTokens(config);
+    const tokens = await resolveTokens(config, { logger });
     if (tokens.generatedToken) {
       announce(`No token configured: created one and saved it in ${tokens.generatedPath} (mode 0600). It is shown only this once:`);
       announce(`  Authorization: Bearer ${tokens.generatedToken}`);
     }
     const snapshots = snapshotDir(config.dataDir);
-    const snapshot = await loadNewestSnapshot({ dir: snapshots, logIdentity: log.identity, head: await log.head(), logger });
+    const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger });
     if (snapshot) logger.info({ events: snapshot.events, reports: snapshot.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
-    const autoSnapshot = createAutoSnapshot({ dir: snapshots, logger });
+    const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger });
     const projector = new Projector({
       log,
       logger,

@@ -2,9 +2,11 @@
 // random token created on first start in the data directory (mode 0600) and printed once, so a
 // first run works without set-up and is never open to anyone.
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
 import { checkToken, ConfigError, type Config } from './config.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './log/file-dir.js';
 
 export interface TokenSource {
   readonly entries: readonly string[];
@@ -13,7 +15,7 @@ export interface TokenSource {
   readonly generatedPath?: string;
 }
 
-async function tokensFromFile(path: string): Promise<string[]> {
+async function tokensFromFile(path: string, logger: Logger | undefined): Promise<string[]> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -23,11 +25,30 @@ async function tokensFromFile(path: string): Promise<string[]> {
   const entries = text.split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
   for (const entry of entries) checkToken(entry, 'REPORTS_TOKENS_FILE');
   if (entries.length === 0) throw new ConfigError('REPORTS_TOKENS_FILE', `${path} holds no token`);
+  const mode = (await stat(path)).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    logger?.warn({ path, mode: mode.toString(8) }, 'REPORTS_TOKENS_FILE is readable by other users (group or others); chmod 600 it');
+  }
   return entries;
 }
 
-export async function resolveTokens(config: Pick<Config, 'tokens' | 'tokensFile' | 'dataDir'>): Promise<TokenSource> {
-  const entries = [...config.tokens, ...(config.tokensFile ? await tokensFromFile(config.tokensFile) : [])];
+/** Writes the generated token durably: the file and then its directory entry. */
+async function saveToken(dataDir: string, path: string, token: string): Promise<void> {
+  await ensurePrivateDir(dataDir);
+  // 'wx': never overwrite a token another start wrote in the meantime.
+  const file = await open(path, 'wx', PRIVATE_FILE_MODE);
+  try {
+    await file.writeFile(`${token}\n`);
+    // Without this an OS crash can leave an empty token file, which stops every later start.
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  await syncDir(dataDir);
+}
+
+export async function resolveTokens(config: Pick<Config, 'tokens' | 'tokensFile' | 'dataDir'>, { logger }: { logger?: Logger } = {}): Promise<TokenSource> {
+  const entries = [...config.tokens, ...(config.tokensFile ? await tokensFromFile(config.tokensFile, logger) : [])];
   if (entries.length > 0) return { entries };
   const path = join(config.dataDir, 'token');
   try {
@@ -37,9 +58,7 @@ export async function resolveTokens(config: Pick<Config, 'tokens' | 'tokensFile'
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  await mkdir(config.dataDir, { recursive: true });
   const token = randomBytes(32).toString('base64url');
-  // 'wx': never overwrite a token another start wrote in the meantime.
-  await writeFile(path, `${token}\n`, { mode: 0o600, flag: 'wx' });
+  await saveToken(config.dataDir, path, token);
   return { entries: [token], generatedToken: token, generatedPath: path };
 }

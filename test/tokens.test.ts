@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ConfigError } from '../src/config.js';
 import { resolveTokens } from '../src/tokens.js';
 import { rejection } from './helpers/async.js';
-import { tempDir } from './helpers/server.js';
+import { memoryLogger, tempDir } from './helpers/server.js';
 
 const HASH = `sha256:${'0f'.repeat(32)}`;
 
@@ -86,6 +86,30 @@ tokens('refuses an empty saved token file instead of accepting an empty token', 
   const error = await rejection(resolveTokens({ tokens: [], dataDir: dir }));
   assert.instance(error, ConfigError);
   assert.match((error as Error).message, 'delete it');
+});
+
+tokens('creates the data directory 0700 for the generated token', async ({ dir }) => {
+  const dataDir = join(dir, 'fresh', 'data');
+  await resolveTokens({ tokens: [], dataDir });
+  assert.is((await stat(dataDir)).mode & 0o777, 0o700);
+});
+
+tokens('warns when REPORTS_TOKENS_FILE is readable by group or others', async ({ dir }) => {
+  const file = join(dir, 'tokens.txt');
+  await writeFile(file, 'alpha\n', { mode: 0o644 });
+  const { logger, lines } = memoryLogger();
+  await resolveTokens({ tokens: [], tokensFile: file, dataDir: dir }, { logger });
+  const warning = lines().find((line) => line['path'] === file);
+  assert.is(warning?.['level'], 40);
+  assert.is(warning?.['mode'], '644');
+});
+
+tokens('does not warn about a tokens file only its owner can read', async ({ dir }) => {
+  const file = join(dir, 'tokens.txt');
+  await writeFile(file, 'alpha\n', { mode: 0o600 });
+  const { logger, lines } = memoryLogger();
+  await resolveTokens({ tokens: [], tokensFile: file, dataDir: dir }, { logger });
+  assert.equal(lines(), []);
 });
 
 tokens.run();

@@ -2,6 +2,7 @@
 // from the newest valid snapshot and folding only the tail. The server loads it at its next start.
 import { loadConfig } from '../config.js';
 import { emptyFold, foldLog, stateDigest } from '../replay.js';
+import { readAnchors } from '../snapshot/snapshot-anchor.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
 import { formatCursor } from './positions.js';
 import { startProgress } from './progress.js';
@@ -27,7 +28,7 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
   try {
     const dir = snapshotDir(config.dataDir);
     const head = await log.head();
-    const previous = await loadNewestSnapshot({ dir, logIdentity: log.identity, head, logger });
+    const previous = await loadNewestSnapshot({ dir, log, head, logger });
     const fold = emptyFold(previous ? { state: previous.reports, keys: previous.keys, cursor: previous.cursor, events: previous.events } : undefined);
     let total = 0;
     for (const offset of head.values()) total += offset;
@@ -35,7 +36,8 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
     await foldLog(log, fold, { to: head, signal: io.signal, onRecord: (f) => progress.update(f.events) });
     progress.stop();
     if (io.signal.aborted) return 130;
-    const path = await writeSnapshot(dir, { log: log.identity, cursor: fold.cursor, events: fold.events, createdAt: new Date().toISOString(), reports: fold.state, keys: fold.keys });
+    const anchors = await readAnchors(log, fold.cursor);
+    const path = await writeSnapshot(dir, { log: log.identity, cursor: fold.cursor, events: fold.events, createdAt: new Date().toISOString(), reports: fold.state, keys: fold.keys, anchors });
     io.stdout.write(
       [
         `snapshot:        ${path}`,

@@ -1,11 +1,14 @@
-// The on-disk format of the embedded log. A file starts with an 8-byte magic; then frames:
+// The on-disk format of the embedded log. A file starts with an 8-byte magic; then batches of
+// frames (file-batches.ts; format 1, written by earlier versions, has frames only). A frame is:
 //   u32 BE payload length | u32 BE CRC-32 of the payload | payload
 //   payload = f64 BE timestamp ms | u16 BE key length | key (utf8) | value
 // The CRC covers the whole payload, so a torn write or a flipped bit is caught before anything
 // reads the record.
 import { crc32 } from 'node:zlib';
 
-export const FILE_MAGIC = Buffer.from('RSLOG\u0000\u0001\n', 'latin1');
+export const FILE_MAGIC = Buffer.from('RSLOG\u0000\u0002\n', 'latin1');
+/** Format 1: frames without batch boundaries. Still read; converted to format 2 when a writer opens it. */
+export const FILE_MAGIC_V1 = Buffer.from('RSLOG\u0000\u0001\n', 'latin1');
 export const FRAME_HEADER_BYTES = 8;
 const PAYLOAD_FIXED_BYTES = 10;
 /** Far above any record the service writes (bodies are limited to kilobytes); a sanity bound when scanning. */
@@ -72,9 +75,21 @@ export function decodeFrame(buffer: Buffer, at: number): FrameContent {
   return { key, value, timestampMs };
 }
 
-/** Whether any valid frame starts anywhere in `buffer` (used to tell a torn tail from mid-log damage). */
+/** A timestamp the writer could have written: whole milliseconds within the range of a Date. */
+function plausibleTimestamp(buffer: Buffer, at: number): boolean {
+  const timestampMs = buffer.readDoubleBE(at + FRAME_HEADER_BYTES);
+  return Number.isInteger(timestampMs) && timestampMs >= 0 && timestampMs <= 8.64e15;
+}
+
+/**
+ * Whether any valid frame starts anywhere in `buffer` (used to tell a torn tail from mid-log damage
+ * in format 1, which has no batch marks). The CRC is computed only where the length and timestamp
+ * are plausible, so garbage is searched in about linear time rather than a CRC at every offset.
+ */
 export function findValidFrame(buffer: Buffer): number | undefined {
   for (let at = 0; at + FRAME_HEADER_BYTES + PAYLOAD_FIXED_BYTES <= buffer.length; at += 1) {
+    const payloadBytes = buffer.readUInt32BE(at);
+    if (payloadBytes < PAYLOAD_FIXED_BYTES || at + FRAME_HEADER_BYTES + payloadBytes > buffer.length || !plausibleTimestamp(buffer, at)) continue;
     if (checkFrame(buffer, at, true).kind === 'frame') return at;
   }
   return undefined;

@@ -1,9 +1,15 @@
-// One process at a time holds a data directory. The lock is a file named LOCK holding the owner's
-// pid, created atomically (written under a private name, then hard-linked into place, so it never
-// exists half-written). A lock left by a process that no longer exists (a crash, SIGKILL) is
-// taken over: it is first renamed to a private name, so two processes cannot both take it over.
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+// One process at a time holds a data directory. The lock is a sequence of generation files,
+// LOCK.1, LOCK.2, …, each created whole and exclusively (written under a private name, then
+// hard-linked into place; link() fails when the name exists). The highest generation says who
+// holds the directory, or that it was released. A stale generation n (its writer is gone) is taken
+// over only by creating generation n+1, which exactly one racer can do; a racer that finds a
+// higher generation after creating its own lost and withdraws. The highest generation is never
+// removed, so the generation only grows and a name cannot be created twice while it matters.
+import { randomUUID } from 'node:crypto';
+import { link, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PRIVATE_FILE_MODE } from './file-dir.js';
+import { currentOwner, ownerAlive, parseOwner, type LockOwner } from './file-lock-owner.js';
 
 export class DataDirLockedError extends Error {
   constructor(readonly dir: string, readonly ownerPid: number) {
@@ -16,53 +22,74 @@ export interface DirLock {
   release(): Promise<void>;
 }
 
-function processAlive(pid: number): boolean {
+const GENERATION = /^LOCK\.(\d+)$/;
+const RELEASED = '{"released":true}\n';
+const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
+const generationPath = (dir: string, generation: number) => join(dir, `LOCK.${generation}`);
+
+async function generations(dir: string): Promise<number[]> {
+  const names = await readdir(dir);
+  return names.flatMap((name) => GENERATION.exec(name)?.[1] ?? []).map(Number).sort((a, b) => a - b);
+}
+
+/** Creates `path` holding `content`, atomically and only if it does not exist. */
+async function createExclusive(dir: string, path: string, content: string): Promise<boolean> {
+  const temporary = join(dir, `LOCK.tmp.${process.pid}.${randomUUID()}`);
+  await writeFile(temporary, content, { mode: PRIVATE_FILE_MODE });
   try {
-    process.kill(pid, 0);
+    await link(temporary, path);
     return true;
   } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if (errorCode(error) === 'EEXIST') return false;
+    throw error;
+  } finally {
+    await unlink(temporary).catch(() => undefined);
   }
 }
 
-const errorCode = (error: unknown) => (error as NodeJS.ErrnoException).code;
-const readPid = async (path: string) => Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+/** The live owner of generation `n`, or undefined when it was released or its writer is gone. */
+async function liveOwner(dir: string, generation: number, me: LockOwner): Promise<LockOwner | undefined> {
+  const text = await readFile(generationPath(dir, generation), 'utf8').catch(() => RELEASED);
+  const owner = parseOwner(text);
+  return owner !== undefined && (await ownerAlive(owner, me)) ? owner : undefined;
+}
 
-/** Moves a stale lock out of the way; restores it if it turned out to be a fresh one. */
-async function takeOver(path: string, stalePid: number): Promise<void> {
-  const aside = `${path}.stale.${process.pid}`;
-  try {
-    await rename(path, aside);
-  } catch (error) {
-    if (errorCode(error) === 'ENOENT') return;
-    throw error;
-  }
-  if (!Object.is(await readPid(aside), stalePid)) {
-    // Another process replaced the stale lock between our read and our rename: put it back.
-    await link(aside, path).catch(() => undefined);
-  }
-  await unlink(aside).catch(() => undefined);
+/** The single `LOCK` of earlier versions (a pid): refused while that pid runs and is not ours, else removed. */
+async function clearLegacyLock(dir: string, me: LockOwner): Promise<void> {
+  const path = join(dir, 'LOCK');
+  const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => 'none'), 10);
+  if (Number.isNaN(pid)) return unlink(path).catch(() => undefined);
+  if (await ownerAlive({ pid }, me)) throw new DataDirLockedError(dir, pid);
+  await unlink(path).catch(() => undefined);
+}
+
+async function removeBelow(dir: string, generation: number): Promise<void> {
+  // In increasing order, and never the highest generation.
+  for (const older of await generations(dir)) if (older < generation) await unlink(generationPath(dir, older)).catch(() => undefined);
 }
 
 export async function lockDir(dir: string): Promise<DirLock> {
-  const path = join(dir, 'LOCK');
-  const mine = `${path}.${process.pid}.tmp`;
-  await writeFile(mine, `${process.pid}\n`);
-  try {
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      try {
-        await link(mine, path);
-        return { release: () => unlink(path).catch(() => undefined) };
-      } catch (error) {
-        if (errorCode(error) !== 'EEXIST') throw error;
-      }
-      const ownerPid = await readPid(path);
-      if (Number.isInteger(ownerPid) && ownerPid > 0 && processAlive(ownerPid)) throw new DataDirLockedError(dir, ownerPid);
-      await takeOver(path, ownerPid);
+  const me = await currentOwner();
+  const content = `${JSON.stringify({ ...me, nonce: randomUUID() })}\n`;
+  await clearLegacyLock(dir, me);
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const current = (await generations(dir)).at(-1) ?? 0;
+    const owner = current > 0 ? await liveOwner(dir, current, me) : undefined;
+    if (owner) throw new DataDirLockedError(dir, owner.pid);
+    const mine = current + 1;
+    if (!(await createExclusive(dir, generationPath(dir, mine), content))) continue;
+    if (((await generations(dir)).at(-1) ?? 0) > mine) {
+      // A name that was used and removed before: someone is already past it. Withdraw.
+      await unlink(generationPath(dir, mine));
+      continue;
     }
-    throw new Error(`could not lock data directory ${dir}`);
-  } finally {
-    await unlink(mine).catch(() => undefined);
+    await removeBelow(dir, mine);
+    return { release: () => release(dir, mine) };
   }
+  throw new Error(`could not lock data directory ${dir}`);
+}
+
+async function release(dir: string, generation: number): Promise<void> {
+  await createExclusive(dir, generationPath(dir, generation + 1), RELEASED).catch(() => false);
+  await removeBelow(dir, generation + 1);
 }

@@ -1,13 +1,16 @@
 // The embedded event log: one append-only file in the data directory, one partition.
 // Group commit: appends that arrive while a write+fsync is in flight wait for the next batch, and
 // one fdatasync acknowledges the whole batch. Readers only ever see records that are on disk.
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { encodeFrame, FILE_MAGIC, MAX_PAYLOAD_BYTES } from './file-frames.js';
+import { BATCH_HEADER_BYTES, encodeBatch } from './file-batches.js';
+import { convertToBatches } from './file-convert.js';
 import { readChunk, type FrameIndex } from './file-read.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from './batcher.js';
 import { lockDir, type DirLock } from './file-lock.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './file-dir.js';
 import { checkMagic, CorruptLogError, scanFrames, scanLog } from './file-recovery.js';
 import { LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
 
@@ -52,17 +55,26 @@ export async function openFileLogReader({ dir, logger, now = Date.now, pollMs = 
 }
 
 export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS }: FileLogOptions): Promise<FileLog> {
-  await mkdir(dir, { recursive: true });
+  await ensurePrivateDir(dir);
   const lock = await lockDir(dir);
   const path = join(dir, 'events.log');
   let file: FileHandle | undefined;
   try {
-    file = await open(path, 'a+');
+    file = await open(path, 'a+', PRIVATE_FILE_MODE);
     await file.close();
+    // The log's directory entry must be on disk before any append is acknowledged.
+    await syncDir(dir);
     file = await open(path, 'r+');
-    const scan = await scanLog(file, path);
+    let scan = await scanLog(file, path);
     if (scan.tornTail) {
       logger.warn({ path, ...scan.tornTail }, 'cut a torn tail off the event log (an append that was never acknowledged)');
+    }
+    if (scan.format === 1) {
+      await convertToBatches(path, scan.starts, scan.validBytes);
+      await file.close();
+      file = await open(path, 'r+');
+      scan = await scanLog(file, path);
+      logger.info({ path, records: scan.starts.length }, 'converted the event log to format 2 (group-commit batches with boundaries)');
     }
     logger.info({ path, records: scan.starts.length }, 'opened the embedded event log');
     const log = new EmbeddedLog(path, file, lock, scan.starts, scan.validBytes, now, 0, maxPendingAppends);
@@ -134,7 +146,8 @@ class EmbeddedLog implements FileLog, FrameIndex {
     if (this.failure) throw this.failure;
     const timestampMs = this.now();
     const frames = appends.flatMap((messages) => messages.map((m) => encodeFrame({ ...m, timestampMs })));
-    const bytes = Buffer.concat(frames);
+    // One batch per write+fsync: recovery keeps or cuts it whole.
+    const bytes = encodeBatch(frames);
     try {
       // write(2) may write less than asked (a full disk, a signal): carry on until all is written.
       for (let written = 0; written < bytes.length; ) {
@@ -152,7 +165,7 @@ class EmbeddedLog implements FileLog, FrameIndex {
     this.fsyncCount += 1;
     if (this.starts.length === 0) this.firstRecordCrc ??= (frames[0] as Buffer).readUInt32BE(4);
     const first = this.starts.length;
-    let byte = this.endByte;
+    let byte = this.endByte + BATCH_HEADER_BYTES;
     for (const frame of frames) {
       this.starts.push(byte);
       byte += frame.length;

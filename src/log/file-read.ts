@@ -24,13 +24,13 @@ export async function readChunk({ path, file, starts, endByte }: FrameIndex, off
   const buffer = Buffer.allocUnsafe(chunkEnd - startByte);
   await file.read(buffer, 0, buffer.length, startByte);
   const records: LogRecord[] = [];
-  let at = 0;
   for (let o = offset; o < last; o += 1) {
+    // Batch headers lie between some frames: each frame is read where the index puts it.
+    const at = (starts[o] as number) - startByte;
     const check = checkFrame(buffer, at, true);
     if (check.kind !== 'frame') throw new LogUnavailableError(`${path}: record #${o} failed its check on read (${check.kind === 'bad' ? check.reason : 'short'})`);
     const { key, value, timestampMs } = decodeFrame(buffer, at);
     records.push({ key, value, timestampMs, position: { partition: 0, offset: o } });
-    at += check.bytes;
   }
   return records;
 }

@@ -1,11 +1,14 @@
-// Start-up scan of the embedded log: checks every frame, builds the offset index, and cuts a torn
-// tail. Damage followed by valid frames is not a torn tail but lost history: the start is refused.
+// Start-up scan of the embedded log: checks every batch and frame, builds the offset index, and
+// cuts a torn tail (a whole incomplete last batch). Damage followed by a whole batch is not a torn
+// tail but lost history: the start is refused. Logs of format 1 (no batch boundaries, written by
+// earlier versions) are read frame by frame, each frame a batch of its own.
 import type { FileHandle } from 'node:fs/promises';
-import { checkFrame, FILE_MAGIC, findValidFrame } from './file-frames.js';
+import { checkBatch, findWholeBatch } from './file-batches.js';
+import { checkFrame, FILE_MAGIC, FILE_MAGIC_V1, findValidFrame } from './file-frames.js';
 
 const CHUNK_BYTES = 1024 * 1024;
-/** How much of a damaged tail is searched for later valid frames before assuming the worst. */
-const MAX_TAIL_SEARCH_BYTES = 64 * 1024 * 1024;
+
+export type LogFormat = 1 | 2;
 
 export class CorruptLogError extends Error {
   constructor(readonly path: string, readonly bytePosition: number, readonly recordOffset: number, reason: string) {
@@ -15,6 +18,7 @@ export class CorruptLogError extends Error {
 }
 
 export interface ScanResult {
+  readonly format: LogFormat;
   /** Byte position of every record, in offset order. */
   readonly starts: number[];
   /** Byte length of the valid log (where the next frame goes). */
@@ -30,6 +34,7 @@ async function readAt(file: FileHandle, position: number, length: number): Promi
 }
 
 export interface FrameScan {
+  readonly format: LogFormat;
   readonly starts: number[];
   /** Where the valid frames end. */
   readonly validBytes: number;
@@ -37,32 +42,43 @@ export interface FrameScan {
   readonly problem?: { readonly bytePosition: number; readonly recordOffset: number; readonly reason: string; readonly validFramesFollow: boolean };
 }
 
+/** The format named by the magic bytes (call after checkMagic answered 'ok'). */
+export async function logFormat(file: FileHandle): Promise<LogFormat> {
+  return (await readAt(file, 0, FILE_MAGIC_V1.length)).equals(FILE_MAGIC_V1) ? 1 : 2;
+}
+
 /**
- * Checks frames from byte `from` to the end of the file, changing nothing. `starts` (the positions
- * of the frames before `from`) receives the byte position of every valid frame; scanning stops at
- * the first bad one.
+ * Checks the log from byte `from` to the end of the file, changing nothing. `starts` (the positions
+ * of the frames before `from`) receives the byte position of every frame of every whole batch;
+ * scanning stops at the first batch that is not whole.
  */
 export async function scanFrames(file: FileHandle, from: number, starts: number[] = []): Promise<FrameScan> {
+  const format = await logFormat(file);
   const size = (await file.stat()).size;
   let position = from;
   let chunk: Buffer = Buffer.alloc(0);
   let chunkStart = position;
   while (position < size) {
-    const check = checkFrame(chunk, position - chunkStart, chunkStart + chunk.length >= size);
-    if (check.kind === 'frame') {
-      starts.push(position);
+    const check = format === 1 ? singleFrameBatch(chunk, position - chunkStart, chunkStart + chunk.length >= size) : checkBatch(chunk, position - chunkStart, chunkStart, size);
+    if (check.kind === 'batch') {
+      for (const frame of check.frames) starts.push(position + frame);
       position += check.bytes;
     } else if (check.kind === 'incomplete') {
       chunkStart = position;
       chunk = await readAt(file, position, Math.max(CHUNK_BYTES, check.needBytes));
     } else {
-      const tailBytes = size - position;
-      // Damage followed by a valid frame cannot be a torn write; too large a tail is assumed to hold one.
-      const validFramesFollow = tailBytes > MAX_TAIL_SEARCH_BYTES || findValidFrame(await readAt(file, position + 1, tailBytes - 1)) !== undefined;
-      return { starts, validBytes: position, problem: { bytePosition: position, recordOffset: starts.length, reason: check.reason, validFramesFollow } };
+      // Damage followed by a whole batch (or frame) cannot be a torn write.
+      const validFramesFollow = format === 1 ? findValidFrame(await readAt(file, position + 1, size - position - 1)) !== undefined : (await findWholeBatch(file, position + 1, size)) !== undefined;
+      return { format, starts, validBytes: position, problem: { bytePosition: position, recordOffset: starts.length, reason: check.reason, validFramesFollow } };
     }
   }
-  return { starts, validBytes: position };
+  return { format, starts, validBytes: position };
+}
+
+/** Format 1: every frame is a batch of its own. */
+function singleFrameBatch(buffer: Buffer, at: number, bufferIsFileEnd: boolean): ReturnType<typeof checkBatch> {
+  const check = checkFrame(buffer, at, bufferIsFileEnd);
+  return check.kind === 'frame' ? { kind: 'batch', bytes: check.bytes, frames: [0] } : check;
 }
 
 /** Whether the file starts with the magic bytes; a file shorter than them holding their prefix is "partial". */
@@ -70,8 +86,9 @@ export async function checkMagic(file: FileHandle): Promise<'ok' | 'empty' | 'pa
   const size = (await file.stat()).size;
   if (size === 0) return 'empty';
   const head = await readAt(file, 0, Math.min(size, FILE_MAGIC.length));
-  if (size < FILE_MAGIC.length) return head.equals(FILE_MAGIC.subarray(0, size)) ? 'partial' : 'bad';
-  return head.equals(FILE_MAGIC) ? 'ok' : 'bad';
+  const either = (magic: Buffer) => (size < magic.length ? head.equals(magic.subarray(0, size)) : head.equals(magic));
+  if (!either(FILE_MAGIC) && !either(FILE_MAGIC_V1)) return 'bad';
+  return size < FILE_MAGIC.length ? 'partial' : 'ok';
 }
 
 /** The writer's scan at open: checks every frame, cuts a torn tail, refuses mid-log damage. */
@@ -83,14 +100,14 @@ export async function scanLog(file: FileHandle, path: string): Promise<ScanResul
     await file.truncate(0);
     await file.write(FILE_MAGIC, 0, FILE_MAGIC.length, 0);
     await file.sync();
-    return { starts: [], validBytes: FILE_MAGIC.length };
+    return { format: 2, starts: [], validBytes: FILE_MAGIC.length };
   }
   const scan = await scanFrames(file, FILE_MAGIC.length);
-  if (!scan.problem) return { starts: scan.starts, validBytes: scan.validBytes };
+  if (!scan.problem) return { format: scan.format, starts: scan.starts, validBytes: scan.validBytes };
   const { bytePosition, recordOffset, reason, validFramesFollow } = scan.problem;
   if (validFramesFollow) throw new CorruptLogError(path, bytePosition, recordOffset, reason);
   const cutBytes = (await file.stat()).size - bytePosition;
   await file.truncate(bytePosition);
   await file.sync();
-  return { starts: scan.starts, validBytes: bytePosition, tornTail: { bytePosition, recordOffset, cutBytes, reason } };
+  return { format: scan.format, starts: scan.starts, validBytes: bytePosition, tornTail: { bytePosition, recordOffset, cutBytes, reason } };
 }

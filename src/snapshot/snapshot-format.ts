@@ -7,7 +7,8 @@ import type { IdempotencyState, KeyedAnswer } from '../../projections/idempotenc
 import type { ReportsState, StoredReport } from '../../projections/reports.js';
 import type { Cursor } from '../log/event-log.js';
 
-export const SNAPSHOT_FORMAT = 1 as const;
+// Format 2 added `anchors`; a format-1 snapshot cannot be checked against the log and is ignored.
+export const SNAPSHOT_FORMAT = 2 as const;
 
 export interface Snapshot {
   /** Which log the positions belong to (`EventLog.identity`). */
@@ -18,6 +19,17 @@ export interface Snapshot {
   readonly createdAt: string;
   readonly reports: ReportsState;
   readonly keys: IdempotencyState;
+}
+
+/**
+ * Per partition with records folded: a digest of the last record folded (the one at cursor - 1),
+ * or null when no record is there (an offset Kafka never delivers). Ties the snapshot to the exact
+ * history it folded, not only to the log's name.
+ */
+export type Anchors = ReadonlyMap<number, string | null>;
+
+export interface StoredSnapshot extends Snapshot {
+  readonly anchors: Anchors;
 }
 
 // The body's shape, checked before anything in it is used: a checksum only proves the file is
@@ -37,6 +49,7 @@ const Body = Type.Object({
   createdAt: Type.String(),
   reports: Type.Array(ReportRow),
   keys: Type.Array(KeyRow),
+  anchors: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Union([Type.String(), Type.Null()])])),
 });
 type Body = Static<typeof Body>;
 type ReportRow = Static<typeof ReportRow>;
@@ -47,7 +60,12 @@ function reportRow(id: string, { name, tag }: StoredReport): ReportRow {
   return tag === undefined ? [id, name] : [id, name, tag];
 }
 
-export function encodeSnapshot(snapshot: Snapshot): Buffer {
+/** A copy of the view that later records cannot change (the projector's maps are live). */
+export function detachSnapshot(snapshot: Snapshot): Snapshot {
+  return { ...snapshot, cursor: new Map(snapshot.cursor), reports: new Map(snapshot.reports), keys: new Map(snapshot.keys) };
+}
+
+export function encodeSnapshot(snapshot: StoredSnapshot): Buffer {
   const body: Body = {
     format: SNAPSHOT_FORMAT,
     log: snapshot.log,
@@ -60,12 +78,13 @@ export function encodeSnapshot(snapshot: Snapshot): Buffer {
       const [, name, tag] = reportRow('', answer.report);
       return tag === undefined ? [key, fingerprint, 200, name] : [key, fingerprint, 200, name, tag];
     }),
+    anchors: [...snapshot.anchors],
   };
   const text = JSON.stringify(body);
   return Buffer.from(`${createHash('sha256').update(text).digest('hex')}\n${text}\n`, 'utf8');
 }
 
-export type Decoded = { readonly ok: true; readonly snapshot: Snapshot } | { readonly ok: false; readonly reason: string };
+export type Decoded = { readonly ok: true; readonly snapshot: StoredSnapshot } | { readonly ok: false; readonly reason: string };
 
 export function decodeSnapshot(file: Buffer): Decoded {
   const text = file.toString('utf8');
@@ -80,6 +99,7 @@ export function decodeSnapshot(file: Buffer): Decoded {
     return { ok: false, reason: 'body is not JSON' };
   }
   const format = (parsed as { format?: unknown } | null)?.format;
+  if (format === 1) return { ok: false, reason: 'format 1 (an older version) records no anchor to check it against the log' };
   if (format !== SNAPSHOT_FORMAT) return { ok: false, reason: `unknown format ${String(format)}` };
   if (!checkBody.Check(parsed)) return { ok: false, reason: `body has the wrong shape at ${checkBody.Errors(parsed).First()?.path ?? '/'}` };
   const body = parsed;
@@ -90,5 +110,5 @@ export function decodeSnapshot(file: Buffer): Decoded {
       return [key, { fingerprint, answer }];
     }),
   );
-  return { ok: true, snapshot: { log: body.log, cursor: new Map(body.cursor), events: body.events, createdAt: body.createdAt, reports, keys } };
+  return { ok: true, snapshot: { log: body.log, cursor: new Map(body.cursor), events: body.events, createdAt: body.createdAt, reports, keys, anchors: new Map(body.anchors) } };
 }

@@ -1,11 +1,14 @@
 // Snapshots on disk, in `<data dir>/snapshots/`: written atomically (temp file, fsync, rename),
-// the newest few kept. Loading takes the newest snapshot that is intact, belongs to this log and
-// does not lie beyond its head; anything else is skipped with a warning, never trusted.
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+// the newest few kept. Loading takes the newest snapshot that is intact, belongs to this log, does
+// not lie beyond its head and whose anchors match the log's records (the same history); anything
+// else is skipped with a warning, never trusted.
+import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file-dir.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { cursorReached, type Cursor } from '../log/event-log.js';
-import { decodeSnapshot, encodeSnapshot, type Snapshot } from './snapshot-format.js';
+import { cursorReached, type Cursor, type EventLog } from '../log/event-log.js';
+import { anchorMismatch } from './snapshot-anchor.js';
+import { decodeSnapshot, encodeSnapshot, type StoredSnapshot } from './snapshot-format.js';
 
 const KEEP = 3;
 const NAME = /^snapshot-(\d{16})\.json$/;
@@ -20,11 +23,11 @@ export function snapshotDir(dataDir: string): string {
   return join(dataDir, 'snapshots');
 }
 
-export async function writeSnapshot(dir: string, snapshot: Snapshot, encoded: Buffer = encodeSnapshot(snapshot)): Promise<string> {
-  await mkdir(dir, { recursive: true });
+export async function writeSnapshot(dir: string, snapshot: StoredSnapshot, encoded: Buffer = encodeSnapshot(snapshot)): Promise<string> {
+  await ensurePrivateDir(dir);
   const path = join(dir, `snapshot-${String(total(snapshot.cursor)).padStart(16, '0')}.json`);
   const temporary = `${path}.${process.pid}.tmp`;
-  const file = await open(temporary, 'w', 0o600);
+  const file = await open(temporary, 'w', PRIVATE_FILE_MODE);
   try {
     await file.writeFile(encoded);
     await file.sync();
@@ -33,8 +36,7 @@ export async function writeSnapshot(dir: string, snapshot: Snapshot, encoded: Bu
   }
   await rename(temporary, path);
   // Make the rename itself durable.
-  const directory = await open(dir, 'r');
-  await directory.sync().finally(() => directory.close());
+  await syncDir(dir);
   await prune(dir);
   return path;
 }
@@ -53,12 +55,13 @@ async function prune(dir: string): Promise<void> {
 
 export interface LoadOptions {
   readonly dir: string;
-  readonly logIdentity: string;
+  readonly log: Pick<EventLog, 'identity' | 'head' | 'read'>;
   readonly head: Cursor;
   readonly logger: Logger;
 }
 
-export async function loadNewestSnapshot({ dir, logIdentity, head, logger }: LoadOptions): Promise<Snapshot | undefined> {
+export async function loadNewestSnapshot({ dir, log, head, logger }: LoadOptions): Promise<StoredSnapshot | undefined> {
+  const logIdentity = log.identity;
   for (const name of await snapshotNames(dir)) {
     const path = join(dir, name);
     const decoded = decodeSnapshot(await readFile(path));
@@ -73,6 +76,11 @@ export async function loadNewestSnapshot({ dir, logIdentity, head, logger }: Loa
     }
     if (!cursorReached(head, snapshot.cursor)) {
       logger.warn({ path }, 'ignored a snapshot that lies beyond the head of the log (was the log replaced?)');
+      continue;
+    }
+    const mismatch = await anchorMismatch(log, snapshot);
+    if (mismatch !== undefined) {
+      logger.warn({ path, reason: mismatch }, 'ignored a snapshot of another history of this log (restored from a copy, or a topic created again)');
       continue;
     }
     return snapshot;

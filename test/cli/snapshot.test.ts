@@ -135,13 +135,13 @@ file('an older valid snapshot is used when the newest is corrupt', async ({ dir 
 file('a snapshot of another log is ignored with a warning', async ({ dir }) => {
   await appendToFileLog(dir, [created('1', 'a'), created('2', 'b')]);
   const foreign = new Map([['99', { name: 'from elsewhere' }]]);
-  await writeSnapshot(snapshotDir(dir), { log: 'kafka:some-cluster/reports.events', cursor: new Map([[0, 1]]), events: 1, createdAt: new Date().toISOString(), reports: foreign, keys: new Map() });
+  await writeSnapshot(snapshotDir(dir), { log: 'kafka:some-cluster/reports.events', cursor: new Map([[0, 1]]), events: 1, createdAt: new Date().toISOString(), reports: foreign, keys: new Map(), anchors: new Map() });
   await expectRestart(dir, { applied: 2, warning: /snapshot of another log/ });
 });
 
 file('a snapshot beyond the head of the log is ignored with a warning', async ({ dir }) => {
   await appendToFileLog(dir, [created('1', 'a'), created('2', 'b')]);
-  await writeSnapshot(snapshotDir(dir), { log: await fileLogIdentity(dir), cursor: new Map([[0, 50]]), events: 50, createdAt: new Date().toISOString(), reports: new Map([['99', { name: 'ghost' }]]), keys: new Map() });
+  await writeSnapshot(snapshotDir(dir), { log: await fileLogIdentity(dir), cursor: new Map([[0, 50]]), events: 50, createdAt: new Date().toISOString(), reports: new Map([["99", { name: "ghost" }]]), keys: new Map(), anchors: new Map() });
   await expectRestart(dir, { applied: 2, warning: /beyond the head/ });
 });
 

@@ -74,7 +74,8 @@ verify('an empty log is sound', async ({ dir }) => {
 });
 
 verify('a corrupt byte in a middle record exits 1 and names that record', async ({ dir }) => {
-  await appendToFileLog(dir, five());
+  // One append (one group-commit batch) per record: damage in the last batch would be a torn write.
+  for (const entry of five()) await appendToFileLog(dir, [entry]);
   const starts = await frameStarts(dir);
   await flipByte(eventsLogPath(dir), (starts[2] as number) + 30);
   const { code, stdout } = await run(dir);
@@ -86,7 +87,7 @@ verify('a corrupt byte in a middle record exits 1 and names that record', async 
 });
 
 verify('a torn tail exits 1 naming the record cut short, and the log is sound once the server has cut it', async ({ dir }) => {
-  await appendToFileLog(dir, five());
+  for (const entry of five()) await appendToFileLog(dir, [entry]);
   const path = eventsLogPath(dir);
   await truncate(path, (await stat(path)).size - 7);
   const { code, stdout } = await run(dir);

@@ -1,12 +1,13 @@
 // Writes histories straight into an embedded log (openFileLog), for what the server never writes:
 // void events, records that are not events, keys that do not match; and finds where each record
 // starts on disk, so tests can damage one.
-import { open, readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
 import type { LogMessage } from '../../src/log/event-log.js';
-import { FILE_MAGIC, FRAME_HEADER_BYTES } from '../../src/log/file-frames.js';
+import { FILE_MAGIC } from '../../src/log/file-frames.js';
+import { scanFrames } from '../../src/log/file-recovery.js';
 import { openFileLog } from '../../src/log/file-log.js';
 import { memoryLogger } from './server.js';
 
@@ -38,10 +39,12 @@ export function eventsLogPath(dir: string): string {
 
 /** The byte at which each record's frame starts. */
 export async function frameStarts(dir: string): Promise<number[]> {
-  const bytes = await readFile(eventsLogPath(dir));
-  const starts: number[] = [];
-  for (let at = FILE_MAGIC.length; at + FRAME_HEADER_BYTES <= bytes.length; at += FRAME_HEADER_BYTES + bytes.readUInt32BE(at)) starts.push(at);
-  return starts;
+  const file = await open(eventsLogPath(dir), 'r');
+  try {
+    return (await scanFrames(file, FILE_MAGIC.length)).starts;
+  } finally {
+    await file.close();
+  }
 }
 
 /** Flips every bit of the byte at `position` of `path`. */

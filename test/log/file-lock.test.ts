@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { DataDirLockedError } from '../../src/log/file-lock.js';
@@ -61,6 +61,12 @@ async function exitOf(child: ChildProcess): Promise<number | null> {
 
 const lockFile = (dir: string) => join(dir, 'LOCK');
 
+/** The highest lock generation's content: who holds the directory, or `released`. */
+async function holder(dir: string): Promise<{ pid?: number; released?: boolean; startTime?: string; bootId?: string }> {
+  const generations = (await readdir(dir)).flatMap((name) => /^LOCK\.(\d+)$/.exec(name)?.[1] ?? []).map(Number);
+  return JSON.parse(await readFile(join(dir, `LOCK.${Math.max(...generations)}`), 'utf8')) as { pid?: number };
+}
+
 const lock = suite<{ dir: string; children: ChildProcess[] }>('file log lock');
 lock.before.each(async (context) => {
   context.dir = await tempDir('reports-lock-');
@@ -71,9 +77,12 @@ lock.after.each(async ({ dir, children }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-lock('writes the owner pid into the LOCK file', async ({ dir }) => {
+lock('names the owner by pid, start time and boot id in the lock', async ({ dir }) => {
   const log = await openFileLog({ dir, logger: quiet() });
-  assert.is((await readFile(lockFile(dir), 'utf8')).trim(), String(process.pid));
+  const owner = await holder(dir);
+  assert.is(owner.pid, process.pid);
+  assert.match(owner.startTime ?? '', /^\d+$/);
+  assert.is(owner.bootId, (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim());
   await log.close();
 });
 
@@ -89,7 +98,7 @@ lock('refuses a second open of the same directory in this process', async ({ dir
 lock('releases the lock on close, so the directory opens again', async ({ dir }) => {
   const first = await openFileLog({ dir, logger: quiet() });
   await first.close();
-  assert.is(((await rejection(stat(lockFile(dir)))) as NodeJS.ErrnoException).code, 'ENOENT');
+  assert.equal(await holder(dir), { released: true });
   const second = await openFileLog({ dir, logger: quiet() });
   await second.close();
 });
@@ -122,9 +131,9 @@ lock('takes over the lock of a process that was killed', async (context) => {
   assert.equal(await report, { opened: true });
   child.kill('SIGKILL');
   await exitOf(child);
-  assert.is((await readFile(lockFile(context.dir), 'utf8')).trim(), String(child.pid), 'the killed process left its LOCK behind');
+  assert.is((await holder(context.dir)).pid, child.pid, 'the killed process left its lock behind');
   const log = await openFileLog({ dir: context.dir, logger: quiet() });
-  assert.is((await readFile(lockFile(context.dir), 'utf8')).trim(), String(process.pid));
+  assert.is((await holder(context.dir)).pid, process.pid);
   await log.close();
 });
 
@@ -133,13 +142,46 @@ lock('takes over a stale LOCK file that names a dead pid', async ({ dir }) => {
   await once(gone, 'exit');
   await writeFile(lockFile(dir), `${gone.pid}\n`);
   const log = await openFileLog({ dir, logger: quiet() });
-  assert.is((await readFile(lockFile(dir), 'utf8')).trim(), String(process.pid));
+  assert.is((await holder(dir)).pid, process.pid);
   await log.close();
 });
 
 lock('takes over a LOCK file left empty by a crash while it was written', async ({ dir }) => {
   await writeFile(lockFile(dir), '');
   const log = await openFileLog({ dir, logger: quiet() });
+  await log.close();
+});
+
+lock('takes over a lock naming its own pid written by an earlier process (pid reuse)', async ({ dir }) => {
+  const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+  await writeFile(join(dir, 'LOCK.7'), JSON.stringify({ pid: process.pid, startTime: '1', bootId }));
+  const log = await openFileLog({ dir, logger: quiet() });
+  assert.is((await holder(dir)).pid, process.pid);
+  await log.close();
+});
+
+lock('takes over a lock naming a live process that did not write it', async (context) => {
+  const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+  context.children.push(other);
+  const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+  await writeFile(join(context.dir, 'LOCK.3'), JSON.stringify({ pid: other.pid, startTime: '1', bootId }));
+  const log = await openFileLog({ dir: context.dir, logger: quiet() });
+  assert.is((await holder(context.dir)).pid, process.pid);
+  await log.close();
+});
+
+lock('takes over a lock written before the machine last booted', async ({ dir }) => {
+  await writeFile(join(dir, 'LOCK.2'), JSON.stringify({ pid: process.ppid, startTime: '1', bootId: 'another-boot' }));
+  const log = await openFileLog({ dir, logger: quiet() });
+  assert.is((await holder(dir)).pid, process.pid);
+  await log.close();
+});
+
+lock('takes over a lock generation whose content is not a lock', async ({ dir }) => {
+  await writeFile(join(dir, 'LOCK.9'), 'not json');
+  const log = await openFileLog({ dir, logger: quiet() });
+  assert.is((await holder(dir)).pid, process.pid);
+  assert.equal((await readdir(dir)).filter((name) => name.startsWith('LOCK')), ['LOCK.10'], 'the older generations are removed');
   await log.close();
 });
 

@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { IdempotencyState } from '../../projections/idempotency.js';
 import type { ReportsState } from '../../projections/reports.js';
-import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT, type Snapshot } from '../../src/snapshot/snapshot-format.js';
+import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT, type StoredSnapshot } from '../../src/snapshot/snapshot-format.js';
 
 const reportsState: ReportsState = new Map([
   ['1', { name: 'plain' }],
@@ -21,13 +21,14 @@ const keys: IdempotencyState = new Map([
   ['create-conflict', { fingerprint: '["POST","1","other",null]', answer: { status: 409 } }],
 ]);
 
-const snapshot: Snapshot = {
+const snapshot: StoredSnapshot = {
   log: 'kafka:cluster-id/reports.events',
   cursor: new Map([[0, 17], [1, 0], [2, 5]]),
   events: 22,
   createdAt: '2024-05-01T12:00:00.000Z',
   reports: reportsState,
   keys,
+  anchors: new Map([[0, '0123456789abcdef0123456789abcdef'], [2, null]]),
 };
 
 /** A file in the snapshot layout with a correct checksum over `body`. */
@@ -44,7 +45,7 @@ format('decodes what it encoded: position, counts, reports and every kind of ide
 });
 
 format('round-trips an empty read model', () => {
-  const empty: Snapshot = { log: 'file:events.log', cursor: new Map(), events: 0, createdAt: '2024-05-01T12:00:00.000Z', reports: new Map(), keys: new Map() };
+  const empty: StoredSnapshot = { log: 'file:events.log', cursor: new Map(), events: 0, createdAt: '2024-05-01T12:00:00.000Z', reports: new Map(), keys: new Map(), anchors: new Map() };
   const decoded = decodeSnapshot(encodeSnapshot(empty));
   assert.ok(decoded.ok);
   assert.equal(decoded.snapshot, empty);
@@ -89,11 +90,18 @@ format('refuses a body that is not JSON even with a matching checksum', () => {
   assert.equal(decodeSnapshot(fileWithBody('{not json')), { ok: false, reason: 'body is not JSON' });
 });
 
+format('refuses a snapshot of format 1, which records no anchor to check it against the log', () => {
+  const body = JSON.parse(encodeSnapshot(snapshot).toString('utf8').split('\n')[1] ?? '') as Record<string, unknown>;
+  const decoded = decodeSnapshot(fileWithBody(JSON.stringify({ ...body, format: 1, anchors: undefined })));
+  assert.is(decoded.ok, false);
+  assert.match(decoded.ok ? '' : decoded.reason, 'format 1');
+});
+
 for (const [what, body] of [
-  ['fields missing', { format: 1 }],
-  ['a report row that is not a tuple of strings', { format: 1, log: 'l', cursor: [], events: 0, createdAt: '', reports: [[1, 'x']], keys: [] }],
-  ['a key with an unknown status', { format: 1, log: 'l', cursor: [], events: 0, createdAt: '', reports: [], keys: [['k', 'f', 500]] }],
-  ['a negative offset', { format: 1, log: 'l', cursor: [[0, -1]], events: 0, createdAt: '', reports: [], keys: [] }],
+  ['fields missing', { format: 2 }],
+  ['a report row that is not a tuple of strings', { format: 2, anchors: [], log: 'l', cursor: [], events: 0, createdAt: '', reports: [[1, 'x']], keys: [] }],
+  ['a key with an unknown status', { format: 2, anchors: [], log: 'l', cursor: [], events: 0, createdAt: '', reports: [], keys: [['k', 'f', 500]] }],
+  ['a negative offset', { format: 2, anchors: [], log: 'l', cursor: [[0, -1]], events: 0, createdAt: '', reports: [], keys: [] }],
 ] as const) {
   format(`refuses a body with ${what} even with a matching checksum`, () => {
     const decoded = decodeSnapshot(fileWithBody(JSON.stringify(body)));

@@ -4,14 +4,33 @@ import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Snapshot } from '../../src/snapshot/snapshot-format.js';
+import type { Cursor, LogRecord } from '../../src/log/event-log.js';
+import { recordDigest } from '../../src/snapshot/snapshot-anchor.js';
+import type { StoredSnapshot } from '../../src/snapshot/snapshot-format.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../../src/snapshot/snapshot-store.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
 
 const LOG = 'file:events.log';
 
-function snapshotAt(records: number, log = LOG): Snapshot {
-  return { log, cursor: new Map([[0, records]]), events: records, createdAt: '2024-05-01T12:00:00.000Z', reports: new Map([[String(records), { name: `at ${records}` }]]), keys: new Map() };
+/** The record at `offset` of a one-partition history named `history`. */
+function recordAt(offset: number, history = 'a'): LogRecord {
+  return { key: String(offset), value: Buffer.from(`${history}-${offset}`), timestampMs: 0, position: { partition: 0, offset } };
+}
+
+/** A ten-record log of one partition, as the store sees it through the port. */
+function tenRecords(history = 'a') {
+  return {
+    identity: LOG,
+    head: async (): Promise<Cursor> => new Map([[0, 10]]),
+    async *read(from: Cursor): AsyncIterable<LogRecord> {
+      for (let offset = from.get(0) ?? 0; offset < 10; offset += 1) yield recordAt(offset, history);
+    },
+  };
+}
+
+function snapshotAt(records: number, log = LOG): StoredSnapshot {
+  const anchors = new Map(records > 0 ? [[0, recordDigest(recordAt(records - 1))]] : []);
+  return { log, cursor: new Map([[0, records]]), events: records, createdAt: '2024-05-01T12:00:00.000Z', reports: new Map([[String(records), { name: `at ${records}` }]]), keys: new Map(), anchors };
 }
 
 const store = suite<{ dir: string }>('snapshot-store');
@@ -42,13 +61,13 @@ store('keeps only the newest three snapshots', async ({ dir }) => {
 store('loads the newest snapshot', async ({ dir }) => {
   await writeSnapshot(dir, snapshotAt(2));
   await writeSnapshot(dir, snapshotAt(9));
-  const loaded = await loadNewestSnapshot({ dir, logIdentity: LOG, head: new Map([[0, 10]]), logger: memoryLogger().logger });
+  const loaded = await loadNewestSnapshot({ dir, log: tenRecords(), head: new Map([[0, 10]]), logger: memoryLogger().logger });
   assert.equal(loaded, snapshotAt(9));
 });
 
 store('loads nothing, quietly, when there is no snapshot directory', async ({ dir }) => {
   const { logger, lines } = memoryLogger();
-  assert.is(await loadNewestSnapshot({ dir, logIdentity: LOG, head: new Map([[0, 10]]), logger }), undefined);
+  assert.is(await loadNewestSnapshot({ dir, log: tenRecords(), head: new Map([[0, 10]]), logger }), undefined);
   assert.equal(lines(), []);
 });
 
@@ -58,7 +77,7 @@ store('skips, with a warning each, a corrupt file, a snapshot of another log and
   await writeSnapshot(dir, snapshotAt(20));
   await writeFile(join(dir, 'snapshot-0000000000000008.json'), 'garbage');
   const { logger, lines } = memoryLogger();
-  const loaded = await loadNewestSnapshot({ dir, logIdentity: LOG, head: new Map([[0, 10]]), logger });
+  const loaded = await loadNewestSnapshot({ dir, log: tenRecords(), head: new Map([[0, 10]]), logger });
   assert.equal(loaded, snapshotAt(2));
   assert.equal(lines().map((line) => [line['level'], line['msg']]), [
     [40, 'ignored a snapshot that lies beyond the head of the log (was the log replaced?)'],
@@ -71,8 +90,26 @@ store('ignores files that are not snapshots', async ({ dir }) => {
   await writeSnapshot(dir, snapshotAt(2));
   await writeFile(join(dir, 'notes.txt'), 'not a snapshot');
   await writeFile(join(dir, 'snapshot-0000000000000009.json.123.tmp'), 'half written');
-  const loaded = await loadNewestSnapshot({ dir, logIdentity: LOG, head: new Map([[0, 10]]), logger: memoryLogger().logger });
+  const loaded = await loadNewestSnapshot({ dir, log: tenRecords(), head: new Map([[0, 10]]), logger: memoryLogger().logger });
   assert.equal(loaded, snapshotAt(2));
+});
+
+store('skips, with a warning, a snapshot whose last folded record is not in the log, for an older one that matches', async ({ dir }) => {
+  await writeSnapshot(dir, snapshotAt(0));
+  await writeSnapshot(dir, snapshotAt(9));
+  const { logger, lines } = memoryLogger();
+  const loaded = await loadNewestSnapshot({ dir, log: tenRecords('restored'), head: new Map([[0, 10]]), logger });
+  assert.equal(loaded, snapshotAt(0));
+  assert.equal(lines().map((line) => [line['msg'], line['reason']]), [
+    ['ignored a snapshot of another history of this log (restored from a copy, or a topic created again)', 'the record at 0:8 is not the one it folded'],
+  ]);
+});
+
+store('skips a snapshot that records no anchor for a partition it folded', async ({ dir }) => {
+  await writeSnapshot(dir, { ...snapshotAt(5), anchors: new Map() });
+  const { logger, lines } = memoryLogger();
+  assert.is(await loadNewestSnapshot({ dir, log: tenRecords(), head: new Map([[0, 10]]), logger }), undefined);
+  assert.is(lines()[0]?.['reason'], 'it records no anchor for partition 0');
 });
 
 store.run();

@@ -1,0 +1,99 @@
+// Group-commit batches on disk (log format 2). Each write+fdatasync of the file log is one batch:
+//   u32 BE mark 0x52534243 ("RSBC") | u32 BE body bytes | u32 BE frame count | u32 BE CRC-32 of
+//   the preceding 12 bytes | body = the batch's frames
+// None of a batch's records is acknowledged before the fsync that covers all of them returns, and
+// after a power loss its pages may reach the disk in any order. So a batch counts only when whole:
+// its header intact and all of its frames valid. A damaged last batch is an unacknowledged write;
+// damage followed by a whole batch is lost history.
+import type { FileHandle } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
+import { checkFrame } from './file-frames.js';
+
+export const BATCH_HEADER_BYTES = 16;
+const BATCH_MARK = 0x52534243;
+const MARK_BYTES = Buffer.from([0x52, 0x53, 0x42, 0x43]);
+const SEARCH_CHUNK_BYTES = 1024 * 1024;
+
+export function encodeBatch(frames: readonly Buffer[]): Buffer {
+  const header = Buffer.allocUnsafe(BATCH_HEADER_BYTES);
+  header.writeUInt32BE(BATCH_MARK, 0);
+  header.writeUInt32BE(frames.reduce((sum, frame) => sum + frame.length, 0), 4);
+  header.writeUInt32BE(frames.length, 8);
+  header.writeUInt32BE(crc32(header.subarray(0, 12)), 12);
+  return Buffer.concat([header, ...frames]);
+}
+
+export type BatchHeaderCheck =
+  | { readonly kind: 'header'; readonly bodyBytes: number; readonly frameCount: number }
+  | { readonly kind: 'bad'; readonly reason: string };
+
+/** Checks the 16 header bytes at `at` (the caller makes sure they are in `buffer`). */
+export function checkBatchHeader(buffer: Buffer, at: number): BatchHeaderCheck {
+  if (buffer.readUInt32BE(at) !== BATCH_MARK) return { kind: 'bad', reason: 'no batch header' };
+  if (crc32(buffer.subarray(at, at + 12)) !== buffer.readUInt32BE(at + 12)) return { kind: 'bad', reason: 'batch header CRC mismatch' };
+  return { kind: 'header', bodyBytes: buffer.readUInt32BE(at + 4), frameCount: buffer.readUInt32BE(at + 8) };
+}
+
+/** Byte offsets (within `body`) of the frames of a whole batch, or why it is not whole. */
+export function checkBatchBody(body: Buffer, frameCount: number): { readonly frames: number[] } | { readonly reason: string } {
+  const frames: number[] = [];
+  let at = 0;
+  while (frames.length < frameCount) {
+    const check = checkFrame(body, at, true);
+    if (check.kind !== 'frame') return { reason: `${check.kind === 'bad' ? check.reason : 'frame cut short'} in frame ${frames.length + 1} of ${frameCount} of the batch` };
+    frames.push(at);
+    at += check.bytes;
+  }
+  return at === body.length ? { frames } : { reason: 'batch length does not match its frames' };
+}
+
+export type BatchCheck =
+  | { readonly kind: 'batch'; readonly bytes: number; readonly frames: readonly number[] }
+  | { readonly kind: 'incomplete'; readonly needBytes: number }
+  | { readonly kind: 'bad'; readonly reason: string };
+
+/**
+ * Checks the batch that starts at `at` in `buffer`, which starts at byte `bufferStart` of a file of
+ * `fileBytes` bytes: frame offsets are relative to the batch start.
+ */
+export function checkBatch(buffer: Buffer, at: number, bufferStart: number, fileBytes: number): BatchCheck {
+  const available = buffer.length - at;
+  const atFileEnd = bufferStart + buffer.length >= fileBytes;
+  if (available < BATCH_HEADER_BYTES) return atFileEnd ? { kind: 'bad', reason: 'batch header cut short' } : { kind: 'incomplete', needBytes: BATCH_HEADER_BYTES };
+  const header = checkBatchHeader(buffer, at);
+  if (header.kind === 'bad') return header;
+  const bytes = BATCH_HEADER_BYTES + header.bodyBytes;
+  if (bufferStart + at + bytes > fileBytes) return { kind: 'bad', reason: 'batch cut short' };
+  if (available < bytes) return { kind: 'incomplete', needBytes: bytes };
+  const body = checkBatchBody(buffer.subarray(at + BATCH_HEADER_BYTES, at + bytes), header.frameCount);
+  if ('reason' in body) return { kind: 'bad', reason: body.reason };
+  return { kind: 'batch', bytes, frames: body.frames.map((frame) => BATCH_HEADER_BYTES + frame) };
+}
+
+async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(length);
+  const { bytesRead } = await file.read(buffer, 0, length, position);
+  return buffer.subarray(0, bytesRead);
+}
+
+/** Whether a whole batch starts at `position` of the file. */
+async function wholeBatchAt(file: FileHandle, position: number, header: BatchHeaderCheck, size: number): Promise<boolean> {
+  if (header.kind !== 'header' || position + BATCH_HEADER_BYTES + header.bodyBytes > size) return false;
+  return 'frames' in checkBatchBody(await readAt(file, position + BATCH_HEADER_BYTES, header.bodyBytes), header.frameCount);
+}
+
+/**
+ * Where the first whole batch at or after `from` starts, if any. Linear in the tail's size: only
+ * positions holding the 4-byte mark and a header with a valid CRC are examined further.
+ */
+export async function findWholeBatch(file: FileHandle, from: number, size: number): Promise<number | undefined> {
+  for (let chunkStart = from; chunkStart < size; chunkStart += SEARCH_CHUNK_BYTES) {
+    // Read a header's length past the chunk so a header across the boundary is seen whole.
+    const chunk = await readAt(file, chunkStart, SEARCH_CHUNK_BYTES + BATCH_HEADER_BYTES);
+    for (let at = chunk.indexOf(MARK_BYTES); at !== -1 && at < SEARCH_CHUNK_BYTES; at = chunk.indexOf(MARK_BYTES, at + 1)) {
+      if (at + BATCH_HEADER_BYTES > chunk.length) break;
+      if (await wholeBatchAt(file, chunkStart + at, checkBatchHeader(chunk, at), size)) return chunkStart + at;
+    }
+  }
+  return undefined;
+}
