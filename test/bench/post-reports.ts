@@ -10,14 +10,13 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem, release } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_VARIABLES } from '../../src/config.js';
 import { printReport, type Measured, type TargetKind } from './bench-report.js';
 import { topSelfTime } from './cpu-profile.js';
 import { startCpuClock } from './cpu-time.js';
 import { runLoad } from './load.js';
 import { scrapeLogStats, statsBetween } from './log-stats.js';
 import { findPostgresBin, startPostgres, type Postgres } from './postgres.js';
-import { freePort, startServerProcess, type ServerProcess } from './server-process.js';
+import { baseEnv, freePort, startServerProcess, type ServerProcess } from './server-process.js';
 import { textTable } from './text-table.js';
 
 const SCRIPTS: Readonly<Record<TargetKind, string>> = {
@@ -97,12 +96,6 @@ function tempDir(prefix: string): string {
 function removeTempDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
   tempDirs.delete(dir);
-}
-
-/** The shell's environment without any variable the service reads, so nothing leaks in. */
-function baseEnv(): NodeJS.ProcessEnv {
-  const ours = new Set<string>(CONFIG_VARIABLES);
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !ours.has(name) && !name.startsWith('KAFKA_')));
 }
 
 function targets(token: string, postgresBin: string | undefined): Target[] {
