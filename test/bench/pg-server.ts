@@ -2,7 +2,8 @@
 // framework stack (Koa, @koa/router, koa-bodyparser) with the `pg` driver. Fair and well configured:
 // a pool of 16 connections over the unix socket (PGHOST), a named (prepared) statement per query,
 // the same bearer check as the service (SHA-256 digests compared in constant time), the same body
-// validation (an int64 id, a non-empty name, an optional tag, both at most 4096 characters), and the
+// validation a user would write on JSON.parse (an integer id, a non-empty name, an optional tag, both
+// at most 4096 characters; 400 otherwise, 415 for another Content-Type, 64 KiB bodies), and the
 // same answers (200 with name and tag; 200 again for an identical retry; 409 for a different one).
 // Every insert commits with synchronous_commit on, so a 200 means the row is durable.
 // Run as its own process with PORT, HOST, BENCH_TOKEN and the PG* variables of the driver.

@@ -5,7 +5,7 @@
 // - shared_buffers 256MB (the whole bench table fits) and max_wal_size 4GB, so no checkpoint lands
 //   in a 10 s run; wal_compression off and full_page_writes on (the defaults);
 // - a unix socket only (listen_addresses ''), the fastest local transport the `pg` driver has;
-// - no statement or connection logging.
+// - no statement or connection logging; initdb --no-sync only skips syncing the empty cluster it creates.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
