@@ -23,8 +23,6 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     requests?: Request[];
     title?: string;
-    /** Requests per second over all connections (each connection gets its share). */
-    overallRate?: number;
   }
 
   /** hdr-histogram-percentiles-obj. */

@@ -42,8 +42,7 @@ function saturationRow(result: Measured, bare: Measured | undefined, postgres: M
 }
 
 function pacedRow({ name, paced }: Measured, ratePerS: number): string[] {
-  const achieved = paced.completed / paced.durationS;
-  return [name, String(ratePerS), achieved.toFixed(0), fixed(paced.p50Ms, 2), fixed(paced.p99Ms, 2), fixed(paced.p999Ms, 2), String(paced.non2xx), String(paced.errors)];
+  return [name, String(ratePerS), paced.requestsPerSecondMean.toFixed(0), fixed(paced.p50Ms, 2), fixed(paced.p99Ms, 2), fixed(paced.p999Ms, 2), String(paced.non2xx), String(paced.errors)];
 }
 
 export function printReport(results: readonly Measured[], shape: RunShape): void {
@@ -60,5 +59,7 @@ export function printReport(results: readonly Measured[], shape: RunShape): void
   console.log(`\nPOST /reports at a fixed arrival rate of ${shape.ratePerS} req/s (BENCH_RATE), ${shape.connections} connections, ${shape.durationS} s: tail latency below saturation`);
   const pacedHeader = ['target', 'offered req/s', 'achieved req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'non-2xx', 'errors'];
   console.log(textTable([pacedHeader, ...results.map((result) => pacedRow(result, shape.ratePerS))]));
-  console.log('\nachieved below offered: the target could not keep up with that rate (it is at or past saturation there).');
+  console.log('\nAn open-loop generator: request i is due at start + i ÷ rate whatever the earlier ones did, and its latency runs');
+  console.log('from that due time (up to ~1 ms of timer lag included). achieved: answers ÷ time to the last answer; below');
+  console.log('offered, the target could not keep up with that rate (it is at or past saturation there).');
 }

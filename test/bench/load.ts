@@ -1,6 +1,7 @@
-// The load: POST /reports from autocannon in this process, every request with an id never sent
-// before, so each one is a real create (an append) and never an idempotent retry.
-import { createHistogram } from 'node:perf_hooks';
+// The load at saturation: POST /reports from autocannon in this process, every request with an id
+// never sent before, so each one is a real create (an append) and never an idempotent retry.
+// (The fixed-rate load is open-loop.ts.)
+import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 
 export interface LoadOptions {
@@ -11,8 +12,6 @@ export interface LoadOptions {
   readonly token?: string;
   /** The next unused id; shared between the warm-up and the measured run. */
   readonly nextId: () => number;
-  /** A fixed arrival rate (requests per second over all connections) instead of as fast as possible. */
-  readonly ratePerS?: number;
 }
 
 export interface LoadResult {
@@ -27,11 +26,19 @@ export interface LoadResult {
   readonly durationS: number;
 }
 
+/** Every answer with its status, errors, and the latency histogram (µs) as a LoadResult. */
+export function summarise(latencyUs: RecordableHistogram, statusCounts: Readonly<Record<string, number>>, errors: number, durationS: number): LoadResult {
+  const completed = Object.values(statusCounts).reduce((sum, count) => sum + count, 0);
+  const non2xx = Object.entries(statusCounts).filter(([status]) => !status.startsWith('2')).reduce((sum, [, count]) => sum + count, 0);
+  const at = (percentile: number) => (latencyUs.count === 0 ? Number.NaN : latencyUs.percentile(percentile) / 1000);
+  return { requestsPerSecondMean: completed / durationS, completed, p50Ms: at(50), p99Ms: at(99), p999Ms: at(99.9), non2xx, errors, statusCounts, durationS };
+}
+
 export function reportBody(id: number): string {
   return JSON.stringify({ id, name: `bench ${id}`, tag: 'bench' });
 }
 
-export async function runLoad({ url, connections, durationS, token, nextId, ratePerS }: LoadOptions): Promise<LoadResult> {
+export async function runLoad({ url, connections, durationS, token, nextId }: LoadOptions): Promise<LoadResult> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   if (token !== undefined) headers['Authorization'] = `Bearer ${token}`;
   // autocannon's own latency histogram has 1 ms resolution; this one has 1 µs.
@@ -40,11 +47,6 @@ export async function runLoad({ url, connections, durationS, token, nextId, rate
     url: `${url}/reports`,
     connections,
     duration: durationS,
-    // autocannon paces each connection to its share of the rate; a connection still waiting for an
-    // answer sends its next request late, so with too few connections a slow server would lower the
-    // load it gets (coordinated omission). 64 connections at 5,000 req/s leave each one 12.8 ms per
-    // request, far above the p99 of every target below saturation; `achieved req/s` shows a shortfall.
-    ...(ratePerS === undefined ? {} : { overallRate: ratePerS }),
     requests: [{ method: 'POST', path: '/reports', headers, setupRequest: (request) => ({ ...request, body: reportBody(nextId()) }) }],
   });
   instance.on('response', (_client, _status, _bytes, responseTimeMs) => {

@@ -14,6 +14,7 @@ import { printReport, type Measured, type TargetKind } from './bench-report.js';
 import { topSelfTime } from './cpu-profile.js';
 import { startCpuClock } from './cpu-time.js';
 import { runLoad } from './load.js';
+import { runPaced } from './open-loop.js';
 import { scrapeLogStats, statsBetween } from './log-stats.js';
 import { findPostgresBin, startPostgres, type Postgres } from './postgres.js';
 import { baseEnv, freePort, startServerProcess, type ServerProcess } from './server-process.js';
@@ -149,7 +150,7 @@ async function measure(target: Target, token: string, postgresBin: string | unde
     const statsAfter = isService ? await scrapeLogStats(server.url) : undefined;
     const logStats = statsBefore !== undefined && statsAfter !== undefined ? statsBetween(statsBefore, statsAfter) : undefined;
     progress(`${target.name}: ${settings.ratePerS} req/s for ${settings.durationS} s`);
-    const paced = await runLoad({ ...load, durationS: settings.durationS, ratePerS: settings.ratePerS });
+    const paced = await runPaced({ ...load, durationS: settings.durationS, ratePerS: settings.ratePerS });
     return { name: target.name, kind: target.kind, load: result, logStats, cores, paced };
   } finally {
     await server.stop();
