@@ -82,11 +82,10 @@ export async function startServerProcess({ script, env, nodeArgs = [], readyPath
     await exited;
     throw error;
   }
-  const upAfterMs = performance.now() - spawnedMs;
   return {
     url,
     pid,
-    upAfterMs,
+    upAfterMs: performance.now() - spawnedMs,
     stop,
     killNow: () => {
       if (!hasExited) child.kill('SIGKILL');

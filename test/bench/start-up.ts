@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeHistory } from './history.js';
-import { baseEnv, startServerProcess } from './server-process.js';
+import { baseEnv, startServerProcess, type ServerProcess } from './server-process.js';
 import { startReport, type Figure } from './start-up-report.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -27,7 +27,12 @@ const GC_PROBE = new URL('./gc-probe.js', import.meta.url).href;
 const events = eventsSetting();
 const token = randomBytes(24).toString('base64url');
 const root = mkdtempSync(join(tmpdir(), 'report-store-bench-start-'));
-process.on('exit', () => rmSync(root, { recursive: true, force: true }));
+/** The server being measured, killed with the bench on any way out. */
+let running: ServerProcess | undefined;
+process.on('exit', () => {
+  running?.killNow();
+  rmSync(root, { recursive: true, force: true });
+});
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
 function eventsSetting(): number {
@@ -94,11 +99,13 @@ async function startAndProbe(dataDir: string): Promise<Started> {
     startTimeoutMs: 60_000 + events / 50,
     pollMs: 10,
   });
+  running = server;
   try {
     const rss = rssBytes(server.pid);
     return { readySeconds: server.upAfterMs / 1000, rss, heapUsed: await heapUsedAfterGc(server.pid, heapFile) };
   } finally {
     await server.stop();
+    running = undefined;
   }
 }
 
