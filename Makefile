@@ -1,5 +1,5 @@
 # One-liners around package.json scripts, which hold the truth.
-.PHONY: run test bench build install schemathesis kafka-up kafka-down run-kafka clean
+.PHONY: run test bench bench-start build install schemathesis kafka-up kafka-down run-kafka clean
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -21,9 +21,13 @@ test: install
 schemathesis:
 	npm run schemathesis:install
 
-## bench: POST /reports throughput of the service against a bare Koa handler
+## bench: POST /reports throughput and tail latency of the service against bare Koa and Koa + PostgreSQL
 bench: build
 	npm run bench
+
+## bench-start: replay speed, start-up time and memory on a history of BENCH_EVENTS (1,000,000) events
+bench-start: build
+	npm run bench:start
 
 ## kafka-up / kafka-down: a local single-node Kafka broker on 127.0.0.1:9092 (needs Java 17 and Maven)
 kafka-up: build

@@ -1,6 +1,6 @@
 // CPU seconds from /proc (Linux; undefined elsewhere): of one process, and of the whole machine, so
 // the report can show how much of the two cores something other than the bench was using.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** USER_HZ: /proc counts clock ticks, 100 a second on every Linux build in use. */
 const TICKS_PER_SECOND = 100;
@@ -38,8 +38,42 @@ export interface CoresUsed {
   readonly other: number | undefined;
 }
 
-/** Starts counting CPU time; the function returned gives the cores used since (CPU seconds ÷ wall seconds). */
-export function startCpuClock(serverPid: number): () => CoresUsed {
+/** The pids of `parent`'s direct children (PostgreSQL's backends are children of its postmaster). */
+export function childPids(parent: number): number[] {
+  const pids: number[] = [];
+  for (const entry of safeReaddir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readProc(`/proc/${entry}/stat`);
+    if (stat !== undefined && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** CPU seconds of a set of processes, per pid, so processes that come and go can be matched up. */
+function cpuByPid(pids: readonly number[]): Map<number, number> {
+  const seconds = new Map<number, number>();
+  for (const pid of pids) {
+    const used = processCpuSeconds(pid);
+    if (used !== undefined) seconds.set(pid, used);
+  }
+  return seconds;
+}
+
+/**
+ * Starts counting CPU time; the function returned gives the cores used since (CPU seconds ÷ wall
+ * seconds). The server is `serverPid` plus whatever `helperPids` lists at the start and at the end
+ * (a database's processes); a helper seen only at the end counts from zero.
+ */
+export function startCpuClock(serverPid: number, helperPids: () => number[] = () => []): () => CoresUsed {
+  const helpers = cpuByPid(helperPids());
   const server = processCpuSeconds(serverPid);
   const machine = machineCpuSeconds();
   const loadgen = process.cpuUsage();
@@ -49,7 +83,11 @@ export function startCpuClock(serverPid: number): () => CoresUsed {
     const since = (before: number | undefined, now: number | undefined) => (before === undefined || now === undefined ? undefined : (now - before) / elapsedS);
     const loadgenUsed = process.cpuUsage(loadgen);
     const loadgenCores = (loadgenUsed.user + loadgenUsed.system) / 1e6 / elapsedS;
-    const serverCores = since(server, processCpuSeconds(serverPid));
+    const helpersNow = cpuByPid(helperPids());
+    let helperSeconds = 0;
+    for (const [pid, used] of helpersNow) helperSeconds += used - (helpers.get(pid) ?? 0);
+    const own = since(server, processCpuSeconds(serverPid));
+    const serverCores = own === undefined ? undefined : own + helperSeconds / elapsedS;
     const machineCores = since(machine, machineCpuSeconds());
     return {
       server: serverCores,

@@ -1,6 +1,7 @@
-// The load: POST /reports from autocannon in this process, every request with an id never sent
-// before, so each one is a real create (an append) and never an idempotent retry.
-import { createHistogram } from 'node:perf_hooks';
+// The load at saturation: POST /reports from autocannon in this process, every request with an id
+// never sent before, so each one is a real create (an append) and never an idempotent retry.
+// (The fixed-rate load is open-loop.ts.)
+import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 
 export interface LoadOptions {
@@ -18,10 +19,19 @@ export interface LoadResult {
   readonly completed: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
+  readonly p999Ms: number;
   readonly non2xx: number;
   readonly errors: number;
   readonly statusCounts: Readonly<Record<string, number>>;
   readonly durationS: number;
+}
+
+/** Every answer with its status, errors, and the latency histogram (µs) as a LoadResult. */
+export function summarise(latencyUs: RecordableHistogram, statusCounts: Readonly<Record<string, number>>, errors: number, durationS: number): LoadResult {
+  const completed = Object.values(statusCounts).reduce((sum, count) => sum + count, 0);
+  const non2xx = Object.entries(statusCounts).filter(([status]) => !status.startsWith('2')).reduce((sum, [, count]) => sum + count, 0);
+  const at = (percentile: number) => (latencyUs.count === 0 ? Number.NaN : latencyUs.percentile(percentile) / 1000);
+  return { requestsPerSecondMean: completed / durationS, completed, p50Ms: at(50), p99Ms: at(99), p999Ms: at(99.9), non2xx, errors, statusCounts, durationS };
 }
 
 export function reportBody(id: number): string {
@@ -49,6 +59,7 @@ export async function runLoad({ url, connections, durationS, token, nextId }: Lo
     completed: result.requests.total ?? 0,
     p50Ms: latencyUs.count === 0 ? Number.NaN : latencyUs.percentile(50) / 1000,
     p99Ms: latencyUs.count === 0 ? Number.NaN : latencyUs.percentile(99) / 1000,
+    p999Ms: latencyUs.count === 0 ? Number.NaN : latencyUs.percentile(99.9) / 1000,
     non2xx: result.non2xx,
     errors: result.errors,
     statusCounts,

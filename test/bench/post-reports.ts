@@ -1,28 +1,37 @@
 // `make bench`: POST /reports throughput and latency of the service (file log, quiet and with
-// request logging; Kafka when BENCH_KAFKA is set) against a bare Koa handler on the same framework
-// stack. A benchmark, not a test: it asserts nothing, but exits 1 when a target answered with
-// errors, because then the figures describe the failure and not the service.
+// request logging; Kafka when BENCH_KAFKA is set) against two baselines on the same framework stack:
+// a bare Koa handler (a Map, nothing else) and the Koa + PostgreSQL service a user would otherwise
+// write (a real PostgreSQL server the bench starts itself). Each target is measured at saturation
+// and then at a fixed arrival rate below it (tail latency). A benchmark, not a test: it asserts
+// nothing, but exits 1 when a target answered with errors, because then the figures describe the
+// failure and not the service.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem, release } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_VARIABLES } from '../../src/config.js';
+import { printReport, type Measured, type TargetKind } from './bench-report.js';
 import { topSelfTime } from './cpu-profile.js';
-import { startCpuClock, type CoresUsed } from './cpu-time.js';
-import { runLoad, type LoadResult } from './load.js';
-import { scrapeLogStats, statsBetween, type LogStats } from './log-stats.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
+import { startCpuClock } from './cpu-time.js';
+import { runLoad } from './load.js';
+import { runPaced } from './open-loop.js';
+import { scrapeLogStats, statsBetween } from './log-stats.js';
+import { findPostgresBin, startPostgres, type Postgres } from './postgres.js';
+import { baseEnv, freePort, startServerProcess, type ServerProcess } from './server-process.js';
 import { textTable } from './text-table.js';
 
-const SERVICE_MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
-const BARE_SERVER = fileURLToPath(new URL('./bare-server.js', import.meta.url));
+const SCRIPTS: Readonly<Record<TargetKind, string>> = {
+  service: fileURLToPath(new URL('../../src/main.js', import.meta.url)),
+  bare: fileURLToPath(new URL('./bare-server.js', import.meta.url)),
+  postgres: fileURLToPath(new URL('./pg-server.js', import.meta.url)),
+};
 const CONNECTIONS = 64;
 /** More failed requests than this share means the bench is broken (wrong token, a full disk…). */
 const BROKEN_SHARE = 0.001;
 
 const settings = {
   durationS: positive('BENCH_DURATION_S', 10),
+  ratePerS: positive('BENCH_RATE', 5000),
   warmupS: positive('BENCH_WARMUP_S', 2),
   kafkaBrokers: process.env['BENCH_KAFKA']?.trim() || undefined,
   cpuProfileDir: process.env['BENCH_CPU_PROF']?.trim() || undefined,
@@ -30,38 +39,45 @@ const settings = {
 
 interface Target {
   readonly name: string;
-  readonly isService: boolean;
+  readonly kind: TargetKind;
   readonly env: NodeJS.ProcessEnv;
-}
-
-interface Measured {
-  readonly target: Target;
-  readonly load: LoadResult;
-  readonly logStats: LogStats | undefined;
-  readonly cores: CoresUsed;
 }
 
 function positive(name: string, fallback: number): number {
   const raw = process.env[name]?.trim();
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!(value > 0)) throw new Error(`${name} must be a positive number of seconds, got "${raw}"`);
+  if (!(value > 0)) throw new Error(`${name} must be a positive number, got "${raw}"`);
   return value;
 }
 
 // Children and temp dirs still held; released on every way out, SIGINT included.
 const children = new Set<ServerProcess>();
 const tempDirs = new Set<string>();
+const databases = new Set<Postgres>();
+
+function stopDatabases(): void {
+  for (const database of databases) {
+    try {
+      database.stop();
+    } catch {
+      // already gone; its directory is removed next
+    }
+  }
+  databases.clear();
+}
 
 async function releaseAll(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
   await Promise.allSettled([...children].map((child) => child.stop(signal)));
   children.clear();
+  stopDatabases();
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   tempDirs.clear();
 }
 
 process.on('exit', () => {
   for (const child of children) child.killNow();
+  stopDatabases();
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
 for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
@@ -83,14 +99,8 @@ function removeTempDir(dir: string): void {
   tempDirs.delete(dir);
 }
 
-/** The shell's environment without any variable the service reads, so nothing leaks in. */
-function baseEnv(): NodeJS.ProcessEnv {
-  const ours = new Set<string>(CONFIG_VARIABLES);
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !ours.has(name) && !name.startsWith('KAFKA_')));
-}
-
-function targets(token: string): Target[] {
-  const service = (name: string, env: NodeJS.ProcessEnv): Target => ({ name, isService: true, env: { ...baseEnv(), REPORTS_TOKENS: token, ...env } });
+function targets(token: string, postgresBin: string | undefined): Target[] {
+  const service = (name: string, env: NodeJS.ProcessEnv): Target => ({ name, kind: 'service', env: { ...baseEnv(), REPORTS_TOKENS: token, ...env } });
   const list = [
     service('service, file log, LOG_LEVEL=warn', { LOG_LEVEL: 'warn' }),
     service('service, file log, LOG_LEVEL=info', { LOG_LEVEL: 'info' }),
@@ -98,36 +108,58 @@ function targets(token: string): Target[] {
   if (settings.kafkaBrokers !== undefined) {
     list.push(service(`service, Kafka ${settings.kafkaBrokers}, LOG_LEVEL=warn`, { LOG_LEVEL: 'warn', KAFKA_BROKERS: settings.kafkaBrokers, REPORTS_TOPIC: `bench.reports.${Date.now()}` }));
   }
-  list.push({ name: 'bare Koa + @koa/router + koa-bodyparser', isService: false, env: baseEnv() });
+  list.push({ name: 'bare Koa + @koa/router + koa-bodyparser', kind: 'bare', env: baseEnv() });
+  if (postgresBin === undefined) {
+    console.log('Koa + PostgreSQL: skipped, no initdb/pg_ctl on the PATH or under /usr/lib/postgresql/*/bin (apt-get install postgresql)');
+  } else {
+    list.push({ name: 'Koa + PostgreSQL (pg, pool of 16)', kind: 'postgres', env: { ...baseEnv(), BENCH_TOKEN: token } });
+  }
   return list;
 }
 
-async function measure(target: Target, token: string): Promise<Measured> {
+/** The database of the Koa + PostgreSQL target, started fresh; its PG* variables for the driver. */
+async function startDatabase(postgresBin: string): Promise<{ database: Postgres; env: NodeJS.ProcessEnv }> {
+  progress('starting PostgreSQL');
+  const database = startPostgres(postgresBin, tempDir('report-store-bench-pg-'), await freePort());
+  databases.add(database);
+  return { database, env: { PGHOST: database.socketDir, PGPORT: String(database.port), PGUSER: database.user, PGDATABASE: 'postgres' } };
+}
+
+async function measure(target: Target, token: string, postgresBin: string | undefined): Promise<Measured> {
   const dataDir = tempDir('report-store-bench-');
   const profileDir = settings.cpuProfileDir === undefined ? undefined : join(settings.cpuProfileDir, slug(target.name));
+  const db = target.kind === 'postgres' && postgresBin !== undefined ? await startDatabase(postgresBin) : undefined;
+  const isService = target.kind === 'service';
   const server = await startServerProcess({
-    script: target.isService ? SERVICE_MAIN : BARE_SERVER,
-    env: { ...target.env, REPORTS_DATA_DIR: dataDir },
+    script: SCRIPTS[target.kind],
+    env: { ...target.env, ...db?.env, REPORTS_DATA_DIR: dataDir },
     nodeArgs: profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
-    ...(target.isService ? { readyPath: '/readyz' } : {}),
+    ...(isService ? { readyPath: '/readyz' } : {}),
   });
   children.add(server);
   try {
     let lastId = 0;
-    const load = { url: server.url, connections: CONNECTIONS, nextId: () => ++lastId, ...(target.isService ? { token } : {}) };
+    const load = { url: server.url, connections: CONNECTIONS, nextId: () => ++lastId, ...(target.kind === 'bare' ? {} : { token }) };
     progress(`${target.name}: warm-up ${settings.warmupS} s`);
     await runLoad({ ...load, durationS: settings.warmupS });
-    const statsBefore = target.isService ? await scrapeLogStats(server.url) : undefined;
-    const coresUsed = startCpuClock(server.pid);
+    const statsBefore = isService ? await scrapeLogStats(server.url) : undefined;
+    const coresUsed = startCpuClock(server.pid, () => db?.database.pids() ?? []);
     progress(`${target.name}: measuring ${settings.durationS} s`);
     const result = await runLoad({ ...load, durationS: settings.durationS });
     const cores = coresUsed();
-    const statsAfter = target.isService ? await scrapeLogStats(server.url) : undefined;
+    const statsAfter = isService ? await scrapeLogStats(server.url) : undefined;
     const logStats = statsBefore !== undefined && statsAfter !== undefined ? statsBetween(statsBefore, statsAfter) : undefined;
-    return { target, load: result, logStats, cores };
+    progress(`${target.name}: ${settings.ratePerS} req/s for ${settings.durationS} s`);
+    const paced = await runPaced({ ...load, durationS: settings.durationS, ratePerS: settings.ratePerS });
+    return { name: target.name, kind: target.kind, load: result, logStats, cores, paced };
   } finally {
     await server.stop();
     children.delete(server);
+    if (db !== undefined) {
+      db.database.stop();
+      databases.delete(db.database);
+      removeTempDir(db.database.socketDir);
+    }
     removeTempDir(dataDir);
     if (profileDir !== undefined) printProfile(target.name, profileDir);
   }
@@ -149,30 +181,8 @@ function printProfile(name: string, dir: string): void {
   }
 }
 
-function failedShare({ load }: Measured): number {
-  return (load.non2xx + load.errors) / Math.max(1, load.completed + load.errors);
-}
-
-function report(results: readonly Measured[]): void {
-  const bare = results.find((result) => !result.target.isService);
-  const fixed = (value: number | undefined, digits: number) => (value === undefined || Number.isNaN(value) ? '—' : value.toFixed(digits));
-  const rows = results.map((result) => {
-    const { load, logStats } = result;
-    const ratio = result.target.isService && bare !== undefined ? load.requestsPerSecondMean / bare.load.requestsPerSecondMean : undefined;
-    const perFlush = logStats === undefined || logStats.flushes === 0 ? '—' : `${(logStats.appends / logStats.flushes).toFixed(1)} (${logStats.appends}/${logStats.flushes})`;
-    const cpuPerRequestUs = result.cores.server === undefined ? undefined : (result.cores.server / load.requestsPerSecondMean) * 1e6;
-    return [
-      result.target.name, load.requestsPerSecondMean.toFixed(0), fixed(load.p50Ms, 2), fixed(load.p99Ms, 2), String(load.non2xx), String(load.errors),
-      fixed(ratio, 2), perFlush, fixed(result.cores.server, 2), fixed(cpuPerRequestUs, 0), fixed(result.cores.loadgen, 2), fixed(result.cores.other, 2),
-    ];
-  });
-  console.log(`\nPOST /reports, ${CONNECTIONS} connections, ${settings.durationS} s after a ${settings.warmupS} s warm-up, a new id in every request`);
-  console.log(textTable([['target', 'req/s (mean)', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'vs bare', 'appends per flush', 'server cores', 'server CPU µs/req', 'loadgen cores', 'other cores'], ...rows]));
-  console.log('\nvs bare: req/s of the target ÷ req/s of the bare handler. appends per flush: log appends ÷ fsyncs of the file log');
-  console.log('(produce requests on Kafka), from the service\'s /metrics before and after the run. cores: CPU seconds ÷ wall seconds.');
-  console.log('server CPU µs/req: the server\'s CPU time per request, the steadiest figure when the machine is shared;');
-  console.log('other cores: everything else on the machine during the run (a local Kafka broker included); well above 0 means');
-  console.log('the figures were taken on a busy machine.');
+function failedShare({ load, paced }: Measured): number {
+  return (load.non2xx + load.errors + paced.non2xx + paced.errors) / Math.max(1, load.completed + load.errors + paced.completed + paced.errors);
 }
 
 function printContext(): void {
@@ -189,12 +199,13 @@ function printContext(): void {
 async function main(): Promise<number> {
   printContext();
   const token = randomBytes(24).toString('base64url');
+  const postgresBin = findPostgresBin();
   const results: Measured[] = [];
-  for (const target of targets(token)) results.push(await measure(target, token));
-  report(results);
+  for (const target of targets(token, postgresBin)) results.push(await measure(target, token, postgresBin));
+  printReport(results, { connections: CONNECTIONS, durationS: settings.durationS, warmupS: settings.warmupS, ratePerS: settings.ratePerS });
   const broken = results.filter((result) => failedShare(result) > BROKEN_SHARE);
-  for (const { target, load } of broken) {
-    console.error(`bench: BROKEN: ${target.name} failed ${load.non2xx} non-2xx and ${load.errors} errors of ${load.completed} responses; statuses ${JSON.stringify(load.statusCounts)}`);
+  for (const { name, load, paced } of broken) {
+    console.error(`bench: BROKEN: ${name} failed ${load.non2xx + paced.non2xx} non-2xx and ${load.errors + paced.errors} errors of ${load.completed + paced.completed} responses; statuses ${JSON.stringify(load.statusCounts)} ${JSON.stringify(paced.statusCounts)}`);
   }
   return broken.length === 0 ? 0 : 1;
 }
