@@ -32,24 +32,29 @@ export interface Problem {
   readonly reason: string;
 }
 
+/** A frame-level finding; `fatal` when no record can be read past it (mid-log damage, not a log). */
+interface FrameProblem extends Problem {
+  readonly fatal: boolean;
+}
+
 /** Frame-level check of the file log, without repairing anything. */
-async function checkFrames(dataDir: string): Promise<Problem | undefined> {
+async function checkFrames(dataDir: string): Promise<FrameProblem | undefined> {
   const path = join(dataDir, 'events.log');
   const file = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? new Error(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
   });
   try {
     const magic = await checkMagic(file);
-    if (magic === 'bad') return { position: 'byte 0', reason: 'bad magic bytes: not a report store log' };
+    if (magic === 'bad') return { position: 'byte 0', reason: 'bad magic bytes: not a report store log', fatal: true };
     if (magic === 'empty') return undefined;
     const torn = 'torn tail (an unacknowledged write; the server cuts it at start)';
     // A first start that crashed inside the magic: the server starts such a log empty, as the reader reads it.
-    if (magic === 'partial') return { position: '0:0', reason: `${torn} at byte 0: the magic bytes are cut short` };
+    if (magic === 'partial') return { position: '0:0', reason: `${torn} at byte 0: the magic bytes are cut short`, fatal: false };
     const scan = await scanFrames(file, FILE_MAGIC.length);
     if (!scan.problem) return undefined;
     const { recordOffset, bytePosition, reason, validFramesFollow } = scan.problem;
     const kind = validFramesFollow ? 'corrupt record (valid records follow it)' : torn;
-    return { position: `0:${recordOffset}`, reason: `${kind} at byte ${bytePosition}: ${reason}` };
+    return { position: `0:${recordOffset}`, reason: `${kind} at byte ${bytePosition}: ${reason}`, fatal: validFramesFollow };
   } finally {
     await file.close();
   }
@@ -107,9 +112,9 @@ export async function runVerify(parsed: ParsedCommand, io: CliIo): Promise<numbe
   const frameProblem = config.kafka ? undefined : await checkFrames(config.dataDir);
   if (frameProblem) {
     findings.problems += 1;
-    findings.first = frameProblem;
+    findings.first = { position: frameProblem.position, reason: frameProblem.reason };
   }
-  if (!frameProblem || !frameProblem.reason.startsWith('corrupt') && !frameProblem.reason.startsWith('bad magic')) {
+  if (!frameProblem?.fatal) {
     const log = await openToolLog(config, toolLogger(io, config));
     try {
       await checkRecords(log, config, io, findings);
