@@ -15,6 +15,8 @@ export interface Measured {
   readonly cores: CoresUsed;
   /** The same target at a fixed arrival rate. */
   readonly paced: LoadResult;
+  /** Services only: identical retries of created ids, answers that write nothing (200 from the read model). */
+  readonly retries?: LoadResult;
 }
 
 export interface RunShape {
@@ -62,4 +64,16 @@ export function printReport(results: readonly Measured[], shape: RunShape): void
   console.log('\nAn open-loop generator: request i is due at start + i ÷ rate whatever the earlier ones did, and its latency runs');
   console.log('from that due time (up to ~1 ms of timer lag included). achieved: answers ÷ time to the last answer; below');
   console.log('offered, the target could not keep up with that rate (it is at or past saturation there).');
+  const services = results.filter((result) => result.retries !== undefined);
+  if (services.length === 0) return;
+  console.log(`\nPOST /reports repeating ids already created (identical retries: answers that write nothing), ${shape.connections} connections, ${shape.durationS} s`);
+  const retryHeader = ['target', 'req/s (mean)', 'p50 ms', 'p99 ms', 'non-2xx', 'vs creates'];
+  console.log(textTable([retryHeader, ...services.map(retryRow)]));
+  console.log('On Kafka each such answer first catches up with the head of the id\'s partition (one offsets request); the file');
+  console.log('log has a single writer, so its read model is already fresh. vs creates: req/s ÷ req/s of new-id creates above.');
+}
+
+function retryRow({ name, load, retries }: Measured): string[] {
+  if (retries === undefined) return [name, '—', '—', '—', '—', '—'];
+  return [name, retries.requestsPerSecondMean.toFixed(0), fixed(retries.p50Ms, 2), fixed(retries.p99Ms, 2), String(retries.non2xx), fixed(retries.requestsPerSecondMean / load.requestsPerSecondMean, 2)];
 }
