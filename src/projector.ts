@@ -7,7 +7,7 @@ import { createState, evolve, type ReportsState } from '../projections/reports.j
 import { PositionWaiters, type Outcome } from './position-waiters.js';
 import type { Snapshot } from './snapshot/snapshot-format.js';
 import { CursorWaiters } from './cursor-waiters.js';
-import { cursorPassed, cursorReached, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from './log/event-log.js';
+import { cursorLag, cursorPassed, cursorReached, cursorTotal, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from './log/event-log.js';
 
 export { ProjectionTimeoutError, type Outcome } from './position-waiters.js';
 
@@ -104,8 +104,7 @@ export class Projector {
    * longer than `stallAfterMs` while none was applied. Remembers what it saw between calls.
    */
   lagAgainst(head: Cursor, stallAfterMs: number): { lagEvents: number; stalled: boolean } {
-    let lagEvents = 0;
-    for (const [partition, offset] of head) lagEvents += Math.max(0, offset - (this.cursor.get(partition) ?? 0));
+    const lagEvents = cursorLag(this.cursor, head);
     const now = this.now();
     if (lagEvents === 0) {
       this.behindSince = undefined;
@@ -186,12 +185,8 @@ export class Projector {
     const now = this.now();
     if (now - this.lastCatchUpReportMs < CATCH_UP_REPORT_MS) return;
     this.lastCatchUpReportMs = now;
-    let total = 0;
-    let done = 0;
-    for (const [partition, offset] of target) {
-      total += offset;
-      done += Math.min(offset, this.cursor.get(partition) ?? 0);
-    }
+    const total = cursorTotal(target);
+    const done = total - cursorLag(this.cursor, target);
     const rate = Math.round(this.applied / Math.max(0.001, (now - this.startedAtMs) / 1000));
     this.logger.info({ done, total, eventsPerSecond: rate, etaSeconds: Math.round((total - done) / Math.max(1, rate)) }, 'catching up with the event log');
   }

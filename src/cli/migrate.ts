@@ -6,7 +6,7 @@
 // run adds nothing. Ends by comparing the state digests of both logs.
 import { decodeEvent } from '../../projections/codec.js';
 import { loadConfig } from '../config.js';
-import type { EventLog, LogMessage } from '../log/event-log.js';
+import { cursorTotal, type EventLog, type LogMessage } from '../log/event-log.js';
 import { openFileLogReader } from '../log/file-log.js';
 import { openKafkaLog } from '../log/kafka-log.js';
 import { emptyFold, foldLog, stateDigest } from '../replay.js';
@@ -72,9 +72,7 @@ export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<numb
     target = await openTarget();
     const present = await eventIdsIn(target, io.signal);
     const head = await source.head();
-    let total = 0;
-    for (const offset of head.values()) total += offset;
-    const progress = startProgress(io, 'migrate', total);
+    const progress = startProgress(io, 'migrate', cursorTotal(head));
     let read = 0;
     let copied = 0;
     let batch: LogMessage[] = [];

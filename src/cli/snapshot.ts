@@ -2,6 +2,7 @@
 // from the newest valid snapshot and folding only the tail. The server loads it at its next start.
 import { loadConfig } from '../config.js';
 import { emptyFold, foldLog, stateDigest } from '../replay.js';
+import { cursorTotal } from '../log/event-log.js';
 import { readAnchors } from '../snapshot/snapshot-anchor.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
 import { formatCursor } from './positions.js';
@@ -30,9 +31,7 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
     const head = await log.head();
     const previous = await loadNewestSnapshot({ dir, log, head, logger });
     const fold = emptyFold(previous ? { state: previous.reports, keys: previous.keys, cursor: previous.cursor, events: previous.events } : undefined);
-    let total = 0;
-    for (const offset of head.values()) total += offset;
-    const progress = startProgress(io, 'snapshot', total);
+    const progress = startProgress(io, 'snapshot', cursorTotal(head));
     await foldLog(log, fold, { to: head, signal: io.signal, onRecord: (f) => progress.update(f.events) });
     progress.stop();
     if (io.signal.aborted) return 130;

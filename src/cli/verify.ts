@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { decodeEvent } from '../../projections/codec.js';
 import { createState, evolve } from '../../projections/reports.js';
 import { loadConfig, type Config } from '../config.js';
-import type { EventLog, LogPosition } from '../log/event-log.js';
+import { cursorTotal, type EventLog, type LogPosition } from '../log/event-log.js';
 import { checkMagic, scanFrames } from '../log/file-recovery.js';
 import { FILE_MAGIC } from '../log/file-frames.js';
 import { formatPosition } from './positions.js';
@@ -75,9 +75,7 @@ async function checkRecords(log: EventLog, config: Config, io: CliIo, findings: 
     findings.problems += 1;
     findings.first ??= { position: formatPosition(position), reason };
   };
-  let total = 0;
-  for (const offset of (await log.head()).values()) total += offset;
-  const progress = startProgress(io, 'verify', total);
+  const progress = startProgress(io, 'verify', cursorTotal(await log.head()));
   for await (const record of log.read(new Map(), { signal: io.signal })) {
     findings.records += 1;
     progress.update(findings.records);

@@ -1,7 +1,7 @@
 // Prometheus metrics on a registry of the app's own (no global registry). Labels carry route
 // templates and statuses only: never ids, names or tokens.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { EventLog } from '../log/event-log.js';
+import { cursorLag, cursorTotal, type EventLog } from '../log/event-log.js';
 import type { Projector } from '../projector.js';
 
 export interface Metrics {
@@ -38,7 +38,7 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     help: 'Offset one past the last record of the event log, summed over partitions',
     registers: [registry],
     async collect() {
-      this.set(sum(await head()));
+      this.set(cursorTotal(await head()));
     },
   });
   new Gauge({
@@ -46,7 +46,7 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     help: 'Offset one past the last record applied to the read model, summed over partitions',
     registers: [registry],
     collect() {
-      this.set(sum(projector.progress().cursor));
+      this.set(cursorTotal(projector.progress().cursor));
     },
   });
   new Gauge({
@@ -54,7 +54,7 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     help: 'Records in the event log not yet applied to the read model',
     registers: [registry],
     async collect() {
-      this.set(Math.max(0, sum(await head()) - sum(projector.progress().cursor)));
+      this.set(cursorLag(projector.progress().cursor, await head()));
     },
   });
   new Gauge({
@@ -62,7 +62,7 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     help: 'Age of the newest applied record when records wait to be applied, else 0',
     registers: [registry],
     async collect() {
-      const waiting = sum(await head()) > sum(projector.progress().cursor);
+      const waiting = cursorLag(projector.progress().cursor, await head()) > 0;
       const last = projector.progress().lastRecordTimestampMs;
       this.set(waiting && last !== undefined ? Math.max(0, (now() - last) / 1000) : 0);
     },
@@ -121,10 +121,4 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
       appendLatency.observe(durationSeconds);
     },
   };
-}
-
-function sum(cursor: ReadonlyMap<number, number>): number {
-  let total = 0;
-  for (const offset of cursor.values()) total += offset;
-  return total;
 }

@@ -129,6 +129,20 @@ export function cursorPassed(cursor: Cursor, position: LogPosition): boolean {
   return (cursor.get(position.partition) ?? 0) > position.offset;
 }
 
+/** Records before `cursor`: its offsets summed (every partition counts from offset 0). */
+export function cursorTotal(cursor: Cursor): number {
+  let total = 0;
+  for (const offset of cursor.values()) total += offset;
+  return total;
+}
+
+/** Records of `target` that `cursor` has not reached yet, summed over the partitions of `target`. */
+export function cursorLag(cursor: Cursor, target: Cursor): number {
+  let lag = 0;
+  for (const [partition, offset] of target) lag += Math.max(0, offset - (cursor.get(partition) ?? 0));
+  return lag;
+}
+
 /** Whether `cursor` has reached `target` on every partition of `target`. */
 export function cursorReached(cursor: Cursor, target: Cursor): boolean {
   for (const [partition, offset] of target) if ((cursor.get(partition) ?? 0) < offset) return false;

@@ -6,18 +6,12 @@ import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file-dir.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { cursorReached, type Cursor, type EventLog } from '../log/event-log.js';
+import { cursorReached, cursorTotal, type Cursor, type EventLog } from '../log/event-log.js';
 import { anchorMismatch } from './snapshot-anchor.js';
 import { decodeSnapshot, encodeSnapshot, type StoredSnapshot } from './snapshot-format.js';
 
 const KEEP = 3;
 const NAME = /^snapshot-(\d{16})\.json$/;
-
-function total(cursor: Cursor): number {
-  let sum = 0;
-  for (const offset of cursor.values()) sum += offset;
-  return sum;
-}
 
 export function snapshotDir(dataDir: string): string {
   return join(dataDir, 'snapshots');
@@ -25,7 +19,7 @@ export function snapshotDir(dataDir: string): string {
 
 export async function writeSnapshot(dir: string, snapshot: StoredSnapshot, encoded: Buffer = encodeSnapshot(snapshot)): Promise<string> {
   await ensurePrivateDir(dir);
-  const path = join(dir, `snapshot-${String(total(snapshot.cursor)).padStart(16, '0')}.json`);
+  const path = join(dir, `snapshot-${String(cursorTotal(snapshot.cursor)).padStart(16, '0')}.json`);
   const temporary = `${path}.${process.pid}.tmp`;
   const file = await open(temporary, 'w', PRIVATE_FILE_MODE);
   try {
