@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import kafkajs, { type Admin } from 'kafkajs';
 import type { Env } from '../../src/config.js';
+import { cursorReached } from '../../src/log/event-log.js';
 import { startTestServer, type TestServer } from './server.js';
 
 export const kafkaBrokers = process.env['KAFKA_BROKERS'];
@@ -45,5 +46,15 @@ export async function withAdmin<T>(brokers: string, use: (admin: Admin) => Promi
     return await use(admin);
   } finally {
     await admin.disconnect();
+  }
+}
+
+/** Waits until `server` has applied everything in the log (another instance's writes included). */
+export async function caughtUp(server: TestServer, timeoutMs = 15_000): Promise<void> {
+  const head = await server.log.head();
+  const deadline = Date.now() + timeoutMs;
+  while (!cursorReached(server.projector.progress().cursor, head)) {
+    if (Date.now() > deadline) throw new Error('the projection did not catch up');
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -2,8 +2,7 @@
 // from state that has seen every write made before the request arrived, on any instance.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cursorReached } from '../../src/log/event-log.js';
-import { startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
+import { caughtUp, startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
 import type { TestServer } from '../helpers/server.js';
 
 const CONCURRENCY = 50;
@@ -15,15 +14,6 @@ async function inParallel(count: number, run: (index: number) => Promise<void>):
     while (next < count) await run(next++);
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-}
-
-async function caughtUp(server: TestServer, timeoutMs = 15_000): Promise<void> {
-  const head = await server.log.head();
-  const deadline = Date.now() + timeoutMs;
-  while (!cursorReached(server.projector.progress().cursor, head)) {
-    if (Date.now() > deadline) throw new Error('the projection did not catch up');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 withKafka('fresh answers', (brokers) => {

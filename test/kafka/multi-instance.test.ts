@@ -2,21 +2,10 @@
 // through one is known to the other, and racing creates agree on one winner.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cursorReached } from '../../src/log/event-log.js';
-import { startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
+import { caughtUp, startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
 import type { TestServer } from '../helpers/server.js';
 
 const json = (id: string, name: string) => JSON.stringify({ id: Number(id), name }).replace(/"id":\d+/, `"id":${id}`);
-
-/** Waits until `server` has applied everything in the log (the other instance's writes included). */
-async function caughtUp(server: TestServer, timeoutMs = 15_000): Promise<void> {
-  const head = await server.log.head();
-  const deadline = Date.now() + timeoutMs;
-  while (!cursorReached(server.projector.progress().cursor, head)) {
-    if (Date.now() > deadline) throw new Error('the projection did not catch up');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 withKafka('several instances', (brokers) => {
   const instances = suite<{ a: TestServer; b: TestServer }>('kafka: two instances on one topic');
