@@ -68,10 +68,10 @@ export interface EventLog {
   /** Counters since open: records appended and the flushes (fsyncs, produce requests) that carried them. */
   stats(): LogStats;
   /**
-   * The largest record (key and value bytes) the log takes; a larger one would be refused forever,
-   * so the caller refuses it before appending. Absent: larger than any request can make.
+   * The largest append (key and value bytes) the log takes; `append` refuses a larger one with
+   * RecordTooLargeError before anything is written or sent, since it would be refused forever.
    */
-  readonly maxRecordBytes?: number;
+  readonly maxRecordBytes: number;
   /** Whether the log can take writes right now, and why not (for /readyz). */
   health(): LogHealth;
   close(): Promise<void>;
@@ -113,6 +113,11 @@ export class LogOverloadedError extends Error {
     super(`${maxPending} appends are already waiting for the event log`);
     this.name = 'LogOverloadedError';
   }
+}
+
+/** Bytes of a message as the logs count them against their limits: key and value. */
+export function payloadBytes({ key, value }: LogMessage): number {
+  return Buffer.byteLength(key) + value.length;
 }
 
 /** Thrown when one append can never be taken (larger than the log accepts); maps to 413. */

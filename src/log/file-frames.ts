@@ -13,6 +13,8 @@ export const FRAME_HEADER_BYTES = 8;
 const PAYLOAD_FIXED_BYTES = 10;
 /** Far above any record the service writes (bodies are limited to kilobytes); a sanity bound when scanning. */
 export const MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+/** The largest key + value one frame holds. */
+export const MAX_RECORD_BYTES = MAX_PAYLOAD_BYTES - PAYLOAD_FIXED_BYTES;
 
 export interface FrameContent {
   readonly key: string;

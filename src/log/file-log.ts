@@ -4,7 +4,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { encodeFrame, FILE_MAGIC, MAX_PAYLOAD_BYTES } from './file-frames.js';
+import { encodeFrame, FILE_MAGIC, MAX_RECORD_BYTES } from './file-frames.js';
 import { BATCH_HEADER_BYTES, encodeBatch } from './file-batches.js';
 import { convertToBatches } from './file-convert.js';
 import { readChunk, type FrameIndex } from './file-read.js';
@@ -12,7 +12,7 @@ import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from './batcher.js';
 import { lockDir, type DirLock } from './file-lock.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './file-dir.js';
 import { checkMagic, CorruptLogError, scanFrames, scanLog } from './file-recovery.js';
-import { LogUnavailableError, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
+import { LogUnavailableError, RecordTooLargeError, payloadBytes, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
 
 export interface FileLogOptions {
   readonly dir: string;
@@ -89,6 +89,7 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
 
 class EmbeddedLog implements FileLog, FrameIndex {
   readonly description: string;
+  readonly maxRecordBytes = MAX_RECORD_BYTES;
   /** CRC of the first record: tells this history from another file put in its place. */
   private firstRecordCrc: number | undefined;
   /** Group commit: appends that arrive while a write+fsync is in flight go together in the next one. */
@@ -136,8 +137,8 @@ class EmbeddedLog implements FileLog, FrameIndex {
     if (this.failure) return Promise.reject(this.failure);
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (messages.length === 0) return Promise.resolve([]);
-    const oversized = messages.find(({ key, value }) => Buffer.byteLength(key) + value.length + 10 > MAX_PAYLOAD_BYTES);
-    if (oversized) return Promise.reject(new RangeError(`a record larger than ${MAX_PAYLOAD_BYTES} bytes cannot be appended`));
+    const size = Math.max(...messages.map(payloadBytes));
+    if (size > this.maxRecordBytes) return Promise.reject(new RecordTooLargeError(this.maxRecordBytes, size));
     // The batcher drops an append whose caller gave up (signal aborted) before its batch is written.
     return this.batcher.add(messages, signal);
   }

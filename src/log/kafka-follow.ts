@@ -100,8 +100,8 @@ export async function* followTopic({ kafka, topic, partitions, groupPrefix, from
         const records = batch.messages.filter((m) => Number(m.offset) >= expected).map((m) => toRecord(batch.partition, m));
         if (records.length > 0 && isRunning() && !isStale()) {
           // Markers and aborted records after the last record are passed as a gap.
-          const passed = Math.max(Number(batch.lastOffset()) + 1, (records[records.length - 1] as LogRecord).position.offset + 1);
           const last = (records[records.length - 1] as LogRecord).position.offset + 1;
+          const passed = Math.max(Number(batch.lastOffset()) + 1, last);
           await channel.push(passed > last ? [...records, { partition: batch.partition, next: passed }] : records);
           next.set(batch.partition, passed);
         }

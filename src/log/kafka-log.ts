@@ -12,7 +12,7 @@ import { ProbeSilenceError } from './kafka-errors.js';
 import { groupBySize, maxRecordBytes } from './kafka-record-size.js';
 import { KafkaHealth } from './kafka-health.js';
 import { countChanged, misplaced } from './kafka-partitions.js';
-import { cursorReached, LogUnavailableError, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type LogGap, type ReadOptions } from './event-log.js';
+import { cursorReached, LogUnavailableError, payloadBytes, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type LogGap, type ReadOptions } from './event-log.js';
 import { followTopic, isGap } from './kafka-follow.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { ensureTopic } from './kafka-topic.js';
@@ -159,7 +159,7 @@ class KafkaLog implements EventLog {
     if (this.closed) throw new LogUnavailableError('the event log is closed');
     this.status.checkWritable();
     if (messages.length === 0) return [];
-    const size = messages.reduce((sum, { key, value }) => sum + Buffer.byteLength(key) + value.length, 0);
+    const size = messages.reduce((sum, message) => sum + payloadBytes(message), 0);
     if (size > this.maxRecordBytes) throw new RecordTooLargeError(this.maxRecordBytes, size);
     return this.batcher.add(messages, options.signal);
   }

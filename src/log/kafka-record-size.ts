@@ -1,7 +1,7 @@
 // Sizes of records as Kafka counts them against the topic's max.message.bytes, which bounds a
 // whole record batch (all records of one partition in one produce request), not one record.
 import { CLOUDEVENTS_CONTENT_TYPE } from '../../projections/events.js';
-import type { LogMessage } from './event-log.js';
+import { payloadBytes, type LogMessage } from './event-log.js';
 
 /** Batch header (61 bytes) plus one record's framing and its content-type header, with room to spare. */
 export const BATCH_OVERHEAD_BYTES = 61 + 64 + 'content-type'.length + CLOUDEVENTS_CONTENT_TYPE.length;
@@ -11,10 +11,6 @@ const RECORD_OVERHEAD_BYTES = 64 + 'content-type'.length + CLOUDEVENTS_CONTENT_T
 /** The largest key + value that fits in a batch of one under `maxMessageBytes`. */
 export function maxRecordBytes(maxMessageBytes: number): number {
   return maxMessageBytes - BATCH_OVERHEAD_BYTES;
-}
-
-export function payloadBytes({ key, value }: LogMessage): number {
-  return Buffer.byteLength(key) + value.length;
 }
 
 /**

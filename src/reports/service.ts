@@ -6,7 +6,7 @@ import type { ReportEvent } from '../../projections/events.js';
 import type { StoredReport } from '../../projections/reports.js';
 import { createFingerprint } from '../../projections/idempotency.js';
 import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
-import { LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogMessage, type LogPosition } from '../log/event-log.js';
+import { LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
 import { ProjectionTimeoutError, type Outcome, type Projector } from '../projector.js';
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
@@ -96,8 +96,7 @@ export class ReportService {
     const started = Date.now();
     try {
       const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
-      const message = sizedMessage(event, this.options.log.maxRecordBytes);
-      const [position] = await abortable(this.options.log.append([message], { signal }), signal);
+      const [position] = await abortable(this.options.log.append([{ key: event.subject, value: encodeEvent(event) }], { signal }), signal);
       this.options.onAppend?.(Date.now() - started);
       return await this.options.projector.waitFor(position as LogPosition, Math.max(1, deadline - Date.now()));
     } catch (error) {
@@ -153,14 +152,6 @@ function conflict(id: string): ConflictError {
 
 function notFound(id: string): NotFoundError {
   return new NotFoundError(`report ${id} does not exist`);
-}
-
-/** The event as a log message; one the log could never take is refused here, before it is sent. */
-function sizedMessage(event: ReportEvent, maxRecordBytes: number | undefined): LogMessage {
-  const message = { key: event.subject, value: encodeEvent(event) };
-  const size = Buffer.byteLength(message.key) + message.value.length;
-  if (maxRecordBytes !== undefined && size > maxRecordBytes) throw new RecordTooLargeError(maxRecordBytes, size);
-  return message;
 }
 
 /** Rejects when `signal` aborts, even if the adapter is still busy with the append (one timer, not two). */

@@ -2,7 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { LogMessage } from '../../src/log/event-log.js';
+import { RecordTooLargeError, type LogMessage } from '../../src/log/event-log.js';
 import { FILE_MAGIC } from '../../src/log/file-frames.js';
 import { openFileLog } from '../../src/log/file-log.js';
 import { collect, rejection, withTimeout } from '../helpers/async.js';
@@ -24,6 +24,16 @@ fileLog('starts a new log file with the magic bytes and no records', async ({ di
   assert.equal(await log.head(), new Map([[0, 0]]));
   await log.close();
   assert.ok((await readFile(join(dir, 'events.log'))).equals(FILE_MAGIC));
+});
+
+fileLog('refuses a record larger than one frame holds with RecordTooLargeError, writing nothing', async ({ dir }) => {
+  const log = await openFileLog({ dir, logger: quiet() });
+  const huge = { key: '1', value: Buffer.alloc(log.maxRecordBytes) };
+  const error = await rejection(log.append([message('2', 'fits'), huge]));
+  assert.instance(error, RecordTooLargeError);
+  assert.is((error as RecordTooLargeError).limitBytes, log.maxRecordBytes);
+  assert.equal(await log.head(), new Map([[0, 0]]));
+  await log.close();
 });
 
 fileLog('keeps every record, key, value and timestamp across close and reopen', async ({ dir }) => {
