@@ -2,21 +2,26 @@
 // request with an `Idempotency-Key` carries the key, so the answer to that request survives
 // restarts and is rebuilt by any replay. Pure; the first event that carries a key owns it.
 import type { ReportEvent } from './events.js';
-import type { StoredReport } from './reports.js';
+import type { ReportsView, StoredReport } from './reports.js';
 
 /** What a request was, in a form two requests can be compared by. */
 export type RequestFingerprint = string;
 
-/** The answer the first request with a key got. */
-export type KeyedAnswer =
-  | { readonly status: 200; readonly report: StoredReport }
-  | { readonly status: 204 }
-  | { readonly status: 404 }
-  | { readonly status: 409 };
+/**
+ * What the first request with a key did, in the domain's words (the HTTP layer maps them to
+ * statuses): a create made the report, found the same one (a retry) or conflicted with another;
+ * a delete deleted the report or found none.
+ */
+export type KeyedOutcome =
+  | { readonly kind: 'created'; readonly report: StoredReport }
+  | { readonly kind: 'unchanged'; readonly report: StoredReport }
+  | { readonly kind: 'conflict' }
+  | { readonly kind: 'deleted' }
+  | { readonly kind: 'not-found' };
 
 export interface KeyedRequest {
   readonly fingerprint: RequestFingerprint;
-  readonly answer: KeyedAnswer;
+  readonly outcome: KeyedOutcome;
 }
 
 export type IdempotencyState = Map<string, KeyedRequest>;
@@ -28,25 +33,25 @@ export function createFingerprint(id: string, name?: string, tag?: string): Requ
 }
 
 /**
- * What the request behind `event` was answered, given the reports *before* the event is folded:
- * a create is 200 when it made the report or the report already had that body (a retry), else 409;
- * a delete is 204 when the report existed, else 404.
+ * What the request behind `event` did, given the reports *before* the event is folded: a create
+ * made the report, or found it with that body already (a retry), or conflicted; a delete deleted
+ * the report or found none.
  */
-export function answerOf(reports: ReadonlyMap<string, StoredReport>, event: ReportEvent): KeyedRequest {
+export function outcomeOf(reports: ReportsView, event: ReportEvent): KeyedRequest {
   const id = event.data.id;
   const existing = reports.get(id);
-  if (event.type === 'ReportDeleted') return { fingerprint: createFingerprint(id), answer: existing ? { status: 204 } : { status: 404 } };
+  if (event.type === 'ReportDeleted') return { fingerprint: createFingerprint(id), outcome: existing ? { kind: 'deleted' } : { kind: 'not-found' } };
   const { name, tag } = event.data;
   const report: StoredReport = tag === undefined ? { name } : { name, tag };
   const fingerprint = createFingerprint(id, name, tag);
-  if (existing === undefined) return { fingerprint, answer: { status: 200, report } };
+  if (existing === undefined) return { fingerprint, outcome: { kind: 'created', report } };
   const same = existing.name === name && existing.tag === tag;
-  return { fingerprint, answer: same ? { status: 200, report: existing } : { status: 409 } };
+  return { fingerprint, outcome: same ? { kind: 'unchanged', report: existing } : { kind: 'conflict' } };
 }
 
 /** Records the key of `event` (if any); call before the event is folded into `reports`. */
-export function evolveIdempotency(keys: IdempotencyState, reports: ReadonlyMap<string, StoredReport>, event: ReportEvent): void {
+export function evolveIdempotency(keys: IdempotencyState, reports: ReportsView, event: ReportEvent): void {
   const key = event.data.idempotencyKey;
   if (key === undefined || keys.has(key)) return;
-  keys.set(key, answerOf(reports, event));
+  keys.set(key, outcomeOf(reports, event));
 }

@@ -8,20 +8,33 @@ export interface StoredReport {
   readonly tag?: string;
 }
 
-/** The read model: live reports by canonical decimal id. */
-export type ReportsState = Map<string, StoredReport>;
+/** What a fold reads of the live reports, by canonical decimal id. */
+export interface ReportsView {
+  readonly size: number;
+  has(id: string): boolean;
+  get(id: string): StoredReport | undefined;
+}
+
+/**
+ * The live reports by canonical decimal id, as the fold changes them. A `Map<string, StoredReport>`
+ * is one (what `createState` gives a consumer); the service keeps a compact table of its own.
+ */
+export interface ReportsState extends ReportsView {
+  set(id: string, report: StoredReport): unknown;
+  delete(id: string): unknown;
+}
 
 export type Evolution =
   | { readonly kind: 'created'; readonly id: string; readonly report: StoredReport }
   | { readonly kind: 'deleted'; readonly id: string }
   | { readonly kind: 'void'; readonly id: string };
 
-export function createState(): ReportsState {
+export function createState(): Map<string, StoredReport> {
   return new Map();
 }
 
 /** Decides what one event does to the state, without changing it. */
-export function evolution(state: ReadonlyMap<string, StoredReport>, event: ReportEvent): Evolution {
+export function evolution(state: ReportsView, event: ReportEvent): Evolution {
   const id = event.data.id;
   switch (event.type) {
     case 'ReportCreated': {
@@ -46,6 +59,8 @@ export function evolve(state: ReportsState, event: ReportEvent): Evolution {
 }
 
 /** Folds a whole history from empty. */
+export function fold(events: Iterable<ReportEvent>): Map<string, StoredReport>;
+export function fold<State extends ReportsState>(events: Iterable<ReportEvent>, state: State): State;
 export function fold(events: Iterable<ReportEvent>, state: ReportsState = createState()): ReportsState {
   for (const event of events) evolve(state, event);
   return state;

@@ -21,35 +21,51 @@ interface Waiter {
   readonly timer: NodeJS.Timeout;
 }
 
-/** Positions whose outcome is remembered for writers that ask after the record was applied. */
+/** Per partition, the outcomes of this many latest offsets are remembered for writers that ask after the record was applied. */
 const RECENT_OUTCOMES = 4096;
 const key = ({ partition, offset }: LogPosition) => `${partition}:${offset}`;
+/** Outcomes as small codes in a ring per partition: settling a record allocates nothing (it runs for every record folded). */
+const OUTCOMES: readonly Outcome[] = ['unknown', 'created', 'deleted', 'void', 'invalid'];
+const CODES = new Map<Outcome, number>(OUTCOMES.map((outcome, code) => [outcome, code]));
+
+interface RecentOutcomes {
+  readonly codes: Uint8Array;
+  /** The highest offset settled on the partition. */
+  latest: number;
+}
 
 export class PositionWaiters {
   private readonly waiting = new Map<string, Set<Waiter>>();
-  private readonly recent = new Map<string, Outcome>();
+  private readonly recent = new Map<number, RecentOutcomes>();
 
   /** The record at `position` has been applied with `outcome`. */
   settle(position: LogPosition, outcome: Outcome): void {
+    if (this.waiting.size > 0) this.release(position, outcome);
+    let ring = this.recent.get(position.partition);
+    if (ring === undefined) {
+      ring = { codes: new Uint8Array(RECENT_OUTCOMES), latest: -1 };
+      this.recent.set(position.partition, ring);
+    }
+    ring.codes[position.offset % RECENT_OUTCOMES] = CODES.get(outcome) ?? 0;
+    if (position.offset > ring.latest) ring.latest = position.offset;
+  }
+
+  private release(position: LogPosition, outcome: Outcome): void {
     const id = key(position);
     const waiters = this.waiting.get(id);
-    if (waiters) {
-      this.waiting.delete(id);
-      for (const waiter of waiters) {
-        clearTimeout(waiter.timer);
-        waiter.resolve(outcome);
-      }
-    }
-    this.recent.set(id, outcome);
-    if (this.recent.size > RECENT_OUTCOMES) {
-      const oldest = this.recent.keys().next();
-      if (!oldest.done) this.recent.delete(oldest.value);
+    if (!waiters) return;
+    this.waiting.delete(id);
+    for (const waiter of waiters) {
+      clearTimeout(waiter.timer);
+      waiter.resolve(outcome);
     }
   }
 
   /** The outcome of a position that was applied already (`unknown` if it is no longer remembered). */
-  outcomeOf(position: LogPosition): Outcome {
-    return this.recent.get(key(position)) ?? 'unknown';
+  outcomeOf({ partition, offset }: LogPosition): Outcome {
+    const ring = this.recent.get(partition);
+    if (ring === undefined || offset > ring.latest || ring.latest - offset >= RECENT_OUTCOMES) return 'unknown';
+    return OUTCOMES[ring.codes[offset % RECENT_OUTCOMES] ?? 0] ?? 'unknown';
   }
 
   wait(position: LogPosition, timeoutMs: number): Promise<Outcome> {

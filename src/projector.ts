@@ -1,27 +1,32 @@
-// Owns the read model. Follows the log from a cursor, folds every record with projections/, and
-// lets writers wait until their own record has been applied (read-your-writes).
+// The follow loop: folds every record of the log into the read model with applyRecord, from the
+// model's cursor on, and lets writers wait until their own record has been applied
+// (read-your-writes) or until the model has reached a position (fresh answers). What it applies
+// it tells a ProjectionHealth; snapshots and readiness are other modules' business.
 import type { Logger } from 'pino';
-import { decodeEvent } from '../projections/codec.js';
-import { evolveIdempotency, type IdempotencyState } from '../projections/idempotency.js';
-import { createState, evolve, type ReportsState } from '../projections/reports.js';
-import { PositionWaiters, type Outcome } from './position-waiters.js';
-import type { Snapshot } from './snapshot/snapshot-format.js';
+import type { ReportEvent } from '../projections/events.js';
 import { CursorWaiters } from './cursor-waiters.js';
 import { cursorLag, cursorPassed, cursorReached, cursorTotal, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from './log/event-log.js';
+import { PositionWaiters, type Outcome } from './position-waiters.js';
+import { ProjectionHealth } from './projection-health.js';
+import { applyRecord, createReadModel, passGap, type ReadModel } from './read-model/read-model.js';
 
 export { ProjectionTimeoutError, type Outcome } from './position-waiters.js';
+
+/** Events this process encoded into the values it appended, found by the value's identity. */
+export type TrustedEvents = WeakMap<Buffer, ReportEvent>;
 
 export interface ProjectorOptions {
   readonly log: EventLog;
   readonly logger: Logger;
-  readonly state?: ReportsState;
-  readonly keys?: IdempotencyState;
-  readonly cursor?: Cursor;
-  /** Records already folded into `state` (when it comes from a snapshot). */
-  readonly events?: number;
-  /** Called (synchronously, after a record is applied) every `snapshotEvery` records; 0: never. */
-  readonly snapshotEvery?: number;
-  readonly onSnapshotDue?: (projector: Projector) => void;
+  readonly model?: ReadModel;
+  /** Told what is applied and when the model caught up (default: one with a 10 s stall limit). */
+  readonly health?: ProjectionHealth;
+  /** Values this process appended, with the events they encode (they need no decoding). */
+  readonly trusted?: TrustedEvents;
+  /** Called after every batch of applied records with their number (snapshot scheduling). */
+  readonly onApplied?: (records: number) => void;
+  /** Called once, when the model has caught up with the head seen at start. */
+  readonly onCaughtUp?: () => void;
   /** How long to wait before following again after the log failed. */
   readonly retryDelayMs?: number;
   readonly now?: () => number;
@@ -29,60 +34,41 @@ export interface ProjectorOptions {
 
 export interface ProjectorProgress {
   readonly cursor: Cursor;
+  /** Records applied by this projector (not those that came from a snapshot). */
   readonly applied: number;
   readonly invalid: number;
-  readonly lastAppliedAtMs: number | undefined;
-  readonly lastRecordTimestampMs: number | undefined;
 }
 
 /** How often a long catch-up logs its progress. */
 const CATCH_UP_REPORT_MS = 2000;
 
 export class Projector {
-  readonly state: ReportsState;
-  /** Idempotency keys seen in the events, with the answer their first request got. */
-  readonly keys: IdempotencyState;
-  private readonly cursor: Map<number, number>;
+  readonly model: ReadModel;
+  readonly health: ProjectionHealth;
+  private readonly options: ProjectorOptions;
   private readonly waiters = new PositionWaiters();
   private readonly cursorWaiters = new CursorWaiters();
   private readonly abort = new AbortController();
   private readonly readyTarget: Promise<void>;
+  private markReady: () => void = () => undefined;
   private isReady = false;
+  private readonly recordsAtStart: number;
   private startedAtMs = 0;
   private lastCatchUpReportMs = 0;
-  private applied = 0;
-  private invalid = 0;
-  private lastAppliedAtMs: number | undefined;
-  private lastRecordTimestampMs: number | undefined;
   private running: Promise<void> | undefined;
-  private readonly log: EventLog;
-  private readonly logger: Logger;
-  private readonly retryDelayMs: number;
-  private readonly now: () => number;
-  private markReady: () => void = () => undefined;
-  /** Since when records have been waiting with no progress (for stall detection). */
-  private behindSince: number | undefined;
-  private appliedAtLastCheck = 0;
 
-  private readonly snapshotEvery: number;
-  private readonly onSnapshotDue: ((projector: Projector) => void) | undefined;
-  private sinceSnapshot = 0;
-  private readonly initialEvents: number;
-
-  constructor({ log, logger, state = createState(), keys = new Map(), cursor = new Map(), events = 0, snapshotEvery = 0, onSnapshotDue, retryDelayMs = 1000, now = Date.now }: ProjectorOptions) {
-    this.snapshotEvery = snapshotEvery;
-    this.onSnapshotDue = onSnapshotDue;
-    this.initialEvents = events;
-    this.log = log;
-    this.logger = logger;
-    this.state = state;
-    this.keys = keys;
-    this.cursor = new Map(cursor);
-    this.retryDelayMs = retryDelayMs;
-    this.now = now;
+  constructor(options: ProjectorOptions) {
+    this.options = options;
+    this.model = options.model ?? createReadModel();
+    this.health = options.health ?? new ProjectionHealth(10_000, options.now);
+    this.recordsAtStart = this.model.counts.records;
     this.readyTarget = new Promise((resolve) => {
       this.markReady = resolve;
     });
+  }
+
+  private get now(): number {
+    return (this.options.now ?? Date.now)();
   }
 
   /** Starts following; `caughtUp()` resolves once the log head seen now has been applied. */
@@ -99,139 +85,102 @@ export class Projector {
     return this.isReady;
   }
 
-  /**
-   * Lag against `head`, and whether the projector has stalled: records have been waiting for
-   * longer than `stallAfterMs` while none was applied. Remembers what it saw between calls.
-   */
-  lagAgainst(head: Cursor, stallAfterMs: number): { lagEvents: number; stalled: boolean } {
-    const lagEvents = cursorLag(this.cursor, head);
-    const now = this.now();
-    if (lagEvents === 0) {
-      this.behindSince = undefined;
-    } else if (this.behindSince === undefined || this.applied !== this.appliedAtLastCheck) {
-      this.behindSince = now;
-    }
-    this.appliedAtLastCheck = this.applied;
-    return { lagEvents, stalled: this.behindSince !== undefined && now - this.behindSince > stallAfterMs };
-  }
-
-  /**
-   * The read model as a snapshot. It shares the live maps: encode it before the next record is
-   * applied (that is, synchronously).
-   */
-  snapshotView(): Snapshot {
-    return { log: this.log.identity, cursor: new Map(this.cursor), events: this.initialEvents + this.applied, createdAt: new Date(this.now()).toISOString(), reports: this.state, keys: this.keys };
-  }
-
   progress(): ProjectorProgress {
-    return {
-      cursor: new Map(this.cursor),
-      applied: this.applied,
-      invalid: this.invalid,
-      lastAppliedAtMs: this.lastAppliedAtMs,
-      lastRecordTimestampMs: this.lastRecordTimestampMs,
-    };
+    return { cursor: new Map(this.model.cursor), applied: this.model.counts.records - this.recordsAtStart, invalid: this.model.counts.invalid };
   }
 
   private async run(): Promise<void> {
-    this.startedAtMs = this.now();
+    const retryDelayMs = this.options.retryDelayMs ?? 1000;
+    this.startedAtMs = this.now;
     this.lastCatchUpReportMs = this.startedAtMs;
-    const target = await this.headWithRetry();
+    const target = await this.headWithRetry(retryDelayMs);
     this.checkCaughtUp(target);
+    const onGap = (gap: LogGap) => this.pass(gap, target);
     while (!this.abort.signal.aborted) {
       try {
-        const onGap = (gap: LogGap) => this.pass(gap, target);
-        for await (const record of this.log.follow(this.cursor, { signal: this.abort.signal, onGap })) {
-          this.apply(record);
+        for await (const batch of this.options.log.followBatches(this.model.cursor, { signal: this.abort.signal, onGap })) {
+          this.applyBatch(batch);
           if (!this.isReady) this.checkCaughtUp(target);
         }
         // follow ended without our abort (e.g. the log was closed): wait before following again,
         // or this loop would spin without ever yielding.
-        if (!this.abort.signal.aborted) await this.sleep(this.retryDelayMs);
+        if (!this.abort.signal.aborted) await this.sleep(retryDelayMs);
       } catch (error) {
         if (this.abort.signal.aborted) break;
-        this.logger.error({ err: error }, 'following the event log failed; retrying');
-        await this.sleep(this.retryDelayMs);
+        this.options.logger.error({ err: error }, 'following the event log failed; retrying');
+        await this.sleep(retryDelayMs);
       }
     }
   }
 
-  private async headWithRetry(): Promise<Cursor> {
+  private async headWithRetry(retryDelayMs: number): Promise<Cursor> {
     while (!this.abort.signal.aborted) {
       try {
-        return await this.log.head();
+        return await this.options.log.head();
       } catch (error) {
-        this.logger.error({ err: error }, 'cannot read the head of the event log; retrying');
-        await this.sleep(this.retryDelayMs);
+        this.options.logger.error({ err: error }, 'cannot read the head of the event log; retrying');
+        await this.sleep(retryDelayMs);
       }
     }
     return new Map();
   }
 
+  private applyBatch(batch: readonly LogRecord[]): void {
+    const { model, waiters, options } = this;
+    const { logger, trusted } = options;
+    for (const record of batch) {
+      const applied = applyRecord(model, record, trusted?.get(record.value));
+      if (applied.kind === 'invalid') {
+        logger.warn({ partition: record.position.partition, offset: record.position.offset, reason: applied.reason }, 'skipped a record that is not a valid report event');
+      }
+      waiters.settle(record.position, applied.kind);
+    }
+    if (batch.length === 0) return;
+    this.health.applied((batch[batch.length - 1] as LogRecord).timestampMs);
+    this.cursorWaiters.moved(model.cursor);
+    options.onApplied?.(batch.length);
+  }
+
   private checkCaughtUp(target: Cursor): void {
     if (this.isReady) return;
-    if (!cursorReached(this.cursor, target)) {
+    if (!cursorReached(this.model.cursor, target)) {
       this.reportCatchUp(target);
       return;
     }
     this.isReady = true;
-    const seconds = (this.now() - this.startedAtMs) / 1000;
-    this.logger.info({ applied: this.applied, reports: this.state.size, seconds }, 'read model caught up with the event log');
+    const seconds = (this.now - this.startedAtMs) / 1000;
+    this.options.logger.info({ applied: this.progress().applied, reports: this.model.reports.size, seconds }, 'read model caught up with the event log');
+    this.health.caughtUp();
     this.markReady();
+    this.options.onCaughtUp?.();
   }
 
   /** A long catch-up (a big log, no snapshot) says how far it is every few seconds. */
   private reportCatchUp(target: Cursor): void {
-    const now = this.now();
+    const now = this.now;
     if (now - this.lastCatchUpReportMs < CATCH_UP_REPORT_MS) return;
     this.lastCatchUpReportMs = now;
     const total = cursorTotal(target);
-    const done = total - cursorLag(this.cursor, target);
-    const rate = Math.round(this.applied / Math.max(0.001, (now - this.startedAtMs) / 1000));
-    this.logger.info({ done, total, eventsPerSecond: rate, etaSeconds: Math.round((total - done) / Math.max(1, rate)) }, 'catching up with the event log');
+    const done = total - cursorLag(this.model.cursor, target);
+    const rate = Math.round(this.progress().applied / Math.max(0.001, (now - this.startedAtMs) / 1000));
+    this.options.logger.info({ done, total, eventsPerSecond: rate, etaSeconds: Math.round((total - done) / Math.max(1, rate)) }, 'catching up with the event log');
   }
 
-  private apply(record: LogRecord): void {
-    const { position } = record;
-    const decoded = decodeEvent(record.value);
-    let outcome: Outcome;
-    if (decoded.ok) {
-      evolveIdempotency(this.keys, this.state, decoded.event);
-      outcome = evolve(this.state, decoded.event).kind;
-    } else {
-      outcome = 'invalid';
-      this.invalid += 1;
-      this.logger.warn({ partition: position.partition, offset: position.offset, reason: decoded.reason }, 'skipped a record that is not a valid report event');
-    }
-    this.applied += 1;
-    this.lastAppliedAtMs = this.now();
-    this.lastRecordTimestampMs = record.timestampMs;
-    this.cursor.set(position.partition, position.offset + 1);
-    this.waiters.settle(position, outcome);
-    this.cursorWaiters.moved(this.cursor);
-    if (this.snapshotEvery > 0 && ++this.sinceSnapshot >= this.snapshotEvery) {
-      this.sinceSnapshot = 0;
-      this.onSnapshotDue?.(this);
-    }
-  }
-
-  /** Offsets that hold no record (transaction markers, aborted records) count as consumed. */
-  private pass({ partition, next }: LogGap, target: Cursor): void {
-    if (next <= (this.cursor.get(partition) ?? 0)) return;
-    this.cursor.set(partition, next);
-    this.cursorWaiters.moved(this.cursor);
+  private pass(gap: LogGap, target: Cursor): void {
+    if (!passGap(this.model, gap)) return;
+    this.cursorWaiters.moved(this.model.cursor);
     if (!this.isReady) this.checkCaughtUp(target);
   }
 
   /** Resolves with what the record at `position` did, once the read model has applied it. */
   waitFor(position: LogPosition, timeoutMs: number): Promise<Outcome> {
-    if (cursorPassed(this.cursor, position)) return Promise.resolve(this.waiters.outcomeOf(position));
+    if (cursorPassed(this.model.cursor, position)) return Promise.resolve(this.waiters.outcomeOf(position));
     return this.waiters.wait(position, timeoutMs);
   }
 
   /** Resolves once the read model has applied everything before `target` (ProjectionTimeoutError after `timeoutMs`). */
   reach(target: Cursor, timeoutMs: number): Promise<void> {
-    return this.cursorWaiters.wait(this.cursor, target, timeoutMs);
+    return this.cursorWaiters.wait(this.model.cursor, target, timeoutMs);
   }
 
   /** Stops following; writers still waiting get a ProjectionTimeoutError rather than waiting forever. */

@@ -1,39 +1,23 @@
-// Folds a history with the projections/ code, counting what it sees: the core of `reports
-// replay`, `reports snapshot` and the digest comparison of `reports migrate`.
+// Folds a history into a ReadModel with applyRecord: the core of `reports replay`, `reports
+// snapshot` and the digest comparison of `reports migrate`.
 import { createHash } from 'node:crypto';
 import { canonicalState } from '../projections/canonical.js';
-import { decodeEvent } from '../projections/codec.js';
-import { evolveIdempotency, type IdempotencyState } from '../projections/idempotency.js';
-import { createState, evolve, type ReportsState } from '../projections/reports.js';
+import type { ReportsView } from '../projections/reports.js';
 import { cursorReached, type Cursor, type EventLog, type LogPosition } from './log/event-log.js';
-
-export interface Fold {
-  readonly state: ReportsState;
-  readonly keys: IdempotencyState;
-  readonly cursor: Map<number, number>;
-  events: number;
-  voidEvents: number;
-  invalid: number;
-  firstInvalid?: { readonly position: LogPosition; readonly reason: string };
-}
-
-export function emptyFold(start?: { state: ReportsState; keys: IdempotencyState; cursor: Cursor; events: number }): Fold {
-  return {
-    state: start?.state ?? createState(),
-    keys: start?.keys ?? new Map(),
-    cursor: new Map(start?.cursor ?? []),
-    events: start?.events ?? 0,
-    voidEvents: 0,
-    invalid: 0,
-  };
-}
+import { applyRecord, passGap, type ReadModel } from './read-model/read-model.js';
+import { ReportTable } from './read-model/report-table.js';
 
 export interface FoldOptions {
   /** Stop before this cursor (exclusive, per partition); default: the head seen at start. */
   readonly to?: Cursor;
   readonly signal?: AbortSignal;
-  /** Called after every record, for progress. */
-  readonly onRecord?: (fold: Fold) => void;
+  /** Called after every batch of records, for progress. */
+  readonly onProgress?: (model: ReadModel) => void;
+}
+
+export interface FoldReport {
+  /** The first record that is not a valid event, and why. */
+  readonly firstInvalid?: { readonly position: LogPosition; readonly reason: string };
 }
 
 function before(position: LogPosition, to: Cursor | undefined): boolean {
@@ -42,32 +26,41 @@ function before(position: LogPosition, to: Cursor | undefined): boolean {
   return limit === undefined || position.offset < limit;
 }
 
-/** Folds the log into `fold` from its cursor to `to` (or the head). */
-export async function foldLog(log: EventLog, fold: Fold, { to, signal, onRecord }: FoldOptions = {}): Promise<Fold> {
-  if (to !== undefined && cursorReached(fold.cursor, to)) return fold;
-  for await (const record of log.read(fold.cursor, signal ? { signal } : {})) {
-    if (!before(record.position, to)) {
+/** Folds the log into `model` from its cursor to `to` (or the head). */
+export async function foldLog(log: EventLog, model: ReadModel, { to, signal, onProgress }: FoldOptions = {}): Promise<FoldReport> {
+  let firstInvalid: FoldReport['firstInvalid'];
+  if (to !== undefined && cursorReached(model.cursor, to)) return {};
+  const onGap = (gap: Parameters<typeof passGap>[1]) => passGap(model, gap);
+  batches: for await (const batch of log.readBatches(model.cursor, { ...(signal ? { signal } : {}), onGap })) {
+    for (const record of batch) {
       // Kafka partitions are read together: skip what lies beyond `to` here, stop once all are done.
-      if (to !== undefined && cursorReached(fold.cursor, to)) break;
-      continue;
+      if (!before(record.position, to)) continue;
+      const applied = applyRecord(model, record);
+      if (applied.kind === 'invalid') firstInvalid ??= { position: record.position, reason: applied.reason };
+      if (to !== undefined && cursorReached(model.cursor, to)) {
+        onProgress?.(model);
+        break batches;
+      }
     }
-    const decoded = decodeEvent(record.value);
-    if (decoded.ok) {
-      evolveIdempotency(fold.keys, fold.state, decoded.event);
-      if (evolve(fold.state, decoded.event).kind === 'void') fold.voidEvents += 1;
-    } else {
-      fold.invalid += 1;
-      fold.firstInvalid ??= { position: record.position, reason: decoded.reason };
-    }
-    fold.events += 1;
-    fold.cursor.set(record.position.partition, record.position.offset + 1);
-    onRecord?.(fold);
-    if (to !== undefined && cursorReached(fold.cursor, to)) break;
+    onProgress?.(model);
   }
-  return fold;
+  return firstInvalid ? { firstInvalid } : {};
 }
 
-/** SHA-256 of the canonical read model: equal for equal states, whatever the log. */
-export function stateDigest(state: ReadonlyMap<string, { name: string; tag?: string }>): string {
-  return createHash('sha256').update(canonicalState(state)).digest('hex');
+/**
+ * SHA-256 of the canonical read model (projections/canonical.ts): equal for equal states, whatever
+ * the log and the order of its partitions.
+ */
+export function stateDigest(reports: ReportTable | (ReportsView & { keys(): Iterable<string> })): string {
+  const hash = createHash('sha256');
+  if (!(reports instanceof ReportTable)) return hash.update(canonicalState(reports)).digest('hex');
+  let pending = '';
+  for (const row of reports.canonicalRows()) {
+    pending += row;
+    if (pending.length > 65_536) {
+      hash.update(pending);
+      pending = '';
+    }
+  }
+  return hash.update(pending).digest('hex');
 }

@@ -13,7 +13,9 @@ import { createMetrics } from './http/metrics.js';
 import { createOpenApiDocument } from './http/openapi.js';
 import type { EventLog } from './log/event-log.js';
 import { openEventLog } from './log/open-log.js';
-import { Projector } from './projector.js';
+import { Projector, type TrustedEvents } from './projector.js';
+import { ProjectionHealth, startHeadProbe } from './projection-health.js';
+import { createReadModel } from './read-model/read-model.js';
 import { ReportService } from './reports/service.js';
 import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
 import { loadNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
@@ -46,17 +48,15 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     }
     const snapshots = snapshotDir(config.dataDir);
     const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger });
-    if (snapshot) logger.info({ events: snapshot.events, reports: snapshot.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
-    const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger });
-    const projector = new Projector({
-      log,
-      logger,
-      ...(snapshot ? { state: snapshot.reports, keys: snapshot.keys, cursor: snapshot.cursor, events: snapshot.events } : {}),
-      snapshotEvery: config.snapshotEvery,
-      onSnapshotDue: autoSnapshot.onSnapshotDue,
-    });
+    if (snapshot) logger.info({ events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
+    const model = snapshot?.model ?? createReadModel();
+    const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
+    const health = new ProjectionHealth(config.projectionStallMs);
+    const trusted: TrustedEvents = new WeakMap();
+    const projector = new Projector({ log, logger, model, health, trusted, onApplied: autoSnapshot.onApplied, onCaughtUp: autoSnapshot.onCaughtUp });
     projector.start();
-    const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries });
+    const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
+    const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries, trusted });
     const server = await listen(app.callback(), config, logger);
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -67,6 +67,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
       projector,
       close: async () => {
         await closeServer(server, shutdownGraceMs);
+        stopProbe();
         await projector.stop();
         await autoSnapshot.idle();
         await log.close();
@@ -84,9 +85,9 @@ export async function startServer(config: Config, { logger, announce = (line) =>
  */
 export function createWiredApp(
   config: Config,
-  { log, projector, logger, tokenEntries }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[] },
+  { log, projector, logger, tokenEntries, trusted }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[]; trusted?: TrustedEvents },
 ): Koa {
-  const metrics = createMetrics({ log, projector, stallAfterMs: config.projectionStallMs });
+  const metrics = createMetrics({ log, projector, health: projector.health });
   const service = new ReportService({
     log,
     logger,
@@ -96,18 +97,18 @@ export function createWiredApp(
     newId: randomUUID,
     now: () => new Date(),
     onAppend: (ms) => metrics.observeAppend(ms / 1000),
+    ...(trusted ? { trusted } : {}),
   });
   const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
   return createApp({
     logger,
     metrics,
     service,
-    projector,
+    health: projector.health,
     log,
     auth: bearerAuth(createTokenCheck(digestsOf(tokenEntries))),
     limits,
     bodyLimitBytes: config.bodyLimitBytes,
-    stallAfterMs: config.projectionStallMs,
     openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION),
   });
 }

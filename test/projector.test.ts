@@ -49,7 +49,7 @@ projector('catches up with the history already in the log', async (context) => {
   const p = startProjector(context);
   await withTimeout(p.caughtUp(), GUARD_MS, 'caughtUp()');
   assert.ok(p.isCaughtUp());
-  assert.equal(Object.fromEntries(p.state), { 2: { name: 'b', tag: 't' }, 3: { name: 'c' } });
+  assert.equal(Object.fromEntries(p.model.reports), { 2: { name: 'b', tag: 't' }, 3: { name: 'c' } });
   assert.equal(p.progress().cursor, new Map([[0, 4]]));
   assert.is(p.progress().applied, 4);
 });
@@ -57,14 +57,14 @@ projector('catches up with the history already in the log', async (context) => {
 projector('is caught up at once on an empty log', async (context) => {
   const p = startProjector(context);
   await withTimeout(p.caughtUp(), GUARD_MS, 'caughtUp()');
-  assert.is(p.state.size, 0);
+  assert.is(p.model.reports.size, 0);
 });
 
 projector('is not caught up before it starts', async (context) => {
   await appendEvent(context.log, created('1', 'a'));
   const p = new Projector({ log: context.log, logger: memoryLogger().logger });
   assert.not.ok(p.isCaughtUp());
-  assert.is(p.state.size, 0);
+  assert.is(p.model.reports.size, 0);
 });
 
 projector('resolves waitFor with created, void and deleted as the records are applied', async (context) => {
@@ -76,7 +76,7 @@ projector('resolves waitFor with created, void and deleted as the records are ap
     outcomes.push(await withTimeout(p.waitFor(position, GUARD_MS), GUARD_MS, `waitFor(${position.offset})`));
   }
   assert.equal(outcomes, ['created', 'void', 'deleted', 'void']);
-  assert.is(p.state.has('5'), false);
+  assert.is(p.model.reports.has('5'), false);
 });
 
 projector('resolves waitFor for a position that was applied before the call', async (context) => {
@@ -84,7 +84,7 @@ projector('resolves waitFor for a position that was applied before the call', as
   const p = startProjector(context);
   await p.caughtUp();
   assert.is(await p.waitFor(position, GUARD_MS), 'created');
-  assert.equal(p.state.get('8'), { name: 'early' });
+  assert.equal(p.model.reports.get('8'), { name: 'early' });
 });
 
 projector('resolves waitFor that was called before the record was appended', async (context) => {
@@ -99,8 +99,9 @@ projector('logs its progress while it catches up with a long history', async (co
   for (let i = 0; i < 20; i += 1) await appendEvent(context.log, created(String(100 + i), `old ${i}`));
   const { logger, lines } = memoryLogger();
   let clock = 0;
-  // Each look at the clock is a second later, so the progress interval passes during the catch-up.
-  const p = new Projector({ log: context.log, logger, now: () => (clock += 1000) });
+  // Each look at the clock is three seconds later, so the progress interval passes during the
+  // catch-up (the projector looks between batches, and these 20 records are one batch).
+  const p = new Projector({ log: context.log, logger, now: () => (clock += 3000) });
   context.projector = p;
   p.start();
   await withTimeout(p.caughtUp(), GUARD_MS, 'catch-up');
@@ -146,7 +147,7 @@ projector('skips a record that is not an event, counts it and logs it', async (c
   assert.is(await p.waitFor(after, GUARD_MS), 'created');
   assert.is(p.progress().invalid, 1);
   assert.is(p.progress().applied, 3);
-  assert.equal([...p.state.keys()], ['1', '3']);
+  assert.equal([...p.model.reports.keys()], ['1', '3']);
   const warning = context.lines().find((line) => line['level'] === 40 && line['offset'] === 1);
   assert.ok(warning, JSON.stringify(context.lines()));
   assert.type(warning['reason'], 'string');
@@ -165,8 +166,8 @@ projector('records the timestamp of the last applied record', async (context) =>
   const [record] = await collect(context.log.read(new Map()));
   const p = startProjector(context);
   await p.caughtUp();
-  assert.is(p.progress().lastRecordTimestampMs, record?.timestampMs);
-  assert.type(p.progress().lastAppliedAtMs, 'number');
+  assert.is(p.health.observations().lastRecordTimestampMs, record?.timestampMs);
+  assert.type(p.health.observations().lastAppliedAtMs, 'number');
 });
 
 projector('stops following on stop(), leaving later records unapplied', async (context) => {
@@ -179,7 +180,7 @@ projector('stops following on stop(), leaving later records unapplied', async (c
   witness.start();
   assert.is(await withTimeout(witness.waitFor(position, GUARD_MS), GUARD_MS, 'the witness projector'), 'created');
   await witness.stop();
-  assert.is(p.state.size, 0);
+  assert.is(p.model.reports.size, 0);
 });
 
 projector.run();

@@ -7,9 +7,10 @@
 import { decodeEvent } from '../../projections/codec.js';
 import { loadConfig } from '../config.js';
 import { cursorTotal, type EventLog, type LogMessage } from '../log/event-log.js';
-import { openFileLogReader } from '../log/file-log.js';
+import { openFileLogReader } from '../log/file-log-reader.js';
 import { openKafkaLog } from '../log/kafka-log.js';
-import { emptyFold, foldLog, stateDigest } from '../replay.js';
+import { createReadModel, type ReadModel } from '../read-model/read-model.js';
+import { foldLog, stateDigest } from '../replay.js';
 import { formatPosition } from './positions.js';
 import { startProgress } from './progress.js';
 import { toolLogger } from './tool-log.js';
@@ -94,8 +95,8 @@ export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<numb
     progress.stop();
     if (io.signal.aborted) return 130;
     const [sourceDigest, targetDigest] = await Promise.all([
-      foldLog(source, emptyFold()).then((fold) => stateDigest(fold.state)),
-      foldLog(target, emptyFold()).then((fold) => stateDigest(fold.state)),
+      digestOf(source),
+      digestOf(target),
     ]);
     const [from, to] = names;
     const rows: [string, string][] = [
@@ -113,4 +114,10 @@ export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<numb
     await target?.close();
     await source.close();
   }
+}
+
+async function digestOf(log: EventLog): Promise<string> {
+  const model: ReadModel = createReadModel();
+  await foldLog(log, model);
+  return stateDigest(model.reports);
 }

@@ -1,7 +1,8 @@
 // `reports replay [--to POS]`: folds the history with projections/ and prints what it found,
 // ending with the state digest (equal for equal histories, on either log).
 import { loadConfig } from '../config.js';
-import { foldLog, emptyFold, stateDigest } from '../replay.js';
+import { createReadModel } from '../read-model/read-model.js';
+import { foldLog, stateDigest } from '../replay.js';
 import { formatCursor, parseCursor } from './positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger } from './tool-log.js';
@@ -30,15 +31,16 @@ export async function runReplay(parsed: ParsedCommand, io: CliIo): Promise<numbe
     for (const [partition, offset] of head) total += Math.min(offset, to?.get(partition) ?? offset);
     const progress = startProgress(io, 'replay', total);
     const started = Date.now();
-    const fold = await foldLog(log, emptyFold(), { ...(to ? { to } : {}), signal: io.signal, onRecord: (f) => progress.update(f.events) });
+    const model = createReadModel();
+    await foldLog(log, model, { ...(to ? { to } : {}), signal: io.signal, onProgress: ({ counts }) => progress.update(counts.records) });
     progress.stop();
     const summary = {
-      events: fold.events,
-      voidEvents: fold.voidEvents,
-      invalidRecords: fold.invalid,
-      liveReports: fold.state.size,
-      digest: stateDigest(fold.state),
-      position: formatCursor(fold.cursor),
+      events: model.counts.records,
+      voidEvents: model.counts.voidEvents,
+      invalidRecords: model.counts.invalid,
+      liveReports: model.reports.size,
+      digest: stateDigest(model.reports),
+      position: formatCursor(model.cursor),
       seconds: (Date.now() - started) / 1000,
     };
     if (parsed.values['json'] === true) {

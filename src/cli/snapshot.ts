@@ -1,7 +1,8 @@
 // `reports snapshot`: writes a checksummed snapshot of the read model with its position, starting
 // from the newest valid snapshot and folding only the tail. The server loads it at its next start.
 import { loadConfig } from '../config.js';
-import { emptyFold, foldLog, stateDigest } from '../replay.js';
+import { createReadModel } from '../read-model/read-model.js';
+import { foldLog, stateDigest } from '../replay.js';
 import { cursorTotal } from '../log/event-log.js';
 import { readAnchors } from '../snapshot/snapshot-anchor.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
@@ -30,20 +31,21 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
     const dir = snapshotDir(config.dataDir);
     const head = await log.head();
     const previous = await loadNewestSnapshot({ dir, log, head, logger });
-    const fold = emptyFold(previous ? { state: previous.reports, keys: previous.keys, cursor: previous.cursor, events: previous.events } : undefined);
+    const model = previous?.model ?? createReadModel();
+    const previousRecords = model.counts.records;
     const progress = startProgress(io, 'snapshot', cursorTotal(head));
-    await foldLog(log, fold, { to: head, signal: io.signal, onRecord: (f) => progress.update(f.events) });
+    await foldLog(log, model, { to: head, signal: io.signal, onProgress: ({ counts }) => progress.update(counts.records) });
     progress.stop();
     if (io.signal.aborted) return 130;
-    const anchors = await readAnchors(log, fold.cursor);
-    const path = await writeSnapshot(dir, { log: log.identity, cursor: fold.cursor, events: fold.events, createdAt: new Date().toISOString(), reports: fold.state, keys: fold.keys, anchors });
+    const anchors = await readAnchors(log, model.cursor);
+    const path = await writeSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, model });
     io.stdout.write(
       [
         `snapshot:        ${path}`,
-        `position:        ${formatCursor(fold.cursor) || '(empty log)'}`,
-        `events folded:   ${fold.events}${previous ? ` (${fold.events - previous.events} after the previous snapshot)` : ''}`,
-        `live reports:    ${fold.state.size}`,
-        `state digest:    sha256:${stateDigest(fold.state)}`,
+        `position:        ${formatCursor(model.cursor) || '(empty log)'}`,
+        `events folded:   ${model.counts.records}${previous ? ` (${model.counts.records - previousRecords} after the previous snapshot)` : ''}`,
+        `live reports:    ${model.reports.size}`,
+        `state digest:    sha256:${stateDigest(model.reports)}`,
         '',
       ].join('\n'),
     );

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { pino } from 'pino';
 import type { Config } from '../config.js';
 import type { EventLog } from '../log/event-log.js';
-import { openFileLogReader } from '../log/file-log.js';
+import { openFileLogReader } from '../log/file-log-reader.js';
 import { openKafkaLog } from '../log/kafka-log.js';
 import type { CliIo } from './usage.js';
 

@@ -3,6 +3,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { cursorLag, cursorTotal, type EventLog } from '../log/event-log.js';
 import type { Projector } from '../projector.js';
+import type { ProjectionHealth } from '../projection-health.js';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -10,7 +11,7 @@ export interface Metrics {
   observeAppend(durationSeconds: number): void;
 }
 
-export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: { log: EventLog; projector: Projector; stallAfterMs: number; now?: () => number }): Metrics {
+export function createMetrics({ log, projector, health, now = Date.now }: { log: EventLog; projector: Projector; health: ProjectionHealth; now?: () => number }): Metrics {
   const registry = new Registry();
   // Several gauges need the log head; one scrape asks the log (a Kafka admin request) only once.
   let headAsked: { atMs: number; head: Promise<ReadonlyMap<number, number>> } | undefined;
@@ -46,7 +47,7 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     help: 'Offset one past the last record applied to the read model, summed over partitions',
     registers: [registry],
     collect() {
-      this.set(cursorTotal(projector.progress().cursor));
+      this.set(cursorTotal(projector.model.cursor));
     },
   });
   new Gauge({
@@ -54,7 +55,7 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     help: 'Records in the event log not yet applied to the read model',
     registers: [registry],
     async collect() {
-      this.set(cursorLag(projector.progress().cursor, await head()));
+      this.set(cursorLag(projector.model.cursor, await head()));
     },
   });
   new Gauge({
@@ -62,8 +63,8 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     help: 'Age of the newest applied record when records wait to be applied, else 0',
     registers: [registry],
     async collect() {
-      const waiting = cursorLag(projector.progress().cursor, await head()) > 0;
-      const last = projector.progress().lastRecordTimestampMs;
+      const waiting = cursorLag(projector.model.cursor, await head()) > 0;
+      const last = health.observations().lastRecordTimestampMs;
       this.set(waiting && last !== undefined ? Math.max(0, (now() - last) / 1000) : 0);
     },
   });
@@ -89,8 +90,8 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     name: 'reports_projection_stalled',
     help: '1 when records have waited longer than REPORTS_PROJECTION_STALL_MS without the projection applying any',
     registers: [registry],
-    async collect() {
-      this.set(projector.lagAgainst(await head(), stallAfterMs).stalled ? 1 : 0);
+    collect() {
+      this.set(health.verdict().stalled ? 1 : 0);
     },
   });
   new Gauge({
@@ -98,7 +99,7 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     help: 'Live reports in the read model',
     registers: [registry],
     collect() {
-      this.set(projector.state.size);
+      this.set(projector.model.reports.size);
     },
   });
   new Counter({
@@ -107,7 +108,7 @@ export function createMetrics({ log, projector, stallAfterMs, now = Date.now }: 
     registers: [registry],
     collect() {
       this.reset();
-      this.inc(projector.progress().invalid);
+      this.inc(projector.model.counts.invalid);
     },
   });
   return {

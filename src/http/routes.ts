@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { MethodNotAllowedError, UnavailableError } from '../errors.js';
 import type { EventLog } from '../log/event-log.js';
-import type { Projector } from '../projector.js';
+import type { ProjectionHealth } from '../projection-health.js';
 import type { ReportService } from '../reports/service.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
 import { jsonRequest } from './json-request.js';
@@ -13,15 +13,14 @@ import type { FieldLimits } from './schemas.js';
 
 export interface RouteDeps {
   readonly service: ReportService;
-  readonly projector: Projector;
   readonly log: EventLog;
   readonly metrics: Metrics;
   readonly auth: Middleware;
   readonly limits: FieldLimits;
   readonly bodyLimitBytes: number;
   readonly openApiDocument: unknown;
-  /** /readyz fails when records wait this long without the projection applying any. */
-  readonly stallAfterMs: number;
+  /** Whether the projection has caught up and keeps up (/readyz). */
+  readonly health: ProjectionHealth;
 }
 
 function onlyAllow(methods: readonly string[]): Middleware {
@@ -30,7 +29,7 @@ function onlyAllow(methods: readonly string[]): Middleware {
   };
 }
 
-export function createRouter({ service, projector, log, metrics, auth, limits, bodyLimitBytes, openApiDocument, stallAfterMs }: RouteDeps): Router {
+export function createRouter({ service, log, metrics, auth, limits, bodyLimitBytes, openApiDocument, health }: RouteDeps): Router {
   // Paths are exact: /REPORTS and /reports/ are unknown paths (404), not aliases.
   const router = new Router({ sensitive: true, strict: true });
   const parseNewReport = createNewReportParser(limits);
@@ -56,12 +55,12 @@ export function createRouter({ service, projector, log, metrics, auth, limits, b
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  router.get('/readyz', async (ctx) => {
+  router.get('/readyz', (ctx) => {
     // The reason (file paths, broker addresses) goes to the server's log through the adapter, not to clients.
-    const health = log.health();
-    if (!health.available) throw new UnavailableError(`not ready: ${health.publicReason ?? 'the event log is unavailable'}`);
-    if (!projector.isCaughtUp()) throw new UnavailableError('not ready: the read model is catching up with the event log');
-    const { stalled, lagEvents } = projector.lagAgainst(await log.head(), stallAfterMs);
+    const logHealth = log.health();
+    if (!logHealth.available) throw new UnavailableError(`not ready: ${logHealth.publicReason ?? 'the event log is unavailable'}`);
+    const { caughtUp, stalled, lagEvents } = health.verdict();
+    if (!caughtUp) throw new UnavailableError('not ready: the read model is catching up with the event log');
     if (stalled) throw new UnavailableError(`not ready: the projection has stopped making progress with ${lagEvents} events waiting`);
     ctx.body = { status: 'ready' };
   });

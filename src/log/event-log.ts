@@ -63,8 +63,12 @@ export interface EventLog {
   head(): Promise<Cursor>;
   /** Yields the records from `from` up to the head seen when the read started, then ends. */
   read(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
+  /** Like `read`, several records at a time (a long fold pays one step per batch, not per record). */
+  readBatches(from: Cursor, options?: ReadOptions): AsyncIterable<readonly LogRecord[]>;
   /** Yields the records from `from` and then every new one, until the signal aborts. */
   follow(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
+  /** Like `follow`, several records at a time. */
+  followBatches(from: Cursor, options?: ReadOptions): AsyncIterable<readonly LogRecord[]>;
   /** Counters since open: records appended and the flushes (fsyncs, produce requests) that carried them. */
   stats(): LogStats;
   /**

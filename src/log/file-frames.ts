@@ -65,15 +65,17 @@ export function checkFrame(buffer: Buffer, at: number, bufferIsFileEnd: boolean)
   return { kind: 'frame', bytes: frameBytes };
 }
 
-/** Decodes a frame that `checkFrame` accepted. */
+/**
+ * Decodes a frame that `checkFrame` accepted. The value is a view into `buffer`, not a copy: a
+ * reader holding a record holds the chunk it was read with.
+ */
 export function decodeFrame(buffer: Buffer, at: number): FrameContent {
   const payloadBytes = buffer.readUInt32BE(at);
   const start = at + FRAME_HEADER_BYTES;
   const timestampMs = buffer.readDoubleBE(start);
   const keyBytes = buffer.readUInt16BE(start + 8);
   const key = buffer.toString('utf8', start + PAYLOAD_FIXED_BYTES, start + PAYLOAD_FIXED_BYTES + keyBytes);
-  // Copy the value out so a record does not pin the whole read chunk in memory.
-  const value = Buffer.from(buffer.subarray(start + PAYLOAD_FIXED_BYTES + keyBytes, start + payloadBytes));
+  const value = buffer.subarray(start + PAYLOAD_FIXED_BYTES + keyBytes, start + payloadBytes);
   return { key, value, timestampMs };
 }
 

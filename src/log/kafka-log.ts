@@ -14,6 +14,7 @@ import { KafkaHealth } from './kafka-health.js';
 import { countChanged, misplaced } from './kafka-partitions.js';
 import { cursorReached, LogUnavailableError, payloadBytes, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type LogGap, type ReadOptions } from './event-log.js';
 import { followTopic, isGap } from './kafka-follow.js';
+import { singleRecordBatches } from './record-batches.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { ensureTopic } from './kafka-topic.js';
 
@@ -228,6 +229,14 @@ class KafkaLog implements EventLog {
       options.signal?.removeEventListener('abort', onAbort);
       stop.abort();
     }
+  }
+
+  readBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
+    return singleRecordBatches(this.read(from, options));
+  }
+
+  followBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
+    return singleRecordBatches(this.follow(from, options));
   }
 
   async *follow(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {

@@ -1,6 +1,6 @@
 // The command side's decisions, pure: given the projected state and a request, what to do.
-import type { KeyedAnswer, KeyedRequest, RequestFingerprint } from '../../projections/idempotency.js';
-import type { StoredReport } from '../../projections/reports.js';
+import type { KeyedOutcome, KeyedRequest, RequestFingerprint } from '../../projections/idempotency.js';
+import type { ReportsView, StoredReport } from '../../projections/reports.js';
 
 export interface CreateCommand {
   /** Canonical decimal form of the int64 id. */
@@ -21,21 +21,21 @@ export function sameReport(report: StoredReport, command: CreateCommand): boolea
 }
 
 /** A create of an existing id with the same body is a retry and changes nothing; another body conflicts. */
-export function decideCreate(state: ReadonlyMap<string, StoredReport>, command: CreateCommand): CreateDecision {
+export function decideCreate(state: ReportsView, command: CreateCommand): CreateDecision {
   const existing = state.get(command.id);
   if (existing === undefined) return { kind: 'append' };
   return sameReport(existing, command) ? { kind: 'unchanged', report: existing } : { kind: 'conflict', existing };
 }
 
-export function decideDelete(state: ReadonlyMap<string, StoredReport>, id: string): DeleteDecision {
+export function decideDelete(state: ReportsView, id: string): DeleteDecision {
   return state.has(id) ? { kind: 'append' } : { kind: 'not-found' };
 }
 
-export type KeyDecision = { readonly kind: 'new' } | { readonly kind: 'replay'; readonly answer: KeyedAnswer } | { readonly kind: 'mismatch' };
+export type KeyDecision = { readonly kind: 'new' } | { readonly kind: 'replay'; readonly outcome: KeyedOutcome } | { readonly kind: 'mismatch' };
 
 /** A key seen before answers as it did then, but only for the same request; another request is refused (422). */
 export function decideKey(keys: ReadonlyMap<string, KeyedRequest>, key: string | undefined, fingerprint: RequestFingerprint): KeyDecision {
   const seen = key === undefined ? undefined : keys.get(key);
   if (seen === undefined) return { kind: 'new' };
-  return seen.fingerprint === fingerprint ? { kind: 'replay', answer: seen.answer } : { kind: 'mismatch' };
+  return seen.fingerprint === fingerprint ? { kind: 'replay', outcome: seen.outcome } : { kind: 'mismatch' };
 }

@@ -7,7 +7,7 @@ import type { StoredReport } from '../../projections/reports.js';
 import { createFingerprint } from '../../projections/idempotency.js';
 import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
 import { LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
-import { ProjectionTimeoutError, type Outcome, type Projector } from '../projector.js';
+import { ProjectionTimeoutError, type Outcome, type Projector, type TrustedEvents } from '../projector.js';
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';
@@ -19,6 +19,8 @@ export interface ReportServiceOptions extends EnvelopeContext {
   readonly logger: Logger;
   /** Called with the duration of every successful append (metrics). */
   readonly onAppend?: (durationMs: number) => void;
+  /** Where the values this service appends are registered with their events, for the projector. */
+  readonly trusted?: TrustedEvents;
 }
 
 class DeadlineExceeded extends Error {}
@@ -38,7 +40,7 @@ export class ReportService {
     const fingerprint = createFingerprint(id, name, tag);
     return this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
-      const keyed = decideKey(this.options.projector.keys, idempotencyKey, fingerprint);
+      const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return createAnswer(id, keyed);
       let decision = decideCreate(state, command);
       // An answer that writes nothing must not come from state older than the request.
@@ -47,7 +49,7 @@ export class ReportService {
       if (decision.kind === 'conflict') throw conflict(id);
       const data = { id, name, ...(tag === undefined ? {} : { tag }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
       await this.write(reportCreated(this.options, data), deadline);
-      if (idempotencyKey !== undefined) return createAnswer(id, decideKey(this.options.projector.keys, idempotencyKey, fingerprint));
+      if (idempotencyKey !== undefined) return createAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
       // Another instance may have created the id first; the fold of the shared log decides.
       const projected = state.get(id);
       if (projected !== undefined && sameReport(projected, command)) return projected;
@@ -60,12 +62,12 @@ export class ReportService {
     const fingerprint = createFingerprint(id);
     return this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
-      const keyed = decideKey(this.options.projector.keys, idempotencyKey, fingerprint);
+      const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
       const notThere = () => decideDelete(state, id).kind === 'not-found';
       if (notThere() && (!(await this.caughtUpWith(id, deadline)) || notThere())) throw notFound(id);
       const outcome = await this.write(reportDeleted(this.options, idempotencyKey === undefined ? { id } : { id, idempotencyKey }), deadline);
-      if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.keys, idempotencyKey, fingerprint));
+      if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
       // Void: another instance deleted it between our decision and our append.
       if (outcome === 'void') throw notFound(id);
     });
@@ -89,14 +91,17 @@ export class ReportService {
   private readyState(deadline: number) {
     if (Date.now() >= deadline) throw new UnavailableError('the request waited too long behind others for the same report; retry');
     if (!this.options.projector.isCaughtUp()) throw new UnavailableError('the read model is still catching up with the event log; retry shortly');
-    return this.options.projector.state;
+    return this.options.projector.model.reports;
   }
 
   private async write(event: ReportEvent, deadline: number): Promise<Outcome> {
     const started = Date.now();
     try {
       const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
-      const [position] = await abortable(this.options.log.append([{ key: event.subject, value: encodeEvent(event) }], { signal }), signal);
+      const value = encodeEvent(event);
+      // The projector folds this very buffer, when the log hands it back from memory, without decoding it.
+      this.options.trusted?.set(value, event);
+      const [position] = await abortable(this.options.log.append([{ key: event.subject, value }], { signal }), signal);
       this.options.onAppend?.(Date.now() - started);
       return await this.options.projector.waitFor(position as LogPosition, Math.max(1, deadline - Date.now()));
     } catch (error) {
@@ -134,16 +139,16 @@ function keyMismatch(): UnprocessableError {
 
 function createAnswer(id: string, decision: KeyDecision): StoredReport {
   if (decision.kind === 'mismatch' || decision.kind === 'new') throw keyMismatch();
-  const { answer } = decision;
-  if (answer.status === 200) return answer.report;
-  if (answer.status === 409) throw conflict(id);
+  const { outcome } = decision;
+  if (outcome.kind === 'created' || outcome.kind === 'unchanged') return outcome.report;
+  if (outcome.kind === 'conflict') throw conflict(id);
   throw keyMismatch();
 }
 
 function deleteAnswer(id: string, decision: KeyDecision): void {
   if (decision.kind === 'mismatch' || decision.kind === 'new') throw keyMismatch();
-  if (decision.answer.status === 404) throw notFound(id);
-  if (decision.answer.status !== 204) throw keyMismatch();
+  if (decision.outcome.kind === 'not-found') throw notFound(id);
+  if (decision.outcome.kind !== 'deleted') throw keyMismatch();
 }
 
 function conflict(id: string): ConflictError {

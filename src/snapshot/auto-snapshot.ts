@@ -1,25 +1,48 @@
-// The server's own snapshots: every N applied records the read model is encoded at once (the
-// maps change with the next record), its anchors read from the log, and written in the background;
-// one write at a time.
+// The server's own snapshots: one when the read model has caught up after folding many records
+// at start (none during the catch-up), then one every `every` records applied. The read model is
+// encoded at once (it changes with the next record), the anchors of that cursor read from the log,
+// and the file written in the background; one write at a time.
 import type { Logger } from 'pino';
 import type { EventLog } from '../log/event-log.js';
-import type { Projector } from '../projector.js';
+import type { ReadModel } from '../read-model/read-model.js';
 import { readAnchors } from './snapshot-anchor.js';
-import { detachSnapshot } from './snapshot-format.js';
-import { writeSnapshot } from './snapshot-store.js';
+import { encodeModel } from './snapshot-format.js';
+import { writeEncodedSnapshot } from './snapshot-store.js';
 
-export function createAutoSnapshot({ dir, log, logger }: { dir: string; log: EventLog; logger: Logger }): { onSnapshotDue: (projector: Projector) => void; idle: () => Promise<void> } {
+export interface AutoSnapshot {
+  /** Records were applied (after the catch-up, every `every` records make a snapshot). */
+  onApplied(records: number): void;
+  /** The catch-up at start is done: a snapshot now if it folded at least `every` records. */
+  onCaughtUp(): void;
+  idle(): Promise<void>;
+}
+
+export function createAutoSnapshot({ dir, log, logger, model, every }: { dir: string; log: EventLog; logger: Logger; model: ReadModel; every: number }): AutoSnapshot {
   let writing: Promise<void> | undefined;
-  return {
-    onSnapshotDue(projector) {
-      if (writing) return;
-      const view = detachSnapshot(projector.snapshotView());
-      writing = readAnchors(log, view.cursor).then((anchors) => writeSnapshot(dir, { ...view, anchors })).then(
-        (path) => logger.info({ path, events: view.events, reports: view.reports.size }, 'wrote a snapshot of the read model'),
+  let caughtUp = false;
+  let sinceSnapshot = 0;
+  const write = () => {
+    if (writing) return;
+    sinceSnapshot = 0;
+    const encoded = encodeModel(model);
+    writing = readAnchors(log, encoded.cursor)
+      .then((anchors) => writeEncodedSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors }, encoded))
+      .then(
+        (path) => logger.info({ path, events: encoded.counts.records, reports: model.reports.size }, 'wrote a snapshot of the read model'),
         (error: unknown) => logger.warn({ err: error }, 'could not write a snapshot'),
-      ).finally(() => {
+      )
+      .finally(() => {
         writing = undefined;
       });
+  };
+  return {
+    onApplied(records) {
+      sinceSnapshot += records;
+      if (caughtUp && every > 0 && sinceSnapshot >= every) write();
+    },
+    onCaughtUp() {
+      caughtUp = true;
+      if (every > 0 && sinceSnapshot >= every) write();
     },
     idle: async () => {
       await writing;

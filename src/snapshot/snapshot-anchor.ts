@@ -6,7 +6,7 @@
 // stop once every partition has shown its first record.
 import { createHash } from 'node:crypto';
 import type { Cursor, EventLog, LogMessage } from '../log/event-log.js';
-import type { Anchors, StoredSnapshot } from './snapshot-format.js';
+import type { Anchors, Snapshot } from './snapshot-format.js';
 
 export function recordDigest({ key, value }: LogMessage): string {
   return createHash('sha256').update(key).update('\0').update(value).digest('hex').slice(0, 32);
@@ -36,12 +36,12 @@ export async function readAnchors(log: Pick<EventLog, 'head' | 'read'>, cursor: 
 }
 
 /** Why the snapshot does not belong to this history, or undefined when its anchors match the log. */
-export async function anchorMismatch(log: Pick<EventLog, 'head' | 'read'>, snapshot: Pick<StoredSnapshot, 'cursor' | 'anchors'>): Promise<string | undefined> {
-  const actual = await readAnchors(log, snapshot.cursor);
+export async function anchorMismatch(log: Pick<EventLog, 'head' | 'read'>, { model: { cursor }, anchors }: Pick<Snapshot, 'model' | 'anchors'>): Promise<string | undefined> {
+  const actual = await readAnchors(log, cursor);
   for (const [partition, digest] of actual) {
-    const expected = snapshot.anchors.get(partition);
+    const expected = anchors.get(partition);
     if (expected !== digest) {
-      const position = `${partition}:${(snapshot.cursor.get(partition) ?? 0) - 1}`;
+      const position = `${partition}:${(cursor.get(partition) ?? 0) - 1}`;
       return expected === undefined ? `it records no anchor for partition ${partition}` : `the record at ${position} is not the one it folded`;
     }
   }

@@ -1,25 +1,22 @@
-// The snapshot file format: two lines, the SHA-256 (hex) of the second line, then the body as
-// JSON. A file whose checksum does not match is never trusted.
+// The snapshot file format (3): binary, versioned, checksummed, written as a stream.
+//   magic "RSSNAP\0\3" | u32 length + UTF-8 JSON meta (log, cursor, counts, createdAt, anchors)
+//   | the reports table (report-table.ts) | u32 length + UTF-8 JSON idempotency keys | SHA-256 of
+//   everything before it (32 bytes)
+// A file whose checksum does not match is never trusted; one whose checksum matches is still
+// checked for shape, since a checksum only proves that some writer wrote it. Format 2 (a JSON
+// file, written by earlier versions) is recognised and ignored: the server folds the log instead.
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { IdempotencyState, KeyedAnswer } from '../../projections/idempotency.js';
-import type { ReportsState, StoredReport } from '../../projections/reports.js';
+import type { IdempotencyState, KeyedOutcome } from '../../projections/idempotency.js';
+import { BytesIn, BytesOut } from '../read-model/bytes.js';
 import type { Cursor } from '../log/event-log.js';
+import { createReadModel, type FoldCounts, type ReadModel } from '../read-model/read-model.js';
+import { readReportTable, writeReportTable } from '../read-model/report-table.js';
 
-// Format 2 added `anchors`; a format-1 snapshot cannot be checked against the log and is ignored.
-export const SNAPSHOT_FORMAT = 2 as const;
-
-export interface Snapshot {
-  /** Which log the positions belong to (`EventLog.identity`). */
-  readonly log: string;
-  readonly cursor: Cursor;
-  /** Records folded to reach this state. */
-  readonly events: number;
-  readonly createdAt: string;
-  readonly reports: ReportsState;
-  readonly keys: IdempotencyState;
-}
+export const SNAPSHOT_FORMAT = 3 as const;
+export const SNAPSHOT_MAGIC = Buffer.from('RSSNAP\u0000\u0003', 'latin1');
+const CHECKSUM_BYTES = 32;
 
 /**
  * Per partition with records folded: a digest of the last record folded (the one at cursor - 1),
@@ -28,87 +25,112 @@ export interface Snapshot {
  */
 export type Anchors = ReadonlyMap<number, string | null>;
 
-export interface StoredSnapshot extends Snapshot {
+export interface Snapshot {
+  /** Which log the positions belong to (`EventLog.identity`). */
+  readonly log: string;
+  readonly createdAt: string;
   readonly anchors: Anchors;
+  /** The read model at the snapshot's cursor. */
+  readonly model: ReadModel;
 }
 
-// The body's shape, checked before anything in it is used: a checksum only proves the file is
-// what some writer wrote, not that it is a snapshot.
-const ReportRow = Type.Union([Type.Tuple([Type.String(), Type.String()]), Type.Tuple([Type.String(), Type.String(), Type.String()])]);
-const Status = Type.Union([Type.Literal(200), Type.Literal(204), Type.Literal(404), Type.Literal(409)]);
-const KeyRow = Type.Union([
-  Type.Tuple([Type.String(), Type.String(), Status]),
-  Type.Tuple([Type.String(), Type.String(), Type.Literal(200), Type.String()]),
-  Type.Tuple([Type.String(), Type.String(), Type.Literal(200), Type.String(), Type.String()]),
-]);
-const Body = Type.Object({
-  format: Type.Literal(SNAPSHOT_FORMAT),
+const Meta = Type.Object({
   log: Type.String(),
-  cursor: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Integer({ minimum: 0 })])),
-  events: Type.Integer({ minimum: 0 }),
   createdAt: Type.String(),
-  reports: Type.Array(ReportRow),
-  keys: Type.Array(KeyRow),
+  cursor: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Integer({ minimum: 0 })])),
+  counts: Type.Object({ records: Type.Integer({ minimum: 0 }), voidEvents: Type.Integer({ minimum: 0 }), invalid: Type.Integer({ minimum: 0 }) }),
   anchors: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Union([Type.String(), Type.Null()])])),
 });
-type Body = Static<typeof Body>;
-type ReportRow = Static<typeof ReportRow>;
+type Meta = Static<typeof Meta>;
+const checkMeta = TypeCompiler.Compile(Meta);
+
+const Outcome = Type.Union([Type.Literal('created'), Type.Literal('unchanged'), Type.Literal('conflict'), Type.Literal('deleted'), Type.Literal('not-found')]);
+// [key, fingerprint, outcome] or, for created/unchanged, [key, fingerprint, outcome, name] / [..., name, tag]
+const KeyRow = Type.Union([
+  Type.Tuple([Type.String(), Type.String(), Outcome]),
+  Type.Tuple([Type.String(), Type.String(), Outcome, Type.String()]),
+  Type.Tuple([Type.String(), Type.String(), Outcome, Type.String(), Type.String()]),
+]);
+const checkKeys = TypeCompiler.Compile(Type.Array(KeyRow));
 type KeyRow = Static<typeof KeyRow>;
-const checkBody = TypeCompiler.Compile(Body);
 
-function reportRow(id: string, { name, tag }: StoredReport): ReportRow {
-  return tag === undefined ? [id, name] : [id, name, tag];
+function keyRow(key: string, fingerprint: string, outcome: KeyedOutcome): KeyRow {
+  if (outcome.kind !== 'created' && outcome.kind !== 'unchanged') return [key, fingerprint, outcome.kind];
+  const { name, tag } = outcome.report;
+  return tag === undefined ? [key, fingerprint, outcome.kind, name] : [key, fingerprint, outcome.kind, name, tag];
 }
 
-/** A copy of the view that later records cannot change (the projector's maps are live). */
-export function detachSnapshot(snapshot: Snapshot): Snapshot {
-  return { ...snapshot, cursor: new Map(snapshot.cursor), reports: new Map(snapshot.reports), keys: new Map(snapshot.keys) };
+function outcomeOf([, , kind, name, tag]: KeyRow): KeyedOutcome {
+  if (kind !== 'created' && kind !== 'unchanged') return { kind };
+  if (name === undefined) throw new RangeError(`a ${kind} idempotency outcome without its report`);
+  return { kind, report: tag === undefined ? { name } : { name, tag } };
 }
 
-export function encodeSnapshot(snapshot: StoredSnapshot): Buffer {
-  const body: Body = {
-    format: SNAPSHOT_FORMAT,
-    log: snapshot.log,
-    cursor: [...snapshot.cursor],
-    events: snapshot.events,
-    createdAt: snapshot.createdAt,
-    reports: [...snapshot.reports].map(([id, report]) => reportRow(id, report)),
-    keys: [...snapshot.keys].map(([key, { fingerprint, answer }]): KeyRow => {
-      if (answer.status !== 200) return [key, fingerprint, answer.status];
-      const [, name, tag] = reportRow('', answer.report);
-      return tag === undefined ? [key, fingerprint, 200, name] : [key, fingerprint, 200, name, tag];
-    }),
-    anchors: [...snapshot.anchors],
-  };
-  const text = JSON.stringify(body);
-  return Buffer.from(`${createHash('sha256').update(text).digest('hex')}\n${text}\n`, 'utf8');
+/** The read model encoded at one moment: what a snapshot file holds besides its header. */
+export interface EncodedModel {
+  readonly cursor: Cursor;
+  readonly counts: FoldCounts;
+  /** The reports and idempotency-key sections. */
+  readonly sections: readonly Buffer[];
 }
 
-export type Decoded = { readonly ok: true; readonly snapshot: StoredSnapshot } | { readonly ok: false; readonly reason: string };
+/** Encodes the model at once, synchronously: the model may change as soon as this returns. */
+export function encodeModel(model: ReadModel): EncodedModel {
+  const sections: Buffer[] = [];
+  const out = new BytesOut((bytes) => sections.push(bytes));
+  writeReportTable(model.reports, out);
+  out.text(JSON.stringify([...model.keys].map(([key, { fingerprint, outcome }]) => keyRow(key, fingerprint, outcome))));
+  out.flush();
+  return { cursor: new Map(model.cursor), counts: { ...model.counts }, sections };
+}
+
+/** The snapshot file's bytes, in order: magic, meta, the model's sections, the checksum. */
+export function snapshotFile({ log, createdAt, anchors }: Omit<Snapshot, 'model'>, encoded: EncodedModel): Buffer[] {
+  const head: Buffer[] = [];
+  const out = new BytesOut((bytes) => head.push(bytes));
+  out.bytes(SNAPSHOT_MAGIC);
+  const meta: Meta = { log, createdAt, cursor: [...encoded.cursor], counts: { ...encoded.counts }, anchors: [...anchors] };
+  out.text(JSON.stringify(meta));
+  out.flush();
+  const hash = createHash('sha256');
+  const chunks = [...head, ...encoded.sections];
+  for (const chunk of chunks) hash.update(chunk);
+  return [...chunks, hash.digest()];
+}
+
+/** The whole snapshot as one buffer (tests and small models). */
+export function encodeSnapshot(snapshot: Snapshot): Buffer {
+  return Buffer.concat(snapshotFile(snapshot, encodeModel(snapshot.model)));
+}
+
+export type Decoded = { readonly ok: true; readonly snapshot: Snapshot } | { readonly ok: false; readonly reason: string };
+
+/** Whether `file` is a JSON snapshot of format 1 or 2, written by earlier versions. */
+function isJsonSnapshot(file: Buffer): boolean {
+  return file.length > 65 && file[64] === 0x0a && /^[0-9a-f]{64}$/.test(file.toString('latin1', 0, 64));
+}
 
 export function decodeSnapshot(file: Buffer): Decoded {
-  const text = file.toString('utf8');
-  const newline = text.indexOf('\n');
-  const checksum = text.slice(0, newline);
-  const bodyText = text.slice(newline + 1).replace(/\n$/, '');
-  if (newline !== 64 || createHash('sha256').update(bodyText).digest('hex') !== checksum) return { ok: false, reason: 'checksum mismatch' };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(bodyText);
-  } catch {
-    return { ok: false, reason: 'body is not JSON' };
-  }
-  const format = (parsed as { format?: unknown } | null)?.format;
-  if (format === 1) return { ok: false, reason: 'format 1 (an older version) records no anchor to check it against the log' };
+  if (isJsonSnapshot(file)) return { ok: false, reason: 'format 2 (JSON, an earlier version): the log is folded instead, and a new snapshot written' };
+  if (file.length < SNAPSHOT_MAGIC.length + CHECKSUM_BYTES || !file.subarray(0, SNAPSHOT_MAGIC.length - 1).equals(SNAPSHOT_MAGIC.subarray(0, -1))) return { ok: false, reason: 'not a snapshot (bad magic bytes)' };
+  const format = file[SNAPSHOT_MAGIC.length - 1];
   if (format !== SNAPSHOT_FORMAT) return { ok: false, reason: `unknown format ${String(format)}` };
-  if (!checkBody.Check(parsed)) return { ok: false, reason: `body has the wrong shape at ${checkBody.Errors(parsed).First()?.path ?? '/'}` };
-  const body = parsed;
-  const reports: ReportsState = new Map(body.reports.map(([id, name, tag]) => [id, tag === undefined ? { name } : { name, tag }]));
-  const keys: IdempotencyState = new Map(
-    body.keys.map(([key, fingerprint, status, name, tag]) => {
-      const answer: KeyedAnswer = status === 200 ? { status, report: tag === undefined ? { name: name ?? '' } : { name: name ?? '', tag } } : { status };
-      return [key, { fingerprint, answer }];
-    }),
-  );
-  return { ok: true, snapshot: { log: body.log, cursor: new Map(body.cursor), events: body.events, createdAt: body.createdAt, reports, keys, anchors: new Map(body.anchors) } };
+  const body = file.subarray(0, file.length - CHECKSUM_BYTES);
+  if (!createHash('sha256').update(body).digest().equals(file.subarray(body.length))) return { ok: false, reason: 'checksum mismatch' };
+  try {
+    const input = new BytesIn(body);
+    input.position = SNAPSHOT_MAGIC.length;
+    const meta: unknown = JSON.parse(input.text());
+    if (!checkMeta.Check(meta)) return { ok: false, reason: `the meta data has the wrong shape at ${checkMeta.Errors(meta).First()?.path ?? '/'}` };
+    const reports = readReportTable(input);
+    const rows: unknown = JSON.parse(input.text());
+    if (!checkKeys.Check(rows)) return { ok: false, reason: `the idempotency keys have the wrong shape at ${checkKeys.Errors(rows).First()?.path ?? '/'}` };
+    if (!input.done) return { ok: false, reason: 'bytes follow the last section' };
+    const keys: IdempotencyState = new Map(rows.map((row) => [row[0], { fingerprint: row[1], outcome: outcomeOf(row) }]));
+    const model = createReadModel({ reports, keys, cursor: new Map(meta.cursor), counts: meta.counts });
+    return { ok: true, snapshot: { log: meta.log, createdAt: meta.createdAt, anchors: new Map(meta.anchors), model } };
+  } catch (error) {
+    if (error instanceof RangeError || error instanceof SyntaxError) return { ok: false, reason: `malformed: ${error.message}` };
+    throw error;
+  }
 }

@@ -8,22 +8,33 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { cursorReached, cursorTotal, type Cursor, type EventLog } from '../log/event-log.js';
 import { anchorMismatch } from './snapshot-anchor.js';
-import { decodeSnapshot, encodeSnapshot, type StoredSnapshot } from './snapshot-format.js';
+import { decodeSnapshot, encodeModel, snapshotFile, type EncodedModel, type Snapshot } from './snapshot-format.js';
 
 const KEEP = 3;
-const NAME = /^snapshot-(\d{16})\.json$/;
+/** `.snap` files are format 3; `.json` ones were written by earlier versions (recognised, not used). */
+const NAME = /^snapshot-(\d{16})\.(snap|json)$/;
 
 export function snapshotDir(dataDir: string): string {
   return join(dataDir, 'snapshots');
 }
 
-export async function writeSnapshot(dir: string, snapshot: StoredSnapshot, encoded: Buffer = encodeSnapshot(snapshot)): Promise<string> {
+/** Writes the snapshot (the model encoded now) and returns the file's path once it is durably in place. */
+export function writeSnapshot(dir: string, snapshot: Snapshot): Promise<string> {
+  return writeEncodedSnapshot(dir, snapshot, encodeModel(snapshot.model));
+}
+
+/** Writes a model encoded earlier (the server encodes, then reads the anchors of that cursor). */
+export function writeEncodedSnapshot(dir: string, header: Omit<Snapshot, 'model'>, encoded: EncodedModel): Promise<string> {
+  return writeSnapshotChunks(dir, cursorTotal(encoded.cursor), snapshotFile(header, encoded));
+}
+
+async function writeSnapshotChunks(dir: string, position: number, chunks: readonly Buffer[]): Promise<string> {
   await ensurePrivateDir(dir);
-  const path = join(dir, `snapshot-${String(cursorTotal(snapshot.cursor)).padStart(16, '0')}.json`);
+  const path = join(dir, `snapshot-${String(position).padStart(16, '0')}.snap`);
   const temporary = `${path}.${process.pid}.tmp`;
   const file = await open(temporary, 'w', PRIVATE_FILE_MODE);
   try {
-    await file.writeFile(encoded);
+    for (const chunk of chunks) await file.write(chunk);
     await file.sync();
   } finally {
     await file.close();
@@ -54,7 +65,7 @@ export interface LoadOptions {
   readonly logger: Logger;
 }
 
-export async function loadNewestSnapshot({ dir, log, head, logger }: LoadOptions): Promise<StoredSnapshot | undefined> {
+export async function loadNewestSnapshot({ dir, log, head, logger }: LoadOptions): Promise<Snapshot | undefined> {
   const logIdentity = log.identity;
   for (const name of await snapshotNames(dir)) {
     const path = join(dir, name);
@@ -68,7 +79,7 @@ export async function loadNewestSnapshot({ dir, log, head, logger }: LoadOptions
       logger.warn({ path, snapshotLog: snapshot.log, log: logIdentity }, 'ignored a snapshot of another log');
       continue;
     }
-    if (!cursorReached(head, snapshot.cursor)) {
+    if (!cursorReached(head, snapshot.model.cursor)) {
       logger.warn({ path }, 'ignored a snapshot that lies beyond the head of the log (was the log replaced?)');
       continue;
     }

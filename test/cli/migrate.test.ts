@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { LogRecord } from '../../src/log/event-log.js';
-import { openFileLogReader } from '../../src/log/file-log.js';
+import { openFileLogReader } from '../../src/log/file-log-reader.js';
 import { collect } from '../helpers/async.js';
 import { lines, reports, replaySummary } from '../helpers/cli.js';
 import { created } from '../helpers/events.js';
@@ -128,7 +128,7 @@ withKafka('reports migrate', (brokers) => {
     const server = await startTestServer(kafkaEnv(brokers, topic));
     try {
       const { live, removed, keyedRemoved } = context.history;
-      assert.is(server.projector.state.size, 4);
+      assert.is(server.projector.model.reports.size, 4);
       assert.is((await postReport(server, live, 'another name')).status, 409);
       const same = await postReport(server, live, 'report 0', 'even');
       assert.is(same.status, 200);

@@ -5,7 +5,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openFileLogReader } from '../../src/log/file-log.js';
+import { openFileLogReader } from '../../src/log/file-log-reader.js';
 import { stateDigest } from '../../src/replay.js';
 import { decodeSnapshot } from '../../src/snapshot/snapshot-format.js';
 import { snapshotDir, writeSnapshot } from '../../src/snapshot/snapshot-store.js';
@@ -14,11 +14,12 @@ import { lines, reports, replaySummary } from '../helpers/cli.js';
 import { created, deleted } from '../helpers/events.js';
 import { appendToFileLog, flipByte } from '../helpers/file-history.js';
 import { kafkaEnv, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
+import { testSnapshot } from '../helpers/snapshots.js';
 import { memoryLogger, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 import { deleteReport, idSource, postReport } from '../http/requests.js';
 
 const nextId = idSource();
-const snapshotName = (records: number) => `snapshot-${String(records).padStart(16, '0')}.json`;
+const snapshotName = (records: number) => `snapshot-${String(records).padStart(16, '0')}.snap`;
 
 async function fileLogIdentity(dataDir: string): Promise<string> {
   const log = await openFileLogReader({ dir: dataDir, logger: memoryLogger().logger });
@@ -27,7 +28,7 @@ async function fileLogIdentity(dataDir: string): Promise<string> {
 }
 
 async function snapshotFiles(dataDir: string): Promise<string[]> {
-  return (await readdir(snapshotDir(dataDir)).catch(() => [] as string[])).filter((name) => name.endsWith('.json')).sort();
+  return (await readdir(snapshotDir(dataDir)).catch(() => [] as string[])).filter((name) => name.endsWith('.snap')).sort();
 }
 
 /** Creates `count` reports through `server` and deletes the first; returns the ids. */
@@ -50,7 +51,7 @@ async function expectRestart(dataDir: string, { applied, warning }: { applied: n
   const server = await startTestServer(env, { dataDir });
   try {
     assert.is(server.projector.progress().applied, applied, 'records folded at start');
-    assert.is(stateDigest(server.projector.state), (await replaySummary({ ...env, REPORTS_DATA_DIR: dataDir })).digest, 'read model against a full replay');
+    assert.is(stateDigest(server.projector.model.reports), (await replaySummary({ ...env, REPORTS_DATA_DIR: dataDir })).digest, 'read model against a full replay');
     const warnings = server.logLines().filter((line) => line['level'] === 40).map((line) => String(line['msg']));
     if (warning) assert.ok(warnings.some((msg) => warning.test(msg)), `a warning matching ${warning}; got ${JSON.stringify(warnings)}`);
     else assert.equal(warnings, []);
@@ -76,9 +77,9 @@ file('writes a checksummed snapshot of the whole log under <data dir>/snapshots 
   assert.equal(lines(stdout), [`snapshot:        ${path}`, 'position:        0:4', 'events folded:   4', 'live reports:    2', `state digest:    sha256:${digest}`]);
   const decoded = decodeSnapshot(await readFile(path));
   assert.ok(decoded.ok);
-  assert.equal([decoded.snapshot.log, decoded.snapshot.cursor, decoded.snapshot.events], [await fileLogIdentity(dir), new Map([[0, 4]]), 4]);
+  assert.equal([decoded.snapshot.log, decoded.snapshot.model.cursor, decoded.snapshot.model.counts.records], [await fileLogIdentity(dir), new Map([[0, 4]]), 4]);
   assert.match(decoded.snapshot.log, /^file:events\.log#[0-9a-f]{8}$/);
-  assert.equal(decoded.snapshot.reports, new Map([['2', { name: 'b', tag: 'x' }], ['3', { name: 'c' }]]));
+  assert.equal(new Map(decoded.snapshot.model.reports), new Map([['2', { name: 'b', tag: 'x' }], ['3', { name: 'c' }]]));
 });
 
 file('runs beside a running server, which keeps writing', async ({ dir }) => {
@@ -135,13 +136,13 @@ file('an older valid snapshot is used when the newest is corrupt', async ({ dir 
 file('a snapshot of another log is ignored with a warning', async ({ dir }) => {
   await appendToFileLog(dir, [created('1', 'a'), created('2', 'b')]);
   const foreign = new Map([['99', { name: 'from elsewhere' }]]);
-  await writeSnapshot(snapshotDir(dir), { log: 'kafka:some-cluster/reports.events', cursor: new Map([[0, 1]]), events: 1, createdAt: new Date().toISOString(), reports: foreign, keys: new Map(), anchors: new Map() });
+  await writeSnapshot(snapshotDir(dir), testSnapshot({ log: 'kafka:some-cluster/reports.events', cursor: new Map([[0, 1]]), events: 1, createdAt: new Date().toISOString(), reports: foreign, keys: new Map(), anchors: new Map() }));
   await expectRestart(dir, { applied: 2, warning: /snapshot of another log/ });
 });
 
 file('a snapshot beyond the head of the log is ignored with a warning', async ({ dir }) => {
   await appendToFileLog(dir, [created('1', 'a'), created('2', 'b')]);
-  await writeSnapshot(snapshotDir(dir), { log: await fileLogIdentity(dir), cursor: new Map([[0, 50]]), events: 50, createdAt: new Date().toISOString(), reports: new Map([["99", { name: "ghost" }]]), keys: new Map(), anchors: new Map() });
+  await writeSnapshot(snapshotDir(dir), testSnapshot({ log: await fileLogIdentity(dir), cursor: new Map([[0, 50]]), events: 50, createdAt: new Date().toISOString(), reports: new Map([["99", { name: "ghost" }]]), keys: new Map(), anchors: new Map() }));
   await expectRestart(dir, { applied: 2, warning: /beyond the head/ });
 });
 
@@ -175,7 +176,7 @@ file('the server writes a snapshot by itself every REPORTS_SNAPSHOT_EVERY record
   assert.equal(await snapshotFiles(dir), [snapshotName(5), snapshotName(10)]);
   const decoded = decodeSnapshot(await readFile(join(snapshotDir(dir), snapshotName(10))));
   assert.ok(decoded.ok);
-  assert.equal([decoded.snapshot.cursor, decoded.snapshot.events], [new Map([[0, 10]]), 10]);
+  assert.equal([decoded.snapshot.model.cursor, decoded.snapshot.model.counts.records], [new Map([[0, 10]]), 10]);
   await expectRestart(dir, { applied: 2 }, env);
 });
 

@@ -29,8 +29,8 @@ withKafka('consumer example', (brokers) => {
       }
       for (let id = 1; id <= 30; id += 4) assert.is((await server.request(`/reports/${id}`, { method: 'DELETE' })).status, 204);
       const { reports, digest } = await foldTopic([brokers], topic);
-      assert.is(reports.size, server.projector.state.size);
-      assert.is(digest, stateDigest(server.projector.state));
+      assert.is(reports.size, server.projector.model.reports.size);
+      assert.is(digest, stateDigest(server.projector.model.reports));
     } finally {
       await server.dispose();
     }

@@ -89,7 +89,7 @@ withKafka('broker faults', () => {
   faults('no write answered 200 is lost: a fresh instance folds every one of them', async ({ broker, topic, acknowledged }) => {
     const fresh = await startKafkaServer(broker.brokers, {}, topic);
     try {
-      for (const [id, name] of acknowledged) assert.equal(fresh.projector.state.get(String(id)), { name }, `report ${id}`);
+      for (const [id, name] of acknowledged) assert.equal(fresh.projector.model.reports.get(String(id)), { name }, `report ${id}`);
       const retried = await fresh.request('/reports', { method: 'POST', json: body(1, 'before 1') });
       assert.is(retried.status, 200);
     } finally {

@@ -51,7 +51,7 @@ withKafka('fresh answers', (brokers) => {
       assert.is((await b.request('/reports', { method: 'POST', json: json(id, 'again') })).status, 200);
     });
     await caughtUp(a);
-    const missing = ids.filter((id) => !a.projector.state.has(String(id)));
+    const missing = ids.filter((id) => !a.projector.model.reports.has(String(id)));
     assert.equal(missing, []);
   });
 

@@ -50,8 +50,8 @@ withKafka('several instances', (brokers) => {
       assert.is(winners.length, 1, `round ${round}: ${JSON.stringify(statuses)}`);
       assert.is(statuses.filter(({ status }) => status === 409).length, attempts.length - 1);
       await Promise.all([caughtUp(a), caughtUp(b)]);
-      assert.equal(a.projector.state.get(report), { name: winners[0]?.name });
-      assert.equal(b.projector.state.get(report), a.projector.state.get(report));
+      assert.equal(a.projector.model.reports.get(report), { name: winners[0]?.name });
+      assert.equal(b.projector.model.reports.get(report), a.projector.model.reports.get(report));
     }
   });
 

@@ -79,7 +79,7 @@ withKafka('partition count', (brokers) => {
     assert.is((await reports(['verify'], { env: kafkaEnv(brokers, fresh) })).code, 0);
     const server = await startKafkaServer(brokers, {}, fresh);
     try {
-      assert.is(server.projector.state.size, RECORDS);
+      assert.is(server.projector.model.reports.size, RECORDS);
       assert.is((await server.request('/readyz')).status, 200);
       assert.is((await server.request('/reports', { method: 'POST', json: '{"id": 2000, "name": "after repartitioning"}' })).status, 200);
     } finally {

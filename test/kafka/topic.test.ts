@@ -56,7 +56,7 @@ withKafka('topic', (brokers) => {
     assert.is((await first.request('/reports', { method: 'POST', json: '{"id": 42, "name": "kept"}' })).status, 200);
     await first.dispose();
     const second = await startKafkaServer(brokers, {}, name);
-    assert.equal(second.projector.state.get('42'), { name: 'kept' });
+    assert.equal(second.projector.model.reports.get('42'), { name: 'kept' });
     assert.is((await second.request('/reports', { method: 'POST', json: '{"id": 42, "name": "other"}' })).status, 409);
     await second.dispose();
     await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [name] }));

@@ -50,14 +50,14 @@ withKafka('transactions', (brokers) => {
       // Offsets: 0 the committed record, 1 its commit marker, 2 the aborted record, 3 its abort marker.
       assert.equal(head.map(({ high }) => high), ['4']);
       await eventually('the running instance passed every offset', () => running.projector.progress().cursor.get(0) === 4);
-      assert.equal(running.projector.state.get('77'), { name: 'committed' });
-      assert.is(running.projector.state.get('78'), undefined);
+      assert.equal(running.projector.model.reports.get('77'), { name: 'committed' });
+      assert.is(running.projector.model.reports.get('78'), undefined);
       assert.is((await running.request('/readyz')).status, 200);
 
       const restarted = await withTimeout(startKafkaServer(brokers, { REPORTS_TOPIC_PARTITIONS: '1' }, topic), 20_000, 'a restarted instance to catch up');
       try {
-        assert.equal(restarted.projector.state.get('77'), { name: 'committed' });
-        assert.is(restarted.projector.state.get('78'), undefined);
+        assert.equal(restarted.projector.model.reports.get('77'), { name: 'committed' });
+        assert.is(restarted.projector.model.reports.get('78'), undefined);
         assert.is((await restarted.request('/readyz')).status, 200);
         assert.is((await restarted.request('/reports', { method: 'POST', json: '{"id": 79, "name": "after"}' })).status, 200);
       } finally {

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openFileLog } from '../../src/log/file-log.js';
+import { testSnapshot } from '../helpers/snapshots.js';
 import { ensurePrivateDir } from '../../src/log/file-dir.js';
 import { snapshotDir, writeSnapshot } from '../../src/snapshot/snapshot-store.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
@@ -32,7 +33,7 @@ files('creates the data directory 0700 and the log and lock files 0600', async (
 
 files('creates the snapshots directory 0700 and its snapshots 0600', async ({ dir }) => {
   const snapshots = snapshotDir(dir);
-  const path = await writeSnapshot(snapshots, { log: 'file:x', cursor: new Map(), events: 0, createdAt: new Date(0).toISOString(), reports: new Map(), keys: new Map(), anchors: new Map() });
+  const path = await writeSnapshot(snapshots, testSnapshot({ log: 'file:x', cursor: new Map(), events: 0, createdAt: new Date(0).toISOString(), reports: new Map(), keys: new Map(), anchors: new Map() }));
   assert.is(await modeOf(snapshots), 0o700);
   assert.is(await modeOf(path), 0o600);
 });

@@ -74,7 +74,7 @@ restart('a server restarted from a snapshot has the keys without folding the eve
   const second = await startTestServer({}, { dataDir: dir });
   try {
     assert.is(second.projector.progress().applied, 0, 'everything came from the snapshot');
-    assert.is(second.projector.keys.size, 3);
+    assert.is(second.projector.model.keys.size, 3);
     await retriesAfterRestart(second, ids);
   } finally {
     await second.dispose();

@@ -1,61 +1,77 @@
-// The snapshot file format: a checksum line and a JSON body; reports and idempotency keys survive
-// the round trip exactly, and a file that was changed, cut or written by another format is refused.
+// The snapshot file format (3): magic, meta, reports, idempotency keys, SHA-256. Reports and keys
+// survive the round trip exactly; a file that was changed, cut, written by another format or
+// shaped wrongly under a matching checksum is refused; the JSON snapshots of earlier versions are
+// recognised and refused with a reason that says so.
 import { createHash } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { IdempotencyState } from '../../projections/idempotency.js';
-import type { ReportsState } from '../../projections/reports.js';
-import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT, type StoredSnapshot } from '../../src/snapshot/snapshot-format.js';
+import { BytesOut } from '../../src/read-model/bytes.js';
+import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_MAGIC, type Snapshot } from '../../src/snapshot/snapshot-format.js';
+import { testSnapshot } from '../helpers/snapshots.js';
 
-const reportsState: ReportsState = new Map([
+const reports = new Map([
   ['1', { name: 'plain' }],
   ['-9223372036854775808', { name: 'lowest', tag: 'edge' }],
   ['42', { name: 'ünïcödé "quoted"\n', tag: '' }],
+  ['9007199254740993', { name: 'beyond 2^53', tag: 'lone \ud800 surrogate' }],
 ]);
 
 const keys: IdempotencyState = new Map([
-  ['create-tagged', { fingerprint: '["POST","42","x","t"]', answer: { status: 200, report: { name: 'x', tag: 't' } } }],
-  ['create-plain', { fingerprint: '["POST","1","plain",null]', answer: { status: 200, report: { name: 'plain' } } }],
-  ['delete-done', { fingerprint: '["DELETE","7"]', answer: { status: 204 } }],
-  ['delete-missing', { fingerprint: '["DELETE","8"]', answer: { status: 404 } }],
-  ['create-conflict', { fingerprint: '["POST","1","other",null]', answer: { status: 409 } }],
+  ['create-tagged', { fingerprint: '["POST","42","x","t"]', outcome: { kind: 'created', report: { name: 'x', tag: 't' } } }],
+  ['create-plain', { fingerprint: '["POST","1","plain",null]', outcome: { kind: 'unchanged', report: { name: 'plain' } } }],
+  ['delete-done', { fingerprint: '["DELETE","7"]', outcome: { kind: 'deleted' } }],
+  ['delete-missing', { fingerprint: '["DELETE","8"]', outcome: { kind: 'not-found' } }],
+  ['create-conflict', { fingerprint: '["POST","1","other",null]', outcome: { kind: 'conflict' } }],
 ]);
 
-const snapshot: StoredSnapshot = {
+const plain = {
   log: 'kafka:cluster-id/reports.events',
   cursor: new Map([[0, 17], [1, 0], [2, 5]]),
   events: 22,
   createdAt: '2024-05-01T12:00:00.000Z',
-  reports: reportsState,
+  reports,
   keys,
   anchors: new Map([[0, '0123456789abcdef0123456789abcdef'], [2, null]]),
 };
+const snapshot: Snapshot = testSnapshot(plain);
 
-/** A file in the snapshot layout with a correct checksum over `body`. */
-function fileWithBody(body: string): Buffer {
-  return Buffer.from(`${createHash('sha256').update(body).digest('hex')}\n${body}\n`);
+/** A file in the format-3 layout, with a correct checksum, around the given meta and sections. */
+function fileWith(meta: unknown, sections: (out: BytesOut) => void = (out) => out.u32(0)): Buffer {
+  const chunks: Buffer[] = [];
+  const out = new BytesOut((bytes) => chunks.push(bytes));
+  out.bytes(SNAPSHOT_MAGIC);
+  out.text(JSON.stringify(meta));
+  sections(out);
+  out.flush();
+  const body = Buffer.concat(chunks);
+  return Buffer.concat([body, createHash('sha256').update(body).digest()]);
 }
+
+const goodMeta = { log: 'l', createdAt: '', cursor: [], counts: { records: 0, voidEvents: 0, invalid: 0 }, anchors: [] };
 
 const format = suite('snapshot-format');
 
-format('decodes what it encoded: position, counts, reports and every kind of idempotency answer', () => {
+format('decodes what it encoded: position, counts, reports and every kind of idempotency outcome', () => {
   const decoded = decodeSnapshot(encodeSnapshot(snapshot));
   assert.ok(decoded.ok);
   assert.equal(decoded.snapshot, snapshot);
+  assert.equal(new Map(decoded.snapshot.model.reports), reports);
+  assert.equal(decoded.snapshot.model.keys, keys);
 });
 
 format('round-trips an empty read model', () => {
-  const empty: StoredSnapshot = { log: 'file:events.log', cursor: new Map(), events: 0, createdAt: '2024-05-01T12:00:00.000Z', reports: new Map(), keys: new Map(), anchors: new Map() };
+  const empty = testSnapshot({ ...plain, cursor: new Map(), events: 0, reports: new Map(), keys: new Map(), anchors: new Map() });
   const decoded = decodeSnapshot(encodeSnapshot(empty));
   assert.ok(decoded.ok);
   assert.equal(decoded.snapshot, empty);
 });
 
-format('writes a checksum line followed by one JSON line naming the format', () => {
-  const [checksum, body, end] = encodeSnapshot(snapshot).toString('utf8').split('\n');
-  assert.match(checksum ?? '', /^[0-9a-f]{64}$/);
-  assert.is((JSON.parse(body ?? '') as { format: number }).format, SNAPSHOT_FORMAT);
-  assert.is(end, '');
+format('starts with magic bytes that name the format and ends with the SHA-256 of the rest', () => {
+  const file = encodeSnapshot(snapshot);
+  assert.equal(file.subarray(0, SNAPSHOT_MAGIC.length), SNAPSHOT_MAGIC);
+  assert.is(file[SNAPSHOT_MAGIC.length - 1], SNAPSHOT_FORMAT);
+  assert.equal(file.subarray(-32), createHash('sha256').update(file.subarray(0, -32)).digest());
 });
 
 format('refuses a file whose body changed after it was written', () => {
@@ -65,9 +81,9 @@ format('refuses a file whose body changed after it was written', () => {
   assert.equal(decodeSnapshot(file), { ok: false, reason: 'checksum mismatch' });
 });
 
-format('refuses a file whose checksum line changed', () => {
+format('refuses a file whose checksum changed', () => {
   const file = encodeSnapshot(snapshot);
-  file[0] = file[0] === 0x30 ? 0x31 : 0x30;
+  file.writeUInt8((file.at(-1) ?? 0) ^ 1, file.length - 1);
   assert.equal(decodeSnapshot(file), { ok: false, reason: 'checksum mismatch' });
 });
 
@@ -76,38 +92,68 @@ format('refuses a file cut short', () => {
   assert.equal(decodeSnapshot(file.subarray(0, file.length - 10)), { ok: false, reason: 'checksum mismatch' });
 });
 
-format('refuses an empty file', () => {
-  assert.equal(decodeSnapshot(Buffer.alloc(0)), { ok: false, reason: 'checksum mismatch' });
+format('refuses an empty file and one that is not a snapshot', () => {
+  assert.equal(decodeSnapshot(Buffer.alloc(0)), { ok: false, reason: 'not a snapshot (bad magic bytes)' });
+  assert.equal(decodeSnapshot(Buffer.alloc(100, 7)), { ok: false, reason: 'not a snapshot (bad magic bytes)' });
 });
 
-format('refuses an unknown format even with a matching checksum', () => {
-  const body = JSON.parse(encodeSnapshot(snapshot).toString('utf8').split('\n')[1] ?? '') as Record<string, unknown>;
-  const decoded = decodeSnapshot(fileWithBody(JSON.stringify({ ...body, format: SNAPSHOT_FORMAT + 1 })));
-  assert.equal(decoded, { ok: false, reason: `unknown format ${SNAPSHOT_FORMAT + 1}` });
+format('refuses an unknown format version', () => {
+  const file = encodeSnapshot(snapshot);
+  file[SNAPSHOT_MAGIC.length - 1] = SNAPSHOT_FORMAT + 1;
+  assert.equal(decodeSnapshot(file), { ok: false, reason: `unknown format ${SNAPSHOT_FORMAT + 1}` });
 });
 
-format('refuses a body that is not JSON even with a matching checksum', () => {
-  assert.equal(decodeSnapshot(fileWithBody('{not json')), { ok: false, reason: 'body is not JSON' });
-});
-
-format('refuses a snapshot of format 1, which records no anchor to check it against the log', () => {
-  const body = JSON.parse(encodeSnapshot(snapshot).toString('utf8').split('\n')[1] ?? '') as Record<string, unknown>;
-  const decoded = decodeSnapshot(fileWithBody(JSON.stringify({ ...body, format: 1, anchors: undefined })));
+format('recognises a JSON snapshot of an earlier version and says it is not used', () => {
+  const body = JSON.stringify({ format: 2, log: 'l' });
+  const decoded = decodeSnapshot(Buffer.from(`${createHash('sha256').update(body).digest('hex')}\n${body}\n`));
   assert.is(decoded.ok, false);
-  assert.match(decoded.ok ? '' : decoded.reason, 'format 1');
+  assert.match(decoded.ok ? '' : decoded.reason, /format 2 \(JSON/);
 });
 
-for (const [what, body] of [
-  ['fields missing', { format: 2 }],
-  ['a report row that is not a tuple of strings', { format: 2, anchors: [], log: 'l', cursor: [], events: 0, createdAt: '', reports: [[1, 'x']], keys: [] }],
-  ['a key with an unknown status', { format: 2, anchors: [], log: 'l', cursor: [], events: 0, createdAt: '', reports: [], keys: [['k', 'f', 500]] }],
-  ['a negative offset', { format: 2, anchors: [], log: 'l', cursor: [[0, -1]], events: 0, createdAt: '', reports: [], keys: [] }],
-] as const) {
-  format(`refuses a body with ${what} even with a matching checksum`, () => {
-    const decoded = decodeSnapshot(fileWithBody(JSON.stringify(body)));
+format('refuses meta data of the wrong shape under a matching checksum', () => {
+  for (const meta of [{}, { ...goodMeta, cursor: [[0, -1]] }, { ...goodMeta, counts: { records: 1 } }]) {
+    const decoded = decodeSnapshot(fileWith(meta));
     assert.is(decoded.ok, false);
-    assert.match(decoded.ok ? '' : decoded.reason, 'wrong shape');
-  });
-}
+    assert.match(decoded.ok ? '' : decoded.reason, 'meta data has the wrong shape');
+  }
+});
+
+format('refuses reports cut short, unknown report flags and a report twice under a matching checksum', () => {
+  const cut = decodeSnapshot(fileWith(goodMeta, (out) => out.u32(3)));
+  assert.match(cut.ok ? '' : cut.reason, /^malformed: /);
+  const flags = decodeSnapshot(fileWith(goodMeta, (out) => {
+    out.u32(1);
+    out.u8(0);
+    out.f64(5);
+    out.u8(0x80);
+  }));
+  assert.match(flags.ok ? '' : flags.reason, /unknown report flags/);
+  const twice = decodeSnapshot(fileWith(goodMeta, (out) => {
+    out.u32(2);
+    for (let i = 0; i < 2; i += 1) {
+      out.u8(0);
+      out.f64(5);
+      out.u8(0);
+      out.u32(1);
+      out.u8(0x61);
+    }
+    out.text('[]');
+  }));
+  assert.match(twice.ok ? '' : twice.reason, /report 5 appears twice/);
+});
+
+format('refuses idempotency keys of the wrong shape and trailing bytes under a matching checksum', () => {
+  const badKeys = decodeSnapshot(fileWith(goodMeta, (out) => {
+    out.u32(0);
+    out.text(JSON.stringify([['k', 'f', 'teapot']]));
+  }));
+  assert.match(badKeys.ok ? '' : badKeys.reason, 'idempotency keys have the wrong shape');
+  const trailing = decodeSnapshot(fileWith(goodMeta, (out) => {
+    out.u32(0);
+    out.text('[]');
+    out.u8(1);
+  }));
+  assert.match(trailing.ok ? '' : trailing.reason, 'bytes follow the last section');
+});
 
 format.run();

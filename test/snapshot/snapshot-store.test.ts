@@ -6,7 +6,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Cursor, LogRecord } from '../../src/log/event-log.js';
 import { recordDigest } from '../../src/snapshot/snapshot-anchor.js';
-import type { StoredSnapshot } from '../../src/snapshot/snapshot-format.js';
+import type { Snapshot } from '../../src/snapshot/snapshot-format.js';
+import { testSnapshot, type PlainSnapshot } from '../helpers/snapshots.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../../src/snapshot/snapshot-store.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
 
@@ -28,9 +29,13 @@ function tenRecords(history = 'a') {
   };
 }
 
-function snapshotAt(records: number, log = LOG): StoredSnapshot {
+function plainAt(records: number, log = LOG): PlainSnapshot {
   const anchors = new Map(records > 0 ? [[0, recordDigest(recordAt(records - 1))]] : []);
   return { log, cursor: new Map([[0, records]]), events: records, createdAt: '2024-05-01T12:00:00.000Z', reports: new Map([[String(records), { name: `at ${records}` }]]), keys: new Map(), anchors };
+}
+
+function snapshotAt(records: number, log = LOG): Snapshot {
+  return testSnapshot(plainAt(records, log));
 }
 
 const store = suite<{ dir: string }>('snapshot-store');
@@ -44,18 +49,18 @@ store.after.each(async ({ dir }) => {
 
 store('writes a file named by its position and leaves no temporary file', async ({ dir }) => {
   const path = await writeSnapshot(dir, snapshotAt(12));
-  assert.is(path, join(dir, 'snapshot-0000000000000012.json'));
-  assert.equal(await readdir(dir), ['snapshot-0000000000000012.json']);
+  assert.is(path, join(dir, 'snapshot-0000000000000012.snap'));
+  assert.equal(await readdir(dir), ['snapshot-0000000000000012.snap']);
 });
 
 store('names a snapshot of several partitions by the records it covers', async ({ dir }) => {
-  const path = await writeSnapshot(dir, { ...snapshotAt(0), cursor: new Map([[0, 3], [1, 4], [2, 0]]) });
-  assert.is(path, join(dir, 'snapshot-0000000000000007.json'));
+  const path = await writeSnapshot(dir, testSnapshot({ ...plainAt(0), cursor: new Map([[0, 3], [1, 4], [2, 0]]) }));
+  assert.is(path, join(dir, 'snapshot-0000000000000007.snap'));
 });
 
 store('keeps only the newest three snapshots', async ({ dir }) => {
   for (const records of [1, 2, 3, 4, 5]) await writeSnapshot(dir, snapshotAt(records));
-  assert.equal((await readdir(dir)).sort(), [3, 4, 5].map((n) => `snapshot-${String(n).padStart(16, '0')}.json`));
+  assert.equal((await readdir(dir)).sort(), [3, 4, 5].map((n) => `snapshot-${String(n).padStart(16, '0')}.snap`));
 });
 
 store('loads the newest snapshot', async ({ dir }) => {
@@ -75,7 +80,7 @@ store('skips, with a warning each, a corrupt file, a snapshot of another log and
   await writeSnapshot(dir, snapshotAt(2));
   await writeSnapshot(dir, snapshotAt(5, 'kafka:other/topic'));
   await writeSnapshot(dir, snapshotAt(20));
-  await writeFile(join(dir, 'snapshot-0000000000000008.json'), 'garbage');
+  await writeFile(join(dir, 'snapshot-0000000000000008.snap'), 'garbage');
   const { logger, lines } = memoryLogger();
   const loaded = await loadNewestSnapshot({ dir, log: tenRecords(), head: new Map([[0, 10]]), logger });
   assert.equal(loaded, snapshotAt(2));
@@ -106,7 +111,7 @@ store('skips, with a warning, a snapshot whose last folded record is not in the 
 });
 
 store('skips a snapshot that records no anchor for a partition it folded', async ({ dir }) => {
-  await writeSnapshot(dir, { ...snapshotAt(5), anchors: new Map() });
+  await writeSnapshot(dir, testSnapshot({ ...plainAt(5), anchors: new Map() }));
   const { logger, lines } = memoryLogger();
   assert.is(await loadNewestSnapshot({ dir, log: tenRecords(), head: new Map([[0, 10]]), logger }), undefined);
   assert.is(lines()[0]?.['reason'], 'it records no anchor for partition 0');

@@ -31,7 +31,7 @@ export function concurrencyContract(logName: string, start: StartServer, nextId:
     }
     assert.is(winners.length, 1);
     const winner = winners[0] as string;
-    assert.equal(server.projector.state.get(id), { name: winner });
+    assert.equal(server.projector.model.reports.get(id), { name: winner });
     await expectReport(await postReport(server, id, winner), { name: winner });
   });
 

@@ -12,7 +12,7 @@ export function deleteReportContract(logName: string, start: StartServer, nextId
     const response = await deleteReport(server, id);
     await expectNoContent(response);
     assert.is(response.headers.get('content-type'), null);
-    assert.not.ok(server.projector.state.has(id));
+    assert.not.ok(server.projector.model.reports.has(id));
   });
 
   remove('appends exactly one record per delete', async ({ server }) => {
@@ -47,7 +47,7 @@ export function deleteReportContract(logName: string, start: StartServer, nextId
     await claim(server, '7');
     await expectReport(await postReport(server, '7', 'padded'), { name: 'padded' });
     await expectNoContent(await deleteReport(server, '007'));
-    assert.not.ok(server.projector.state.has('7'));
+    assert.not.ok(server.projector.model.reports.has('7'));
   });
 
   remove('lets a deleted id be created again, even with another name', async ({ server }) => {
@@ -55,7 +55,7 @@ export function deleteReportContract(logName: string, start: StartServer, nextId
     await expectReport(await postReport(server, id, 'before', 'a'), { name: 'before', tag: 'a' });
     await expectNoContent(await deleteReport(server, id));
     await expectReport(await postReport(server, id, 'after'), { name: 'after' });
-    assert.equal(server.projector.state.get(id), { name: 'after' });
+    assert.equal(server.projector.model.reports.get(id), { name: 'after' });
     await expectError(await postReport(server, id, 'before', 'a'), 409);
   });
 

@@ -19,7 +19,7 @@ export function postReportsContract(logName: string, start: StartServer, nextId:
     const before = await logHead(server);
     await expectReport(await postReport(server, id, 'projected', 't'), { name: 'projected', tag: 't' });
     assert.is(await logHead(server), before + 1);
-    assert.equal(server.projector.state.get(id), { name: 'projected', tag: 't' });
+    assert.equal(server.projector.model.reports.get(id), { name: 'projected', tag: 't' });
   });
 
   create('treats a null tag as absent', async ({ server }) => {
@@ -50,7 +50,7 @@ export function postReportsContract(logName: string, start: StartServer, nextId:
     const before = await logHead(server);
     await expectError(await postReport(server, id, 'two'), 409, new RegExp(id));
     assert.is(await logHead(server), before);
-    assert.equal(server.projector.state.get(id), { name: 'one' });
+    assert.equal(server.projector.model.reports.get(id), { name: 'one' });
   });
 
   create('returns 409 when the id exists with another tag', async ({ server }) => {
@@ -135,14 +135,14 @@ export function postReportsContract(logName: string, start: StartServer, nextId:
     await expectReport(await postReport(server, even, 'even'), { name: 'even' });
     await expectError(await postReport(server, odd, 'even'), 409);
     await expectError(await postReport(server, even, 'odd'), 409);
-    assert.equal(server.projector.state.get(odd), { name: 'odd' });
+    assert.equal(server.projector.model.reports.get(odd), { name: 'odd' });
   });
 
   for (const bound of ['-9223372036854775808', '9223372036854775807']) {
     ids(`accepts the int64 bound ${bound}`, async ({ server }) => {
       await claim(server, bound);
       await expectReport(await postReport(server, bound, 'bound'), { name: 'bound' });
-      assert.equal(server.projector.state.get(bound), { name: 'bound' });
+      assert.equal(server.projector.model.reports.get(bound), { name: 'bound' });
       await expectNoContent(await deleteReport(server, bound));
     });
   }

@@ -1,0 +1,99 @@
+// Little binary helpers for the snapshot format: a writer that fills fixed-size chunks and hands
+// each full one on (so a large read model is written as a stream, never as one big buffer), and a
+// reader over one buffer whose every read is bounds-checked (a malformed file throws RangeError).
+
+const CHUNK_BYTES = 1024 * 1024;
+
+export class BytesOut {
+  private chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  private fill = 0;
+
+  constructor(private readonly onChunk: (bytes: Buffer) => void) {}
+
+  /** Room for `bytes` more bytes: the buffer and the position to write them at. */
+  reserve(bytes: number): { buffer: Buffer; at: number } {
+    if (this.fill + bytes > this.chunk.length) {
+      this.flush();
+      if (bytes > this.chunk.length) this.chunk = Buffer.allocUnsafe(bytes);
+    }
+    const at = this.fill;
+    this.fill += bytes;
+    return { buffer: this.chunk, at };
+  }
+
+  u8(value: number): void {
+    const { buffer, at } = this.reserve(1);
+    buffer[at] = value;
+  }
+
+  u32(value: number): void {
+    const { buffer, at } = this.reserve(4);
+    buffer.writeUInt32LE(value, at);
+  }
+
+  f64(value: number): void {
+    const { buffer, at } = this.reserve(8);
+    buffer.writeDoubleLE(value, at);
+  }
+
+  bytes(source: Buffer, start = 0, end = source.length): void {
+    const { buffer, at } = this.reserve(end - start);
+    source.copy(buffer, at, start, end);
+  }
+
+  /** A string as u32 byte length + UTF-8. */
+  text(value: string): void {
+    const length = Buffer.byteLength(value);
+    this.u32(length);
+    const { buffer, at } = this.reserve(length);
+    buffer.write(value, at, 'utf8');
+  }
+
+  /** Hands on what is buffered. */
+  flush(): void {
+    if (this.fill === 0) return;
+    this.onChunk(Buffer.from(this.chunk.subarray(0, this.fill)));
+    this.fill = 0;
+  }
+}
+
+export class BytesIn {
+  position = 0;
+
+  constructor(readonly buffer: Buffer) {}
+
+  private take(bytes: number): number {
+    const at = this.position;
+    if (bytes < 0 || at + bytes > this.buffer.length) throw new RangeError(`the data ends at byte ${this.buffer.length}, ${bytes} bytes were wanted at ${at}`);
+    this.position = at + bytes;
+    return at;
+  }
+
+  u8(): number {
+    return this.buffer[this.take(1)] as number;
+  }
+
+  u32(): number {
+    return this.buffer.readUInt32LE(this.take(4));
+  }
+
+  f64(): number {
+    return this.buffer.readDoubleLE(this.take(8));
+  }
+
+  /** A view of the next `bytes` bytes. */
+  bytes(bytes: number): Buffer {
+    const at = this.take(bytes);
+    return this.buffer.subarray(at, at + bytes);
+  }
+
+  text(): string {
+    const length = this.u32();
+    const at = this.take(length);
+    return this.buffer.toString('utf8', at, at + length);
+  }
+
+  get done(): boolean {
+    return this.position === this.buffer.length;
+  }
+}

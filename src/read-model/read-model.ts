@@ -1,0 +1,81 @@
+// The read model and the one function that folds a log record into it. The server's projector,
+// `reports replay`, `reports verify`, `reports snapshot` and snapshots all hold a ReadModel and
+// feed it through applyRecord, so "decode -> idempotency fold -> report fold -> cursor -> counts"
+// exists once. The event rules themselves are the pure code of projections/.
+import { decodeEvent } from '../../projections/codec.js';
+import type { ReportEvent } from '../../projections/events.js';
+import { evolveIdempotency, type IdempotencyState } from '../../projections/idempotency.js';
+import { evolve, type Evolution } from '../../projections/reports.js';
+import type { Cursor, LogGap, LogPosition, LogRecord } from '../log/event-log.js';
+import { ReportTable } from './report-table.js';
+
+export interface FoldCounts {
+  /** Records folded, valid or not (from the start of the history, snapshots included). */
+  records: number;
+  /** Valid events that changed nothing (a create of an existing id, a delete of an absent one). */
+  voidEvents: number;
+  /** Records skipped because they are not valid report events. */
+  invalid: number;
+}
+
+export interface ReadModel {
+  readonly reports: ReportTable;
+  /** Idempotency keys seen in the events, with what their first request did. */
+  readonly keys: IdempotencyState;
+  /** Next offset to fold, per partition. */
+  readonly cursor: Map<number, number>;
+  readonly counts: FoldCounts;
+}
+
+export interface ReadModelStart {
+  readonly reports?: ReportTable;
+  readonly keys?: IdempotencyState;
+  readonly cursor?: Cursor;
+  readonly counts?: Partial<FoldCounts>;
+}
+
+export function createReadModel(start: ReadModelStart = {}): ReadModel {
+  return {
+    reports: start.reports ?? new ReportTable(),
+    keys: start.keys ?? new Map(),
+    cursor: new Map(start.cursor ?? []),
+    counts: { records: start.counts?.records ?? 0, voidEvents: start.counts?.voidEvents ?? 0, invalid: start.counts?.invalid ?? 0 },
+  };
+}
+
+/** What folding one record did: the event's evolution, or why the record was skipped. */
+export type Applied = Evolution | { readonly kind: 'invalid'; readonly reason: string };
+
+/**
+ * Folds one record: decodes and checks it (an invalid record is skipped and counted), records its
+ * idempotency key, applies the event, moves the cursor past it. `trusted` is the event this very
+ * process encoded into the record (it was valid when built), which spares decoding it again.
+ */
+export function applyRecord(model: ReadModel, record: LogRecord, trusted?: ReportEvent): Applied {
+  if (trusted !== undefined) return applyEvent(model, record.position, trusted);
+  const decoded = decodeEvent(record.value);
+  if (decoded.ok) return applyEvent(model, record.position, decoded.event);
+  model.counts.invalid += 1;
+  advance(model, record.position);
+  return { kind: 'invalid', reason: decoded.reason };
+}
+
+function applyEvent(model: ReadModel, position: LogPosition, event: ReportEvent): Evolution {
+  if (event.data.idempotencyKey !== undefined) evolveIdempotency(model.keys, model.reports, event);
+  const evolution = evolve(model.reports, event);
+  if (evolution.kind === 'void') model.counts.voidEvents += 1;
+  advance(model, position);
+  return evolution;
+}
+
+function advance(model: ReadModel, { partition, offset }: LogPosition): void {
+  model.counts.records += 1;
+  model.cursor.set(partition, offset + 1);
+}
+
+/** Offsets that hold no record (Kafka transaction markers, aborted records) count as consumed. Whether the cursor moved. */
+export function passGap(model: ReadModel, { partition, next }: LogGap): boolean {
+  if (next <= (model.cursor.get(partition) ?? 0)) return false;
+  model.cursor.set(partition, next);
+  return true;
+}

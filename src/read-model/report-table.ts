@@ -1,0 +1,284 @@
+// The live reports, compactly. A Map of a million `{name, tag}` objects keyed by id strings costs
+// about 135 bytes per report on the heap; this table keeps ~65: the id is a number key when it is a
+// safe integer (no string object), and name and tag are bytes in large shared chunks (no object,
+// no string header) rather than JS values. `get` builds the `{name, tag}` value on demand, which
+// only the HTTP answer and the idempotency fold do. Strings are stored as latin1 when every
+// character fits in one byte and as UTF-16 otherwise, so every JS string (lone surrogates
+// included) comes back exactly.
+import { compareIds } from '../../projections/canonical.js';
+import type { ReportsState, StoredReport } from '../../projections/reports.js';
+import type { BytesIn, BytesOut } from './bytes.js';
+
+/** Records are appended to chunks of this size; a larger record gets a chunk of its own. */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+/** Offsets are chunk * CHUNK_STRIDE + position, small integers while the arena is under 2 GiB. */
+const CHUNK_STRIDE = 2 ** 23;
+const NAME_TWO_BYTE = 1;
+const HAS_TAG = 2;
+const TAG_TWO_BYTE = 4;
+/** Name and tag are printable ASCII without `"` or `\`: their JSON form is their bytes in quotes. */
+const JSON_PLAIN = 8;
+const WIDE = /[^\u0000-\u00ff]/;
+const NOT_JSON_PLAIN = /[^\u0020\u0021\u0023-\u005b\u005d-\u007e]/;
+
+/** Map key of an id: the number for a canonical decimal safe integer (no string kept), else the id. */
+export function tableKey(id: string): number | string {
+  const length = id.length;
+  if (length === 0 || length > 17) return id;
+  const negative = id.charCodeAt(0) === 45;
+  const first = negative ? 1 : 0;
+  if (first === length) return id;
+  for (let i = first; i < length; i += 1) {
+    const code = id.charCodeAt(i);
+    if (code < 48 || code > 57) return id;
+  }
+  // No leading zero, no "-0": only the canonical form maps to a number, so "07" stays another id.
+  if (id.charCodeAt(first) === 48 && (length - first > 1 || negative)) return id;
+  const value = Number(id);
+  return Number.isSafeInteger(value) ? value : id;
+}
+
+function idOf(key: number | string): string {
+  return typeof key === 'number' ? String(key) : key;
+}
+
+export class ReportTable implements ReportsState, Iterable<[string, StoredReport]> {
+  private readonly index = new Map<number | string, number>();
+  private chunks: Buffer[] = [];
+  /** Where the next record goes in the last chunk. */
+  private fill = CHUNK_BYTES;
+  private usedBytes = 0;
+  private garbageBytes = 0;
+
+  get size(): number {
+    return this.index.size;
+  }
+
+  /** Bytes the chunks hold (allocated, live or not): memory outside the JS heap. */
+  get arenaBytes(): number {
+    let total = 0;
+    for (const chunk of this.chunks) total += chunk.length;
+    return total;
+  }
+
+  has(id: string): boolean {
+    return this.index.has(tableKey(id));
+  }
+
+  get(id: string): StoredReport | undefined {
+    const at = this.index.get(tableKey(id));
+    return at === undefined ? undefined : this.read(at);
+  }
+
+  set(id: string, report: StoredReport): this {
+    const key = tableKey(id);
+    const previous = this.index.get(key);
+    if (previous !== undefined) this.release(previous);
+    this.index.set(key, this.write(report.name, report.tag));
+    this.compactIfWasteful();
+    return this;
+  }
+
+  delete(id: string): boolean {
+    const key = tableKey(id);
+    const at = this.index.get(key);
+    if (at === undefined) return false;
+    this.index.delete(key);
+    this.release(at);
+    this.compactIfWasteful();
+    return true;
+  }
+
+  *keys(): IterableIterator<string> {
+    for (const key of this.index.keys()) yield idOf(key);
+  }
+
+  *entries(): IterableIterator<[string, StoredReport]> {
+    for (const [key, at] of this.index) yield [idOf(key), this.read(at)];
+  }
+
+  [Symbol.iterator](): IterableIterator<[string, StoredReport]> {
+    return this.entries();
+  }
+
+  /**
+   * Every report's canonical line (`["id","name"]` or `["id","name","tag"]`, see projections/
+   * canonical.ts) in id order. Bytes flagged JSON-plain are their own JSON form and skip
+   * JSON.stringify, which keeps the digest of a million reports well under a second.
+   */
+  *canonicalRows(): IterableIterator<string> {
+    const numeric: number[] = [];
+    const named: string[] = [];
+    for (const key of this.index.keys()) {
+      if (typeof key === 'number') numeric.push(key);
+      else named.push(key);
+    }
+    const numbers = Float64Array.from(numeric).sort();
+    named.sort(compareIds);
+    // Ids that are not safe integers lie beyond ±2^53: the negative ones before every number, the rest after.
+    const firstPositive = named.findIndex((id) => !id.startsWith('-'));
+    const split = firstPositive === -1 ? named.length : firstPositive;
+    for (let i = 0; i < split; i += 1) yield this.rowOf(named[i] as string, named[i] as string);
+    for (const key of numbers) yield this.rowOf(key, String(key));
+    for (let i = split; i < named.length; i += 1) yield this.rowOf(named[i] as string, named[i] as string);
+  }
+
+  /** See writeReportTable. */
+  writeTo(out: BytesOut): void {
+    out.u32(this.index.size);
+    for (const [key, at] of this.index) {
+      if (typeof key === 'number') {
+        out.u8(NUMBER_KEY);
+        out.f64(key);
+      } else {
+        out.u8(STRING_KEY);
+        out.text(key);
+      }
+      const { chunk, position } = locateIn(this.chunks, at);
+      out.bytes(chunk, position, position + this.recordBytes(at));
+    }
+  }
+
+  /** See readReportTable. */
+  static readFrom(input: BytesIn): ReportTable {
+    const table = new ReportTable();
+    for (let count = input.u32(); count > 0; count -= 1) {
+      const key = input.u8() === NUMBER_KEY ? input.f64() : input.text();
+      const start = input.position;
+      const flags = input.u8();
+      if ((flags & ~(NAME_TWO_BYTE | HAS_TAG | TAG_TWO_BYTE | JSON_PLAIN)) !== 0) throw new RangeError(`unknown report flags ${flags} at byte ${start}`);
+      const bytes = (flags & HAS_TAG) === 0 ? 5 + input.u32() : 9 + input.u32() + input.u32();
+      input.position = start;
+      const record = input.bytes(bytes);
+      if (typeof key === 'number' ? !Number.isSafeInteger(key) : tableKey(key) !== key) throw new RangeError(`report key ${String(key)} is not in canonical form`);
+      if (table.index.has(key)) throw new RangeError(`report ${String(key)} appears twice`);
+      const target = table.reserve(bytes);
+      record.copy(target.chunk, target.position);
+      table.usedBytes += bytes;
+      table.index.set(key, target.at);
+    }
+    return table;
+  }
+
+  private rowOf(key: number | string, id: string): string {
+    const at = this.index.get(key) as number;
+    const { chunk, position } = locateIn(this.chunks, at);
+    const flags = chunk[position] as number;
+    if ((flags & JSON_PLAIN) === 0) {
+      const report = this.read(at);
+      return `${JSON.stringify(report.tag === undefined ? [id, report.name] : [id, report.name, report.tag])}\n`;
+    }
+    const nameBytes = chunk.readUInt32LE(position + 1);
+    if ((flags & HAS_TAG) === 0) return `["${id}","${chunk.toString('latin1', position + 5, position + 5 + nameBytes)}"]\n`;
+    const start = position + 9;
+    const tagEnd = start + nameBytes + chunk.readUInt32LE(position + 5);
+    return `["${id}","${chunk.toString('latin1', start, start + nameBytes)}","${chunk.toString('latin1', start + nameBytes, tagEnd)}"]\n`;
+  }
+
+  private read(at: number): StoredReport {
+    const { chunk, position } = locateIn(this.chunks, at);
+    const flags = chunk[position] as number;
+    const nameBytes = chunk.readUInt32LE(position + 1);
+    if ((flags & HAS_TAG) === 0) return { name: decode(chunk, position + 5, nameBytes, (flags & NAME_TWO_BYTE) !== 0) };
+    const tagBytes = chunk.readUInt32LE(position + 5);
+    const start = position + 9;
+    return { name: decode(chunk, start, nameBytes, (flags & NAME_TWO_BYTE) !== 0), tag: decode(chunk, start + nameBytes, tagBytes, (flags & TAG_TWO_BYTE) !== 0) };
+  }
+
+  private recordBytes(at: number): number {
+    const { chunk, position } = locateIn(this.chunks, at);
+    const flags = chunk[position] as number;
+    const nameBytes = chunk.readUInt32LE(position + 1);
+    return (flags & HAS_TAG) === 0 ? 5 + nameBytes : 9 + nameBytes + chunk.readUInt32LE(position + 5);
+  }
+
+  private write(name: string, tag: string | undefined): number {
+    const nameWide = WIDE.test(name);
+    const tagWide = tag !== undefined && WIDE.test(tag);
+    const nameBytes = nameWide ? name.length * 2 : name.length;
+    const tagBytes = tag === undefined ? 0 : tagWide ? tag.length * 2 : tag.length;
+    const header = tag === undefined ? 5 : 9;
+    const bytes = header + nameBytes + tagBytes;
+    const { chunk, position, at } = this.reserve(bytes);
+    let flags = nameWide ? NAME_TWO_BYTE : 0;
+    if (!NOT_JSON_PLAIN.test(name) && (tag === undefined || !NOT_JSON_PLAIN.test(tag))) flags |= JSON_PLAIN;
+    chunk.writeUInt32LE(nameBytes, position + 1);
+    if (nameWide) chunk.write(name, position + header, 'ucs2');
+    else chunk.write(name, position + header, 'latin1');
+    if (tag !== undefined) {
+      flags |= HAS_TAG | (tagWide ? TAG_TWO_BYTE : 0);
+      chunk.writeUInt32LE(tagBytes, position + 5);
+      if (tagWide) chunk.write(tag, position + header + nameBytes, 'ucs2');
+      else chunk.write(tag, position + header + nameBytes, 'latin1');
+    }
+    chunk[position] = flags;
+    this.usedBytes += bytes;
+    return at;
+  }
+
+  private reserve(bytes: number): { chunk: Buffer; position: number; at: number } {
+    if (this.fill + bytes > CHUNK_BYTES || this.chunks.length === 0) {
+      // A record larger than a chunk gets a chunk of its own; the next record starts a new one.
+      // Zeroed, so two tables with the same records hold equal bytes (and no stale memory).
+      this.chunks.push(Buffer.alloc(Math.max(CHUNK_BYTES, bytes)));
+      this.fill = bytes > CHUNK_BYTES ? CHUNK_BYTES : 0;
+      const chunkIndex = this.chunks.length - 1;
+      if (bytes > CHUNK_BYTES) return { chunk: this.chunks[chunkIndex] as Buffer, position: 0, at: chunkIndex * CHUNK_STRIDE };
+    }
+    const chunkIndex = this.chunks.length - 1;
+    const position = this.fill;
+    this.fill += bytes;
+    return { chunk: this.chunks[chunkIndex] as Buffer, position, at: chunkIndex * CHUNK_STRIDE + position };
+  }
+
+  private release(at: number): void {
+    const bytes = this.recordBytes(at);
+    this.usedBytes -= bytes;
+    this.garbageBytes += bytes;
+  }
+
+  /** Deleted records leave holes; once they are most of the arena, the live records are copied together. */
+  private compactIfWasteful(): void {
+    if (this.garbageBytes < CHUNK_BYTES || this.garbageBytes < this.usedBytes) return;
+    const old = this.chunks;
+    this.chunks = [];
+    this.fill = CHUNK_BYTES;
+    this.usedBytes = 0;
+    this.garbageBytes = 0;
+    for (const [key, at] of this.index) {
+      const { chunk, position } = locateIn(old, at);
+      const flags = chunk[position] as number;
+      const nameBytes = chunk.readUInt32LE(position + 1);
+      const bytes = (flags & HAS_TAG) === 0 ? 5 + nameBytes : 9 + nameBytes + chunk.readUInt32LE(position + 5);
+      const target = this.reserve(bytes);
+      chunk.copy(target.chunk, target.position, position, position + bytes);
+      this.usedBytes += bytes;
+      this.index.set(key, target.at);
+    }
+  }
+}
+
+const NUMBER_KEY = 0;
+const STRING_KEY = 1;
+
+/**
+ * The table as bytes (the snapshot's reports section): u32 count, then per report its key (0 and
+ * an f64, or 1 and a UTF-8 string) and its record as stored (flags, lengths, name and tag bytes).
+ */
+export function writeReportTable(table: ReportTable, out: BytesOut): void {
+  table.writeTo(out);
+}
+
+/** Reads what writeReportTable wrote; throws RangeError on data that does not hold a table. */
+export function readReportTable(input: BytesIn): ReportTable {
+  return ReportTable.readFrom(input);
+}
+
+function locateIn(chunks: readonly Buffer[], at: number): { chunk: Buffer; position: number } {
+  const chunkIndex = Math.floor(at / CHUNK_STRIDE);
+  return { chunk: chunks[chunkIndex] as Buffer, position: at - chunkIndex * CHUNK_STRIDE };
+}
+
+function decode(chunk: Buffer, start: number, bytes: number, wide: boolean): string {
+  return wide ? chunk.toString('ucs2', start, start + bytes) : chunk.toString('latin1', start, start + bytes);
+}
