@@ -54,13 +54,6 @@ export async function foldLog(log: EventLog, model: ReadModel, { to, signal, onP
 export function stateDigest(reports: ReportTable | (ReportsView & { keys(): Iterable<string> })): string {
   const hash = createHash('sha256');
   if (!(reports instanceof ReportTable)) return hash.update(canonicalState(reports)).digest('hex');
-  let pending = '';
-  for (const row of reports.canonicalRows()) {
-    pending += row;
-    if (pending.length > 65_536) {
-      hash.update(pending);
-      pending = '';
-    }
-  }
-  return hash.update(pending).digest('hex');
+  reports.canonicalLines((bytes) => hash.update(bytes));
+  return hash.digest('hex');
 }

@@ -5,9 +5,9 @@
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeEvent } from '../../projections/codec.js';
-import { createState, evolve } from '../../projections/reports.js';
 import { loadConfig, type Config } from '../config.js';
 import { cursorTotal, type EventLog, type LogPosition } from '../log/event-log.js';
+import { applyRecord, createReadModel } from '../read-model/read-model.js';
 import { checkMagic, scanFrames } from '../log/file-recovery.js';
 import { FILE_MAGIC } from '../log/file-frames.js';
 import { formatPosition } from './positions.js';
@@ -68,7 +68,7 @@ interface Findings {
 }
 
 async function checkRecords(log: EventLog, config: Config, io: CliIo, findings: Findings): Promise<void> {
-  const state = createState();
+  const model = createReadModel();
   const eventIds = new Set<string>();
   const singleWriter = config.kafka === undefined;
   const fail = (position: LogPosition, reason: string) => {
@@ -89,6 +89,7 @@ async function checkRecords(log: EventLog, config: Config, io: CliIo, findings: 
     }
     const decoded = decodeEvent(record.value);
     if (!decoded.ok) {
+      applyRecord(model, record);
       fail(record.position, `not a valid event: ${decoded.reason}`);
       continue;
     }
@@ -96,7 +97,7 @@ async function checkRecords(log: EventLog, config: Config, io: CliIo, findings: 
     if (record.key !== event.subject) fail(record.position, `key "${record.key}" does not name the event's report ${event.subject}`);
     if (eventIds.has(event.id)) fail(record.position, `event id ${event.id} appears twice (a duplicated write)`);
     eventIds.add(event.id);
-    if (evolve(state, event).kind === 'void') {
+    if (applyRecord(model, record, event).kind === 'void') {
       findings.voidEvents += 1;
       if (singleWriter) fail(record.position, `void ${event.type} for report ${event.subject}: the file log has one writer, which never writes one`);
     }

@@ -48,16 +48,17 @@ export type Applied = Evolution | { readonly kind: 'invalid'; readonly reason: s
 
 /**
  * Folds one record: decodes and checks it (an invalid record is skipped and counted), records its
- * idempotency key, applies the event, moves the cursor past it. `trusted` is the event this very
- * process encoded into the record (it was valid when built), which spares decoding it again.
+ * idempotency key, applies the event, moves the cursor past it. `decoded` is the record's event
+ * when the caller has it already (this process encoded it, or decoded and checked it), which
+ * spares decoding it again.
  */
-export function applyRecord(model: ReadModel, record: LogRecord, trusted?: ReportEvent): Applied {
-  if (trusted !== undefined) return applyEvent(model, record.position, trusted);
-  const decoded = decodeEvent(record.value);
-  if (decoded.ok) return applyEvent(model, record.position, decoded.event);
+export function applyRecord(model: ReadModel, record: LogRecord, decoded?: ReportEvent): Applied {
+  if (decoded !== undefined) return applyEvent(model, record.position, decoded);
+  const result = decodeEvent(record.value);
+  if (result.ok) return applyEvent(model, record.position, result.event);
   model.counts.invalid += 1;
   advance(model, record.position);
-  return { kind: 'invalid', reason: decoded.reason };
+  return { kind: 'invalid', reason: result.reason };
 }
 
 function applyEvent(model: ReadModel, position: LogPosition, event: ReportEvent): Evolution {

@@ -7,7 +7,7 @@
 // included) comes back exactly.
 import { compareIds } from '../../projections/canonical.js';
 import type { ReportsState, StoredReport } from '../../projections/reports.js';
-import type { BytesIn, BytesOut } from './bytes.js';
+import { BytesOut, type BytesIn } from './bytes.js';
 
 /** Records are appended to chunks of this size; a larger record gets a chunk of its own. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
@@ -49,6 +49,17 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   private fill = CHUNK_BYTES;
   private usedBytes = 0;
   private garbageBytes = 0;
+  /** The fold asks about one id several times in a row (has, then set): its key is parsed once. */
+  private lastId = '';
+  private lastKey: number | string = '';
+
+  private keyOf(id: string): number | string {
+    if (id !== this.lastId) {
+      this.lastId = id;
+      this.lastKey = tableKey(id);
+    }
+    return this.lastKey;
+  }
 
   get size(): number {
     return this.index.size;
@@ -62,16 +73,16 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   has(id: string): boolean {
-    return this.index.has(tableKey(id));
+    return this.index.has(this.keyOf(id));
   }
 
   get(id: string): StoredReport | undefined {
-    const at = this.index.get(tableKey(id));
+    const at = this.index.get(this.keyOf(id));
     return at === undefined ? undefined : this.read(at);
   }
 
   set(id: string, report: StoredReport): this {
-    const key = tableKey(id);
+    const key = this.keyOf(id);
     const previous = this.index.get(key);
     if (previous !== undefined) this.release(previous);
     this.index.set(key, this.write(report.name, report.tag));
@@ -80,7 +91,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   delete(id: string): boolean {
-    const key = tableKey(id);
+    const key = this.keyOf(id);
     const at = this.index.get(key);
     if (at === undefined) return false;
     this.index.delete(key);
@@ -102,25 +113,58 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   /**
-   * Every report's canonical line (`["id","name"]` or `["id","name","tag"]`, see projections/
-   * canonical.ts) in id order. Bytes flagged JSON-plain are their own JSON form and skip
-   * JSON.stringify, which keeps the digest of a million reports well under a second.
+   * Feeds every report's canonical line (`["id","name"]` or `["id","name","tag"]`, see projections/
+   * canonical.ts) to `update`, in id order, as bytes. Records flagged JSON-plain are copied as
+   * they are stored, without making strings, which keeps the digest of a million reports fast.
    */
-  *canonicalRows(): IterableIterator<string> {
-    const numeric: number[] = [];
+  canonicalLines(update: (bytes: Buffer) => void): void {
+    const numeric = new Float64Array(this.index.size);
+    let count = 0;
     const named: string[] = [];
     for (const key of this.index.keys()) {
-      if (typeof key === 'number') numeric.push(key);
+      if (typeof key === 'number') numeric[count++] = key;
       else named.push(key);
     }
-    const numbers = Float64Array.from(numeric).sort();
+    const numbers = numeric.subarray(0, count).sort();
     named.sort(compareIds);
     // Ids that are not safe integers lie beyond ±2^53: the negative ones before every number, the rest after.
     const firstPositive = named.findIndex((id) => !id.startsWith('-'));
     const split = firstPositive === -1 ? named.length : firstPositive;
-    for (let i = 0; i < split; i += 1) yield this.rowOf(named[i] as string, named[i] as string);
-    for (const key of numbers) yield this.rowOf(key, String(key));
-    for (let i = split; i < named.length; i += 1) yield this.rowOf(named[i] as string, named[i] as string);
+    const out = new BytesOut(update);
+    for (let i = 0; i < split; i += 1) this.writeLine(out, named[i] as string, named[i] as string);
+    for (const key of numbers) this.writeLine(out, key, String(key));
+    for (let i = split; i < named.length; i += 1) this.writeLine(out, named[i] as string, named[i] as string);
+    out.flush();
+  }
+
+  private writeLine(out: BytesOut, key: number | string, id: string): void {
+    const at = this.index.get(key) as number;
+    const { chunk, position } = locateIn(this.chunks, at);
+    const flags = chunk[position] as number;
+    if ((flags & JSON_PLAIN) === 0) {
+      const report = this.read(at);
+      const line = `${JSON.stringify(report.tag === undefined ? [id, report.name] : [id, report.name, report.tag])}\n`;
+      const room = out.reserve(Buffer.byteLength(line));
+      room.buffer.write(line, room.at, 'utf8');
+      return;
+    }
+    const nameBytes = chunk.readUInt32LE(position + 1);
+    const tagged = (flags & HAS_TAG) !== 0;
+    const start = position + (tagged ? 9 : 5);
+    const tagBytes = tagged ? chunk.readUInt32LE(position + 5) : 0;
+    const room = out.reserve(id.length + nameBytes + tagBytes + (tagged ? 11 : 8));
+    let w = room.at;
+    const buffer = room.buffer;
+    buffer[w++] = 0x5b; // [
+    buffer[w++] = 0x22; // "
+    w += buffer.write(id, w, 'latin1');
+    w += buffer.write('","', w, 'latin1');
+    w += chunk.copy(buffer, w, start, start + nameBytes);
+    if (tagged) {
+      w += buffer.write('","', w, 'latin1');
+      w += chunk.copy(buffer, w, start + nameBytes, start + nameBytes + tagBytes);
+    }
+    buffer.write('"]\n', w, 'latin1');
   }
 
   /** See writeReportTable. */
@@ -160,21 +204,6 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     return table;
   }
 
-  private rowOf(key: number | string, id: string): string {
-    const at = this.index.get(key) as number;
-    const { chunk, position } = locateIn(this.chunks, at);
-    const flags = chunk[position] as number;
-    if ((flags & JSON_PLAIN) === 0) {
-      const report = this.read(at);
-      return `${JSON.stringify(report.tag === undefined ? [id, report.name] : [id, report.name, report.tag])}\n`;
-    }
-    const nameBytes = chunk.readUInt32LE(position + 1);
-    if ((flags & HAS_TAG) === 0) return `["${id}","${chunk.toString('latin1', position + 5, position + 5 + nameBytes)}"]\n`;
-    const start = position + 9;
-    const tagEnd = start + nameBytes + chunk.readUInt32LE(position + 5);
-    return `["${id}","${chunk.toString('latin1', start, start + nameBytes)}","${chunk.toString('latin1', start + nameBytes, tagEnd)}"]\n`;
-  }
-
   private read(at: number): StoredReport {
     const { chunk, position } = locateIn(this.chunks, at);
     const flags = chunk[position] as number;
@@ -193,15 +222,18 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   private write(name: string, tag: string | undefined): number {
-    const nameWide = WIDE.test(name);
-    const tagWide = tag !== undefined && WIDE.test(tag);
+    // Printable ASCII (the common case) needs one test per string; only other text is checked for width.
+    const namePlain = !NOT_JSON_PLAIN.test(name);
+    const tagPlain = tag === undefined || !NOT_JSON_PLAIN.test(tag);
+    const nameWide = !namePlain && WIDE.test(name);
+    const tagWide = !tagPlain && tag !== undefined && WIDE.test(tag);
     const nameBytes = nameWide ? name.length * 2 : name.length;
     const tagBytes = tag === undefined ? 0 : tagWide ? tag.length * 2 : tag.length;
     const header = tag === undefined ? 5 : 9;
     const bytes = header + nameBytes + tagBytes;
     const { chunk, position, at } = this.reserve(bytes);
     let flags = nameWide ? NAME_TWO_BYTE : 0;
-    if (!NOT_JSON_PLAIN.test(name) && (tag === undefined || !NOT_JSON_PLAIN.test(tag))) flags |= JSON_PLAIN;
+    if (namePlain && tagPlain) flags |= JSON_PLAIN;
     chunk.writeUInt32LE(nameBytes, position + 1);
     if (nameWide) chunk.write(name, position + header, 'ucs2');
     else chunk.write(name, position + header, 'latin1');

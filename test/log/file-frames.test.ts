@@ -20,11 +20,13 @@ frames('decodes a frame that starts inside a larger buffer', () => {
   assert.equal(checkFrame(both, first.length, true), { kind: 'frame', bytes: second.length });
   assert.is(decodeFrame(both, first.length).value.toString(), 'second');
 });
-frames('copies the value out of the buffer it was read from', () => {
+frames('gives the value as a view of the buffer it was read from, not a copy (a fold copies nothing per record)', () => {
   const frame = encodeFrame(content);
   const decoded = decodeFrame(frame, 0);
-  frame.fill(0);
   assert.ok(decoded.value.equals(content.value));
+  assert.is(decoded.value.buffer, frame.buffer);
+  frame.fill(0);
+  assert.not.ok(decoded.value.equals(content.value), 'the view sees the buffer change');
 });
 frames.run();
 

@@ -1,0 +1,81 @@
+// The compact report table: the same answers as a Map of reports for every kind of id and text,
+// the same canonical digest, and the space of deleted reports reused.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { StoredReport } from '../../projections/reports.js';
+import { BytesIn, BytesOut } from '../../src/read-model/bytes.js';
+import { readReportTable, ReportTable, tableKey, writeReportTable } from '../../src/read-model/report-table.js';
+import { stateDigest } from '../../src/replay.js';
+
+const samples: [string, StoredReport][] = [
+  ['1', { name: 'plain' }],
+  ['0', { name: '', tag: '' }],
+  ['-7', { name: 'negative', tag: 'finance' }],
+  ['9007199254740991', { name: 'largest safe integer' }],
+  ['9007199254740992', { name: 'first unsafe integer', tag: 't' }],
+  ['-9223372036854775808', { name: 'lowest int64' }],
+  ['9223372036854775807', { name: 'highest int64', tag: 'x' }],
+  ['42', { name: 'ünïcödé "quoted" \\ back\n', tag: 'naïve' }],
+  ['43', { name: 'emoji 📄 and a lone \ud800 surrogate', tag: '中文' }],
+  ['44', { name: 'control \u0001 char' }],
+];
+
+function tableOf(entries: Iterable<[string, StoredReport]>): ReportTable {
+  const table = new ReportTable();
+  for (const [id, report] of entries) table.set(id, report);
+  return table;
+}
+
+const table = suite('ReportTable');
+
+table('answers has, get and size as a Map of the same reports does', () => {
+  const compact = tableOf(samples);
+  const map = new Map(samples);
+  assert.is(compact.size, map.size);
+  for (const [id] of samples) {
+    assert.ok(compact.has(id), id);
+    assert.equal(compact.get(id), map.get(id), id);
+  }
+  assert.not.ok(compact.has('2'));
+  assert.is(compact.get('2'), undefined);
+  assert.equal(new Map(compact), map);
+});
+
+table('keeps non-canonical spellings apart from the canonical id', () => {
+  const compact = tableOf([['7', { name: 'seven' }]]);
+  for (const other of ['07', '-0', '+7', '7.0', ' 7', '0x7']) assert.not.ok(compact.has(other), other);
+  assert.is(tableKey('-0'), '-0');
+  assert.is(tableKey('0'), 0);
+  assert.is(tableKey('9007199254740993'), '9007199254740993');
+});
+
+table('deletes and overwrites, and reuses the space of deleted reports', () => {
+  const compact = new ReportTable();
+  for (let round = 0; round < 5; round += 1) {
+    for (let i = 0; i < 50_000; i += 1) compact.set(String(i), { name: `report number ${i} of round ${round}`, tag: 'finance' });
+    for (let i = 0; i < 50_000; i += 1) assert.ok(compact.delete(String(i)));
+  }
+  assert.is(compact.size, 0);
+  assert.ok(compact.arenaBytes <= 16 * 1024 * 1024, `arena of ${compact.arenaBytes} bytes after deleting everything`);
+  compact.set('5', { name: 'a' });
+  compact.set('5', { name: 'b', tag: 'c' });
+  assert.equal(compact.get('5'), { name: 'b', tag: 'c' });
+  assert.not.ok(compact.delete('6'));
+});
+
+table('gives the same state digest as the canonical form of a Map', () => {
+  assert.is(stateDigest(tableOf(samples)), stateDigest(new Map(samples)));
+  assert.is(stateDigest(new ReportTable()), stateDigest(new Map()));
+});
+
+table('round-trips through its byte form', () => {
+  const chunks: Buffer[] = [];
+  const out = new BytesOut((bytes) => chunks.push(bytes));
+  writeReportTable(tableOf(samples), out);
+  out.flush();
+  const input = new BytesIn(Buffer.concat(chunks));
+  assert.equal(new Map(readReportTable(input)), new Map(samples));
+  assert.ok(input.done);
+});
+
+table.run();
