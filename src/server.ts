@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Tracer } from '@opentelemetry/api';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -10,6 +11,7 @@ import { createApp } from './http/app.js';
 import { guardConnections } from './http/connection-guard.js';
 import { bearerAuth, createTokenCheck, digestsOf } from './http/auth.js';
 import { createMetrics } from './http/metrics.js';
+import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
 import { createOpenApiDocument } from './http/openapi.js';
 import type { EventLog } from './log/event-log.js';
 import { openEventLog } from './log/open-log.js';
@@ -34,9 +36,11 @@ export interface ServerDeps {
   readonly announce?: (line: string) => void;
   /** How long in-flight requests get at shutdown before connections are cut. */
   readonly shutdownGraceMs?: number;
+  /** Spans of writes (default: the global OpenTelemetry tracer, a no-op unless an SDK is registered). */
+  readonly tracer?: Tracer;
 }
 
-export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000 }: ServerDeps): Promise<RunningServer> {
+export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
   const log = await openEventLog(config, logger);
   try {
     const tokens = await resolveTokens(config, { logger });
@@ -56,7 +60,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
       onSnapshotDue: autoSnapshot.onSnapshotDue,
     });
     projector.start();
-    const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries });
+    const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
     const server = await listen(app.callback(), config, logger);
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -84,7 +88,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
  */
 export function createWiredApp(
   config: Config,
-  { log, projector, logger, tokenEntries }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[] },
+  { log, projector, logger, tokenEntries, tracer }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[]; tracer?: Tracer },
 ): Koa {
   const metrics = createMetrics({ log, projector, stallAfterMs: config.projectionStallMs });
   const service = new ReportService({
@@ -96,6 +100,7 @@ export function createWiredApp(
     newId: randomUUID,
     now: () => new Date(),
     onAppend: (ms) => metrics.observeAppend(ms / 1000),
+    ...(tracer ? { tracer } : {}),
   });
   const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
   return createApp({
@@ -109,6 +114,7 @@ export function createWiredApp(
     bodyLimitBytes: config.bodyLimitBytes,
     stallAfterMs: config.projectionStallMs,
     openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION),
+    asyncApiDocument: createAsyncApiDocument(topicFacts(config), SERVICE_VERSION),
   });
 }
 
