@@ -82,16 +82,19 @@ export function createWriteTracing(tracer: Tracer): WriteTracing {
   return {
     append(parent, event, append) {
       const span = tracer.startSpan('reports append', { kind: SpanKind.PRODUCER }, parent);
-      if (span.isRecording()) span.setAttributes(eventAttributes(event));
+      // A span that does not record (no SDK, or not sampled) has nothing to end or annotate.
+      if (!span.isRecording()) return append(withTraceContext(event, span.spanContext()));
+      span.setAttributes(eventAttributes(event));
       return within(span, async () => {
         const positions = await append(withTraceContext(event, span.spanContext()));
         const [first] = positions;
-        if (first !== undefined && span.isRecording()) span.setAttributes({ 'reports.log.partition': first.partition, 'reports.log.offset': first.offset });
+        if (first !== undefined) span.setAttributes({ 'reports.log.partition': first.partition, 'reports.log.offset': first.offset });
         return positions;
       });
     },
     wait(parent, wait) {
-      return within(tracer.startSpan('reports wait for projection', { kind: SpanKind.INTERNAL }, parent), wait);
+      const span = tracer.startSpan('reports wait for projection', { kind: SpanKind.INTERNAL }, parent);
+      return span.isRecording() ? within(span, wait) : wait();
     },
   };
 }
@@ -107,15 +110,13 @@ function eventAttributes(event: ReportEvent) {
   };
 }
 
-/** Runs `work`, records a failure on the span, and ends it either way. */
+/** Runs `work` in a recording span, records a failure on it, and ends it either way. */
 async function within<T>(span: Span, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (span.isRecording()) {
-      span.recordException(error instanceof Error ? error : String(error));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
-    }
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
     throw error;
   } finally {
     span.end();
