@@ -12,4 +12,4 @@ const provider = new NodeTracerProvider({
 });
 provider.register();
 // Send what is still buffered when the service is asked to stop.
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void provider.shutdown());
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void provider.shutdown());
