@@ -28,6 +28,30 @@ export const ReportDeletedData = Type.Object(
 );
 export type ReportDeletedData = Static<typeof ReportDeletedData>;
 
+/**
+ * W3C Trace Context `traceparent` (version 00): the CloudEvents distributed-tracing extension
+ * attribute. A trace-id or parent-id of all zeros is invalid; said with `not` rather than a
+ * lookahead so that validators outside JavaScript (RE2, for one) can compile the pattern.
+ */
+export const Traceparent = Type.Intersect(
+  [Type.String({ pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' }), Type.Not(Type.String({ pattern: '^00-(0{32}|[0-9a-f]{32}-0{16})-' }))],
+  { description: 'W3C Trace Context traceparent of the span that wrote the event (CloudEvents distributed-tracing extension)' },
+);
+
+const TRACESTATE_KEY = '(?:[a-z][_0-9a-z*/-]{0,255}|[a-z0-9][_0-9a-z*/-]{0,240}@[a-z][_0-9a-z*/-]{0,13})';
+const TRACESTATE_VALUE = '[\\x20-\\x2b\\x2d-\\x3c\\x3e-\\x7e]{0,255}[\\x21-\\x2b\\x2d-\\x3c\\x3e-\\x7e]';
+const TRACESTATE_MEMBER = `${TRACESTATE_KEY}=${TRACESTATE_VALUE}`;
+/** The W3C limits: 32 list members, and a header over 512 characters may be dropped whole. */
+export const TRACESTATE_MAX_CHARS = 512;
+
+/** W3C Trace Context `tracestate`: vendor entries `key=value`, comma-separated; only beside a traceparent. */
+export const Tracestate = Type.String({
+  minLength: 1,
+  maxLength: TRACESTATE_MAX_CHARS,
+  pattern: `^${TRACESTATE_MEMBER}(,${TRACESTATE_MEMBER}){0,31}$`,
+  description: 'W3C Trace Context tracestate that travelled with the traceparent (CloudEvents distributed-tracing extension)',
+});
+
 const RFC3339 = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$';
 
 function cloudEvent<Name extends string, Data extends TSchema>(type: Name, data: Data) {
@@ -41,6 +65,8 @@ function cloudEvent<Name extends string, Data extends TSchema>(type: Name, data:
       // A pattern rather than `format: date-time`: TypeBox rejects formats it has no checker for.
       time: Type.String({ pattern: RFC3339, description: 'RFC 3339 time the event was written' }),
       datacontenttype: Type.Literal('application/json'),
+      traceparent: Type.Optional(Traceparent),
+      tracestate: Type.Optional(Tracestate),
       data,
     },
     { $id: type, title: type, description: `CloudEvents 1.0 structured-mode envelope of ${type}` },

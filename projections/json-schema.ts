@@ -2,10 +2,10 @@
 // `projections/events.schema.json` is this output, shipped with the package; a test keeps the two equal.
 import { ReportCreated, ReportDeleted } from './events.js';
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** A TypeBox schema as plain JSON (TypeBox's symbol keys dropped), without its own `$id`. */
-function plain(schema: object): Json {
+export function plainSchema(schema: object): Json {
   const { $id: _id, ...rest } = JSON.parse(JSON.stringify(schema)) as Record<string, Json>;
   return rest;
 }
@@ -17,6 +17,6 @@ export function eventsJsonSchema(): Json {
     title: 'Report Store events',
     description: 'The value of every message on the report events topic: a CloudEvents 1.0 envelope (structured mode). Key: the report id as a decimal string.',
     oneOf: [{ $ref: '#/$defs/ReportCreated' }, { $ref: '#/$defs/ReportDeleted' }],
-    $defs: { ReportCreated: plain(ReportCreated), ReportDeleted: plain(ReportDeleted) },
+    $defs: { ReportCreated: plainSchema(ReportCreated), ReportDeleted: plainSchema(ReportDeleted) },
   };
 }

@@ -135,6 +135,9 @@ export function checkToken(token: string, variable: string): void {
   }
 }
 
+/** The topic when REPORTS_TOPIC is not set (also what the AsyncAPI document names on the file log). */
+export const DEFAULT_TOPIC = 'reports.events';
+
 function kafkaConfig(env: Env): KafkaConfig | undefined {
   const raw = text(env, 'KAFKA_BROKERS');
   if (raw === undefined) return undefined;
@@ -142,7 +145,7 @@ function kafkaConfig(env: Env): KafkaConfig | undefined {
   for (const broker of brokers) {
     if (!/^[^\s:]+:\d{1,5}$/.test(broker)) throw new ConfigError('KAFKA_BROKERS', `entries must be host:port, got "${broker}"`);
   }
-  const topic = text(env, 'REPORTS_TOPIC') ?? 'reports.events';
+  const topic = text(env, 'REPORTS_TOPIC') ?? DEFAULT_TOPIC;
   if (!/^[a-zA-Z0-9._-]{1,249}$/.test(topic)) throw new ConfigError('REPORTS_TOPIC', `is not a valid Kafka topic name: "${topic}"`);
   const mechanism = text(env, 'KAFKA_SASL_MECHANISM');
   let sasl: KafkaConfig['sasl'];

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Tracer } from '@opentelemetry/api';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -10,6 +11,7 @@ import { createApp } from './http/app.js';
 import { guardConnections } from './http/connection-guard.js';
 import { bearerAuth, createTokenCheck, digestsOf } from './http/auth.js';
 import { createMetrics } from './http/metrics.js';
+import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
 import { createOpenApiDocument } from './http/openapi.js';
 import type { EventLog } from './log/event-log.js';
 import { openEventLog } from './log/open-log.js';
@@ -36,9 +38,11 @@ export interface ServerDeps {
   readonly announce?: (line: string) => void;
   /** How long in-flight requests get at shutdown before connections are cut. */
   readonly shutdownGraceMs?: number;
+  /** Spans of writes (default: the global OpenTelemetry tracer, a no-op unless an SDK is registered). */
+  readonly tracer?: Tracer;
 }
 
-export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000 }: ServerDeps): Promise<RunningServer> {
+export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
   const log = await openEventLog(config, logger);
   try {
     const tokens = await resolveTokens(config, { logger });
@@ -56,7 +60,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     const projector = new Projector({ log, logger, model, health, trusted, onApplied: autoSnapshot.onApplied, onCaughtUp: autoSnapshot.onCaughtUp });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
-    const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries, trusted });
+    const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries, trusted, ...(tracer ? { tracer } : {}) });
     const server = await listen(app.callback(), config, logger);
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -85,7 +89,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
  */
 export function createWiredApp(
   config: Config,
-  { log, projector, logger, tokenEntries, trusted }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[]; trusted?: TrustedEvents },
+  { log, projector, logger, tokenEntries, trusted, tracer }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[]; trusted?: TrustedEvents; tracer?: Tracer },
 ): Koa {
   const metrics = createMetrics({ log, projector, health: projector.health });
   const service = new ReportService({
@@ -98,6 +102,7 @@ export function createWiredApp(
     now: () => new Date(),
     onAppend: (ms) => metrics.observeAppend(ms / 1000),
     ...(trusted ? { trusted } : {}),
+    ...(tracer ? { tracer } : {}),
   });
   const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
   return createApp({
@@ -110,6 +115,7 @@ export function createWiredApp(
     limits,
     bodyLimitBytes: config.bodyLimitBytes,
     openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION),
+    asyncApiDocument: createAsyncApiDocument(topicFacts(config), SERVICE_VERSION),
   });
 }
 

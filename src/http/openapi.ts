@@ -55,7 +55,7 @@ export function createOpenApiDocument(limits: FieldLimits, version: string): Jso
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: 'http://127.0.0.1:8080', description: 'Local default' }],
-    tags: [{ name: 'reports', description: 'Reports in the store' }, { name: 'operations', description: 'Health, readiness, metrics, this document' }],
+    tags: [{ name: 'reports', description: 'Reports in the store' }, { name: 'operations', description: 'Health, readiness, metrics, this document and the AsyncAPI document of the events' }],
     security: [{ bearerAuth: [] }],
     paths: {
       '/reports': {
@@ -98,6 +98,10 @@ export function createOpenApiDocument(limits: FieldLimits, version: string): Jso
         },
       },
       '/openapi.json': operationsGet('getOpenApi', 'This document', { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } }),
+      '/asyncapi.json': operationsGet('getAsyncApi', 'The AsyncAPI 3.0 document of the event topic, for downstream consumers', {
+        description: 'AsyncAPI 3.0 document',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      }),
       '/healthz': operationsGet('getHealth', 'Liveness: 200 while the process runs', { description: 'Alive', content: jsonContent(ref('Status')) }),
       '/readyz': operationsGet('getReadiness', 'Readiness: 200 once the read model has caught up and the log is reachable', { description: 'Ready', content: jsonContent(ref('Status')) }, {
         '503': errorResponse('Not ready: catching up, the log is unreachable, or the projection has stalled'),

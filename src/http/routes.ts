@@ -5,6 +5,7 @@ import { MethodNotAllowedError, UnavailableError } from '../errors.js';
 import type { EventLog } from '../log/event-log.js';
 import type { ProjectionHealth } from '../projection-health.js';
 import type { ReportService } from '../reports/service.js';
+import { parseTraceContext } from '../reports/tracing.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
 import { jsonRequest } from './json-request.js';
 import type { Metrics } from './metrics.js';
@@ -19,6 +20,7 @@ export interface RouteDeps {
   readonly limits: FieldLimits;
   readonly bodyLimitBytes: number;
   readonly openApiDocument: unknown;
+  readonly asyncApiDocument: unknown;
   /** Whether the projection has caught up and keeps up (/readyz). */
   readonly health: ProjectionHealth;
 }
@@ -29,7 +31,7 @@ function onlyAllow(methods: readonly string[]): Middleware {
   };
 }
 
-export function createRouter({ service, log, metrics, auth, limits, bodyLimitBytes, openApiDocument, health }: RouteDeps): Router {
+export function createRouter({ service, log, metrics, auth, limits, bodyLimitBytes, openApiDocument, asyncApiDocument, health }: RouteDeps): Router {
   // Paths are exact: /REPORTS and /reports/ are unknown paths (404), not aliases.
   const router = new Router({ sensitive: true, strict: true });
   const parseNewReport = createNewReportParser(limits);
@@ -37,20 +39,23 @@ export function createRouter({ service, log, metrics, auth, limits, bodyLimitByt
 
   router.post('/reports', auth, jsonRequest(bodyLimitBytes), async (ctx) => {
     const command = parseNewReport(ctx.state.json);
-    const report = await service.create(command, parseIdempotencyKey(idempotencyHeader(ctx)));
+    const report = await service.create(command, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx));
     ctx.body = report.tag === undefined ? { name: report.name } : { name: report.name, tag: report.tag };
   });
   router.all('/reports', onlyAllow(['POST']));
 
   router.delete('/reports/:id', auth, async (ctx) => {
     const id = parseReportId(ctx.params['id'] ?? '');
-    await service.delete(id, parseIdempotencyKey(idempotencyHeader(ctx)));
+    await service.delete(id, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx));
     ctx.status = 204;
   });
   router.all('/reports/:id', onlyAllow(['DELETE']));
 
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
+  });
+  router.get('/asyncapi.json', (ctx) => {
+    ctx.body = asyncApiDocument;
   });
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -68,12 +73,19 @@ export function createRouter({ service, log, metrics, auth, limits, bodyLimitByt
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
   });
-  for (const path of ['/openapi.json', '/healthz', '/readyz', '/metrics']) router.all(path, onlyAllow(get));
+  for (const path of ['/openapi.json', '/asyncapi.json', '/healthz', '/readyz', '/metrics']) router.all(path, onlyAllow(get));
   return router;
 }
 
+type WithHeaders = { readonly headers: Readonly<Record<string, string | string[] | undefined>> };
+
 /** The raw header: `ctx.get` answers '' both when it is absent and when it is empty, which differ here. */
-function idempotencyHeader(ctx: { readonly headers: Readonly<Record<string, string | string[] | undefined>> }): string | undefined {
-  const value = ctx.headers['idempotency-key'];
+function header(ctx: WithHeaders, name: string): string | undefined {
+  const value = ctx.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The W3C trace context of the request; an invalid traceparent is ignored (never a 400), as the W3C asks. */
+function traceContext(ctx: WithHeaders) {
+  return parseTraceContext(header(ctx, 'traceparent'), header(ctx, 'tracestate'));
 }

@@ -1,5 +1,6 @@
 // The command side: decide on the projected state -> append -> wait until the local projection
 // has applied our record -> answer from the projected state.
+import type { SpanContext, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
@@ -11,6 +12,7 @@ import { ProjectionTimeoutError, type Outcome, type Projector, type TrustedEvent
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';
+import { createWriteTracing, defaultTracer, parentContext, type WriteTracing } from './tracing.js';
 
 export interface ReportServiceOptions extends EnvelopeContext {
   readonly log: EventLog;
@@ -21,20 +23,26 @@ export interface ReportServiceOptions extends EnvelopeContext {
   readonly onAppend?: (durationMs: number) => void;
   /** Where the values this service appends are registered with their events, for the projector. */
   readonly trusted?: TrustedEvents;
+  /** Spans around appends and read-your-writes waits (default: the global OpenTelemetry tracer, a no-op without an SDK). */
+  readonly tracer?: Tracer;
 }
 
 class DeadlineExceeded extends Error {}
 
 export class ReportService {
   private readonly queue = new KeyedQueue();
+  private readonly tracing: WriteTracing;
 
-  constructor(private readonly options: ReportServiceOptions) {}
+  constructor(private readonly options: ReportServiceOptions) {
+    this.tracing = createWriteTracing(options.tracer ?? defaultTracer());
+  }
 
   /**
    * Creates the report, or returns the existing one for an identical retry. With an idempotency
    * key, a request seen before gets its first answer again, and another request with the key a 422.
+   * `traceContext` (the request's traceparent) is carried into the event it writes.
    */
-  create(command: CreateCommand, idempotencyKey?: string): Promise<StoredReport> {
+  create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext): Promise<StoredReport> {
     const deadline = Date.now() + this.options.writeTimeoutMs;
     const { id, name, tag } = command;
     const fingerprint = createFingerprint(id, name, tag);
@@ -48,7 +56,7 @@ export class ReportService {
       if (decision.kind === 'unchanged') return decision.report;
       if (decision.kind === 'conflict') throw conflict(id);
       const data = { id, name, ...(tag === undefined ? {} : { tag }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
-      await this.write(reportCreated(this.options, data), deadline);
+      await this.write(reportCreated(this.options, data), deadline, traceContext);
       if (idempotencyKey !== undefined) return createAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
       // Another instance may have created the id first; the fold of the shared log decides.
       const projected = state.get(id);
@@ -57,7 +65,7 @@ export class ReportService {
     });
   }
 
-  delete(id: string, idempotencyKey?: string): Promise<void> {
+  delete(id: string, idempotencyKey?: string, traceContext?: SpanContext): Promise<void> {
     const deadline = Date.now() + this.options.writeTimeoutMs;
     const fingerprint = createFingerprint(id);
     return this.queue.run(queueKeys(id, idempotencyKey), async () => {
@@ -66,7 +74,7 @@ export class ReportService {
       if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
       const notThere = () => decideDelete(state, id).kind === 'not-found';
       if (notThere() && (!(await this.caughtUpWith(id, deadline)) || notThere())) throw notFound(id);
-      const outcome = await this.write(reportDeleted(this.options, idempotencyKey === undefined ? { id } : { id, idempotencyKey }), deadline);
+      const outcome = await this.write(reportDeleted(this.options, idempotencyKey === undefined ? { id } : { id, idempotencyKey }), deadline, traceContext);
       if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
       // Void: another instance deleted it between our decision and our append.
       if (outcome === 'void') throw notFound(id);
@@ -94,16 +102,20 @@ export class ReportService {
     return this.options.projector.model.reports;
   }
 
-  private async write(event: ReportEvent, deadline: number): Promise<Outcome> {
+  private async write(event: ReportEvent, deadline: number, traceContext: SpanContext | undefined): Promise<Outcome> {
     const started = Date.now();
+    const parent = parentContext(traceContext);
     try {
       const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
-      const value = encodeEvent(event);
-      // The projector folds this very buffer, when the log hands it back from memory, without decoding it.
-      this.options.trusted?.set(value, event);
-      const [position] = await abortable(this.options.log.append([{ key: event.subject, value }], { signal }), signal);
+      const append = (traced: ReportEvent) => {
+        const value = encodeEvent(traced);
+        // The projector folds this very buffer, when the log hands it back from memory, without decoding it.
+        this.options.trusted?.set(value, traced);
+        return abortable(this.options.log.append([{ key: traced.subject, value }], { signal }), signal);
+      };
+      const [position] = await this.tracing.append(parent, event, append);
       this.options.onAppend?.(Date.now() - started);
-      return await this.options.projector.waitFor(position as LogPosition, Math.max(1, deadline - Date.now()));
+      return await this.tracing.wait(parent, () => this.options.projector.waitFor(position as LogPosition, Math.max(1, deadline - Date.now())));
     } catch (error) {
       throw this.unavailable(error, event.subject);
     }

@@ -1,5 +1,5 @@
-// `reports schema events|openapi`: the events' JSON Schema (the same document the package ships
-// as projections/events.schema.json) and the OpenAPI document the server serves.
+// `reports schema events|openapi|asyncapi`: the events' JSON Schema (the same document the package
+// ships as projections/events.schema.json), and the OpenAPI and AsyncAPI documents the server serves.
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
@@ -11,10 +11,10 @@ import { startTestServer } from '../helpers/server.js';
 /** The shipped file, in the source tree (this test runs from dist/test/cli/). */
 const SHIPPED_SCHEMA = fileURLToPath(new URL('../../../projections/events.schema.json', import.meta.url));
 
-async function openApiServed(env: Record<string, string> = {}): Promise<unknown> {
+async function openApiServed(env: Record<string, string> = {}, path = '/openapi.json'): Promise<unknown> {
   const server = await startTestServer(env);
   try {
-    const response = await server.request('/openapi.json');
+    const response = await server.request(path);
     assert.is(response.status, 200);
     return await response.json();
   } finally {
@@ -50,11 +50,25 @@ schema('openapi follows the configured limits, as the server does', async () => 
   assert.not.equal(printed, JSON.parse((await reports(['schema', 'openapi'])).stdout));
 });
 
+schema('asyncapi prints the document GET /asyncapi.json serves', async () => {
+  const { code, stdout } = await reports(['schema', 'asyncapi']);
+  assert.is(code, 0);
+  assert.equal(JSON.parse(stdout), await openApiServed({}, '/asyncapi.json'));
+});
+
+schema('asyncapi names the configured topic', async () => {
+  const { code, stdout } = await reports(['schema', 'asyncapi'], { env: { KAFKA_BROKERS: '127.0.0.1:9', REPORTS_TOPIC: 'team.reports' } });
+  assert.is(code, 0);
+  const document = JSON.parse(stdout) as { channels: { reportEvents: { address: string; bindings: { kafka: { topic: string } } } } };
+  assert.is(document.channels.reportEvents.address, 'team.reports');
+  assert.is(document.channels.reportEvents.bindings.kafka.topic, 'team.reports');
+});
+
 schema('an unknown schema name exits 2 naming the known ones', async () => {
   const { code, stderr } = await reports(['schema', 'graphql']);
   assert.is(code, 2);
-  assert.match(stderr, 'unknown schema "graphql": expected events or openapi');
-  assert.match(stderr, /^usage: reports schema events\|openapi$/m);
+  assert.match(stderr, 'unknown schema "graphql": expected events, openapi or asyncapi');
+  assert.match(stderr, /^usage: reports schema events\|openapi\|asyncapi$/m);
 });
 
 schema('a missing schema name exits 2', async () => {

@@ -1,7 +1,9 @@
 // The README's consumer example folds a real topic to the same digest as `reports replay`, and
-// the README quotes this very file.
+// continues the trace of each traced write; the README quotes this very file.
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { stateDigest } from '../../src/replay.js';
@@ -34,6 +36,27 @@ withKafka('consumer example', (brokers) => {
     } finally {
       await server.dispose();
     }
+  });
+
+  consumer('continues the trace of a traced write in the span that folds its event', async () => {
+    const topic = uniqueTopic('consumer-trace');
+    const server = await startKafkaServer(brokers, {}, topic);
+    const [traceId, parentId] = ['5c3e1f0a9b8d7c6e5f4a3b2c1d0e9f8a', '1a2b3c4d5e6f7a8b'];
+    try {
+      assert.is((await server.request('/reports', { method: 'POST', json: '{"id": 5, "name": "traced"}', headers: { traceparent: `00-${traceId}-${parentId}-01` } })).status, 200);
+      assert.is((await server.request('/reports', { method: 'POST', json: '{"id": 6, "name": "untraced"}' })).status, 200);
+    } finally {
+      await server.dispose();
+    }
+    const exporter = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('consumer-test');
+    await foldTopic([brokers], topic, { tracer, propagator: new W3CTraceContextPropagator() });
+    const spans = exporter.getFinishedSpans().filter((span) => span.name === 'process ReportCreated');
+    assert.is(spans.length, 2);
+    const continued = spans.filter((span) => span.spanContext().traceId === traceId);
+    assert.is(continued.length, 1, 'exactly the traced event continues its trace');
+    assert.is(continued[0]?.parentSpanContext?.spanId, parentId);
+    assert.ok(continued[0]?.parentSpanContext?.isRemote);
   });
   consumer.run();
 });

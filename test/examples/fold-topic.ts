@@ -1,12 +1,21 @@
 // A downstream consumer: folds the report events topic with the service's own projections/ code
-// and prints the same state digest as `reports replay`. (Quoted in the README; a test runs it.)
+// and prints the same state digest as `reports replay`. Each event is folded in a span that
+// continues the trace of the request that wrote it (the event's traceparent); without an
+// OpenTelemetry SDK registered those spans cost nothing. (Quoted in the README; a test runs it.)
 import { createHash } from 'node:crypto';
+import { defaultTextMapGetter, propagation, ROOT_CONTEXT, SpanKind, trace, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
 import kafkajs from 'kafkajs';
 import { canonicalState } from '../../projections/canonical.js';
 import { decodeEvent } from '../../projections/codec.js';
 import { createState, evolve } from '../../projections/reports.js';
 
-export async function foldTopic(brokers: string[], topic: string) {
+export interface FoldTracing {
+  readonly tracer?: Tracer;
+  /** Reads `traceparent`/`tracestate` (W3C); the global one is what a registered SDK set up. */
+  readonly propagator?: TextMapPropagator;
+}
+
+export async function foldTopic(brokers: string[], topic: string, { tracer = trace.getTracer('report-folder'), propagator = propagation }: FoldTracing = {}) {
   const kafka = new kafkajs.Kafka({ clientId: 'report-folder', brokers, logLevel: kafkajs.logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
@@ -23,7 +32,13 @@ export async function foldTopic(brokers: string[], topic: string) {
     void consumer.run({
       eachMessage: async ({ partition, message }) => {
         const decoded = decodeEvent(message.value ?? Buffer.alloc(0));
-        if (decoded.ok) evolve(state, decoded.event); // invalid records are skipped, as the service does
+        if (decoded.ok) {
+          // The CloudEvents distributed-tracing attributes are W3C trace context: continue that trace.
+          const parent = propagator.extract(ROOT_CONTEXT, decoded.event, defaultTextMapGetter);
+          const span = tracer.startSpan(`process ${decoded.event.type}`, { kind: SpanKind.CONSUMER }, parent);
+          evolve(state, decoded.event);
+          span.end();
+        } // invalid records are skipped, as the service does
         if (Number(message.offset) + 1 >= (end.get(partition) ?? 0)) done.add(partition);
         if (done.size === end.size) resolve();
       },

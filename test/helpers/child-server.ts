@@ -52,9 +52,12 @@ function parse(line: string): LogLine | undefined {
   }
 }
 
-/** Starts `node dist/src/main.js` with `env` and resolves once it logged the address it listens on. */
-export async function startChildServer(env: Env): Promise<ChildServer> {
-  const child: ChildProcess = spawn(process.execPath, [MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts `node [nodeArgs] dist/src/main.js` with `env` and resolves once it logged the address it
+ * listens on. `nodeArgs` are Node's own options, such as `--import` of a set-up file.
+ */
+export async function startChildServer(env: Env, { nodeArgs = [] }: { nodeArgs?: readonly string[] } = {}): Promise<ChildServer> {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: LogLine[] = [];
   const watchers = new Set<(line: LogLine) => void>();
   let stderr = '';

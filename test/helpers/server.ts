@@ -1,4 +1,5 @@
 // Starts the real server in-process on 127.0.0.1:0 with a temporary data directory and a known token.
+import type { Tracer } from '@opentelemetry/api';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,11 +39,11 @@ export interface TestServer extends RunningServer {
   readonly request: TestRequest;
 }
 
-export async function startTestServer(env: Env = {}, options: { dataDir?: string } = {}): Promise<TestServer> {
+export async function startTestServer(env: Env = {}, options: { dataDir?: string; tracer?: Tracer } = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await tempDir());
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', REPORTS_TOKENS: TEST_TOKEN, REPORTS_DATA_DIR: dataDir, ...env });
   const { logger, lines } = memoryLogger();
-  const server = await startServer(config, { logger, announce: () => undefined, shutdownGraceMs: 2000 });
+  const server = await startServer(config, { logger, announce: () => undefined, shutdownGraceMs: 2000, ...(options.tracer ? { tracer: options.tracer } : {}) });
   await server.projector.caughtUp();
   return {
     ...server,

@@ -7,6 +7,7 @@ import { deleteReportContract } from './contract/delete-report.js';
 import { idempotencyContract } from './contract/idempotency.js';
 import { operationsContract } from './contract/operations.js';
 import { postReportsContract } from './contract/post-reports.js';
+import { traceContextContract } from './contract/trace-context.js';
 import { idSource, type StartServer } from './requests.js';
 
 export type { StartServer } from './requests.js';
@@ -19,4 +20,5 @@ export function httpContract(logName: string, start: StartServer): void {
   operationsContract(logName, start, nextId);
   concurrencyContract(logName, start, nextId);
   idempotencyContract(logName, start, nextId);
+  traceContextContract(logName, start, nextId);
 }

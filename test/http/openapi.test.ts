@@ -75,7 +75,7 @@ openapi('requires bearer auth on both report operations and none on the operatio
   assert.equal(at(document, 'security'), [{ bearerAuth: [] }]);
   assert.is(at(document, 'paths', '/reports', 'post', 'security'), undefined);
   assert.is(at(document, 'paths', '/reports/{id}', 'delete', 'security'), undefined);
-  for (const path of ['/openapi.json', '/healthz', '/readyz', '/metrics']) assert.equal(at(document, 'paths', path, 'get', 'security'), [], path);
+  for (const path of ['/openapi.json', '/asyncapi.json', '/healthz', '/readyz', '/metrics']) assert.equal(at(document, 'paths', path, 'get', 'security'), [], path);
 });
 
 openapi('declares NewReport.id as integer int64 and requires id and name', async ({ server }) => {

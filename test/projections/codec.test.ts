@@ -92,3 +92,44 @@ decode('rejects a missing envelope field and names it', () => {
   assert.match(reasonFor(bytes(withoutSource)), '/source');
 });
 decode.run();
+
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+const tracing = suite('decodeEvent: the distributed-tracing extension');
+tracing('decodes events with a traceparent and a tracestate', () => {
+  for (const event of [{ ...created('1', 'a'), traceparent: TRACEPARENT, tracestate: 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE' }, { ...deleted('2'), traceparent: TRACEPARENT }]) {
+    assert.equal(decodeEvent(encodeEvent(event)), { ok: true, event });
+  }
+});
+tracing('still decodes events written without them', () => {
+  const event = created('1', 'a');
+  assert.not.ok('traceparent' in event);
+  assert.ok(decodeEvent(encodeEvent(event)).ok);
+});
+const badTraceparents = [
+  'garbage',
+  '01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+  '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+  '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+  '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01',
+  `${TRACEPARENT}-extra`,
+];
+for (const traceparent of badTraceparents) {
+  tracing(`rejects the traceparent ${JSON.stringify(traceparent)} and names /traceparent`, () => {
+    assert.match(reasonFor(bytes({ ...created('1', 'a'), traceparent })), '/traceparent');
+  });
+}
+for (const tracestate of ['', 'no list', 'Upper=1', 'a=1,,b=2', 'k=v '.repeat(2), `k=${'v'.repeat(600)}`]) {
+  tracing(`rejects the tracestate ${JSON.stringify(tracestate.slice(0, 20))} and names /tracestate`, () => {
+    assert.match(reasonFor(bytes({ ...created('1', 'a'), traceparent: TRACEPARENT, tracestate })), '/tracestate');
+  });
+}
+tracing('accepts a tracestate of 32 members with multi-tenant keys', () => {
+  const tracestate = Array.from({ length: 32 }, (_, i) => `t${i}@vendor=${i}`).join(',');
+  assert.ok(decodeEvent(bytes({ ...created('1', 'a'), traceparent: TRACEPARENT, tracestate })).ok);
+});
+tracing('rejects a tracestate of 33 members', () => {
+  const tracestate = Array.from({ length: 33 }, (_, i) => `k${i}=${i}`).join(',');
+  assert.match(reasonFor(bytes({ ...created('1', 'a'), traceparent: TRACEPARENT, tracestate })), '/tracestate');
+});
+tracing.run();

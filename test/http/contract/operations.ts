@@ -16,6 +16,7 @@ export function operationsContract(logName: string, start: StartServer, nextId: 
     ['POST', '/readyz', 'GET, HEAD'],
     ['POST', '/metrics', 'GET, HEAD'],
     ['DELETE', '/openapi.json', 'GET, HEAD'],
+    ['POST', '/asyncapi.json', 'GET, HEAD'],
   ];
   for (const [method, path, allow] of wrongMethods) {
     routing(`returns 405 with Allow: ${allow} for ${method} ${path}`, async ({ server }) => {

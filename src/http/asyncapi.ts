@@ -1,0 +1,135 @@
+// The AsyncAPI 3.0 document of the report events topic, for downstream consumers: both events as
+// CloudEvents in structured mode, with payload schemas generated from the same TypeBox definitions
+// as projections/events.schema.json, the Kafka key and content-type header, and the fold rules.
+import { CLOUDEVENTS_CONTENT_TYPE, ReportCreated, ReportDeleted, ReportIdString, type ReportEvent } from '../../projections/events.js';
+import { plainSchema, type Json } from '../../projections/json-schema.js';
+import { DEFAULT_TOPIC, type Config } from '../config.js';
+
+export interface TopicFacts {
+  /** The topic (REPORTS_TOPIC), the channel's address. */
+  readonly topic: string;
+}
+
+/** The facts of the configuration the document states (the default topic name on the file log). */
+export function topicFacts(config: Config): TopicFacts {
+  return { topic: config.kafka?.topic ?? DEFAULT_TOPIC };
+}
+
+const FOLD = [
+  'Fold the topic partition by partition, in offset order (all events of one report are in one partition):',
+  '`ReportCreated` for an id that exists is void; `ReportDeleted` for an id that does not exist is void;',
+  'every other event applies. A deleted id may be created again. `projections/` in the package is the',
+  'reference implementation of this fold and of decoding (`decodeEvent`); a record that is not a valid event is skipped.',
+].join(' ');
+
+const TRACING = [
+  'An event may carry the W3C trace context of the request that wrote it, as the CloudEvents distributed-tracing',
+  'extension attributes `traceparent` and `tracestate`; a consumer continues the trace by taking `traceparent` as the',
+  'parent (or a link) of the span in which it processes the event. Events without them are equally valid.',
+].join(' ');
+
+const ref = (path: string) => ({ $ref: `#/${path}` });
+
+const EXAMPLE_ENVELOPE = { specversion: '1.0', source: 'urn:report-store', time: '2026-11-22T08:08:12.083Z', datacontenttype: 'application/json' } as const;
+
+const EXAMPLES: Record<ReportEvent['type'], ReportEvent> = {
+  ReportCreated: {
+    ...EXAMPLE_ENVELOPE,
+    id: '8f0c3a52-5b8e-4d0c-9a4e-2f6f0f1c7d3a',
+    type: 'ReportCreated',
+    subject: '9007199254740993',
+    traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    tracestate: 'congo=t61rcWkgMzE',
+    data: { id: '9007199254740993', name: 'Q3 revenue', tag: 'finance', idempotencyKey: '3f9c2a7e-create-9007199254740993' },
+  },
+  ReportDeleted: {
+    ...EXAMPLE_ENVELOPE,
+    id: '1d7e9b40-2c6f-4a8d-b3e1-5a0c9f4e6b21',
+    type: 'ReportDeleted',
+    subject: '9007199254740993',
+    data: { id: '9007199254740993' },
+  },
+};
+
+function message(type: ReportEvent['type'], title: string, summary: string, fold: string): Json {
+  const example = EXAMPLES[type];
+  return {
+    name: type,
+    title,
+    summary,
+    description: `${summary} The value is the whole CloudEvent (structured mode); the key is its \`subject\`. ${fold}`,
+    contentType: CLOUDEVENTS_CONTENT_TYPE,
+    headers: ref('components/schemas/KafkaHeaders'),
+    payload: ref(`components/schemas/${type}`),
+    bindings: { kafka: { key: ref('components/schemas/ReportKey'), bindingVersion: '0.5.0' } },
+    examples: [{ name: `${type}Example`, summary: `A ${type} event`, headers: { 'content-type': CLOUDEVENTS_CONTENT_TYPE }, payload: example as unknown as Json }],
+  };
+}
+
+function sendOperation(type: ReportEvent['type'], description: string): Json {
+  return {
+    action: 'send',
+    channel: ref('channels/reportEvents'),
+    title: `Send ${type}`,
+    summary: `The service appends a ${type} event`,
+    description,
+    messages: [ref(`channels/reportEvents/messages/${type}`)],
+  };
+}
+
+export function createAsyncApiDocument({ topic }: TopicFacts, version: string): Json {
+  return {
+    asyncapi: '3.0.0',
+    info: {
+      title: 'Report Store events',
+      version,
+      description: [
+        `Every change to a report is one event on the Kafka topic \`${topic}\`: \`ReportCreated\` or \`ReportDeleted\`,`,
+        'a CloudEvents 1.0 envelope in structured mode. The message key is the report id as a canonical decimal string.',
+        'Ids are decimal strings everywhere because JSON numbers cannot hold every int64 exactly.',
+        `\n\n${FOLD}\n\n${TRACING}`,
+      ].join(' '),
+      license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
+      tags: [{ name: 'reports', description: 'Events of reports' }],
+    },
+    defaultContentType: CLOUDEVENTS_CONTENT_TYPE,
+    channels: {
+      reportEvents: {
+        address: topic,
+        title: 'Report events',
+        summary: 'The append-only history of every report',
+        description: `The topic \`${topic}\` (REPORTS_TOPIC). Retention is infinite and the topic is never compacted: the service refuses to start on a topic that would lose history. ${FOLD}`,
+        messages: { ReportCreated: ref('components/messages/ReportCreated'), ReportDeleted: ref('components/messages/ReportDeleted') },
+        bindings: {
+          kafka: {
+            topic,
+            topicConfiguration: { 'cleanup.policy': ['delete'], 'retention.ms': -1, 'retention.bytes': -1 },
+            bindingVersion: '0.5.0',
+          },
+        },
+      },
+    },
+    operations: {
+      sendReportCreated: sendOperation('ReportCreated', 'Written by POST /reports for a new id (an identical retry writes nothing).'),
+      sendReportDeleted: sendOperation('ReportDeleted', 'Written by DELETE /reports/{id} for a report that exists.'),
+    },
+    components: {
+      schemas: {
+        ReportCreated: plainSchema(ReportCreated),
+        ReportDeleted: plainSchema(ReportDeleted),
+        ReportKey: plainSchema(ReportIdString),
+        KafkaHeaders: {
+          type: 'object',
+          properties: {
+            'content-type': { type: 'string', const: CLOUDEVENTS_CONTENT_TYPE, description: 'A structured-mode CloudEvent: the value is the whole event as JSON' },
+          },
+          required: ['content-type'],
+        },
+      },
+      messages: {
+        ReportCreated: message('ReportCreated', 'Report created', 'A report was created with this id, name and optional tag.', 'Fold: void when the id exists already; otherwise the report exists from now on.'),
+        ReportDeleted: message('ReportDeleted', 'Report deleted', 'The report with this id was deleted.', 'Fold: void when the id does not exist; otherwise the report no longer exists and the id may be created again.'),
+      },
+    },
+  };
+}
