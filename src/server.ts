@@ -57,7 +57,9 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     });
     projector.start();
     const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries });
-    const server = await listen(app.callback(), config, logger);
+    // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
+    const handle = app.callback();
+    const server = await listen((req, res) => void handle(req, res), config, logger);
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, log: log.description }, 'listening');
