@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalState } from '../projections/canonical.js';
 import { decodeEvent } from '../projections/codec.js';
-import { evolveIdempotency, type IdempotencyState } from '../projections/idempotency.js';
+import { evolveIdempotency, type IdempotencyState, type KeyedRequest } from '../projections/idempotency.js';
 import { createState, evolve, type ReportsState } from '../projections/reports.js';
 import { cursorReached, type Cursor, type EventLog, type LogPosition } from './log/event-log.js';
 
@@ -20,7 +20,7 @@ export interface Fold {
 export function emptyFold(start?: { state: ReportsState; keys: IdempotencyState; cursor: Cursor; events: number }): Fold {
   return {
     state: start?.state ?? createState(),
-    keys: start?.keys ?? new Map(),
+    keys: start?.keys ?? new Map<string, KeyedRequest>(),
     cursor: new Map(start?.cursor ?? []),
     events: start?.events ?? 0,
     voidEvents: 0,
