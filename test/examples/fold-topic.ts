@@ -21,11 +21,12 @@ export async function foldTopic(brokers: string[], topic: string) {
   await new Promise<void>((resolve) => {
     if (done.size === end.size) return resolve();
     void consumer.run({
-      eachMessage: async ({ partition, message }) => {
+      eachMessage: ({ partition, message }) => {
         const decoded = decodeEvent(message.value ?? Buffer.alloc(0));
         if (decoded.ok) evolve(state, decoded.event); // invalid records are skipped, as the service does
         if (Number(message.offset) + 1 >= (end.get(partition) ?? 0)) done.add(partition);
         if (done.size === end.size) resolve();
+        return Promise.resolve();
       },
     });
   });
