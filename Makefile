@@ -1,5 +1,5 @@
 # One-liners around package.json scripts, which hold the truth.
-.PHONY: run test bench bench-start build install schemathesis kafka-up kafka-down run-kafka clean
+.PHONY: run test lint bench bench-start build install schemathesis kafka-up kafka-down run-kafka clean
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -16,6 +16,10 @@ run: build
 ## test: the whole suite (starts a throw-away Kafka broker unless KAFKA_BROKERS is set) with coverage
 test: install
 	npm test
+
+## lint: type-aware linting of src/, projections/ and test/ (typescript-eslint); `make test` runs it first
+lint: install
+	npm run lint
 
 ## schemathesis: the OpenAPI fuzzer `make test` runs, from PyPI into .cache/schemathesis (needs python3 with venv)
 schemathesis:

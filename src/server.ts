@@ -61,7 +61,9 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
     const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries, trusted, ...(tracer ? { tracer } : {}) });
-    const server = await listen(app.callback(), config, logger);
+    // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
+    const handle = app.callback();
+    const server = await listen((req, res) => void handle(req, res), config, logger);
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, log: log.description }, 'listening');

@@ -99,7 +99,7 @@ crash('keeps every acknowledged create after SIGKILL with requests in flight', a
   const wrong: string[] = [];
   await eachLimited([...acknowledged], WORKERS, async (id) => {
     const same = await second.request('/reports', { method: 'POST', json: bodyOf(id, `report ${id}`) });
-    const sameBody = (await same.json()) as unknown;
+    const sameBody = await same.json();
     if (same.status !== 200 || JSON.stringify(sameBody) !== JSON.stringify({ name: `report ${id}` })) wrong.push(`${id}: retry answered ${same.status}`);
     const other = await second.request('/reports', { method: 'POST', json: bodyOf(id, 'another name') });
     await other.arrayBuffer();

@@ -13,7 +13,7 @@ import { runSnapshot, snapshotCommand } from './snapshot.js';
 import { runVerify, verifyCommand } from './verify.js';
 import { helpText, parseCommand, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
-type Run = (parsed: ParsedCommand, io: CliIo) => Promise<number>;
+type Run = (parsed: ParsedCommand, io: CliIo) => number | Promise<number>;
 interface Command {
   readonly spec: CommandSpec;
   readonly run: Run;

@@ -18,7 +18,7 @@ export const schemaCommand = {
   positionals: { min: 1, max: 1 },
 } satisfies CommandSpec;
 
-export async function runSchema({ positionals }: ParsedCommand, io: CliIo): Promise<number> {
+export function runSchema({ positionals }: ParsedCommand, io: CliIo): number {
   const what = positionals[0];
   if (what === 'events') {
     io.stdout.write(`${JSON.stringify(eventsJsonSchema(), null, 2)}\n`);

@@ -21,7 +21,7 @@ export function jsonRequest(bodyLimitBytes: number): Middleware {
     const charset = ctx.request.charset;
     if (charset !== '' && charset.toLowerCase() !== 'utf-8') throw new UnsupportedMediaTypeError(`charset must be utf-8, got "${charset.slice(0, 40)}"`);
     try {
-      await readText(ctx, async () => undefined);
+      await readText(ctx, () => Promise.resolve());
     } catch (error) {
       const status = (error as { status?: unknown }).status;
       if (status === 413) throw new PayloadTooLargeError(bodyLimitBytes);

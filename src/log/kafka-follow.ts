@@ -16,7 +16,7 @@ interface Channel {
   push(items: FollowItem[]): Promise<void>;
   /** A gap found outside eachBatch (a batch of control or aborted records only): no back-pressure. */
   skip(gap: LogGap): void;
-  fail(error: unknown): void;
+  fail(error: Error): void;
 }
 
 export interface FollowOptions {
@@ -40,7 +40,7 @@ function toRecord(partition: number, message: KafkaMessage): LogRecord {
 /** Yields the records from `from` on, and a gap where offsets hold nothing the consumer delivers. */
 export async function* followTopic({ kafka, topic, partitions, groupPrefix, from, signal }: FollowOptions): AsyncIterable<FollowItem> {
   const pending: FollowItem[][] = [];
-  let failure: unknown;
+  let failure: Error | undefined;
   let wake: (() => void) | undefined;
   let release: (() => void) | undefined;
   const notify = () => {
@@ -72,7 +72,7 @@ export async function* followTopic({ kafka, topic, partitions, groupPrefix, from
     groupId: `${groupPrefix}-${randomUUID()}`,
     maxWaitTimeInMs: 250,
     sessionTimeout: 10_000,
-    retry: { retries: 5, restartOnFailure: async () => false },
+    retry: { retries: 5, restartOnFailure: () => Promise.resolve(false) },
   });
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     if (!payload.restart) channel.fail(payload.error);
@@ -94,11 +94,12 @@ export async function* followTopic({ kafka, topic, partitions, groupPrefix, from
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+      eachBatch: async (payload) => {
+        const { batch } = payload;
         const expected = next.get(batch.partition) ?? 0;
         // Messages before the cursor can arrive before the seek below takes effect: skip them.
         const records = batch.messages.filter((m) => Number(m.offset) >= expected).map((m) => toRecord(batch.partition, m));
-        if (records.length > 0 && isRunning() && !isStale()) {
+        if (records.length > 0 && payload.isRunning() && !payload.isStale()) {
           // Markers and aborted records after the last record are passed as a gap.
           const last = (records[records.length - 1] as LogRecord).position.offset + 1;
           const passed = Math.max(Number(batch.lastOffset()) + 1, last);
@@ -106,8 +107,8 @@ export async function* followTopic({ kafka, topic, partitions, groupPrefix, from
           next.set(batch.partition, passed);
         }
         const lastOffset = batch.messages[batch.messages.length - 1]?.offset;
-        if (lastOffset !== undefined) resolveOffset(lastOffset);
-        await heartbeat();
+        if (lastOffset !== undefined) payload.resolveOffset(lastOffset);
+        await payload.heartbeat();
       },
     });
     for (let partition = 0; partition < partitions; partition += 1) {

@@ -133,9 +133,10 @@ class KafkaLog implements EventLog {
       } finally {
         clearTimeout(timer);
       }
-      if (!this.closed) this.probe = setTimeout(check, intervalMs);
+      if (!this.closed) this.probe = setTimeout(() => void check(), intervalMs);
     };
-    this.probe = setTimeout(check, intervalMs);
+    // check() catches every failure itself: nothing is lost by not awaiting it.
+    this.probe = setTimeout(() => void check(), intervalMs);
   }
 
   stats(): LogStats {

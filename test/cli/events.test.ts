@@ -179,7 +179,7 @@ withKafka('reports events', (brokers) => {
   kafka.before(async (context) => {
     context.topic = uniqueTopic('cli-events');
     context.server = await startKafkaServer(brokers, {}, context.topic);
-    context.env = { ...kafkaEnv(brokers, context.topic), REPORTS_DATA_DIR: context.server.dataDir } as Record<string, string>;
+    context.env = { ...kafkaEnv(brokers, context.topic), REPORTS_DATA_DIR: context.server.dataDir };
     const nextId = idSource();
     context.ids = [nextId(), nextId(), nextId()];
     for (const id of context.ids) assert.is((await postReport(context.server, id, `report ${id}`)).status, 200);

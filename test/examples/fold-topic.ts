@@ -30,7 +30,7 @@ export async function foldTopic(brokers: string[], topic: string, { tracer = tra
   await new Promise<void>((resolve) => {
     if (done.size === end.size) return resolve();
     void consumer.run({
-      eachMessage: async ({ partition, message }) => {
+      eachMessage: ({ partition, message }) => {
         const decoded = decodeEvent(message.value ?? Buffer.alloc(0));
         if (decoded.ok) {
           // The CloudEvents distributed-tracing attributes are W3C trace context: continue that trace.
@@ -41,6 +41,7 @@ export async function foldTopic(brokers: string[], topic: string, { tracer = tra
         } // invalid records are skipped, as the service does
         if (Number(message.offset) + 1 >= (end.get(partition) ?? 0)) done.add(partition);
         if (done.size === end.size) resolve();
+        return Promise.resolve();
       },
     });
   });

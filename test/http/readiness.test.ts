@@ -68,7 +68,8 @@ catchingUp.before(async (context) => {
   const projector = new Projector({ log, logger });
   const config = loadConfig({ REPORTS_DATA_DIR: dir, REPORTS_WRITE_TIMEOUT_MS: '1000' });
   const app = createWiredApp(config, { log, projector, logger, tokenEntries: [TEST_TOKEN] });
-  const server = createServer(app.callback());
+  const handle = app.callback();
+  const server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   context.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   context.close = async () => {

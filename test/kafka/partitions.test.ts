@@ -9,7 +9,7 @@ import type { TestServer } from '../helpers/server.js';
 
 const RECORDS = 40;
 
-async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+async function eventually(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
@@ -43,7 +43,7 @@ withKafka('partition count', (brokers) => {
   });
 
   partitions('a running instance sees the new count, refuses writes and says why and how to repartition', async ({ a }) => {
-    await eventually('the running instance refuses writes', async () => !a.log.health().available);
+    await eventually('the running instance refuses writes', () => !a.log.health().available);
     await refusesWrites(a, 1000);
     const lines = a.logLines().filter((line) => line['level'] === 50 && String(line['msg']).includes('to repartition'));
     assert.is(lines.length, 1);

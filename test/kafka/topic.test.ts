@@ -75,10 +75,11 @@ withKafka('topic', (brokers) => {
     await consumer.subscribe({ topic: name, fromBeginning: true });
     await new Promise<void>((resolve) => {
       void consumer.run({
-        eachMessage: async ({ message }) => {
+        eachMessage: ({ message }) => {
           const event = JSON.parse(message.value?.toString() ?? '{}') as { type: string; data: unknown; subject: string };
           seen.push({ key: message.key?.toString() ?? '', type: event.type, headers: message.headers?.['content-type']?.toString() ?? '', data: event.data, subject: event.subject });
           if (seen.length === 2) resolve();
+          return Promise.resolve();
         },
       });
     });

@@ -72,9 +72,7 @@ batcher('an append already in a flush when its signal aborts gets the flush resu
 });
 
 batcher('a failed flush rejects every append of its batch', async () => {
-  const batch = new Batcher<number, number>(async () => {
-    throw new Error('disk gone');
-  });
+  const batch = new Batcher<number, number>(() => Promise.reject(new Error('disk gone')));
   const errors = await Promise.all([rejection(batch.add(1)), rejection(batch.add(2))]);
   assert.equal(errors.map((error) => (error as Error).message), ['disk gone', 'disk gone']);
 });

@@ -33,7 +33,7 @@ interface Racer {
 
 function spawnRacer(): Racer {
   const child = spawn(process.execPath, ['--input-type=module', '-e', RACER_SCRIPT], { env: { ...process.env, LOCK_URL }, stdio: ['pipe', 'pipe', 'inherit'] });
-  return { child, lines: createInterface({ input: child.stdout! }) };
+  return { child, lines: createInterface({ input: child.stdout }) };
 }
 
 function ask(racer: Racer, command: string): Promise<string> {

@@ -45,7 +45,7 @@ function spawnOpener(dir: string): { child: ChildProcess; report: Promise<ChildR
     },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
-  const lines = createInterface({ input: child.stdout! });
+  const lines = createInterface({ input: child.stdout });
   const report = new Promise<ChildReport>((resolve, reject) => {
     lines.once('line', (line) => resolve(JSON.parse(line) as ChildReport));
     child.once('exit', (code) => reject(new Error(`the child exited with ${code} before reporting`)));

@@ -35,7 +35,7 @@ keyed('does not let a slow task of one key hold up another key', async () => {
     await slowGate.promise;
     slowDone = true;
   });
-  const fast = await withTimeout(queue.run('fast', async () => 'fast done'), 5000, 'the task of another key');
+  const fast = await withTimeout(queue.run('fast', () => Promise.resolve('fast done')), 5000, 'the task of another key');
   assert.is(fast, 'fast done');
   assert.is(slowDone, false);
   slowGate.resolve();
@@ -44,10 +44,8 @@ keyed('does not let a slow task of one key hold up another key', async () => {
 
 keyed('runs the next task of a key after the previous one failed', async () => {
   const queue = new KeyedQueue();
-  const failing = queue.run('k', async () => {
-    throw new Error('boom');
-  });
-  const next = queue.run('k', async () => 'ran');
+  const failing = queue.run('k', () => Promise.reject(new Error('boom')));
+  const next = queue.run('k', () => Promise.resolve('ran'));
   const error = await rejection(failing);
   assert.instance(error, Error);
   assert.is((error as Error).message, 'boom');
@@ -56,7 +54,7 @@ keyed('runs the next task of a key after the previous one failed', async () => {
 
 keyed('forgets a key once its queue is empty', async () => {
   const queue = new KeyedQueue();
-  await Promise.all([queue.run('a', async () => 1), queue.run('b', async () => 2), queue.run('a', async () => 3)]);
+  await Promise.all([queue.run('a', () => Promise.resolve(1)), queue.run('b', () => Promise.resolve(2)), queue.run('a', () => Promise.resolve(3))]);
   await new Promise((resolve) => setImmediate(resolve));
   assert.is(queue.size, 0);
 });
@@ -64,7 +62,7 @@ keyed('forgets a key once its queue is empty', async () => {
 keyed('keeps a key while a task is still queued behind the finished one', async () => {
   const queue = new KeyedQueue();
   const gate = deferred();
-  const first = queue.run('k', async () => 1);
+  const first = queue.run('k', () => Promise.resolve(1));
   const second = queue.run('k', () => gate.promise);
   await first;
   await new Promise((resolve) => setImmediate(resolve));
@@ -85,8 +83,8 @@ keyed('runs a task with two keys after the earlier tasks of both, and before lat
     await b.promise;
     trace.push('b');
   });
-  const both = queue.run(['a', 'b'], async () => trace.push('a+b'));
-  const later = queue.run('b', async () => trace.push('later b'));
+  const both = queue.run(['a', 'b'], () => Promise.resolve(trace.push('a+b')));
+  const later = queue.run('b', () => Promise.resolve(trace.push('later b')));
   b.resolve();
   await second;
   await new Promise((resolve) => setImmediate(resolve));
