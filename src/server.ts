@@ -57,7 +57,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
     const health = new ProjectionHealth(config.projectionStallMs);
     const trusted: TrustedEvents = new WeakMap();
-    const projector = new Projector({ log, logger, model, health, trusted, onApplied: autoSnapshot.onApplied, onCaughtUp: autoSnapshot.onCaughtUp });
+    const projector = new Projector({ log, logger, model, health, trusted, onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp: () => autoSnapshot.onCaughtUp() });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
     const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries, trusted, ...(tracer ? { tracer } : {}) });

@@ -156,8 +156,8 @@ class FileLogWriter implements FileLog {
     return { available: true };
   }
 
-  async head(): Promise<Cursor> {
-    return new Map([[0, this.index.records]]);
+  head(): Promise<Cursor> {
+    return Promise.resolve(new Map([[0, this.index.records]]));
   }
 
   readBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {

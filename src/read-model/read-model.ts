@@ -4,7 +4,7 @@
 // exists once. The event rules themselves are the pure code of projections/.
 import { decodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
-import { evolveIdempotency, type IdempotencyState } from '../../projections/idempotency.js';
+import { evolveIdempotency, type IdempotencyState, type KeyedRequest } from '../../projections/idempotency.js';
 import { evolve, type Evolution } from '../../projections/reports.js';
 import type { Cursor, LogGap, LogPosition, LogRecord } from '../log/event-log.js';
 import { ReportTable } from './report-table.js';
@@ -37,7 +37,7 @@ export interface ReadModelStart {
 export function createReadModel(start: ReadModelStart = {}): ReadModel {
   return {
     reports: start.reports ?? new ReportTable(),
-    keys: start.keys ?? new Map(),
+    keys: start.keys ?? new Map<string, KeyedRequest>(),
     cursor: new Map(start.cursor ?? []),
     counts: { records: start.counts?.records ?? 0, voidEvents: start.counts?.voidEvents ?? 0, invalid: start.counts?.invalid ?? 0 },
   };

@@ -1,6 +1,6 @@
 // Reads an AsyncAPI document the way consumers' tools do: the official parser (@asyncapi/parser)
 // resolves it and reports diagnostics, and Ajv validates messages against the schemas it resolved.
-import { Parser, type AsyncAPIDocumentInterface, type Diagnostic } from '@asyncapi/parser';
+import { DiagnosticSeverity, Parser, type AsyncAPIDocumentInterface, type Diagnostic } from '@asyncapi/parser';
 import { Ajv, type ValidateFunction } from 'ajv';
 
 export interface ParsedAsyncApi {
@@ -8,9 +8,11 @@ export interface ParsedAsyncApi {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-// Spectral's severities.
-export const ERROR = 0;
-export const WARNING = 1;
+/** Diagnostics of one severity (Spectral's numbers: 0 error, 1 warning). */
+export function withSeverity(diagnostics: readonly Diagnostic[], severity: 'error' | 'warning'): Diagnostic[] {
+  const wanted: number = severity === 'error' ? DiagnosticSeverity.Error : DiagnosticSeverity.Warning;
+  return diagnostics.filter((diagnostic) => Number(diagnostic.severity) === wanted);
+}
 
 export async function parseAsyncApi(document: unknown): Promise<ParsedAsyncApi> {
   const { document: parsed, diagnostics } = await new Parser().parse(JSON.stringify(document));

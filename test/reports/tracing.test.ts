@@ -112,12 +112,12 @@ attributes.run();
 async function tracedWrite(tracing: ReturnType<typeof createWriteTracing>, remote: SpanContext | undefined, fail?: Error) {
   let written: ReportEvent | undefined;
   const parent = parentContext(remote);
-  const positions = await tracing.append(parent, created('42', 'x'), async (event) => {
+  const positions = await tracing.append(parent, created('42', 'x'), (event) => {
     written = event;
-    if (fail) throw fail;
-    return [{ partition: 2, offset: 17 } satisfies LogPosition];
+    if (fail) return Promise.reject(fail);
+    return Promise.resolve([{ partition: 2, offset: 17 } satisfies LogPosition]);
   });
-  await tracing.wait(parent, async () => 'applied');
+  await tracing.wait(parent, () => Promise.resolve('applied'));
   return { written: written as ReportEvent, positions };
 }
 
@@ -208,7 +208,7 @@ sdk('follows a span already active instead of the header (an SDK that traces HTT
   const { tracer, spans } = recordingTracer();
   const server = tracer.startSpan('server', {}, ROOT_CONTEXT);
   const active = trace.setSpan(ROOT_CONTEXT, server);
-  await createWriteTracing(tracer).append(parentContext(remote, active), created('1', 'a'), async () => []);
+  await createWriteTracing(tracer).append(parentContext(remote, active), created('1', 'a'), () => Promise.resolve([]));
   server.end();
   const append = spans().find((span) => span.name === 'reports append');
   assert.is(append?.parentSpanContext?.spanId, server.spanContext().spanId);
