@@ -50,15 +50,16 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   private usedBytes = 0;
   private garbageBytes = 0;
   /** The fold asks about one id several times in a row (has, then set): its key is parsed once. */
-  private lastId = '';
-  private lastKey: number | string = '';
+  // (# fields: a cache, not part of what two equal tables hold.)
+  #lastId = '';
+  #lastKey: number | string = '';
 
   private keyOf(id: string): number | string {
-    if (id !== this.lastId) {
-      this.lastId = id;
-      this.lastKey = tableKey(id);
+    if (id !== this.#lastId) {
+      this.#lastId = id;
+      this.#lastKey = tableKey(id);
     }
-    return this.lastKey;
+    return this.#lastKey;
   }
 
   get size(): number {
