@@ -1,8 +1,7 @@
 // Idempotency keys, folded from the events like the reports themselves: an event written for a
 // request with an `Idempotency-Key` carries the key, so the answer to that request survives
 // restarts and is rebuilt by any replay. Pure; the first event that carries a key owns it.
-import type { ReportEvent } from './events.js';
-import type { ReportsView, StoredReport } from './reports.js';
+import type { FoldEvent, ReportsView, StoredReport } from './reports.js';
 
 /** What a request was, in a form two requests can be compared by. */
 export type RequestFingerprint = string;
@@ -37,7 +36,7 @@ export function createFingerprint(id: string, name?: string, tag?: string): Requ
  * made the report, or found it with that body already (a retry), or conflicted; a delete deleted
  * the report or found none.
  */
-export function outcomeOf(reports: ReportsView, event: ReportEvent): KeyedRequest {
+export function outcomeOf(reports: ReportsView, event: FoldEvent): KeyedRequest {
   const id = event.data.id;
   const existing = reports.get(id);
   if (event.type === 'ReportDeleted') return { fingerprint: createFingerprint(id), outcome: existing ? { kind: 'deleted' } : { kind: 'not-found' } };
@@ -50,7 +49,7 @@ export function outcomeOf(reports: ReportsView, event: ReportEvent): KeyedReques
 }
 
 /** Records the key of `event` (if any); call before the event is folded into `reports`. */
-export function evolveIdempotency(keys: IdempotencyState, reports: ReportsView, event: ReportEvent): void {
+export function evolveIdempotency(keys: IdempotencyState, reports: ReportsView, event: FoldEvent): void {
   const key = event.data.idempotencyKey;
   if (key === undefined || keys.has(key)) return;
   keys.set(key, outcomeOf(reports, event));

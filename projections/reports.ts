@@ -1,6 +1,6 @@
 // The read model and its fold. Pure: no I/O, no clock. The fold rules are part of the topic
 // contract: ReportCreated for an id that exists is void; ReportDeleted for an absent id is void.
-import type { ReportEvent } from './events.js';
+import type { ReportCreatedData, ReportDeletedData, ReportEvent } from './events.js';
 
 /** What the store knows of one live report. */
 export interface StoredReport {
@@ -24,6 +24,9 @@ export interface ReportsState extends ReportsView {
   delete(id: string): unknown;
 }
 
+/** What the fold reads of an event: its type and data (the other envelope attributes change nothing). */
+export type FoldEvent = { readonly type: 'ReportCreated'; readonly data: ReportCreatedData } | { readonly type: 'ReportDeleted'; readonly data: ReportDeletedData };
+
 export type Evolution =
   | { readonly kind: 'created'; readonly id: string; readonly report: StoredReport }
   | { readonly kind: 'deleted'; readonly id: string }
@@ -34,7 +37,7 @@ export function createState(): Map<string, StoredReport> {
 }
 
 /** Decides what one event does to the state, without changing it. */
-export function evolution(state: ReportsView, event: ReportEvent): Evolution {
+export function evolution(state: ReportsView, event: FoldEvent): Evolution {
   const id = event.data.id;
   switch (event.type) {
     case 'ReportCreated': {
@@ -51,7 +54,7 @@ export function evolution(state: ReportsView, event: ReportEvent): Evolution {
  * Folds one event into the state. The map is updated in place and returned: copying a map per
  * event would make a replay quadratic. `evolution` is the pure decision, this only applies it.
  */
-export function evolve(state: ReportsState, event: ReportEvent): Evolution {
+export function evolve(state: ReportsState, event: FoldEvent): Evolution {
   const change = evolution(state, event);
   if (change.kind === 'created') state.set(change.id, change.report);
   else if (change.kind === 'deleted') state.delete(change.id);

@@ -8,7 +8,9 @@ import { CursorWaiters } from './cursor-waiters.js';
 import { cursorLag, cursorPassed, cursorReached, cursorTotal, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from './log/event-log.js';
 import { PositionWaiters, type Outcome } from './position-waiters.js';
 import { ProjectionHealth } from './projection-health.js';
-import { applyRecord, createReadModel, passGap, type ReadModel } from './read-model/read-model.js';
+import { startDecodePool } from './read-model/decode-pool.js';
+import { applyRecord, createReadModel, passGap, type Applied, type ReadModel } from './read-model/read-model.js';
+import { foldLog } from './replay.js';
 
 export { ProjectionTimeoutError, type Outcome } from './position-waiters.js';
 
@@ -27,6 +29,11 @@ export interface ProjectorOptions {
   readonly onApplied?: (records: number) => void;
   /** Called once, when the model has caught up with the head seen at start. */
   readonly onCaughtUp?: () => void;
+  /**
+   * A catch-up of at least `minRecords` records at start decodes on `threads` worker threads
+   * (absent: the follow loop decodes everything itself).
+   */
+  readonly decodePool?: { readonly threads: number; readonly minRecords: number };
   /** How long to wait before following again after the log failed. */
   readonly retryDelayMs?: number;
   readonly now?: () => number;
@@ -94,6 +101,7 @@ export class Projector {
     this.startedAtMs = this.now;
     this.lastCatchUpReportMs = this.startedAtMs;
     const target = await this.headWithRetry(retryDelayMs);
+    await this.catchUpInParallel(target);
     this.checkCaughtUp(target);
     const onGap = (gap: LogGap) => this.pass(gap, target);
     while (!this.abort.signal.aborted) {
@@ -125,16 +133,49 @@ export class Projector {
     return new Map();
   }
 
-  private applyBatch(batch: readonly LogRecord[]): void {
-    const { model, waiters, options } = this;
-    const { logger, trusted } = options;
-    for (const record of batch) {
-      const applied = applyRecord(model, record, trusted?.get(record.value));
-      if (applied.kind === 'invalid') {
-        logger.warn({ partition: record.position.partition, offset: record.position.offset, reason: applied.reason }, 'skipped a record that is not a valid report event');
-      }
-      waiters.settle(record.position, applied.kind);
+  /** A long catch-up at start: decoding on worker threads, folding here, until `target`. */
+  private async catchUpInParallel(target: Cursor): Promise<void> {
+    const settings = this.options.decodePool;
+    if (settings === undefined || cursorLag(this.model.cursor, target) < settings.minRecords) return;
+    const pool = startDecodePool(settings.threads);
+    let lastTimestampMs: number | undefined;
+    let applied = 0;
+    try {
+      await foldLog(this.options.log, this.model, {
+        to: target,
+        signal: this.abort.signal,
+        pool,
+        onRecord: (record, outcome) => {
+          this.settle(record, outcome);
+          lastTimestampMs = record.timestampMs;
+          applied += 1;
+        },
+        onProgress: () => {
+          this.health.applied(lastTimestampMs);
+          this.options.onApplied?.(applied);
+          applied = 0;
+          this.reportCatchUp(target);
+        },
+      });
+    } catch (error) {
+      // The follow loop goes on from wherever this got to.
+      if (!this.abort.signal.aborted) this.options.logger.error({ err: error }, 'the parallel catch-up failed; following the log instead');
+    } finally {
+      await pool.close();
     }
+  }
+
+  private settle(record: LogRecord, applied: Applied): void {
+    if (applied.kind === 'invalid') {
+      this.options.logger.warn({ partition: record.position.partition, offset: record.position.offset, reason: applied.reason }, 'skipped a record that is not a valid report event');
+    }
+    this.waiters.settle(record.position, applied.kind);
+  }
+
+  private applyBatch(batch: readonly LogRecord[]): void {
+    const { model, options } = this;
+    const { trusted } = options;
+    for (const record of batch) this.settle(record, applyRecord(model, record, trusted?.get(record.value)));
     if (batch.length === 0) return;
     this.health.applied((batch[batch.length - 1] as LogRecord).timestampMs);
     this.cursorWaiters.moved(model.cursor);

@@ -3,10 +3,10 @@
 // feed it through applyRecord, so "decode -> idempotency fold -> report fold -> cursor -> counts"
 // exists once. The event rules themselves are the pure code of projections/.
 import { decodeEvent } from '../../projections/codec.js';
-import type { ReportEvent } from '../../projections/events.js';
 import { evolveIdempotency, type IdempotencyState, type KeyedRequest } from '../../projections/idempotency.js';
-import { evolve, type Evolution } from '../../projections/reports.js';
+import { evolve, type Evolution, type FoldEvent } from '../../projections/reports.js';
 import type { Cursor, LogGap, LogPosition, LogRecord } from '../log/event-log.js';
+import type { FoldInput } from './fold-input.js';
 import { ReportTable } from './report-table.js';
 
 export interface FoldCounts {
@@ -52,16 +52,20 @@ export type Applied = Evolution | { readonly kind: 'invalid'; readonly reason: s
  * when the caller has it already (this process encoded it, or decoded and checked it), which
  * spares decoding it again.
  */
-export function applyRecord(model: ReadModel, record: LogRecord, decoded?: ReportEvent): Applied {
+export function applyRecord(model: ReadModel, record: LogRecord, decoded?: FoldEvent): Applied {
   if (decoded !== undefined) return applyEvent(model, record.position, decoded);
-  const result = decodeEvent(record.value);
-  if (result.ok) return applyEvent(model, record.position, result.event);
-  model.counts.invalid += 1;
-  advance(model, record.position);
-  return { kind: 'invalid', reason: result.reason };
+  return applyInput(model, record.position, decodeEvent(record.value));
 }
 
-function applyEvent(model: ReadModel, position: LogPosition, event: ReportEvent): Evolution {
+/** Folds a record at `position` that was decoded elsewhere (by the decode pool). */
+export function applyInput(model: ReadModel, position: LogPosition, input: FoldInput): Applied {
+  if (input.ok) return applyEvent(model, position, input.event);
+  model.counts.invalid += 1;
+  advance(model, position);
+  return { kind: 'invalid', reason: input.reason };
+}
+
+function applyEvent(model: ReadModel, position: LogPosition, event: FoldEvent): Evolution {
   if (event.data.idempotencyKey !== undefined) evolveIdempotency(model.keys, model.reports, event);
   const evolution = evolve(model.reports, event);
   if (evolution.kind === 'void') model.counts.voidEvents += 1;

@@ -53,6 +53,8 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   // (# fields: a cache, not part of what two equal tables hold.)
   #lastId = '';
   #lastKey: number | string = '';
+  /** The key the last `has` found absent (the fold asks has, then sets): set can skip its lookup. */
+  #knownAbsent: number | string | undefined;
 
   private keyOf(id: string): number | string {
     if (id !== this.#lastId) {
@@ -74,7 +76,10 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   has(id: string): boolean {
-    return this.index.has(this.keyOf(id));
+    const key = this.keyOf(id);
+    const found = this.index.has(key);
+    this.#knownAbsent = found ? undefined : key;
+    return found;
   }
 
   get(id: string): StoredReport | undefined {
@@ -84,7 +89,8 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
 
   set(id: string, report: StoredReport): this {
     const key = this.keyOf(id);
-    const previous = this.index.get(key);
+    const previous = key === this.#knownAbsent ? undefined : this.index.get(key);
+    this.#knownAbsent = undefined;
     if (previous !== undefined) this.release(previous);
     this.index.set(key, this.write(report.name, report.tag));
     this.compactIfWasteful();
@@ -92,6 +98,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   delete(id: string): boolean {
+    this.#knownAbsent = undefined;
     const key = this.keyOf(id);
     const at = this.index.get(key);
     if (at === undefined) return false;
@@ -154,18 +161,21 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     const start = position + (tagged ? 9 : 5);
     const tagBytes = tagged ? chunk.readUInt32LE(position + 5) : 0;
     const room = out.reserve(id.length + nameBytes + tagBytes + (tagged ? 11 : 8));
-    let w = room.at;
     const buffer = room.buffer;
+    let w = room.at;
     buffer[w++] = 0x5b; // [
     buffer[w++] = 0x22; // "
-    w += buffer.write(id, w, 'latin1');
-    w += buffer.write('","', w, 'latin1');
-    w += chunk.copy(buffer, w, start, start + nameBytes);
+    // Ids are ASCII digits and '-': one byte a character, copied without an encoder call.
+    for (let i = 0; i < id.length; i += 1) buffer[w++] = id.charCodeAt(i);
+    w = separator(buffer, w);
+    for (let i = start, end = start + nameBytes; i < end; i += 1) buffer[w++] = chunk[i] as number;
     if (tagged) {
-      w += buffer.write('","', w, 'latin1');
-      w += chunk.copy(buffer, w, start + nameBytes, start + nameBytes + tagBytes);
+      w = separator(buffer, w);
+      for (let i = start + nameBytes, end = start + nameBytes + tagBytes; i < end; i += 1) buffer[w++] = chunk[i] as number;
     }
-    buffer.write('"]\n', w, 'latin1');
+    buffer[w++] = 0x22; // "
+    buffer[w++] = 0x5d; // ]
+    buffer[w] = 0x0a; // newline
   }
 
   /** See writeReportTable. */
@@ -305,6 +315,14 @@ export function writeReportTable(table: ReportTable, out: BytesOut): void {
 /** Reads what writeReportTable wrote; throws RangeError on data that does not hold a table. */
 export function readReportTable(input: BytesIn): ReportTable {
   return ReportTable.readFrom(input);
+}
+
+/** Writes `","` at `w`; returns the position after it. */
+function separator(buffer: Buffer, w: number): number {
+  buffer[w] = 0x22;
+  buffer[w + 1] = 0x2c;
+  buffer[w + 2] = 0x22;
+  return w + 3;
 }
 
 function locateIn(chunks: readonly Buffer[], at: number): { chunk: Buffer; position: number } {
