@@ -21,7 +21,7 @@ import { defaultDecodeThreads, PARALLEL_FOLD_RECORDS } from './read-model/decode
 import { createReadModel } from './read-model/read-model.js';
 import { ReportService } from './reports/service.js';
 import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
-import { loadNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
+import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
 import { resolveTokens } from './tokens.js';
 import { SERVICE_VERSION } from './version.js';
 
@@ -47,17 +47,22 @@ export interface ServerDeps {
 }
 
 export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
-  const log = await openEventLog(config, logger);
+  const snapshots = snapshotDir(config.dataDir);
+  // The newest snapshot is read first: the log's start-up scan resumes where its history ends.
+  const newest = await readNewestSnapshot(snapshots, logger);
+  const log = await openEventLog(config, logger, newest?.snapshot.resume);
   try {
     const tokens = await resolveTokens(config, { logger });
     if (tokens.generatedToken) {
       announce(`No token configured: created one and saved it in ${tokens.generatedPath} (mode 0600). It is shown only this once:`);
       announce(`  Authorization: Bearer ${tokens.generatedToken}`);
     }
-    const snapshots = snapshotDir(config.dataDir);
-    const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger });
+    const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger, ...(newest ? { newest } : {}) });
     if (snapshot) logger.info({ events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
     const model = snapshot?.model ?? createReadModel();
+    // Opened at the newest snapshot's resume point but folding from before it: scan that part now,
+    // so damage there stops the start as at any open.
+    await log.scanFrom?.(model.cursor);
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
     const health = new ProjectionHealth(config.projectionStallMs);
     const trusted: TrustedEvents = new WeakMap();

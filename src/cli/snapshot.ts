@@ -44,7 +44,8 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
     progress.stop();
     if (io.signal.aborted) return 130;
     const anchors = await readAnchors(log, model.cursor);
-    const path = await writeSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, model });
+    const resume = log.resumePoint?.(model.cursor);
+    const path = await writeSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, ...(resume === undefined ? {} : { resume }), model });
     io.stdout.write(
       [
         `snapshot:        ${path}`,

@@ -61,6 +61,16 @@ export interface EventLog {
   partitionFor?(key: string): number;
   /** The offsets one past the last record of every partition, as of now. */
   head(): Promise<Cursor>;
+  /**
+   * Where a later open of this log may resume its start-up scan for a history folded up to
+   * `cursor` (opaque; a snapshot keeps it). Absent, or undefined: the log has no such point.
+   */
+  resumePoint?(cursor: Cursor): string | undefined;
+  /**
+   * Makes sure the records from `from` on are scanned and readable (a log opened at a resume point
+   * scans what lies before it only now), failing as the open would have on damage there.
+   */
+  scanFrom?(from: Cursor): Promise<void>;
   /** Yields the records from `from` up to the head seen when the read started, then ends. */
   read(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
   /** Like `read`, several records at a time (a long fold pays one step per batch, not per record). */

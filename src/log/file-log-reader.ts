@@ -53,6 +53,10 @@ class FileLogReader implements FileLog {
     return Promise.reject(new LogUnavailableError('the event log is open for reading only'));
   }
 
+  resumePoint(cursor: Cursor): string | undefined {
+    return this.index.resumePoint(cursor.get(0) ?? 0);
+  }
+
   health(): LogHealth {
     return this.closed ? { available: false, reason: 'the event log is closed' } : { available: true };
   }
@@ -61,8 +65,9 @@ class FileLogReader implements FileLog {
   async refresh(): Promise<void> {
     if (this.closed) return;
     const { index } = this;
-    const scan = await scanFrames(index.file, index.endByte, index.starts);
+    const scan = await scanFrames(index.file, index.endByte, index.scanned);
     index.endByte = scan.validBytes;
+    if (scan.lastBatch) index.lastBatch = scan.lastBatch;
     await index.learnIdentity();
     const problem = scan.problem;
     if (problem?.validFramesFollow) throw new CorruptLogError(index.path, problem.bytePosition, problem.recordOffset, problem.reason);

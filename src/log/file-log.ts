@@ -8,9 +8,9 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { encodeFrame, MAX_RECORD_BYTES } from './file-frames.js';
-import { BATCH_HEADER_BYTES, encodeBatch } from './file-batches.js';
+import { encodeBatch } from './file-batches.js';
 import { convertToBatches } from './file-convert.js';
-import { FrameIndex } from './file-index.js';
+import { FrameIndex, parseBatchPoint } from './file-index.js';
 import { eachRecord } from './record-batches.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from './batcher.js';
 import { lockDir, type DirLock } from './file-lock.js';
@@ -25,6 +25,11 @@ export interface FileLogOptions {
   readonly now?: () => number;
   /** Appends allowed to wait for the next write+fsync (REPORTS_MAX_PENDING_APPENDS). */
   readonly maxPendingAppends?: number;
+  /**
+   * Where the newest snapshot's history ends (`EventLog.resumePoint`): the scan at open starts
+   * there, and the records before it are scanned when first read.
+   */
+  readonly resumeFrom?: string;
 }
 
 export interface FileLogStats extends LogStats {
@@ -36,7 +41,7 @@ export interface FileLog extends EventLog {
   stats(): FileLogStats;
 }
 
-export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS }: FileLogOptions): Promise<FileLog> {
+export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS, resumeFrom }: FileLogOptions): Promise<FileLog> {
   await ensurePrivateDir(dir);
   const lock = await lockDir(dir);
   const path = join(dir, 'events.log');
@@ -47,7 +52,7 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     // The log's directory entry must be on disk before any append is acknowledged.
     await syncDir(dir);
     file = await open(path, 'r+');
-    let scan = await scanLog(file, path);
+    let scan = await scanLog(file, path, parseBatchPoint(resumeFrom));
     if (scan.tornTail) {
       logger.warn({ path, ...scan.tornTail }, 'cut a torn tail off the event log (an append that was never acknowledged)');
     }
@@ -58,8 +63,10 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
       scan = await scanLog(file, path);
       logger.info({ path, records: scan.starts.length }, 'converted the event log to format 2 (group-commit batches with boundaries)');
     }
-    logger.info({ path, records: scan.starts.length }, 'opened the embedded event log');
-    const index = new FrameIndex(path, file, scan.starts, scan.validBytes);
+    const records = scan.firstOffset + scan.starts.length;
+    logger.info({ path, records, ...(scan.firstOffset > 0 ? { scannedFrom: scan.firstOffset } : {}) }, 'opened the embedded event log');
+    const index = new FrameIndex(path, file, scan.starts, scan.validBytes, scan.firstOffset, scan.firstByte);
+    index.lastBatch = scan.lastBatch;
     await index.learnIdentity();
     return new FileLogWriter(index, lock, now, maxPendingAppends);
   } catch (error) {
@@ -138,7 +145,7 @@ class FileLogWriter implements FileLog {
     }
     this.fsyncCount += 1;
     const first = this.index.records;
-    this.index.add(frames, batchByte + BATCH_HEADER_BYTES);
+    this.index.add(frames, batchByte);
     this.appendCount += frames.length;
     this.remember(messages.map(({ key, value }, i) => ({ key, value, timestampMs, position: { partition: 0, offset: first + i } })));
     for (const listener of [...this.listeners]) listener();
@@ -148,6 +155,14 @@ class FileLogWriter implements FileLog {
 
   private remember(records: LogRecord[]): void {
     this.recent = this.recent.length + records.length > RECENT_RECORDS ? [...this.recent.slice(-(RECENT_RECORDS / 2)), ...records] : this.recent.concat(records);
+  }
+
+  scanFrom(from: Cursor): Promise<void> {
+    return this.index.scanFrom(from.get(0) ?? 0);
+  }
+
+  resumePoint(cursor: Cursor): string | undefined {
+    return this.index.resumePoint(cursor.get(0) ?? 0);
   }
 
   health(): LogHealth {

@@ -3,7 +3,7 @@
 // tail but lost history: the start is refused. Logs of format 1 (no batch boundaries, written by
 // earlier versions) are read frame by frame, each frame a batch of its own.
 import type { FileHandle } from 'node:fs/promises';
-import { checkBatch, findWholeBatch } from './file-batches.js';
+import { BATCH_HEADER_BYTES, checkBatch, checkBatchHeader, findWholeBatch } from './file-batches.js';
 import { checkFrame, FILE_MAGIC, FILE_MAGIC_V1, findValidFrame } from './file-frames.js';
 
 const CHUNK_BYTES = 1024 * 1024;
@@ -19,8 +19,13 @@ export class CorruptLogError extends Error {
 
 export interface ScanResult {
   readonly format: LogFormat;
-  /** Byte position of every record, in offset order. */
+  /** Byte position of every record from `firstOffset` on, in offset order. */
   readonly starts: number[];
+  /** The offset of `starts[0]`: 0, or where a resumed scan began. */
+  readonly firstOffset: number;
+  /** Where the scan began (the batch of record `firstOffset`). */
+  readonly firstByte: number;
+  readonly lastBatch?: BatchPoint;
   /** Byte length of the valid log (where the next frame goes). */
   readonly validBytes: number;
   /** Set when a torn tail was found: what was cut. */
@@ -33,11 +38,26 @@ async function readAt(file: FileHandle, position: number, length: number): Promi
   return buffer.subarray(0, bytesRead);
 }
 
+/** A batch boundary: the batch at `byte` holds record `offset` first (or, at the end, the next batch goes there). */
+export interface BatchPoint {
+  readonly offset: number;
+  readonly byte: number;
+}
+
+export interface ScanOptions {
+  /** Scan up to this byte rather than the end of the file (a batch must end exactly there). */
+  readonly until?: number;
+  /** The offset of the first record at `from` (a scan that resumes where a snapshot's history ends). */
+  readonly firstOffset?: number;
+}
+
 export interface FrameScan {
   readonly format: LogFormat;
   readonly starts: number[];
   /** Where the valid frames end. */
   readonly validBytes: number;
+  /** Where the last whole batch scanned starts. */
+  readonly lastBatch?: BatchPoint;
   /** The first frame that failed its check, if any. */
   readonly problem?: { readonly bytePosition: number; readonly recordOffset: number; readonly reason: string; readonly validFramesFollow: boolean };
 }
@@ -52,15 +72,17 @@ export async function logFormat(file: FileHandle): Promise<LogFormat> {
  * of the frames before `from`) receives the byte position of every frame of every whole batch;
  * scanning stops at the first batch that is not whole.
  */
-export async function scanFrames(file: FileHandle, from: number, starts: number[] = []): Promise<FrameScan> {
+export async function scanFrames(file: FileHandle, from: number, starts: number[] = [], { until, firstOffset = 0 }: ScanOptions = {}): Promise<FrameScan> {
   const format = await logFormat(file);
-  const size = (await file.stat()).size;
+  const size = until ?? (await file.stat()).size;
   let position = from;
+  let lastBatch: BatchPoint | undefined;
   let chunk: Buffer = Buffer.alloc(0);
   let chunkStart = position;
   while (position < size) {
     const check = format === 1 ? singleFrameBatch(chunk, position - chunkStart, chunkStart + chunk.length >= size) : checkBatch(chunk, position - chunkStart, chunkStart, size);
     if (check.kind === 'batch') {
+      lastBatch = { offset: firstOffset + starts.length, byte: position };
       for (const frame of check.frames) starts.push(position + frame);
       position += check.bytes;
     } else if (check.kind === 'incomplete') {
@@ -69,10 +91,10 @@ export async function scanFrames(file: FileHandle, from: number, starts: number[
     } else {
       // Damage followed by a whole batch (or frame) cannot be a torn write.
       const validFramesFollow = format === 1 ? findValidFrame(await readAt(file, position + 1, size - position - 1)) !== undefined : (await findWholeBatch(file, position + 1, size)) !== undefined;
-      return { format, starts, validBytes: position, problem: { bytePosition: position, recordOffset: starts.length, reason: check.reason, validFramesFollow } };
+      return { format, starts, validBytes: position, ...(lastBatch ? { lastBatch } : {}), problem: { bytePosition: position, recordOffset: firstOffset + starts.length, reason: check.reason, validFramesFollow } };
     }
   }
-  return { format, starts, validBytes: position };
+  return { format, starts, validBytes: position, ...(lastBatch ? { lastBatch } : {}) };
 }
 
 /** Format 1: every frame is a batch of its own. */
@@ -91,8 +113,12 @@ export async function checkMagic(file: FileHandle): Promise<'ok' | 'empty' | 'pa
   return size < FILE_MAGIC.length ? 'partial' : 'ok';
 }
 
-/** The writer's scan at open: checks every frame, cuts a torn tail, refuses mid-log damage. */
-export async function scanLog(file: FileHandle, path: string): Promise<ScanResult> {
+/**
+ * The writer's scan at open: checks every frame, cuts a torn tail, refuses mid-log damage. With
+ * `resume` (a batch boundary a snapshot recorded, checked here to be one) only the log from there
+ * is scanned; the records before it are scanned when something reads them (FrameIndex).
+ */
+export async function scanLog(file: FileHandle, path: string, resume?: BatchPoint): Promise<ScanResult> {
   const magic = await checkMagic(file);
   if (magic === 'bad') throw new Error(`${path} is not a report store log (bad magic bytes)`);
   if (magic !== 'ok') {
@@ -100,14 +126,25 @@ export async function scanLog(file: FileHandle, path: string): Promise<ScanResul
     await file.truncate(0);
     await file.write(FILE_MAGIC, 0, FILE_MAGIC.length, 0);
     await file.sync();
-    return { format: 2, starts: [], validBytes: FILE_MAGIC.length };
+    return { format: 2, starts: [], firstOffset: 0, firstByte: FILE_MAGIC.length, validBytes: FILE_MAGIC.length };
   }
-  const scan = await scanFrames(file, FILE_MAGIC.length);
-  if (!scan.problem) return { format: scan.format, starts: scan.starts, validBytes: scan.validBytes };
+  const from = resume !== undefined && (await batchStartsAt(file, resume.byte)) ? resume : { offset: 0, byte: FILE_MAGIC.length };
+  const scan = await scanFrames(file, from.byte, [], { firstOffset: from.offset });
+  const found = { format: scan.format, starts: scan.starts, firstOffset: from.offset, firstByte: from.byte, ...(scan.lastBatch ? { lastBatch: scan.lastBatch } : {}) };
+  if (!scan.problem) return { ...found, validBytes: scan.validBytes };
   const { bytePosition, recordOffset, reason, validFramesFollow } = scan.problem;
   if (validFramesFollow) throw new CorruptLogError(path, bytePosition, recordOffset, reason);
   const cutBytes = (await file.stat()).size - bytePosition;
   await file.truncate(bytePosition);
   await file.sync();
-  return { format: scan.format, starts: scan.starts, validBytes: bytePosition, tornTail: { bytePosition, recordOffset, cutBytes, reason } };
+  return { ...found, validBytes: bytePosition, tornTail: { bytePosition, recordOffset, cutBytes, reason } };
+}
+
+/** Whether a whole batch header (mark and CRC) of a format-2 log is at `byte`, or the file ends exactly there. */
+async function batchStartsAt(file: FileHandle, byte: number): Promise<boolean> {
+  if ((await logFormat(file)) !== 2 || byte < FILE_MAGIC.length) return false;
+  const size = (await file.stat()).size;
+  if (byte === size) return true;
+  const header = await readAt(file, byte, BATCH_HEADER_BYTES);
+  return header.length === BATCH_HEADER_BYTES && checkBatchHeader(header, 0).kind === 'header';
 }

@@ -4,11 +4,12 @@ import type { Config } from '../config.js';
 import type { EventLog } from './event-log.js';
 import { openFileLog } from './file-log.js';
 
-export async function openEventLog(config: Config, logger: Logger): Promise<EventLog> {
+/** `resumeFrom`: the newest snapshot's resume point (the file log scans only the log after it at open). */
+export async function openEventLog(config: Config, logger: Logger, resumeFrom?: string): Promise<EventLog> {
   if (config.kafka) {
     // Loaded only when used, so the embedded log does not pay for kafkajs at start.
     const { openKafkaLog } = await import('./kafka-log.js');
     return openKafkaLog({ config: config.kafka, logger, writeTimeoutMs: config.writeTimeoutMs, maxPendingAppends: config.maxPendingAppends });
   }
-  return openFileLog({ dir: config.dataDir, logger, maxPendingAppends: config.maxPendingAppends });
+  return openFileLog({ dir: config.dataDir, logger, maxPendingAppends: config.maxPendingAppends, ...(resumeFrom === undefined ? {} : { resumeFrom }) });
 }

@@ -25,8 +25,9 @@ export function createAutoSnapshot({ dir, log, logger, model, every }: { dir: st
     if (writing) return;
     sinceSnapshot = 0;
     const encoded = encodeModel(model);
+    const resume = log.resumePoint?.(encoded.cursor);
     writing = readAnchors(log, encoded.cursor)
-      .then((anchors) => writeEncodedSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors }, encoded))
+      .then((anchors) => writeEncodedSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, ...(resume === undefined ? {} : { resume }) }, encoded))
       .then(
         (path) => logger.info({ path, events: encoded.counts.records, reports: model.reports.size }, 'wrote a snapshot of the read model'),
         (error: unknown) => logger.warn({ err: error }, 'could not write a snapshot'),

@@ -30,6 +30,8 @@ export interface Snapshot {
   readonly log: string;
   readonly createdAt: string;
   readonly anchors: Anchors;
+  /** Where the log's start-up scan may resume for this history (`EventLog.resumePoint`). */
+  readonly resume?: string;
   /** The read model at the snapshot's cursor. */
   readonly model: ReadModel;
 }
@@ -40,6 +42,7 @@ const Meta = Type.Object({
   cursor: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Integer({ minimum: 0 })])),
   counts: Type.Object({ records: Type.Integer({ minimum: 0 }), voidEvents: Type.Integer({ minimum: 0 }), invalid: Type.Integer({ minimum: 0 }) }),
   anchors: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Union([Type.String(), Type.Null()])])),
+  resume: Type.Optional(Type.String()),
 });
 type Meta = Static<typeof Meta>;
 const checkMeta = TypeCompiler.Compile(Meta);
@@ -85,11 +88,11 @@ export function encodeModel(model: ReadModel): EncodedModel {
 }
 
 /** The snapshot file's bytes, in order: magic, meta, the model's sections, the checksum. */
-export function snapshotFile({ log, createdAt, anchors }: Omit<Snapshot, 'model'>, encoded: EncodedModel): Buffer[] {
+export function snapshotFile({ log, createdAt, anchors, resume }: Omit<Snapshot, 'model'>, encoded: EncodedModel): Buffer[] {
   const head: Buffer[] = [];
   const out = new BytesOut((bytes) => head.push(bytes));
   out.bytes(SNAPSHOT_MAGIC);
-  const meta: Meta = { log, createdAt, cursor: [...encoded.cursor], counts: { ...encoded.counts }, anchors: [...anchors] };
+  const meta: Meta = { log, createdAt, cursor: [...encoded.cursor], counts: { ...encoded.counts }, anchors: [...anchors], ...(resume === undefined ? {} : { resume }) };
   out.text(JSON.stringify(meta));
   out.flush();
   const hash = createHash('sha256');
@@ -128,7 +131,7 @@ export function decodeSnapshot(file: Buffer): Decoded {
     if (!input.done) return { ok: false, reason: 'bytes follow the last section' };
     const keys: IdempotencyState = new Map(rows.map((row) => [row[0], { fingerprint: row[1], outcome: outcomeOf(row) }]));
     const model = createReadModel({ reports, keys, cursor: new Map(meta.cursor), counts: meta.counts });
-    return { ok: true, snapshot: { log: meta.log, createdAt: meta.createdAt, anchors: new Map(meta.anchors), model } };
+    return { ok: true, snapshot: { log: meta.log, createdAt: meta.createdAt, anchors: new Map(meta.anchors), ...(meta.resume === undefined ? {} : { resume: meta.resume }), model } };
   } catch (error) {
     if (error instanceof RangeError || error instanceof SyntaxError) return { ok: false, reason: `malformed: ${error.message}` };
     throw error;

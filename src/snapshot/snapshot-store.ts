@@ -58,23 +58,49 @@ async function prune(dir: string): Promise<void> {
   for (const name of (await snapshotNames(dir)).slice(KEEP)) await rm(join(dir, name), { force: true });
 }
 
+export interface SnapshotFile {
+  readonly path: string;
+  readonly snapshot: Snapshot;
+}
+
+/**
+ * The intact snapshots of `dir`, newest first (only those older than the file `olderThan`, when
+ * given); a file that is not one is skipped with a warning.
+ */
+export async function* readSnapshots(dir: string, logger: Logger, olderThan?: string): AsyncIterable<SnapshotFile> {
+  for (const name of await snapshotNames(dir)) {
+    const path = join(dir, name);
+    // Names sort by position; newest first means an older file sorts lower.
+    if (olderThan !== undefined && path >= olderThan) continue;
+    const decoded = decodeSnapshot(await readFile(path));
+    if (decoded.ok) yield { path, snapshot: decoded.snapshot };
+    else logger.warn({ path, reason: decoded.reason }, 'ignored a corrupt snapshot');
+  }
+}
+
+/** The newest intact snapshot (the server opens the log at its resume point, then loads it). */
+export async function readNewestSnapshot(dir: string, logger: Logger): Promise<SnapshotFile | undefined> {
+  for await (const file of readSnapshots(dir, logger)) return file;
+  return undefined;
+}
+
 export interface LoadOptions {
   readonly dir: string;
   readonly log: Pick<EventLog, 'identity' | 'head' | 'read'>;
   readonly head: Cursor;
   readonly logger: Logger;
+  /** The newest snapshot, read already: it is checked first, the older files after it. */
+  readonly newest?: SnapshotFile;
 }
 
-export async function loadNewestSnapshot({ dir, log, head, logger }: LoadOptions): Promise<Snapshot | undefined> {
+async function* candidates(dir: string, logger: Logger, newest: SnapshotFile | undefined): AsyncIterable<SnapshotFile> {
+  if (newest !== undefined) yield newest;
+  yield* readSnapshots(dir, logger, newest?.path);
+}
+
+export async function loadNewestSnapshot({ dir, log, head, logger, newest }: LoadOptions): Promise<Snapshot | undefined> {
   const logIdentity = log.identity;
-  for (const name of await snapshotNames(dir)) {
-    const path = join(dir, name);
-    const decoded = decodeSnapshot(await readFile(path));
-    if (!decoded.ok) {
-      logger.warn({ path, reason: decoded.reason }, 'ignored a corrupt snapshot');
-      continue;
-    }
-    const { snapshot } = decoded;
+  for await (const { path, snapshot } of candidates(dir, logger, newest)) {
     if (snapshot.log !== logIdentity) {
       logger.warn({ path, snapshotLog: snapshot.log, log: logIdentity }, 'ignored a snapshot of another log');
       continue;

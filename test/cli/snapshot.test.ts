@@ -9,7 +9,7 @@ import { openFileLogReader } from '../../src/log/file-log-reader.js';
 import { stateDigest } from '../../src/replay.js';
 import { decodeSnapshot } from '../../src/snapshot/snapshot-format.js';
 import { snapshotDir, writeSnapshot } from '../../src/snapshot/snapshot-store.js';
-import { withTimeout } from '../helpers/async.js';
+import { collect, withTimeout } from '../helpers/async.js';
 import { lines, reports, replaySummary } from '../helpers/cli.js';
 import { created, deleted } from '../helpers/events.js';
 import { appendToFileLog, flipByte } from '../helpers/file-history.js';
@@ -152,6 +152,24 @@ file('a snapshot of another history put in place of the log file is ignored', as
   await rm(join(dir, 'events.log'));
   await appendToFileLog(dir, [created('7', 'other'), created('8', 'history'), created('9', 'longer')]);
   await expectRestart(dir, { applied: 3, warning: /another log/ });
+});
+
+file('a server started from a snapshot scans only the log after it, and still reads the history before it when asked', async ({ dir }) => {
+  await appendToFileLog(dir, [created('1', 'a'), created('2', 'b', 'x')]);
+  await appendToFileLog(dir, [created('3', 'c'), deleted('1')]);
+  await snapshot({ REPORTS_DATA_DIR: dir });
+  await appendToFileLog(dir, [created('4', 'd')]);
+  const server = await startTestServer({}, { dataDir: dir });
+  try {
+    const opened = server.logLines().find((line) => line['msg'] === 'opened the embedded event log');
+    assert.equal([opened?.['records'], opened?.['scannedFrom']], [5, 2], 'the scan resumed at the batch of the last record folded');
+    assert.is(server.projector.progress().applied, 1, 'only the record after the snapshot folded');
+    assert.equal(new Map(server.projector.model.reports), new Map([['2', { name: 'b', tag: 'x' }], ['3', { name: 'c' }], ['4', { name: 'd' }]]));
+    const earliest = await collect(server.log.read(new Map()));
+    assert.equal(earliest.map((record) => record.key), ['1', '2', '3', '1', '4']);
+  } finally {
+    await server.dispose();
+  }
 });
 
 file('the server writes a snapshot by itself every REPORTS_SNAPSHOT_EVERY records', async ({ dir }) => {
