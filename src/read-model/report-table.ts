@@ -19,23 +19,42 @@ const TAG_TWO_BYTE = 4;
 /** Name and tag are printable ASCII without `"` or `\`: their JSON form is their bytes in quotes. */
 const JSON_PLAIN = 8;
 const WIDE = /[^\u0000-\u00ff]/;
-const NOT_JSON_PLAIN = /[^\u0020\u0021\u0023-\u005b\u005d-\u007e]/;
+
+/**
+ * Writes a string whose characters all fit in one byte, a byte each (a loop beats the encoder call
+ * for the short strings reports hold), and tells whether it is JSON-plain: printable ASCII without
+ * `"` or `\`.
+ */
+function writeOneByte(chunk: Buffer, at: number, text: string): boolean {
+  let plain = true;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    chunk[at + i] = code;
+    if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) plain = false;
+  }
+  return plain;
+}
 
 /** Map key of an id: the number for a canonical decimal safe integer (no string kept), else the id. */
 export function tableKey(id: string): number | string {
   const length = id.length;
-  if (length === 0 || length > 17) return id;
-  const negative = id.charCodeAt(0) === 45;
+  const negative = length > 0 && id.charCodeAt(0) === 45;
   const first = negative ? 1 : 0;
-  if (first === length) return id;
-  for (let i = first; i < length; i += 1) {
-    const code = id.charCodeAt(i);
-    if (code < 48 || code > 57) return id;
-  }
+  const digits = length - first;
+  // Up to 15 digits always fit a double exactly; 16 may, and are left to the check below.
+  if (digits === 0 || digits > 16) return id;
   // No leading zero, no "-0": only the canonical form maps to a number, so "07" stays another id.
-  if (id.charCodeAt(first) === 48 && (length - first > 1 || negative)) return id;
-  const value = Number(id);
-  return Number.isSafeInteger(value) ? value : id;
+  if (id.charCodeAt(first) === 48 && (digits > 1 || negative)) return id;
+  let value = 0;
+  for (let i = first; i < length; i += 1) {
+    const digit = id.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return id;
+    value = value * 10 + digit;
+  }
+  if (digits === 16 && !(value <= Number.MAX_SAFE_INTEGER && String(value) === id.slice(first))) return id;
+  // Below 2^31 the key is made a small integer (`| 0`), which a Map hashes without boxing a number.
+  if (value < 0x80000000) return negative ? -value | 0 : value | 0;
+  return negative ? -value : value;
 }
 
 function idOf(key: number | string): string {
@@ -233,28 +252,23 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   private write(name: string, tag: string | undefined): number {
-    // Printable ASCII (the common case) needs one test per string; only other text is checked for width.
-    const namePlain = !NOT_JSON_PLAIN.test(name);
-    const tagPlain = tag === undefined || !NOT_JSON_PLAIN.test(tag);
-    const nameWide = !namePlain && WIDE.test(name);
-    const tagWide = !tagPlain && tag !== undefined && WIDE.test(tag);
+    const nameWide = WIDE.test(name);
+    const tagWide = tag !== undefined && WIDE.test(tag);
     const nameBytes = nameWide ? name.length * 2 : name.length;
     const tagBytes = tag === undefined ? 0 : tagWide ? tag.length * 2 : tag.length;
     const header = tag === undefined ? 5 : 9;
     const bytes = header + nameBytes + tagBytes;
     const { chunk, position, at } = this.reserve(bytes);
-    let flags = nameWide ? NAME_TWO_BYTE : 0;
-    if (namePlain && tagPlain) flags |= JSON_PLAIN;
     chunk.writeUInt32LE(nameBytes, position + 1);
-    if (nameWide) chunk.write(name, position + header, 'ucs2');
-    else chunk.write(name, position + header, 'latin1');
+    let plain = nameWide ? (chunk.write(name, position + header, 'ucs2'), false) : writeOneByte(chunk, position + header, name);
+    let flags = nameWide ? NAME_TWO_BYTE : 0;
     if (tag !== undefined) {
       flags |= HAS_TAG | (tagWide ? TAG_TWO_BYTE : 0);
       chunk.writeUInt32LE(tagBytes, position + 5);
-      if (tagWide) chunk.write(tag, position + header + nameBytes, 'ucs2');
-      else chunk.write(tag, position + header + nameBytes, 'latin1');
+      const tagAt = position + header + nameBytes;
+      plain = (tagWide ? (chunk.write(tag, tagAt, 'ucs2'), false) : writeOneByte(chunk, tagAt, tag)) && plain;
     }
-    chunk[position] = flags;
+    chunk[position] = plain ? flags | JSON_PLAIN : flags;
     this.usedBytes += bytes;
     return at;
   }
