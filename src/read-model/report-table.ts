@@ -8,11 +8,13 @@
 import { compareIds } from '../../projections/canonical.js';
 import type { ReportsState, StoredReport } from '../../projections/reports.js';
 import { BytesOut, type BytesIn } from './bytes.js';
+import { IdIndex } from './id-index.js';
 
 /** Records are appended to chunks of this size; a larger record gets a chunk of its own. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
 /** Offsets are chunk * CHUNK_STRIDE + position, small integers while the arena is under 2 GiB. */
 const CHUNK_STRIDE = 2 ** 23;
+const MAX_CHUNKS = 2 ** 32 / CHUNK_STRIDE;
 const NAME_TWO_BYTE = 1;
 const HAS_TAG = 2;
 const TAG_TWO_BYTE = 4;
@@ -57,12 +59,8 @@ export function tableKey(id: string): number | string {
   return negative ? -value : value;
 }
 
-function idOf(key: number | string): string {
-  return typeof key === 'number' ? String(key) : key;
-}
-
 export class ReportTable implements ReportsState, Iterable<[string, StoredReport]> {
-  private readonly index = new Map<number | string, number>();
+  private index = new IdIndex();
   private chunks: Buffer[] = [];
   /** Where the next record goes in the last chunk. */
   private fill = CHUNK_BYTES;
@@ -127,12 +125,14 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     return true;
   }
 
+  /** The ids in id order. */
   *keys(): IterableIterator<string> {
-    for (const key of this.index.keys()) yield idOf(key);
+    for (const [, id] of this.inIdOrder()) yield id;
   }
 
+  /** The reports in id order. */
   *entries(): IterableIterator<[string, StoredReport]> {
-    for (const [key, at] of this.index) yield [idOf(key), this.read(at)];
+    for (const [key, id] of this.inIdOrder()) yield [id, this.read(this.index.get(key) as number)];
   }
 
   [Symbol.iterator](): IterableIterator<[string, StoredReport]> {
@@ -145,10 +145,17 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
    * they are stored, without making strings, which keeps the digest of a million reports fast.
    */
   canonicalLines(update: (bytes: Buffer) => void): void {
+    const out = new BytesOut(update);
+    for (const [key, id] of this.inIdOrder()) this.writeLine(out, key, id);
+    out.flush();
+  }
+
+  /** Every key with its id, in the canonical order of ids (projections/canonical.ts). */
+  private *inIdOrder(): IterableIterator<[number | string, string]> {
     const numeric = new Float64Array(this.index.size);
     let count = 0;
     const named: string[] = [];
-    for (const key of this.index.keys()) {
+    for (const [key] of this.index.entries()) {
       if (typeof key === 'number') numeric[count++] = key;
       else named.push(key);
     }
@@ -157,11 +164,9 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     // Ids that are not safe integers lie beyond ±2^53: the negative ones before every number, the rest after.
     const firstPositive = named.findIndex((id) => !id.startsWith('-'));
     const split = firstPositive === -1 ? named.length : firstPositive;
-    const out = new BytesOut(update);
-    for (let i = 0; i < split; i += 1) this.writeLine(out, named[i] as string, named[i] as string);
-    for (const key of numbers) this.writeLine(out, key, String(key));
-    for (let i = split; i < named.length; i += 1) this.writeLine(out, named[i] as string, named[i] as string);
-    out.flush();
+    for (let i = 0; i < split; i += 1) yield [named[i] as string, named[i] as string];
+    for (const key of numbers) yield [key, String(key)];
+    for (let i = split; i < named.length; i += 1) yield [named[i] as string, named[i] as string];
   }
 
   private writeLine(out: BytesOut, key: number | string, id: string): void {
@@ -199,37 +204,30 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
 
   /** See writeReportTable. */
   writeTo(out: BytesOut): void {
-    out.u32(this.index.size);
-    for (const [key, at] of this.index) {
-      if (typeof key === 'number') {
-        out.u8(NUMBER_KEY);
-        out.f64(key);
-      } else {
-        out.u8(STRING_KEY);
-        out.text(key);
-      }
-      const { chunk, position } = locateIn(this.chunks, at);
-      out.bytes(chunk, position, position + this.recordBytes(at));
+    out.u32(this.chunks.length);
+    for (const chunk of this.chunks) {
+      out.u32(chunk.length);
+      out.bytes(chunk);
     }
+    out.f64(this.fill);
+    out.f64(this.usedBytes);
+    out.f64(this.garbageBytes);
+    this.index.writeTo(out);
   }
 
   /** See readReportTable. */
   static readFrom(input: BytesIn): ReportTable {
     const table = new ReportTable();
-    for (let count = input.u32(); count > 0; count -= 1) {
-      const key = input.u8() === NUMBER_KEY ? input.f64() : input.text();
-      const start = input.position;
-      const flags = input.u8();
-      if ((flags & ~(NAME_TWO_BYTE | HAS_TAG | TAG_TWO_BYTE | JSON_PLAIN)) !== 0) throw new RangeError(`unknown report flags ${flags} at byte ${start}`);
-      const bytes = (flags & HAS_TAG) === 0 ? 5 + input.u32() : 9 + input.u32() + input.u32();
-      input.position = start;
-      const record = input.bytes(bytes);
-      if (typeof key === 'number' ? !Number.isSafeInteger(key) : tableKey(key) !== key) throw new RangeError(`report key ${String(key)} is not in canonical form`);
-      if (table.index.has(key)) throw new RangeError(`report ${String(key)} appears twice`);
-      const target = table.reserve(bytes);
-      record.copy(target.chunk, target.position);
-      table.usedBytes += bytes;
-      table.index.set(key, target.at);
+    for (let chunks = input.u32(); chunks > 0; chunks -= 1) table.chunks.push(Buffer.from(input.bytes(input.u32())));
+    table.fill = input.f64();
+    table.usedBytes = input.f64();
+    table.garbageBytes = input.f64();
+    table.index = IdIndex.readFrom(input);
+    const arena = table.chunks.length;
+    for (const [key, at] of table.index.entries()) {
+      const chunkIndex = Math.floor(at / CHUNK_STRIDE);
+      if (chunkIndex >= arena || at - chunkIndex * CHUNK_STRIDE >= (table.chunks[chunkIndex] as Buffer).length) throw new RangeError(`report ${String(key)} points outside the table's bytes`);
+      if (typeof key === 'string' && tableKey(key) !== key) throw new RangeError(`report key ${key} is not in canonical form`);
     }
     return table;
   }
@@ -275,6 +273,8 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
 
   private reserve(bytes: number): { chunk: Buffer; position: number; at: number } {
     if (this.fill + bytes > CHUNK_BYTES || this.chunks.length === 0) {
+      // Positions are 32-bit in the id index: 512 chunks (2 GiB of names and tags) at most.
+      if (this.chunks.length >= MAX_CHUNKS) throw new RangeError('the report table is full: names and tags of live reports exceed 2 GiB');
       // A record larger than a chunk gets a chunk of its own; the next record starts a new one.
       // Zeroed, so two tables with the same records hold equal bytes (and no stale memory).
       this.chunks.push(Buffer.alloc(Math.max(CHUNK_BYTES, bytes)));
@@ -302,7 +302,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     this.fill = CHUNK_BYTES;
     this.usedBytes = 0;
     this.garbageBytes = 0;
-    for (const [key, at] of this.index) {
+    this.index.remap((at) => {
       const { chunk, position } = locateIn(old, at);
       const flags = chunk[position] as number;
       const nameBytes = chunk.readUInt32LE(position + 1);
@@ -310,13 +310,12 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
       const target = this.reserve(bytes);
       chunk.copy(target.chunk, target.position, position, position + bytes);
       this.usedBytes += bytes;
-      this.index.set(key, target.at);
-    }
+      return target.at;
+    });
   }
+
 }
 
-const NUMBER_KEY = 0;
-const STRING_KEY = 1;
 
 /**
  * The table as bytes (the snapshot's reports section): u32 count, then per report its key (0 and

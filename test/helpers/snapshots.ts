@@ -25,3 +25,10 @@ export function reportTable(reports: Iterable<[string, StoredReport]>): ReportTa
 export function testSnapshot({ log, cursor, events, createdAt, reports, keys, anchors }: PlainSnapshot): Snapshot {
   return { log, createdAt, anchors, model: createReadModel({ reports: reportTable(reports), keys, cursor, counts: { records: events } }) };
 }
+
+/** A snapshot as plain values, to compare two (the report table's internal layout may differ). */
+export function plainSnapshot(snapshot: Snapshot | undefined): unknown {
+  if (snapshot === undefined) return undefined;
+  const { model, ...header } = snapshot;
+  return { ...header, cursor: model.cursor, counts: model.counts, reports: new Map(model.reports), keys: model.keys };
+}

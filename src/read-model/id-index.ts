@@ -1,0 +1,171 @@
+// Report id -> position of its record in the report table. A JS Map of a million number keys costs
+// ~40 bytes and two cache misses a lookup, and must be rebuilt entry by entry when a snapshot is
+// loaded. This is an open-addressing hash table in two typed arrays (linear probing): 12 bytes a
+// slot, one probe sequence a lookup, and a snapshot stores and loads it as two blocks of bytes.
+// Safe-integer ids (nearly all of them) live there; any other id (beyond ±2^53) in a small Map.
+import type { BytesIn, BytesOut } from './bytes.js';
+
+/** Slots with this key are free; a deleted key leaves a tombstone (probing goes on past it). */
+const EMPTY = Number.NaN;
+const TOMBSTONE = Number.POSITIVE_INFINITY;
+const MIN_CAPACITY = 1024;
+/** More than this share of slots used (live or tombstones): grow or clean. */
+const MAX_LOAD = 0.7;
+
+/** The slot to start probing `key` at: the 53 bits of a safe integer mixed into the table's bits. */
+function home(key: number, mask: number): number {
+  const low = key >>> 0;
+  const high = ((key - low) / 4294967296) | 0;
+  let hash = Math.imul(low ^ Math.imul(high, 0x85ebca6b), 0x9e3779b1);
+  hash ^= hash >>> 16;
+  return hash & mask;
+}
+
+export class IdIndex {
+  private keys: Float64Array;
+  private values: Uint32Array;
+  private mask: number;
+  private count = 0;
+  private tombstones = 0;
+  private readonly named = new Map<string, number>();
+
+  constructor(capacity = MIN_CAPACITY) {
+    this.keys = new Float64Array(capacity).fill(EMPTY);
+    this.values = new Uint32Array(capacity);
+    this.mask = capacity - 1;
+  }
+
+  get size(): number {
+    return this.count + this.named.size;
+  }
+
+  /** Bytes of the two arrays (what the index costs beside the small map of other ids). */
+  get slotBytes(): number {
+    return this.keys.byteLength + this.values.byteLength;
+  }
+
+  /** The slot holding `key`, or -1. */
+  private find(key: number): number {
+    const { keys, mask } = this;
+    for (let slot = home(key, mask); ; slot = (slot + 1) & mask) {
+      const found = keys[slot] as number;
+      if (found === key) return slot;
+      if (found !== found) return -1; // EMPTY (NaN)
+    }
+  }
+
+  has(key: number | string): boolean {
+    return typeof key === 'number' ? this.find(key) >= 0 : this.named.has(key);
+  }
+
+  get(key: number | string): number | undefined {
+    if (typeof key !== 'number') return this.named.get(key);
+    const slot = this.find(key);
+    return slot < 0 ? undefined : this.values[slot];
+  }
+
+  set(key: number | string, value: number): this {
+    if (typeof key !== 'number') {
+      this.named.set(key, value);
+      return this;
+    }
+    const existing = this.find(key);
+    if (existing >= 0) {
+      this.values[existing] = value;
+      return this;
+    }
+    if (this.count + this.tombstones + 1 > this.keys.length * MAX_LOAD) this.resize();
+    const { keys, mask } = this;
+    let slot = home(key, mask);
+    // The first free slot of the probe: an empty one, or a tombstone it may reuse.
+    while (keys[slot] === keys[slot] && keys[slot] !== TOMBSTONE) slot = (slot + 1) & mask;
+    if (keys[slot] === TOMBSTONE) this.tombstones -= 1;
+    keys[slot] = key;
+    this.values[slot] = value;
+    this.count += 1;
+    return this;
+  }
+
+  delete(key: number | string): boolean {
+    if (typeof key !== 'number') return this.named.delete(key);
+    const slot = this.find(key);
+    if (slot < 0) return false;
+    this.keys[slot] = TOMBSTONE;
+    this.count -= 1;
+    this.tombstones += 1;
+    return true;
+  }
+
+  /** Twice the room when mostly live, the same room when mostly tombstones: rehashed either way. */
+  private resize(): void {
+    const capacity = Math.max(MIN_CAPACITY, this.count * 2 > this.keys.length * MAX_LOAD ? this.keys.length * 2 : this.keys.length);
+    const { keys, values } = this;
+    this.keys = new Float64Array(capacity).fill(EMPTY);
+    this.values = new Uint32Array(capacity);
+    this.mask = capacity - 1;
+    this.count = 0;
+    this.tombstones = 0;
+    for (let slot = 0; slot < keys.length; slot += 1) {
+      const key = keys[slot] as number;
+      if (key === key && key !== TOMBSTONE) this.set(key, values[slot] as number);
+    }
+  }
+
+  /** Every key with its value: safe-integer ids in slot order, then the others. */
+  *entries(): IterableIterator<[number | string, number]> {
+    const { keys, values } = this;
+    for (let slot = 0; slot < keys.length; slot += 1) {
+      const key = keys[slot] as number;
+      if (key === key && key !== TOMBSTONE) yield [key, values[slot] as number];
+    }
+    yield* this.named;
+  }
+
+  /** Calls `update` with every value, letting it give a new one (the table moving its records). */
+  remap(update: (value: number) => number): void {
+    const { keys, values } = this;
+    for (let slot = 0; slot < keys.length; slot += 1) {
+      const key = keys[slot] as number;
+      if (key === key && key !== TOMBSTONE) values[slot] = update(values[slot] as number);
+    }
+    for (const [key, value] of this.named) this.named.set(key, update(value));
+  }
+
+  /** The index as bytes: capacity, counts, the two arrays as they are, the other ids. */
+  writeTo(out: BytesOut): void {
+    out.u32(this.keys.length);
+    out.u32(this.count);
+    out.u32(this.tombstones);
+    out.bytes(Buffer.from(this.keys.buffer, this.keys.byteOffset, this.keys.byteLength));
+    out.bytes(Buffer.from(this.values.buffer, this.values.byteOffset, this.values.byteLength));
+    out.u32(this.named.size);
+    for (const [key, value] of this.named) {
+      out.text(key);
+      out.f64(value);
+    }
+  }
+
+  /** Reads what writeTo wrote; RangeError when it does not hold an index. */
+  static readFrom(input: BytesIn): IdIndex {
+    const capacity = input.u32();
+    if (capacity < MIN_CAPACITY || (capacity & (capacity - 1)) !== 0) throw new RangeError(`an id index of ${capacity} slots`);
+    const index = new IdIndex(capacity);
+    index.count = input.u32();
+    index.tombstones = input.u32();
+    // Copied into arrays of their own: typed arrays need aligned memory, and the file's buffer goes.
+    new Uint8Array(index.keys.buffer).set(input.bytes(capacity * 8));
+    new Uint8Array(index.values.buffer).set(input.bytes(capacity * 4));
+    let live = 0;
+    let tombstones = 0;
+    for (const key of index.keys) {
+      if (key === TOMBSTONE) tombstones += 1;
+      else if (key === key) {
+        if (!Number.isSafeInteger(key)) throw new RangeError(`an id key ${key} that is not a safe integer`);
+        live += 1;
+      }
+    }
+    if (live !== index.count || tombstones !== index.tombstones) throw new RangeError(`an id index that holds ${live} keys and ${tombstones} tombstones, not ${index.count} and ${index.tombstones}`);
+    for (let named = input.u32(); named > 0; named -= 1) index.named.set(input.text(), input.f64());
+    return index;
+  }
+}
