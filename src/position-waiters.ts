@@ -2,6 +2,7 @@
 // position, and learn what it did. Outcomes of recent positions are remembered for writers that
 // ask only after their record was applied.
 import type { Evolution } from '../projections/reports.js';
+import { Deadlines, type ScheduledDeadline } from './deadlines.js';
 import type { LogPosition } from './log/event-log.js';
 
 /** What applying one record did; `invalid` for a record that is not a valid event (skipped). */
@@ -18,7 +19,7 @@ interface Waiter {
   readonly position: LogPosition;
   readonly resolve: (outcome: Outcome) => void;
   readonly reject: (error: Error) => void;
-  readonly timer: NodeJS.Timeout;
+  deadline: ScheduledDeadline | undefined;
 }
 
 /** Positions whose outcome is remembered for writers that ask after the record was applied. */
@@ -29,6 +30,9 @@ export class PositionWaiters {
   private readonly waiting = new Map<string, Set<Waiter>>();
   private readonly recent = new Map<string, Outcome>();
 
+  /** Time-outs of all waiters are kept in `deadlines` (one timer), not in a timer each. */
+  constructor(private readonly deadlines = new Deadlines()) {}
+
   /** The record at `position` has been applied with `outcome`. */
   settle(position: LogPosition, outcome: Outcome): void {
     const id = key(position);
@@ -36,7 +40,7 @@ export class PositionWaiters {
     if (waiters) {
       this.waiting.delete(id);
       for (const waiter of waiters) {
-        clearTimeout(waiter.timer);
+        waiter.deadline?.cancel();
         waiter.resolve(outcome);
       }
     }
@@ -57,16 +61,12 @@ export class PositionWaiters {
     return new Promise((resolve, reject) => {
       const waiters = this.waiting.get(id) ?? new Set<Waiter>();
       this.waiting.set(id, waiters);
-      const waiter: Waiter = {
-        position,
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          waiters.delete(waiter);
-          if (waiters.size === 0) this.waiting.delete(id);
-          reject(new ProjectionTimeoutError(position));
-        }, timeoutMs),
-      };
+      const waiter: Waiter = { position, resolve, reject, deadline: undefined };
+      waiter.deadline = this.deadlines.after(timeoutMs, () => {
+        waiters.delete(waiter);
+        if (waiters.size === 0 && this.waiting.get(id) === waiters) this.waiting.delete(id);
+        reject(new ProjectionTimeoutError(position));
+      });
       waiters.add(waiter);
     });
   }
@@ -75,7 +75,7 @@ export class PositionWaiters {
   rejectAll(): void {
     for (const waiters of this.waiting.values()) {
       for (const waiter of waiters) {
-        clearTimeout(waiter.timer);
+        waiter.deadline?.cancel();
         waiter.reject(new ProjectionTimeoutError(waiter.position));
       }
     }

@@ -131,7 +131,7 @@ class EmbeddedLog implements FileLog, FrameIndex {
     return { appends: this.appendCount, fsyncs: this.fsyncCount, flushes: this.fsyncCount };
   }
 
-  append(messages: readonly LogMessage[], { signal }: AppendOptions = {}): Promise<LogPosition[]> {
+  append(messages: readonly LogMessage[], { signal, timeoutMs }: AppendOptions = {}): Promise<LogPosition[]> {
     if (this.closed) return Promise.reject(new LogUnavailableError('the event log is closed'));
     if (!this.lock) return Promise.reject(new LogUnavailableError('the event log is open for reading only'));
     if (this.failure) return Promise.reject(this.failure);
@@ -140,7 +140,7 @@ class EmbeddedLog implements FileLog, FrameIndex {
     const size = Math.max(...messages.map(payloadBytes));
     if (size > this.maxRecordBytes) return Promise.reject(new RecordTooLargeError(this.maxRecordBytes, size));
     // The batcher drops an append whose caller gave up (signal aborted) before its batch is written.
-    return this.batcher.add(messages, signal);
+    return this.batcher.add(messages, signal, timeoutMs);
   }
 
   private async writeBatch(appends: readonly (readonly LogMessage[])[]): Promise<LogPosition[][]> {

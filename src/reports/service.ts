@@ -6,7 +6,7 @@ import type { ReportEvent } from '../../projections/events.js';
 import type { StoredReport } from '../../projections/reports.js';
 import { createFingerprint } from '../../projections/idempotency.js';
 import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
-import { LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
+import { AppendTimeoutError, LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
 import { ProjectionTimeoutError, type Outcome, type Projector } from '../projector.js';
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
@@ -19,21 +19,29 @@ export interface ReportServiceOptions extends EnvelopeContext {
   readonly logger: Logger;
   /** Called with the duration of every successful append (metrics). */
   readonly onAppend?: (durationMs: number) => void;
+  /** A monotonic clock in milliseconds for deadlines (tests may pass a fake one). */
+  readonly clockMs?: () => number;
 }
-
-class DeadlineExceeded extends Error {}
 
 export class ReportService {
   private readonly queue = new KeyedQueue();
+  private readonly clockMs: () => number;
 
-  constructor(private readonly options: ReportServiceOptions) {}
+  constructor(private readonly options: ReportServiceOptions) {
+    this.clockMs = options.clockMs ?? (() => performance.now());
+  }
+
+  /** Milliseconds left before `deadline`, at least 1 (a request past it is refused before it gets here). */
+  private remaining(deadline: number): number {
+    return Math.max(1, deadline - this.clockMs());
+  }
 
   /**
    * Creates the report, or returns the existing one for an identical retry. With an idempotency
    * key, a request seen before gets its first answer again, and another request with the key a 422.
    */
   create(command: CreateCommand, idempotencyKey?: string): Promise<StoredReport> {
-    const deadline = Date.now() + this.options.writeTimeoutMs;
+    const deadline = this.clockMs() + this.options.writeTimeoutMs;
     const { id, name, tag } = command;
     const fingerprint = createFingerprint(id, name, tag);
     return this.queue.run(queueKeys(id, idempotencyKey), async () => {
@@ -56,7 +64,7 @@ export class ReportService {
   }
 
   delete(id: string, idempotencyKey?: string): Promise<void> {
-    const deadline = Date.now() + this.options.writeTimeoutMs;
+    const deadline = this.clockMs() + this.options.writeTimeoutMs;
     const fingerprint = createFingerprint(id);
     return this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
@@ -79,7 +87,7 @@ export class ReportService {
     const { log, projector } = this.options;
     if (log.latest === undefined) return false;
     try {
-      await projector.reach(await log.latest(id), Math.max(1, deadline - Date.now()));
+      await projector.reach(await log.latest(id), this.remaining(deadline));
       return true;
     } catch (error) {
       throw this.unavailable(error, id);
@@ -87,18 +95,18 @@ export class ReportService {
   }
 
   private readyState(deadline: number) {
-    if (Date.now() >= deadline) throw new UnavailableError('the request waited too long behind others for the same report; retry');
+    if (this.clockMs() >= deadline) throw new UnavailableError('the request waited too long behind others for the same report; retry');
     if (!this.options.projector.isCaughtUp()) throw new UnavailableError('the read model is still catching up with the event log; retry shortly');
     return this.options.projector.state;
   }
 
   private async write(event: ReportEvent, deadline: number): Promise<Outcome> {
-    const started = Date.now();
+    const started = this.clockMs();
     try {
-      const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
-      const [position] = await abortable(this.options.log.append([{ key: event.subject, value: encodeEvent(event) }], { signal }), signal);
-      this.options.onAppend?.(Date.now() - started);
-      return await this.options.projector.waitFor(position as LogPosition, Math.max(1, deadline - Date.now()));
+      // The log settles the append by the deadline itself (one shared timer, no per-request signal).
+      const [position] = await this.options.log.append([{ key: event.subject, value: encodeEvent(event) }], { timeoutMs: this.remaining(deadline) });
+      this.options.onAppend?.(this.clockMs() - started);
+      return await this.options.projector.waitFor(position as LogPosition, this.remaining(deadline));
     } catch (error) {
       throw this.unavailable(error, event.subject);
     }
@@ -116,7 +124,7 @@ export class ReportService {
       this.options.logger.warn({ err: error, subject }, 'the event log is unavailable');
       return new UnavailableError('the event log is unavailable; retrying the same request is safe');
     }
-    if (error instanceof DeadlineExceeded || error instanceof ProjectionTimeoutError || (error instanceof DOMException && error.name === 'TimeoutError')) {
+    if (error instanceof AppendTimeoutError || error instanceof ProjectionTimeoutError) {
       return new UnavailableError(`the event log did not confirm the write within ${this.options.writeTimeoutMs} ms; retrying the same request is safe`);
     }
     return error;
@@ -152,23 +160,4 @@ function conflict(id: string): ConflictError {
 
 function notFound(id: string): NotFoundError {
   return new NotFoundError(`report ${id} does not exist`);
-}
-
-/** Rejects when `signal` aborts, even if the adapter is still busy with the append (one timer, not two). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(new DeadlineExceeded());
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
