@@ -2,7 +2,7 @@
 import bodyParser from 'koa-bodyparser';
 import type { Middleware } from 'koa';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
-import { InvalidJsonError, parseExactJson } from './json-body.js';
+import { InvalidJsonError, parseJsonBody } from './json-body.js';
 
 declare module 'koa' {
   interface DefaultState {
@@ -30,7 +30,7 @@ export function jsonRequest(bodyLimitBytes: number): Middleware {
     }
     const text = ctx.request.rawBody;
     try {
-      ctx.state.json = parseExactJson(typeof text === 'string' ? text : '');
+      ctx.state.json = parseJsonBody(typeof text === 'string' ? text : '');
     } catch (error) {
       if (error instanceof InvalidJsonError) throw new BadRequestError(`request body is not valid JSON: ${error.message}`);
       throw error;
