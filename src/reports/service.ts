@@ -2,7 +2,7 @@
 // has applied our record -> answer from the projected state.
 import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
-import type { ReportEvent } from '../../projections/events.js';
+import type { ReportCreatedData, ReportEvent } from '../../projections/events.js';
 import type { StoredReport } from '../../projections/reports.js';
 import { createFingerprint } from '../../projections/idempotency.js';
 import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
@@ -43,7 +43,8 @@ export class ReportService {
   create(command: CreateCommand, idempotencyKey?: string): Promise<StoredReport> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     const { id, name, tag } = command;
-    const fingerprint = createFingerprint(id, name, tag);
+    // Only a request with a key is ever compared with another.
+    const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id, name, tag);
     return this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.keys, idempotencyKey, fingerprint);
@@ -53,8 +54,7 @@ export class ReportService {
       if (decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(state, command);
       if (decision.kind === 'unchanged') return decision.report;
       if (decision.kind === 'conflict') throw conflict(id);
-      const data = { id, name, ...(tag === undefined ? {} : { tag }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
-      await this.write(reportCreated(this.options, data), deadline);
+      await this.write(reportCreated(this.options, createdData(command, idempotencyKey)), deadline);
       if (idempotencyKey !== undefined) return createAnswer(id, decideKey(this.options.projector.keys, idempotencyKey, fingerprint));
       // Another instance may have created the id first; the fold of the shared log decides.
       const projected = state.get(id);
@@ -65,7 +65,7 @@ export class ReportService {
 
   delete(id: string, idempotencyKey?: string): Promise<void> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
-    const fingerprint = createFingerprint(id);
+    const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id);
     return this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.keys, idempotencyKey, fingerprint);
@@ -131,9 +131,17 @@ export class ReportService {
   }
 }
 
-/** A request waits for earlier ones on its id and on its Idempotency-Key, so a reused key sees the first outcome. */
-function queueKeys(id: string, idempotencyKey: string | undefined): string[] {
-  return idempotencyKey === undefined ? [`id:${id}`] : [`id:${id}`, `key:${idempotencyKey}`];
+/**
+ * A request waits for earlier ones on its id and on its Idempotency-Key, so a reused key sees the
+ * first outcome. Ids are decimal, so an id never looks like a `key:` entry.
+ */
+function queueKeys(id: string, idempotencyKey: string | undefined): string | string[] {
+  return idempotencyKey === undefined ? id : [id, `key:${idempotencyKey}`];
+}
+
+function createdData({ id, name, tag }: CreateCommand, idempotencyKey: string | undefined): ReportCreatedData {
+  if (idempotencyKey === undefined) return tag === undefined ? { id, name } : { id, name, tag };
+  return tag === undefined ? { id, name, idempotencyKey } : { id, name, tag, idempotencyKey };
 }
 
 function keyMismatch(): UnprocessableError {
