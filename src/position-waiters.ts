@@ -20,63 +20,101 @@ interface Waiter {
   readonly resolve: (outcome: Outcome) => void;
   readonly reject: (error: Error) => void;
   deadline: ScheduledDeadline | undefined;
+  /** Another writer waiting for the same position (rare: two waitFor calls for one record). */
+  next: Waiter | undefined;
 }
 
-/** Positions whose outcome is remembered for writers that ask after the record was applied. */
+/** Offsets per partition whose outcome is remembered for writers that ask after the record was applied. */
 const RECENT_OUTCOMES = 4096;
-const key = ({ partition, offset }: LogPosition) => `${partition}:${offset}`;
 
+/**
+ * The outcomes of the last RECENT_OUTCOMES offsets of one partition, in a ring indexed by offset:
+ * settling a record (every record, replay included) allocates nothing.
+ */
+class RecentOutcomes {
+  private readonly offsets = new Float64Array(RECENT_OUTCOMES).fill(-1);
+  private readonly outcomes: Outcome[] = new Array<Outcome>(RECENT_OUTCOMES).fill('unknown');
+
+  remember(offset: number, outcome: Outcome): void {
+    const slot = offset % RECENT_OUTCOMES;
+    this.offsets[slot] = offset;
+    this.outcomes[slot] = outcome;
+  }
+
+  get(offset: number): Outcome {
+    const slot = offset % RECENT_OUTCOMES;
+    return this.offsets[slot] === offset ? (this.outcomes[slot] as Outcome) : 'unknown';
+  }
+}
+
+/** Waiters and outcomes are kept per partition and offset (numbers), so no key string is built per record. */
 export class PositionWaiters {
-  private readonly waiting = new Map<string, Set<Waiter>>();
-  private readonly recent = new Map<string, Outcome>();
+  private readonly waiting = new Map<number, Map<number, Waiter>>();
+  private readonly recent = new Map<number, RecentOutcomes>();
 
   /** Time-outs of all waiters are kept in `deadlines` (one timer), not in a timer each. */
   constructor(private readonly deadlines = new Deadlines()) {}
 
   /** The record at `position` has been applied with `outcome`. */
-  settle(position: LogPosition, outcome: Outcome): void {
-    const id = key(position);
-    const waiters = this.waiting.get(id);
-    if (waiters) {
-      this.waiting.delete(id);
-      for (const waiter of waiters) {
+  settle({ partition, offset }: LogPosition, outcome: Outcome): void {
+    const byOffset = this.waiting.get(partition);
+    const first = byOffset?.get(offset);
+    if (first !== undefined) {
+      byOffset?.delete(offset);
+      for (let waiter: Waiter | undefined = first; waiter !== undefined; waiter = waiter.next) {
         waiter.deadline?.cancel();
         waiter.resolve(outcome);
       }
     }
-    this.recent.set(id, outcome);
-    if (this.recent.size > RECENT_OUTCOMES) {
-      const oldest = this.recent.keys().next();
-      if (!oldest.done) this.recent.delete(oldest.value);
-    }
+    let recent = this.recent.get(partition);
+    if (recent === undefined) this.recent.set(partition, (recent = new RecentOutcomes()));
+    recent.remember(offset, outcome);
   }
 
   /** The outcome of a position that was applied already (`unknown` if it is no longer remembered). */
-  outcomeOf(position: LogPosition): Outcome {
-    return this.recent.get(key(position)) ?? 'unknown';
+  outcomeOf({ partition, offset }: LogPosition): Outcome {
+    return this.recent.get(partition)?.get(offset) ?? 'unknown';
   }
 
   wait(position: LogPosition, timeoutMs: number): Promise<Outcome> {
-    const id = key(position);
+    const { partition, offset } = position;
+    let byOffset = this.waiting.get(partition);
+    if (byOffset === undefined) this.waiting.set(partition, (byOffset = new Map()));
+    const waiters = byOffset;
     return new Promise((resolve, reject) => {
-      const waiters = this.waiting.get(id) ?? new Set<Waiter>();
-      this.waiting.set(id, waiters);
-      const waiter: Waiter = { position, resolve, reject, deadline: undefined };
+      const waiter: Waiter = { position, resolve, reject, deadline: undefined, next: waiters.get(offset) };
+      waiters.set(offset, waiter);
       waiter.deadline = this.deadlines.after(timeoutMs, () => {
-        waiters.delete(waiter);
-        if (waiters.size === 0 && this.waiting.get(id) === waiters) this.waiting.delete(id);
+        this.forget(waiters, offset, waiter);
         reject(new ProjectionTimeoutError(position));
       });
-      waiters.add(waiter);
     });
+  }
+
+  /** Takes a timed-out waiter out of the chain of its position. */
+  private forget(waiters: Map<number, Waiter>, offset: number, gone: Waiter): void {
+    const first = waiters.get(offset);
+    if (first === gone) {
+      if (gone.next === undefined) waiters.delete(offset);
+      else waiters.set(offset, gone.next);
+      return;
+    }
+    for (let waiter = first; waiter !== undefined; waiter = waiter.next) {
+      if (waiter.next === gone) {
+        waiter.next = gone.next;
+        return;
+      }
+    }
   }
 
   /** Rejects every writer still waiting, so none waits forever once the projector stops. */
   rejectAll(): void {
-    for (const waiters of this.waiting.values()) {
-      for (const waiter of waiters) {
-        waiter.deadline?.cancel();
-        waiter.reject(new ProjectionTimeoutError(waiter.position));
+    for (const byOffset of this.waiting.values()) {
+      for (const first of byOffset.values()) {
+        for (let waiter: Waiter | undefined = first; waiter !== undefined; waiter = waiter.next) {
+          waiter.deadline?.cancel();
+          waiter.reject(new ProjectionTimeoutError(waiter.position));
+        }
       }
     }
     this.waiting.clear();
