@@ -63,6 +63,7 @@ export class Deadlines {
     else before.next = entry;
     this.count += 1;
     if (atMs < this.timerAtMs) this.arm(atMs);
+    else this.timer?.ref();
     return entry;
   }
 
@@ -79,6 +80,11 @@ export class Deadlines {
     this.disarm();
   }
 
+  /** Whether a timer holds the process open (only while deadlines are scheduled). */
+  get holdsProcess(): boolean {
+    return this.timer?.hasRef() ?? false;
+  }
+
   /** For Entry.cancel only. */
   unlink(entry: Entry): void {
     entry.linked = false;
@@ -88,9 +94,11 @@ export class Deadlines {
     else entry.next.prev = entry.prev;
     entry.prev = entry.next = undefined;
     this.count -= 1;
-    // A timer armed for a cancelled entry stays: it fires, finds nothing due and re-arms. Only an
-    // empty list stops it, so an idle process has no timer holding it open.
-    if (this.count === 0) this.disarm();
+    // A timer armed for a cancelled entry stays: it fires, finds nothing due and re-arms for the
+    // new head. With the list empty it no longer holds the process open, but stays armed for the
+    // next deadline (under load the list empties with every group commit; re-arming a timer then
+    // would cost more than all the deadlines).
+    if (this.count === 0) this.timer?.unref();
   }
 
   private arm(atMs: number): void {

@@ -80,4 +80,22 @@ deadlines('clear drops every deadline without calling it', async () => {
   assert.is(calls, 0);
 });
 
+deadlines('holds the process open only while deadlines are scheduled', async () => {
+  const schedule = new Deadlines();
+  assert.is(schedule.holdsProcess, false);
+  const first = schedule.after(1000, () => undefined);
+  assert.is(schedule.holdsProcess, true);
+  first.cancel();
+  assert.is(schedule.holdsProcess, false);
+  let fired = false;
+  schedule.after(5, () => (fired = true));
+  assert.is(schedule.holdsProcess, true);
+  await sleep(30);
+  assert.ok(fired);
+  assert.is(schedule.holdsProcess, false);
+  const late = schedule.after(2000, () => undefined);
+  assert.is(schedule.holdsProcess, true);
+  late.cancel();
+});
+
 deadlines.run();
