@@ -1,6 +1,7 @@
 // Readers that need fresh state wait here until the projection's cursor reaches a target (the head
 // of a partition seen when their request arrived). Checked after every move of the cursor; cheap
 // while nobody waits.
+import { Deadlines, type ScheduledDeadline } from './deadlines.js';
 import { cursorReached, type Cursor } from './log/event-log.js';
 import { ProjectionTimeoutError } from './position-waiters.js';
 
@@ -8,7 +9,7 @@ interface Waiter {
   readonly target: Cursor;
   readonly resolve: () => void;
   readonly reject: (error: Error) => void;
-  readonly timer: NodeJS.Timeout;
+  deadline: ScheduledDeadline | undefined;
 }
 
 /** The position named in a timeout: the first partition of the target. */
@@ -20,18 +21,17 @@ function firstPosition(target: Cursor): { partition: number; offset: number } {
 export class CursorWaiters {
   private readonly waiting = new Set<Waiter>();
 
+  /** Time-outs of all waiters are kept in `deadlines` (one timer), not in a timer each. */
+  constructor(private readonly deadlines = new Deadlines()) {}
+
   wait(cursor: Cursor, target: Cursor, timeoutMs: number): Promise<void> {
     if (cursorReached(cursor, target)) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        target,
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          this.waiting.delete(waiter);
-          reject(new ProjectionTimeoutError(firstPosition(target)));
-        }, timeoutMs),
-      };
+      const waiter: Waiter = { target, resolve, reject, deadline: undefined };
+      waiter.deadline = this.deadlines.after(timeoutMs, () => {
+        this.waiting.delete(waiter);
+        reject(new ProjectionTimeoutError(firstPosition(target)));
+      });
       this.waiting.add(waiter);
     });
   }
@@ -40,7 +40,7 @@ export class CursorWaiters {
   moved(cursor: Cursor): void {
     for (const waiter of this.waiting) {
       if (!cursorReached(cursor, waiter.target)) continue;
-      clearTimeout(waiter.timer);
+      waiter.deadline?.cancel();
       this.waiting.delete(waiter);
       waiter.resolve();
     }
@@ -48,7 +48,7 @@ export class CursorWaiters {
 
   rejectAll(): void {
     for (const waiter of this.waiting) {
-      clearTimeout(waiter.timer);
+      waiter.deadline?.cancel();
       waiter.reject(new ProjectionTimeoutError(firstPosition(waiter.target)));
     }
     this.waiting.clear();

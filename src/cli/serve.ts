@@ -1,6 +1,6 @@
 // `reports serve`: the server, until SIGTERM/SIGINT (what `make run` starts).
 import { ConfigError, loadConfig } from '../config.js';
-import { createLogger } from '../logger.js';
+import { createLogger, flushLogger } from '../logger.js';
 import { startServer } from '../server.js';
 import { stringOption, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
@@ -35,13 +35,17 @@ export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number
     throw error;
   }
   const logger = createLogger(config.logLevel, io.stdout);
-  const server = await startServer(config, { logger, announce: (line) => io.stdout.write(`${line}\n`) });
-  await new Promise<void>((resolve) => {
-    if (io.signal.aborted) resolve();
-    io.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-  logger.info('stopping: finishing requests in flight');
-  await server.close();
-  logger.info('stopped');
-  return 0;
+  try {
+    const server = await startServer(config, { logger, announce: (line) => io.stdout.write(`${line}\n`) });
+    await new Promise<void>((resolve) => {
+      if (io.signal.aborted) resolve();
+      io.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    logger.info('stopping: finishing requests in flight');
+    await server.close();
+    logger.info('stopped');
+    return 0;
+  } finally {
+    await flushLogger(logger);
+  }
 }

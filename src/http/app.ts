@@ -1,8 +1,8 @@
-// The Koa application and its middleware order: request log -> error body -> routes -> 404.
+// The Koa application and its middleware order: request log and error body -> routes -> 404.
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { NotFoundError } from '../errors.js';
-import { errorBody } from './error-body.js';
+import { renderError } from './error-body.js';
 import type { Metrics } from './metrics.js';
 import { createRouter, type RouteDeps } from './routes.js';
 
@@ -14,22 +14,25 @@ export interface AppDeps extends RouteDeps {
 export function createApp(deps: AppDeps): Koa {
   const { logger, metrics } = deps;
   const app = new Koa();
-  // Every error is rendered by errorBody; Koa's default error output must never be reached.
+  // Every error is rendered by renderError; Koa's default error output must never be reached.
   app.silent = true;
   app.on('error', (error: unknown) => logger.error({ err: error }, 'koa error'));
 
   app.use(async (ctx, next) => {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     try {
       await next();
+    } catch (error) {
+      // In the same step as the request log (one step fewer per request); the line then has the error's status.
+      renderError(ctx, error, logger);
     } finally {
-      const durationSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const durationMs = performance.now() - started;
       const route = ctx._matchedRoute === undefined ? 'unmatched' : String(ctx._matchedRoute);
-      metrics.observeRequest({ method: ctx.method, route, status: ctx.status }, durationSeconds);
-      logger.info({ method: ctx.method, route, status: ctx.status, durationMs: Math.round(durationSeconds * 1e6) / 1e3 }, 'request');
+      const { method, status } = ctx;
+      metrics.observeRequest({ method, route, status }, durationMs / 1000);
+      logger.info({ method, route, status, durationMs: Math.round(durationMs * 1000) / 1000 }, 'request');
     }
   });
-  app.use(errorBody(logger));
   const router = createRouter(deps);
   app.use(router.routes());
   app.use((ctx) => {

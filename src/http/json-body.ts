@@ -2,6 +2,7 @@
 // body is parsed with lossless-json and every number that is mathematically an integer becomes a
 // bigint (1.0 and 1e3 included, as JSON Schema's `integer` allows); other numbers stay numbers.
 import { parse } from 'lossless-json';
+import { parseFlatJson } from './flat-json.js';
 
 /** Exponents beyond this make the value far outside int64; keep them as (non-integer) numbers. */
 const MAX_SCALE = 40;
@@ -37,4 +38,9 @@ export function parseExactJson(text: string): unknown {
   } catch (error) {
     throw new InvalidJsonError(error instanceof Error ? error.message : 'invalid JSON');
   }
+}
+
+/** The exact parse, through the fast path (flat-json.ts) for the flat bodies it proves equal. */
+export function parseJsonBody(text: string): unknown {
+  return parseFlatJson(text) ?? parseExactJson(text);
 }

@@ -23,6 +23,12 @@ export interface LogRecord extends LogMessage {
 
 export interface AppendOptions {
   readonly signal?: AbortSignal;
+  /**
+   * The append settles within this many milliseconds: rejected with AppendTimeoutError when the
+   * log has not acknowledged it by then. Messages not yet sent are dropped; messages already sent
+   * may still be written (the caller answers "unknown outcome, retry").
+   */
+  readonly timeoutMs?: number;
 }
 
 /** Offsets that hold nothing a reader gets (Kafka transaction markers, aborted transactional records). */
@@ -49,7 +55,8 @@ export interface EventLog {
   readonly identity: string;
   /**
    * Appends durably; resolves with one position per message, in order, once acknowledged.
-   * Messages not yet sent when `signal` aborts are dropped (the caller has given up on them).
+   * Messages not yet sent when `signal` aborts or `timeoutMs` passes are dropped (the caller has
+   * given up on them).
    */
   append(messages: readonly LogMessage[], options?: AppendOptions): Promise<LogPosition[]>;
   /**
@@ -126,6 +133,15 @@ export class LogOverloadedError extends Error {
   constructor(readonly maxPending: number) {
     super(`${maxPending} appends are already waiting for the event log`);
     this.name = 'LogOverloadedError';
+  }
+}
+
+/** Thrown when the log did not acknowledge an append within its `timeoutMs`; maps to 503 with Retry-After. */
+export class AppendTimeoutError extends Error {
+  readonly retriable = true;
+  constructor(readonly timeoutMs: number) {
+    super(`the event log did not acknowledge the append within ${timeoutMs} ms`);
+    this.name = 'AppendTimeoutError';
   }
 }
 

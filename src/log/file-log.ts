@@ -110,7 +110,7 @@ class FileLogWriter implements FileLog {
     return { appends: this.appendCount, fsyncs: this.fsyncCount, flushes: this.fsyncCount };
   }
 
-  append(messages: readonly LogMessage[], { signal }: AppendOptions = {}): Promise<LogPosition[]> {
+  append(messages: readonly LogMessage[], { signal, timeoutMs }: AppendOptions = {}): Promise<LogPosition[]> {
     if (this.closed) return Promise.reject(new LogUnavailableError('the event log is closed'));
     if (this.failure) return Promise.reject(this.failure);
     if (signal?.aborted) return Promise.reject(signal.reason);
@@ -118,7 +118,7 @@ class FileLogWriter implements FileLog {
     const size = Math.max(...messages.map(payloadBytes));
     if (size > this.maxRecordBytes) return Promise.reject(new RecordTooLargeError(this.maxRecordBytes, size));
     // The batcher drops an append whose caller gave up (signal aborted) before its batch is written.
-    return this.batcher.add(messages, signal);
+    return this.batcher.add(messages, signal, timeoutMs);
   }
 
   private async writeBatch(appends: readonly (readonly LogMessage[])[]): Promise<LogPosition[][]> {

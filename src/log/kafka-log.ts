@@ -163,7 +163,7 @@ class KafkaLog implements EventLog {
     if (messages.length === 0) return [];
     const size = messages.reduce((sum, message) => sum + payloadBytes(message), 0);
     if (size > this.maxRecordBytes) throw new RecordTooLargeError(this.maxRecordBytes, size);
-    return this.batcher.add(messages, options.signal);
+    return this.batcher.add(messages, options.signal, options.timeoutMs);
   }
 
   private async produce(messages: LogMessage[]): Promise<LogPosition[]> {

@@ -16,6 +16,11 @@ export type CreateDecision =
 
 export type DeleteDecision = { readonly kind: 'append' } | { readonly kind: 'not-found' };
 
+// Decisions that carry nothing are shared constants: decided on every request, allocated once.
+const APPEND: { readonly kind: 'append' } = Object.freeze({ kind: 'append' });
+const NOT_FOUND: { readonly kind: 'not-found' } = Object.freeze({ kind: 'not-found' });
+const NEW_KEY: { readonly kind: 'new' } = Object.freeze({ kind: 'new' });
+
 export function sameReport(report: StoredReport, command: CreateCommand): boolean {
   return report.name === command.name && report.tag === command.tag;
 }
@@ -23,12 +28,12 @@ export function sameReport(report: StoredReport, command: CreateCommand): boolea
 /** A create of an existing id with the same body is a retry and changes nothing; another body conflicts. */
 export function decideCreate(state: ReportsView, command: CreateCommand): CreateDecision {
   const existing = state.get(command.id);
-  if (existing === undefined) return { kind: 'append' };
+  if (existing === undefined) return APPEND;
   return sameReport(existing, command) ? { kind: 'unchanged', report: existing } : { kind: 'conflict', existing };
 }
 
 export function decideDelete(state: ReportsView, id: string): DeleteDecision {
-  return state.has(id) ? { kind: 'append' } : { kind: 'not-found' };
+  return state.has(id) ? APPEND : NOT_FOUND;
 }
 
 export type KeyDecision = { readonly kind: 'new' } | { readonly kind: 'replay'; readonly outcome: KeyedOutcome } | { readonly kind: 'mismatch' };
@@ -36,6 +41,6 @@ export type KeyDecision = { readonly kind: 'new' } | { readonly kind: 'replay'; 
 /** A key seen before answers as it did then, but only for the same request; another request is refused (422). */
 export function decideKey(keys: ReadonlyMap<string, KeyedRequest>, key: string | undefined, fingerprint: RequestFingerprint): KeyDecision {
   const seen = key === undefined ? undefined : keys.get(key);
-  if (seen === undefined) return { kind: 'new' };
+  if (seen === undefined) return NEW_KEY;
   return seen.fingerprint === fingerprint ? { kind: 'replay', outcome: seen.outcome } : { kind: 'mismatch' };
 }

@@ -7,21 +7,14 @@ export interface EnvelopeContext {
   readonly now: () => Date;
 }
 
-function envelope(context: EnvelopeContext, subject: string) {
-  return {
-    specversion: '1.0' as const,
-    id: context.newId(),
-    source: context.source,
-    subject,
-    time: context.now().toISOString(),
-    datacontenttype: 'application/json' as const,
-  };
-}
-
+// One literal per type (no spread of a shared envelope): built on every write, and its key order
+// is the order of the JSON on the log.
 export function reportCreated(context: EnvelopeContext, data: ReportCreatedData): ReportCreated {
-  return { ...envelope(context, data.id), type: 'ReportCreated', data };
+  const { source, newId, now } = context;
+  return { specversion: '1.0', id: newId(), source, subject: data.id, time: now().toISOString(), datacontenttype: 'application/json', type: 'ReportCreated', data };
 }
 
 export function reportDeleted(context: EnvelopeContext, data: ReportDeletedData): ReportDeleted {
-  return { ...envelope(context, data.id), type: 'ReportDeleted', data };
+  const { source, newId, now } = context;
+  return { specversion: '1.0', id: newId(), source, subject: data.id, time: now().toISOString(), datacontenttype: 'application/json', type: 'ReportDeleted', data };
 }

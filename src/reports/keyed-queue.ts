@@ -9,19 +9,46 @@ export class KeyedQueue {
    * tasks queued before it, so tasks with several keys cannot wait on each other in a cycle.
    */
   run<T>(keys: string | readonly string[], task: () => Promise<T>): Promise<T> {
-    const unique = [...new Set(typeof keys === 'string' ? [keys] : keys)];
-    const previous = Promise.all(unique.map((key) => this.tails.get(key) ?? Promise.resolve()));
+    if (typeof keys === 'string') return this.runOne(keys, task);
+    const unique = [...new Set(keys)];
+    if (unique.length === 1) return this.runOne(unique[0] as string, task);
+    const previous = Promise.all(unique.map((key) => this.tails.get(key)));
     const result = previous.then(task, task);
-    const tail = result.catch(() => undefined);
+    const tail: Promise<void> = result.then(
+      () => this.forget(unique, tail),
+      () => this.forget(unique, tail),
+    );
     for (const key of unique) this.tails.set(key, tail);
-    void tail.then(() => {
-      // Forget a key once nothing else queued behind this task, so the map does not grow forever.
-      for (const key of unique) if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
     return result;
+  }
+
+  /** One key (the common case: a request without Idempotency-Key): no arrays, and nothing to wait for when the key is free. */
+  private runOne<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key);
+    const result = previous === undefined ? start(task) : previous.then(task, task);
+    const forget = () => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    };
+    const tail: Promise<void> = result.then(forget, forget);
+    this.tails.set(key, tail);
+    return result;
+  }
+
+  /** Forgets keys once nothing else queued behind this task, so the map does not grow forever. */
+  private forget(keys: readonly string[], tail: Promise<unknown>): void {
+    for (const key of keys) if (this.tails.get(key) === tail) this.tails.delete(key);
   }
 
   get size(): number {
     return this.tails.size;
+  }
+}
+
+/** Calls `task` now; a synchronous throw becomes a rejection, as it would inside `then`. */
+function start<T>(task: () => Promise<T>): Promise<T> {
+  try {
+    return task();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }

@@ -3,11 +3,11 @@
 import type { SpanContext, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
-import type { ReportEvent } from '../../projections/events.js';
+import type { ReportCreatedData, ReportEvent } from '../../projections/events.js';
 import type { StoredReport } from '../../projections/reports.js';
 import { createFingerprint } from '../../projections/idempotency.js';
 import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
-import { LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
+import { AppendTimeoutError, LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
 import { ProjectionTimeoutError, type Outcome, type Projector, type TrustedEvents } from '../projector.js';
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
@@ -25,16 +25,23 @@ export interface ReportServiceOptions extends EnvelopeContext {
   readonly trusted?: TrustedEvents;
   /** Spans around appends and read-your-writes waits (default: the global OpenTelemetry tracer, a no-op without an SDK). */
   readonly tracer?: Tracer;
+  /** A monotonic clock in milliseconds for deadlines (tests may pass a fake one). */
+  readonly clockMs?: () => number;
 }
-
-class DeadlineExceeded extends Error {}
 
 export class ReportService {
   private readonly queue = new KeyedQueue();
   private readonly tracing: WriteTracing;
+  private readonly clockMs: () => number;
 
   constructor(private readonly options: ReportServiceOptions) {
     this.tracing = createWriteTracing(options.tracer ?? defaultTracer());
+    this.clockMs = options.clockMs ?? (() => performance.now());
+  }
+
+  /** Milliseconds left before `deadline`, at least 1 (a request past it is refused before it gets here). */
+  private remaining(deadline: number): number {
+    return Math.max(1, deadline - this.clockMs());
   }
 
   /**
@@ -43,9 +50,10 @@ export class ReportService {
    * `traceContext` (the request's traceparent) is carried into the event it writes.
    */
   create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext): Promise<StoredReport> {
-    const deadline = Date.now() + this.options.writeTimeoutMs;
+    const deadline = this.clockMs() + this.options.writeTimeoutMs;
     const { id, name, tag } = command;
-    const fingerprint = createFingerprint(id, name, tag);
+    // Only a request with a key is ever compared with another.
+    const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id, name, tag);
     return this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
@@ -55,8 +63,7 @@ export class ReportService {
       if (decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(state, command);
       if (decision.kind === 'unchanged') return decision.report;
       if (decision.kind === 'conflict') throw conflict(id);
-      const data = { id, name, ...(tag === undefined ? {} : { tag }), ...(idempotencyKey === undefined ? {} : { idempotencyKey }) };
-      await this.write(reportCreated(this.options, data), deadline, traceContext);
+      await this.write(reportCreated(this.options, createdData(command, idempotencyKey)), deadline, traceContext);
       if (idempotencyKey !== undefined) return createAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
       // Another instance may have created the id first; the fold of the shared log decides.
       const projected = state.get(id);
@@ -66,8 +73,8 @@ export class ReportService {
   }
 
   delete(id: string, idempotencyKey?: string, traceContext?: SpanContext): Promise<void> {
-    const deadline = Date.now() + this.options.writeTimeoutMs;
-    const fingerprint = createFingerprint(id);
+    const deadline = this.clockMs() + this.options.writeTimeoutMs;
+    const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id);
     return this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
@@ -89,7 +96,7 @@ export class ReportService {
     const { log, projector } = this.options;
     if (log.latest === undefined) return false;
     try {
-      await projector.reach(await log.latest(id), Math.max(1, deadline - Date.now()));
+      await projector.reach(await log.latest(id), this.remaining(deadline));
       return true;
     } catch (error) {
       throw this.unavailable(error, id);
@@ -97,25 +104,25 @@ export class ReportService {
   }
 
   private readyState(deadline: number) {
-    if (Date.now() >= deadline) throw new UnavailableError('the request waited too long behind others for the same report; retry');
+    if (this.clockMs() >= deadline) throw new UnavailableError('the request waited too long behind others for the same report; retry');
     if (!this.options.projector.isCaughtUp()) throw new UnavailableError('the read model is still catching up with the event log; retry shortly');
     return this.options.projector.model.reports;
   }
 
   private async write(event: ReportEvent, deadline: number, traceContext: SpanContext | undefined): Promise<Outcome> {
-    const started = Date.now();
+    const started = this.clockMs();
     const parent = parentContext(traceContext);
     try {
-      const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
       const append = (traced: ReportEvent) => {
         const value = encodeEvent(traced);
         // The projector folds this very buffer, when the log hands it back from memory, without decoding it.
         this.options.trusted?.set(value, traced);
-        return abortable(this.options.log.append([{ key: traced.subject, value }], { signal }), signal);
+        // The log settles the append by the deadline itself (one shared timer, no per-request signal).
+        return this.options.log.append([{ key: traced.subject, value }], { timeoutMs: this.remaining(deadline) });
       };
       const [position] = await this.tracing.append(parent, event, append);
-      this.options.onAppend?.(Date.now() - started);
-      return await this.tracing.wait(parent, () => this.options.projector.waitFor(position as LogPosition, Math.max(1, deadline - Date.now())));
+      this.options.onAppend?.(this.clockMs() - started);
+      return await this.tracing.wait(parent, () => this.options.projector.waitFor(position as LogPosition, this.remaining(deadline)));
     } catch (error) {
       throw this.unavailable(error, event.subject);
     }
@@ -133,16 +140,24 @@ export class ReportService {
       this.options.logger.warn({ err: error, subject }, 'the event log is unavailable');
       return new UnavailableError('the event log is unavailable; retrying the same request is safe');
     }
-    if (error instanceof DeadlineExceeded || error instanceof ProjectionTimeoutError || (error instanceof DOMException && error.name === 'TimeoutError')) {
+    if (error instanceof AppendTimeoutError || error instanceof ProjectionTimeoutError) {
       return new UnavailableError(`the event log did not confirm the write within ${this.options.writeTimeoutMs} ms; retrying the same request is safe`);
     }
     return error;
   }
 }
 
-/** A request waits for earlier ones on its id and on its Idempotency-Key, so a reused key sees the first outcome. */
-function queueKeys(id: string, idempotencyKey: string | undefined): string[] {
-  return idempotencyKey === undefined ? [`id:${id}`] : [`id:${id}`, `key:${idempotencyKey}`];
+/**
+ * A request waits for earlier ones on its id and on its Idempotency-Key, so a reused key sees the
+ * first outcome. Ids are decimal, so an id never looks like a `key:` entry.
+ */
+function queueKeys(id: string, idempotencyKey: string | undefined): string | string[] {
+  return idempotencyKey === undefined ? id : [id, `key:${idempotencyKey}`];
+}
+
+function createdData({ id, name, tag }: CreateCommand, idempotencyKey: string | undefined): ReportCreatedData {
+  if (idempotencyKey === undefined) return tag === undefined ? { id, name } : { id, name, tag };
+  return tag === undefined ? { id, name, idempotencyKey } : { id, name, tag, idempotencyKey };
 }
 
 function keyMismatch(): UnprocessableError {
@@ -169,23 +184,4 @@ function conflict(id: string): ConflictError {
 
 function notFound(id: string): NotFoundError {
   return new NotFoundError(`report ${id} does not exist`);
-}
-
-/** Rejects when `signal` aborts, even if the adapter is still busy with the append (one timer, not two). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(new DeadlineExceeded());
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Batcher } from '../../src/log/batcher.js';
-import { LogOverloadedError } from '../../src/log/event-log.js';
+import { AppendTimeoutError, LogOverloadedError } from '../../src/log/event-log.js';
 import { deferred, rejection, withTimeout } from '../helpers/async.js';
 
 /** A flush that hangs until released, as a stuck fsync or a paused broker does. */
@@ -75,6 +75,39 @@ batcher('a failed flush rejects every append of its batch', async () => {
   const batch = new Batcher<number, number>(() => Promise.reject(new Error('disk gone')));
   const errors = await Promise.all([rejection(batch.add(1)), rejection(batch.add(2))]);
   assert.equal(errors.map((error) => (error as Error).message), ['disk gone', 'disk gone']);
+});
+
+batcher('an append whose timeout passes while waiting is rejected with AppendTimeoutError and leaves the queue', async () => {
+  const { flush, release, flushed } = hungFlush();
+  const batch = new Batcher(flush, { maxPending: 1 });
+  const first = batch.add(1);
+  const waiting = batch.add(2, undefined, 10);
+  assert.is(batch.pending, 1);
+  const error = await withTimeout(rejection(waiting), 1000, 'the timed-out append to be rejected');
+  assert.instance(error, AppendTimeoutError);
+  assert.is((error as AppendTimeoutError).timeoutMs, 10);
+  assert.is(batch.pending, 0);
+  const next = batch.add(3);
+  release();
+  assert.equal(await Promise.all([first, next]), [10, 30]);
+  assert.equal(flushed, [[1], [3]]);
+});
+
+batcher('an append whose timeout passes during its flush is rejected then, without waiting for the flush', async () => {
+  const { flush, release } = hungFlush();
+  const batch = new Batcher(flush);
+  const sent = batch.add(7, undefined, 10);
+  const error = await withTimeout(rejection(sent), 1000, 'the append stuck in a flush to be rejected');
+  assert.instance(error, AppendTimeoutError);
+  release();
+  await batch.idle();
+});
+
+batcher('an append acknowledged within its timeout resolves, and a timeout that is already over refuses it', async () => {
+  const batch = new Batcher(async (values: number[]) => values.map((value) => value + 1));
+  assert.is(await batch.add(1, undefined, 1000), 2);
+  assert.instance(await rejection(batch.add(1, undefined, 0)), AppendTimeoutError);
+  assert.is(batch.pending, 0);
 });
 
 batcher.run();
