@@ -79,7 +79,7 @@ export class PositionWaiters {
   wait(position: LogPosition, timeoutMs: number): Promise<Outcome> {
     const { partition, offset } = position;
     let byOffset = this.waiting.get(partition);
-    if (byOffset === undefined) this.waiting.set(partition, (byOffset = new Map()));
+    if (byOffset === undefined) this.waiting.set(partition, (byOffset = new Map<number, Waiter>()));
     const waiters = byOffset;
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { position, resolve, reject, deadline: undefined, next: waiters.get(offset) };

@@ -12,7 +12,8 @@ export class KeyedQueue {
     if (typeof keys === 'string') return this.runOne(keys, task);
     const unique = [...new Set(keys)];
     if (unique.length === 1) return this.runOne(unique[0] as string, task);
-    const previous = Promise.all(unique.map((key) => this.tails.get(key)));
+    // A key with no tail has nothing to wait for: resolved at once.
+    const previous = Promise.all(unique.map((key) => this.tails.get(key) ?? Promise.resolve()));
     const result = previous.then(task, task);
     const tail: Promise<void> = result.then(
       () => this.forget(unique, tail),

@@ -104,7 +104,7 @@ batcher('an append whose timeout passes during its flush is rejected then, witho
 });
 
 batcher('an append acknowledged within its timeout resolves, and a timeout that is already over refuses it', async () => {
-  const batch = new Batcher(async (values: number[]) => values.map((value) => value + 1));
+  const batch = new Batcher((values: number[]) => Promise.resolve(values.map((value) => value + 1)));
   assert.is(await batch.add(1, undefined, 1000), 2);
   assert.instance(await rejection(batch.add(1, undefined, 0)), AppendTimeoutError);
   assert.is(batch.pending, 0);
