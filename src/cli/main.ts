@@ -4,33 +4,24 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config.js';
-import { eventsCommand, runEvents } from './events.js';
-import { migrateCommand, runMigrate } from './migrate.js';
-import { replayCommand, runReplay } from './replay.js';
-import { runSchema, schemaCommand } from './schema.js';
-import { runServe, serveCommand } from './serve.js';
-import { runSnapshot, snapshotCommand } from './snapshot.js';
-import { runVerify, verifyCommand } from './verify.js';
 import { helpText, parseCommand, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 type Run = (parsed: ParsedCommand, io: CliIo) => number | Promise<number>;
 interface Command {
-  readonly spec: CommandSpec;
-  readonly run: Run;
   readonly summary: string;
+  /** Each subcommand's module is loaded only when it runs: `reports serve` loads no tool's code (nor kafkajs). */
+  readonly load: () => Promise<{ readonly spec: CommandSpec; readonly run: Run }>;
 }
 
-const commands: ReadonlyMap<string, Command> = new Map(
-  [
-    { spec: serveCommand, run: runServe, summary: 'run the HTTP service' },
-    { spec: eventsCommand, run: runEvents, summary: 'print the log as NDJSON, optionally following it' },
-    { spec: replayCommand, run: runReplay, summary: 'fold the history and print counts and the state digest' },
-    { spec: verifyCommand, run: runVerify, summary: 'check every frame, event and fold rule of the log' },
-    { spec: snapshotCommand, run: runSnapshot, summary: 'write a snapshot of the read model' },
-    { spec: migrateCommand, run: runMigrate, summary: 'copy the embedded log into Kafka (resumable)' },
-    { spec: schemaCommand, run: runSchema, summary: 'print the event JSON Schemas or the OpenAPI document' },
-  ].map((command) => [command.spec.name, command]),
-);
+const commands: ReadonlyMap<string, Command> = new Map<string, Command>([
+  ['serve', { summary: 'run the HTTP service', load: async () => import('./serve.js').then((m) => ({ spec: m.serveCommand, run: m.runServe })) }],
+  ['events', { summary: 'print the log as NDJSON, optionally following it', load: async () => import('./events.js').then((m) => ({ spec: m.eventsCommand, run: m.runEvents })) }],
+  ['replay', { summary: 'fold the history and print counts and the state digest', load: async () => import('./replay.js').then((m) => ({ spec: m.replayCommand, run: m.runReplay })) }],
+  ['verify', { summary: 'check every frame, event and fold rule of the log', load: async () => import('./verify.js').then((m) => ({ spec: m.verifyCommand, run: m.runVerify })) }],
+  ['snapshot', { summary: 'write a snapshot of the read model', load: async () => import('./snapshot.js').then((m) => ({ spec: m.snapshotCommand, run: m.runSnapshot })) }],
+  ['migrate', { summary: 'copy the embedded log into Kafka (resumable)', load: async () => import('./migrate.js').then((m) => ({ spec: m.migrateCommand, run: m.runMigrate })) }],
+  ['schema', { summary: 'print the event JSON Schemas or the OpenAPI document', load: async () => import('./schema.js').then((m) => ({ spec: m.schemaCommand, run: m.runSchema })) }],
+]);
 
 const USAGE = 'reports <command> [options]   (reports <command> --help for each)';
 
@@ -51,12 +42,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 2;
   }
   try {
-    const parsed = parseCommand(command.spec, args);
+    const { spec, run } = await command.load();
+    const parsed = parseCommand(spec, args);
     if (parsed.help) {
-      io.stdout.write(helpText(command.spec));
+      io.stdout.write(helpText(spec));
       return 0;
     }
-    return await command.run(parsed, io);
+    return await run(parsed, io);
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr.write(`reports ${name}: ${error.message}\nusage: ${error.usage}\n`);

@@ -157,10 +157,12 @@ export class IdIndex {
     new Uint8Array(index.values.buffer).set(input.bytes(capacity * 4));
     let live = 0;
     let tombstones = 0;
-    for (const key of index.keys) {
+    const { keys } = index;
+    for (let slot = 0; slot < keys.length; slot += 1) {
+      const key = keys[slot] as number;
       if (key === TOMBSTONE) tombstones += 1;
       else if (key === key) {
-        if (!Number.isSafeInteger(key)) throw new RangeError(`an id key ${key} that is not a safe integer`);
+        if (key > Number.MAX_SAFE_INTEGER || key < Number.MIN_SAFE_INTEGER || key !== Math.floor(key)) throw new RangeError(`an id key ${key} that is not a safe integer`);
         live += 1;
       }
     }

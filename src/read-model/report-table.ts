@@ -205,10 +205,13 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   /** See writeReportTable. */
   writeTo(out: BytesOut): void {
     out.u32(this.chunks.length);
-    for (const chunk of this.chunks) {
+    this.chunks.forEach((chunk, i) => {
+      // The last chunk only as far as it is filled; it gets its room back when read.
+      const used = i === this.chunks.length - 1 ? Math.min(this.fill, chunk.length) : chunk.length;
       out.u32(chunk.length);
-      out.bytes(chunk);
-    }
+      out.u32(used);
+      out.bytes(chunk, 0, used);
+    });
     out.f64(this.fill);
     out.f64(this.usedBytes);
     out.f64(this.garbageBytes);
@@ -218,7 +221,14 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   /** See readReportTable. */
   static readFrom(input: BytesIn): ReportTable {
     const table = new ReportTable();
-    for (let chunks = input.u32(); chunks > 0; chunks -= 1) table.chunks.push(Buffer.from(input.bytes(input.u32())));
+    for (let chunks = input.u32(); chunks > 0; chunks -= 1) {
+      const length = input.u32();
+      const used = input.u32();
+      if (used > length || length > Math.max(CHUNK_BYTES, 2 ** 31)) throw new RangeError(`a chunk of ${length} bytes with ${used} used`);
+      const bytes = input.bytes(used);
+      // Full chunks stay views of the snapshot's bytes (no copy); a partly filled one gets its room back.
+      table.chunks.push(used === length ? bytes : Buffer.concat([bytes, Buffer.alloc(length - used)]));
+    }
     table.fill = input.f64();
     table.usedBytes = input.f64();
     table.garbageBytes = input.f64();

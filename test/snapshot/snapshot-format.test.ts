@@ -143,14 +143,17 @@ function editedTable(edit: (bytes: Buffer) => void): (out: BytesOut) => void {
 format('refuses a reports section cut short, a malformed id index and a report outside the table under a matching checksum', () => {
   const cut = decodeSnapshot(fileWith(goodMeta, (out) => out.u32(3)));
   assert.match(cut.ok ? '' : cut.reason, /^malformed: /);
-  // Layout: u32 chunks, u32 length, the chunk, 3 f64, then the index: u32 slots, u32 live, u32 tombstones, keys, values.
-  const indexAt = 4 + 4 + 4 * 1024 * 1024 + 24;
-  const slots = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => bytes.writeUInt32LE(1000, indexAt))));
+  // Layout: u32 chunks, then per chunk u32 length, u32 bytes used and those bytes; 3 f64; then the
+  // index: u32 slots, u32 live, u32 tombstones, the keys, the values.
+  const indexAt = (bytes: Buffer) => 12 + bytes.readUInt32LE(8) + 24;
+  const slots = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => bytes.writeUInt32LE(1000, indexAt(bytes)))));
   assert.match(slots.ok ? '' : slots.reason, /an id index of 1000 slots/);
-  const counts = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => bytes.writeUInt32LE(2, indexAt + 4))));
+  const counts = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => bytes.writeUInt32LE(2, indexAt(bytes) + 4))));
   assert.match(counts.ok ? '' : counts.reason, /holds 1 keys and 0 tombstones, not 2 and 0/);
+  const chunk = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => bytes.writeUInt32LE(5, 4))));
+  assert.match(chunk.ok ? '' : chunk.reason, /a chunk of 5 bytes with 9 used/);
   const outside = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => {
-    const values = indexAt + 12 + 1024 * 8;
+    const values = indexAt(bytes) + 12 + 1024 * 8;
     for (let slot = 0; slot < 1024; slot += 1) bytes.writeUInt32LE(64 * 1024 * 1024, values + slot * 4);
   })));
   assert.match(outside.ok ? '' : outside.reason, /report 5 points outside the table's bytes/);
