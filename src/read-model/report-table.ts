@@ -225,9 +225,10 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
       const length = input.u32();
       const used = input.u32();
       if (used > length || length > Math.max(CHUNK_BYTES, 2 ** 31)) throw new RangeError(`a chunk of ${length} bytes with ${used} used`);
-      const bytes = input.bytes(used);
-      // Full chunks stay views of the snapshot's bytes (no copy); a partly filled one gets its room back.
-      table.chunks.push(used === length ? bytes : Buffer.concat([bytes, Buffer.alloc(length - used)]));
+      // Copied out (the snapshot file's buffer is let go), with the room of a partly filled chunk back.
+      const chunk = Buffer.alloc(length);
+      input.bytes(used).copy(chunk);
+      table.chunks.push(chunk);
     }
     table.fill = input.f64();
     table.usedBytes = input.f64();
