@@ -49,10 +49,11 @@ export class BytesOut {
     buffer.write(value, at, 'utf8');
   }
 
-  /** Hands on what is buffered. */
+  /** Hands on what is buffered (the buffer itself, not a copy: a new one is taken for what follows). */
   flush(): void {
     if (this.fill === 0) return;
-    this.onChunk(Buffer.from(this.chunk.subarray(0, this.fill)));
+    this.onChunk(this.chunk.subarray(0, this.fill));
+    this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
     this.fill = 0;
   }
 }
