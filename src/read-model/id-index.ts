@@ -5,6 +5,29 @@
 // Safe-integer ids (nearly all of them) live there; any other id (beyond ±2^53) in a small Map.
 import type { BytesIn, BytesOut } from './bytes.js';
 
+/** Map key of an id: the number for a canonical decimal safe integer (no string kept), else the id. */
+export function tableKey(id: string): number | string {
+  const length = id.length;
+  const negative = length > 0 && id.charCodeAt(0) === 45;
+  const first = negative ? 1 : 0;
+  const digits = length - first;
+  // Up to 15 digits always fit a double exactly; 16 may, and are left to the check below.
+  if (digits === 0 || digits > 16) return id;
+  // No leading zero, no "-0": only the canonical form maps to a number, so "07" stays another id.
+  if (id.charCodeAt(first) === 48 && (digits > 1 || negative)) return id;
+  let value = 0;
+  for (let i = first; i < length; i += 1) {
+    const digit = id.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return id;
+    value = value * 10 + digit;
+  }
+  if (digits === 16 && !(value <= Number.MAX_SAFE_INTEGER && String(value) === id.slice(first))) return id;
+  // Below 2^31 the key is made a small integer (`| 0`), which a Map hashes without boxing a number.
+  if (value < 0x80000000) return negative ? -value | 0 : value | 0;
+  return negative ? -value : value;
+}
+
+
 /** Slots with this key are free; a deleted key leaves a tombstone (probing goes on past it). */
 const EMPTY = Number.NaN;
 const TOMBSTONE = Number.POSITIVE_INFINITY;

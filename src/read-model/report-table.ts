@@ -1,64 +1,22 @@
 // The live reports, compactly. A Map of a million `{name, tag}` objects keyed by id strings costs
-// about 135 bytes per report on the heap; this table keeps ~65: the id is a number key when it is a
-// safe integer (no string object), and name and tag are bytes in large shared chunks (no object,
-// no string header) rather than JS values. `get` builds the `{name, tag}` value on demand, which
-// only the HTTP answer and the idempotency fold do. Strings are stored as latin1 when every
-// character fits in one byte and as UTF-16 otherwise, so every JS string (lone surrogates
-// included) comes back exactly.
+// about 135 bytes per report on the heap; this table keeps ~70: the id is a number key in an
+// open-addressing index when it is a safe integer (no string object), and name and tag are bytes
+// in large shared chunks (report-record.ts: no object, no string header) rather than JS values.
+// `get` builds the `{name, tag}` value on demand, which only the HTTP answer and the idempotency
+// fold do.
 import { compareIds } from '../../projections/canonical.js';
 import type { ReportsState, StoredReport } from '../../projections/reports.js';
 import { BytesOut, type BytesIn } from './bytes.js';
-import { IdIndex } from './id-index.js';
+import { IdIndex, tableKey } from './id-index.js';
+import { readRecord, recordLength, storedLength, writeCanonicalLine, writeRecord } from './report-record.js';
+
+export { tableKey } from './id-index.js';
 
 /** Records are appended to chunks of this size; a larger record gets a chunk of its own. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
 /** Offsets are chunk * CHUNK_STRIDE + position, small integers while the arena is under 2 GiB. */
 const CHUNK_STRIDE = 2 ** 23;
 const MAX_CHUNKS = 2 ** 32 / CHUNK_STRIDE;
-const NAME_TWO_BYTE = 1;
-const HAS_TAG = 2;
-const TAG_TWO_BYTE = 4;
-/** Name and tag are printable ASCII without `"` or `\`: their JSON form is their bytes in quotes. */
-const JSON_PLAIN = 8;
-const WIDE = /[^\u0000-\u00ff]/;
-
-/**
- * Writes a string whose characters all fit in one byte, a byte each (a loop beats the encoder call
- * for the short strings reports hold), and tells whether it is JSON-plain: printable ASCII without
- * `"` or `\`.
- */
-function writeOneByte(chunk: Buffer, at: number, text: string): boolean {
-  let plain = true;
-  for (let i = 0; i < text.length; i += 1) {
-    const code = text.charCodeAt(i);
-    chunk[at + i] = code;
-    if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) plain = false;
-  }
-  return plain;
-}
-
-/** Map key of an id: the number for a canonical decimal safe integer (no string kept), else the id. */
-export function tableKey(id: string): number | string {
-  const length = id.length;
-  const negative = length > 0 && id.charCodeAt(0) === 45;
-  const first = negative ? 1 : 0;
-  const digits = length - first;
-  // Up to 15 digits always fit a double exactly; 16 may, and are left to the check below.
-  if (digits === 0 || digits > 16) return id;
-  // No leading zero, no "-0": only the canonical form maps to a number, so "07" stays another id.
-  if (id.charCodeAt(first) === 48 && (digits > 1 || negative)) return id;
-  let value = 0;
-  for (let i = first; i < length; i += 1) {
-    const digit = id.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return id;
-    value = value * 10 + digit;
-  }
-  if (digits === 16 && !(value <= Number.MAX_SAFE_INTEGER && String(value) === id.slice(first))) return id;
-  // Below 2^31 the key is made a small integer (`| 0`), which a Map hashes without boxing a number.
-  if (value < 0x80000000) return negative ? -value | 0 : value | 0;
-  return negative ? -value : value;
-}
-
 export class ReportTable implements ReportsState, Iterable<[string, StoredReport]> {
   private index = new IdIndex();
   private chunks: Buffer[] = [];
@@ -170,36 +128,8 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   private writeLine(out: BytesOut, key: number | string, id: string): void {
-    const at = this.index.get(key) as number;
-    const { chunk, position } = locateIn(this.chunks, at);
-    const flags = chunk[position] as number;
-    if ((flags & JSON_PLAIN) === 0) {
-      const report = this.read(at);
-      const line = `${JSON.stringify(report.tag === undefined ? [id, report.name] : [id, report.name, report.tag])}\n`;
-      const room = out.reserve(Buffer.byteLength(line));
-      room.buffer.write(line, room.at, 'utf8');
-      return;
-    }
-    const nameBytes = chunk.readUInt32LE(position + 1);
-    const tagged = (flags & HAS_TAG) !== 0;
-    const start = position + (tagged ? 9 : 5);
-    const tagBytes = tagged ? chunk.readUInt32LE(position + 5) : 0;
-    const room = out.reserve(id.length + nameBytes + tagBytes + (tagged ? 11 : 8));
-    const buffer = room.buffer;
-    let w = room.at;
-    buffer[w++] = 0x5b; // [
-    buffer[w++] = 0x22; // "
-    // Ids are ASCII digits and '-': one byte a character, copied without an encoder call.
-    for (let i = 0; i < id.length; i += 1) buffer[w++] = id.charCodeAt(i);
-    w = separator(buffer, w);
-    for (let i = start, end = start + nameBytes; i < end; i += 1) buffer[w++] = chunk[i] as number;
-    if (tagged) {
-      w = separator(buffer, w);
-      for (let i = start + nameBytes, end = start + nameBytes + tagBytes; i < end; i += 1) buffer[w++] = chunk[i] as number;
-    }
-    buffer[w++] = 0x22; // "
-    buffer[w++] = 0x5d; // ]
-    buffer[w] = 0x0a; // newline
+    const { chunk, position } = locateIn(this.chunks, this.index.get(key) as number);
+    writeCanonicalLine(out, chunk, position, id);
   }
 
   /** See writeReportTable. */
@@ -245,39 +175,18 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
 
   private read(at: number): StoredReport {
     const { chunk, position } = locateIn(this.chunks, at);
-    const flags = chunk[position] as number;
-    const nameBytes = chunk.readUInt32LE(position + 1);
-    if ((flags & HAS_TAG) === 0) return { name: decode(chunk, position + 5, nameBytes, (flags & NAME_TWO_BYTE) !== 0) };
-    const tagBytes = chunk.readUInt32LE(position + 5);
-    const start = position + 9;
-    return { name: decode(chunk, start, nameBytes, (flags & NAME_TWO_BYTE) !== 0), tag: decode(chunk, start + nameBytes, tagBytes, (flags & TAG_TWO_BYTE) !== 0) };
+    return readRecord(chunk, position);
   }
 
   private recordBytes(at: number): number {
     const { chunk, position } = locateIn(this.chunks, at);
-    const flags = chunk[position] as number;
-    const nameBytes = chunk.readUInt32LE(position + 1);
-    return (flags & HAS_TAG) === 0 ? 5 + nameBytes : 9 + nameBytes + chunk.readUInt32LE(position + 5);
+    return storedLength(chunk, position);
   }
 
   private write(name: string, tag: string | undefined): number {
-    const nameWide = WIDE.test(name);
-    const tagWide = tag !== undefined && WIDE.test(tag);
-    const nameBytes = nameWide ? name.length * 2 : name.length;
-    const tagBytes = tag === undefined ? 0 : tagWide ? tag.length * 2 : tag.length;
-    const header = tag === undefined ? 5 : 9;
-    const bytes = header + nameBytes + tagBytes;
+    const bytes = recordLength(name, tag);
     const { chunk, position, at } = this.reserve(bytes);
-    chunk.writeUInt32LE(nameBytes, position + 1);
-    let plain = nameWide ? (chunk.write(name, position + header, 'ucs2'), false) : writeOneByte(chunk, position + header, name);
-    let flags = nameWide ? NAME_TWO_BYTE : 0;
-    if (tag !== undefined) {
-      flags |= HAS_TAG | (tagWide ? TAG_TWO_BYTE : 0);
-      chunk.writeUInt32LE(tagBytes, position + 5);
-      const tagAt = position + header + nameBytes;
-      plain = (tagWide ? (chunk.write(tag, tagAt, 'ucs2'), false) : writeOneByte(chunk, tagAt, tag)) && plain;
-    }
-    chunk[position] = plain ? flags | JSON_PLAIN : flags;
+    writeRecord(chunk, position, name, tag);
     this.usedBytes += bytes;
     return at;
   }
@@ -315,9 +224,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     this.garbageBytes = 0;
     this.index.remap((at) => {
       const { chunk, position } = locateIn(old, at);
-      const flags = chunk[position] as number;
-      const nameBytes = chunk.readUInt32LE(position + 1);
-      const bytes = (flags & HAS_TAG) === 0 ? 5 + nameBytes : 9 + nameBytes + chunk.readUInt32LE(position + 5);
+      const bytes = storedLength(chunk, position);
       const target = this.reserve(bytes);
       chunk.copy(target.chunk, target.position, position, position + bytes);
       this.usedBytes += bytes;
@@ -341,19 +248,7 @@ export function readReportTable(input: BytesIn): ReportTable {
   return ReportTable.readFrom(input);
 }
 
-/** Writes `","` at `w`; returns the position after it. */
-function separator(buffer: Buffer, w: number): number {
-  buffer[w] = 0x22;
-  buffer[w + 1] = 0x2c;
-  buffer[w + 2] = 0x22;
-  return w + 3;
-}
-
 function locateIn(chunks: readonly Buffer[], at: number): { chunk: Buffer; position: number } {
   const chunkIndex = Math.floor(at / CHUNK_STRIDE);
   return { chunk: chunks[chunkIndex] as Buffer, position: at - chunkIndex * CHUNK_STRIDE };
-}
-
-function decode(chunk: Buffer, start: number, bytes: number, wide: boolean): string {
-  return wide ? chunk.toString('ucs2', start, start + bytes) : chunk.toString('latin1', start, start + bytes);
 }
