@@ -144,6 +144,16 @@ export class IdIndex {
     yield* this.named;
   }
 
+  /** Calls `visit` with every value and its key, as Map.forEach does (no entry objects made). */
+  forEach(visit: (value: number, key: number | string) => void): void {
+    const { keys, values } = this;
+    for (let slot = 0; slot < keys.length; slot += 1) {
+      const key = keys[slot] as number;
+      if (key === key && key !== TOMBSTONE) visit(values[slot] as number, key);
+    }
+    this.named.forEach(visit);
+  }
+
   /** Calls `update` with every value, letting it give a new one (the table moving its records). */
   remap(update: (value: number) => number): void {
     const { keys, values } = this;

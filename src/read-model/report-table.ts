@@ -156,7 +156,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
       const used = input.u32();
       if (used > length || length > Math.max(CHUNK_BYTES, 2 ** 31)) throw new RangeError(`a chunk of ${length} bytes with ${used} used`);
       // Copied out (the snapshot file's buffer is let go), with the room of a partly filled chunk back.
-      const chunk = Buffer.alloc(length);
+      const chunk = used === length ? Buffer.allocUnsafeSlow(length) : Buffer.alloc(length);
       input.bytes(used).copy(chunk);
       table.chunks.push(chunk);
     }
@@ -165,11 +165,11 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     table.garbageBytes = input.f64();
     table.index = IdIndex.readFrom(input);
     const arena = table.chunks.length;
-    for (const [key, at] of table.index.entries()) {
+    table.index.forEach((at, key) => {
       const chunkIndex = Math.floor(at / CHUNK_STRIDE);
       if (chunkIndex >= arena || at - chunkIndex * CHUNK_STRIDE >= (table.chunks[chunkIndex] as Buffer).length) throw new RangeError(`report ${String(key)} points outside the table's bytes`);
       if (typeof key === 'string' && tableKey(key) !== key) throw new RangeError(`report key ${key} is not in canonical form`);
-    }
+    });
     return table;
   }
 
