@@ -22,11 +22,6 @@ export interface FoldOptions {
   readonly onProgress?: (model: ReadModel) => void;
 }
 
-export interface FoldReport {
-  /** The first record that is not a valid event, and why. */
-  readonly firstInvalid?: { readonly position: LogPosition; readonly reason: string };
-}
-
 function before(position: LogPosition, to: Cursor | undefined): boolean {
   if (to === undefined) return true;
   const limit = to.get(position.partition);
@@ -53,9 +48,8 @@ async function* inline(open: (onGap: (gap: LogGap) => void) => AsyncIterable<rea
 }
 
 /** Folds the log into `model` from its cursor to `to` (or the head). */
-export async function foldLog(log: EventLog, model: ReadModel, { to, signal, pool, onRecord, onProgress }: FoldOptions = {}): Promise<FoldReport> {
-  let firstInvalid: FoldReport['firstInvalid'];
-  if (to !== undefined && cursorReached(model.cursor, to)) return {};
+export async function foldLog(log: EventLog, model: ReadModel, { to, signal, pool, onRecord, onProgress }: FoldOptions = {}): Promise<void> {
+  if (to !== undefined && cursorReached(model.cursor, to)) return;
   items: for await (const item of batchesOf(log, model, signal, pool)) {
     if (item.kind === 'gap') {
       passGap(model, item.gap);
@@ -68,7 +62,6 @@ export async function foldLog(log: EventLog, model: ReadModel, { to, signal, poo
       // Kafka partitions are read together: skip what lies beyond `to` here, stop once all are done.
       if (!before(record.position, to)) continue;
       const applied = inputs === undefined ? applyRecord(model, record) : applyInput(model, record.position, inputs[i] as FoldInput);
-      if (applied.kind === 'invalid') firstInvalid ??= { position: record.position, reason: applied.reason };
       onRecord?.(record, applied);
       if (to !== undefined && cursorReached(model.cursor, to)) {
         onProgress?.(model);
@@ -77,7 +70,6 @@ export async function foldLog(log: EventLog, model: ReadModel, { to, signal, poo
     }
     onProgress?.(model);
   }
-  return firstInvalid ? { firstInvalid } : {};
 }
 
 /**
