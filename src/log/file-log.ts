@@ -125,7 +125,7 @@ class FileLogWriter implements FileLog {
     if (this.failure) throw this.failure;
     const timestampMs = this.now();
     const messages = appends.flat();
-    const frames = messages.map((m) => encodeFrame({ ...m, timestampMs }));
+    const frames = messages.map(({ key, value }) => encodeFrame({ key, value, timestampMs }));
     // One batch per write+fsync: recovery keeps or cuts it whole.
     const bytes = encodeBatch(frames);
     const batchByte = this.index.endByte;
@@ -153,8 +153,10 @@ class FileLogWriter implements FileLog {
     return appends.map((batch) => batch.map(() => ({ partition: 0, offset: next++ })));
   }
 
-  private remember(records: LogRecord[]): void {
-    this.recent = this.recent.length + records.length > RECENT_RECORDS ? [...this.recent.slice(-(RECENT_RECORDS / 2)), ...records] : this.recent.concat(records);
+  private remember(records: readonly LogRecord[]): void {
+    // Appended in place; trimmed to the newest RECENT_RECORDS once twice that many have gathered.
+    for (const record of records) this.recent.push(record);
+    if (this.recent.length > 2 * RECENT_RECORDS) this.recent = this.recent.slice(-RECENT_RECORDS);
   }
 
   scanFrom(from: Cursor): Promise<void> {
