@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalState } from '../projections/canonical.js';
 import type { ReportsView } from '../projections/reports.js';
-import { cursorReached, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from './log/event-log.js';
+import { cursorReached, type Cursor, type EventLog, type LogPosition, type LogRecord } from './log/event-log.js';
 import { decodeAhead, type AheadItem } from './read-model/decode-ahead.js';
 import type { DecodePool } from './read-model/decode-pool.js';
 import type { FoldInput } from './read-model/fold-input.js';
@@ -28,23 +28,12 @@ function before(position: LogPosition, to: Cursor | undefined): boolean {
   return limit === undefined || position.offset < limit;
 }
 
-/** The log's batches from the model's cursor, decoded ahead by the pool when there is one. */
+/** Batches read ahead of the fold (and decoded meanwhile, when there is a pool). */
+const READ_AHEAD_BATCHES = 4;
+
+/** The log's batches from the model's cursor, with the gaps between them in their place. */
 function batchesOf(log: EventLog, model: ReadModel, signal: AbortSignal | undefined, pool: DecodePool | undefined): AsyncIterable<AheadItem> {
-  const open = (onGap: (gap: LogGap) => void) => log.readBatches(model.cursor, { ...(signal ? { signal } : {}), onGap });
-  if (pool) return decodeAhead(open, pool, 2 * DECODE_DEPTH_PER_THREAD);
-  return inline(open);
-}
-
-const DECODE_DEPTH_PER_THREAD = 2;
-
-async function* inline(open: (onGap: (gap: LogGap) => void) => AsyncIterable<readonly LogRecord[]>): AsyncIterable<AheadItem> {
-  const gaps: LogGap[] = [];
-  for await (const records of open((gap) => gaps.push(gap))) {
-    // A gap reported while this batch was being read lies before its records.
-    while (gaps.length > 0) yield { kind: 'gap', gap: gaps.shift() as LogGap };
-    yield { kind: 'batch', records, inputs: undefined };
-  }
-  while (gaps.length > 0) yield { kind: 'gap', gap: gaps.shift() as LogGap };
+  return decodeAhead((onGap) => log.readBatches(model.cursor, { ...(signal ? { signal } : {}), onGap }), pool, READ_AHEAD_BATCHES);
 }
 
 /** Folds the log into `model` from its cursor to `to` (or the head). */

@@ -1,5 +1,5 @@
-// Reads a log ahead of the fold and hands large batches to the decode pool as it goes, so the
-// workers decode the next batches while the main thread folds this one. Gaps (offsets without a
+// Reads a log ahead of the fold and, with a decode pool, hands large batches to it as it goes, so
+// the workers decode the next batches while the main thread folds this one. Gaps (offsets without a
 // record) keep their place among the batches: a cursor must not pass records not yet folded.
 import type { LogGap, LogRecord } from '../log/event-log.js';
 import type { DecodePool } from './decode-pool.js';
@@ -15,10 +15,10 @@ export type AheadItem =
 type Queued = { readonly kind: 'batch'; readonly records: readonly LogRecord[]; readonly inputs: Promise<FoldInput[]> | undefined } | { readonly kind: 'gap'; readonly gap: LogGap };
 
 /**
- * The batches of `open(onGap)` in order, with their fold inputs when the pool decoded them,
- * keeping up to `depth` batches in flight.
+ * The batches of `open(onGap)` in order, with their fold inputs when a pool decoded them (absent:
+ * the folding thread decodes), keeping up to `depth` batches in flight.
  */
-export async function* decodeAhead(open: (onGap: (gap: LogGap) => void) => AsyncIterable<readonly LogRecord[]>, pool: DecodePool, depth: number): AsyncIterable<AheadItem> {
+export async function* decodeAhead(open: (onGap: (gap: LogGap) => void) => AsyncIterable<readonly LogRecord[]>, pool: DecodePool | undefined, depth: number): AsyncIterable<AheadItem> {
   const queue: Queued[] = [];
   let inFlight = 0;
   const iterator = open((gap) => queue.push({ kind: 'gap', gap }))[Symbol.asyncIterator]();
@@ -31,7 +31,7 @@ export async function* decodeAhead(open: (onGap: (gap: LogGap) => void) => Async
         return;
       }
       const records = next.value;
-      const inputs = records.length >= MIN_POOL_BATCH ? pool.decode(records) : undefined;
+      const inputs = pool !== undefined && records.length >= MIN_POOL_BATCH ? pool.decode(records) : undefined;
       // Awaited in order below; until then a failure must not count as unhandled.
       inputs?.catch(() => undefined);
       queue.push({ kind: 'batch', records, inputs });
