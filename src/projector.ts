@@ -7,6 +7,7 @@ import type { ReportEvent } from '../projections/events.js';
 import { CursorWaiters } from './cursor-waiters.js';
 import { cursorLag, cursorPassed, cursorReached, cursorTotal, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from './log/event-log.js';
 import { PositionWaiters, type Outcome } from './position-waiters.js';
+import { pause } from './pause.js';
 import { ProjectionHealth } from './projection-health.js';
 import { startDecodePool } from './read-model/decode-pool.js';
 import { applyRecord, createReadModel, passGap, type Applied, type ReadModel } from './read-model/read-model.js';
@@ -112,11 +113,11 @@ export class Projector {
         }
         // follow ended without our abort (e.g. the log was closed): wait before following again,
         // or this loop would spin without ever yielding.
-        if (!this.abort.signal.aborted) await this.sleep(retryDelayMs);
+        if (!this.abort.signal.aborted) await pause(retryDelayMs, this.abort.signal);
       } catch (error) {
         if (this.abort.signal.aborted) break;
         this.options.logger.error({ err: error }, 'following the event log failed; retrying');
-        await this.sleep(retryDelayMs);
+        await pause(retryDelayMs, this.abort.signal);
       }
     }
   }
@@ -127,7 +128,7 @@ export class Projector {
         return await this.options.log.head();
       } catch (error) {
         this.options.logger.error({ err: error }, 'cannot read the head of the event log; retrying');
-        await this.sleep(retryDelayMs);
+        await pause(retryDelayMs, this.abort.signal);
       }
     }
     return new Map();
@@ -230,15 +231,5 @@ export class Projector {
     this.waiters.rejectAll();
     this.cursorWaiters.rejectAll();
     await this.running;
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.abort.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      }, { once: true });
-    });
   }
 }

@@ -10,6 +10,7 @@ import { FrameIndex } from './file-index.js';
 import { eachRecord } from './record-batches.js';
 import type { FileLog, FileLogOptions, FileLogStats } from './file-log.js';
 import { checkMagic, CorruptLogError, scanFrames } from './file-recovery.js';
+import { pause } from '../pause.js';
 
 export async function openFileLogReader({ dir, logger, pollMs = 200 }: Pick<FileLogOptions, 'dir' | 'logger'> & { pollMs?: number }): Promise<FileLog> {
   const path = join(dir, 'events.log');
@@ -95,6 +96,7 @@ class FileLogReader implements FileLog {
         yield records;
         offset += records.length;
       } else {
+        // A reader has no append to wait for: it looks at the file again after pollMs.
         await pause(this.pollMs, signal);
         await this.refresh();
       }
@@ -110,17 +112,4 @@ class FileLogReader implements FileLog {
     this.closed = true;
     await this.index.file.close();
   }
-}
-
-/** A reader has no append to wait for: it looks at the file again after `ms`. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
