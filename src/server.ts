@@ -25,9 +25,6 @@ import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/
 import { resolveTokens } from './tokens.js';
 import { SERVICE_VERSION } from './version.js';
 
-/** A catch-up at start of at least this many records decodes on worker threads. */
-const PARALLEL_CATCH_UP_RECORDS = PARALLEL_FOLD_RECORDS;
-
 export interface RunningServer {
   readonly url: string;
   readonly log: EventLog;
@@ -66,7 +63,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
     const health = new ProjectionHealth(config.projectionStallMs);
     const trusted: TrustedEvents = new WeakMap();
-    const projector = new Projector({ log, logger, model, health, trusted, decodePool: { threads: defaultDecodeThreads(), minRecords: PARALLEL_CATCH_UP_RECORDS }, onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp: () => autoSnapshot.onCaughtUp() });
+    const projector = new Projector({ log, logger, model, health, trusted, decodePool: { threads: defaultDecodeThreads(), minRecords: PARALLEL_FOLD_RECORDS }, onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp: () => autoSnapshot.onCaughtUp() });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
     const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries, trusted, ...(tracer ? { tracer } : {}) });
