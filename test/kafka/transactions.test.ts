@@ -21,7 +21,7 @@ async function eventually(what: string, check: () => Promise<boolean> | boolean,
   }
 }
 
-/** Commits one created event (id 77) and aborts another (id 78), both from a transactional producer. */
+/** Commits one created event (id 77) and aborts another (id 78), both from a transactional producer, and waits for the markers. */
 async function commitOneAbortOne(brokers: string, topic: string): Promise<void> {
   const kafka = new kafkajs.Kafka({ clientId: 'report-store-tests-tx', brokers: brokers.split(','), logLevel: kafkajs.logLevel.NOTHING });
   const producer = kafka.producer({ transactionalId: `tx-${topic}`, idempotent: true, maxInFlightRequests: 1 });
@@ -36,6 +36,12 @@ async function commitOneAbortOne(brokers: string, topic: string): Promise<void> 
   } finally {
     await producer.disconnect();
   }
+  // Offsets: 0 the committed record, 1 its commit marker, 2 the aborted record, 3 its abort marker.
+  // The coordinator writes the markers after EndTxn has answered, so the head reaches 4 a moment later.
+  await eventually('both transaction markers are in the log', async () => {
+    const head = await withAdmin(brokers, (admin) => admin.fetchTopicOffsets(topic));
+    return head.map(({ high }) => high).join() === '4';
+  });
 }
 
 withKafka('transactions', (brokers) => {
@@ -46,9 +52,6 @@ withKafka('transactions', (brokers) => {
     const running = await startKafkaServer(brokers, { REPORTS_TOPIC_PARTITIONS: '1' }, topic);
     try {
       await commitOneAbortOne(brokers, topic);
-      const head = await withAdmin(brokers, (admin) => admin.fetchTopicOffsets(topic));
-      // Offsets: 0 the committed record, 1 its commit marker, 2 the aborted record, 3 its abort marker.
-      assert.equal(head.map(({ high }) => high), ['4']);
       await eventually('the running instance passed every offset', () => running.projector.progress().cursor.get(0) === 4);
       assert.equal(running.projector.model.reports.get('77'), { name: 'committed' });
       assert.is(running.projector.model.reports.get('78'), undefined);
