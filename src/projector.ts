@@ -9,9 +9,8 @@ import { cursorLag, cursorPassed, cursorReached, cursorTotal, type Cursor, type 
 import { PositionWaiters, type Outcome } from './position-waiters.js';
 import { pause } from './pause.js';
 import { ProjectionHealth } from './projection-health.js';
-import { startDecodePool } from './read-model/decode-pool.js';
 import { applyRecord, createReadModel, passGap, type Applied, type ReadModel } from './read-model/read-model.js';
-import { foldLog } from './replay.js';
+import { foldLog, SHARDED_FOLD_RECORDS } from './replay.js';
 
 export { ProjectionTimeoutError, type Outcome } from './position-waiters.js';
 
@@ -31,10 +30,11 @@ export interface ProjectorOptions {
   /** Called once, when the model has caught up with the head seen at start. */
   readonly onCaughtUp?: () => void;
   /**
-   * A catch-up of at least `minRecords` records at start decodes on `threads` worker threads
-   * (absent: the follow loop decodes everything itself).
+   * A catch-up of at least SHARDED_FOLD_RECORDS records at start is folded by foldLog, sharded
+   * across this many threads when it starts from an empty model on a file log (absent: the follow
+   * loop folds everything itself).
    */
-  readonly decodePool?: { readonly threads: number; readonly minRecords: number };
+  readonly foldThreads?: number;
   /** How long to wait before following again after the log failed. */
   readonly retryDelayMs?: number;
   readonly now?: () => number;
@@ -102,7 +102,7 @@ export class Projector {
     this.startedAtMs = this.now;
     this.lastCatchUpReportMs = this.startedAtMs;
     const target = await this.headWithRetry(retryDelayMs);
-    await this.catchUpInParallel(target);
+    await this.catchUpOnThreads(target);
     this.checkCaughtUp(target);
     const onGap = (gap: LogGap) => this.pass(gap, target);
     while (!this.abort.signal.aborted) {
@@ -134,42 +134,40 @@ export class Projector {
     return new Map();
   }
 
-  /** A long catch-up at start: decoding on worker threads, folding here, until `target`. */
-  private async catchUpInParallel(target: Cursor): Promise<void> {
-    const settings = this.options.decodePool;
-    if (settings === undefined || cursorLag(this.model.cursor, target) < settings.minRecords) return;
-    const pool = startDecodePool(settings.threads);
-    let lastTimestampMs: number | undefined;
-    let applied = 0;
+  /**
+   * A long catch-up at start, by foldLog (on several threads when it can), until `target`. Its
+   * records settle no waiter: writes are refused until the model has caught up, so none of them
+   * was written by a request of this process.
+   */
+  private async catchUpOnThreads(target: Cursor): Promise<void> {
+    const threads = this.options.foldThreads;
+    if (threads === undefined || cursorLag(this.model.cursor, target) < SHARDED_FOLD_RECORDS) return;
+    let reported = this.model.counts.records;
     try {
       await foldLog(this.options.log, this.model, {
         to: target,
         signal: this.abort.signal,
-        pool,
-        onRecord: (record, outcome) => {
-          this.settle(record, outcome);
-          lastTimestampMs = record.timestampMs;
-          applied += 1;
-        },
-        onProgress: () => {
+        threads,
+        onSkipped: (position, reason) => this.skipped(position, reason),
+        onProgress: ({ records, lastTimestampMs }) => {
           this.health.applied(lastTimestampMs);
-          this.options.onApplied?.(applied);
-          applied = 0;
-          this.reportCatchUp(target);
+          this.options.onApplied?.(records - reported);
+          reported = records;
+          this.reportCatchUp(target, records);
         },
       });
     } catch (error) {
       // The follow loop goes on from wherever this got to.
-      if (!this.abort.signal.aborted) this.options.logger.error({ err: error }, 'the parallel catch-up failed; following the log instead');
-    } finally {
-      await pool.close();
+      if (!this.abort.signal.aborted) this.options.logger.error({ err: error }, 'the catch-up at start failed; following the log instead');
     }
   }
 
+  private skipped({ partition, offset }: LogPosition, reason: string): void {
+    this.options.logger.warn({ partition, offset, reason }, 'skipped a record that is not a valid report event');
+  }
+
   private settle(record: LogRecord, applied: Applied): void {
-    if (applied.kind === 'invalid') {
-      this.options.logger.warn({ partition: record.position.partition, offset: record.position.offset, reason: applied.reason }, 'skipped a record that is not a valid report event');
-    }
+    if (applied.kind === 'invalid') this.skipped(record.position, applied.reason);
     this.waiters.settle(record.position, applied.kind);
   }
 
@@ -198,13 +196,15 @@ export class Projector {
   }
 
   /** A long catch-up (a big log, no snapshot) says how far it is every few seconds. */
-  private reportCatchUp(target: Cursor): void {
+  /** `records`: the model's count by now (a sharded fold moves the cursor only when it is done). */
+  private reportCatchUp(target: Cursor, records = this.model.counts.records): void {
     const now = this.now;
     if (now - this.lastCatchUpReportMs < CATCH_UP_REPORT_MS) return;
     this.lastCatchUpReportMs = now;
     const total = cursorTotal(target);
-    const done = total - cursorLag(this.model.cursor, target);
-    const rate = Math.round(this.progress().applied / Math.max(0.001, (now - this.startedAtMs) / 1000));
+    // Kafka offsets include records that hold nothing (transaction markers): the cursor says more, when it moved.
+    const done = Math.max(total - cursorLag(this.model.cursor, target), Math.min(total, records));
+    const rate = Math.round((records - this.recordsAtStart) / Math.max(0.001, (now - this.startedAtMs) / 1000));
     this.options.logger.info({ done, total, eventsPerSecond: rate, etaSeconds: Math.round((total - done) / Math.max(1, rate)) }, 'catching up with the event log');
   }
 

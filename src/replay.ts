@@ -3,24 +3,38 @@
 import { createHash } from 'node:crypto';
 import { canonicalState } from '../projections/canonical.js';
 import type { ReportsView } from '../projections/reports.js';
-import { cursorReached, type Cursor, type EventLog, type LogPosition, type LogRecord } from './log/event-log.js';
-import { decodeAhead, type AheadItem } from './read-model/decode-ahead.js';
-import type { DecodePool } from './read-model/decode-pool.js';
-import type { FoldInput } from './read-model/fold-input.js';
-import { applyInput, applyRecord, passGap, type Applied, type ReadModel } from './read-model/read-model.js';
+import { cursorReached, cursorTotal, type Cursor, type EventLog, type LogPosition, type LogRecord } from './log/event-log.js';
+import { readAhead } from './read-model/read-ahead.js';
+import { applyRecord, passGap, type Applied, type ReadModel } from './read-model/read-model.js';
+import { foldSharded } from './read-model/sharded-fold.js';
 import { ReportTable } from './read-model/report-table.js';
 
 export interface FoldOptions {
   /** Stop before this cursor (exclusive, per partition); default: the head seen at start. */
   readonly to?: Cursor;
   readonly signal?: AbortSignal;
-  /** Decodes large batches on other threads while this one folds (a long history). */
-  readonly pool?: DecodePool;
-  /** Called with every record folded and what it did. */
+  /**
+   * Threads to shard a long fold across (sharded-fold.ts): used when the read model is empty, the
+   * log is a file log and at least SHARDED_FOLD_RECORDS records are to be folded. Absent: one thread.
+   */
+  readonly threads?: number;
+  /** Called with every record folded and what it did; a fold with it runs on one thread. */
   readonly onRecord?: (record: LogRecord, applied: Applied) => void;
-  /** Called after every batch of records, for progress. */
-  readonly onProgress?: (model: ReadModel) => void;
+  /** Called with every record skipped because it is not a valid report event, in order. */
+  readonly onSkipped?: (position: LogPosition, reason: string) => void;
+  /** Called as the fold goes (after every batch on one thread). */
+  readonly onProgress?: (progress: FoldProgress) => void;
 }
+
+export interface FoldProgress {
+  /** Records in the read model's count: folded by now, or passed by every thread of a sharded fold. */
+  readonly records: number;
+  /** The log's timestamp of the last record folded, when known. */
+  readonly lastTimestampMs: number | undefined;
+}
+
+/** Below this many records, starting threads costs more than it saves (tens of milliseconds). */
+export const SHARDED_FOLD_RECORDS = 20_000;
 
 function before(position: LogPosition, to: Cursor | undefined): boolean {
   if (to === undefined) return true;
@@ -28,37 +42,64 @@ function before(position: LogPosition, to: Cursor | undefined): boolean {
   return limit === undefined || position.offset < limit;
 }
 
-/** Batches read ahead of the fold (and decoded meanwhile, when there is a pool). */
+/** Batches read ahead of the fold (file reads overlap the folding of the batches before them). */
 const READ_AHEAD_BATCHES = 4;
 
-/** The log's batches from the model's cursor, with the gaps between them in their place. */
-function batchesOf(log: EventLog, model: ReadModel, signal: AbortSignal | undefined, pool: DecodePool | undefined): AsyncIterable<AheadItem> {
-  return decodeAhead((onGap) => log.readBatches(model.cursor, { ...(signal ? { signal } : {}), onGap }), pool, READ_AHEAD_BATCHES);
-}
-
 /** Folds the log into `model` from its cursor to `to` (or the head). */
-export async function foldLog(log: EventLog, model: ReadModel, { to, signal, pool, onRecord, onProgress }: FoldOptions = {}): Promise<void> {
+export async function foldLog(log: EventLog, model: ReadModel, options: FoldOptions = {}): Promise<void> {
+  const { to, signal, onRecord, onSkipped, onProgress } = options;
   if (to !== undefined && cursorReached(model.cursor, to)) return;
-  items: for await (const item of batchesOf(log, model, signal, pool)) {
+  if ((await foldOnThreads(log, model, options)) === 'stop') return;
+  let lastTimestampMs: number | undefined;
+  items: for await (const item of readAhead((onGap) => log.readBatches(model.cursor, { ...(signal ? { signal } : {}), onGap }), READ_AHEAD_BATCHES)) {
     if (item.kind === 'gap') {
       passGap(model, item.gap);
       if (to !== undefined && cursorReached(model.cursor, to)) break;
       continue;
     }
-    const { records, inputs } = item;
-    for (let i = 0; i < records.length; i += 1) {
-      const record = records[i] as LogRecord;
+    for (const record of item.records) {
       // Kafka partitions are read together: skip what lies beyond `to` here, stop once all are done.
       if (!before(record.position, to)) continue;
-      const applied = inputs === undefined ? applyRecord(model, record) : applyInput(model, record.position, inputs[i] as FoldInput);
+      const applied = applyRecord(model, record);
+      lastTimestampMs = record.timestampMs;
+      if (applied.kind === 'invalid') onSkipped?.(record.position, applied.reason);
       onRecord?.(record, applied);
       if (to !== undefined && cursorReached(model.cursor, to)) {
-        onProgress?.(model);
+        onProgress?.({ records: model.counts.records, lastTimestampMs });
         break items;
       }
     }
-    onProgress?.(model);
+    onProgress?.({ records: model.counts.records, lastTimestampMs });
   }
+}
+
+function isEmpty(model: ReadModel): boolean {
+  return model.reports.size === 0 && model.keys.size === 0 && model.counts.records === 0 && cursorTotal(model.cursor) === 0;
+}
+
+/**
+ * The sharded fold, when it applies: 'stop' when it folded (or was aborted), 'go on' when the
+ * one-thread fold is to do the work (or the rest of it).
+ */
+async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, threads, onRecord, onSkipped, onProgress }: FoldOptions): Promise<'stop' | 'go on'> {
+  if (threads === undefined || onRecord !== undefined || log.fileRange === undefined || !isEmpty(model)) return 'go on';
+  const head = (await log.head()).get(0) ?? 0;
+  const end = Math.min(head, to?.get(0) ?? head);
+  if (end < SHARDED_FOLD_RECORDS) return 'go on';
+  const range = await log.fileRange(end);
+  if (range === undefined) return 'go on';
+  const progress = (records: number) => onProgress?.({ records, lastTimestampMs: undefined });
+  const folded = await foldSharded(range, { threads, ...(signal ? { signal } : {}), onProgress: progress });
+  // A record under a key that is not its report's id: only a fold in log order is sure to be right.
+  if (folded.kind === 'misrouted') return 'go on';
+  if (folded.kind === 'aborted') return 'stop';
+  model.reports.takeOver(folded.model.reports);
+  for (const [key, request] of folded.model.keys) model.keys.set(key, request);
+  Object.assign(model.counts, folded.model.counts);
+  model.cursor.set(0, end);
+  for (const { offset, reason } of folded.skipped) onSkipped?.({ partition: 0, offset }, reason);
+  onProgress?.({ records: model.counts.records, lastTimestampMs: folded.lastTimestampMs });
+  return to === undefined || cursorReached(model.cursor, to) ? 'stop' : 'go on';
 }
 
 /**

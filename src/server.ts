@@ -17,7 +17,7 @@ import type { EventLog } from './log/event-log.js';
 import { openEventLog } from './log/open-log.js';
 import { Projector, type TrustedEvents } from './projector.js';
 import { ProjectionHealth, startHeadProbe } from './projection-health.js';
-import { defaultDecodeThreads, PARALLEL_FOLD_RECORDS } from './read-model/decode-pool.js';
+import { defaultFoldThreads } from './read-model/sharded-fold.js';
 import { createReadModel } from './read-model/read-model.js';
 import { ReportService } from './reports/service.js';
 import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
@@ -63,7 +63,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
     const health = new ProjectionHealth(config.projectionStallMs);
     const trusted: TrustedEvents = new WeakMap();
-    const projector = new Projector({ log, logger, model, health, trusted, decodePool: { threads: defaultDecodeThreads(), minRecords: PARALLEL_FOLD_RECORDS }, onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp: () => autoSnapshot.onCaughtUp() });
+    const projector = new Projector({ log, logger, model, health, trusted, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp: () => autoSnapshot.onCaughtUp() });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
     const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries, trusted, ...(tracer ? { tracer } : {}) });

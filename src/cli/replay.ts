@@ -1,8 +1,8 @@
 // `reports replay [--to POS]`: folds the history with projections/ and prints what it found,
 // ending with the state digest (equal for equal histories, on either log).
 import { loadConfig } from '../config.js';
-import { PARALLEL_FOLD_RECORDS, startDecodePool } from '../read-model/decode-pool.js';
 import { createReadModel } from '../read-model/read-model.js';
+import { defaultFoldThreads } from '../read-model/sharded-fold.js';
 import { foldLog, stateDigest } from '../replay.js';
 import { formatCursor, parseCursor } from './positions.js';
 import { startProgress } from './progress.js';
@@ -33,12 +33,7 @@ export async function runReplay(parsed: ParsedCommand, io: CliIo): Promise<numbe
     const progress = startProgress(io, 'replay', total);
     const started = Date.now();
     const model = createReadModel();
-    const pool = total >= PARALLEL_FOLD_RECORDS ? startDecodePool() : undefined;
-    try {
-      await foldLog(log, model, { ...(to ? { to } : {}), ...(pool ? { pool } : {}), signal: io.signal, onProgress: ({ counts }) => progress.update(counts.records) });
-    } finally {
-      await pool?.close();
-    }
+    await foldLog(log, model, { ...(to ? { to } : {}), threads: defaultFoldThreads(), signal: io.signal, onProgress: ({ records }) => progress.update(records) });
     progress.stop();
     const summary = {
       events: model.counts.records,

@@ -3,8 +3,8 @@
 import { loadConfig } from '../config.js';
 import { createReadModel } from '../read-model/read-model.js';
 import { foldLog, stateDigest } from '../replay.js';
-import { cursorLag, cursorTotal } from '../log/event-log.js';
-import { PARALLEL_FOLD_RECORDS, startDecodePool } from '../read-model/decode-pool.js';
+import { cursorTotal } from '../log/event-log.js';
+import { defaultFoldThreads } from '../read-model/sharded-fold.js';
 import { readAnchors } from '../snapshot/snapshot-anchor.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
 import { formatCursor } from './positions.js';
@@ -35,12 +35,7 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
     const model = previous?.model ?? createReadModel();
     const previousRecords = model.counts.records;
     const progress = startProgress(io, 'snapshot', cursorTotal(head));
-    const pool = cursorLag(model.cursor, head) >= PARALLEL_FOLD_RECORDS ? startDecodePool() : undefined;
-    try {
-      await foldLog(log, model, { to: head, ...(pool ? { pool } : {}), signal: io.signal, onProgress: ({ counts }) => progress.update(counts.records) });
-    } finally {
-      await pool?.close();
-    }
+    await foldLog(log, model, { to: head, threads: defaultFoldThreads(), signal: io.signal, onProgress: ({ records }) => progress.update(records) });
     progress.stop();
     if (io.signal.aborted) return 130;
     const anchors = await readAnchors(log, model.cursor);

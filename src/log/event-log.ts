@@ -48,6 +48,16 @@ export interface ReadOptions {
   readonly onGap?: (gap: LogGap) => void;
 }
 
+/** Where records [0, records) of a file log lie: checked frames from `startByte`, in batches (format 2) or not. */
+export interface FileRange {
+  readonly path: string;
+  readonly startByte: number;
+  /** At or after the end of record `records - 1`. */
+  readonly endByte: number;
+  readonly records: number;
+  readonly batched: boolean;
+}
+
 export interface EventLog {
   /** A short description for logs and errors, e.g. `file:/var/lib/reports` or `kafka:reports.events`. */
   readonly description: string;
@@ -73,6 +83,11 @@ export interface EventLog {
    * `cursor` (opaque; a snapshot keeps it). Absent, or undefined: the log has no such point.
    */
   resumePoint?(cursor: Cursor): string | undefined;
+  /**
+   * The file that holds records [0, `records`) of this log, checked, for threads that read it
+   * themselves (a sharded fold of a long history). Absent (Kafka), or undefined: no such file.
+   */
+  fileRange?(records: number): Promise<FileRange | undefined>;
   /**
    * Makes sure the records from `from` on are scanned and readable (a log opened at a resume point
    * scans what lies before it only now), failing as the open would have on damage there.

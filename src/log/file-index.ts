@@ -4,10 +4,10 @@
 // chunk of records; frames are not CRC-checked a second time. A writer that resumed where a
 // snapshot's history ends indexes the records before that point only when one is read.
 import type { FileHandle } from 'node:fs/promises';
-import { LogUnavailableError, type LogRecord } from './event-log.js';
+import { LogUnavailableError, type FileRange, type LogRecord } from './event-log.js';
 import { BATCH_HEADER_BYTES, checkBatchHeader } from './file-batches.js';
 import { decodeFrame, FILE_MAGIC, FRAME_HEADER_BYTES } from './file-frames.js';
-import { CorruptLogError, scanFrames, type BatchPoint } from './file-recovery.js';
+import { CorruptLogError, scanFrames, type BatchPoint, type LogFormat } from './file-recovery.js';
 
 /** One read covers about this much of the log (sequential reads of a long history stay large). */
 const READ_CHUNK_BYTES = 4 * 1024 * 1024;
@@ -15,6 +15,9 @@ const READ_CHUNK_BYTES = 4 * 1024 * 1024;
 export class FrameIndex {
   /** CRC of the first record: tells this history from another file put in its place. */
   private firstRecordCrc: number | undefined;
+
+  /** Format 1 logs (frames without batches) are read, never written. */
+  format: LogFormat = 2;
 
   /** Where the last batch starts: a scan can resume there for a history folded into it. */
   lastBatch: BatchPoint | undefined;
@@ -102,6 +105,14 @@ export class FrameIndex {
       byte += frame.length;
     }
     this.endByte = byte;
+  }
+
+  /** Where records [0, records) lie in the file (EventLog.fileRange). */
+  async fileRange(records: number): Promise<FileRange | undefined> {
+    if (records <= 0 || records > this.records) return undefined;
+    if (this.base > 0) await this.loadPrefix();
+    const endByte = records < this.records ? (this.starts[records] as number) : this.endByte;
+    return { path: this.path, startByte: FILE_MAGIC.length, endByte, records, batched: this.format === 2 };
   }
 
   /** Scans the records before `base` now if `offset` lies among them. */

@@ -4,7 +4,7 @@
 // looking at the file again every `pollMs`.
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LogUnavailableError, type Cursor, type LogHealth, type LogMessage, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
+import { LogUnavailableError, type Cursor, type FileRange, type LogHealth, type LogMessage, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
 import { FILE_MAGIC, MAX_RECORD_BYTES } from './file-frames.js';
 import { FrameIndex } from './file-index.js';
 import { eachRecord } from './record-batches.js';
@@ -68,6 +68,7 @@ class FileLogReader implements FileLog {
     const { index } = this;
     const scan = await scanFrames(index.file, index.endByte, index.scanned);
     index.endByte = scan.validBytes;
+    index.format = scan.format;
     if (scan.lastBatch) index.lastBatch = scan.lastBatch;
     await index.learnIdentity();
     const problem = scan.problem;
@@ -82,6 +83,11 @@ class FileLogReader implements FileLog {
   async *readBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
     await this.refresh();
     yield* this.index.batches(from.get(0) ?? 0, this.index.records, options.signal);
+  }
+
+  async fileRange(records: number): Promise<FileRange | undefined> {
+    await this.refresh();
+    return this.index.fileRange(records);
   }
 
   read(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {

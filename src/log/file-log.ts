@@ -16,7 +16,7 @@ import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from './batcher.js';
 import { lockDir, type DirLock } from './file-lock.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './file-dir.js';
 import { scanLog } from './file-recovery.js';
-import { LogUnavailableError, RecordTooLargeError, payloadBytes, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
+import { LogUnavailableError, RecordTooLargeError, payloadBytes, type AppendOptions, type Cursor, type EventLog, type FileRange, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
 
 export interface FileLogOptions {
   /** The data directory; the log is `events.log` in it. */
@@ -157,6 +157,10 @@ class FileLogWriter implements FileLog {
     // Appended in place; trimmed to the newest RECENT_RECORDS once twice that many have gathered.
     for (const record of records) this.recent.push(record);
     if (this.recent.length > 2 * RECENT_RECORDS) this.recent = this.recent.slice(-RECENT_RECORDS);
+  }
+
+  fileRange(records: number): Promise<FileRange | undefined> {
+    return this.index.fileRange(records);
   }
 
   scanFrom(from: Cursor): Promise<void> {

@@ -28,6 +28,9 @@ export function tableKey(id: string): number | string {
 }
 
 
+/** The packed sort of forEachNumberInOrder puts the key in a 64-bit integer's high word, which comes second in memory only here. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
 /** Slots with this key are free; a deleted key leaves a tombstone (probing goes on past it). */
 const EMPTY = Number.NaN;
 const TOMBSTONE = Number.POSITIVE_INFINITY;
@@ -42,6 +45,15 @@ function home(key: number, mask: number): number {
   let hash = Math.imul(low ^ Math.imul(high, 0x85ebca6b), 0x9e3779b1);
   hash ^= hash >>> 16;
   return hash & mask;
+}
+
+/** An IdIndex's contents as a structured clone carries them (the typed arrays are transferable). */
+export interface IdIndexParts {
+  readonly keys: Float64Array;
+  readonly values: Uint32Array;
+  readonly count: number;
+  readonly tombstones: number;
+  readonly named: ReadonlyMap<string, number>;
 }
 
 export class IdIndex {
@@ -121,7 +133,10 @@ export class IdIndex {
 
   /** Twice the room when mostly live, the same room when mostly tombstones: rehashed either way. */
   private resize(): void {
-    const capacity = Math.max(MIN_CAPACITY, this.count * 2 > this.keys.length * MAX_LOAD ? this.keys.length * 2 : this.keys.length);
+    this.rehash(Math.max(MIN_CAPACITY, this.count * 2 > this.keys.length * MAX_LOAD ? this.keys.length * 2 : this.keys.length));
+  }
+
+  private rehash(capacity: number): void {
     const { keys, values } = this;
     this.keys = new Float64Array(capacity).fill(EMPTY);
     this.values = new Uint32Array(capacity);
@@ -154,6 +169,44 @@ export class IdIndex {
     this.named.forEach(visit);
   }
 
+  /**
+   * Calls `visit` with every safe-integer key and its value, in ascending key order. When every
+   * key is in [0, 2^32) (the common case), key and value are packed into one 64-bit integer each
+   * and sorted natively (no lookup afterwards); otherwise the keys are sorted and looked up.
+   */
+  forEachNumberInOrder(visit: (key: number, value: number) => void): void {
+    const { keys, values } = this;
+    let small = true;
+    for (let slot = 0; slot < keys.length && small; slot += 1) {
+      const key = keys[slot] as number;
+      if (key === key && key !== TOMBSTONE && (key < 0 || key > 0xffffffff)) small = false;
+    }
+    if (small && LITTLE_ENDIAN) {
+      // Little-endian words: the value low, the key high, so the 64-bit order is the key order.
+      const packed = new BigUint64Array(this.count);
+      const words = new Uint32Array(packed.buffer);
+      let at = 0;
+      for (let slot = 0; slot < keys.length; slot += 1) {
+        const key = keys[slot] as number;
+        if (key !== key || key === TOMBSTONE) continue;
+        words[at] = values[slot] as number;
+        words[at + 1] = key;
+        at += 2;
+      }
+      packed.sort();
+      for (let i = 0; i < words.length; i += 2) visit(words[i + 1] as number, words[i] as number);
+      return;
+    }
+    const sorted = new Float64Array(this.count);
+    let count = 0;
+    for (let slot = 0; slot < keys.length; slot += 1) {
+      const key = keys[slot] as number;
+      if (key === key && key !== TOMBSTONE) sorted[count++] = key;
+    }
+    sorted.sort();
+    for (const key of sorted) visit(key, values[this.find(key)] as number);
+  }
+
   /** Calls `update` with every value, letting it give a new one (the table moving its records). */
   remap(update: (value: number) => number): void {
     const { keys, values } = this;
@@ -162,6 +215,30 @@ export class IdIndex {
       if (key === key && key !== TOMBSTONE) values[slot] = update(values[slot] as number);
     }
     for (const [key, value] of this.named) this.named.set(key, update(value));
+  }
+
+  /** Room for `more` keys beyond those held, made now (one rehash rather than several while they come). */
+  reserve(more: number): void {
+    let capacity = this.keys.length;
+    while ((this.count + this.tombstones + more) > capacity * MAX_LOAD) capacity *= 2;
+    if (capacity !== this.keys.length) this.rehash(capacity);
+  }
+
+  /** What the index holds, for another thread (the arrays move with the message, see fromParts). */
+  parts(): IdIndexParts {
+    return { keys: this.keys, values: this.values, count: this.count, tombstones: this.tombstones, named: this.named };
+  }
+
+  /** The index another thread's `parts()` described (this process wrote it: not checked again). */
+  static fromParts(parts: IdIndexParts): IdIndex {
+    const index = new IdIndex(MIN_CAPACITY);
+    index.keys = parts.keys;
+    index.values = parts.values;
+    index.mask = parts.keys.length - 1;
+    index.count = parts.count;
+    index.tombstones = parts.tombstones;
+    for (const [key, value] of parts.named) index.named.set(key, value);
+    return index;
   }
 
   /** The index as bytes: capacity, counts, the two arrays as they are, the other ids. */

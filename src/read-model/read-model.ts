@@ -2,11 +2,10 @@
 // `reports replay`, `reports verify`, `reports snapshot` and snapshots all hold a ReadModel and
 // feed it through applyRecord, so "decode -> idempotency fold -> report fold -> cursor -> counts"
 // exists once. The event rules themselves are the pure code of projections/.
-import { decodeEvent } from '../../projections/codec.js';
 import { evolveIdempotency, type IdempotencyState, type KeyedRequest } from '../../projections/idempotency.js';
 import { evolve, type Evolution, type FoldEvent } from '../../projections/reports.js';
 import type { Cursor, LogGap, LogPosition, LogRecord } from '../log/event-log.js';
-import type { FoldInput } from './fold-input.js';
+import { decodeForFold, type FoldInput } from './fold-decode.js';
 import { ReportTable } from './report-table.js';
 
 export interface FoldCounts {
@@ -54,10 +53,10 @@ export type Applied = Evolution | { readonly kind: 'invalid'; readonly reason: s
  */
 export function applyRecord(model: ReadModel, record: LogRecord, decoded?: FoldEvent): Applied {
   if (decoded !== undefined) return applyEvent(model, record.position, decoded);
-  return applyInput(model, record.position, decodeEvent(record.value));
+  return applyInput(model, record.position, decodeForFold(record.value));
 }
 
-/** Folds a record at `position` that was decoded elsewhere (by the decode pool). */
+/** Folds a record at `position` that was decoded elsewhere (by a thread of a sharded fold). */
 export function applyInput(model: ReadModel, position: LogPosition, input: FoldInput): Applied {
   if (input.ok) return applyEvent(model, position, input.event);
   model.counts.invalid += 1;

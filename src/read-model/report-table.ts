@@ -7,7 +7,7 @@
 import { compareIds } from '../../projections/canonical.js';
 import type { ReportsState, StoredReport } from '../../projections/reports.js';
 import { BytesOut, type BytesIn } from './bytes.js';
-import { IdIndex, tableKey } from './id-index.js';
+import { IdIndex, tableKey, type IdIndexParts } from './id-index.js';
 import { readRecord, recordLength, storedLength, writeCanonicalLine, writeRecord } from './report-record.js';
 
 export { tableKey } from './id-index.js';
@@ -17,6 +17,15 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
 /** Offsets are chunk * CHUNK_STRIDE + position, small integers while the arena is under 2 GiB. */
 const CHUNK_STRIDE = 2 ** 23;
 const MAX_CHUNKS = 2 ** 32 / CHUNK_STRIDE;
+/** A ReportTable's contents as a structured clone carries them between threads. */
+export interface ReportTableParts {
+  readonly chunks: readonly ArrayBuffer[];
+  readonly fill: number;
+  readonly usedBytes: number;
+  readonly garbageBytes: number;
+  readonly index: IdIndexParts;
+}
+
 export class ReportTable implements ReportsState, Iterable<[string, StoredReport]> {
   private index = new IdIndex();
   private chunks: Buffer[] = [];
@@ -83,14 +92,71 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     return true;
   }
 
+  /**
+   * Takes in every report of `other`, whose ids this table does not hold (the shards of a sharded
+   * fold): its chunks are appended to this table's as they are, only its index entries are added.
+   * `other` is not to be used after.
+   */
+  absorb(other: ReportTable): void {
+    const base = this.chunks.length;
+    if (base + other.chunks.length > MAX_CHUNKS) throw new RangeError('the report table is full: names and tags of live reports exceed 2 GiB');
+    this.index.reserve(other.size);
+    other.index.forEach((at, key) => {
+      if (this.index.has(key)) throw new Error(`report ${String(key)} is in both tables`);
+      this.index.set(key, at + base * CHUNK_STRIDE);
+    });
+    this.chunks.push(...other.chunks);
+    // New records go on in other's last chunk; the room left in this table's last one stays unused.
+    if (other.chunks.length > 0) this.fill = other.fill;
+    this.usedBytes += other.usedBytes;
+    this.garbageBytes += other.garbageBytes;
+    this.#knownAbsent = undefined;
+  }
+
+  /** What the table holds, for another thread: the chunks and index arrays move with the message. */
+  parts(): ReportTableParts {
+    return { chunks: this.chunks.map((chunk) => chunk.buffer as ArrayBuffer), fill: this.fill, usedBytes: this.usedBytes, garbageBytes: this.garbageBytes, index: this.index.parts() };
+  }
+
+  /** The buffers `parts()` hands over (its transfer list). */
+  static transferList(parts: ReportTableParts): ArrayBuffer[] {
+    return [...parts.chunks, parts.index.keys.buffer as ArrayBuffer, parts.index.values.buffer as ArrayBuffer];
+  }
+
+  /** The table another thread's `parts()` described (this process built it: not checked again). */
+  static fromParts(parts: ReportTableParts): ReportTable {
+    const table = new ReportTable();
+    table.chunks = parts.chunks.map((buffer) => Buffer.from(buffer));
+    table.fill = parts.fill;
+    table.usedBytes = parts.usedBytes;
+    table.garbageBytes = parts.garbageBytes;
+    table.index = IdIndex.fromParts(parts.index);
+    return table;
+  }
+
+  /** Takes over what `other` holds, in place of this table's reports (none); `other` is not to be used after. */
+  takeOver(other: ReportTable): void {
+    if (this.size !== 0) throw new Error('only an empty report table can take over another');
+    this.index = other.index;
+    this.chunks = other.chunks;
+    this.fill = other.fill;
+    this.usedBytes = other.usedBytes;
+    this.garbageBytes = other.garbageBytes;
+    this.#knownAbsent = undefined;
+  }
+
   /** The ids in id order. */
   *keys(): IterableIterator<string> {
-    for (const [, id] of this.inIdOrder()) yield id;
+    const ids: string[] = [];
+    this.inIdOrder((id) => ids.push(id));
+    yield* ids;
   }
 
   /** The reports in id order. */
   *entries(): IterableIterator<[string, StoredReport]> {
-    for (const [key, id] of this.inIdOrder()) yield [id, this.read(this.index.get(key) as number)];
+    const positions: Array<[string, number]> = [];
+    this.inIdOrder((id, at) => positions.push([id, at]));
+    for (const [id, at] of positions) yield [id, this.read(at)];
   }
 
   [Symbol.iterator](): IterableIterator<[string, StoredReport]> {
@@ -104,32 +170,27 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
    */
   canonicalLines(update: (bytes: Buffer) => void): void {
     const out = new BytesOut(update);
-    for (const [key, id] of this.inIdOrder()) this.writeLine(out, key, id);
+    this.inIdOrder((id, at) => {
+      const { chunk, position } = locateIn(this.chunks, at);
+      writeCanonicalLine(out, chunk, position, id);
+    });
     out.flush();
   }
 
-  /** Every key with its id, in the canonical order of ids (projections/canonical.ts). */
-  private *inIdOrder(): IterableIterator<[number | string, string]> {
-    const numeric = new Float64Array(this.index.size);
-    let count = 0;
+  /** Calls `visit` with every id and its record's position, in the canonical order of ids (projections/canonical.ts). */
+  private inIdOrder(visit: (id: string, at: number) => void): void {
     const named: string[] = [];
-    for (const [key] of this.index.entries()) {
-      if (typeof key === 'number') numeric[count++] = key;
-      else named.push(key);
-    }
-    const numbers = numeric.subarray(0, count).sort();
+    this.index.forEach((_at, key) => {
+      if (typeof key === 'string') named.push(key);
+    });
     named.sort(compareIds);
     // Ids that are not safe integers lie beyond ±2^53: the negative ones before every number, the rest after.
     const firstPositive = named.findIndex((id) => !id.startsWith('-'));
     const split = firstPositive === -1 ? named.length : firstPositive;
-    for (let i = 0; i < split; i += 1) yield [named[i] as string, named[i] as string];
-    for (const key of numbers) yield [key, String(key)];
-    for (let i = split; i < named.length; i += 1) yield [named[i] as string, named[i] as string];
-  }
-
-  private writeLine(out: BytesOut, key: number | string, id: string): void {
-    const { chunk, position } = locateIn(this.chunks, this.index.get(key) as number);
-    writeCanonicalLine(out, chunk, position, id);
+    const visitNamed = (id: string) => visit(id, this.index.get(id) as number);
+    named.slice(0, split).forEach(visitNamed);
+    this.index.forEachNumberInOrder((key, at) => visit(String(key), at));
+    named.slice(split).forEach(visitNamed);
   }
 
   /** See writeReportTable. */

@@ -68,6 +68,34 @@ table('gives the same state digest as the canonical form of a Map', () => {
   assert.is(stateDigest(new ReportTable()), stateDigest(new Map()));
 });
 
+table('orders ids the same whichever sort it takes: small non-negative ids, large ones, negative ones', () => {
+  const next = (() => {
+    let state = 7;
+    return () => (state = (Math.imul(state, 48271) >>> 0) % 2147483647);
+  })();
+  const small = Array.from({ length: 5000 }, (_, i): [string, StoredReport] => [String((next() * 2) % 4294967296), { name: `r${i}` }]);
+  assert.is(stateDigest(tableOf(small)), stateDigest(new Map(small)), 'ids in [0, 2^32)');
+  const mixed = [...small, ['4294967296', { name: 'just above 2^32' }], ['-3', { name: 'negative' }]] as [string, StoredReport][];
+  assert.is(stateDigest(tableOf(mixed)), stateDigest(new Map(mixed)), 'ids beyond 2^32 and below 0');
+  assert.equal([...tableOf(mixed).keys()], [...new Map(mixed).keys()].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)));
+});
+
+table('absorbs another table of other ids, and takes over a table whole', () => {
+  const left = samples.filter((_, i) => i % 2 === 0);
+  const right = samples.filter((_, i) => i % 2 === 1);
+  const merged = tableOf(left);
+  merged.absorb(tableOf(right));
+  assert.equal(new Map(merged), new Map(samples));
+  assert.is(stateDigest(merged), stateDigest(new Map(samples)));
+  merged.set('100', { name: 'written after the merge' });
+  assert.equal(merged.get('100'), { name: 'written after the merge' });
+  assert.throws(() => merged.absorb(tableOf([['1', { name: 'again' }]])), /in both tables/);
+  const empty = new ReportTable();
+  empty.takeOver(ReportTable.fromParts(tableOf(samples).parts()));
+  assert.equal(new Map(empty), new Map(samples));
+  assert.throws(() => empty.takeOver(new ReportTable()), /only an empty report table/);
+});
+
 table('round-trips through its byte form', () => {
   const chunks: Buffer[] = [];
   const out = new BytesOut((bytes) => chunks.push(bytes));

@@ -1,0 +1,115 @@
+// Folds a long file-log history on several threads at once (shard-fold.ts says why that is
+// sound): one thread per shard, then the shards' read models merged here into one. Used for a fold
+// from an empty read model (a start without a snapshot, `reports replay`), where most of the time
+// is spent; a fold onto a snapshot's state goes through foldLog's one-thread path.
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { FileRange } from '../log/event-log.js';
+import { createReadModel, type ReadModel } from './read-model.js';
+import { ReportTable } from './report-table.js';
+import type { SkippedRecord } from './shard-fold.js';
+import type { ShardMessage, ShardRequest } from './shard-worker.js';
+
+export interface ShardedFoldOptions {
+  /** Threads, one shard each. */
+  readonly threads: number;
+  readonly signal?: AbortSignal;
+  /** Called as the threads go, with how many records all of them have passed. */
+  readonly onProgress?: (records: number) => void;
+}
+
+export type ShardedFold =
+  | {
+      readonly kind: 'folded';
+      readonly model: ReadModel;
+      /** Records that are not valid report events, in offset order. */
+      readonly skipped: readonly SkippedRecord[];
+      /** The log's timestamp of the last record. */
+      readonly lastTimestampMs: number | undefined;
+    }
+  /** A record's key does not name its report: the history must be folded on one thread. */
+  | { readonly kind: 'misrouted'; readonly offset: number }
+  | { readonly kind: 'aborted' };
+
+type Done = Extract<ShardMessage, { kind: 'done' }>;
+
+/** One thread per core: the main thread only waits and merges. */
+export function defaultFoldThreads(): number {
+  return Math.max(1, availableParallelism());
+}
+
+/**
+ * A young generation this large keeps the many short-lived strings of decoding from being
+ * promoted and collected again (a fold with V8's default spends far more time in GC).
+ */
+const YOUNG_GENERATION_MB = 64;
+
+export async function foldSharded(range: FileRange, { threads, signal, onProgress }: ShardedFoldOptions): Promise<ShardedFold> {
+  const shards = Math.max(1, Math.floor(threads));
+  const walked = new Array<number>(shards).fill(0);
+  const workers: Worker[] = [];
+  const stop = () => {
+    for (const worker of workers) void worker.terminate();
+  };
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    const results = await Promise.all(
+      Array.from(
+        { length: shards },
+        (_, shard) =>
+          new Promise<Done>((resolve, reject) => {
+            const worker = new Worker(new URL('./shard-worker.js', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
+            workers.push(worker);
+            worker.on('message', (message: ShardMessage) => {
+              if (message.kind === 'done') {
+                resolve(message);
+                return;
+              }
+              walked[shard] = message.walked;
+              onProgress?.(Math.min(...walked));
+            });
+            worker.on('error', reject);
+            // After 'done' this changes nothing; before it, the thread was stopped or died.
+            worker.on('exit', (code) => reject(new Error(`a folding thread stopped before it was done (exit code ${code})`)));
+            worker.postMessage({ ...range, shard, shards } satisfies ShardRequest);
+          }),
+      ),
+    ).catch((error: unknown) => {
+      if (signal?.aborted) return undefined;
+      throw error;
+    });
+    // Threads may have answered before the abort stopped them: an aborted fold is aborted all the same.
+    if (results === undefined || signal?.aborted === true) return { kind: 'aborted' };
+    const misrouted = results.find((result) => result.misrouted !== undefined)?.misrouted;
+    if (misrouted !== undefined) return { kind: 'misrouted', offset: misrouted };
+    return merge(results, range.records);
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    await Promise.all(workers.map((worker) => worker.terminate()));
+  }
+}
+
+/** One read model from the shards' (which hold disjoint reports). */
+function merge(results: readonly Done[], records: number): ShardedFold {
+  const tables = results.map((result) => ReportTable.fromParts(result.table));
+  const largest = tables.reduce((best, table, i) => (table.size > (tables[best] as ReportTable).size ? i : best), 0);
+  const model = createReadModel({ reports: tables[largest] as ReportTable, cursor: new Map([[0, records]]) });
+  tables.forEach((table, i) => {
+    if (i !== largest) model.reports.absorb(table);
+  });
+  // An idempotency key belongs to the first event that carried it, whichever shard folded it.
+  const firstSeen = new Map<string, number>();
+  for (const { keys } of results) {
+    for (const [key, offset, request] of keys) {
+      const seen = firstSeen.get(key);
+      if (seen !== undefined && seen < offset) continue;
+      firstSeen.set(key, offset);
+      model.keys.set(key, request);
+    }
+  }
+  const skipped = results.flatMap((result) => result.skipped).sort((a, b) => a.offset - b.offset);
+  model.counts.records = records;
+  model.counts.voidEvents = results.reduce((sum, result) => sum + result.voidEvents, 0);
+  model.counts.invalid = skipped.length;
+  return { kind: 'folded', model, skipped, lastTimestampMs: results[0]?.lastTimestampMs };
+}
