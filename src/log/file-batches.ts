@@ -7,7 +7,7 @@
 // damage followed by a whole batch is lost history.
 import type { FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
-import { checkFrame } from './file-frames.js';
+import { frameBytesAt } from './file-frames.js';
 
 export const BATCH_HEADER_BYTES = 16;
 const BATCH_MARK = 0x52534243;
@@ -37,14 +37,29 @@ export function checkBatchHeader(buffer: Buffer, at: number): BatchHeaderCheck {
 /** Byte offsets (within `body`) of the frames of a whole batch, or why it is not whole. */
 export function checkBatchBody(body: Buffer, frameCount: number): { readonly frames: number[] } | { readonly reason: string } {
   const frames: number[] = [];
-  let at = 0;
-  while (frames.length < frameCount) {
-    const check = checkFrame(body, at, true);
-    if (check.kind !== 'frame') return { reason: `${check.kind === 'bad' ? check.reason : 'frame cut short'} in frame ${frames.length + 1} of ${frameCount} of the batch` };
-    frames.push(at);
-    at += check.bytes;
+  const reason = batchFramesInto(body, 0, body.length, frameCount, frames, 0);
+  return reason === undefined ? { frames } : { reason };
+}
+
+/**
+ * Checks the `frameCount` frames of the batch body `buffer[start, end)` and pushes each one's
+ * position plus `base` to `into`; or says why the batch is not whole (then `into` is as it was).
+ */
+function batchFramesInto(buffer: Buffer, start: number, end: number, frameCount: number, into: number[], base: number): string | undefined {
+  const before = into.length;
+  let at = start;
+  for (let frame = 0; frame < frameCount; frame += 1) {
+    const bytes = frameBytesAt(buffer, at, end);
+    if (typeof bytes === 'string') {
+      into.length = before;
+      return `${bytes} in frame ${frame + 1} of ${frameCount} of the batch`;
+    }
+    into.push(base + at);
+    at += bytes;
   }
-  return at === body.length ? { frames } : { reason: 'batch length does not match its frames' };
+  if (at === end) return undefined;
+  into.length = before;
+  return 'batch length does not match its frames';
 }
 
 export type BatchCheck =
@@ -65,9 +80,26 @@ export function checkBatch(buffer: Buffer, at: number, bufferStart: number, file
   const bytes = BATCH_HEADER_BYTES + header.bodyBytes;
   if (bufferStart + at + bytes > fileBytes) return { kind: 'bad', reason: 'batch cut short' };
   if (available < bytes) return { kind: 'incomplete', needBytes: bytes };
-  const body = checkBatchBody(buffer.subarray(at + BATCH_HEADER_BYTES, at + bytes), header.frameCount);
-  if ('reason' in body) return { kind: 'bad', reason: body.reason };
-  return { kind: 'batch', bytes, frames: body.frames.map((frame) => BATCH_HEADER_BYTES + frame) };
+  const frames: number[] = [];
+  const reason = batchFramesInto(buffer, at + BATCH_HEADER_BYTES, at + bytes, header.frameCount, frames, -at);
+  return reason === undefined ? { kind: 'batch', bytes, frames } : { kind: 'bad', reason };
+}
+
+/**
+ * checkBatch for the scan of a whole log: the frames' file positions go straight into `starts`
+ * (left as they were when the batch is not whole), with no array per batch.
+ */
+export function scanBatch(buffer: Buffer, at: number, bufferStart: number, fileBytes: number, starts: number[]): Exclude<BatchCheck, { kind: 'batch' }> | { readonly kind: 'batch'; readonly bytes: number } {
+  const available = buffer.length - at;
+  const atFileEnd = bufferStart + buffer.length >= fileBytes;
+  if (available < BATCH_HEADER_BYTES) return atFileEnd ? { kind: 'bad', reason: 'batch header cut short' } : { kind: 'incomplete', needBytes: BATCH_HEADER_BYTES };
+  const header = checkBatchHeader(buffer, at);
+  if (header.kind === 'bad') return header;
+  const bytes = BATCH_HEADER_BYTES + header.bodyBytes;
+  if (bufferStart + at + bytes > fileBytes) return { kind: 'bad', reason: 'batch cut short' };
+  if (available < bytes) return { kind: 'incomplete', needBytes: bytes };
+  const reason = batchFramesInto(buffer, at + BATCH_HEADER_BYTES, at + bytes, header.frameCount, starts, bufferStart);
+  return reason === undefined ? { kind: 'batch', bytes } : { kind: 'bad', reason };
 }
 
 async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {

@@ -47,22 +47,35 @@ export type FrameCheck =
  * where the file ends, so a frame running past it is torn rather than merely not read yet.
  */
 export function checkFrame(buffer: Buffer, at: number, bufferIsFileEnd: boolean): FrameCheck {
-  const available = buffer.length - at;
-  if (available < FRAME_HEADER_BYTES) {
-    return bufferIsFileEnd ? { kind: 'bad', reason: 'frame header cut short' } : { kind: 'incomplete', needBytes: FRAME_HEADER_BYTES };
+  if (!bufferIsFileEnd) {
+    const available = buffer.length - at;
+    if (available < FRAME_HEADER_BYTES) return { kind: 'incomplete', needBytes: FRAME_HEADER_BYTES };
+    const payloadBytes = buffer.readUInt32BE(at);
+    const frameBytes = FRAME_HEADER_BYTES + payloadBytes;
+    if (plausiblePayload(payloadBytes) && available < frameBytes) return { kind: 'incomplete', needBytes: frameBytes };
   }
+  const bytes = frameBytesAt(buffer, at, buffer.length);
+  return typeof bytes === 'number' ? { kind: 'frame', bytes } : { kind: 'bad', reason: bytes };
+}
+
+function plausiblePayload(payloadBytes: number): boolean {
+  return payloadBytes >= PAYLOAD_FIXED_BYTES && payloadBytes <= MAX_PAYLOAD_BYTES;
+}
+
+/**
+ * The length of the whole, valid frame at `at`, which must end by `end` (a batch's or the file's
+ * end), or why it is not one. Allocates nothing but the CRC's view: the scan at open runs it on
+ * every frame of the log.
+ */
+export function frameBytesAt(buffer: Buffer, at: number, end: number): number | string {
+  if (end - at < FRAME_HEADER_BYTES) return 'frame header cut short';
   const payloadBytes = buffer.readUInt32BE(at);
-  if (payloadBytes < PAYLOAD_FIXED_BYTES || payloadBytes > MAX_PAYLOAD_BYTES) {
-    return { kind: 'bad', reason: `implausible frame length ${payloadBytes}` };
-  }
+  if (!plausiblePayload(payloadBytes)) return `implausible frame length ${payloadBytes}`;
   const frameBytes = FRAME_HEADER_BYTES + payloadBytes;
-  if (available < frameBytes) {
-    return bufferIsFileEnd ? { kind: 'bad', reason: 'frame cut short' } : { kind: 'incomplete', needBytes: frameBytes };
-  }
-  const payload = buffer.subarray(at + FRAME_HEADER_BYTES, at + frameBytes);
-  if (crc32(payload) !== buffer.readUInt32BE(at + 4)) return { kind: 'bad', reason: 'CRC mismatch' };
-  if (PAYLOAD_FIXED_BYTES + payload.readUInt16BE(8) > payloadBytes) return { kind: 'bad', reason: 'key longer than frame' };
-  return { kind: 'frame', bytes: frameBytes };
+  if (end - at < frameBytes) return 'frame cut short';
+  if (crc32(buffer.subarray(at + FRAME_HEADER_BYTES, at + frameBytes)) !== buffer.readUInt32BE(at + 4)) return 'CRC mismatch';
+  if (PAYLOAD_FIXED_BYTES + buffer.readUInt16BE(at + FRAME_HEADER_BYTES + 8) > payloadBytes) return 'key longer than frame';
+  return frameBytes;
 }
 
 /**

@@ -3,10 +3,10 @@
 // tail but lost history: the start is refused. Logs of format 1 (no batch boundaries, written by
 // earlier versions) are read frame by frame, each frame a batch of its own.
 import type { FileHandle } from 'node:fs/promises';
-import { BATCH_HEADER_BYTES, checkBatch, checkBatchHeader, findWholeBatch } from './file-batches.js';
-import { checkFrame, FILE_MAGIC, FILE_MAGIC_V1, findValidFrame } from './file-frames.js';
+import { BATCH_HEADER_BYTES, checkBatchHeader, findWholeBatch, scanBatch } from './file-batches.js';
+import { checkFrame, FILE_MAGIC, FILE_MAGIC_V1, FRAME_HEADER_BYTES, findValidFrame } from './file-frames.js';
 
-const CHUNK_BYTES = 1024 * 1024;
+const CHUNK_BYTES = 4 * 1024 * 1024;
 
 export type LogFormat = 1 | 2;
 
@@ -79,15 +79,23 @@ export async function scanFrames(file: FileHandle, from: number, starts: number[
   let lastBatch: BatchPoint | undefined;
   let chunk: Buffer = Buffer.alloc(0);
   let chunkStart = position;
+  // The block after the chunk, read while the chunk is checked.
+  let ahead: { readonly at: number; readonly read: Promise<Buffer> } | undefined;
   while (position < size) {
-    const check = format === 1 ? singleFrameBatch(chunk, position - chunkStart, chunkStart + chunk.length >= size) : checkBatch(chunk, position - chunkStart, chunkStart, size);
+    const batchOffset = firstOffset + starts.length;
+    const at = position - chunkStart;
+    const check = format === 1 ? singleFrameBatch(chunk, at, chunkStart + chunk.length >= size, starts, chunkStart) : scanBatch(chunk, at, chunkStart, size, starts);
     if (check.kind === 'batch') {
-      lastBatch = { offset: firstOffset + starts.length, byte: position };
-      for (const frame of check.frames) starts.push(position + frame);
+      lastBatch = { offset: batchOffset, byte: position };
       position += check.bytes;
     } else if (check.kind === 'incomplete') {
+      const next = ahead?.at === position ? await ahead.read : undefined;
       chunkStart = position;
-      chunk = await readAt(file, position, Math.max(CHUNK_BYTES, check.needBytes));
+      chunk = next !== undefined && next.length >= check.needBytes ? next : await readAt(file, position, Math.max(CHUNK_BYTES, check.needBytes));
+      const nextStart = chunkStart + wholeUnitsBytes(chunk, format);
+      ahead = nextStart < size ? { at: nextStart, read: readAt(file, nextStart, CHUNK_BYTES) } : undefined;
+      // A read ahead that is not used (the scan stops first) must not fail unhandled.
+      ahead?.read.catch(() => undefined);
     } else {
       // Damage followed by a whole batch (or frame) cannot be a torn write.
       const validFramesFollow = format === 1 ? findValidFrame(await readAt(file, position + 1, size - position - 1)) !== undefined : (await findWholeBatch(file, position + 1, size)) !== undefined;
@@ -97,10 +105,29 @@ export async function scanFrames(file: FileHandle, from: number, starts: number[
   return { format, starts, validBytes: position, ...(lastBatch ? { lastBatch } : {}) };
 }
 
+/**
+ * How many bytes at the start of `chunk` the batches (format 2) or frames (format 1) that lie
+ * wholly in it take, going by their lengths alone: where the scan will want the next read, which
+ * is started before the chunk is checked. A wrong guess (damage) costs only a read.
+ */
+function wholeUnitsBytes(chunk: Buffer, format: LogFormat): number {
+  const headerBytes = format === 2 ? BATCH_HEADER_BYTES : FRAME_HEADER_BYTES;
+  const lengthAt = format === 2 ? 4 : 0;
+  let at = 0;
+  while (at + headerBytes <= chunk.length) {
+    const bytes = headerBytes + chunk.readUInt32BE(at + lengthAt);
+    if (at + bytes > chunk.length) break;
+    at += bytes;
+  }
+  return at;
+}
+
 /** Format 1: every frame is a batch of its own. */
-function singleFrameBatch(buffer: Buffer, at: number, bufferIsFileEnd: boolean): ReturnType<typeof checkBatch> {
+function singleFrameBatch(buffer: Buffer, at: number, bufferIsFileEnd: boolean, starts: number[], bufferStart: number): ReturnType<typeof scanBatch> {
   const check = checkFrame(buffer, at, bufferIsFileEnd);
-  return check.kind === 'frame' ? { kind: 'batch', bytes: check.bytes, frames: [0] } : check;
+  if (check.kind !== 'frame') return check;
+  starts.push(bufferStart + at);
+  return { kind: 'batch', bytes: check.bytes };
 }
 
 /** Whether the file starts with the magic bytes; a file shorter than them holding their prefix is "partial". */
