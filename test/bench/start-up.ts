@@ -12,6 +12,8 @@
 //   the report table's byte chunks, which live in ArrayBuffers outside the JS heap), nothing else.
 //   `external` rather than `arrayBuffers`: buffers built by the threads of a sharded fold and moved
 //   to the main thread count in the main thread's `external`, not in its `arrayBuffers`.
+// Each timed figure is the median of BENCH_RUNS runs (3 unless set), shown with the fastest and
+// slowest run: on a shared machine one run can be 20 % off either way.
 // Prints every figure beside the targets with pass/miss. A benchmark: it asserts nothing.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -113,7 +115,24 @@ async function startAndProbe(dataDir: string): Promise<Started> {
   }
 }
 
+/** BENCH_RUNS: how many times each timed figure is taken (the median is shown, with the range). */
+function runsSetting(): number {
+  const raw = process.env['BENCH_RUNS']?.trim();
+  const value = raw === undefined || raw === '' ? 3 : Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`BENCH_RUNS must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+/** Runs `measure` `runs` times, one after the other: the run with the median time, and the fastest and slowest times. */
+async function medianOf<Run>(runs: number, measure: () => Promise<Run>, seconds: (run: Run) => number): Promise<{ median: Run; range: [number, number] }> {
+  const done: Run[] = [];
+  for (let i = 0; i < runs; i += 1) done.push(await measure());
+  done.sort((a, b) => seconds(a) - seconds(b));
+  return { median: done[Math.floor((done.length - 1) / 2)] as Run, range: [seconds(done[0] as Run), seconds(done[done.length - 1] as Run)] };
+}
+
 async function main(): Promise<void> {
+  const runs = runsSetting();
   const dataDir = join(root, 'data');
   progress(`writing ${events} events`);
   const writeStarted = performance.now();
@@ -122,27 +141,28 @@ async function main(): Promise<void> {
   const logBytes = statSync(join(dataDir, 'events.log')).size;
   progress('server on an empty log (the heap baseline)');
   const empty = await startAndProbe(join(root, 'empty'));
-  progress('reports replay');
-  const replay = await runCli(['replay', '--json'], dataDir);
-  const summary = JSON.parse(replay.stdout) as { liveReports?: unknown; seconds?: unknown };
+  progress(`reports replay (${runs} runs)`);
+  const replay = await medianOf(runs, () => runCli(['replay', '--json'], dataDir), (run) => run.seconds);
+  const summary = JSON.parse(replay.median.stdout) as { liveReports?: unknown; seconds?: unknown };
   const liveReports = Number(summary.liveReports ?? events);
   // The command's own timing of its fold (without Node's start), when it reports one.
   const foldNote = typeof summary.seconds === 'number' && summary.seconds > 0 ? `; the fold alone: ${Math.round(events / summary.seconds).toLocaleString('en-US')}/s` : '';
-  progress('server start without a snapshot');
-  const cold = await startAndProbe(dataDir);
+  progress(`server start without a snapshot (${runs} runs)`);
+  const cold = await medianOf(runs, () => startAndProbe(dataDir), (run) => run.readySeconds);
   progress('reports snapshot');
   const snapshot = await runCli(['snapshot'], dataDir);
-  progress('server start from the snapshot');
-  const warm = await startAndProbe(dataDir);
+  progress(`server start from the snapshot (${runs} runs)`);
+  const warm = await medianOf(runs, () => startAndProbe(dataDir), (run) => run.readySeconds);
+  const spread = (range: readonly [number, number], digits: number, unit: string) => (runs > 1 ? `${runs} runs: ${range[0].toFixed(digits)}–${range[1].toFixed(digits)} ${unit}` : '');
   const heapPerReport = (started: Started) => (started.heapUsed - empty.heapUsed) / liveReports;
   const figures: Figure[] = [
-    { name: 'reports replay', value: events / replay.seconds, unit: 'events/s', target: 500_000, higherIsBetter: true, note: `${replay.seconds.toFixed(2)} s, Node's start included${foldNote}` },
-    { name: 'start to /readyz 200, no snapshot', value: cold.readySeconds, unit: 's', target: 2 },
-    { name: 'start to /readyz 200, from a snapshot', value: warm.readySeconds, unit: 's', target: 0.5, note: `reports snapshot took ${snapshot.seconds.toFixed(2)} s` },
-    { name: 'RSS after start, no snapshot', value: cold.rss / 1e6, unit: 'MB', target: 400 },
-    { name: 'RSS after start, from a snapshot', value: warm.rss / 1e6, unit: 'MB', target: 400 },
-    { name: 'heap per report after GC, no snapshot', value: heapPerReport(cold), unit: 'bytes', target: 120 },
-    { name: 'heap per report after GC, from a snapshot', value: heapPerReport(warm), unit: 'bytes', target: 120, note: `heap and external memory; empty server: ${(empty.heapUsed / 1e6).toFixed(1)} MB` },
+    { name: 'reports replay', value: events / replay.median.seconds, unit: 'events/s', target: 500_000, higherIsBetter: true, note: [`${replay.median.seconds.toFixed(2)} s, Node's start included${foldNote}`, spread(replay.range, 2, 's')].filter(Boolean).join('; ') },
+    { name: 'start to /readyz 200, no snapshot', value: cold.median.readySeconds, unit: 's', target: 2, note: spread(cold.range, 2, 's') },
+    { name: 'start to /readyz 200, from a snapshot', value: warm.median.readySeconds, unit: 's', target: 0.5, note: [spread(warm.range, 2, 's'), `reports snapshot took ${snapshot.seconds.toFixed(2)} s`].filter(Boolean).join('; ') },
+    { name: 'RSS after start, no snapshot', value: cold.median.rss / 1e6, unit: 'MB', target: 400 },
+    { name: 'RSS after start, from a snapshot', value: warm.median.rss / 1e6, unit: 'MB', target: 400 },
+    { name: 'heap per report after GC, no snapshot', value: heapPerReport(cold.median), unit: 'bytes', target: 120 },
+    { name: 'heap per report after GC, from a snapshot', value: heapPerReport(warm.median), unit: 'bytes', target: 120, note: `heap and external memory; empty server: ${(empty.heapUsed / 1e6).toFixed(1)} MB` },
   ];
   startReport({ events, liveReports, logBytes, writeSeconds, figures });
 }
