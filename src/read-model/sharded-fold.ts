@@ -33,9 +33,15 @@ export type ShardedFold =
 
 type Done = Extract<ShardMessage, { kind: 'done' }>;
 
-/** One thread per core: the main thread only waits and merges. */
+/**
+ * Every thread reads and walks the whole file, so beyond a few threads that fixed share outweighs
+ * the shrinking fold share of each (and each thread's heap counts in the process's memory).
+ */
+const MAX_FOLD_THREADS = 4;
+
+/** One thread per core, up to MAX_FOLD_THREADS: the main thread only waits and merges. */
 export function defaultFoldThreads(): number {
-  return Math.max(1, availableParallelism());
+  return Math.min(MAX_FOLD_THREADS, Math.max(1, availableParallelism()));
 }
 
 /**
