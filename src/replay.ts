@@ -89,9 +89,11 @@ async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, thre
   const range = await log.fileRange(end);
   if (range === undefined) return 'go on';
   const progress = (records: number) => onProgress?.({ records, lastTimestampMs: undefined });
-  const folded = await foldSharded(range, { threads, ...(signal ? { signal } : {}), onProgress: progress });
+  // A thread that fails (it could not start, or read the file) leaves the work to this thread, which
+  // folds the same records and fails the same way if the file itself is at fault.
+  const folded = await foldSharded(range, { threads, ...(signal ? { signal } : {}), onProgress: progress }).catch(() => undefined);
   // A record under a key that is not its report's id: only a fold in log order is sure to be right.
-  if (folded.kind === 'misrouted') return 'go on';
+  if (folded === undefined || folded.kind === 'misrouted') return 'go on';
   if (folded.kind === 'aborted') return 'stop';
   model.reports.takeOver(folded.model.reports);
   for (const [key, request] of folded.model.keys) model.keys.set(key, request);

@@ -116,6 +116,18 @@ sharded('falls back to one thread when a record is filed under a key that is not
   assertSameModel(model, (await oneThread(log)).model);
 });
 
+sharded('folds on one thread when the threads fail (here: the file they are told to read is not there)', async ({ log, dir }) => {
+  const range = await log.fileRange?.(RECORDS);
+  assert.ok(range !== undefined);
+  const elsewhere = { ...range, path: join(dir, 'missing.log') };
+  const failure = await foldSharded(elsewhere, { threads: 2 }).then(() => undefined, (error: unknown) => error);
+  assert.match(String(failure), /missing\.log/);
+  const broken: EventLog = Object.assign(Object.create(log) as EventLog, { fileRange: () => Promise.resolve(elsewhere) });
+  const model = createReadModel();
+  await foldLog(broken, model, { threads: 2 });
+  assertSameModel(model, (await oneThread(log)).model);
+});
+
 sharded('an aborted sharded fold leaves the model empty', async ({ log }) => {
   const stop = new AbortController();
   const model = createReadModel();
