@@ -63,33 +63,16 @@ function batchFramesInto(buffer: Buffer, start: number, end: number, frameCount:
 }
 
 export type BatchCheck =
-  | { readonly kind: 'batch'; readonly bytes: number; readonly frames: readonly number[] }
+  | { readonly kind: 'batch'; readonly bytes: number }
   | { readonly kind: 'incomplete'; readonly needBytes: number }
   | { readonly kind: 'bad'; readonly reason: string };
 
 /**
  * Checks the batch that starts at `at` in `buffer`, which starts at byte `bufferStart` of a file of
- * `fileBytes` bytes: frame offsets are relative to the batch start.
+ * `fileBytes` bytes. The file positions of a whole batch's frames go straight into `starts` (left
+ * as they were when the batch is not whole): the scan at open runs this on every batch of the log.
  */
-export function checkBatch(buffer: Buffer, at: number, bufferStart: number, fileBytes: number): BatchCheck {
-  const available = buffer.length - at;
-  const atFileEnd = bufferStart + buffer.length >= fileBytes;
-  if (available < BATCH_HEADER_BYTES) return atFileEnd ? { kind: 'bad', reason: 'batch header cut short' } : { kind: 'incomplete', needBytes: BATCH_HEADER_BYTES };
-  const header = checkBatchHeader(buffer, at);
-  if (header.kind === 'bad') return header;
-  const bytes = BATCH_HEADER_BYTES + header.bodyBytes;
-  if (bufferStart + at + bytes > fileBytes) return { kind: 'bad', reason: 'batch cut short' };
-  if (available < bytes) return { kind: 'incomplete', needBytes: bytes };
-  const frames: number[] = [];
-  const reason = batchFramesInto(buffer, at + BATCH_HEADER_BYTES, at + bytes, header.frameCount, frames, -at);
-  return reason === undefined ? { kind: 'batch', bytes, frames } : { kind: 'bad', reason };
-}
-
-/**
- * checkBatch for the scan of a whole log: the frames' file positions go straight into `starts`
- * (left as they were when the batch is not whole), with no array per batch.
- */
-export function scanBatch(buffer: Buffer, at: number, bufferStart: number, fileBytes: number, starts: number[]): Exclude<BatchCheck, { kind: 'batch' }> | { readonly kind: 'batch'; readonly bytes: number } {
+export function scanBatch(buffer: Buffer, at: number, bufferStart: number, fileBytes: number, starts: number[]): BatchCheck {
   const available = buffer.length - at;
   const atFileEnd = bufferStart + buffer.length >= fileBytes;
   if (available < BATCH_HEADER_BYTES) return atFileEnd ? { kind: 'bad', reason: 'batch header cut short' } : { kind: 'incomplete', needBytes: BATCH_HEADER_BYTES };
