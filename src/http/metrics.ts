@@ -28,6 +28,8 @@ export function createMetrics({ log, projector, health, now = Date.now }: { log:
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
+  /** The series of each method, route and status seen, so a request does not hash its labels twice. */
+  const requestSeries = new Map<string, { count: ReturnType<typeof requests.labels>; latency: ReturnType<typeof latency.labels> }>();
   const appendLatency = new Histogram({
     name: 'reports_log_append_duration_seconds',
     help: 'Time until the event log acknowledged an append (durable)',
@@ -114,9 +116,16 @@ export function createMetrics({ log, projector, health, now = Date.now }: { log:
   return {
     registry,
     observeRequest({ method, route, status }, durationSeconds) {
-      const labels = { method, route, status: String(status) };
-      requests.inc(labels);
-      latency.observe(labels, durationSeconds);
+      const key = `${method} ${route} ${status}`;
+      let series = requestSeries.get(key);
+      if (series === undefined) {
+        // Few combinations exist (routes are patterns, not paths): each is looked up by its labels once.
+        const labels = { method, route, status: String(status) };
+        series = { count: requests.labels(labels), latency: latency.labels(labels) };
+        requestSeries.set(key, series);
+      }
+      series.count.inc();
+      series.latency.observe(durationSeconds);
     },
     observeAppend(durationSeconds) {
       appendLatency.observe(durationSeconds);
