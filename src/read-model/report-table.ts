@@ -118,11 +118,6 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     return { chunks: this.chunks.map((chunk) => chunk.buffer as ArrayBuffer), fill: this.fill, usedBytes: this.usedBytes, garbageBytes: this.garbageBytes, index: this.index.parts() };
   }
 
-  /** The buffers `parts()` hands over (its transfer list). */
-  static transferList(parts: ReportTableParts): ArrayBuffer[] {
-    return [...parts.chunks, parts.index.keys.buffer as ArrayBuffer, parts.index.values.buffer as ArrayBuffer];
-  }
-
   /** The table another thread's `parts()` described (this process built it: not checked again). */
   static fromParts(parts: ReportTableParts): ReportTable {
     const table = new ReportTable();
@@ -193,7 +188,10 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     named.slice(split).forEach(visitNamed);
   }
 
-  /** See writeReportTable. */
+  /**
+   * The table as bytes (the snapshot's reports section): u32 chunk count; per chunk u32 length,
+   * u32 bytes used and those bytes; f64 fill, used and garbage bytes; then the id index.
+   */
   writeTo(out: BytesOut): void {
     out.u32(this.chunks.length);
     this.chunks.forEach((chunk, i) => {
@@ -209,7 +207,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     this.index.writeTo(out);
   }
 
-  /** See readReportTable. */
+  /** Reads what writeTo wrote; throws RangeError on data that does not hold a table. */
   static readFrom(input: BytesIn): ReportTable {
     const table = new ReportTable();
     for (let chunks = input.u32(); chunks > 0; chunks -= 1) {
@@ -292,21 +290,6 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
       return target.at;
     });
   }
-
-}
-
-
-/**
- * The table as bytes (the snapshot's reports section): u32 count, then per report its key (0 and
- * an f64, or 1 and a UTF-8 string) and its record as stored (flags, lengths, name and tag bytes).
- */
-export function writeReportTable(table: ReportTable, out: BytesOut): void {
-  table.writeTo(out);
-}
-
-/** Reads what writeReportTable wrote; throws RangeError on data that does not hold a table. */
-export function readReportTable(input: BytesIn): ReportTable {
-  return ReportTable.readFrom(input);
 }
 
 function locateIn(chunks: readonly Buffer[], at: number): { chunk: Buffer; position: number } {

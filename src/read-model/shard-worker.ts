@@ -5,7 +5,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import type { KeyedRequest } from '../../projections/idempotency.js';
-import { ReportTable, type ReportTableParts } from './report-table.js';
+import type { ReportTableParts } from './report-table.js';
 import { ShardFold, type SkippedRecord } from './shard-fold.js';
 
 export interface ShardRequest {
@@ -64,5 +64,6 @@ parentPort?.once('message', (request: ShardRequest) => {
   const table = model.reports.parts();
   const keys = [...model.keys].map(([key, keyed]) => [key, keyOffsets.get(key) as number, keyed] as const);
   const message: ShardMessage = { kind: 'done', table, keys, voidEvents: model.counts.voidEvents, skipped, lastTimestampMs, misrouted };
-  parentPort?.postMessage(message, ReportTable.transferList(table));
+  // The table's buffers move with the message (the thread ends after it): no copy.
+  parentPort?.postMessage(message, [...table.chunks, table.index.keys.buffer as ArrayBuffer, table.index.values.buffer as ArrayBuffer]);
 });

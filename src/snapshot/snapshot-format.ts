@@ -12,7 +12,7 @@ import type { IdempotencyState, KeyedOutcome } from '../../projections/idempoten
 import { BytesIn, BytesOut } from '../read-model/bytes.js';
 import type { Cursor } from '../log/event-log.js';
 import { createReadModel, type FoldCounts, type ReadModel } from '../read-model/read-model.js';
-import { readReportTable, writeReportTable } from '../read-model/report-table.js';
+import { ReportTable } from '../read-model/report-table.js';
 
 export const SNAPSHOT_FORMAT = 3 as const;
 export const SNAPSHOT_MAGIC = Buffer.from('RSSNAP\u0000\u0003', 'latin1');
@@ -81,7 +81,7 @@ export interface EncodedModel {
 export function encodeModel(model: ReadModel): EncodedModel {
   const sections: Buffer[] = [];
   const out = new BytesOut((bytes) => sections.push(bytes));
-  writeReportTable(model.reports, out);
+  model.reports.writeTo(out);
   out.text(JSON.stringify([...model.keys].map(([key, { fingerprint, outcome }]) => keyRow(key, fingerprint, outcome))));
   out.flush();
   return { cursor: new Map(model.cursor), counts: { ...model.counts }, sections };
@@ -125,7 +125,7 @@ export function decodeSnapshot(file: Buffer): Decoded {
     input.position = SNAPSHOT_MAGIC.length;
     const meta: unknown = JSON.parse(input.text());
     if (!checkMeta.Check(meta)) return { ok: false, reason: `the meta data has the wrong shape at ${checkMeta.Errors(meta).First()?.path ?? '/'}` };
-    const reports = readReportTable(input);
+    const reports = ReportTable.readFrom(input);
     const rows: unknown = JSON.parse(input.text());
     if (!checkKeys.Check(rows)) return { ok: false, reason: `the idempotency keys have the wrong shape at ${checkKeys.Errors(rows).First()?.path ?? '/'}` };
     if (!input.done) return { ok: false, reason: 'bytes follow the last section' };

@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { StoredReport } from '../../projections/reports.js';
 import { BytesIn, BytesOut } from '../../src/read-model/bytes.js';
-import { readReportTable, ReportTable, tableKey, writeReportTable } from '../../src/read-model/report-table.js';
+import { ReportTable, tableKey } from '../../src/read-model/report-table.js';
 import { stateDigest } from '../../src/replay.js';
 
 const samples: [string, StoredReport][] = [
@@ -99,10 +99,10 @@ table('absorbs another table of other ids, and takes over a table whole', () => 
 table('round-trips through its byte form', () => {
   const chunks: Buffer[] = [];
   const out = new BytesOut((bytes) => chunks.push(bytes));
-  writeReportTable(tableOf(samples), out);
+  tableOf(samples).writeTo(out);
   out.flush();
   const input = new BytesIn(Buffer.concat(chunks));
-  assert.equal(new Map(readReportTable(input)), new Map(samples));
+  assert.equal(new Map(ReportTable.readFrom(input)), new Map(samples));
   assert.ok(input.done);
 });
 

@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { IdempotencyState } from '../../projections/idempotency.js';
 import { BytesOut } from '../../src/read-model/bytes.js';
-import { ReportTable, writeReportTable } from '../../src/read-model/report-table.js';
+import { ReportTable } from '../../src/read-model/report-table.js';
 import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_MAGIC, type Snapshot } from '../../src/snapshot/snapshot-format.js';
 import { plainSnapshot, testSnapshot } from '../helpers/snapshots.js';
 
@@ -121,7 +121,7 @@ format('refuses meta data of the wrong shape under a matching checksum', () => {
 
 /** The reports section of an empty table. */
 function emptyTable(out: BytesOut): void {
-  writeReportTable(new ReportTable(), out);
+  new ReportTable().writeTo(out);
 }
 
 /** The reports section of a table holding report 5, with `edit` applied to its bytes. */
@@ -130,7 +130,7 @@ function editedTable(edit: (bytes: Buffer) => void): (out: BytesOut) => void {
   const table = new ReportTable();
   table.set('5', { name: 'five' });
   const section = new BytesOut((bytes) => chunks.push(bytes));
-  writeReportTable(table, section);
+  table.writeTo(section);
   section.flush();
   const bytes = Buffer.concat(chunks);
   edit(bytes);
