@@ -8,7 +8,7 @@
 import { BATCH_HEADER_BYTES } from '../log/file-batches.js';
 import { FRAME_HEADER_BYTES } from '../log/file-frames.js';
 import { decodeForFold } from './fold-decode.js';
-import { applyInput, createReadModel, type ReadModel } from './read-model.js';
+import { applyInput, createReadModel } from './read-model.js';
 
 /** FNV-1a over the characters of a key: the same value for a report id's string and its UTF-8 bytes (ASCII). */
 function hashStep(hash: number, code: number): number {
@@ -35,20 +35,12 @@ export interface SkippedRecord {
   readonly reason: string;
 }
 
-/** What a shard learned, besides its read model. */
-export interface ShardResult {
-  readonly model: ReadModel;
-  /** Offset of the first record carrying each idempotency key the shard holds. */
-  readonly keyOffsets: Map<string, number>;
-  readonly skipped: SkippedRecord[];
-  /** A record whose event belongs to another shard: the fold must not be sharded. */
-  readonly misrouted?: number;
-}
-
 export class ShardFold {
   readonly model = createReadModel();
+  /** Offset of the first record carrying each idempotency key the shard holds. */
   readonly keyOffsets = new Map<string, number>();
   readonly skipped: SkippedRecord[] = [];
+  /** A record whose event belongs to another shard: the fold must not be sharded. */
   misrouted: number | undefined;
   /** Records walked (of every shard), and the offset of the next one. */
   walked = 0;
@@ -116,9 +108,5 @@ export class ShardFold {
     }
     const key = input.event.data.idempotencyKey;
     if (key !== undefined && !this.keyOffsets.has(key)) this.keyOffsets.set(key, offset);
-  }
-
-  result(): ShardResult {
-    return { model: this.model, keyOffsets: this.keyOffsets, skipped: this.skipped, ...(this.misrouted === undefined ? {} : { misrouted: this.misrouted }) };
   }
 }
