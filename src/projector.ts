@@ -3,7 +3,6 @@
 // (read-your-writes) or until the model has reached a position (fresh answers). What it applies
 // it tells a ProjectionHealth; snapshots and readiness are other modules' business.
 import type { Logger } from 'pino';
-import type { ReportEvent } from '../projections/events.js';
 import { CursorWaiters } from './cursor-waiters.js';
 import { cursorLag, cursorPassed, cursorReached, cursorTotal, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from './log/event-log.js';
 import { PositionWaiters, type Outcome } from './position-waiters.js';
@@ -14,17 +13,12 @@ import { foldLog, SHARDED_FOLD_RECORDS } from './replay.js';
 
 export { ProjectionTimeoutError, type Outcome } from './position-waiters.js';
 
-/** Events this process encoded into the values it appended, found by the value's identity. */
-export type TrustedEvents = WeakMap<Buffer, ReportEvent>;
-
 export interface ProjectorOptions {
   readonly log: EventLog;
   readonly logger: Logger;
   readonly model?: ReadModel;
   /** Told what is applied and when the model caught up (default: one with a 10 s stall limit). */
   readonly health?: ProjectionHealth;
-  /** Values this process appended, with the events they encode (they need no decoding). */
-  readonly trusted?: TrustedEvents;
   /** Called after every batch of applied records with their number (snapshot scheduling). */
   readonly onApplied?: (records: number) => void;
   /** Called once, when the model has caught up with the head seen at start. */
@@ -64,6 +58,7 @@ export class Projector {
   private startedAtMs = 0;
   private lastCatchUpReportMs = 0;
   private running: Promise<void> | undefined;
+  private unsubscribe: () => void = () => undefined;
 
   constructor(options: ProjectorOptions) {
     this.options = options;
@@ -81,7 +76,11 @@ export class Projector {
 
   /** Starts following; `caughtUp()` resolves once the log head seen now has been applied. */
   start(): void {
-    this.running ??= this.run();
+    if (this.running) return;
+    // This process's own appends are folded the moment they are durable, before their writers
+    // hear back, so a writer finds its record applied and never waits for the follow loop.
+    this.unsubscribe = this.options.log.onCommit?.((records) => this.applyBatch(records, true)) ?? this.unsubscribe;
+    this.running = this.run();
   }
 
   /** Resolves when the read model has caught up with the log head seen at start. */
@@ -108,7 +107,7 @@ export class Projector {
     while (!this.abort.signal.aborted) {
       try {
         for await (const batch of this.options.log.followBatches(this.model.cursor, { signal: this.abort.signal, onGap })) {
-          this.applyBatch(batch);
+          this.applyBatch(batch, false);
           if (!this.isReady) this.checkCaughtUp(target);
         }
         // follow ended without our abort (e.g. the log was closed): wait before following again,
@@ -171,14 +170,27 @@ export class Projector {
     this.waiters.settle(record.position, applied.kind);
   }
 
-  private applyBatch(batch: readonly LogRecord[]): void {
+  /**
+   * Folds the records that are next in line: a record the cursor has passed (a followed batch read
+   * before a hand-off moved the cursor) is skipped, and so is a handed-over one beyond the cursor
+   * (records before it are not folded yet: the follow loop brings it in order).
+   */
+  private applyBatch(batch: readonly LogRecord[], handedOver: boolean): void {
     const { model, options } = this;
-    const { trusted } = options;
-    for (const record of batch) this.settle(record, applyRecord(model, record, trusted?.get(record.value)));
-    if (batch.length === 0) return;
-    this.health.applied((batch[batch.length - 1] as LogRecord).timestampMs);
+    let applied = 0;
+    let last: LogRecord | undefined;
+    for (const record of batch) {
+      const { partition, offset } = record.position;
+      const next = model.cursor.get(partition) ?? 0;
+      if (offset < next || (handedOver && offset > next)) continue;
+      this.settle(record, applyRecord(model, record, record.event));
+      applied += 1;
+      last = record;
+    }
+    if (last === undefined) return;
+    this.health.applied(last.timestampMs);
     this.cursorWaiters.moved(model.cursor);
-    options.onApplied?.(batch.length);
+    options.onApplied?.(applied);
   }
 
   private checkCaughtUp(target: Cursor): void {
@@ -227,6 +239,7 @@ export class Projector {
 
   /** Stops following; writers still waiting get a ProjectionTimeoutError rather than waiting forever. */
   async stop(): Promise<void> {
+    this.unsubscribe();
     this.abort.abort();
     this.waiters.rejectAll();
     this.cursorWaiters.rejectAll();

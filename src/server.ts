@@ -15,7 +15,7 @@ import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
 import { createOpenApiDocument } from './http/openapi.js';
 import type { EventLog } from './log/event-log.js';
 import { openEventLog } from './log/open-log.js';
-import { Projector, type TrustedEvents } from './projector.js';
+import { Projector } from './projector.js';
 import { ProjectionHealth, startHeadProbe } from './projection-health.js';
 import { defaultFoldThreads } from './read-model/sharded-fold.js';
 import { createReadModel } from './read-model/read-model.js';
@@ -62,11 +62,10 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     await log.scanFrom?.(model.cursor);
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
     const health = new ProjectionHealth(config.projectionStallMs);
-    const trusted: TrustedEvents = new WeakMap();
-    const projector = new Projector({ log, logger, model, health, trusted, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp: () => autoSnapshot.onCaughtUp() });
+    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp: () => autoSnapshot.onCaughtUp() });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
-    const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries, trusted, ...(tracer ? { tracer } : {}) });
+    const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
     // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
     const handle = app.callback();
     const server = await listen((req, res) => void handle(req, res), config, logger);
@@ -97,7 +96,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
  */
 export function createWiredApp(
   config: Config,
-  { log, projector, logger, tokenEntries, trusted, tracer }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[]; trusted?: TrustedEvents; tracer?: Tracer },
+  { log, projector, logger, tokenEntries, tracer }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[]; tracer?: Tracer },
 ): Koa {
   const metrics = createMetrics({ log, projector, health: projector.health });
   const service = new ReportService({
@@ -109,7 +108,6 @@ export function createWiredApp(
     newId: randomUUID,
     now: () => new Date(),
     onAppend: (ms) => metrics.observeAppend(ms / 1000),
-    ...(trusted ? { trusted } : {}),
     ...(tracer ? { tracer } : {}),
   });
   const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { rm } from 'node:fs/promises';
 import { encodeEvent } from '../projections/codec.js';
 import type { ReportEvent } from '../projections/events.js';
-import type { LogPosition } from '../src/log/event-log.js';
+import type { Cursor, EventLog, LogPosition, LogRecord, ReadOptions } from '../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../src/log/file-log.js';
 import { ProjectionTimeoutError, Projector } from '../src/projector.js';
 import { collect, rejection, withTimeout } from './helpers/async.js';
@@ -180,6 +180,63 @@ projector('stops following on stop(), leaving later records unapplied', async (c
   witness.start();
   assert.is(await withTimeout(witness.waitFor(position, GUARD_MS), GUARD_MS, 'the witness projector'), 'created');
   await witness.stop();
+  assert.is(p.model.reports.size, 0);
+});
+
+/** The log with its follow loop held back until `release` and given a copy of the cursor (not the live one); `followed` counts the batches it handed on. */
+function heldBack(log: FileLog): { log: EventLog; release: () => void; followed: () => number } {
+  let release = () => undefined as void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let followed = 0;
+  async function* followBatches(from: Cursor, options?: ReadOptions): AsyncIterable<readonly LogRecord[]> {
+    const copy = new Map(from);
+    await gate;
+    for await (const batch of log.followBatches(copy, options)) {
+      yield batch;
+      followed += 1;
+    }
+  }
+  return { log: Object.assign(Object.create(log) as FileLog, { followBatches }), release, followed: () => followed };
+}
+
+projector('folds its own appends before they are acknowledged, and only once (the commit hand-off)', async (context) => {
+  const p = startProjector(context);
+  await p.caughtUp();
+  await appendEvent(context.log, created('1', 'a'));
+  // No waitFor: the record was applied before the append resolved.
+  assert.equal(p.model.reports.get('1'), { name: 'a' });
+  assert.equal(p.model.cursor, new Map([[0, 1]]));
+  await appendEvent(context.log, created('2', 'b'));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(p.model.counts, { records: 2, voidEvents: 0, invalid: 0 });
+});
+
+projector('skips a followed record that a hand-off folded while it was being read', async (context) => {
+  const held = heldBack(context.log);
+  const p = new Projector({ log: held.log, logger: memoryLogger().logger, retryDelayMs: 10 });
+  context.projector = p;
+  p.start();
+  await p.caughtUp();
+  await appendEvent(context.log, created('1', 'a'));
+  assert.equal(p.model.cursor, new Map([[0, 1]]));
+  held.release();
+  // The follow loop reads record 0 from the file (its cursor is a copy) and hands it on: skipped.
+  await withTimeout((async () => { while (held.followed() < 1) await new Promise((resolve) => setTimeout(resolve, 5)); })(), GUARD_MS, 'the follow loop');
+  assert.equal(p.model.counts, { records: 1, voidEvents: 0, invalid: 0 });
+});
+
+projector('leaves a handed-over record beyond its cursor to the follow loop, which folds all in order', async (context) => {
+  await appendEvent(context.log, created('1', 'a'));
+  const held = heldBack(context.log);
+  const p = new Projector({ log: held.log, logger: memoryLogger().logger, retryDelayMs: 10 });
+  context.projector = p;
+  p.start();
+  const position = await appendEvent(context.log, deleted('1'));
+  // Record 0 is not folded yet, so record 1 must not be.
+  assert.is(p.model.counts.records, 0);
+  held.release();
+  assert.is(await withTimeout(p.waitFor(position, GUARD_MS), GUARD_MS, 'waitFor(1)'), 'deleted');
+  assert.equal(p.model.counts, { records: 2, voidEvents: 0, invalid: 0 });
   assert.is(p.model.reports.size, 0);
 });
 

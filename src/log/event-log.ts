@@ -1,5 +1,6 @@
 // The only port to storage. Two adapters implement it: the embedded file log and Kafka.
 // Positions are (partition, offset); the file log has a single partition 0.
+import type { ReportEvent } from '../../projections/events.js';
 
 export interface LogPosition {
   readonly partition: number;
@@ -13,7 +14,15 @@ export interface LogMessage {
   /** The report id; keeps all events of one report in one partition, in order. */
   readonly key: string;
   readonly value: Buffer;
+  /**
+   * The event `value` encodes, when the appender in this process has it. It is never stored or
+   * sent: only the commit hand-off passes it on, so the projector folds it without decoding.
+   */
+  readonly event?: ReportEvent;
 }
+
+/** The records of one durable flush, in log order, handed to a listener in this process. */
+export type CommitListener = (records: readonly LogRecord[]) => void;
 
 export interface LogRecord extends LogMessage {
   readonly position: LogPosition;
@@ -97,7 +106,17 @@ export interface EventLog {
   read(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
   /** Like `read`, several records at a time (a long fold pays one step per batch, not per record). */
   readBatches(from: Cursor, options?: ReadOptions): AsyncIterable<readonly LogRecord[]>;
-  /** Yields the records from `from` and then every new one, until the signal aborts. */
+  /**
+   * The in-process hand-off: `listener` is called synchronously with the records of every flush
+   * of this process's appends, in log order, once they are durable and before the appends they
+   * acknowledge resolve. Returns the unsubscribe function. Absent: appends are only seen by following.
+   */
+  onCommit?(listener: CommitListener): () => void;
+  /**
+   * Yields the records from `from` and then every new one, until the signal aborts. `from` may be
+   * the follower's live cursor: records it has passed meanwhile (through `onCommit`) are not read
+   * again, though a batch read before it moved may still hold some (a follower skips those).
+   */
   follow(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
   /** Like `follow`, several records at a time. */
   followBatches(from: Cursor, options?: ReadOptions): AsyncIterable<readonly LogRecord[]>;

@@ -1,9 +1,10 @@
 // The embedded event log's writer: one append-only file in the data directory, one partition,
 // held by one process (the lock). Group commit: appends that arrive while a write+fsync is in
 // flight wait for the next batch, and one fdatasync acknowledges the whole batch. Followers only
-// ever see records that are on disk; the newest ones they get from memory, the very objects the
-// appender passed, rather than reading back what was just written (file-log-reader.ts is the
-// reader of another process).
+// ever see records that are on disk. The projector of this process gets each batch handed over
+// in memory as soon as it is durable (onCommit), with the events the appenders encoded, so
+// nothing written is read back, decoded or kept around; other followers read the file
+// (file-log-reader.ts is the reader of another process).
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -16,7 +17,7 @@ import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from './batcher.js';
 import { lockDir, type DirLock } from './file-lock.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './file-dir.js';
 import { scanLog } from './file-recovery.js';
-import { LogUnavailableError, RecordTooLargeError, payloadBytes, type AppendOptions, type Cursor, type EventLog, type FileRange, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
+import { LogUnavailableError, RecordTooLargeError, payloadBytes, type AppendOptions, type CommitListener, type Cursor, type EventLog, type FileRange, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
 
 export interface FileLogOptions {
   /** The data directory; the log is `events.log` in it. */
@@ -76,9 +77,6 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
   }
 }
 
-/** Records appended lately that followers get from memory; older ones are read from the file. */
-const RECENT_RECORDS = 8192;
-
 class FileLogWriter implements FileLog {
   readonly description: string;
   readonly maxRecordBytes = MAX_RECORD_BYTES;
@@ -88,9 +86,9 @@ class FileLogWriter implements FileLog {
   private failure: Error | undefined;
   private appendCount = 0;
   private fsyncCount = 0;
+  /** Followers waiting for the next append. */
   private readonly listeners = new Set<() => void>();
-  /** The last records appended, from offset `index.records - recent.length`. */
-  private recent: LogRecord[] = [];
+  private readonly commitListeners = new Set<CommitListener>();
 
   constructor(
     private readonly index: FrameIndex,
@@ -147,16 +145,20 @@ class FileLogWriter implements FileLog {
     const first = this.index.records;
     this.index.add(frames, batchByte);
     this.appendCount += frames.length;
-    this.remember(messages.map(({ key, value }, i) => ({ key, value, timestampMs, position: { partition: 0, offset: first + i } })));
+    if (this.commitListeners.size > 0) this.handOver(messages, first, timestampMs);
     for (const listener of [...this.listeners]) listener();
     let next = first;
     return appends.map((batch) => batch.map(() => ({ partition: 0, offset: next++ })));
   }
 
-  private remember(records: readonly LogRecord[]): void {
-    // Appended in place; trimmed to the newest RECENT_RECORDS once twice that many have gathered.
-    for (const record of records) this.recent.push(record);
-    if (this.recent.length > 2 * RECENT_RECORDS) this.recent = this.recent.slice(-RECENT_RECORDS);
+  private handOver(messages: readonly LogMessage[], first: number, timestampMs: number): void {
+    const records = messages.map((message, i): LogRecord => ({ ...message, timestampMs, position: { partition: 0, offset: first + i } }));
+    for (const listener of [...this.commitListeners]) listener(records);
+  }
+
+  onCommit(listener: CommitListener): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
   }
 
   fileRange(records: number): Promise<FileRange | undefined> {
@@ -192,16 +194,13 @@ class FileLogWriter implements FileLog {
   async *followBatches(from: Cursor, { signal }: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
     let offset = from.get(0) ?? 0;
     while (!signal?.aborted && !this.closed) {
+      // A live cursor may have moved on by a commit hand-off: those records are not read again.
+      offset = Math.max(offset, from.get(0) ?? 0);
       const end = this.index.records;
-      const recentFirst = end - this.recent.length;
       if (offset >= end) {
         await this.nextAppend(signal);
-      } else if (offset >= recentFirst) {
-        const records = this.recent.slice(offset - recentFirst);
-        yield records;
-        offset += records.length;
       } else {
-        const records = await this.index.readBatch(offset, recentFirst);
+        const records = await this.index.readBatch(offset, end);
         yield records;
         offset += records.length;
       }

@@ -8,7 +8,7 @@ import type { StoredReport } from '../../projections/reports.js';
 import { createFingerprint } from '../../projections/idempotency.js';
 import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
 import { AppendTimeoutError, LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
-import { ProjectionTimeoutError, type Outcome, type Projector, type TrustedEvents } from '../projector.js';
+import { ProjectionTimeoutError, type Outcome, type Projector } from '../projector.js';
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';
@@ -21,8 +21,6 @@ export interface ReportServiceOptions extends EnvelopeContext {
   readonly logger: Logger;
   /** Called with the duration of every successful append (metrics). */
   readonly onAppend?: (durationMs: number) => void;
-  /** Where the values this service appends are registered with their events, for the projector. */
-  readonly trusted?: TrustedEvents;
   /** Spans around appends and read-your-writes waits (default: the global OpenTelemetry tracer, a no-op without an SDK). */
   readonly tracer?: Tracer;
   /** A monotonic clock in milliseconds for deadlines (tests may pass a fake one). */
@@ -114,11 +112,9 @@ export class ReportService {
     const parent = parentContext(traceContext);
     try {
       const append = (traced: ReportEvent) => {
-        const value = encodeEvent(traced);
-        // The projector folds this very buffer, when the log hands it back from memory, without decoding it.
-        this.options.trusted?.set(value, traced);
+        // The event goes along with its bytes: the log hands it to the projector, which folds it undecoded.
         // The log settles the append by the deadline itself (one shared timer, no per-request signal).
-        return this.options.log.append([{ key: traced.subject, value }], { timeoutMs: this.remaining(deadline) });
+        return this.options.log.append([{ key: traced.subject, value: encodeEvent(traced), event: traced }], { timeoutMs: this.remaining(deadline) });
       };
       const [position] = await this.tracing.append(parent, event, append);
       this.options.onAppend?.(this.clockMs() - started);
