@@ -7,7 +7,7 @@
 // damage followed by a whole batch is lost history.
 import type { FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
-import { frameBytesAt } from './file-frames.js';
+import { frameBytesAt, frameSize, writeFrame } from './file-frames.js';
 
 export const BATCH_HEADER_BYTES = 16;
 const BATCH_MARK = 0x52534243;
@@ -16,11 +16,35 @@ const SEARCH_CHUNK_BYTES = 1024 * 1024;
 
 export function encodeBatch(frames: readonly Buffer[]): Buffer {
   const header = Buffer.allocUnsafe(BATCH_HEADER_BYTES);
-  header.writeUInt32BE(BATCH_MARK, 0);
-  header.writeUInt32BE(frames.reduce((sum, frame) => sum + frame.length, 0), 4);
-  header.writeUInt32BE(frames.length, 8);
-  header.writeUInt32BE(crc32(header.subarray(0, 12)), 12);
+  writeBatchHeader(header, frames.reduce((sum, frame) => sum + frame.length, 0), frames.length);
   return Buffer.concat([header, ...frames]);
+}
+
+function writeBatchHeader(target: Buffer, bodyBytes: number, frameCount: number): void {
+  target.writeUInt32BE(BATCH_MARK, 0);
+  target.writeUInt32BE(bodyBytes, 4);
+  target.writeUInt32BE(frameCount, 8);
+  target.writeUInt32BE(crc32(target.subarray(0, 12)), 12);
+}
+
+export interface EncodedBatch {
+  readonly bytes: Buffer;
+  /** Each frame's length, in order. */
+  readonly frameBytes: readonly number[];
+}
+
+/** The batch of one write: the frames of `messages`, all stamped `timestampMs`, encoded straight into one buffer. */
+export function encodeMessageBatch(messages: readonly { readonly key: string; readonly value: Buffer }[], timestampMs: number): EncodedBatch {
+  const keyBytes = messages.map(({ key }) => Buffer.byteLength(key, 'utf8'));
+  const frameBytes = messages.map(({ value }, i) => frameSize(keyBytes[i] as number, value.length));
+  const bodyBytes = frameBytes.reduce((sum, bytes) => sum + bytes, 0);
+  const bytes = Buffer.allocUnsafe(BATCH_HEADER_BYTES + bodyBytes);
+  writeBatchHeader(bytes, bodyBytes, messages.length);
+  let at = BATCH_HEADER_BYTES;
+  messages.forEach(({ key, value }, i) => {
+    at += writeFrame(bytes, at, { key, value, timestampMs }, keyBytes[i] as number);
+  });
+  return { bytes, frameBytes };
 }
 
 export type BatchHeaderCheck =

@@ -22,19 +22,31 @@ export interface FrameContent {
   readonly timestampMs: number;
 }
 
-export function encodeFrame({ key, value, timestampMs }: FrameContent): Buffer {
-  const keyBytes = Buffer.from(key, 'utf8');
-  const payloadBytes = PAYLOAD_FIXED_BYTES + keyBytes.length + value.length;
-  // The scan at start refuses larger frames, so such a record must never be acknowledged.
-  if (payloadBytes > MAX_PAYLOAD_BYTES || keyBytes.length > 0xffff) throw new RangeError(`record of ${payloadBytes} bytes is larger than the log's limit of ${MAX_PAYLOAD_BYTES}`);
-  const frame = Buffer.allocUnsafe(FRAME_HEADER_BYTES + payloadBytes);
-  frame.writeUInt32BE(payloadBytes, 0);
-  frame.writeDoubleBE(timestampMs, 8);
-  frame.writeUInt16BE(keyBytes.length, 16);
-  keyBytes.copy(frame, 18);
-  value.copy(frame, 18 + keyBytes.length);
-  frame.writeUInt32BE(crc32(frame.subarray(FRAME_HEADER_BYTES)), 4);
+export function encodeFrame(content: FrameContent): Buffer {
+  const keyBytes = Buffer.byteLength(content.key, 'utf8');
+  const frame = Buffer.allocUnsafe(frameSize(keyBytes, content.value.length));
+  writeFrame(frame, 0, content, keyBytes);
   return frame;
+}
+
+/** The bytes of a frame with a key of `keyBytes` UTF-8 bytes; a RangeError when the log cannot hold it. */
+export function frameSize(keyBytes: number, valueBytes: number): number {
+  const payloadBytes = PAYLOAD_FIXED_BYTES + keyBytes + valueBytes;
+  // The scan at start refuses larger frames, so such a record must never be acknowledged.
+  if (payloadBytes > MAX_PAYLOAD_BYTES || keyBytes > 0xffff) throw new RangeError(`record of ${payloadBytes} bytes is larger than the log's limit of ${MAX_PAYLOAD_BYTES}`);
+  return FRAME_HEADER_BYTES + payloadBytes;
+}
+
+/** Writes the frame of `content` at `at` in `target` (which has room for it); returns its length. */
+export function writeFrame(target: Buffer, at: number, { key, value, timestampMs }: FrameContent, keyBytes: number): number {
+  const payloadBytes = PAYLOAD_FIXED_BYTES + keyBytes + value.length;
+  target.writeUInt32BE(payloadBytes, at);
+  target.writeDoubleBE(timestampMs, at + 8);
+  target.writeUInt16BE(keyBytes, at + 16);
+  target.write(key, at + 18, keyBytes, 'utf8');
+  value.copy(target, at + 18 + keyBytes);
+  target.writeUInt32BE(crc32(target.subarray(at + FRAME_HEADER_BYTES, at + FRAME_HEADER_BYTES + payloadBytes)), at + 4);
+  return FRAME_HEADER_BYTES + payloadBytes;
 }
 
 export type FrameCheck =

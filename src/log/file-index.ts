@@ -5,7 +5,7 @@
 // snapshot's history ends indexes the records before that point only when one is read.
 import type { FileHandle } from 'node:fs/promises';
 import { LogUnavailableError, type FileRange, type LogRecord } from './event-log.js';
-import { BATCH_HEADER_BYTES, checkBatchHeader } from './file-batches.js';
+import { BATCH_HEADER_BYTES, checkBatchHeader, type EncodedBatch } from './file-batches.js';
 import { decodeFrame, FILE_MAGIC, FRAME_HEADER_BYTES } from './file-frames.js';
 import { CorruptLogError, scanFrames, type BatchPoint, type LogFormat } from './file-recovery.js';
 
@@ -95,14 +95,15 @@ export class FrameIndex {
   }
 
   /** Indexes the frames of a batch just written (and synced) by the writer at `batchByte`. */
-  add(frames: readonly Buffer[], batchByte: number): void {
-    if (frames.length === 0) return;
-    if (this.records === 0) this.firstRecordCrc ??= (frames[0] as Buffer).readUInt32BE(4);
+  /** A batch of frames of these lengths was written at `batchByte` (`bytes`: the batch itself). */
+  add({ bytes, frameBytes }: EncodedBatch, batchByte: number): void {
+    if (frameBytes.length === 0) return;
+    if (this.records === 0) this.firstRecordCrc ??= bytes.readUInt32BE(BATCH_HEADER_BYTES + 4);
     this.lastBatch = { offset: this.records, byte: batchByte };
     let byte = batchByte + BATCH_HEADER_BYTES;
-    for (const frame of frames) {
+    for (const length of frameBytes) {
       this.starts.push(byte);
-      byte += frame.length;
+      byte += length;
     }
     this.endByte = byte;
   }

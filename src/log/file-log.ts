@@ -8,8 +8,9 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { encodeFrame, MAX_RECORD_BYTES } from './file-frames.js';
-import { encodeBatch } from './file-batches.js';
+import { MAX_RECORD_BYTES } from './file-frames.js';
+import { encodeMessageBatch } from './file-batches.js';
+import { writeDurably } from './durable-write.js';
 import { convertToBatches } from './file-convert.js';
 import { FrameIndex, parseBatchPoint } from './file-index.js';
 import { eachRecord } from './record-batches.js';
@@ -123,18 +124,11 @@ class FileLogWriter implements FileLog {
     if (this.failure) throw this.failure;
     const timestampMs = this.now();
     const messages = appends.flat();
-    const frames = messages.map(({ key, value }) => encodeFrame({ key, value, timestampMs }));
     // One batch per write+fsync: recovery keeps or cuts it whole.
-    const bytes = encodeBatch(frames);
+    const batch = encodeMessageBatch(messages, timestampMs);
     const batchByte = this.index.endByte;
     try {
-      // write(2) may write less than asked (a full disk, a signal): carry on until all is written.
-      for (let written = 0; written < bytes.length; ) {
-        const { bytesWritten } = await this.index.file.write(bytes, written, bytes.length - written, batchByte + written);
-        if (bytesWritten === 0) throw new Error('the disk accepted no bytes');
-        written += bytesWritten;
-      }
-      await this.index.file.datasync();
+      await writeDurably(this.index.file.fd, batch.bytes, batchByte);
     } catch (cause) {
       // After a failed write or fsync the page cache and the disk may disagree; appending on top
       // could acknowledge data that is not there. Fail every append until a restart re-scans.
@@ -143,8 +137,8 @@ class FileLogWriter implements FileLog {
     }
     this.fsyncCount += 1;
     const first = this.index.records;
-    this.index.add(frames, batchByte);
-    this.appendCount += frames.length;
+    this.index.add(batch, batchByte);
+    this.appendCount += messages.length;
     if (this.commitListeners.size > 0) this.handOver(messages, first, timestampMs);
     for (const listener of [...this.listeners]) listener();
     let next = first;
@@ -152,7 +146,7 @@ class FileLogWriter implements FileLog {
   }
 
   private handOver(messages: readonly LogMessage[], first: number, timestampMs: number): void {
-    const records = messages.map((message, i): LogRecord => ({ ...message, timestampMs, position: { partition: 0, offset: first + i } }));
+    const records = messages.map(({ key, value, event }, i): LogRecord => ({ key, value, event, timestampMs, position: { partition: 0, offset: first + i } }));
     for (const listener of [...this.commitListeners]) listener(records);
   }
 
