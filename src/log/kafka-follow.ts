@@ -38,7 +38,13 @@ function toRecord(partition: number, message: KafkaMessage): LogRecord {
 }
 
 /** Yields the records from `from` on, and a gap where offsets hold nothing the consumer delivers. */
-export async function* followTopic({ kafka, topic, partitions, groupPrefix, from, signal }: FollowOptions): AsyncIterable<FollowItem> {
+/** The records and gaps of the topic from `from` on, one at a time. */
+export async function* followTopic(options: FollowOptions): AsyncIterable<FollowItem> {
+  for await (const items of followTopicBatches(options)) yield* items;
+}
+
+/** Like followTopic, as the consumer delivers them: the items of one fetched batch together. */
+export async function* followTopicBatches({ kafka, topic, partitions, groupPrefix, from, signal }: FollowOptions): AsyncIterable<readonly FollowItem[]> {
   const pending: FollowItem[][] = [];
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
@@ -117,7 +123,7 @@ export async function* followTopic({ kafka, topic, partitions, groupPrefix, from
     while (!signal?.aborted) {
       const items = pending.shift();
       if (items) {
-        for (const item of items) yield item;
+        yield items;
         if (pending.length === 0) release?.();
         continue;
       }

@@ -2,7 +2,7 @@
 // at the same moment go out in one produce request; the message key is the report id, so all
 // events of one report share a partition and keep their order.
 // kafkajs is CommonJS; Node cannot see all of its named exports from ESM, so take the default.
-import kafkajs, { type Admin, type Kafka, type Message, type PartitionMetadata, type Producer } from 'kafkajs';
+import kafkajs, { type Admin, type Kafka, type Message, type Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { CLOUDEVENTS_CONTENT_TYPE } from '../../projections/events.js';
 import type { KafkaConfig } from '../config.js';
@@ -12,8 +12,9 @@ import { ProbeSilenceError } from './kafka-errors.js';
 import { groupBySize, maxRecordBytes } from './kafka-record-size.js';
 import { KafkaHealth } from './kafka-health.js';
 import { countChanged, misplaced } from './kafka-partitions.js';
-import { cursorReached, LogUnavailableError, payloadBytes, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type LogGap, type ReadOptions } from './event-log.js';
-import { followTopic, isGap } from './kafka-follow.js';
+import { cursorReached, LogUnavailableError, payloadBytes, RecordTooLargeError, type AppendOptions, type CommitListener, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
+import { partitionOfKey } from './kafka-partition.js';
+import { followTopicBatches, isGap, type FollowItem } from './kafka-follow.js';
 import { singleRecordBatches } from './record-batches.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { ensureTopic } from './kafka-topic.js';
@@ -50,11 +51,10 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
     const { partitions, maxMessageBytes, warnings } = await ensureTopic(admin, config, createTopic);
     for (const warning of warnings) logger.warn({ topic: config.topic }, warning);
     await producer.connect();
-    const metadata = (await admin.fetchTopicMetadata({ topics: [config.topic] })).topics[0]?.partitions ?? [];
     logger.info({ topic: config.topic, partitions, maxMessageBytes, brokers: config.brokers }, 'opened the Kafka event log');
     const { clusterId } = await admin.describeCluster();
     const limits = { writeTimeoutMs, maxMessageBytes, ...(maxPendingAppends === undefined ? {} : { maxPendingAppends }) };
-    const log = new KafkaLog(kafka, admin, producer, config, partitions, metadata, limits, logger, `kafka:${clusterId}/${config.topic}`);
+    const log = new KafkaLog(kafka, admin, producer, config, partitions, limits, logger, `kafka:${clusterId}/${config.topic}`);
     log.startProbe(probeIntervalMs);
     return log;
   } catch (error) {
@@ -75,12 +75,12 @@ class KafkaLog implements EventLog {
   readonly maxRecordBytes: number;
   private readonly writeTimeoutMs: number;
   private readonly batcher: Batcher<readonly LogMessage[], LogPosition[]>;
-  private readonly partitionOf: (message: Message) => number;
   private readonly status: KafkaHealth;
   private probe: NodeJS.Timeout | undefined;
   private closed = false;
   private appendCount = 0;
   private produceCount = 0;
+  private readonly commitListeners = new Set<CommitListener>();
 
   constructor(
     private readonly kafka: Kafka,
@@ -88,7 +88,6 @@ class KafkaLog implements EventLog {
     private readonly producer: Producer,
     private readonly config: KafkaConfig,
     private readonly partitions: number,
-    partitionMetadata: PartitionMetadata[],
     limits: KafkaLogLimits,
     logger: Logger,
     readonly identity: string,
@@ -111,10 +110,6 @@ class KafkaLog implements EventLog {
       },
       limits.maxPendingAppends === undefined ? {} : { maxPending: limits.maxPendingAppends },
     );
-    // The partition is computed here (with kafkajs' Java-compatible murmur2 partitioner) rather
-    // than by the producer, so every message's offset can be matched to its partition's response.
-    const partitioner = Partitioners.DefaultPartitioner();
-    this.partitionOf = (message) => partitioner({ topic: config.topic, partitionMetadata, message });
   }
 
   startProbe(intervalMs: number): void {
@@ -149,7 +144,7 @@ class KafkaLog implements EventLog {
   }
 
   partitionFor(key: string): number {
-    return this.partitionOf({ key, value: null });
+    return partitionOfKey(key, this.partitions);
   }
 
   private async checkPartitionCount(): Promise<void> {
@@ -166,10 +161,20 @@ class KafkaLog implements EventLog {
     return this.batcher.add(messages, options.signal, options.timeoutMs);
   }
 
+  onCommit(listener: CommitListener): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
+  }
+
   private async produce(messages: LogMessage[]): Promise<LogPosition[]> {
+    // Set here, so a record handed over in memory carries the timestamp Kafka stores (CreateTime, the default).
+    const timestampMs = Date.now();
+    const timestamp = String(timestampMs);
     const kafkaMessages: Message[] = messages.map(({ key, value }) => {
-      const message: Message = { key, value, headers: { 'content-type': CLOUDEVENTS_CONTENT_TYPE } };
-      return { ...message, partition: this.partitionOf(message) };
+      const message: Message = { key, value, timestamp, headers: { 'content-type': CLOUDEVENTS_CONTENT_TYPE } };
+      // The partition is chosen here (Kafka's default partitioner) rather than by the producer, so
+      // every message's offset can be matched to its partition's response.
+      return { ...message, partition: partitionOfKey(key, this.partitions) };
     });
     let metadata;
     try {
@@ -182,16 +187,22 @@ class KafkaLog implements EventLog {
     this.appendCount += messages.length;
     const nextOffset = new Map<number, number>();
     for (const entry of metadata) nextOffset.set(entry.partition, Number(entry.baseOffset ?? entry.offset));
-    return kafkaMessages.map(({ partition }) => {
+    const positions = kafkaMessages.map(({ partition }) => {
       const offset = nextOffset.get(partition as number);
       if (offset === undefined || Number.isNaN(offset)) throw new LogUnavailableError(`Kafka did not report an offset for partition ${partition}`);
       nextOffset.set(partition as number, offset + 1);
       return { partition: partition as number, offset };
     });
+    if (this.commitListeners.size > 0) {
+      // Each partition's records are one batch with consecutive offsets, in the order sent.
+      const records = messages.map(({ key, value, event }, i): LogRecord => ({ key, value, event, timestampMs, position: positions[i] as LogPosition }));
+      for (const listener of [...this.commitListeners]) listener(records);
+    }
+    return positions;
   }
 
   async latest(key: string): Promise<Cursor> {
-    const partition = this.partitionOf({ key, value: null });
+    const partition = partitionOfKey(key, this.partitions);
     const head = await this.head();
     return new Map([[partition, head.get(partition) ?? 0]]);
   }
@@ -236,26 +247,41 @@ class KafkaLog implements EventLog {
     return singleRecordBatches(this.read(from, options));
   }
 
-  followBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
-    return singleRecordBatches(this.follow(from, options));
+  /** The records of each fetched batch together; a gap is passed (onGap) in its place between them. */
+  async *followBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
+    for await (const items of this.itemBatches(from, options.signal)) {
+      let records: LogRecord[] = [];
+      for (const item of items) {
+        if (!isGap(item)) {
+          records.push(item);
+          continue;
+        }
+        if (records.length > 0) yield records;
+        records = [];
+        options.onGap?.(item);
+      }
+      if (records.length > 0) yield records;
+    }
   }
 
   async *follow(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
-    for await (const item of this.items(from, options.signal)) {
-      if (isGap(item)) options.onGap?.(item);
-      else yield item;
+    for await (const records of this.followBatches(from, options)) yield* records;
+  }
+
+  private async *items(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<FollowItem> {
+    for await (const items of this.itemBatches(from, signal)) yield* items;
+  }
+
+  /** Every record is checked to lie in the partition its key belongs to (else writes are refused). */
+  private async *itemBatches(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<readonly FollowItem[]> {
+    for await (const items of this.topicBatches(from, signal)) {
+      for (const item of items) if (!isGap(item)) this.status.refuseWrites(misplaced(this.config.topic, item, this.partitionFor(item.key)));
+      yield items;
     }
   }
 
-  private async *items(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<LogRecord | LogGap> {
-    for await (const item of this.topicItems(from, signal)) {
-      if (!isGap(item)) this.status.refuseWrites(misplaced(this.config.topic, item, this.partitionFor(item.key)));
-      yield item;
-    }
-  }
-
-  private topicItems(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<LogRecord | LogGap> {
-    return followTopic({
+  private topicBatches(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<readonly FollowItem[]> {
+    return followTopicBatches({
       kafka: this.kafka,
       topic: this.config.topic,
       partitions: this.partitions,
