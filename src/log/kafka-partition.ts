@@ -30,7 +30,6 @@ function murmur2Of(length: number, byteAt: ByteAt): number {
 
 /** murmur2 (Kafka's variant, seed 0x9747b28c) of the UTF-8 bytes of `key`, as a signed 32-bit integer. */
 export function murmur2(key: string): number {
-  // eslint-disable-next-line no-control-regex -- the ASCII range is exactly what is meant
   if (/^[\u0000-\u007f]*$/.test(key)) return murmur2Of(key.length, (i) => key.charCodeAt(i));
   const bytes = Buffer.from(key, 'utf8');
   return murmur2Of(bytes.length, (i) => bytes[i] as number);
