@@ -1,7 +1,11 @@
 // The server's own snapshots: one when the read model has caught up after folding many records
-// at start (none during the catch-up), then one every `every` records applied. The read model is
-// encoded at once (it changes with the next record), the anchors of that cursor read from the log,
-// and the file written in the background; one write at a time.
+// at start (none during the catch-up), then one every `every` records applied, or every
+// MODEL_SHARE-th of the model's size when that is more. A snapshot costs as much as the model is
+// big; taken every `every` records only, a model of millions of reports would be written out in
+// full every few thousand writes (and each write would pay more the bigger the model grew). So
+// the cost per write stays bounded, and a start folds at most that many records past the newest
+// snapshot. The read model is encoded at once (it changes with the next record), the anchors of
+// that cursor read from the log, and the file written in the background; one write at a time.
 import type { Logger } from 'pino';
 import type { EventLog } from '../log/event-log.js';
 import type { ReadModel } from '../read-model/read-model.js';
@@ -15,6 +19,14 @@ export interface AutoSnapshot {
   /** The catch-up at start is done: a snapshot now if it folded at least `every` records. */
   onCaughtUp(): void;
   idle(): Promise<void>;
+}
+
+/** The interval grows to this fraction of the model (reports and idempotency keys) in records. */
+const MODEL_SHARE = 4;
+
+/** Whether a snapshot is due after `sinceSnapshot` records, for a model holding `modelSize` reports and keys. */
+export function snapshotDue(sinceSnapshot: number, every: number, modelSize: number): boolean {
+  return every > 0 && sinceSnapshot >= Math.max(every, Math.floor(modelSize / MODEL_SHARE));
 }
 
 export function createAutoSnapshot({ dir, log, logger, model, every }: { dir: string; log: EventLog; logger: Logger; model: ReadModel; every: number }): AutoSnapshot {
@@ -36,14 +48,15 @@ export function createAutoSnapshot({ dir, log, logger, model, every }: { dir: st
         writing = undefined;
       });
   };
+  const due = () => snapshotDue(sinceSnapshot, every, model.reports.size + model.keys.size);
   return {
     onApplied(records) {
       sinceSnapshot += records;
-      if (caughtUp && every > 0 && sinceSnapshot >= every) write();
+      if (caughtUp && due()) write();
     },
     onCaughtUp() {
       caughtUp = true;
-      if (every > 0 && sinceSnapshot >= every) write();
+      if (due()) write();
     },
     idle: async () => {
       await writing;

@@ -87,18 +87,32 @@ export function encodeModel(model: ReadModel): EncodedModel {
   return { cursor: new Map(model.cursor), counts: { ...model.counts }, sections };
 }
 
-/** The snapshot file's bytes, in order: magic, meta, the model's sections, the checksum. */
-export function snapshotFile({ log, createdAt, anchors, resume }: Omit<Snapshot, 'model'>, encoded: EncodedModel): Buffer[] {
+/** The snapshot file's bytes before the checksum, in order: magic, meta, the model's sections. */
+export function snapshotBody({ log, createdAt, anchors, resume }: Omit<Snapshot, 'model'>, encoded: EncodedModel): Buffer[] {
   const head: Buffer[] = [];
   const out = new BytesOut((bytes) => head.push(bytes));
   out.bytes(SNAPSHOT_MAGIC);
   const meta: Meta = { log, createdAt, cursor: [...encoded.cursor], counts: { ...encoded.counts }, anchors: [...anchors], ...(resume === undefined ? {} : { resume }) };
   out.text(JSON.stringify(meta));
   out.flush();
+  return [...head, ...encoded.sections];
+}
+
+/** The snapshot's checksum: SHA-256 of its body, fed a piece at a time by whoever writes the body. */
+export function snapshotChecksum(): { update(piece: Buffer): void; digest(): Buffer } {
   const hash = createHash('sha256');
-  const chunks = [...head, ...encoded.sections];
-  for (const chunk of chunks) hash.update(chunk);
-  return [...chunks, hash.digest()];
+  return {
+    update: (piece) => void hash.update(piece),
+    digest: () => hash.digest(),
+  };
+}
+
+/** The snapshot file's bytes, in order: body, then the checksum. */
+export function snapshotFile(header: Omit<Snapshot, 'model'>, encoded: EncodedModel): Buffer[] {
+  const chunks = snapshotBody(header, encoded);
+  const checksum = snapshotChecksum();
+  for (const chunk of chunks) checksum.update(chunk);
+  return [...chunks, checksum.digest()];
 }
 
 /** The whole snapshot as one buffer (tests and small models). */

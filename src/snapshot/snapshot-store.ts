@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { cursorReached, cursorTotal, type Cursor, type EventLog } from '../log/event-log.js';
 import { anchorMismatch } from './snapshot-anchor.js';
-import { decodeSnapshot, encodeModel, snapshotFile, type EncodedModel, type Snapshot } from './snapshot-format.js';
+import { decodeSnapshot, encodeModel, snapshotBody, snapshotChecksum, type EncodedModel, type Snapshot } from './snapshot-format.js';
 
 const KEEP = 3;
 /** `.snap` files are format 3; `.json` ones were written by earlier versions (recognised, not used). */
@@ -25,16 +25,42 @@ export function writeSnapshot(dir: string, snapshot: Snapshot): Promise<string> 
 
 /** Writes a model encoded earlier (the server encodes, then reads the anchors of that cursor). */
 export function writeEncodedSnapshot(dir: string, header: Omit<Snapshot, 'model'>, encoded: EncodedModel): Promise<string> {
-  return writeSnapshotChunks(dir, cursorTotal(encoded.cursor), snapshotFile(header, encoded));
+  return writeSnapshotChunks(dir, cursorTotal(encoded.cursor), snapshotBody(header, encoded));
 }
 
-async function writeSnapshotChunks(dir: string, position: number, chunks: readonly Buffer[]): Promise<string> {
+/** A snapshot is written and hashed this many bytes at a time. */
+const PIECE_BYTES = 1024 * 1024;
+/** Written bytes are made durable every this many bytes, not all at the end. */
+const SYNC_EVERY_BYTES = 4 * PIECE_BYTES;
+
+/**
+ * Writes the body a piece at a time, hashing each piece as it goes, and syncs every few MB: the
+ * server writes snapshots while it serves writes, so neither the checksum of a big model nor
+ * one fsync of all of it may hold the event loop or the disk for long. (On ext4 an fsync of the
+ * log must also flush every dirty block another file has newly allocated; a snapshot left to
+ * one sync at the end would make the log's acknowledgements wait for all of it.)
+ */
+async function writeSnapshotChunks(dir: string, position: number, body: readonly Buffer[]): Promise<string> {
   await ensurePrivateDir(dir);
   const path = join(dir, `snapshot-${String(position).padStart(16, '0')}.snap`);
   const temporary = `${path}.${process.pid}.tmp`;
   const file = await open(temporary, 'w', PRIVATE_FILE_MODE);
   try {
-    for (const chunk of chunks) await file.write(chunk);
+    const checksum = snapshotChecksum();
+    let unsynced = 0;
+    for (const chunk of body) {
+      for (let at = 0; at < chunk.length; at += PIECE_BYTES) {
+        const piece = chunk.subarray(at, at + PIECE_BYTES);
+        checksum.update(piece);
+        await file.write(piece);
+        unsynced += piece.length;
+        if (unsynced >= SYNC_EVERY_BYTES) {
+          await file.datasync();
+          unsynced = 0;
+        }
+      }
+    }
+    await file.write(checksum.digest());
     await file.sync();
   } finally {
     await file.close();

@@ -1,12 +1,12 @@
 // Snapshots on disk: named by position, written without leaving temporary files, the newest three
 // kept; loading picks the newest one that is intact, of this log and within its head.
-import { readdir, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Cursor, LogRecord } from '../../src/log/event-log.js';
 import { recordDigest } from '../../src/snapshot/snapshot-anchor.js';
-import type { Snapshot } from '../../src/snapshot/snapshot-format.js';
+import { decodeSnapshot, encodeSnapshot, type Snapshot } from '../../src/snapshot/snapshot-format.js';
 import { plainSnapshot, testSnapshot, type PlainSnapshot } from '../helpers/snapshots.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../../src/snapshot/snapshot-store.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
@@ -57,6 +57,18 @@ store('writes a file named by its position and leaves no temporary file', async 
 store('names a snapshot of several partitions by the records it covers', async ({ dir }) => {
   const path = await writeSnapshot(dir, testSnapshot({ ...plainAt(0), cursor: new Map([[0, 3], [1, 4], [2, 0]]) }));
   assert.is(path, join(dir, 'snapshot-0000000000000007.snap'));
+});
+
+store('writes a model of many MB in pieces: the file is the one-buffer encoding, checksum included', async ({ dir }) => {
+  const reports = new Map(Array.from({ length: 60_000 }, (_, i) => [String(1e12 + i), { name: `report ${i} `.padEnd(100, 'x'), tag: 'tagged' }] as const));
+  const snapshot = testSnapshot({ ...plainAt(60_000), reports });
+  const path = await writeSnapshot(dir, snapshot);
+  const file = await readFile(path);
+  assert.ok(file.length > 6 * 1024 * 1024, `a snapshot of ${file.length} bytes spans several write pieces and syncs`);
+  assert.ok(file.equals(encodeSnapshot(snapshot)));
+  const decoded = decodeSnapshot(file);
+  assert.ok(decoded.ok);
+  assert.is(decoded.snapshot.model.reports.size, 60_000);
 });
 
 store('keeps only the newest three snapshots', async ({ dir }) => {
