@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import type { Cursor, LogGap, LogRecord } from './event-log.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
+import { pause } from '../pause.js';
 
 export type FollowItem = LogRecord | LogGap;
 
@@ -44,6 +45,15 @@ export async function* followTopic(options: FollowOptions): AsyncIterable<Follow
 }
 
 /** Like followTopic, as the consumer delivers them: the items of one fetched batch together. */
+/**
+ * Under load a fetch is not started sooner than this after the previous one. Fetching as soon as
+ * a record is there cost a fetch request and response per produce request, which made the follow
+ * loop (that folds this process's own records a second time only to skip them) as dear as the
+ * writes. The wait is taken only after a fetch that brought records: an idle follower long-polls
+ * and sees a record from another instance at once, a busy one at most this much later.
+ */
+const FETCH_INTERVAL_MS = 20;
+
 export async function* followTopicBatches({ kafka, topic, partitions, groupPrefix, from, signal }: FollowOptions): AsyncIterable<readonly FollowItem[]> {
   const pending: FollowItem[][] = [];
   let failure: Error | undefined;
@@ -92,6 +102,10 @@ export async function* followTopicBatches({ kafka, topic, partitions, groupPrefi
     next.set(payload.partition, passed);
     channel.skip({ partition: payload.partition, next: passed });
   });
+  let fetchStartedMs = 0;
+  consumer.on(consumer.events.FETCH_START, () => {
+    fetchStartedMs = performance.now();
+  });
   const onAbort = () => notify();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
@@ -115,6 +129,8 @@ export async function* followTopicBatches({ kafka, topic, partitions, groupPrefi
         const lastOffset = batch.messages[batch.messages.length - 1]?.offset;
         if (lastOffset !== undefined) payload.resolveOffset(lastOffset);
         await payload.heartbeat();
+        const wait = fetchStartedMs + FETCH_INTERVAL_MS - performance.now();
+        if (records.length > 0 && wait > 0) await pause(wait, signal);
       },
     });
     for (let partition = 0; partition < partitions; partition += 1) {
