@@ -19,6 +19,7 @@ import { Projector } from './projector.js';
 import { ProjectionHealth, startHeadProbe } from './projection-health.js';
 import { defaultFoldThreads } from './read-model/sharded-fold.js';
 import { createReadModel } from './read-model/read-model.js';
+import { isoClock } from './reports/envelope.js';
 import { ReportService } from './reports/service.js';
 import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
@@ -106,7 +107,7 @@ export function createWiredApp(
     writeTimeoutMs: config.writeTimeoutMs,
     source: config.eventSource,
     newId: randomUUID,
-    now: () => new Date(),
+    time: isoClock(),
     onAppend: (ms) => metrics.observeAppend(ms / 1000),
     ...(tracer ? { tracer } : {}),
   });

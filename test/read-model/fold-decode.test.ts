@@ -9,7 +9,7 @@ import { decodeCanonical, decodeForFold, type FoldInput } from '../../src/read-m
 import { reportCreated, reportDeleted } from '../../src/reports/envelope.js';
 import { withTraceContext } from '../../src/reports/tracing.js';
 
-const context = { source: 'urn:report-store:test', newId: () => '6d5f1c2e-8a41-4c1b-9d7e-0f3b2a1c4d5e', now: () => new Date('2026-11-23T10:11:12.345Z') };
+const context = { source: 'urn:report-store:test', newId: () => '6d5f1c2e-8a41-4c1b-9d7e-0f3b2a1c4d5e', time: () => '2026-11-23T10:11:12.345Z' };
 const span = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true };
 
 /** What the fold takes of a decoding: the type and data of the event, or only that it is invalid. */

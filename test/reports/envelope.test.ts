@@ -1,12 +1,12 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { decodeEvent, encodeEvent } from '../../projections/codec.js';
-import { reportCreated, reportDeleted, type EnvelopeContext } from '../../src/reports/envelope.js';
+import { isoClock, reportCreated, reportDeleted, type EnvelopeContext } from '../../src/reports/envelope.js';
 
 const context: EnvelopeContext = {
   source: 'urn:report-store:test',
   newId: () => '3f1c2a4e-8b7d-4c6e-9f0a-1b2c3d4e5f60',
-  now: () => new Date(Date.UTC(2024, 4, 1, 12, 30, 15, 250)),
+  time: () => new Date(Date.UTC(2024, 4, 1, 12, 30, 15, 250)).toISOString(),
 };
 
 const envelopeFields = {
@@ -46,3 +46,15 @@ deleted('passes the ReportEvent schema through the codec', () => {
   assert.equal(decodeEvent(encodeEvent(event)), { ok: true, event });
 });
 deleted.run();
+
+const clock = suite('isoClock');
+clock('formats the clock as Date#toISOString does, again whenever the millisecond changes', () => {
+  const readings = [Date.UTC(2024, 4, 1, 12, 30, 15, 250), Date.UTC(2024, 4, 1, 12, 30, 15, 250), Date.UTC(2024, 4, 1, 12, 30, 15, 251), 0];
+  let at = 0;
+  const time = isoClock(() => readings[at++] as number);
+  assert.equal(
+    readings.map(() => time()),
+    ['2024-05-01T12:30:15.250Z', '2024-05-01T12:30:15.250Z', '2024-05-01T12:30:15.251Z', '1970-01-01T00:00:00.000Z'],
+  );
+});
+clock.run();
