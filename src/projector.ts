@@ -79,7 +79,7 @@ export class Projector {
     if (this.running) return;
     // This process's own appends are folded the moment they are durable, before their writers
     // hear back, so a writer finds its record applied and never waits for the follow loop.
-    this.unsubscribe = this.options.log.onCommit?.((records) => this.applyBatch(records, true)) ?? this.unsubscribe;
+    this.unsubscribe = this.options.log.onCommit?.((records) => this.applyHandedOver(records)) ?? this.unsubscribe;
     this.running = this.run();
   }
 
@@ -168,6 +168,16 @@ export class Projector {
   private settle(record: LogRecord, applied: Applied): void {
     if (applied.kind === 'invalid') this.skipped(record.position, applied.reason);
     this.waiters.settle(record.position, applied.kind);
+  }
+
+  /** The hand-off runs inside the log's acknowledgement: a failure here must not fail writes that are durable. */
+  private applyHandedOver(records: readonly LogRecord[]): void {
+    try {
+      this.applyBatch(records, true);
+    } catch (error) {
+      // The follow loop brings whatever was not folded, from the cursor on.
+      this.options.logger.error({ err: error }, 'folding records handed over by the log failed; following the log for them');
+    }
   }
 
   /**

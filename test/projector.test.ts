@@ -211,6 +211,21 @@ projector('folds its own appends before they are acknowledged, and only once (th
   assert.equal(p.model.counts, { records: 2, voidEvents: 0, invalid: 0 });
 });
 
+projector('a failure while folding handed-over records is logged and leaves the durable append acknowledged', async (context) => {
+  const { logger, lines } = memoryLogger();
+  let calls = 0;
+  const p = new Projector({ log: context.log, logger, retryDelayMs: 10, onApplied: () => {
+    calls += 1;
+    if (calls === 1) throw new Error('scheduler broke');
+  } });
+  context.projector = p;
+  p.start();
+  await p.caughtUp();
+  const position = await appendEvent(context.log, created('1', 'a'));
+  assert.is(await withTimeout(p.waitFor(position, GUARD_MS), GUARD_MS, 'waitFor(0)'), 'created');
+  assert.ok(lines().some((line) => line['msg'] === 'folding records handed over by the log failed; following the log for them'));
+});
+
 projector('skips a followed record that a hand-off folded while it was being read', async (context) => {
   const held = heldBack(context.log);
   const p = new Projector({ log: held.log, logger: memoryLogger().logger, retryDelayMs: 10 });
