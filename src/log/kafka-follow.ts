@@ -154,3 +154,20 @@ export async function* followTopicBatches({ kafka, topic, partitions, groupPrefi
     await settleWithin(DISCONNECT_MS, consumer.disconnect());
   }
 }
+
+/** The records of each fetched batch together; a gap is passed to `onGap` in its place between them. */
+export async function* recordRuns(batches: AsyncIterable<readonly FollowItem[]>, onGap?: (gap: LogGap) => void): AsyncIterable<readonly LogRecord[]> {
+  for await (const items of batches) {
+    let records: LogRecord[] = [];
+    for (const item of items) {
+      if (!isGap(item)) {
+        records.push(item);
+        continue;
+      }
+      if (records.length > 0) yield records;
+      records = [];
+      onGap?.(item);
+    }
+    if (records.length > 0) yield records;
+  }
+}

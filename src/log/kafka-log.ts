@@ -14,7 +14,7 @@ import { KafkaHealth } from './kafka-health.js';
 import { countChanged, misplaced } from './kafka-partitions.js';
 import { cursorReached, LogUnavailableError, payloadBytes, RecordTooLargeError, type AppendOptions, type CommitListener, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
 import { partitionOfKey } from './kafka-partition.js';
-import { followTopicBatches, isGap, type FollowItem } from './kafka-follow.js';
+import { followTopicBatches, isGap, recordRuns, type FollowItem } from './kafka-follow.js';
 import { singleRecordBatches } from './record-batches.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { ensureTopic } from './kafka-topic.js';
@@ -247,21 +247,8 @@ class KafkaLog implements EventLog {
     return singleRecordBatches(this.read(from, options));
   }
 
-  /** The records of each fetched batch together; a gap is passed (onGap) in its place between them. */
-  async *followBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
-    for await (const items of this.itemBatches(from, options.signal)) {
-      let records: LogRecord[] = [];
-      for (const item of items) {
-        if (!isGap(item)) {
-          records.push(item);
-          continue;
-        }
-        if (records.length > 0) yield records;
-        records = [];
-        options.onGap?.(item);
-      }
-      if (records.length > 0) yield records;
-    }
+  followBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
+    return recordRuns(this.itemBatches(from, options.signal), options.onGap);
   }
 
   async *follow(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
