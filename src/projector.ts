@@ -1,7 +1,9 @@
-// The follow loop: folds every record of the log into the read model with applyRecord, from the
-// model's cursor on, and lets writers wait until their own record has been applied
-// (read-your-writes) or until the model has reached a position (fresh answers). What it applies
-// it tells a ProjectionHealth; snapshots and readiness are other modules' business.
+// Folds every record of the log into the read model with applyRecord, from the model's cursor on:
+// the records this process appends as the log hands them over once durable (onCommit), everything
+// else (other writers, the history at start) by following the log. Lets writers wait until their
+// own record has been applied (read-your-writes) or until the model has reached a position (fresh
+// answers). What it applies it tells a ProjectionHealth; snapshots and readiness are other
+// modules' business.
 import type { Logger } from 'pino';
 import { CursorWaiters } from './cursor-waiters.js';
 import { cursorLag, cursorPassed, cursorReached, cursorTotal, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from './log/event-log.js';
