@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LogMessage } from '../../src/log/event-log.js';
-import { BATCH_HEADER_BYTES, encodeBatch, findWholeBatch } from '../../src/log/file-batches.js';
+import { BATCH_HEADER_BYTES, encodeBatch, encodeMessageBatch, findWholeBatch } from '../../src/log/file-batches.js';
 import { encodeFrame, FILE_MAGIC, FILE_MAGIC_V1 } from '../../src/log/file-frames.js';
 import { openFileLog } from '../../src/log/file-log.js';
 import { openFileLogReader } from '../../src/log/file-log-reader.js';
@@ -117,6 +117,14 @@ batches('a reader beside the writer takes in batches as they are appended', asyn
   assert.equal((await collect(reader.read(new Map()))).map((record) => record.key), ['a', 'b', 'c']);
   await reader.close();
   await log.close();
+});
+
+batches('a group commit encoded in one buffer is the batch of its frames encoded one by one', () => {
+  const messages = [message('1'), { key: 'é-ключ', value: Buffer.from('ünïcödé value') }, { key: '', value: Buffer.alloc(0) }];
+  const { bytes, frameBytes } = encodeMessageBatch(messages, 1_700_000_000_123);
+  const frames = messages.map((m) => encodeFrame({ ...m, timestampMs: 1_700_000_000_123 }));
+  assert.ok(bytes.equals(encodeBatch(frames)));
+  assert.equal(frameBytes, frames.map((frame) => frame.length));
 });
 
 batches.run();
