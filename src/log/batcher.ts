@@ -119,3 +119,16 @@ export class Batcher<T, R> {
     }
   }
 }
+
+/**
+ * One read shared as appends share a flush: callers that arrive while a read is out wait for the
+ * next one and all get its result. So each caller gets a result read after it asked (the read in
+ * flight may have started before), with one read per round trip however many callers there are.
+ */
+export function sharedRead<R>(read: () => Promise<R>, options: BatcherOptions = {}): () => Promise<R> {
+  const batcher = new Batcher<undefined, R>(async (callers) => {
+    const result = await read();
+    return callers.map(() => result);
+  }, options);
+  return () => batcher.add(undefined);
+}

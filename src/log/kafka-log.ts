@@ -6,7 +6,7 @@ import kafkajs, { type Admin, type Kafka, type Message, type Producer } from 'ka
 import type { Logger } from 'pino';
 import { CLOUDEVENTS_CONTENT_TYPE } from '../../projections/events.js';
 import type { KafkaConfig } from '../config.js';
-import { Batcher } from './batcher.js';
+import { Batcher, sharedRead } from './batcher.js';
 import { createKafkaClient, describeStartError } from './kafka-client.js';
 import { ProbeSilenceError } from './kafka-errors.js';
 import { groupBySize, maxRecordBytes } from './kafka-record-size.js';
@@ -75,6 +75,8 @@ class KafkaLog implements EventLog {
   readonly maxRecordBytes: number;
   private readonly writeTimeoutMs: number;
   private readonly batcher: Batcher<readonly LogMessage[], LogPosition[]>;
+  /** The head for `latest`: one offsets request per round trip, not one per no-write answer. */
+  private readonly sharedHead: () => Promise<Cursor>;
   private readonly status: KafkaHealth;
   private probe: NodeJS.Timeout | undefined;
   private closed = false;
@@ -110,6 +112,7 @@ class KafkaLog implements EventLog {
       },
       limits.maxPendingAppends === undefined ? {} : { maxPending: limits.maxPendingAppends },
     );
+    this.sharedHead = sharedRead(() => this.head(), limits.maxPendingAppends === undefined ? {} : { maxPending: limits.maxPendingAppends });
   }
 
   startProbe(intervalMs: number): void {
@@ -203,7 +206,7 @@ class KafkaLog implements EventLog {
 
   async latest(key: string): Promise<Cursor> {
     const partition = partitionOfKey(key, this.partitions);
-    const head = await this.head();
+    const head = await this.sharedHead();
     return new Map([[partition, head.get(partition) ?? 0]]);
   }
 

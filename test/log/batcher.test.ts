@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Batcher } from '../../src/log/batcher.js';
+import { Batcher, sharedRead } from '../../src/log/batcher.js';
 import { AppendTimeoutError, LogOverloadedError } from '../../src/log/event-log.js';
 import { deferred, rejection, withTimeout } from '../helpers/async.js';
 
@@ -111,3 +111,44 @@ batcher('an append acknowledged within its timeout resolves, and a timeout that 
 });
 
 batcher.run();
+
+const shared = suite('sharedRead');
+
+shared('callers that arrive while a read is out share the next read, each getting a result read after it asked', async () => {
+  const reads: ReturnType<typeof deferred<number>>[] = [];
+  const read = sharedRead(() => {
+    const next = deferred<number>();
+    reads.push(next);
+    return next.promise;
+  });
+  const first = read();
+  const [second, third] = [read(), read()];
+  assert.is(reads.length, 1);
+  reads[0]?.resolve(1);
+  assert.is(await first, 1);
+  // The first read may have been sent before the others asked: they wait for one of their own.
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.is(reads.length, 2);
+  reads[1]?.resolve(2);
+  assert.equal(await Promise.all([second, third]), [2, 2]);
+});
+
+shared('a failed read fails its callers only; a caller that came while it was out reads again', async () => {
+  let calls = 0;
+  const read = sharedRead(() => ((calls += 1) === 1 ? Promise.reject(new Error('broker away')) : Promise.resolve(calls)));
+  const [failed, later] = [read(), read()];
+  assert.is(((await rejection(failed)) as Error).message, 'broker away');
+  assert.is(await later, 2);
+});
+
+shared('refuses a caller beyond maxPending at once, as appends are', async () => {
+  const hung = deferred<number>();
+  const read = sharedRead(() => hung.promise, { maxPending: 1 });
+  const inFlight = read();
+  const waiting = read();
+  assert.instance(await rejection(read()), LogOverloadedError);
+  hung.resolve(5);
+  assert.equal(await Promise.all([inFlight, waiting]), [5, 5]);
+});
+
+shared.run();
