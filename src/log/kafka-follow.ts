@@ -38,22 +38,20 @@ function toRecord(partition: number, message: KafkaMessage): LogRecord {
   };
 }
 
-/** Yields the records from `from` on, and a gap where offsets hold nothing the consumer delivers. */
-/** The records and gaps of the topic from `from` on, one at a time. */
-export async function* followTopic(options: FollowOptions): AsyncIterable<FollowItem> {
-  for await (const items of followTopicBatches(options)) yield* items;
-}
-
-/** Like followTopic, as the consumer delivers them: the items of one fetched batch together. */
 /**
  * Under load a fetch is not started sooner than this after the previous one. Fetching as soon as
- * a record is there cost a fetch request and response per produce request, which made the follow
- * loop (that folds this process's own records a second time only to skip them) as dear as the
- * writes. The wait is taken only after a fetch that brought records: an idle follower long-polls
- * and sees a record from another instance at once, a busy one at most this much later.
+ * a record was there cost a fetch request and response per produce request, and made following
+ * (this process's own records included, which the projector has folded already at the hand-off
+ * and skips) as dear as writing. The wait is taken only after a fetch that brought records: an
+ * idle follower long-polls and sees a record from another instance at once, a busy one at most
+ * this much later.
  */
 const FETCH_INTERVAL_MS = 20;
 
+/**
+ * Yields the records from `from` on, and a gap where offsets hold nothing the consumer delivers,
+ * as the consumer fetches them: the items of one fetched batch together.
+ */
 export async function* followTopicBatches({ kafka, topic, partitions, groupPrefix, from, signal }: FollowOptions): AsyncIterable<readonly FollowItem[]> {
   const pending: FollowItem[][] = [];
   let failure: Error | undefined;
