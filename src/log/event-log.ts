@@ -24,6 +24,24 @@ export interface LogMessage {
 /** The records of one durable flush, in log order, handed to a listener in this process. */
 export type CommitListener = (records: readonly LogRecord[]) => void;
 
+/** The listeners of one log's commit hand-off (`EventLog.onCommit`). */
+export class CommitListeners {
+  private readonly listeners = new Set<CommitListener>();
+
+  /** Adds `listener`; returns the function that removes it. */
+  add(listener: CommitListener): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  /** Hands the records of a flush to every listener; `records` is built only when one listens. */
+  notify(records: () => readonly LogRecord[]): void {
+    if (this.listeners.size === 0) return;
+    const handed = records();
+    for (const listener of [...this.listeners]) listener(handed);
+  }
+}
+
 export interface LogRecord extends LogMessage {
   readonly position: LogPosition;
   /** Milliseconds since the epoch at which the log accepted the record. */

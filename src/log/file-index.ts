@@ -95,7 +95,6 @@ export class FrameIndex {
   }
 
   /** Indexes the frames of a batch just written (and synced) by the writer at `batchByte`. */
-  /** A batch of frames of these lengths was written at `batchByte` (`bytes`: the batch itself). */
   add({ bytes, frameBytes }: EncodedBatch, batchByte: number): void {
     if (frameBytes.length === 0) return;
     if (this.records === 0) this.firstRecordCrc ??= bytes.readUInt32BE(BATCH_HEADER_BYTES + 4);

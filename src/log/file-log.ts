@@ -18,7 +18,7 @@ import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from './batcher.js';
 import { lockDir, type DirLock } from './file-lock.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './file-dir.js';
 import { scanLog } from './file-recovery.js';
-import { LogUnavailableError, RecordTooLargeError, payloadBytes, type AppendOptions, type CommitListener, type Cursor, type EventLog, type FileRange, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
+import { LogUnavailableError, RecordTooLargeError, payloadBytes, CommitListeners, type AppendOptions, type CommitListener, type Cursor, type EventLog, type FileRange, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
 
 export interface FileLogOptions {
   /** The data directory; the log is `events.log` in it. */
@@ -89,7 +89,7 @@ class FileLogWriter implements FileLog {
   private fsyncCount = 0;
   /** Followers waiting for the next append. */
   private readonly listeners = new Set<() => void>();
-  private readonly commitListeners = new Set<CommitListener>();
+  private readonly committed = new CommitListeners();
 
   constructor(
     private readonly index: FrameIndex,
@@ -139,20 +139,14 @@ class FileLogWriter implements FileLog {
     const first = this.index.records;
     this.index.add(batch, batchByte);
     this.appendCount += messages.length;
-    if (this.commitListeners.size > 0) this.handOver(messages, first, timestampMs);
+    this.committed.notify(() => messages.map(({ key, value, event }, i): LogRecord => ({ key, value, event, timestampMs, position: { partition: 0, offset: first + i } })));
     for (const listener of [...this.listeners]) listener();
     let next = first;
     return appends.map((batch) => batch.map(() => ({ partition: 0, offset: next++ })));
   }
 
-  private handOver(messages: readonly LogMessage[], first: number, timestampMs: number): void {
-    const records = messages.map(({ key, value, event }, i): LogRecord => ({ key, value, event, timestampMs, position: { partition: 0, offset: first + i } }));
-    for (const listener of [...this.commitListeners]) listener(records);
-  }
-
   onCommit(listener: CommitListener): () => void {
-    this.commitListeners.add(listener);
-    return () => this.commitListeners.delete(listener);
+    return this.committed.add(listener);
   }
 
   fileRange(records: number): Promise<FileRange | undefined> {

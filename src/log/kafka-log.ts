@@ -12,7 +12,7 @@ import { ProbeSilenceError } from './kafka-errors.js';
 import { groupBySize, maxRecordBytes } from './kafka-record-size.js';
 import { KafkaHealth } from './kafka-health.js';
 import { countChanged, misplaced } from './kafka-partitions.js';
-import { cursorReached, LogUnavailableError, payloadBytes, RecordTooLargeError, type AppendOptions, type CommitListener, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
+import { cursorReached, LogUnavailableError, payloadBytes, RecordTooLargeError, CommitListeners, type AppendOptions, type CommitListener, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
 import { partitionOfKey } from './kafka-partition.js';
 import { followTopicBatches, isGap, recordRuns, type FollowItem } from './kafka-follow.js';
 import { singleRecordBatches } from './record-batches.js';
@@ -82,7 +82,7 @@ class KafkaLog implements EventLog {
   private closed = false;
   private appendCount = 0;
   private produceCount = 0;
-  private readonly commitListeners = new Set<CommitListener>();
+  private readonly committed = new CommitListeners();
 
   constructor(
     private readonly kafka: Kafka,
@@ -165,8 +165,7 @@ class KafkaLog implements EventLog {
   }
 
   onCommit(listener: CommitListener): () => void {
-    this.commitListeners.add(listener);
-    return () => this.commitListeners.delete(listener);
+    return this.committed.add(listener);
   }
 
   private async produce(messages: LogMessage[]): Promise<LogPosition[]> {
@@ -196,11 +195,8 @@ class KafkaLog implements EventLog {
       nextOffset.set(partition as number, offset + 1);
       return { partition: partition as number, offset };
     });
-    if (this.commitListeners.size > 0) {
-      // Each partition's records are one batch with consecutive offsets, in the order sent.
-      const records = messages.map(({ key, value, event }, i): LogRecord => ({ key, value, event, timestampMs, position: positions[i] as LogPosition }));
-      for (const listener of [...this.commitListeners]) listener(records);
-    }
+    // Each partition's records are one batch with consecutive offsets, in the order sent.
+    this.committed.notify(() => messages.map(({ key, value, event }, i): LogRecord => ({ key, value, event, timestampMs, position: positions[i] as LogPosition })));
     return positions;
   }
 
