@@ -1,7 +1,8 @@
 // `make bench`: POST /reports throughput and latency of the service (file log, quiet and with
-// request logging; Kafka when BENCH_KAFKA is set) against two baselines on the same framework stack:
-// a bare Koa handler (a Map, nothing else) and the Koa + PostgreSQL service a user would otherwise
-// write (a real PostgreSQL server the bench starts itself). Each target is measured at saturation
+// request logging; Kafka when BENCH_KAFKA is set) against three peers on the same framework stack:
+// a bare Koa handler (a Map, nothing else), the Koa + PostgreSQL service a user would otherwise
+// write, and the event-sourced one they would build with Emmett (both on a real PostgreSQL server
+// the bench starts itself, a fresh one for each). Each target is measured at saturation
 // and then at a fixed arrival rate below it (tail latency). A benchmark, not a test: it asserts
 // nothing, but exits 1 when a target answered with errors, because then the figures describe the
 // failure and not the service.
@@ -24,7 +25,10 @@ const SCRIPTS: Readonly<Record<TargetKind, string>> = {
   service: fileURLToPath(new URL('../../src/main.js', import.meta.url)),
   bare: fileURLToPath(new URL('./bare-server.js', import.meta.url)),
   postgres: fileURLToPath(new URL('./pg-server.js', import.meta.url)),
+  emmett: fileURLToPath(new URL('./emmett-server.js', import.meta.url)),
 };
+/** The targets that need a PostgreSQL server of their own. */
+const ON_POSTGRES: ReadonlySet<TargetKind> = new Set(['postgres', 'emmett']);
 const CONNECTIONS = 64;
 /** More failed requests than this share means the bench is broken (wrong token, a full disk…). */
 const BROKEN_SHARE = 0.001;
@@ -110,14 +114,15 @@ function targets(token: string, postgresBin: string | undefined): Target[] {
   }
   list.push({ name: 'bare Koa + @koa/router + koa-bodyparser', kind: 'bare', env: baseEnv() });
   if (postgresBin === undefined) {
-    console.log('Koa + PostgreSQL: skipped, no initdb/pg_ctl on the PATH or under /usr/lib/postgresql/*/bin (apt-get install postgresql)');
+    console.log('Koa + PostgreSQL and Emmett: skipped, no initdb/pg_ctl on the PATH or under /usr/lib/postgresql/*/bin (apt-get install postgresql)');
   } else {
     list.push({ name: 'Koa + PostgreSQL (pg, pool of 16)', kind: 'postgres', env: { ...baseEnv(), BENCH_TOKEN: token } });
+    list.push({ name: 'Emmett + PostgreSQL (decider, pool of 16)', kind: 'emmett', env: { ...baseEnv(), BENCH_TOKEN: token } });
   }
   return list;
 }
 
-/** The database of the Koa + PostgreSQL target, started fresh; its PG* variables for the driver. */
+/** The database of a target on PostgreSQL, started fresh for it; its PG* variables for the driver. */
 async function startDatabase(postgresBin: string): Promise<{ database: Postgres; env: NodeJS.ProcessEnv }> {
   progress('starting PostgreSQL');
   const database = startPostgres(postgresBin, tempDir('report-store-bench-pg-'), await freePort());
@@ -128,7 +133,7 @@ async function startDatabase(postgresBin: string): Promise<{ database: Postgres;
 async function measure(target: Target, token: string, postgresBin: string | undefined): Promise<Measured> {
   const dataDir = tempDir('report-store-bench-');
   const profileDir = settings.cpuProfileDir === undefined ? undefined : join(settings.cpuProfileDir, slug(target.name));
-  const db = target.kind === 'postgres' && postgresBin !== undefined ? await startDatabase(postgresBin) : undefined;
+  const db = ON_POSTGRES.has(target.kind) && postgresBin !== undefined ? await startDatabase(postgresBin) : undefined;
   const isService = target.kind === 'service';
   const server = await startServerProcess({
     script: SCRIPTS[target.kind],
