@@ -14,7 +14,8 @@ export interface Measured {
   readonly logStats: LogStats | undefined;
   readonly cores: CoresUsed;
   /** The same target at a fixed arrival rate. */
-  readonly paced: LoadResult;
+  /** At the fixed rate; absent when the target saturates below it (its queue would only grow). */
+  readonly paced?: LoadResult;
   /** Services only: identical retries of created ids, answers that write nothing (200 from the read model). */
   readonly retries?: LoadResult;
 }
@@ -49,7 +50,8 @@ function saturationRow(result: Measured, { bare, postgres, emmett }: Peers): str
   ];
 }
 
-function pacedRow({ name, paced }: Measured, ratePerS: number): string[] {
+function pacedRow({ name, paced, load }: Measured, ratePerS: number): string[] {
+  if (paced === undefined) return [name, String(ratePerS), `— (saturates at ${load.requestsPerSecondMean.toFixed(0)})`, '—', '—', '—', '—', '—'];
   return [name, String(ratePerS), paced.requestsPerSecondMean.toFixed(0), fixed(paced.p50Ms, 2), fixed(paced.p99Ms, 2), fixed(paced.p999Ms, 2), String(paced.non2xx), String(paced.errors)];
 }
 
