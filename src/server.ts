@@ -22,6 +22,7 @@ import { createReadModel } from './read-model/read-model.js';
 import { isoClock } from './reports/envelope.js';
 import { ReportService } from './reports/service.js';
 import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
+import { resumeOf } from './snapshot/snapshot-anchor.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
 import { resolveTokens } from './tokens.js';
 import { SERVICE_VERSION } from './version.js';
@@ -48,7 +49,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
   const snapshots = snapshotDir(config.dataDir);
   // The newest snapshot is read first: the log's start-up scan resumes where its history ends.
   const newest = await readNewestSnapshot(snapshots, logger);
-  const log = await openEventLog(config, logger, newest?.snapshot.resume);
+  const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
   try {
     const tokens = await resolveTokens(config, { logger });
     if (tokens.generatedToken) {
