@@ -23,6 +23,7 @@ import { isoClock } from './reports/envelope.js';
 import { ReportService } from './reports/service.js';
 import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
 import { resumeOf } from './snapshot/snapshot-anchor.js';
+import { removeStaleTemporaries } from './snapshot/snapshot-space.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
 import { resolveTokens } from './tokens.js';
 import { SERVICE_VERSION } from './version.js';
@@ -47,6 +48,8 @@ export interface ServerDeps {
 
 export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
   const snapshots = snapshotDir(config.dataDir);
+  // Before anything is written (the lock included): on a full disk, what a dead writer left is the room.
+  await removeStaleTemporaries(snapshots, logger);
   // The newest snapshot is read first: the log's start-up scan resumes where its history ends.
   const newest = await readNewestSnapshot(snapshots, logger);
   const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
