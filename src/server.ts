@@ -26,6 +26,7 @@ import { resumeOf } from './snapshot/snapshot-anchor.js';
 import { removeStaleTemporaries } from './snapshot/snapshot-space.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
 import { resolveTokens } from './tokens.js';
+import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
 
 export interface RunningServer {
@@ -47,6 +48,7 @@ export interface ServerDeps {
 }
 
 export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
+  await checkStartSettings(config);
   const snapshots = snapshotDir(config.dataDir);
   // Before anything is written (the lock included): on a full disk, what a dead writer left is the room.
   await removeStaleTemporaries(snapshots, logger);
@@ -141,9 +143,10 @@ async function listen(handler: RequestListener, config: Config, logger: Logger):
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.on('request', guardConnections(server, handler, limits, logger));
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, config));
+    server.once('error', failed);
     server.listen(config.port, config.host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });
