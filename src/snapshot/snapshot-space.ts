@@ -2,10 +2,9 @@
 // a snapshot is written only when its file system keeps LOG_RESERVE_BYTES free after it (statfs,
 // before anything is written), a failed one removes its temporary file (snapshot-store.ts), and a
 // start removes the temporary files of writers that are gone (a SIGKILL, a power cut).
-import { readdir, rm, stat, statfs } from 'node:fs/promises';
-import { join } from 'node:path';
+import { statfs } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { currentOwner, ownerAlive } from '../log/file-lock-owner.js';
+import { removeStaleFiles, type Removed } from '../stale-files.js';
 
 /** Free space every snapshot leaves to the log: at about 300 bytes an event, some 200,000 writes. */
 export const LOG_RESERVE_BYTES = 64 * 1024 * 1024;
@@ -34,23 +33,9 @@ export async function ensureRoom(dir: string, bytes: number, reserveBytes: numbe
 }
 
 /**
- * Removes the temporary snapshot files whose writer no longer runs (its pid is gone, or is this
- * process's own: a container's process is always pid 1). A live writer's file (`reports snapshot`
- * beside the server) is left alone. Returns the files removed and the bytes they freed.
+ * Removes the temporary snapshot files whose writer no longer runs (stale-files.ts). A live
+ * writer's file (`reports snapshot` beside the server) is left alone.
  */
-export async function removeStaleTemporaries(dir: string, logger: Logger): Promise<{ files: number; bytes: number }> {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  const me = await currentOwner();
-  const removed = { files: 0, bytes: 0 };
-  for (const name of names) {
-    const pid = Number(TEMPORARY.exec(name)?.[1] ?? Number.NaN);
-    if (Number.isNaN(pid) || (await ownerAlive({ pid }, me))) continue;
-    const path = join(dir, name);
-    const bytes = await stat(path).then((info) => info.size, () => 0);
-    await rm(path, { force: true });
-    removed.files += 1;
-    removed.bytes += bytes;
-  }
-  if (removed.files > 0) logger.info({ dir, ...removed }, 'removed temporary snapshot files left by a writer that stopped');
-  return removed;
+export function removeStaleTemporaries(dir: string, logger: Logger): Promise<Removed> {
+  return removeStaleFiles(dir, TEMPORARY, logger, 'removed temporary snapshot files left by a writer that stopped');
 }

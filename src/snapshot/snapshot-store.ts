@@ -19,6 +19,11 @@ export function snapshotDir(dataDir: string): string {
   return join(dataDir, 'snapshots');
 }
 
+/** The file name of a snapshot of `position` records (names sort by position). */
+export function snapshotFileName(position: number): string {
+  return `snapshot-${String(position).padStart(16, '0')}.snap`;
+}
+
 export interface WriteOptions {
   /**
    * Free space a snapshot leaves on its file system, for the log (default LOG_RESERVE_BYTES): a
@@ -50,7 +55,7 @@ const SYNC_EVERY_BYTES = 4 * PIECE_BYTES;
 async function writeSnapshotChunks(dir: string, position: number, body: readonly Buffer[], { reserveBytes = LOG_RESERVE_BYTES }: WriteOptions): Promise<string> {
   await ensurePrivateDir(dir);
   await ensureRoom(dir, body.reduce((sum, chunk) => sum + chunk.length, CHECKSUM_BYTES), reserveBytes);
-  const path = join(dir, `snapshot-${String(position).padStart(16, '0')}.snap`);
+  const path = join(dir, snapshotFileName(position));
   const temporary = `${path}.${process.pid}${TEMPORARY_SUFFIX}`;
   try {
     const file = await open(temporary, 'w', PRIVATE_FILE_MODE);
