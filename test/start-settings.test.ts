@@ -1,16 +1,21 @@
 // A bad setting stops the start with one line naming the variable and exit code 2, promptly, also
 // when only the machine can tell (a data directory that cannot be made, an address that is not
 // ours, a port in use); and a signal stops the process at any moment of the start, also as pid 1.
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFile, rm, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Env } from '../src/config.js';
 import { pause } from '../src/pause.js';
+import { withTimeout } from './helpers/async.js';
 import { runServerProcess, type FinishedProcess } from './helpers/child-server.js';
 import { tempDir } from './helpers/server.js';
+
+const PROCESS_SIGNALS = fileURLToPath(new URL('../src/process-signals.js', import.meta.url));
 
 /** Asserts the one stderr line of a bad setting naming `variable`, and exit code 2. */
 function assertBadSetting({ code, stderr }: FinishedProcess, variable: string): void {
@@ -66,9 +71,12 @@ bad.run();
 /** A start that waits on a broker nobody runs: kafkajs retries for many seconds. */
 const stuckStart = (dir: string): Env => ({ KAFKA_BROKERS: '127.0.0.1:9', REPORTS_DATA_DIR: dir });
 
-/** Sends `signal` to `pid` once the process has printed something (it runs our code by then) or after a moment. */
+/**
+ * Sends `signal` to `pid` once the start is under way: its first log line (the logger is made just
+ * before the start, and kafkajs logs each refused connection), however long the machine takes to get there.
+ */
 async function signalDuringStart(child: ChildProcess, pid: () => Promise<number>, signal: NodeJS.Signals): Promise<void> {
-  await Promise.race([new Promise((resolve) => child.stdout?.once('data', resolve)), pause(3000)]);
+  await new Promise((resolve) => child.stdout?.once('data', resolve));
   process.kill(await pid(), signal);
 }
 
@@ -88,6 +96,22 @@ signals('SIGTERM while the start waits on an unreachable broker stops the proces
   await sent;
   assert.is(result.code, 0, result.stderr);
   assert.match(result.stdout, 'stopping: a signal arrived during the start');
+});
+
+signals('the first SIGTERM asks for a stop, a second one exits at once (143): a stop that hangs is not stuck', async () => {
+  // A process that takes the stop signal and never stops by itself.
+  const program = `import(${JSON.stringify(PROCESS_SIGNALS)}).then(({ processStopSignal }) => { processStopSignal().addEventListener('abort', () => console.log('stopping')); console.log('ready'); setInterval(() => undefined, 1000); });`;
+  const child = spawn(process.execPath, ['-e', program], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const lines = createInterface({ input: child.stdout });
+  const seen = (text: string) => new Promise<void>((resolve) => lines.on('line', (line) => line === text && resolve()));
+  const stopping = seen('stopping');
+  await withTimeout(seen('ready'), 15_000, 'the process to install its handlers');
+  child.kill('SIGTERM');
+  await withTimeout(stopping, 15_000, 'the stop to be asked for');
+  assert.is(child.exitCode, null, 'still running after the first signal');
+  child.kill('SIGTERM');
+  assert.is(await withTimeout(exited, 15_000, 'the exit'), 143);
 });
 
 /** Whether this process may make a pid namespace (unshare as root). */
