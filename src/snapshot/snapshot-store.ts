@@ -127,7 +127,14 @@ export async function* readSnapshots(dir: string, logger: Logger, olderThan?: st
     const path = join(dir, name);
     // Names sort by position; newest first means an older file sorts lower.
     if (olderThan !== undefined && path >= olderThan) continue;
-    const decoded = decodeSnapshot(await readFile(path));
+    // A reader beside the server (`reports snapshot`, `reports backup`) can see a name the server's
+    // prune removes the next moment: a file gone is skipped, as if it had not been listed.
+    const bytes = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (bytes === undefined) continue;
+    const decoded = decodeSnapshot(bytes);
     if (decoded.ok) yield { path, snapshot: decoded.snapshot };
     else logger.warn({ path, reason: decoded.reason }, 'ignored a corrupt snapshot');
   }
