@@ -12,7 +12,8 @@ export const serveCommand = {
   description: [
     'Runs the HTTP service. Configured by the environment (see README: PORT, HOST, REPORTS_TOKENS,',
     'REPORTS_DATA_DIR, KAFKA_BROKERS, ...); the flags override their variables.',
-    'SIGTERM or SIGINT stops accepting, finishes requests in flight, flushes and releases the log, exits 0.',
+    'SIGTERM or SIGINT stops accepting, finishes requests in flight, flushes and releases the log, exits 0;',
+    'during the start it stops the start; a second one exits at once. A bad setting exits 2 naming the variable.',
   ].join('\n'),
   options: { host: { type: 'string' }, port: { type: 'string' }, 'data-dir': { type: 'string' } },
 } satisfies CommandSpec;
@@ -34,11 +35,11 @@ export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number
     // Parsed, and what only the machine can tell checked, before the server's code is loaded: a bad
     // setting is reported at once.
     config = loadConfig(env);
-    await checkStartSettings(config);
+    // A stop is honoured here too: a resolver that does not answer must not hold a SIGTERM.
+    if ((await unlessStopped(checkStartSettings(config), io.signal)) === STOPPED || io.signal.aborted) return 0;
   } catch (error) {
     return badSetting(error, io);
   }
-  if (io.signal.aborted) return 0;
   const { createLogger, flushLogger } = await import('../logger.js');
   const logger = createLogger(config.logLevel, io.stdout);
   try {
@@ -70,6 +71,14 @@ function stopRequested(signal: AbortSignal): Promise<void> {
   });
 }
 
+const STOPPED: unique symbol = Symbol('stopped');
+
+/** What `work` gives, or STOPPED when a stop is asked for first (then `work` is left to finish, its failure ignored). */
+function unlessStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T | typeof STOPPED> {
+  work.catch(() => undefined);
+  return Promise.race([work, stopRequested(signal).then((): typeof STOPPED => STOPPED)]);
+}
+
 /**
  * The started server, or undefined when a stop was asked for first: a signal is honoured at any
  * moment of the start, also while it waits on something that may never answer (a broker away).
@@ -78,9 +87,8 @@ async function startUnlessStopped(config: Config, logger: Logger, io: CliIo): Pr
   const { startServer } = await import('../server.js');
   if (io.signal.aborted) return undefined;
   const starting = startServer(config, { logger, announce: (line) => io.stdout.write(`${line}\n`) });
-  const stopped = stopRequested(io.signal).then(() => undefined);
-  const first = await Promise.race([starting, stopped]);
-  if (first !== undefined) return first;
+  const first = await unlessStopped(starting, io.signal);
+  if (first !== STOPPED) return first;
   logger.info('stopping: a signal arrived during the start');
   // A start that completes soon is closed properly (its lock released); one still stuck is left to the exit.
   let late: RunningServer | undefined;
