@@ -185,7 +185,9 @@ killed('a SIGKILLed backup leaves no backup; the next one to the same place remo
   const dataDir = join(dir, 'data');
   const name = 'n'.repeat(1024 * 1024);
   for (let batch = 0; batch < 4; batch += 1) await appendToFileLog(dataDir, Array.from({ length: 8 }, (_, i) => created(String(batch * 8 + i), name)));
-  const child = spawn(process.execPath, [CLI, 'backup', join(dir, 'backup')], { env: { ...process.env, REPORTS_DATA_DIR: dataDir }, stdio: 'ignore' });
+  // The file log's backup: nothing of a Kafka suite's environment (KAFKA_BROKERS) may reach it.
+  const { KAFKA_BROKERS: _kafka, ...fileLogEnv } = process.env;
+  const child = spawn(process.execPath, [CLI, 'backup', join(dir, 'backup')], { env: { ...fileLogEnv, REPORTS_DATA_DIR: dataDir }, stdio: 'ignore' });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   await whenEntryAppears(dir, /^backup\.partial-\d+$/, () => void child.kill('SIGKILL'));
   await exited;
