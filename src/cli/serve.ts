@@ -1,7 +1,9 @@
 // `reports serve`: the server, until SIGTERM/SIGINT (what `make run` starts).
 import { ConfigError, loadConfig } from '../config.js';
 import { createLogger, flushLogger } from '../logger.js';
+import { stateDigest } from '../replay.js';
 import { startServer } from '../server.js';
+import { formatCursor } from './positions.js';
 import { stringOption, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 export const serveCommand = {
@@ -43,7 +45,10 @@ export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number
     });
     logger.info('stopping: finishing requests in flight');
     await server.close();
-    logger.info('stopped');
+    // What this instance had folded, digested as `reports replay` does: instances sharing a topic
+    // (and a fault test) compare their read models without a query that could change them.
+    const { cursor, reports } = server.projector.model;
+    logger.info({ position: formatCursor(cursor), digest: stateDigest(reports), liveReports: reports.size }, 'stopped');
     return 0;
   } finally {
     await flushLogger(logger);
