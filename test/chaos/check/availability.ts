@@ -2,7 +2,8 @@
 // acknowledged write, for the partitions the fault left alone (their leader was healthy) and for
 // those whose leader it hit; the time from the fault's start to the last failed write; the share
 // of writes to healthy-led partitions acknowledged from 8 s after the start (issue 17 item 2's
-// target); and how long the stuck partitions' writes took to be answered.
+// target; only writes answered before the repair: one the repair rescued says nothing of the
+// fault); and how long the stuck partitions' writes took to be answered.
 import { partitionOfKey } from '../../../src/log/kafka-partition.js';
 import { acknowledged, unknownOutcome, type FaultWindow, type RequestRecord } from '../history.js';
 
@@ -17,7 +18,7 @@ export interface FaultAvailability {
   readonly stuckGapMs: number | undefined;
   /** From the fault's start to the answer of the last failed write sent before the next fault (0: none failed). */
   readonly recoveryMs: number;
-  /** Writes to healthy-led partitions sent from SETTLE_AFTER_FAULT_MS after the start to the repair. */
+  /** Writes to healthy-led partitions sent from SETTLE_AFTER_FAULT_MS after the start and answered before the repair. */
   readonly settled: { readonly acknowledged: number; readonly failed: number };
   /** The slowest answer to a write on a stuck partition sent during the fault, and how many got none. */
   readonly stuckSlowestAnswerMs: number | undefined;
@@ -51,7 +52,7 @@ export function availability(window: FaultWindow, until: number, requests: reado
   const healthy = all.filter((p) => !window.stuckPartitions.includes(p));
   const during = writes.filter(({ request }) => request.sentMs >= window.startMs && request.sentMs < until);
   const lastFailure = during.filter(({ request }) => unknownOutcome(request)).reduce((latest, { request }) => Math.max(latest, request.answeredMs), window.startMs);
-  const late = during.filter(({ partition, request }) => healthy.includes(partition) && request.sentMs >= window.startMs + SETTLE_AFTER_FAULT_MS && request.sentMs <= window.endMs);
+  const late = during.filter(({ partition, request }) => healthy.includes(partition) && request.sentMs >= window.startMs + SETTLE_AFTER_FAULT_MS && request.answeredMs <= window.endMs);
   const stuck = during.filter(({ partition, request }) => window.stuckPartitions.includes(partition) && request.sentMs <= window.endMs);
   return {
     fault: window.fault,

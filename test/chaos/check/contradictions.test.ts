@@ -37,6 +37,18 @@ found('reports a late create that brings back a report deleted with acknowledgem
   assert.is(contradictions(foldTopic(story.topic, story.requests)).length, 1);
 });
 
+found('reports a late DELETE after an acknowledged identical retry whose own event was void', () => {
+  const story = new Story();
+  story.write({ op: 'create', id: X, name: 'v1', sentMs: 0, answeredMs: 10, status: 200 });
+  const stuck = story.request({ op: 'delete', id: X, instance: 'A', sentMs: 100, answeredMs: 5100, status: 503 });
+  story.write({ op: 'delete', id: X, instance: 'B', sentMs: 5200, answeredMs: 5210, status: 204 });
+  story.write({ op: 'create', id: X, name: 'v2', instance: 'B', sentMs: 5300, answeredMs: 10_300, status: 503 });
+  story.write({ op: 'create', id: X, name: 'v2', instance: 'C', sentMs: 10_400, answeredMs: 10_410, status: 200 });
+  story.land(stuck, 12_000);
+  const [contradiction] = contradictions(foldTopic(story.topic, story.requests));
+  assert.equal(contradiction?.overridden.map((request) => `${request.instance} ${request.op} ${request.status}`), ['C create 200', 'B delete 204']);
+});
+
 found('accepts a 503 write that took effect before anything acknowledged after its answer', () => {
   const story = new Story();
   story.write({ op: 'create', id: X, name: 'v1', sentMs: 0, answeredMs: 10, status: 200 });

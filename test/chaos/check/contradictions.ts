@@ -1,10 +1,10 @@
 // (d) No contradiction: an event whose request was not acknowledged (503, time-out, lost
-// connection) may take effect, but not after an effective acknowledged event on the same report
+// connection) may take effect, but not after an acknowledged event on the same report
 // whose request was sent after the unacknowledged one was answered: that request was decided on a
 // state the late event was never decided on, and the late event undoes it (issue 17, item 1).
 // Judged by real time and the fold's own verdicts, so it holds whatever rule the fold implements.
 import { acknowledged, unknownOutcome, type RequestRecord } from '../history.js';
-import type { FoldedEvent, FoldedTopic } from './fold-topic.js';
+import { holds, type FoldedEvent, type FoldedTopic } from './fold-topic.js';
 
 export interface Contradiction {
   readonly id: string;
@@ -33,12 +33,15 @@ export interface LandedUnknowns {
 export function contradictions(folded: FoldedTopic): Contradiction[] {
   const found: Contradiction[] = [];
   for (const [id, events] of folded.byId) {
-    const effective = events.filter((event) => event.effective);
-    effective.forEach((event, index) => {
+    events.forEach((event, index) => {
       const late = event.request;
-      if (late === undefined || !unknownOutcome(late)) return;
-      const before = effective.slice(0, index).reverse();
-      const overridden = before.flatMap(({ request }) => (request !== undefined && acknowledged(request) && request.sentMs > late.answeredMs ? [request] : []));
+      if (!event.effective || late === undefined || !unknownOutcome(late)) return;
+      // Acknowledged writes that held when their event was folded (an identical retry's void create included).
+      const before = events.slice(0, index).reverse();
+      const overridden = before.flatMap((earlier) => {
+        const { request } = earlier;
+        return request !== undefined && acknowledged(request) && holds(request, earlier) && request.sentMs > late.answeredMs ? [request] : [];
+      });
       const [last] = overridden;
       if (last === undefined) return;
       const detail =

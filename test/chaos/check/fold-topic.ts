@@ -16,6 +16,8 @@ export interface FoldedEvent {
   readonly name?: string;
   /** The fold applied it (it was not void). */
   readonly effective: boolean;
+  /** The report's name right after this event, undefined when it does not exist then. */
+  readonly nameAfter: string | undefined;
   /** The request that wrote it; undefined for an event no request of the run explains. */
   readonly request?: RequestRecord;
 }
@@ -32,6 +34,15 @@ export interface FoldedTopic {
   readonly unexplained: readonly FoldedEvent[];
   /** SHA-256 of the canonical final state, as `reports replay` prints it. */
   readonly digest: string;
+}
+
+/**
+ * Whether what `request`'s answer claims holds right after `event`: the report exists with the
+ * name it created (its own event may be void when an earlier attempt of the same create landed
+ * first: an identical retry), or no longer exists after a delete that took effect.
+ */
+export function holds(request: RequestRecord, event: FoldedEvent): boolean {
+  return request.op === 'create' ? event.nameAfter === request.name : event.effective && event.nameAfter === undefined;
 }
 
 function traceIdOf(traceparent: string | undefined): string | undefined {
@@ -57,7 +68,8 @@ export function foldTopic(records: readonly TopicRecord[], requests: readonly Re
     const request = requestByTrace.get(traceIdOf(event.traceparent) ?? '');
     const effective = evolve(state, event).kind !== 'void';
     const name = event.type === 'ReportCreated' ? { name: event.data.name } : {};
-    const folded: FoldedEvent = { partition, offset, landedMs: timestampMs, type: event.type, id: event.data.id, ...name, effective, ...(request ? { request } : {}) };
+    const nameAfter = state.get(event.data.id)?.name;
+    const folded: FoldedEvent = { partition, offset, landedMs: timestampMs, type: event.type, id: event.data.id, ...name, effective, nameAfter, ...(request ? { request } : {}) };
     events.push(folded);
     const ofId = byId.get(folded.id);
     if (ofId === undefined) byId.set(folded.id, [folded]);

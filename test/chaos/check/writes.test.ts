@@ -30,6 +30,21 @@ answers('accepts a 200 that wrote nothing when an earlier create put that very b
   assert.equal(answersAgainstFold(story.requests, foldTopic(story.topic, story.requests), 5000), []);
 });
 
+answers('accepts a 200 whose own event is void because its earlier, unacknowledged attempt landed first (an identical retry)', () => {
+  const story = new Story();
+  story.write({ op: 'create', id: X, name: 'a', instance: 'A', sentMs: 0, answeredMs: 5000, status: 503 });
+  story.write({ op: 'create', id: X, name: 'a', instance: 'B', sentMs: 5100, answeredMs: 5110, status: 200 });
+  assert.equal(answersAgainstFold(story.requests, foldTopic(story.topic, story.requests), 5000), []);
+});
+
+answers('counts a 200 whose event is void with another name in place as lost', () => {
+  const story = new Story();
+  story.write({ op: 'create', id: X, name: 'a', sentMs: 0, answeredMs: 5000, status: 503 });
+  story.write({ op: 'create', id: X, name: 'b', sentMs: 5100, answeredMs: 5110, status: 200 });
+  const problems = answersAgainstFold(story.requests, foldTopic(story.topic, story.requests), 5000);
+  assert.equal(problems.map((p) => p.kind), ['lost']);
+});
+
 answers('counts a 409 whose event took effect as misanswered', () => {
   const story = new Story();
   story.write({ op: 'create', id: X, name: 'a', sentMs: 0, answeredMs: 10, status: 409 });

@@ -1,12 +1,12 @@
 // Checks on acknowledged writes that hold whatever rule the fold implements:
-// (a) every acknowledged write is in the topic and took effect (and every 409/404 that wrote did
+// (a) every acknowledged write is in the topic and holds right after its event (and every 409/404 that wrote did
 //     not: the answer matches the history); a 200 that wrote nothing found its report in place;
 //     a write answered 503 before its time-out ran out was not committed by then (issue 17 item 4);
 // (b) acknowledged writes to one id that did not overlap in time are in that order in the partition;
 // (c) no two 200s for different bodies within one incarnation of an id (racing ids, never deleted,
 //     have one incarnation).
 import { acknowledged, type RequestRecord } from '../history.js';
-import type { FoldedEvent, FoldedTopic } from './fold-topic.js';
+import { holds, type FoldedEvent, type FoldedTopic } from './fold-topic.js';
 
 export interface WriteProblem {
   readonly kind: 'lost' | 'misanswered' | 'reordered' | 'two-bodies';
@@ -25,7 +25,7 @@ export function answersAgainstFold(requests: readonly RequestRecord[], folded: F
     const event = folded.byRequest.get(request.seq);
     if (acknowledged(request)) {
       if (event === undefined && !(request.op === 'create' && foundInPlace(request, folded))) problems.push({ kind: 'lost', id: request.id, detail: `${describe(request)}: no event in the topic` });
-      else if (event !== undefined && !event.effective) problems.push({ kind: 'lost', id: request.id, detail: `${describe(request)}: its event at ${event.partition}:${event.offset} is void in the fold` });
+      else if (event !== undefined && !holds(request, event)) problems.push({ kind: 'lost', id: request.id, detail: `${describe(request)}: after its event at ${event.partition}:${event.offset} the report is ${event.nameAfter === undefined ? 'absent' : `"${event.nameAfter}"`}` });
     } else if ((request.status === 404 || request.status === 409) && event?.effective === true) {
       problems.push({ kind: 'misanswered', id: request.id, detail: `${describe(request)}: its event at ${event.partition}:${event.offset} took effect` });
     } else if (request.status === 503 && event !== undefined && event.landedMs <= request.answeredMs && request.answeredMs - request.sentMs < writeTimeoutMs) {
