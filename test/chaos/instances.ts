@@ -9,6 +9,8 @@ import type { InstanceStop } from './history.js';
 
 export interface InstancesOptions {
   readonly names: readonly string[];
+  /** Names among `names` a scenario starts itself, later (startLate). */
+  readonly deferred?: readonly string[];
   readonly brokers: string;
   readonly topic: string;
   readonly writeTimeoutMs: number;
@@ -42,7 +44,7 @@ export class Instances {
   /** Starts the first instance alone (it creates the topic), then the others at once. */
   static async start(options: InstancesOptions): Promise<Instances> {
     const instances = new Instances(options);
-    const [first, ...rest] = options.names;
+    const [first, ...rest] = options.names.filter((name) => !(options.deferred ?? []).includes(name));
     try {
       if (first !== undefined) await instances.launch(first);
       await Promise.all(rest.map((name) => instances.launch(name)));
@@ -53,8 +55,10 @@ export class Instances {
     return instances;
   }
 
-  get names(): readonly string[] {
-    return this.options.names;
+  /** Starts an instance that was deferred: a fresh process with fresh metadata. */
+  startLate(name: string): Promise<void> {
+    if (this.running.has(name)) throw new Error(`instance ${name} has been started already`);
+    return this.launch(name);
   }
 
   url(name: string): string | undefined {
@@ -113,8 +117,7 @@ export class Instances {
   /** Waits until every instance has folded `end` records (the topic's end, summed over partitions). */
   async waitCaughtUp(end: number, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    for (const name of this.options.names) {
-      const server = this.running.get(name)?.server;
+    for (const [name, { server }] of this.running) {
       if (server === undefined) continue;
       let reached = -1;
       while ((reached = await projectedOffset(server).catch(() => -1)) < end) {
@@ -126,7 +129,7 @@ export class Instances {
 
   /** SIGTERM to every instance at once; what each logged as it stopped. */
   async stopAll(): Promise<InstanceStop[]> {
-    return Promise.all(this.options.names.map((name) => this.stop(name)));
+    return Promise.all([...this.running.keys()].map((name) => this.stop(name)));
   }
 
   private async stop(name: string): Promise<InstanceStop> {

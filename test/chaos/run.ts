@@ -56,7 +56,7 @@ async function replayDigest(brokers: string, topic: string): Promise<string> {
 export async function runScenario(cluster: KafkaCluster, scenario: Scenario, timing: Timing, log: (line: string) => void = () => undefined): Promise<RunResult> {
   await cluster.waitHealthy();
   const topic = `chaos.${scenario.name}.${randomUUID().slice(0, 8)}`;
-  const instances = await Instances.start({ names: INSTANCES, brokers: cluster.brokers, topic, writeTimeoutMs: WRITE_TIMEOUT_MS, partitions: PARTITIONS });
+  const instances = await Instances.start({ names: INSTANCES, brokers: cluster.brokers, topic, writeTimeoutMs: WRITE_TIMEOUT_MS, partitions: PARTITIONS, ...(scenario.deferred ? { deferred: scenario.deferred } : {}) });
   const notes: string[] = [];
   try {
     await cluster.waitHealthy([topic]);
@@ -77,7 +77,7 @@ export async function runScenario(cluster: KafkaCluster, scenario: Scenario, tim
     const end = await settledEnd(cluster.brokers, topic, 3000);
     await instances.waitCaughtUp(end);
     const stops = await instances.stopAll();
-    const contents = await readTopic(cluster.brokers, topic);
+    const [contents, replayed] = await Promise.all([readTopic(cluster.brokers, topic), replayDigest(cluster.brokers, topic)]);
     const history: RunHistory = {
       scenario: scenario.name,
       partitions: contents.partitions,
@@ -88,7 +88,7 @@ export async function runScenario(cluster: KafkaCluster, scenario: Scenario, tim
       topic: contents.records,
       topicEnd: contents.end,
       stops,
-      replayDigest: await replayDigest(cluster.brokers, topic),
+      replayDigest: replayed,
       endMs,
     };
     return { history, notes: [...instances.startFailures, ...notes] };

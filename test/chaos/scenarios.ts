@@ -27,8 +27,9 @@ export const SHORT: Timing = {
   warmUpMs: 1500,
   settleMs: 2000,
   killedLeaderDownMs: 5000,
-  // Long enough to judge writes from 8 s after the fault on (issue 17 item 2's target).
-  pauseMs: 13_000,
+  // Long enough to judge writes sent from 8 s after the fault on and answered before it ends
+  // (issue 17 item 2's target) when a stuck write takes the whole 5 s write timeout.
+  pauseMs: 16_000,
   twoDownMs: 5000,
   instanceDownMs: 1000,
   lateDeliveryDeadlineMs: 30_000,
@@ -67,6 +68,8 @@ export interface Scenario {
   readonly name: string;
   /** The instances the background workload writes through (default: all); polls cover all. */
   readonly workloadOn?: readonly string[];
+  /** Instances the scenario starts itself (not running when it begins). */
+  readonly deferred?: readonly string[];
   inject(context: FaultContext): Promise<FaultWindow[]>;
 }
 
@@ -148,6 +151,7 @@ export const SCENARIOS: readonly Scenario[] = [
       })];
     },
   },
-  // A and B carry only the script, as in the issue: a client and its retry through another instance.
-  { name: 'late-delivery', workloadOn: ['C'], inject: lateDelivery },
+  // A and B carry only the script: a client, and its retry through an instance started during the
+  // pause (the issue's "freshly started instance"; an old one may be stuck: that is item 2).
+  { name: 'late-delivery', workloadOn: ['C'], deferred: ['B'], inject: lateDelivery },
 ];
