@@ -3,9 +3,12 @@
 // each is caught up with the whole topic and stopped cleanly, and what it logged at its stop (its
 // position and state digest) is what the checker compares.
 import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { startChildServer, type ChildServer } from '../helpers/child-server.js';
 import { tempDir } from '../helpers/server.js';
 import type { InstanceStop } from './history.js';
+
+const ORPHAN_GUARD = fileURLToPath(new URL('./orphan-guard.js', import.meta.url));
 
 export interface InstancesOptions {
   readonly names: readonly string[];
@@ -77,7 +80,7 @@ export class Instances {
     // metadata has not reached every broker yet): noted, and tried again as an operator would.
     for (let attempt = 1; ; attempt += 1) {
       try {
-        entry.server = await startChildServer(this.env(dataDir, name));
+        entry.server = await startChildServer(this.env(dataDir, name), { nodeArgs: ['--import', ORPHAN_GUARD] });
         await entry.server.waitReady(60_000);
         return;
       } catch (error) {

@@ -53,44 +53,40 @@ async function replayDigest(brokers: string, topic: string): Promise<string> {
   return (JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { digest?: string }).digest ?? '';
 }
 
+/** The faults under the workload, until the cluster is whole again and writes went on a while. */
+async function underLoad(cluster: KafkaCluster, instances: Instances, scenario: Scenario, timing: Timing, topic: string, notes: string[], log: (line: string) => void) {
+  const recorder = new Recorder((name) => instances.url(name));
+  const writeThrough = scenario.workloadOn ? { writeThrough: scenario.workloadOn } : {};
+  const workload = startWorkload({ recorder, instances: INSTANCES, ...writeThrough, isUp: (name) => instances.url(name) !== undefined, ...timing });
+  try {
+    await sleep(timing.warmUpMs);
+    const context: FaultContext = { cluster, instances, recorder, topic, partitions: PARTITIONS, timing, note: (line) => notes.push(line) };
+    const faults = await scenario.inject(context);
+    log(`${scenario.name}: faults done, waiting for the cluster to be whole`);
+    await cluster.waitHealthy([topic], 120_000);
+    await sleep(timing.settleMs);
+    return { recorder, faults };
+  } finally {
+    await workload.stop();
+  }
+}
+
 export async function runScenario(cluster: KafkaCluster, scenario: Scenario, timing: Timing, log: (line: string) => void = () => undefined): Promise<RunResult> {
   await cluster.waitHealthy();
   const topic = `chaos.${scenario.name}.${randomUUID().slice(0, 8)}`;
-  const instances = await Instances.start({ names: INSTANCES, brokers: cluster.brokers, topic, writeTimeoutMs: WRITE_TIMEOUT_MS, partitions: PARTITIONS, ...(scenario.deferred ? { deferred: scenario.deferred } : {}) });
+  const deferred = scenario.deferred ? { deferred: scenario.deferred } : {};
+  const instances = await Instances.start({ names: INSTANCES, brokers: cluster.brokers, topic, writeTimeoutMs: WRITE_TIMEOUT_MS, partitions: PARTITIONS, ...deferred });
   const notes: string[] = [];
   try {
     await cluster.waitHealthy([topic]);
-    const recorder = new Recorder((name) => instances.url(name));
-    const workload = startWorkload({ recorder, instances: INSTANCES, ...(scenario.workloadOn ? { writeThrough: scenario.workloadOn } : {}), isUp: (name) => instances.url(name) !== undefined, ...timing });
-    let faults;
-    try {
-      await sleep(timing.warmUpMs);
-      const context: FaultContext = { cluster, instances, recorder, topic, partitions: PARTITIONS, timing, note: (line) => notes.push(line) };
-      faults = await scenario.inject(context);
-      log(`${scenario.name}: faults done, waiting for the cluster to be whole`);
-      await cluster.waitHealthy([topic], 120_000);
-      await sleep(timing.settleMs);
-    } finally {
-      await workload.stop();
-    }
+    const { recorder, faults } = await underLoad(cluster, instances, scenario, timing, topic, notes, log);
     const endMs = Date.now();
-    const end = await settledEnd(cluster.brokers, topic, 3000);
-    await instances.waitCaughtUp(end);
+    // Writes still on their way (a producer retrying) land before the instances are compared.
+    await instances.waitCaughtUp(await settledEnd(cluster.brokers, topic, 3000));
     const stops = await instances.stopAll();
     const [contents, replayed] = await Promise.all([readTopic(cluster.brokers, topic), replayDigest(cluster.brokers, topic)]);
-    const history: RunHistory = {
-      scenario: scenario.name,
-      partitions: contents.partitions,
-      writeTimeoutMs: WRITE_TIMEOUT_MS,
-      requests: recorder.requests,
-      polls: recorder.polls,
-      faults,
-      topic: contents.records,
-      topicEnd: contents.end,
-      stops,
-      replayDigest: replayed,
-      endMs,
-    };
+    const { requests, polls } = recorder;
+    const history: RunHistory = { scenario: scenario.name, partitions: contents.partitions, writeTimeoutMs: WRITE_TIMEOUT_MS, requests, polls, faults, topic: contents.records, topicEnd: contents.end, stops, replayDigest: replayed, endMs };
     return { history, notes: [...instances.startFailures, ...notes] };
   } finally {
     await instances.dispose();
