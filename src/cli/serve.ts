@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { settleWithin } from '../log/settle-within.js';
 import type { RunningServer } from '../server.js';
 import { checkStartSettings } from '../start-checks.js';
+import { formatCursor } from './positions.js';
 import { stringOption, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 export const serveCommand = {
@@ -48,7 +49,11 @@ export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number
     await stopRequested(io.signal);
     logger.info('stopping: finishing requests in flight');
     await server.close();
-    logger.info('stopped');
+    // What this instance had folded, digested as `reports replay` does: instances sharing a topic
+    // (and a fault test) compare their read models without a query that could change them.
+    const { cursor, reports } = server.projector.model;
+    const { stateDigest } = await import('../replay.js');
+    logger.info({ position: formatCursor(cursor), digest: stateDigest(reports), liveReports: reports.size }, 'stopped');
     return 0;
   } catch (error) {
     return badSetting(error, io);

@@ -108,7 +108,8 @@ export async function startChildServer(env: Env, { nodeArgs = [] }: { nodeArgs?:
         if (matches(line)) resolve(line);
       };
       watchers.add(watcher);
-      void exit.then(({ code, signal }) => reject(new Error(`the server exited (${code ?? signal}) before logging ${what}; stderr: ${stderr.trim()}`)));
+      const last = () => lines.slice(-5).map((line) => JSON.stringify(line)).join('\n');
+      void exit.then(({ code, signal }) => reject(new Error(`the server exited (${code ?? signal}) before logging ${what}; stderr: ${stderr.trim()}; its last lines:\n${last()}`)));
     });
     return withTimeout(seen, timeoutMs, `the server to log ${what}`).finally(() => watchers.delete(watcher));
   };
