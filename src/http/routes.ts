@@ -74,6 +74,7 @@ export function createRouter({ service, log, metrics, auth, limits, bodyLimitByt
     const { caughtUp, stalled, lagEvents } = health.verdict();
     if (!caughtUp) throw new UnavailableError('not ready: the read model is catching up with the event log');
     if (stalled) throw new UnavailableError(`not ready: the projection has stopped making progress with ${lagEvents} events waiting`);
+    if (service.writesFailing()) throw new UnavailableError('not ready: writes are not confirmed in time (the event log or the projection is stuck)');
     ctx.body = { status: 'ready' };
   });
   router.get('/metrics', async (ctx) => {

@@ -9,7 +9,7 @@ import { CLOUDEVENTS_CONTENT_TYPE } from '../../projections/events.js';
 import type { KafkaConfig } from '../config.js';
 import { sharedRead } from './batcher.js';
 import { createKafkaClient, describeStartError } from './kafka-client.js';
-import { createProducer } from './kafka-producer.js';
+import { createFastClient, createProducer } from './kafka-producer.js';
 import { groupBySize, maxRecordBytes } from './kafka-record-size.js';
 import { KafkaHealth } from './kafka-health.js';
 import { BrokerReachability } from './kafka-brokers.js';
@@ -43,7 +43,8 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
   const brokers = new BrokerReachability(logger);
   const kafka = createKafkaClient(config, logger, { brokers });
   const admin = kafka.admin();
-  const { producer, produceTimeoutMs } = readOnly ? { producer: undefined, produceTimeoutMs: 0 } : createProducer(config, logger, brokers, writeTimeoutMs);
+  const fastClient = createFastClient(config, logger, brokers, writeTimeoutMs);
+  const { producer, produceTimeoutMs } = readOnly ? { producer: undefined, produceTimeoutMs: 0 } : createProducer(fastClient, writeTimeoutMs);
   brokers.watch(admin);
   if (producer) brokers.watch(producer);
   try {
@@ -55,7 +56,7 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
     const { clusterId } = await admin.describeCluster();
     const writes = new WriteHealth(partitions, Math.min(STUCK_AFTER_MS, writeTimeoutMs), minInsyncReplicas);
     const log = new KafkaLog({
-      kafka,
+      fastClient,
       clientOf: (broker) => createKafkaClient({ ...config, brokers: [broker] }, logger, { brokers }),
       admin,
       producer,
@@ -87,9 +88,10 @@ interface KafkaLogLimits {
 }
 
 interface KafkaLogParts {
+  /** The producer's and the follower's client (requests that time out sooner than the admin's). */
+  readonly fastClient: Kafka;
   /** A client of one broker alone (same security settings), for asking whether it is back. */
   readonly clientOf: (broker: string) => Kafka;
-  readonly kafka: Kafka;
   readonly admin: Admin;
   readonly producer: Producer | undefined;
   readonly config: KafkaConfig;
@@ -197,8 +199,9 @@ class KafkaLog implements EventLog {
     this.appendCount += messages.length;
     const answer = metadata.find((entry) => entry.partition === partition);
     const base = Number(answer?.baseOffset ?? answer?.offset);
-    // Not known whether it was written: the writers answer 503 (retrying is safe), the log is not blamed.
-    if (!Number.isSafeInteger(base)) throw new AppendOutcomeUnknownError(`Kafka answered without an offset for partition ${partition}`);
+    // Not known whether it was written (no offset, or -1 as a broker answers a duplicate it no longer
+    // remembers): the writers answer 503 (retrying is safe), the log is not blamed.
+    if (!Number.isSafeInteger(base) || base < 0) throw new AppendOutcomeUnknownError(`Kafka answered without an offset for partition ${partition}`);
     // The partition's records are one batch with consecutive offsets, in the order sent.
     const positions = messages.map((_, i): LogPosition => ({ partition, offset: base + i }));
     this.committed.notify(() => messages.map(({ key, value, event }, i): LogRecord => ({ key, value, event, timestampMs, position: positions[i] as LogPosition })));
@@ -272,10 +275,9 @@ class KafkaLog implements EventLog {
 
   private topicBatches(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<readonly FollowItem[]> {
     return followTopicBatches({
-      kafka: this.parts.kafka,
+      kafka: this.parts.fastClient,
       topic: this.parts.config.topic,
       partitions: this.parts.partitions,
-      groupPrefix: `${this.parts.config.clientId}-follow`,
       brokers: this.parts.brokers,
       from,
       ...(signal ? { signal } : {}),

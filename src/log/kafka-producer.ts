@@ -1,7 +1,7 @@
 // The producer as the service runs it: idempotent, acks=-1, unlimited retries, and timing that
 // lets a partition whose leader stopped answering reach its new leader soon after the election.
 // kafkajs is CommonJS; Node cannot see all of its named exports from ESM, so take the default.
-import kafkajs, { type Producer } from 'kafkajs';
+import kafkajs, { type Kafka, type Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { KafkaConfig } from '../config.js';
 import type { BrokerReachability } from './kafka-brokers.js';
@@ -23,10 +23,18 @@ export function produceTiming(writeTimeoutMs: number): { requestTimeoutMs: numbe
   return { requestTimeoutMs, produceTimeoutMs: Math.round(requestTimeoutMs * 0.8), metadataMaxAgeMs: 1000 };
 }
 
-/** The producer, on a client of its own (its requests time out sooner, see produceTiming), and how long a produce request may wait for the replicas. */
-export function createProducer(config: KafkaConfig, logger: Logger, brokers: BrokerReachability, writeTimeoutMs: number): { producer: Producer; produceTimeoutMs: number } {
+/**
+ * The client of the producer and of the follower's fetches: its requests time out sooner than the
+ * admin's (see produceTiming), so both give up on a silent leader and find the new one quickly.
+ */
+export function createFastClient(config: KafkaConfig, logger: Logger, brokers: BrokerReachability, writeTimeoutMs: number): Kafka {
+  return createKafkaClient(config, logger, { brokers, requestTimeoutMs: produceTiming(writeTimeoutMs).requestTimeoutMs });
+}
+
+/** The producer, on the fast client, and how long a produce request may wait for the replicas. */
+export function createProducer(fastClient: Kafka, writeTimeoutMs: number): { producer: Producer; produceTimeoutMs: number } {
   const timing = produceTiming(writeTimeoutMs);
-  const producer = createKafkaClient(config, logger, { brokers, requestTimeoutMs: timing.requestTimeoutMs }).producer({
+  const producer = fastClient.producer({
     idempotent: true,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,

@@ -12,6 +12,7 @@ import { ProjectionTimeoutError, type Outcome, type Projector } from '../project
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';
+import { WriteOutcomes } from './write-outcomes.js';
 import { createWriteTracing, defaultTracer, parentContext, type WriteTracing } from './tracing.js';
 
 export interface ReportServiceOptions extends EnvelopeContext {
@@ -29,12 +30,18 @@ export interface ReportServiceOptions extends EnvelopeContext {
 
 export class ReportService {
   private readonly queue = new KeyedQueue();
+  private readonly outcomes = new WriteOutcomes();
   private readonly tracing: WriteTracing;
   private readonly clockMs: () => number;
 
   constructor(private readonly options: ReportServiceOptions) {
     this.tracing = createWriteTracing(options.tracer ?? defaultTracer());
     this.clockMs = options.clockMs ?? (() => performance.now());
+  }
+
+  /** Whether writes are answered 503 lately and none is confirmed (for /readyz). */
+  writesFailing(): boolean {
+    return this.outcomes.failing(this.clockMs());
   }
 
   /** Milliseconds left before `deadline`, at least 1 (a request past it is refused before it gets here). */
@@ -118,7 +125,9 @@ export class ReportService {
       };
       const [position] = await this.tracing.append(parent, event, append);
       this.options.onAppend?.(this.clockMs() - started);
-      return await this.tracing.wait(parent, () => this.options.projector.waitFor(position as LogPosition, this.remaining(deadline)));
+      const outcome = await this.tracing.wait(parent, () => this.options.projector.waitFor(position as LogPosition, this.remaining(deadline)));
+      this.outcomes.confirmed(this.clockMs());
+      return outcome;
     } catch (error) {
       throw this.unavailable(error, event.subject);
     }
@@ -126,6 +135,12 @@ export class ReportService {
 
   /** Maps a failure of the log or of the projection to the answer the client gets. */
   private unavailable(error: unknown, subject: string): unknown {
+    const answer = this.answerTo(error, subject);
+    if (answer instanceof UnavailableError) this.outcomes.unconfirmed(this.clockMs());
+    return answer;
+  }
+
+  private answerTo(error: unknown, subject: string): unknown {
     if (error instanceof RecordTooLargeError) return new EventTooLargeError(error.sizeBytes, error.limitBytes);
     if (error instanceof LogOverloadedError) {
       return new UnavailableError(`${error.maxPending} writes are already waiting for the event log (REPORTS_MAX_PENDING_APPENDS); retry shortly`, 2);

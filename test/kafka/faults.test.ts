@@ -89,7 +89,10 @@ withKafka('broker faults', () => {
   faults('no write answered 200 is lost: a fresh instance folds every one of them', async ({ broker, topic, acknowledged }) => {
     const fresh = await startKafkaServer(broker.brokers, {}, topic);
     try {
-      for (const [id, name] of acknowledged) assert.equal(fresh.projector.model.reports.get(String(id)), { name }, `report ${id}`);
+      for (const [id, name] of acknowledged) {
+        if (fresh.projector.model.reports.get(String(id)) === undefined) process.stdout.write(`DEBUG missing ${id}: cursor ${JSON.stringify([...fresh.projector.model.cursor])} head ${JSON.stringify([...(await fresh.log.head())])} size ${fresh.projector.model.reports.size}\n`);
+        assert.equal(fresh.projector.model.reports.get(String(id)), { name }, `report ${id}`);
+      }
       const retried = await fresh.request('/reports', { method: 'POST', json: body(1, 'before 1') });
       assert.is(retried.status, 200);
     } finally {
