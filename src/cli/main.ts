@@ -19,8 +19,8 @@ const commands: ReadonlyMap<string, Command> = new Map<string, Command>([
   ['replay', { summary: 'fold the history and print counts and the state digest', load: async () => import('./replay.js').then((m) => ({ spec: m.replayCommand, run: m.runReplay })) }],
   ['verify', { summary: 'check every frame, event and fold rule of the log', load: async () => import('./verify.js').then((m) => ({ spec: m.verifyCommand, run: m.runVerify })) }],
   ['snapshot', { summary: 'write a snapshot of the read model', load: async () => import('./snapshot.js').then((m) => ({ spec: m.snapshotCommand, run: m.runSnapshot })) }],
-  ['migrate', { summary: 'copy the embedded log into Kafka (resumable)', load: async () => import('./migrate.js').then((m) => ({ spec: m.migrateCommand, run: m.runMigrate })) }],
-  ['schema', { summary: 'print the event JSON Schemas or the OpenAPI document', load: async () => import('./schema.js').then((m) => ({ spec: m.schemaCommand, run: m.runSchema })) }],
+  ['migrate', { summary: 'copy the embedded log into Kafka (--to-kafka), or a topic into a new one (--to-topic NAME: repartitioning); resumable', load: async () => import('./migrate.js').then((m) => ({ spec: m.migrateCommand, run: m.runMigrate })) }],
+  ['schema', { summary: 'print the event JSON Schemas, the OpenAPI document or the AsyncAPI document of the topic', load: async () => import('./schema.js').then((m) => ({ spec: m.schemaCommand, run: m.runSchema })) }],
 ]);
 
 const USAGE = 'reports <command> [options]   (reports <command> --help for each)';
