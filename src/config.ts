@@ -1,8 +1,9 @@
 // The only file that knows environment variable names. Parsed once at start, validated, frozen.
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, message: string) {
-    super(`${variable}: ${message}`);
+  /** `reason` without the variable's name, for messages that name the setting another way (a flag). */
+  constructor(readonly variable: string, readonly reason: string) {
+    super(`${variable}: ${reason}`);
     this.name = 'ConfigError';
   }
 }

@@ -2,7 +2,7 @@
 import { ConfigError, loadConfig } from '../config.js';
 import { createLogger, flushLogger } from '../logger.js';
 import { startServer } from '../server.js';
-import { stringOption, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
+import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 export const serveCommand = {
   name: 'serve',
@@ -15,6 +15,23 @@ export const serveCommand = {
   options: { host: { type: 'string' }, port: { type: 'string' }, 'data-dir': { type: 'string' } },
 } satisfies CommandSpec;
 
+/** The variable each flag stands for. */
+const FLAG_VARIABLES = { host: 'HOST', port: 'PORT', 'data-dir': 'REPORTS_DATA_DIR' } as const;
+
+/** A bad flag value is a usage error (the usage line follows), where the same value in the environment is a bad setting. */
+function checkFlags(parsed: ParsedCommand): void {
+  for (const [flag, variable] of Object.entries(FLAG_VARIABLES)) {
+    const value = stringOption(parsed, flag);
+    if (value === undefined) continue;
+    try {
+      loadConfig({ [variable]: value });
+    } catch (error) {
+      if (error instanceof ConfigError) throw new UsageError(`bad --${flag} (${variable}): ${error.reason}`, serveCommand.usage);
+      throw error;
+    }
+  }
+}
+
 /** Applies command-line flags on top of the environment (flags mirror variables). */
 export function withFlags(env: CliIo['env'], flags: Record<string, string | undefined>): CliIo['env'] {
   const merged: Record<string, string | undefined> = { ...env };
@@ -23,6 +40,7 @@ export function withFlags(env: CliIo['env'], flags: Record<string, string | unde
 }
 
 export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number> {
+  checkFlags(parsed);
   const env = withFlags(io.env, { HOST: stringOption(parsed, 'host'), PORT: stringOption(parsed, 'port'), REPORTS_DATA_DIR: stringOption(parsed, 'data-dir') });
   let config;
   try {
