@@ -10,7 +10,7 @@ import { cursorTotal, type EventLog, type LogPosition } from '../log/event-log.j
 import { applyRecord, createReadModel } from '../read-model/read-model.js';
 import { checkMagic, scanFrames } from '../log/file-recovery.js';
 import { FILE_MAGIC } from '../log/file-frames.js';
-import { formatPosition } from './positions.js';
+import { formatPosition, logKind } from './positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger } from './tool-log.js';
 import type { CliIo, CommandSpec, ParsedCommand } from './usage.js';
@@ -49,12 +49,12 @@ async function checkFrames(dataDir: string): Promise<FrameProblem | undefined> {
     if (magic === 'empty') return undefined;
     const torn = 'torn tail (an unacknowledged write; the server cuts it at start)';
     // A first start that crashed inside the magic: the server starts such a log empty, as the reader reads it.
-    if (magic === 'partial') return { position: '0:0', reason: `${torn} at byte 0: the magic bytes are cut short`, fatal: false };
+    if (magic === 'partial') return { position: '0', reason: `${torn} at byte 0: the magic bytes are cut short`, fatal: false };
     const scan = await scanFrames(file, FILE_MAGIC.length);
     if (!scan.problem) return undefined;
     const { recordOffset, bytePosition, reason, validFramesFollow } = scan.problem;
     const kind = validFramesFollow ? 'corrupt record (valid records follow it)' : torn;
-    return { position: `0:${recordOffset}`, reason: `${kind} at byte ${bytePosition}: ${reason}`, fatal: validFramesFollow };
+    return { position: String(recordOffset), reason: `${kind} at byte ${bytePosition}: ${reason}`, fatal: validFramesFollow };
   } finally {
     await file.close();
   }
@@ -73,7 +73,7 @@ async function checkRecords(log: EventLog, config: Config, io: CliIo, findings: 
   const singleWriter = config.kafka === undefined;
   const fail = (position: LogPosition, reason: string) => {
     findings.problems += 1;
-    findings.first ??= { position: formatPosition(position), reason };
+    findings.first ??= { position: formatPosition(position, logKind(config)), reason };
   };
   const progress = startProgress(io, 'verify', cursorTotal(await log.head()));
   for await (const record of log.read(new Map(), { signal: io.signal })) {
@@ -83,7 +83,7 @@ async function checkRecords(log: EventLog, config: Config, io: CliIo, findings: 
     if (home !== undefined && home !== record.position.partition) {
       // Every one is listed: repartitioning has to account for all of them.
       const reason = `key "${record.key}" belongs to partition ${home}: the partition count changed after this record was written`;
-      io.stderr.write(`misplaced ${formatPosition(record.position)}: ${reason}
+      io.stderr.write(`misplaced ${formatPosition(record.position, logKind(config))}: ${reason}
 `);
       fail(record.position, reason);
     }
@@ -105,6 +105,8 @@ async function checkRecords(log: EventLog, config: Config, io: CliIo, findings: 
   progress.stop();
 }
 
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 export async function runVerify(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const config = loadConfig(io.env);
   const findings: Findings = { records: 0, voidEvents: 0, problems: 0 };
@@ -123,8 +125,11 @@ export async function runVerify(parsed: ParsedCommand, io: CliIo): Promise<numbe
   }
   if (parsed.values['json'] === true) {
     io.stdout.write(`${JSON.stringify({ ok: findings.problems === 0, ...findings })}\n`);
+  } else if (frameProblem?.fatal) {
+    // Nothing past the damage can be read, so no record was read at all: say that, not "in 0 records".
+    io.stdout.write(`FAILED: the log cannot be read past ${frameProblem.position}: ${frameProblem.reason}; its records were not checked\n`);
   } else if (findings.first) {
-    io.stdout.write(`FAILED: ${findings.problems} problem(s) in ${findings.records} records; first at ${findings.first.position}: ${findings.first.reason}\n`);
+    io.stdout.write(`FAILED: ${count(findings.problems, 'problem')} in ${count(findings.records, 'record')}; first at ${findings.first.position}: ${findings.first.reason}\n`);
   } else {
     io.stdout.write(`OK: ${findings.records} records, ${findings.voidEvents} void events\n`);
   }
