@@ -1,7 +1,6 @@
 // Reads an AsyncAPI document the way consumers' tools do: the official parser (@asyncapi/parser)
 // resolves it and reports diagnostics, and Ajv validates messages against the schemas it resolved.
 import { DiagnosticSeverity, Parser, type AsyncAPIDocumentInterface, type Diagnostic } from '@asyncapi/parser';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Ajv, type ValidateFunction } from 'ajv';
 
 export interface ParsedAsyncApi {
@@ -17,10 +16,6 @@ export function withSeverity(diagnostics: readonly Diagnostic[], severity: 'erro
 
 export async function parseAsyncApi(document: unknown): Promise<ParsedAsyncApi> {
   const { document: parsed, diagnostics } = await new Parser().parse(JSON.stringify(document));
-  // The parser holds the event loop for seconds, so an in-process test server's keep-alive timer
-  // expires unseen meanwhile: let it close the idle connection now, or the next fetch reuses that
-  // connection as the server closes it and fails with ECONNRESET.
-  await sleep(50);
   return { document: parsed, diagnostics };
 }
 
