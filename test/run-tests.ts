@@ -61,6 +61,12 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${files.length} files, ${((Date.now() - started) / 1000).toFixed(1)} s${failedFiles ? `, failures in ${failedFiles} files` : ''}${left}\n`);
   process.stdout.write(`${passed} passed, ${failed} failed${skippedTests ? `, ${skippedTests} skipped` : ''}\n`);
   process.exitCode = failed > 0 || files.length === 0 ? 1 : 0;
+  // Whatever a suite left open (a server, a pooled keep-alive connection, a timer) must not hold the
+  // run: one such kept a finished run alive for nine minutes. Name it, then exit with the verdict.
+  setTimeout(() => {
+    process.stderr.write(`run-tests: still open 10 s after the last suite: ${process.getActiveResourcesInfo().join(', ')}; exiting\n`);
+    process.exit();
+  }, 10_000).unref();
 }
 
 main().catch((error: unknown) => {
