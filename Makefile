@@ -1,5 +1,5 @@
 # One-liners around package.json scripts, which hold the truth.
-.PHONY: run test lint bench bench-start chaos build install schemathesis kafka-up kafka-down run-kafka clean
+.PHONY: run test lint bench bench-start chaos build build-src install schemathesis kafka-up kafka-down run-kafka clean
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -9,8 +9,12 @@ install: node_modules/.package-lock.json
 build: install
 	npm run build
 
-## run: install, build and start the service on the embedded log at 127.0.0.1:8080
-run: build
+# build-src: the service alone (src/ and projections/), without the tests
+build-src: install
+	npm run build:src
+
+## run: install, build the service (not the tests) and start it on the embedded log at 127.0.0.1:8080
+run: build-src
 	npm start
 
 ## test: the whole suite (starts a throw-away Kafka broker unless KAFKA_BROKERS is set) with coverage

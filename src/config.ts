@@ -5,8 +5,9 @@
 import { isIP } from 'node:net';
 
 export class ConfigError extends Error {
-  constructor(readonly variable: string, message: string) {
-    super(`${variable}: ${message}`);
+  /** `reason` without the variable's name, for messages that name the setting another way (a flag). */
+  constructor(readonly variable: string, readonly reason: string) {
+    super(`${variable}: ${reason}`);
     this.name = 'ConfigError';
   }
 }

@@ -27,7 +27,7 @@ export async function runBackup(parsed: ParsedCommand, io: CliIo): Promise<numbe
   io.stdout.write(
     [
       `backup:          ${backup.dir}`,
-      `position:        ${formatCursor(new Map([[0, backup.records]]))} (${backup.bytes} bytes, ending on a whole, durable batch)`,
+      `position:        ${formatCursor(new Map([[0, backup.records]]), 'file')} (${backup.bytes} bytes, ending on a whole, durable batch)`,
       `snapshot:        ${backup.snapshot ?? '(none usable: a restore folds the whole log)'}`,
       `live reports:    ${backup.liveReports}`,
       `state digest:    ${backup.digest}`,

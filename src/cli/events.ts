@@ -3,7 +3,7 @@
 import { decodeEvent } from '../../projections/codec.js';
 import { loadConfig } from '../config.js';
 import type { LogRecord } from '../log/event-log.js';
-import { formatPosition, parseCursor } from './positions.js';
+import { formatPosition, logKind, parseCursor, type LogKind } from './positions.js';
 import { openToolLog, toolLogger } from './tool-log.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
@@ -13,7 +13,7 @@ export const eventsCommand = {
   name: 'events',
   usage: 'reports events [--from POS] [--follow] [--type ReportCreated|ReportDeleted]',
   description: [
-    'Prints the event log as NDJSON: {"position":"P:O","time":...,"event":<CloudEvent>} a line.',
+    'Prints the event log as NDJSON: {"position":"N" ("P:O" on Kafka),"time":...,"event":<CloudEvent>} a line.',
     'A record that is not a valid event prints as {"position":...,"invalid":"<reason>"} (left out by --type).',
     '--from POS starts at a position (N on the file log, P:O,P:O on Kafka); --follow keeps streaming',
     'new events until interrupted (Ctrl-C).',
@@ -21,8 +21,8 @@ export const eventsCommand = {
   options: { from: { type: 'string' }, follow: { type: 'boolean' }, type: { type: 'string' } },
 } satisfies CommandSpec;
 
-function line(record: LogRecord): { text: string; type: string | undefined } {
-  const position = formatPosition(record.position);
+function line(record: LogRecord, kind: LogKind): { text: string; type: string | undefined } {
+  const position = formatPosition(record.position, kind);
   const time = new Date(record.timestampMs).toISOString();
   const decoded = decodeEvent(record.value);
   if (!decoded.ok) return { text: JSON.stringify({ position, time, invalid: decoded.reason }), type: undefined };
@@ -46,7 +46,7 @@ export async function runEvents(parsed: ParsedCommand, io: CliIo): Promise<numbe
   try {
     const records = parsed.values['follow'] === true ? log.follow(from, { signal: io.signal }) : log.read(from, { signal: io.signal });
     for await (const record of records) {
-      const { text, type: recordType } = line(record);
+      const { text, type: recordType } = line(record, logKind(config));
       if (type !== undefined && recordType !== type) continue;
       await write(io, text);
     }

@@ -9,7 +9,7 @@ import { cursorTotal, type EventLog, type LogPosition } from '../log/event-log.j
 import { FILE_MAGIC } from '../log/file-frames.js';
 import { checkMagic, scanFrames } from '../log/file-recovery.js';
 import { applyRecord, createReadModel, type ReadModel } from '../read-model/read-model.js';
-import { formatPosition } from './positions.js';
+import { formatPosition, type LogKind } from './positions.js';
 import { startProgress } from './progress.js';
 import type { CliIo } from './usage.js';
 
@@ -35,12 +35,12 @@ export async function checkFrames(dataDir: string): Promise<FrameProblem | undef
     if (magic === 'empty') return undefined;
     const torn = 'torn tail (an unacknowledged write; the server cuts it at start)';
     // A first start that crashed inside the magic: the server starts such a log empty, as the reader reads it.
-    if (magic === 'partial') return { position: '0:0', reason: `${torn} at byte 0: the magic bytes are cut short`, fatal: false };
+    if (magic === 'partial') return { position: '0', reason: `${torn} at byte 0: the magic bytes are cut short`, fatal: false };
     const scan = await scanFrames(file, FILE_MAGIC.length);
     if (!scan.problem) return undefined;
     const { recordOffset, bytePosition, reason, validFramesFollow } = scan.problem;
     const kind = validFramesFollow ? 'corrupt record (valid records follow it)' : torn;
-    return { position: `0:${recordOffset}`, reason: `${kind} at byte ${bytePosition}: ${reason}`, fatal: validFramesFollow };
+    return { position: String(recordOffset), reason: `${kind} at byte ${bytePosition}: ${reason}`, fatal: validFramesFollow };
   } finally {
     await file.close();
   }
@@ -60,9 +60,11 @@ export interface Findings {
 export async function checkRecords(log: EventLog, singleWriter: boolean, io: CliIo, findings: Findings): Promise<ReadModel> {
   const model = createReadModel();
   const eventIds = new Set<string>();
+  // The single-writer log is the file log, whose positions print without a partition.
+  const kind: LogKind = singleWriter ? 'file' : 'kafka';
   const fail = (position: LogPosition, reason: string) => {
     findings.problems += 1;
-    findings.first ??= { position: formatPosition(position), reason };
+    findings.first ??= { position: formatPosition(position, kind), reason };
   };
   const progress = startProgress(io, 'verify', cursorTotal(await log.head()));
   for await (const record of log.read(new Map(), { signal: io.signal })) {
@@ -72,7 +74,7 @@ export async function checkRecords(log: EventLog, singleWriter: boolean, io: Cli
     if (home !== undefined && home !== record.position.partition) {
       // Every one is listed: repartitioning has to account for all of them.
       const reason = `key "${record.key}" belongs to partition ${home}: the partition count changed after this record was written`;
-      io.stderr.write(`misplaced ${formatPosition(record.position)}: ${reason}
+      io.stderr.write(`misplaced ${formatPosition(record.position, kind)}: ${reason}
 `);
       fail(record.position, reason);
     }

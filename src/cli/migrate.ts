@@ -11,7 +11,7 @@ import { openFileLogReader } from '../log/file-log-reader.js';
 import { openKafkaLog } from '../log/kafka-log.js';
 import { createReadModel, type ReadModel } from '../read-model/read-model.js';
 import { foldLog, stateDigest } from '../replay.js';
-import { formatPosition } from './positions.js';
+import { formatPosition, type LogKind } from './positions.js';
 import { startProgress } from './progress.js';
 import { toolLogger } from './tool-log.js';
 import { UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
@@ -45,6 +45,8 @@ interface Ends {
   readonly source: EventLog;
   readonly target: () => Promise<EventLog>;
   readonly names: readonly [string, string];
+  /** What the source is, for the positions a message names. */
+  readonly sourceKind: LogKind;
 }
 
 /** Where from and where to, as the options say. */
@@ -58,16 +60,16 @@ async function openEnds(parsed: ParsedCommand, io: CliIo): Promise<Ends> {
   const writeTimeoutMs = Math.max(config.writeTimeoutMs, 30_000);
   if (typeof toTopic !== 'string') {
     const target = () => openKafkaLog({ config: kafka, logger, writeTimeoutMs, createTopic: true, probeIntervalMs: 60_000 });
-    return { source: await openFileLogReader({ dir: config.dataDir, logger }), target, names: ['file log', 'Kafka topic'] };
+    return { source: await openFileLogReader({ dir: config.dataDir, logger }), target, names: ['file log', 'Kafka topic'], sourceKind: 'file' };
   }
   if (toTopic === kafka.topic) throw new UsageError('--to-topic must name another topic than REPORTS_TOPIC', migrateCommand.usage);
   const source = await openKafkaLog({ config: kafka, logger, writeTimeoutMs, createTopic: false, readOnly: true, probeIntervalMs: 60_000 });
   const target = () => openKafkaLog({ config: { ...kafka, topic: toTopic }, logger, writeTimeoutMs, createTopic: true, probeIntervalMs: 60_000 });
-  return { source, target, names: [`topic ${kafka.topic}`, `topic ${toTopic}`] };
+  return { source, target, names: [`topic ${kafka.topic}`, `topic ${toTopic}`], sourceKind: 'kafka' };
 }
 
 export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<number> {
-  const { source, target: openTarget, names } = await openEnds(parsed, io);
+  const { source, target: openTarget, names, sourceKind } = await openEnds(parsed, io);
   let target: EventLog | undefined;
   try {
     target = await openTarget();
@@ -86,7 +88,7 @@ export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<numb
       read += 1;
       progress.update(read);
       const decoded = decodeEvent(record.value);
-      if (!decoded.ok) throw new Error(`record ${formatPosition(record.position)} is not a valid event (${decoded.reason}); run \`reports verify\``);
+      if (!decoded.ok) throw new Error(`record ${formatPosition(record.position, sourceKind)} is not a valid event (${decoded.reason}); run \`reports verify\``);
       if (present.has(decoded.event.id)) continue;
       batch.push({ key: decoded.event.subject, value: record.value });
       if (batch.length >= BATCH) await flush();

@@ -4,7 +4,7 @@ import { loadConfig } from '../config.js';
 import { createReadModel } from '../read-model/read-model.js';
 import { defaultFoldThreads } from '../read-model/sharded-fold.js';
 import { foldLog, stateDigest } from '../replay.js';
-import { formatCursor, parseCursor } from './positions.js';
+import { formatCursor, logKind, parseCursor } from './positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger } from './tool-log.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
@@ -28,6 +28,10 @@ export async function runReplay(parsed: ParsedCommand, io: CliIo): Promise<numbe
   const log = await openToolLog(config, toolLogger(io, config));
   try {
     const head = await log.head();
+    // A --to past the head stops at the head: said on stderr, so --json output stays one object.
+    if (to !== undefined && [...to].some(([partition, offset]) => offset > (head.get(partition) ?? 0))) {
+      io.stderr.write(`reports replay: --to ${toText} is past the head of the log (${formatCursor(head, logKind(config)) || 'an empty log'}): replayed up to the head\n`);
+    }
     let total = 0;
     for (const [partition, offset] of head) total += Math.min(offset, to?.get(partition) ?? offset);
     const progress = startProgress(io, 'replay', total);
@@ -41,7 +45,7 @@ export async function runReplay(parsed: ParsedCommand, io: CliIo): Promise<numbe
       invalidRecords: model.counts.invalid,
       liveReports: model.reports.size,
       digest: stateDigest(model.reports),
-      position: formatCursor(model.cursor),
+      position: formatCursor(model.cursor, logKind(config)),
       seconds: (Date.now() - started) / 1000,
     };
     if (parsed.values['json'] === true) {

@@ -26,7 +26,7 @@ export async function runRestore(parsed: ParsedCommand, io: CliIo): Promise<numb
   io.stdout.write(
     [
       `restored:        ${parsed.positionals[0] as string} into ${config.dataDir}`,
-      `position:        ${formatCursor(new Map([[0, restored.records]]))}`,
+      `position:        ${formatCursor(new Map([[0, restored.records]]), 'file')}`,
       `snapshot:        ${restored.snapshot ?? '(none: the server folds the whole log at start)'}`,
       `live reports:    ${restored.liveReports}`,
       `state digest:    ${restored.digest}`,

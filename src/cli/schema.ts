@@ -12,7 +12,7 @@ export const schemaCommand = {
   usage: 'reports schema events|openapi|asyncapi',
   description: [
     'Prints, as JSON on stdout, the JSON Schemas of the events (ReportCreated, ReportDeleted in their CloudEvents',
-    'envelope), the OpenAPI 3.1 document of the HTTP interface, or the AsyncAPI 3.0 document of the topic.',
+    'envelope), the OpenAPI 3.1 document of the HTTP interface, or the AsyncAPI 3.1 document of the topic.',
   ].join('\n'),
   options: {},
   positionals: { min: 1, max: 1 },

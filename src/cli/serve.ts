@@ -4,8 +4,8 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { settleWithin } from '../log/settle-within.js';
 import type { RunningServer } from '../server.js';
 import { checkStartSettings } from '../start-checks.js';
-import { formatCursor } from './positions.js';
-import { stringOption, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
+import { formatCursor, logKind } from './positions.js';
+import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 export const serveCommand = {
   name: 'serve',
@@ -19,6 +19,23 @@ export const serveCommand = {
   options: { host: { type: 'string' }, port: { type: 'string' }, 'data-dir': { type: 'string' } },
 } satisfies CommandSpec;
 
+/** The variable each flag stands for. */
+const FLAG_VARIABLES = { host: 'HOST', port: 'PORT', 'data-dir': 'REPORTS_DATA_DIR' } as const;
+
+/** A bad flag value is a usage error (the usage line follows), where the same value in the environment is a bad setting. */
+function checkFlags(parsed: ParsedCommand): void {
+  for (const [flag, variable] of Object.entries(FLAG_VARIABLES)) {
+    const value = stringOption(parsed, flag);
+    if (value === undefined) continue;
+    try {
+      loadConfig({ [variable]: value });
+    } catch (error) {
+      if (error instanceof ConfigError) throw new UsageError(`bad --${flag} (${variable}): ${error.reason}`, serveCommand.usage);
+      throw error;
+    }
+  }
+}
+
 /** Applies command-line flags on top of the environment (flags mirror variables). */
 export function withFlags(env: CliIo['env'], flags: Record<string, string | undefined>): CliIo['env'] {
   const merged: Record<string, string | undefined> = { ...env };
@@ -30,6 +47,7 @@ export function withFlags(env: CliIo['env'], flags: Record<string, string | unde
 const INTERRUPTED_START_GRACE_MS = 2000;
 
 export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number> {
+  checkFlags(parsed);
   const env = withFlags(io.env, { HOST: stringOption(parsed, 'host'), PORT: stringOption(parsed, 'port'), REPORTS_DATA_DIR: stringOption(parsed, 'data-dir') });
   let config: Config;
   try {
@@ -53,7 +71,7 @@ export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number
     // (and a fault test) compare their read models without a query that could change them.
     const { cursor, reports } = server.projector.model;
     const { stateDigest } = await import('../replay.js');
-    logger.info({ position: formatCursor(cursor), digest: stateDigest(reports), liveReports: reports.size }, 'stopped');
+    logger.info({ position: formatCursor(cursor, logKind(config)), digest: stateDigest(reports), liveReports: reports.size }, 'stopped');
     return 0;
   } catch (error) {
     return badSetting(error, io);

@@ -7,7 +7,7 @@ import { cursorTotal } from '../log/event-log.js';
 import { defaultFoldThreads } from '../read-model/sharded-fold.js';
 import { readAnchors } from '../snapshot/snapshot-anchor.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
-import { formatCursor } from './positions.js';
+import { formatCursor, logKind } from './positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger } from './tool-log.js';
 import type { CliIo, CommandSpec, ParsedCommand } from './usage.js';
@@ -44,7 +44,7 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
     io.stdout.write(
       [
         `snapshot:        ${path}`,
-        `position:        ${formatCursor(model.cursor) || '(empty log)'}`,
+        `position:        ${formatCursor(model.cursor, logKind(config)) || '(empty log)'}`,
         `events folded:   ${model.counts.records}${previous ? ` (${model.counts.records - previousRecords} after the previous snapshot)` : ''}`,
         `live reports:    ${model.reports.size}`,
         `state digest:    sha256:${stateDigest(model.reports)}`,

@@ -35,13 +35,11 @@ export interface ParsedCommand {
 }
 
 export function parseCommand(spec: CommandSpec, args: readonly string[]): ParsedCommand {
-  let values: Record<string, string | boolean | (string | boolean)[] | undefined>;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({ args: [...args], options: { ...spec.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true }));
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error), spec.usage);
-  }
+  const options: OptionSpecs = { ...spec.options, help: { type: 'boolean', short: 'h' } };
+  // Not strict: parseArgs' own messages read badly ("argument is ambiguous", unbalanced quotes), so
+  // the tokens are checked here, with messages that name the option and say what to write.
+  const { values, positionals, tokens } = parseArgs({ args: [...args], options, allowPositionals: true, strict: false, tokens: true });
+  for (const token of tokens) if (token.kind === 'option') checkOption(token, options[token.name], spec.usage);
   const help = values['help'] === true;
   const { min = 0, max = 0 } = spec.positionals ?? {};
   if (!help && (positionals.length < min || positionals.length > max)) {
@@ -50,6 +48,25 @@ export function parseCommand(spec: CommandSpec, args: readonly string[]): Parsed
   const single: Record<string, string | boolean | undefined> = {};
   for (const [key, value] of Object.entries(values)) single[key] = Array.isArray(value) ? value.at(-1) : value;
   return { values: single, positionals, help };
+}
+
+interface OptionToken {
+  readonly rawName: string;
+  readonly value?: string | undefined;
+  readonly inlineValue?: boolean | undefined;
+}
+
+function checkOption(token: OptionToken, option: OptionSpecs[string] | undefined, usage: string): void {
+  const { rawName, value, inlineValue } = token;
+  if (option === undefined) throw new UsageError(`unknown option ${rawName}`, usage);
+  if (option.type === 'boolean') {
+    if (value !== undefined) throw new UsageError(`${rawName} takes no value, got "${value}"`, usage);
+    return;
+  }
+  if (value === undefined) throw new UsageError(`${rawName} needs a value`, usage);
+  // `--from -1` or `--from --follow`: the next argument looks like an option, so it may be one the
+  // value was forgotten before. A value that starts with a dash is written with "=".
+  if (inlineValue !== true && value.startsWith('-')) throw new UsageError(`${rawName} needs a value; to give one that starts with "-", write ${rawName}=${value}`, usage);
 }
 
 export function stringOption(parsed: ParsedCommand, name: string): string | undefined {

@@ -19,6 +19,8 @@ export const verifyCommand = {
   options: { json: { type: 'boolean' } },
 } satisfies CommandSpec;
 
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
 export async function runVerify(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const config = loadConfig(io.env);
   const findings: Findings = { records: 0, voidEvents: 0, problems: 0 };
@@ -37,8 +39,11 @@ export async function runVerify(parsed: ParsedCommand, io: CliIo): Promise<numbe
   }
   if (parsed.values['json'] === true) {
     io.stdout.write(`${JSON.stringify({ ok: findings.problems === 0, ...findings })}\n`);
+  } else if (frameProblem?.fatal) {
+    // Nothing past the damage can be read, so no record was read at all: say that, not "in 0 records".
+    io.stdout.write(`FAILED: the log cannot be read past ${frameProblem.position}: ${frameProblem.reason}; its records were not checked\n`);
   } else if (findings.first) {
-    io.stdout.write(`FAILED: ${findings.problems} problem(s) in ${findings.records} records; first at ${findings.first.position}: ${findings.first.reason}\n`);
+    io.stdout.write(`FAILED: ${count(findings.problems, 'problem')} in ${count(findings.records, 'record')}; first at ${findings.first.position}: ${findings.first.reason}\n`);
   } else {
     io.stdout.write(`OK: ${findings.records} records, ${findings.voidEvents} void events\n`);
   }

@@ -1,9 +1,10 @@
-// The AsyncAPI 3.0 document of the report events topic, for downstream consumers: both events as
+// The AsyncAPI 3.1 document of the report events topic, for downstream consumers: both events as
 // CloudEvents in structured mode, with payload schemas generated from the same TypeBox definitions
 // as projections/events.schema.json, the Kafka key and content-type header, and the fold rules.
 import { CLOUDEVENTS_CONTENT_TYPE, ReportCreated, ReportDeleted, ReportIdString, type ReportEvent } from '../../projections/events.js';
 import { plainSchema, type Json } from '../../projections/json-schema.js';
 import { DEFAULT_TOPIC, type Config } from '../config.js';
+import { SERVICE_CONTACT } from '../version.js';
 
 export interface TopicFacts {
   /** The topic (REPORTS_TOPIC), the channel's address. */
@@ -79,7 +80,7 @@ function sendOperation(type: ReportEvent['type'], description: string): Json {
 
 export function createAsyncApiDocument({ topic }: TopicFacts, version: string): Json {
   return {
-    asyncapi: '3.0.0',
+    asyncapi: '3.1.0',
     info: {
       title: 'Report Store events',
       version,
@@ -90,7 +91,19 @@ export function createAsyncApiDocument({ topic }: TopicFacts, version: string): 
         `\n\n${FOLD}\n\n${TRACING}`,
       ].join(' '),
       license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
+      contact: { ...SERVICE_CONTACT },
       tags: [{ name: 'reports', description: 'Events of reports' }],
+    },
+    // A server whose address is a variable: broker addresses belong to a deployment, not to this
+    // contract (and the document is public), but a consumer's tools still learn it is Kafka.
+    servers: {
+      kafka: {
+        host: '{bootstrapServer}',
+        protocol: 'kafka',
+        title: 'The Kafka cluster of the deployment',
+        description: 'The brokers the service writes to (KAFKA_BROKERS); the document names none.',
+        variables: { bootstrapServer: { description: 'host:port of a bootstrap server of the deployment', examples: ['kafka:9092'] } },
+      },
     },
     defaultContentType: CLOUDEVENTS_CONTENT_TYPE,
     channels: {

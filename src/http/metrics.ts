@@ -1,6 +1,6 @@
 // Prometheus metrics on a registry of the app's own (no global registry). Labels carry route
 // templates and statuses only: never ids, names or tokens.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { cursorLag, cursorTotal, type EventLog } from '../log/event-log.js';
 import type { Projector } from '../projector.js';
 import type { ProjectionHealth } from '../projection-health.js';
@@ -13,6 +13,11 @@ export interface Metrics {
 
 export function createMetrics({ log, projector, health, now = Date.now }: { log: EventLog; projector: Projector; health: ProjectionHealth; now?: () => number }): Metrics {
   const registry = new Registry();
+  // The runtime's series (process_*: CPU, memory, file descriptors; nodejs_*: heap, handles,
+  // event-loop lag, GC), what a dashboard shows first. They are read when scraped; only the
+  // event-loop delay histogram (a timer every 10 ms) and GC durations (an observer of GC events)
+  // run in between, and neither runs per request.
+  collectDefaultMetrics({ register: registry });
   // Several gauges need the log head; one scrape asks the log (a Kafka admin request) only once.
   let headAsked: { atMs: number; head: Promise<ReadonlyMap<number, number>> } | undefined;
   const head = () => {

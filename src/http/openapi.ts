@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document, generated from the TypeBox schemas that validate requests.
 import { IDEMPOTENCY_KEY_MAX_CHARS } from './idempotency-key.js';
 import { ErrorBody, StatusBody, newReportSchema, ReportIdParam, reportSchema, type FieldLimits } from './schemas.js';
+import { SERVICE_CONTACT } from '../version.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -52,8 +53,11 @@ export function createOpenApiDocument(limits: FieldLimits, version: string): Jso
       version,
       description: 'Create and delete reports. Event-sourced: every change is an event on an append-only log.',
       license: { name: 'MIT', identifier: 'MIT' },
+      contact: { ...SERVICE_CONTACT },
     },
-    servers: [{ url: 'http://127.0.0.1:8080', description: 'Local default' }],
+    // Relative: the API is where this document was fetched from, whatever HOST and PORT (or a proxy
+    // in front) made that address. `reports schema openapi` prints the same document.
+    servers: [{ url: '/', description: 'The address this document was fetched from' }],
     tags: [{ name: 'reports', description: 'Reports in the store' }, { name: 'operations', description: 'Health, readiness, metrics, this document and the AsyncAPI document of the events' }],
     security: [{ bearerAuth: [] }],
     paths: {
@@ -96,16 +100,26 @@ export function createOpenApiDocument(limits: FieldLimits, version: string): Jso
           },
         },
       },
-      '/openapi.json': operationsGet('getOpenApi', 'This document', { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } }),
-      '/asyncapi.json': operationsGet('getAsyncApi', 'The AsyncAPI 3.0 document of the event topic, for downstream consumers', {
-        description: 'AsyncAPI 3.0 document',
+      '/openapi.json': operationsGet('getOpenApi', 'This document', 'The OpenAPI 3.1 document of this interface, generated at start from the schemas that validate requests, with the configured limits.', {
+        description: 'OpenAPI 3.1 document',
         content: { 'application/json': { schema: { type: 'object' } } },
       }),
-      '/healthz': operationsGet('getHealth', 'Liveness: 200 while the process runs', { description: 'Alive', content: jsonContent(ref('Status')) }),
-      '/readyz': operationsGet('getReadiness', 'Readiness: 200 once the read model has caught up and the log is reachable', { description: 'Ready', content: jsonContent(ref('Status')) }, {
-        '503': errorResponse('Not ready: catching up, the log is unreachable, or the projection has stalled'),
+      '/asyncapi.json': operationsGet('getAsyncApi', 'The AsyncAPI 3.1 document of the event topic, for downstream consumers', 'The topic (REPORTS_TOPIC), its key, header and both events with their fold rules, generated from the schemas the service encodes events with.', {
+        description: 'AsyncAPI 3.1 document',
+        content: { 'application/json': { schema: { type: 'object' } } },
       }),
-      '/metrics': operationsGet('getMetrics', 'Prometheus metrics', { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } }),
+      '/healthz': operationsGet('getHealth', 'Liveness: 200 while the process runs', 'Answers 200 while the process can answer at all; it checks neither the log nor the read model (that is /readyz).', { description: 'Alive', content: jsonContent(ref('Status')) }),
+      '/readyz': operationsGet(
+        'getReadiness',
+        'Readiness: 200 once the read model has caught up and the log is reachable',
+        'Answers 503 while the read model catches up at start, while the log cannot take writes, and when records have waited longer than REPORTS_PROJECTION_STALL_MS without being applied.',
+        { description: 'Ready', content: jsonContent(ref('Status')) },
+        { '503': errorResponse('Not ready: catching up, the log is unreachable, or the projection has stalled') },
+      ),
+      '/metrics': operationsGet('getMetrics', 'Prometheus metrics', "HTTP requests and their latency, log appends, the projection's lag and health, and the runtime's process_* and nodejs_* series.", {
+        description: 'Prometheus text format',
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      }),
     },
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>' } },
@@ -127,12 +141,13 @@ function newReportDocument(limits: FieldLimits): Json {
   return schema;
 }
 
-function operationsGet(operationId: string, summary: string, ok: Json, more: Record<string, Json> = {}): Json {
+function operationsGet(operationId: string, summary: string, description: string, ok: Json, more: Record<string, Json> = {}): Json {
   return {
     get: {
       operationId,
       tags: ['operations'],
       summary,
+      description,
       security: [],
       responses: { '200': ok, ...more, '405': methodNotAllowed },
     },

@@ -30,7 +30,7 @@ interface Printed {
 /** What `reports backup` or `reports restore` printed: the position's record count and the digest. */
 function printed(stdout: string): Printed {
   const field = (name: string) => new RegExp(`^${name}:\\s+(.*)$`, 'm').exec(stdout)?.[1] ?? '';
-  return { dir: field('backup'), records: Number(/^0:(\d+)/.exec(field('position'))?.[1]), digest: field('state digest') };
+  return { dir: field('backup'), records: Number(/^(\d+)/.exec(field('position'))?.[1]), digest: field('state digest') };
 }
 
 async function backup(dataDir: string, dest: string): Promise<Printed> {

@@ -158,7 +158,7 @@ withKafka('reports migrate', (brokers) => {
       await appendToFileLog(dir, [created('1', 'a'), notAnEvent('1'), created('2', 'b')]);
       const { code, stderr } = await reports(['migrate', '--to-kafka'], { env: { ...env, REPORTS_DATA_DIR: dir } });
       assert.is(code, 1);
-      assert.match(stderr, 'record 0:1 is not a valid event');
+      assert.match(stderr, 'record 1 is not a valid event');
       assert.match(stderr, 'reports verify');
       assert.is(await topicRecords(topic), 0);
     } finally {

@@ -47,11 +47,11 @@ file('counts records, void events, invalid records and live reports, and prints 
       'void events:     2',
       'invalid records: 1',
       'live reports:    2',
-      'position:        0:7',
+      'position:        7',
       `state digest:    sha256:${digest}`,
     ]);
     const summary = await replaySummary(at(dir));
-    assert.equal({ ...summary, seconds: 0 }, { events: 7, voidEvents: 2, invalidRecords: 1, liveReports: 2, digest, position: '0:7', seconds: 0 });
+    assert.equal({ ...summary, seconds: 0 }, { events: 7, voidEvents: 2, invalidRecords: 1, liveReports: 2, digest, position: '7', seconds: 0 });
   });
 });
 
@@ -105,8 +105,20 @@ file('--to N folds only the first N records: the same as a log holding only thos
     await appendToFileLog(prefix, history.slice(0, 3));
     const [partial, expected] = await Promise.all([replaySummary(at(full), ['--to', '3']), replaySummary(at(prefix))]);
     assert.equal(partial, { ...expected, seconds: partial.seconds });
-    assert.equal([partial.events, partial.position, partial.liveReports], [3, '0:3', 1]);
+    assert.equal([partial.events, partial.position, partial.liveReports], [3, '3', 1]);
     assert.is.not(partial.digest, (await replaySummary(at(full))).digest);
+  });
+});
+
+file('--to past the head replays the whole log and says on stderr that it stopped at the head', async () => {
+  await withDirs(1, async (dir) => {
+    await appendToFileLog(dir, [created('1', 'a'), created('2', 'b'), deleted('1'), created('3', 'c'), created('4', 'd'), deleted('2'), created('5', 'e')]);
+    const { code, stdout, stderr } = await reports(['replay', '--to', '999', '--json'], { env: at(dir) });
+    assert.is(code, 0);
+    assert.is(stderr, 'reports replay: --to 999 is past the head of the log (7): replayed up to the head\n');
+    const summary = JSON.parse(stdout) as { events: number; position: string };
+    assert.equal([summary.events, summary.position], [7, '7']);
+    assert.is((await reports(['replay', '--to', '7'], { env: at(dir) })).stderr, '', 'the head itself is no news');
   });
 });
 

@@ -39,10 +39,13 @@ serve('a bad setting exits 2 naming the variable', async () => {
   assert.match(stderr, 'bad setting PORT');
 });
 
-serve('a bad flag value exits 2 naming the variable it stands for', async () => {
-  const { code, stderr } = await reports(['serve', '--port', '99999']);
-  assert.is(code, 2);
-  assert.match(stderr, 'bad setting PORT');
+serve('a bad flag value exits 2 with the usage line, naming the flag and the variable it stands for', async () => {
+  for (const [value, reason] of [['abc', 'must be an integer, got "abc"'], ['99999', 'must be between 0 and 65535, got 99999']] as const) {
+    const { code, stdout, stderr } = await reports(['serve', '--port', value]);
+    assert.is(code, 2);
+    assert.is(stdout, '');
+    assert.is(stderr, `reports serve: bad --port (PORT): ${reason}\nusage: reports serve [--host HOST] [--port PORT] [--data-dir DIR]\n`);
+  }
 });
 
 serve.run();

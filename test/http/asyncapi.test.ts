@@ -1,4 +1,4 @@
-// GET /asyncapi.json: the AsyncAPI 3.0 document of the topic, served without a token, clean under
+// GET /asyncapi.json: the AsyncAPI 3.1 document of the topic, served without a token, clean under
 // the official parser (no errors, no warnings), with the payload schemas of projections/events.ts;
 // and the records the service really writes (file log and Kafka) validate against it.
 import kafkajs from 'kafkajs';
@@ -38,7 +38,7 @@ const served = serverSuite('GET /asyncapi.json', (env) => startTestServer(env));
 
 served('is served as JSON without a token', async ({ server }) => {
   const document = await fetchDocument(server);
-  assert.is(at(document, 'asyncapi'), '3.0.0');
+  assert.is(at(document, 'asyncapi'), '3.1.0');
 });
 
 served('has no errors under the official AsyncAPI parser', async ({ server }) => {

@@ -130,4 +130,15 @@ openapi('gives name and tag the maxLength the server enforces, from the configur
   assert.is(at(document, 'components', 'schemas', 'NewReport', 'properties', 'tag', 'maxLength'), 20);
 });
 
+openapi('names its server relative to where it was fetched, not a fixed address', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json', { token: null }));
+  const servers = at(document, 'servers') as { url: string }[];
+  assert.equal(servers.map((s) => s.url), ['/']);
+  // What a client does with it: resolve it against the document's own address, which is this server.
+  const base = new URL(servers[0]?.url ?? '', `${server.url}/openapi.json`);
+  const response = await fetch(new URL('healthz', base));
+  assert.is(response.status, 200);
+  await response.arrayBuffer();
+});
+
 openapi.run();

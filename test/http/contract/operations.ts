@@ -1,4 +1,5 @@
 // Everything else the HTTP interface promises: unknown paths, wrong methods, /healthz, /readyz, /metrics.
+import { register as globalRegistry } from 'prom-client';
 import * as assert from 'uvu/assert';
 import { TEST_TOKEN } from '../../helpers/server.js';
 import { deleteReport, distinctive, postReport, serverSuite, type StartServer } from '../requests.js';
@@ -79,6 +80,18 @@ export function operationsContract(logName: string, start: StartServer, nextId: 
     assert.match(text, /^reports_log_append_duration_seconds_bucket\{le="/m);
     assert.match(text, /^reports_projection_lag_events \d+$/m);
     assert.match(text, /^reports_read_model_reports [1-9]\d*$/m);
+  });
+
+  metrics("carries the runtime's process_* and nodejs_* series: CPU, memory, heap, event-loop lag, GC", async ({ server }) => {
+    const text = await scrape(await server.request('/metrics'));
+    const runtime = ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'process_open_fds', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_gc_duration_seconds', 'nodejs_version_info'];
+    for (const name of runtime) assert.match(text, new RegExp(`^# TYPE ${name} `, 'm'), name);
+    assert.match(text, /^process_resident_memory_bytes [1-9]\d*$/m);
+  });
+
+  metrics("keeps every series on the app's own registry, none on prom-client's global one", async ({ server }) => {
+    await scrape(await server.request('/metrics'));
+    assert.equal(globalRegistry.getMetricsAsArray().map((metric) => metric.name), []);
   });
 
   metrics('contains no report id, name, tag, token or path that requests carried', async ({ server }) => {
