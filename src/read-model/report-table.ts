@@ -39,6 +39,16 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   #lastKey: number | string = '';
   /** The key the last `has` found absent (the fold asks has, then sets): set can skip its lookup. */
   #knownAbsent: number | string | undefined;
+  /** Each id's version (events that took effect on it), deleted ids included. PLACEHOLDER: moves into the id index. */
+  #versions = new Map<number | string, number>();
+
+  version(id: string): number {
+    return this.#versions.get(this.keyOf(id)) ?? 0;
+  }
+
+  private bump(key: number | string): void {
+    this.#versions.set(key, (this.#versions.get(key) ?? 0) + 1);
+  }
 
   private keyOf(id: string): number | string {
     if (id !== this.#lastId) {
@@ -77,6 +87,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     this.#knownAbsent = undefined;
     if (previous !== undefined) this.release(previous);
     this.index.set(key, this.write(report.name, report.tag));
+    this.bump(key);
     this.compactIfWasteful();
     return this;
   }
@@ -87,6 +98,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     const at = this.index.get(key);
     if (at === undefined) return false;
     this.index.delete(key);
+    this.bump(key);
     this.release(at);
     this.compactIfWasteful();
     return true;

@@ -47,7 +47,7 @@ const Meta = Type.Object({
 type Meta = Static<typeof Meta>;
 const checkMeta = TypeCompiler.Compile(Meta);
 
-const Outcome = Type.Union([Type.Literal('created'), Type.Literal('unchanged'), Type.Literal('conflict'), Type.Literal('deleted'), Type.Literal('not-found')]);
+const Outcome = Type.Union([Type.Literal('created'), Type.Literal('unchanged'), Type.Literal('conflict'), Type.Literal('superseded'), Type.Literal('deleted'), Type.Literal('not-found')]);
 // [key, fingerprint, outcome] or, for created/unchanged, [key, fingerprint, outcome, name] / [..., name, tag]
 const KeyRow = Type.Union([
   Type.Tuple([Type.String(), Type.String(), Outcome]),

@@ -18,7 +18,7 @@ function eventId(i: number): string {
 
 function message(i: number): LogMessage {
   const context: EnvelopeContext = { source: 'urn:report-store', newId: () => eventId(i), time: () => new Date(EPOCH_MS + i).toISOString() };
-  const event = reportCreated(context, { id: String(i), name: `Quarterly report ${String(i).padStart(7, '0')}`, tag: 'finance' });
+  const event = reportCreated(context, { id: String(i), name: `Quarterly report ${String(i).padStart(7, '0')}`, tag: 'finance' }, 0);
   return { key: event.subject, value: encodeEvent(event) };
 }
 
