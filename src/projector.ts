@@ -117,7 +117,7 @@ export class Projector {
         if (!this.abort.signal.aborted) await pause(retryDelayMs, this.abort.signal);
       } catch (error) {
         if (this.abort.signal.aborted) break;
-        this.options.logger.error({ err: error }, 'following the event log failed; retrying');
+        this.options.logger.warn({ err: error }, 'following the event log failed; retrying');
         await pause(retryDelayMs, this.abort.signal);
       }
     }

@@ -61,7 +61,7 @@ async function openEnds(parsed: ParsedCommand, io: CliIo): Promise<Ends> {
     return { source: await openFileLogReader({ dir: config.dataDir, logger }), target, names: ['file log', 'Kafka topic'] };
   }
   if (toTopic === kafka.topic) throw new UsageError('--to-topic must name another topic than REPORTS_TOPIC', migrateCommand.usage);
-  const source = await openKafkaLog({ config: kafka, logger, writeTimeoutMs, createTopic: false, probeIntervalMs: 60_000 });
+  const source = await openKafkaLog({ config: kafka, logger, writeTimeoutMs, createTopic: false, readOnly: true, probeIntervalMs: 60_000 });
   const target = () => openKafkaLog({ config: { ...kafka, topic: toTopic }, logger, writeTimeoutMs, createTopic: true, probeIntervalMs: 60_000 });
   return { source, target, names: [`topic ${kafka.topic}`, `topic ${toTopic}`] };
 }

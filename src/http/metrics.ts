@@ -88,6 +88,17 @@ export function createMetrics({ log, projector, health, now = Date.now }: { log:
       this.inc(log.stats().flushes);
     },
   });
+  if (log.stats().brokerOutages !== undefined) {
+    new Counter({
+      name: 'reports_kafka_broker_outages_total',
+      help: 'Times a Kafka broker became unreachable from this instance (each is logged once, as is its return)',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(log.stats().brokerOutages ?? 0);
+      },
+    });
+  }
   new Gauge({
     name: 'reports_projection_stalled',
     help: '1 when records have waited longer than REPORTS_PROJECTION_STALL_MS without the projection applying any',

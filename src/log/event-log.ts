@@ -153,6 +153,8 @@ export interface EventLog {
 export interface LogStats {
   readonly appends: number;
   readonly flushes: number;
+  /** Times one of the log's servers (a Kafka broker) became unreachable; absent for a log without servers. */
+  readonly brokerOutages?: number;
 }
 
 export interface LogHealth {
@@ -194,6 +196,19 @@ export class AppendTimeoutError extends Error {
   constructor(readonly timeoutMs: number) {
     super(`the event log did not acknowledge the append within ${timeoutMs} ms`);
     this.name = 'AppendTimeoutError';
+  }
+}
+
+/**
+ * The log answered without saying where an append's records went, so whether they were written is
+ * not known; maps to 503 (retrying is safe: the fold voids whichever copy comes second). The log
+ * itself is fine.
+ */
+export class AppendOutcomeUnknownError extends Error {
+  readonly retriable = true;
+  constructor(message: string) {
+    super(message);
+    this.name = 'AppendOutcomeUnknownError';
   }
 }
 

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import type { Cursor, LogGap, LogRecord } from './event-log.js';
+import type { BrokerReachability } from './kafka-brokers.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { pause } from '../pause.js';
 
@@ -27,6 +28,8 @@ export interface FollowOptions {
   readonly groupPrefix: string;
   readonly from: Cursor;
   readonly signal?: AbortSignal;
+  /** Told which brokers the consumer's requests reach and which time out. */
+  readonly brokers?: BrokerReachability;
 }
 
 function toRecord(partition: number, message: KafkaMessage): LogRecord {
@@ -52,7 +55,7 @@ const FETCH_INTERVAL_MS = 20;
  * Yields the records from `from` on, and a gap where offsets hold nothing the consumer delivers,
  * as the consumer fetches them: the items of one fetched batch together.
  */
-export async function* followTopicBatches({ kafka, topic, partitions, groupPrefix, from, signal }: FollowOptions): AsyncIterable<readonly FollowItem[]> {
+export async function* followTopicBatches({ kafka, topic, partitions, groupPrefix, from, signal, brokers }: FollowOptions): AsyncIterable<readonly FollowItem[]> {
   const pending: FollowItem[][] = [];
   let failure: Error | undefined;
   let wake: (() => void) | undefined;
@@ -88,6 +91,7 @@ export async function* followTopicBatches({ kafka, topic, partitions, groupPrefi
     sessionTimeout: 10_000,
     retry: { retries: 5, restartOnFailure: () => Promise.resolve(false) },
   });
+  brokers?.watch(consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     if (!payload.restart) channel.fail(payload.error);
   });

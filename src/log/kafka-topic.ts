@@ -25,6 +25,8 @@ export interface TopicFacts {
   readonly partitions: number;
   /** The topic's effective max.message.bytes: the largest record batch the broker takes. */
   readonly maxMessageBytes: number;
+  /** The topic's effective min.insync.replicas: with fewer replicas in sync, acks=all writes are refused. */
+  readonly minInsyncReplicas: number;
   /** Things an operator should fix that do not stop the start (logged as warnings). */
   readonly warnings: readonly string[];
 }
@@ -113,7 +115,7 @@ export function checkTopicConfig(topic: string, settings: ReadonlyMap<string, st
         `raise it (kafka-configs --alter --entity-type topics --entity-name ${topic} --add-config max.message.bytes=1048588) or use another REPORTS_TOPIC`,
     );
   }
-  return { maxMessageBytes, warnings };
+  return { maxMessageBytes, minInsyncReplicas: minInsync, warnings };
 }
 
 function settingError(topic: string, name: string, actual: string | undefined, required: string, why: string): TopicSettingsError {

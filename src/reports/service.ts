@@ -7,7 +7,7 @@ import type { ReportCreatedData, ReportEvent } from '../../projections/events.js
 import type { StoredReport } from '../../projections/reports.js';
 import { createFingerprint } from '../../projections/idempotency.js';
 import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
-import { AppendTimeoutError, LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
+import { AppendOutcomeUnknownError, AppendTimeoutError, LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
 import { ProjectionTimeoutError, type Outcome, type Projector } from '../projector.js';
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
@@ -138,6 +138,10 @@ export class ReportService {
       // The adapter's message can name files or broker addresses: log it, never send it.
       this.options.logger.warn({ err: error, subject }, 'the event log is unavailable');
       return new UnavailableError('the event log is unavailable; retrying the same request is safe');
+    }
+    if (error instanceof AppendOutcomeUnknownError) {
+      this.options.logger.warn({ err: error, subject }, 'the event log did not say whether it took a write');
+      return new UnavailableError('the event log did not confirm the write; retrying the same request is safe');
     }
     if (error instanceof AppendTimeoutError || error instanceof ProjectionTimeoutError) {
       return new UnavailableError(`the event log did not confirm the write within ${this.options.writeTimeoutMs} ms; retrying the same request is safe`);

@@ -75,7 +75,11 @@ settings('a max.message.bytes too small for any event stops the start with the f
 
 settings('finite retention is refused; unset min.insync.replicas on a single replica gives no warning', () => {
   assert.throws(() => checkTopicConfig('t', new Map([...KEEP, ['retention.ms', '1000']]), 1), /retention\.ms=1000/);
-  assert.equal(checkTopicConfig('t', KEEP, 1), { maxMessageBytes: 1048588, warnings: [] });
+  assert.equal(checkTopicConfig('t', KEEP, 1), { maxMessageBytes: 1048588, minInsyncReplicas: 1, warnings: [] });
+});
+
+settings('reports the topic\'s min.insync.replicas, which readiness checks the in-sync replicas against', () => {
+  assert.is(checkTopicConfig('t', new Map([...KEEP, ['min.insync.replicas', '2']]), 3).minInsyncReplicas, 2);
 });
 
 settings.run();
