@@ -1,5 +1,5 @@
 # One-liners around package.json scripts, which hold the truth.
-.PHONY: run test lint bench bench-start build install schemathesis kafka-up kafka-down run-kafka clean
+.PHONY: run test lint bench bench-start chaos build install schemathesis kafka-up kafka-down run-kafka clean
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -32,6 +32,11 @@ bench: build
 ## bench-start: replay speed, start-up time and memory on a history of BENCH_EVENTS (1,000,000) events
 bench-start: build
 	npm run bench:start
+
+## chaos: the cluster fault suite, long form: a three-node KRaft cluster, every fault scenario 3 times
+## (CHAOS_ARGS='--runs 1 --scenario pause-leader'), and the table; `make test` runs its short form
+chaos: build
+	npm run chaos -- $(CHAOS_ARGS)
 
 ## kafka-up / kafka-down: a local single-node Kafka broker on 127.0.0.1:9092 (needs Java 17 and Maven)
 kafka-up: build

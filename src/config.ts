@@ -1,4 +1,8 @@
 // The only file that knows environment variable names. Parsed once at start, validated, frozen.
+// Empty or blank means unset. A number is taken exactly as written: spaces around it are an error
+// for every numeric setting (" 5 " is most likely a quoting mistake, and a value that is refused
+// at start is cheaper than one that is silently read another way).
+import { isIP } from 'node:net';
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, message: string) {
@@ -67,8 +71,16 @@ function text(env: Env, name: ConfigVariable): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
+/** A numeric setting's text: undefined when empty or blank; an error when spaces surround it. */
+function numeric(env: Env, name: ConfigVariable): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  if (raw.trim() !== raw) throw new ConfigError(name, `must be written without spaces around it, got "${raw}"`);
+  return raw;
+}
+
 function integer(env: Env, name: ConfigVariable, fallback: number, min: number, max: number): number {
-  const raw = text(env, name);
+  const raw = numeric(env, name);
   if (raw === undefined) return fallback;
   if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `must be an integer, got "${raw}"`);
   const value = Number(raw);
@@ -94,7 +106,7 @@ function oneOf<T extends string>(env: Env, name: ConfigVariable, allowed: readon
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2 };
 
 function byteSize(env: Env, name: ConfigVariable, fallback: number): number {
-  const raw = text(env, name);
+  const raw = numeric(env, name);
   if (raw === undefined) return fallback;
   const match = /^(\d+)\s*([a-z]*)$/i.exec(raw);
   const unit = SIZE_UNITS[match?.[2]?.toLowerCase() ?? 'x'];
@@ -102,6 +114,26 @@ function byteSize(env: Env, name: ConfigVariable, fallback: number): number {
   const bytes = Number(match[1]) * unit;
   if (bytes < 1024 || bytes > 8 * 1024 ** 2) throw new ConfigError(name, `must be between 1kb and 8mb, got "${raw}"`);
   return bytes;
+}
+
+/** DNS labels: letters, digits and inner hyphens, at most 63 characters each. */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+
+/** An IP address, or a host name whose last label is not all digits (`999.1.1.1` is no name, and no IPv4 address). */
+function host(env: Env): string {
+  const raw = text(env, 'HOST') ?? '127.0.0.1';
+  if (isIP(raw) !== 0) return raw;
+  if (/^\[.*\]$/.test(raw)) throw new ConfigError('HOST', `an IPv6 address is written without brackets, got "${raw}"`);
+  if (!HOST_NAME.test(raw) || /(?:^|\.)\d+\.?$/.test(raw)) throw new ConfigError('HOST', `must be an IP address or a host name, got "${raw}"`);
+  return raw;
+}
+
+/** Config fields whose value can turn out bad only when used (a directory, an address): the variable behind each. */
+const VARIABLE_OF = { host: 'HOST', port: 'PORT', dataDir: 'REPORTS_DATA_DIR' } as const satisfies Partial<Record<keyof Config, ConfigVariable>>;
+
+/** A setting found bad at start, after parsing (the data directory cannot be created, the address not listened on). */
+export function settingError(field: keyof typeof VARIABLE_OF, message: string): ConfigError {
+  return new ConfigError(VARIABLE_OF[field], message);
 }
 
 function httpLimits(env: Env): HttpLimits {
@@ -172,7 +204,7 @@ export function loadConfig(env: Env): Config {
   const kafka = kafkaConfig(env);
   const config: Config = {
     port: integer(env, 'PORT', 8080, 0, 65535),
-    host: text(env, 'HOST') ?? '127.0.0.1',
+    host: host(env),
     tokens: Object.freeze(tokenList(env)),
     ...(tokensFile ? { tokensFile } : {}),
     dataDir: text(env, 'REPORTS_DATA_DIR') ?? './data',

@@ -1,10 +1,11 @@
-// The server process: `node dist/src/main.js` is `reports serve` (see src/cli/serve.ts).
-import { runCli } from './cli/main.js';
+// The server process: `node dist/src/main.js` is `reports serve` (see src/cli/serve.ts). The signal
+// handlers are installed before the rest of the program is loaded, so a stop asked for at any moment
+// of the start is seen.
+import { processStopSignal } from './process-signals.js';
 
-const stop = new AbortController();
-process.once('SIGINT', () => stop.abort());
-process.once('SIGTERM', () => stop.abort());
-runCli(['serve', ...process.argv.slice(2)], { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: stop.signal }).then(
+const signal = processStopSignal();
+const { runCli } = await import('./cli/main.js');
+runCli(['serve', ...process.argv.slice(2)], { stdout: process.stdout, stderr: process.stderr, env: process.env, signal }).then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`report-store: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -22,8 +22,11 @@ import { createReadModel } from './read-model/read-model.js';
 import { isoClock } from './reports/envelope.js';
 import { ReportService } from './reports/service.js';
 import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
+import { resumeOf } from './snapshot/snapshot-anchor.js';
+import { removeStaleTemporaries } from './snapshot/snapshot-space.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
 import { resolveTokens } from './tokens.js';
+import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
 
 export interface RunningServer {
@@ -45,10 +48,13 @@ export interface ServerDeps {
 }
 
 export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
+  await checkStartSettings(config);
   const snapshots = snapshotDir(config.dataDir);
+  // Before anything is written (the lock included): on a full disk, what a dead writer left is the room.
+  await removeStaleTemporaries(snapshots, logger);
   // The newest snapshot is read first: the log's start-up scan resumes where its history ends.
   const newest = await readNewestSnapshot(snapshots, logger);
-  const log = await openEventLog(config, logger, newest?.snapshot.resume);
+  const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
   try {
     const tokens = await resolveTokens(config, { logger });
     if (tokens.generatedToken) {
@@ -137,9 +143,10 @@ async function listen(handler: RequestListener, config: Config, logger: Logger):
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.on('request', guardConnections(server, handler, limits, logger));
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, config));
+    server.once('error', failed);
     server.listen(config.port, config.host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });

@@ -16,6 +16,7 @@ interface Service {
   ports?: string[];
   build?: { context: string; dockerfile_inline?: string };
   depends_on?: Record<string, unknown>;
+  init?: boolean;
 }
 interface Compose {
   services: Record<string, Service>;
@@ -57,6 +58,10 @@ compose('points the service at the broker listener that compose defines', ({ fil
   assert.ok(file.services[host ?? ''], `no service named ${host}`);
   assert.match(String(kafka['KAFKA_ADVERTISED_LISTENERS']), `PLAINTEXT://${host}:${port}`);
   assert.ok(file.services['reports']?.depends_on?.['kafka']);
+});
+
+compose('runs the service under an init, which forwards signals from the first moment', ({ file }) => {
+  assert.is(file.services['reports']?.init, true);
 });
 
 compose('starts the same entry point that the build produces', async ({ file }) => {

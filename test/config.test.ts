@@ -114,7 +114,19 @@ const bad: readonly [string, Env, string][] = [
   ['REPORTS_TOKENS with a short sha256 entry', { REPORTS_TOKENS: 'good,sha256:abc' }, 'REPORTS_TOKENS'],
   ['REPORTS_TOKENS with a non-hex sha256 entry', { REPORTS_TOKENS: `sha256:${'zz'.repeat(32)}` }, 'REPORTS_TOKENS'],
   ['REPORTS_TOKENS with a character no bearer token can hold', { REPORTS_TOKENS: 'has space' }, 'REPORTS_TOKENS'],
+  ['HOST that looks like an IPv4 address but is none', { HOST: '999.1.1.1' }, 'HOST'],
+  ['HOST with an all-digit last label', { HOST: 'reports.123' }, 'HOST'],
+  ['HOST with a character no host name holds', { HOST: 'bad_host!' }, 'HOST'],
+  ['HOST as a bracketed IPv6 address', { HOST: '[::1]' }, 'HOST'],
 ];
+
+/** Every numeric setting with a valid value (the Kafka ones need KAFKA_BROKERS). */
+const numeric: Readonly<Record<string, string>> = {
+  PORT: '8081', REPORTS_BODY_LIMIT: '64kb', REPORTS_NAME_MAX_CHARS: '10', REPORTS_TAG_MAX_CHARS: '10', REPORTS_WRITE_TIMEOUT_MS: '100',
+  REPORTS_HEADERS_TIMEOUT_MS: '1000', REPORTS_REQUEST_TIMEOUT_MS: '20000', REPORTS_KEEP_ALIVE_TIMEOUT_MS: '1000', REPORTS_MAX_CONNECTIONS: '5',
+  REPORTS_SNAPSHOT_EVERY: '5', REPORTS_PROJECTION_STALL_MS: '1000', REPORTS_MAX_PENDING_APPENDS: '5', REPORTS_TOPIC_PARTITIONS: '3', REPORTS_TOPIC_REPLICATION_FACTOR: '1',
+};
+const withBrokers = (env: Env): Env => ({ KAFKA_BROKERS: 'a:9092', ...env });
 
 const errors = suite('loadConfig errors');
 for (const [what, env, variable] of bad) {
@@ -124,6 +136,22 @@ for (const [what, env, variable] of bad) {
     assert.ok(error.message.startsWith(`${variable}:`), error.message);
   });
 }
+errors('refuses spaces around the value of every numeric setting, naming it, and takes the bare value', () => {
+  for (const [variable, value] of Object.entries(numeric)) {
+    assert.not.throws(() => loadConfig(withBrokers({ [variable]: value })), variable);
+    for (const spaced of [` ${value} `, `${value} `, `\t${value}`]) {
+      const error = configError(withBrokers({ [variable]: spaced }));
+      assert.is(error.variable, variable);
+      assert.match(error.message, 'without spaces around it');
+    }
+  }
+});
+errors('still takes an empty or blank numeric setting as unset', () => {
+  for (const variable of Object.keys(numeric)) assert.equal(loadConfig(withBrokers({ [variable]: '  ' })), loadConfig(withBrokers({})), variable);
+});
+errors('accepts IPv4 and IPv6 addresses and host names as HOST', () => {
+  for (const host of ['0.0.0.0', '10.1.2.3', '::', '::1', 'fe80::1', 'localhost', 'reports.example.com', 'host-1.internal.']) assert.is(loadConfig({ HOST: host }).host, host);
+});
 errors('mentions KAFKA_SASL_MECHANISM when the SASL credentials are missing', () => {
   assert.match(configError({ KAFKA_BROKERS: 'a:9092', KAFKA_SASL_MECHANISM: 'plain' }).message, 'KAFKA_SASL_MECHANISM');
 });

@@ -7,12 +7,13 @@ import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeEvent } from '../projections/codec.js';
 import { openFileLog } from '../src/log/file-log.js';
-import { collect, withTimeout } from './helpers/async.js';
+import { collect, until, withTimeout } from './helpers/async.js';
 import { startChildServer, type ChildServer } from './helpers/child-server.js';
 import { memoryLogger, tempDir, TEST_TOKEN } from './helpers/server.js';
 
 const WORKERS = 32;
-const LOAD_MS = 1200;
+/** Acknowledged creates to wait for before the kill: several per worker. */
+const ACKNOWLEDGED_BEFORE_KILL = 4 * WORKERS;
 const GUARD_MS = 15_000;
 
 interface Context {
@@ -20,7 +21,6 @@ interface Context {
   children: ChildServer[];
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const bodyOf = (id: string, name: string) => `{"id": ${id}, "name": ${JSON.stringify(name)}}`;
 
 async function start(context: Context): Promise<ChildServer> {
@@ -83,7 +83,8 @@ crash('keeps every acknowledged create after SIGKILL with requests in flight', a
       }
     }
   });
-  await sleep(LOAD_MS);
+  // Under load long enough for many acknowledged writes, whatever the machine's speed.
+  await until(() => acknowledged.size > ACKNOWLEDGED_BEFORE_KILL, `${ACKNOWLEDGED_BEFORE_KILL} acknowledged creates`, { timeoutMs: GUARD_MS });
   const inFlightAtKill = inFlight;
   first.kill('SIGKILL');
   killed = true;

@@ -1,9 +1,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Deadlines } from '../src/deadlines.js';
-import { withTimeout } from './helpers/async.js';
+import { until, withTimeout } from './helpers/async.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// Each test waits for what it expects to happen (a callback, the schedule emptied), not for a fixed
+// time: on a busy machine the one timer, re-armed for each next deadline, can fire long after it is due.
 
 const deadlines = suite('Deadlines');
 
@@ -16,7 +17,7 @@ deadlines('calls every deadline once, in time order, whatever order they were sc
   schedule.at(start + 20, () => called.push('20'));
   schedule.at(start + 20, () => called.push('20 again'));
   assert.is(schedule.size, 4);
-  await sleep(60);
+  await until(() => called.length === 4, 'every deadline to be called');
   assert.equal(called, ['10', '20', '20 again', '30']);
   assert.is(schedule.size, 0);
 });
@@ -49,7 +50,8 @@ deadlines('a cancelled deadline is never called, and cancelling twice or after i
   first.cancel();
   first.cancel();
   assert.is(schedule.size, 1);
-  await sleep(30);
+  // Deadlines are called in time order: once the later one was, the cancelled one had its chance.
+  await until(() => called.length > 0, 'the deadline that was kept');
   second.cancel();
   assert.equal(called, ['second']);
   assert.is(schedule.size, 0);
@@ -63,7 +65,7 @@ deadlines('a deadline scheduled from a callback, or earlier than all others, is 
     called.push('early');
     schedule.after(5, () => called.push('from the callback'));
   });
-  await sleep(50);
+  await until(() => called.length === 2, 'the early deadline and the one its callback scheduled');
   assert.equal(called, ['early', 'from the callback']);
   schedule.clear();
   assert.is(schedule.size, 0);
@@ -76,7 +78,10 @@ deadlines('clear drops every deadline without calling it', async () => {
   schedule.after(5, () => (calls += 1));
   schedule.clear();
   kept.cancel();
-  await sleep(20);
+  // A later deadline, called in time order after any the clear had left.
+  let after = false;
+  schedule.after(10, () => (after = true));
+  await until(() => after, 'a deadline scheduled after the clear');
   assert.is(calls, 0);
 });
 
@@ -90,8 +95,7 @@ deadlines('holds the process open only while deadlines are scheduled', async () 
   let fired = false;
   schedule.after(5, () => (fired = true));
   assert.is(schedule.holdsProcess, true);
-  await sleep(30);
-  assert.ok(fired);
+  await until(() => fired, 'the deadline to be called');
   assert.is(schedule.holdsProcess, false);
   const late = schedule.after(2000, () => undefined);
   assert.is(schedule.holdsProcess, true);

@@ -4,6 +4,7 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config.js';
+import { processStopSignal } from '../process-signals.js';
 import { helpText, parseCommand, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 type Run = (parsed: ParsedCommand, io: CliIo) => number | Promise<number>;
@@ -19,6 +20,8 @@ const commands: ReadonlyMap<string, Command> = new Map<string, Command>([
   ['replay', { summary: 'fold the history and print counts and the state digest', load: async () => import('./replay.js').then((m) => ({ spec: m.replayCommand, run: m.runReplay })) }],
   ['verify', { summary: 'check every frame, event and fold rule of the log', load: async () => import('./verify.js').then((m) => ({ spec: m.verifyCommand, run: m.runVerify })) }],
   ['snapshot', { summary: 'write a snapshot of the read model', load: async () => import('./snapshot.js').then((m) => ({ spec: m.snapshotCommand, run: m.runSnapshot })) }],
+  ['backup', { summary: 'take an online, verified backup of the embedded log', load: async () => import('./backup.js').then((m) => ({ spec: m.backupCommand, run: m.runBackup })) }],
+  ['restore', { summary: 'put a backup in place of a stopped server\'s log', load: async () => import('./restore.js').then((m) => ({ spec: m.restoreCommand, run: m.runRestore })) }],
   ['migrate', { summary: 'copy the embedded log into Kafka (resumable)', load: async () => import('./migrate.js').then((m) => ({ spec: m.migrateCommand, run: m.runMigrate })) }],
   ['schema', { summary: 'print the event JSON Schemas or the OpenAPI document', load: async () => import('./schema.js').then((m) => ({ spec: m.schemaCommand, run: m.runSchema })) }],
 ]);
@@ -75,16 +78,14 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
-  const stop = new AbortController();
-  process.once('SIGINT', () => stop.abort());
-  process.once('SIGTERM', () => stop.abort());
+  const signal = processStopSignal();
   // `reports events | head`: the reader went away. Exit as a tool killed by SIGPIPE does (128 + 13),
   // without Node's stack trace for an unhandled 'error' event.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
     process.exit(141);
   });
-  runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, signal: stop.signal }).then(
+  runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, signal }).then(
     (code) => process.exit(code),
     (error: unknown) => {
       process.stderr.write(`reports: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);

@@ -58,6 +58,16 @@ export interface AppendOptions {
   readonly timeoutMs?: number;
 }
 
+/**
+ * A resume point as a snapshot recorded it, with what identifies it: the snapshot's record count and
+ * the digest of its last record (`recordDigest`). A log checks all of it before resuming there.
+ */
+export interface ResumeFrom {
+  readonly point: string;
+  readonly records: number;
+  readonly lastRecordDigest: string;
+}
+
 /** Offsets that hold nothing a reader gets (Kafka transaction markers, aborted transactional records). */
 export interface LogGap {
   readonly partition: number;

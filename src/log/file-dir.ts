@@ -1,8 +1,8 @@
 // Files of the data directory: the directory is private (0700) and so is every file in it (0600).
 // A new directory entry is durable only once its directory is fsynced: without that an OS crash
 // right after a first start can lose the file that was just created (the log, the token).
-import { mkdir, open } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { lstat, mkdir, open, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
@@ -17,13 +17,32 @@ export async function syncDir(dir: string): Promise<void> {
   }
 }
 
-/** Creates `dir` (mode 0700) when missing and makes its creation durable; an existing one is left as it is. */
+/**
+ * Creates `dir` (mode 0700) and any missing parents when missing, and makes their creation durable;
+ * an existing one is left as it is. Not Node's `mkdir({recursive: true})`: where a directory cannot
+ * hold children and says ENOENT (under /proc), it creates the parent (EEXIST), retries the child, and
+ * spins forever on a thread of its own. Here each level is created once and the first refusal is
+ * final; a parent that exists but is no directory (a dangling symbolic link, a file) is named.
+ */
 export async function ensurePrivateDir(dir: string): Promise<void> {
-  const created = await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-  if (created === undefined) return;
-  // mkdir -p may have created several levels: sync each new directory's parent, deepest last.
-  for (let path = dir; ; path = dirname(path)) {
-    await syncDir(dirname(path));
-    if (path === created || dirname(path) === path) break;
+  const missing: string[] = [];
+  for (let path = resolve(dir); !(await isDirectory(path)); path = dirname(path)) {
+    if (dirname(path) === path) throw new Error(`${dir}: the root directory is missing`);
+    missing.unshift(path);
   }
+  for (const path of missing) {
+    await mkdir(path, { mode: PRIVATE_DIR_MODE }).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+      if (await isDirectory(path)) return;
+      const dangling = await lstat(path).then((info) => info.isSymbolicLink(), () => false);
+      throw new Error(dangling ? `${path} is a symbolic link to nothing` : `${path} exists but is not a directory`, { cause: error });
+    });
+    // Sync each new directory's parent, outermost first, so every level's entry is durable.
+    await syncDir(dirname(path));
+  }
+}
+
+/** Whether `path` is a directory (following symbolic links); false when it is missing or cannot be looked at. */
+async function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then((info) => info.isDirectory(), () => false);
 }

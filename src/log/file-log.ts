@@ -17,8 +17,8 @@ import { eachRecord } from './record-batches.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from './batcher.js';
 import { lockDir, type DirLock } from './file-lock.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './file-dir.js';
-import { scanLog } from './file-recovery.js';
-import { LogUnavailableError, RecordTooLargeError, payloadBytes, CommitListeners, type AppendOptions, type CommitListener, type Cursor, type EventLog, type FileRange, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from './event-log.js';
+import { scanLog, type ResumeCheck } from './file-recovery.js';
+import { LogUnavailableError, RecordTooLargeError, payloadBytes, CommitListeners, type AppendOptions, type CommitListener, type Cursor, type EventLog, type FileRange, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions, type ResumeFrom } from './event-log.js';
 
 export interface FileLogOptions {
   /** The data directory; the log is `events.log` in it. */
@@ -28,10 +28,11 @@ export interface FileLogOptions {
   /** Appends allowed to wait for the next write+fsync (REPORTS_MAX_PENDING_APPENDS). */
   readonly maxPendingAppends?: number;
   /**
-   * Where the newest snapshot's history ends (`EventLog.resumePoint`): the scan at open starts
-   * there, and the records before it are scanned when first read.
+   * Where the newest snapshot's history ends (`EventLog.resumePoint`, with the snapshot's last
+   * record): the scan at open starts there if it holds, and the records before it are scanned when
+   * first read.
    */
-  readonly resumeFrom?: string;
+  readonly resumeFrom?: ResumeFrom;
 }
 
 export interface FileLogStats extends LogStats {
@@ -54,7 +55,7 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     // The log's directory entry must be on disk before any append is acknowledged.
     await syncDir(dir);
     file = await open(path, 'r+');
-    let scan = await scanLog(file, path, parseBatchPoint(resumeFrom));
+    let scan = await scanLog(file, path, resumeCheck(resumeFrom));
     if (scan.tornTail) {
       logger.warn({ path, ...scan.tornTail }, 'cut a torn tail off the event log (an append that was never acknowledged)');
     }
@@ -76,6 +77,11 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     await lock.release();
     throw error;
   }
+}
+
+function resumeCheck(resume: ResumeFrom | undefined): ResumeCheck | undefined {
+  const point = parseBatchPoint(resume?.point);
+  return resume === undefined || point === undefined ? undefined : { point, lastRecord: resume.records - 1, lastRecordDigest: resume.lastRecordDigest };
 }
 
 class FileLogWriter implements FileLog {

@@ -3,8 +3,9 @@
 // tail but lost history: the start is refused. Logs of format 1 (no batch boundaries, written by
 // earlier versions) are read frame by frame, each frame a batch of its own.
 import type { FileHandle } from 'node:fs/promises';
-import { BATCH_HEADER_BYTES, checkBatchHeader, findWholeBatch, scanBatch } from './file-batches.js';
-import { checkFrame, FILE_MAGIC, FILE_MAGIC_V1, FRAME_HEADER_BYTES, findValidFrame } from './file-frames.js';
+import { BATCH_HEADER_BYTES, checkBatchBody, checkBatchHeader, findWholeBatch, scanBatch } from './file-batches.js';
+import { checkFrame, decodeFrame, FILE_MAGIC, FILE_MAGIC_V1, FRAME_HEADER_BYTES, findValidFrame } from './file-frames.js';
+import { recordDigest } from './record-digest.js';
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
 
@@ -140,12 +141,19 @@ export async function checkMagic(file: FileHandle): Promise<'ok' | 'empty' | 'pa
   return size < FILE_MAGIC.length ? 'partial' : 'ok';
 }
 
+/** A resume point, the last record a snapshot folded (in the batch at the point) and its digest. */
+export interface ResumeCheck {
+  readonly point: BatchPoint;
+  readonly lastRecord: number;
+  readonly lastRecordDigest: string;
+}
+
 /**
  * The writer's scan at open: checks every frame, cuts a torn tail, refuses mid-log damage. With
- * `resume` (a batch boundary a snapshot recorded, checked here to be one) only the log from there
- * is scanned; the records before it are scanned when something reads them (FrameIndex).
+ * `resume` only the log from its point is scanned, once the point holds as a whole (resumeHolds);
+ * the records before it are scanned when something reads them (FrameIndex).
  */
-export async function scanLog(file: FileHandle, path: string, resume?: BatchPoint): Promise<ScanResult> {
+export async function scanLog(file: FileHandle, path: string, resume?: ResumeCheck): Promise<ScanResult> {
   const magic = await checkMagic(file);
   if (magic === 'bad') throw new Error(`${path} is not a report store log (bad magic bytes)`);
   if (magic !== 'ok') {
@@ -155,7 +163,7 @@ export async function scanLog(file: FileHandle, path: string, resume?: BatchPoin
     await file.sync();
     return { format: 2, starts: [], firstOffset: 0, firstByte: FILE_MAGIC.length, validBytes: FILE_MAGIC.length };
   }
-  const from = resume !== undefined && (await batchStartsAt(file, resume.byte)) ? resume : { offset: 0, byte: FILE_MAGIC.length };
+  const from = resume !== undefined && (await resumeHolds(file, resume)) ? resume.point : { offset: 0, byte: FILE_MAGIC.length };
   const scan = await scanFrames(file, from.byte, [], { firstOffset: from.offset });
   const found = { format: scan.format, starts: scan.starts, firstOffset: from.offset, firstByte: from.byte, ...(scan.lastBatch ? { lastBatch: scan.lastBatch } : {}) };
   if (!scan.problem) return { ...found, validBytes: scan.validBytes };
@@ -167,11 +175,21 @@ export async function scanLog(file: FileHandle, path: string, resume?: BatchPoin
   return { ...found, validBytes: bytePosition, tornTail: { bytePosition, recordOffset, cutBytes, reason } };
 }
 
-/** Whether a whole batch header (mark and CRC) of a format-2 log is at `byte`, or the file ends exactly there. */
-async function batchStartsAt(file: FileHandle, byte: number): Promise<boolean> {
-  if ((await logFormat(file)) !== 2 || byte < FILE_MAGIC.length) return false;
-  const size = (await file.stat()).size;
-  if (byte === size) return true;
-  const header = await readAt(file, byte, BATCH_HEADER_BYTES);
-  return header.length === BATCH_HEADER_BYTES && checkBatchHeader(header, 0).kind === 'header';
+/**
+ * Whether the resume point is the one the snapshot recorded, as a whole: a whole batch of a format-2
+ * log starts at its byte, and holds the snapshot's last record where the point's record number puts
+ * it, with that record's digest. A log restored from a copy and written on can have a batch at the
+ * same byte with another number of records before it; its records there are others (new event ids),
+ * so the digest tells. (Counting the records before the point would mean reading all of them: they
+ * are counted when first read, FrameIndex.)
+ */
+async function resumeHolds(file: FileHandle, { point, lastRecord, lastRecordDigest }: ResumeCheck): Promise<boolean> {
+  if ((await logFormat(file)) !== 2 || point.byte < FILE_MAGIC.length) return false;
+  const header = await readAt(file, point.byte, BATCH_HEADER_BYTES);
+  const check = header.length === BATCH_HEADER_BYTES ? checkBatchHeader(header, 0) : undefined;
+  if (check?.kind !== 'header') return false;
+  const body = await readAt(file, point.byte + BATCH_HEADER_BYTES, check.bodyBytes);
+  const batch = body.length === check.bodyBytes ? checkBatchBody(body, check.frameCount) : undefined;
+  const frame = batch !== undefined && 'frames' in batch ? batch.frames[lastRecord - point.offset] : undefined;
+  return frame !== undefined && recordDigest(decodeFrame(body, frame)) === lastRecordDigest;
 }

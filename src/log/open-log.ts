@@ -1,11 +1,11 @@
 // Chooses the event log adapter from the configuration.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { EventLog } from './event-log.js';
+import type { EventLog, ResumeFrom } from './event-log.js';
 import { openFileLog } from './file-log.js';
 
-/** `resumeFrom`: the newest snapshot's resume point (the file log scans only the log after it at open). */
-export async function openEventLog(config: Config, logger: Logger, resumeFrom?: string): Promise<EventLog> {
+/** `resumeFrom`: the newest snapshot's resume point (the file log scans only the log after it at open, once it holds). */
+export async function openEventLog(config: Config, logger: Logger, resumeFrom?: ResumeFrom): Promise<EventLog> {
   if (config.kafka) {
     // Loaded only when used, so the embedded log does not pay for kafkajs at start.
     const { openKafkaLog } = await import('./kafka-log.js');

@@ -51,6 +51,13 @@ function writeOneByte(chunk: Buffer, at: number, text: string): boolean {
   return plain;
 }
 
+/** Whether a whole record lies at `position` within the first `used` bytes of `chunk` (a snapshot's table is checked so). */
+export function recordWithin(chunk: Buffer, position: number, used: number): boolean {
+  if (position < 0 || position + 5 > used) return false;
+  const header = ((chunk[position] as number) & HAS_TAG) === 0 ? 5 : 9;
+  return position + header <= used && position + storedLength(chunk, position) <= used;
+}
+
 export function readRecord(chunk: Buffer, position: number): StoredReport {
   const flags = chunk[position] as number;
   const nameBytes = chunk.readUInt32LE(position + 1);

@@ -8,7 +8,7 @@ import { compareIds } from '../../projections/canonical.js';
 import type { ReportsState, StoredReport } from '../../projections/reports.js';
 import { BytesOut, type BytesIn } from './bytes.js';
 import { IdIndex, tableKey, type IdIndexParts } from './id-index.js';
-import { readRecord, recordLength, storedLength, writeCanonicalLine, writeRecord } from './report-record.js';
+import { readRecord, recordLength, recordWithin, storedLength, writeCanonicalLine, writeRecord } from './report-record.js';
 
 export { tableKey } from './id-index.js';
 
@@ -219,12 +219,13 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     this.index.writeTo(out);
   }
 
-  /** Reads what writeTo wrote; throws RangeError on data that does not hold a table. */
+  /** Reads what writeTo wrote; throws RangeError on data that does not hold a table (or a record past its chunk's written bytes, as earlier versions wrote a large one). */
   static readFrom(input: BytesIn): ReportTable {
     const table = new ReportTable();
+    const usedOf: number[] = [];
     for (let chunks = input.u32(); chunks > 0; chunks -= 1) {
       const length = input.u32();
-      const used = input.u32();
+      const used = usedOf[usedOf.push(input.u32()) - 1] as number;
       if (used > length || length > Math.max(CHUNK_BYTES, 2 ** 31)) throw new RangeError(`a chunk of ${length} bytes with ${used} used`);
       // Copied out (the snapshot file's buffer is let go), with the room of a partly filled chunk back.
       const chunk = used === length ? Buffer.allocUnsafeSlow(length) : Buffer.alloc(length);
@@ -238,7 +239,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     const arena = table.chunks.length;
     table.index.forEach((at, key) => {
       const chunkIndex = Math.floor(at / CHUNK_STRIDE);
-      if (chunkIndex >= arena || at - chunkIndex * CHUNK_STRIDE >= (table.chunks[chunkIndex] as Buffer).length) throw new RangeError(`report ${String(key)} points outside the table's bytes`);
+      if (chunkIndex >= arena || !recordWithin(table.chunks[chunkIndex] as Buffer, at - chunkIndex * CHUNK_STRIDE, usedOf[chunkIndex] as number)) throw new RangeError(`report ${String(key)} points outside the table's bytes`);
       if (typeof key === 'string' && tableKey(key) !== key) throw new RangeError(`report key ${key} is not in canonical form`);
     });
     return table;
@@ -266,10 +267,10 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     if (this.fill + bytes > CHUNK_BYTES || this.chunks.length === 0) {
       // Positions are 32-bit in the id index: 512 chunks (2 GiB of names and tags) at most.
       if (this.chunks.length >= MAX_CHUNKS) throw new RangeError('the report table is full: names and tags of live reports exceed 2 GiB');
-      // A record larger than a chunk gets a chunk of its own; the next record starts a new one.
-      // Zeroed, so two tables with the same records hold equal bytes (and no stale memory).
+      // A record larger than a chunk gets a chunk of its own, full at once (fill = its length: a snapshot
+      // writes it all); the next record starts a new one. Zeroed: equal tables, equal bytes, no stale memory.
       this.chunks.push(Buffer.alloc(Math.max(CHUNK_BYTES, bytes)));
-      this.fill = bytes > CHUNK_BYTES ? CHUNK_BYTES : 0;
+      this.fill = bytes > CHUNK_BYTES ? bytes : 0;
       const chunkIndex = this.chunks.length - 1;
       if (bytes > CHUNK_BYTES) return { chunk: this.chunks[chunkIndex] as Buffer, position: 0, at: chunkIndex * CHUNK_STRIDE };
     }

@@ -11,6 +11,7 @@ import type { EventLog } from '../log/event-log.js';
 import type { ReadModel } from '../read-model/read-model.js';
 import { readAnchors } from './snapshot-anchor.js';
 import { encodeModel } from './snapshot-format.js';
+import { SnapshotSpaceError } from './snapshot-space.js';
 import { writeEncodedSnapshot } from './snapshot-store.js';
 
 export interface AutoSnapshot {
@@ -42,7 +43,11 @@ export function createAutoSnapshot({ dir, log, logger, model, every }: { dir: st
       .then((anchors) => writeEncodedSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, ...(resume === undefined ? {} : { resume }) }, encoded))
       .then(
         (path) => logger.info({ path, events: encoded.counts.records, reports: model.reports.size }, 'wrote a snapshot of the read model'),
-        (error: unknown) => logger.warn({ err: error }, 'could not write a snapshot'),
+        (error: unknown) => {
+          // Either way the log goes on taking writes: snapshots only shorten the next start.
+          if (error instanceof SnapshotSpaceError) logger.warn({ snapshotBytes: error.snapshotBytes, freeBytes: error.freeBytes, reserveBytes: error.reserveBytes }, 'skipped a snapshot: it would leave the event log too little free space');
+          else logger.warn({ err: error }, 'could not write a snapshot');
+        },
       )
       .finally(() => {
         writing = undefined;

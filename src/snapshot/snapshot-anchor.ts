@@ -4,13 +4,11 @@
 // other records there (new CloudEvent ids) and the snapshot is not used. Works through the
 // EventLog port, so both logs answer the same way: read from cursor - 1 in each partition and
 // stop once every partition has shown its first record.
-import { createHash } from 'node:crypto';
-import type { Cursor, EventLog, LogMessage } from '../log/event-log.js';
+import type { Cursor, EventLog, ResumeFrom } from '../log/event-log.js';
+import { recordDigest } from '../log/record-digest.js';
 import type { Anchors, Snapshot } from './snapshot-format.js';
 
-export function recordDigest({ key, value }: LogMessage): string {
-  return createHash('sha256').update(key).update('\0').update(value).digest('hex').slice(0, 32);
-}
+export { recordDigest } from '../log/record-digest.js';
 
 /** The anchors of `cursor` on `log`: the digest of the record at cursor - 1 of every partition read from. */
 export async function readAnchors(log: Pick<EventLog, 'head' | 'read'>, cursor: Cursor): Promise<Map<number, string | null>> {
@@ -46,6 +44,17 @@ export async function anchorMismatch(log: Pick<EventLog, 'head' | 'read'>, { mod
     }
   }
   return undefined;
+}
+
+/**
+ * Where the log may resume its scan at open for this snapshot, with what it must find there: the
+ * file log trusts the point only if the snapshot's last record is in the batch at that byte.
+ */
+export function resumeOf({ resume, anchors, model: { cursor } }: Pick<Snapshot, 'resume' | 'anchors' | 'model'>): ResumeFrom | undefined {
+  const records = cursor.get(0) ?? 0;
+  const lastRecordDigest = anchors.get(0);
+  if (resume === undefined || records === 0 || typeof lastRecordDigest !== 'string') return undefined;
+  return { point: resume, records, lastRecordDigest };
 }
 
 export type { Anchors };

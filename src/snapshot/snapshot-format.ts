@@ -16,7 +16,7 @@ import { ReportTable } from '../read-model/report-table.js';
 
 export const SNAPSHOT_FORMAT = 3 as const;
 export const SNAPSHOT_MAGIC = Buffer.from('RSSNAP\u0000\u0003', 'latin1');
-const CHECKSUM_BYTES = 32;
+export const CHECKSUM_BYTES = 32;
 
 /**
  * Per partition with records folded: a digest of the last record folded (the one at cursor - 1),

@@ -1,14 +1,15 @@
 // Snapshots on disk, in `<data dir>/snapshots/`: written atomically (temp file, fsync, rename),
-// the newest few kept. Loading takes the newest snapshot that is intact, belongs to this log, does
+// only where they leave the log room (snapshot-space.ts), the newest few kept. Loading takes the newest snapshot that is intact, belongs to this log, does
 // not lie beyond its head and whose anchors match the log's records (the same history); anything
 // else is skipped with a warning, never trusted.
-import { open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file-dir.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { cursorReached, cursorTotal, type Cursor, type EventLog } from '../log/event-log.js';
 import { anchorMismatch } from './snapshot-anchor.js';
-import { decodeSnapshot, encodeModel, snapshotBody, snapshotChecksum, type EncodedModel, type Snapshot } from './snapshot-format.js';
+import { CHECKSUM_BYTES, decodeSnapshot, encodeModel, snapshotBody, snapshotChecksum, type EncodedModel, type Snapshot } from './snapshot-format.js';
+import { ensureRoom, LOG_RESERVE_BYTES, TEMPORARY_SUFFIX } from './snapshot-space.js';
 
 const KEEP = 3;
 /** `.snap` files are format 3; `.json` ones were written by earlier versions (recognised, not used). */
@@ -18,14 +19,27 @@ export function snapshotDir(dataDir: string): string {
   return join(dataDir, 'snapshots');
 }
 
+/** The file name of a snapshot of `position` records (names sort by position). */
+export function snapshotFileName(position: number): string {
+  return `snapshot-${String(position).padStart(16, '0')}.snap`;
+}
+
+export interface WriteOptions {
+  /**
+   * Free space a snapshot leaves on its file system, for the log (default LOG_RESERVE_BYTES): a
+   * snapshot that would leave less is not written (SnapshotSpaceError).
+   */
+  readonly reserveBytes?: number;
+}
+
 /** Writes the snapshot (the model encoded now) and returns the file's path once it is durably in place. */
-export function writeSnapshot(dir: string, snapshot: Snapshot): Promise<string> {
-  return writeEncodedSnapshot(dir, snapshot, encodeModel(snapshot.model));
+export function writeSnapshot(dir: string, snapshot: Snapshot, options: WriteOptions = {}): Promise<string> {
+  return writeEncodedSnapshot(dir, snapshot, encodeModel(snapshot.model), options);
 }
 
 /** Writes a model encoded earlier (the server encodes, then reads the anchors of that cursor). */
-export function writeEncodedSnapshot(dir: string, header: Omit<Snapshot, 'model'>, encoded: EncodedModel): Promise<string> {
-  return writeSnapshotChunks(dir, cursorTotal(encoded.cursor), snapshotBody(header, encoded));
+export function writeEncodedSnapshot(dir: string, header: Omit<Snapshot, 'model'>, encoded: EncodedModel, options: WriteOptions = {}): Promise<string> {
+  return writeSnapshotChunks(dir, cursorTotal(encoded.cursor), snapshotBody(header, encoded), options);
 }
 
 /** A snapshot is written and hashed this many bytes at a time. */
@@ -34,42 +48,57 @@ const PIECE_BYTES = 1024 * 1024;
 const SYNC_EVERY_BYTES = 4 * PIECE_BYTES;
 
 /**
+ * Writes the snapshot to a temporary file, then renames it into place; a failure removes the
+ * temporary file, so a snapshot that could not be written takes no space. Checked first: the file
+ * system keeps `reserveBytes` free after it (snapshots are an optimisation, the log is the truth).
+ */
+async function writeSnapshotChunks(dir: string, position: number, body: readonly Buffer[], { reserveBytes = LOG_RESERVE_BYTES }: WriteOptions): Promise<string> {
+  await ensurePrivateDir(dir);
+  await ensureRoom(dir, body.reduce((sum, chunk) => sum + chunk.length, CHECKSUM_BYTES), reserveBytes);
+  const path = join(dir, snapshotFileName(position));
+  const temporary = `${path}.${process.pid}${TEMPORARY_SUFFIX}`;
+  try {
+    const file = await open(temporary, 'w', PRIVATE_FILE_MODE);
+    try {
+      await writeBody(file, body);
+    } finally {
+      await file.close();
+    }
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true }).catch(() => undefined);
+    throw error;
+  }
+  // Make the rename itself durable.
+  await syncDir(dir);
+  await prune(dir);
+  return path;
+}
+
+/**
  * Writes the body a piece at a time, hashing each piece as it goes, and syncs every few MB: the
  * server writes snapshots while it serves writes, so neither the checksum of a big model nor
  * one fsync of all of it may hold the event loop or the disk for long. (On ext4 an fsync of the
  * log must also flush every dirty block another file has newly allocated; a snapshot left to
  * one sync at the end would make the log's acknowledgements wait for all of it.)
  */
-async function writeSnapshotChunks(dir: string, position: number, body: readonly Buffer[]): Promise<string> {
-  await ensurePrivateDir(dir);
-  const path = join(dir, `snapshot-${String(position).padStart(16, '0')}.snap`);
-  const temporary = `${path}.${process.pid}.tmp`;
-  const file = await open(temporary, 'w', PRIVATE_FILE_MODE);
-  try {
-    const checksum = snapshotChecksum();
-    let unsynced = 0;
-    for (const chunk of body) {
-      for (let at = 0; at < chunk.length; at += PIECE_BYTES) {
-        const piece = chunk.subarray(at, at + PIECE_BYTES);
-        checksum.update(piece);
-        await file.write(piece);
-        unsynced += piece.length;
-        if (unsynced >= SYNC_EVERY_BYTES) {
-          await file.datasync();
-          unsynced = 0;
-        }
+async function writeBody(file: FileHandle, body: readonly Buffer[]): Promise<void> {
+  const checksum = snapshotChecksum();
+  let unsynced = 0;
+  for (const chunk of body) {
+    for (let at = 0; at < chunk.length; at += PIECE_BYTES) {
+      const piece = chunk.subarray(at, at + PIECE_BYTES);
+      checksum.update(piece);
+      await file.write(piece);
+      unsynced += piece.length;
+      if (unsynced >= SYNC_EVERY_BYTES) {
+        await file.datasync();
+        unsynced = 0;
       }
     }
-    await file.write(checksum.digest());
-    await file.sync();
-  } finally {
-    await file.close();
   }
-  await rename(temporary, path);
-  // Make the rename itself durable.
-  await syncDir(dir);
-  await prune(dir);
-  return path;
+  await file.write(checksum.digest());
+  await file.sync();
 }
 
 async function snapshotNames(dir: string): Promise<string[]> {
@@ -98,7 +127,14 @@ export async function* readSnapshots(dir: string, logger: Logger, olderThan?: st
     const path = join(dir, name);
     // Names sort by position; newest first means an older file sorts lower.
     if (olderThan !== undefined && path >= olderThan) continue;
-    const decoded = decodeSnapshot(await readFile(path));
+    // A reader beside the server (`reports snapshot`, `reports backup`) can see a name the server's
+    // prune removes the next moment: a file gone is skipped, as if it had not been listed.
+    const bytes = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (bytes === undefined) continue;
+    const decoded = decodeSnapshot(bytes);
     if (decoded.ok) yield { path, snapshot: decoded.snapshot };
     else logger.warn({ path, reason: decoded.reason }, 'ignored a corrupt snapshot');
   }

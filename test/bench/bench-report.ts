@@ -1,11 +1,11 @@
-// The tables `make bench` prints: throughput at saturation (with ratios against both baselines and
+// The tables `make bench` prints: throughput at saturation (with ratios against the three peers and
 // CPU per request), then latency at a fixed arrival rate below saturation.
 import type { CoresUsed } from './cpu-time.js';
 import type { LoadResult } from './load.js';
 import type { LogStats } from './log-stats.js';
 import { textTable } from './text-table.js';
 
-export type TargetKind = 'service' | 'bare' | 'postgres';
+export type TargetKind = 'service' | 'bare' | 'postgres' | 'emmett';
 
 export interface Measured {
   readonly name: string;
@@ -14,7 +14,8 @@ export interface Measured {
   readonly logStats: LogStats | undefined;
   readonly cores: CoresUsed;
   /** The same target at a fixed arrival rate. */
-  readonly paced: LoadResult;
+  /** At the fixed rate; absent when the target saturates below it (its queue would only grow). */
+  readonly paced?: LoadResult;
   /** Services only: identical retries of created ids, answers that write nothing (200 from the read model). */
   readonly retries?: LoadResult;
 }
@@ -33,30 +34,38 @@ function ratio(result: Measured, baseline: Measured | undefined): string {
   return fixed(result.load.requestsPerSecondMean / baseline.load.requestsPerSecondMean, 2);
 }
 
-function saturationRow(result: Measured, bare: Measured | undefined, postgres: Measured | undefined): string[] {
+interface Peers {
+  readonly bare: Measured | undefined;
+  readonly postgres: Measured | undefined;
+  readonly emmett: Measured | undefined;
+}
+
+function saturationRow(result: Measured, { bare, postgres, emmett }: Peers): string[] {
   const { load, logStats, cores } = result;
   const perFlush = logStats === undefined || logStats.flushes === 0 ? '—' : `${(logStats.appends / logStats.flushes).toFixed(1)} (${logStats.appends}/${logStats.flushes})`;
   const cpuPerRequestUs = cores.server === undefined ? undefined : (cores.server / load.requestsPerSecondMean) * 1e6;
   return [
     result.name, load.requestsPerSecondMean.toFixed(0), fixed(load.p50Ms, 2), fixed(load.p99Ms, 2), String(load.non2xx), String(load.errors),
-    ratio(result, bare), ratio(result, postgres), perFlush, fixed(cores.server, 2), fixed(cpuPerRequestUs, 0), fixed(cores.loadgen, 2), fixed(cores.other, 2),
+    ratio(result, bare), ratio(result, postgres), ratio(result, emmett), perFlush, fixed(cores.server, 2), fixed(cpuPerRequestUs, 0), fixed(cores.loadgen, 2), fixed(cores.other, 2),
   ];
 }
 
-function pacedRow({ name, paced }: Measured, ratePerS: number): string[] {
+function pacedRow({ name, paced, load }: Measured, ratePerS: number): string[] {
+  if (paced === undefined) return [name, String(ratePerS), `— (saturates at ${load.requestsPerSecondMean.toFixed(0)})`, '—', '—', '—', '—', '—'];
   return [name, String(ratePerS), paced.requestsPerSecondMean.toFixed(0), fixed(paced.p50Ms, 2), fixed(paced.p99Ms, 2), fixed(paced.p999Ms, 2), String(paced.non2xx), String(paced.errors)];
 }
 
 export function printReport(results: readonly Measured[], shape: RunShape): void {
-  const bare = results.find((result) => result.kind === 'bare');
-  const postgres = results.find((result) => result.kind === 'postgres');
+  const peer = (kind: TargetKind) => results.find((result) => result.kind === kind);
+  const peers: Peers = { bare: peer('bare'), postgres: peer('postgres'), emmett: peer('emmett') };
   console.log(`\nPOST /reports at saturation: ${shape.connections} connections, ${shape.durationS} s after a ${shape.warmupS} s warm-up, a new id in every request`);
-  const header = ['target', 'req/s (mean)', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'vs bare', 'vs Koa+PG', 'appends per flush', 'server cores', 'server CPU µs/req', 'loadgen cores', 'other cores'];
-  console.log(textTable([header, ...results.map((result) => saturationRow(result, bare, postgres))]));
-  console.log('\nvs bare, vs Koa+PG: req/s of the service ÷ req/s of the bare Koa handler, of the Koa + PostgreSQL handler.');
+  const header = ['target', 'req/s (mean)', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'vs bare', 'vs Koa+PG', 'vs Emmett', 'appends per flush', 'server cores', 'server CPU µs/req', 'loadgen cores', 'other cores'];
+  console.log(textTable([header, ...results.map((result) => saturationRow(result, peers))]));
+  console.log('\nvs bare, vs Koa+PG, vs Emmett: req/s of the service ÷ req/s of the bare Koa handler, of the Koa + PostgreSQL');
+  console.log('handler, of the Emmett service (event store on PostgreSQL).');
   console.log('appends per flush: log appends ÷ fsyncs of the file log (produce requests on Kafka), from the service\'s /metrics.');
-  console.log('cores: CPU seconds ÷ wall seconds. server CPU µs/req: the server\'s CPU time per request (for Koa+PG: the Node');
-  console.log('process and all PostgreSQL processes), the steadiest figure when the machine is shared. other cores: everything');
+  console.log('cores: CPU seconds ÷ wall seconds. server CPU µs/req: the server\'s CPU time per request (for Koa+PG and Emmett:');
+  console.log('the Node process and all PostgreSQL processes), the steadiest figure when the machine is shared. other cores: everything');
   console.log('else on the machine during the run (a local Kafka broker included); well above 0 means a busy machine.');
   console.log(`\nPOST /reports at a fixed arrival rate of ${shape.ratePerS} req/s (BENCH_RATE), ${shape.connections} connections, ${shape.durationS} s: tail latency below saturation`);
   const pacedHeader = ['target', 'offered req/s', 'achieved req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'non-2xx', 'errors'];

@@ -1,7 +1,8 @@
 // `make bench`: POST /reports throughput and latency of the service (file log, quiet and with
-// request logging; Kafka when BENCH_KAFKA is set) against two baselines on the same framework stack:
-// a bare Koa handler (a Map, nothing else) and the Koa + PostgreSQL service a user would otherwise
-// write (a real PostgreSQL server the bench starts itself). Each target is measured at saturation
+// request logging; Kafka when BENCH_KAFKA is set) against three peers on the same framework stack:
+// a bare Koa handler (a Map, nothing else), the Koa + PostgreSQL service a user would otherwise
+// write, and the event-sourced one they would build with Emmett (both on a real PostgreSQL server
+// the bench starts itself, a fresh one for each). Each target is measured at saturation
 // and then at a fixed arrival rate below it (tail latency). A benchmark, not a test: it asserts
 // nothing, but exits 1 when a target answered with errors, because then the figures describe the
 // failure and not the service.
@@ -13,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { printReport, type Measured, type TargetKind } from './bench-report.js';
 import { topSelfTime } from './cpu-profile.js';
 import { startCpuClock } from './cpu-time.js';
-import { runLoad } from './load.js';
+import { runLoad, type LoadResult } from './load.js';
 import { runPaced } from './open-loop.js';
 import { scrapeLogStats, statsBetween } from './log-stats.js';
 import { findPostgresBin, startPostgres, type Postgres } from './postgres.js';
@@ -24,7 +25,10 @@ const SCRIPTS: Readonly<Record<TargetKind, string>> = {
   service: fileURLToPath(new URL('../../src/main.js', import.meta.url)),
   bare: fileURLToPath(new URL('./bare-server.js', import.meta.url)),
   postgres: fileURLToPath(new URL('./pg-server.js', import.meta.url)),
+  emmett: fileURLToPath(new URL('./emmett-server.js', import.meta.url)),
 };
+/** The targets that need a PostgreSQL server of their own. */
+const ON_POSTGRES: ReadonlySet<TargetKind> = new Set(['postgres', 'emmett']);
 const CONNECTIONS = 64;
 /** More failed requests than this share means the bench is broken (wrong token, a full disk…). */
 const BROKEN_SHARE = 0.001;
@@ -34,6 +38,8 @@ const settings = {
   ratePerS: positive('BENCH_RATE', 5000),
   warmupS: positive('BENCH_WARMUP_S', 2),
   kafkaBrokers: process.env['BENCH_KAFKA']?.trim() || undefined,
+  /** Only the targets whose names contain one of these (comma-separated), for a quick A/B; all when unset. */
+  only: (process.env['BENCH_TARGETS'] ?? '').split(',').map((part) => part.trim()).filter((part) => part !== ''),
   cpuProfileDir: process.env['BENCH_CPU_PROF']?.trim() || undefined,
 };
 
@@ -110,14 +116,15 @@ function targets(token: string, postgresBin: string | undefined): Target[] {
   }
   list.push({ name: 'bare Koa + @koa/router + koa-bodyparser', kind: 'bare', env: baseEnv() });
   if (postgresBin === undefined) {
-    console.log('Koa + PostgreSQL: skipped, no initdb/pg_ctl on the PATH or under /usr/lib/postgresql/*/bin (apt-get install postgresql)');
+    console.log('Koa + PostgreSQL and Emmett: skipped, no initdb/pg_ctl on the PATH or under /usr/lib/postgresql/*/bin (apt-get install postgresql)');
   } else {
     list.push({ name: 'Koa + PostgreSQL (pg, pool of 16)', kind: 'postgres', env: { ...baseEnv(), BENCH_TOKEN: token } });
+    list.push({ name: 'Emmett + PostgreSQL (decider, pool of 16)', kind: 'emmett', env: { ...baseEnv(), BENCH_TOKEN: token } });
   }
   return list;
 }
 
-/** The database of the Koa + PostgreSQL target, started fresh; its PG* variables for the driver. */
+/** The database of a target on PostgreSQL, started fresh for it; its PG* variables for the driver. */
 async function startDatabase(postgresBin: string): Promise<{ database: Postgres; env: NodeJS.ProcessEnv }> {
   progress('starting PostgreSQL');
   const database = startPostgres(postgresBin, tempDir('report-store-bench-pg-'), await freePort());
@@ -128,7 +135,7 @@ async function startDatabase(postgresBin: string): Promise<{ database: Postgres;
 async function measure(target: Target, token: string, postgresBin: string | undefined): Promise<Measured> {
   const dataDir = tempDir('report-store-bench-');
   const profileDir = settings.cpuProfileDir === undefined ? undefined : join(settings.cpuProfileDir, slug(target.name));
-  const db = target.kind === 'postgres' && postgresBin !== undefined ? await startDatabase(postgresBin) : undefined;
+  const db = ON_POSTGRES.has(target.kind) && postgresBin !== undefined ? await startDatabase(postgresBin) : undefined;
   const isService = target.kind === 'service';
   const server = await startServerProcess({
     script: SCRIPTS[target.kind],
@@ -149,8 +156,10 @@ async function measure(target: Target, token: string, postgresBin: string | unde
     const cores = coresUsed();
     const statsAfter = isService ? await scrapeLogStats(server.url) : undefined;
     const logStats = statsBefore !== undefined && statsAfter !== undefined ? statsBetween(statsBefore, statsAfter) : undefined;
-    progress(`${target.name}: ${settings.ratePerS} req/s for ${settings.durationS} s`);
-    const paced = await runPaced({ ...load, durationS: settings.durationS, ratePerS: settings.ratePerS });
+    // Below its saturation only: beyond it an open-loop queue grows for the whole phase (minutes for the slowest peer) and says nothing new.
+    const paced = result.requestsPerSecondMean >= settings.ratePerS ? await runPaced({ ...load, durationS: settings.durationS, ratePerS: settings.ratePerS }) : undefined;
+    if (paced === undefined) progress(`${target.name}: saturates at ${result.requestsPerSecondMean.toFixed(0)} req/s, below ${settings.ratePerS}: no fixed-rate phase`);
+    else progress(`${target.name}: ${settings.ratePerS} req/s for ${settings.durationS} s done`);
     if (!isService) return { name: target.name, kind: target.kind, load: result, logStats, cores, paced };
     // Identical retries of ids created above: the no-write answers, whose cost on Kafka is the catch-up.
     const created = lastId;
@@ -171,6 +180,9 @@ async function measure(target: Target, token: string, postgresBin: string | unde
   }
 }
 
+/** What a phase that did not run counts for. */
+const EMPTY_LOAD: Pick<LoadResult, 'non2xx' | 'errors' | 'completed' | 'statusCounts'> = { non2xx: 0, errors: 0, completed: 0, statusCounts: {} };
+
 function slug(name: string): string {
   return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
 }
@@ -187,7 +199,8 @@ function printProfile(name: string, dir: string): void {
   }
 }
 
-function failedShare({ load, paced }: Measured): number {
+function failedShare({ load, paced: maybePaced }: Measured): number {
+  const paced = maybePaced ?? EMPTY_LOAD;
   return (load.non2xx + load.errors + paced.non2xx + paced.errors) / Math.max(1, load.completed + load.errors + paced.completed + paced.errors);
 }
 
@@ -207,10 +220,12 @@ async function main(): Promise<number> {
   const token = randomBytes(24).toString('base64url');
   const postgresBin = findPostgresBin();
   const results: Measured[] = [];
-  for (const target of targets(token, postgresBin)) results.push(await measure(target, token, postgresBin));
+  const chosen = targets(token, postgresBin).filter(({ name }) => settings.only.length === 0 || settings.only.some((part) => name.includes(part)));
+  for (const target of chosen) results.push(await measure(target, token, postgresBin));
   printReport(results, { connections: CONNECTIONS, durationS: settings.durationS, warmupS: settings.warmupS, ratePerS: settings.ratePerS });
   const broken = results.filter((result) => failedShare(result) > BROKEN_SHARE);
-  for (const { name, load, paced } of broken) {
+  for (const { name, load, paced: maybePaced } of broken) {
+    const paced = maybePaced ?? EMPTY_LOAD;
     console.error(`bench: BROKEN: ${name} failed ${load.non2xx + paced.non2xx} non-2xx and ${load.errors + paced.errors} errors of ${load.completed + paced.completed} responses; statuses ${JSON.stringify(load.statusCounts)} ${JSON.stringify(paced.statusCounts)}`);
   }
   return broken.length === 0 ? 0 : 1;

@@ -8,7 +8,7 @@ import { TEST_TOKEN, tempDir } from '../helpers/server.js';
 
 const serve = suite('reports serve');
 
-serve('serves on the address and data directory its flags name until interrupted, then exits 0', async () => {
+serve('serves on the address and data directory its flags name until interrupted, then exits 0 logging the digest replay prints', async () => {
   const dir = await tempDir('reports-serve-');
   try {
     const running = startReports(['serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', dir], {
@@ -23,9 +23,11 @@ serve('serves on the address and data directory its flags name until interrupted
     running.interrupt();
     const { code, stdout } = await running.done;
     assert.is(code, 0);
-    assert.match(stdout, '"msg":"stopped"');
+    const stopped = stdout.split('\n').filter((line) => line.includes('"msg":"stopped"')).map((line) => JSON.parse(line) as { position?: string; digest?: string; liveReports?: number });
+    assert.is(stopped.length, 1);
     const summary = await replaySummary({ REPORTS_DATA_DIR: dir });
     assert.equal([summary.events, summary.liveReports], [1, 1]);
+    assert.equal(stopped[0], { ...stopped[0], position: summary.position, digest: summary.digest, liveReports: 1 });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -52,6 +52,28 @@ function parse(line: string): LogLine | undefined {
   }
 }
 
+export interface FinishedProcess extends ChildExit {
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs `[prefix...] node dist/src/main.js` with `env` (the server's own only, as above) until it
+ * exits, for starts that are to fail; `prefix` runs it under another program (`unshare`).
+ * `onStarted` gets the child as soon as it runs (to signal it).
+ */
+export function runServerProcess(env: Env, { prefix = [], timeoutMs = START_TIMEOUT_MS, onStarted }: { prefix?: readonly string[]; timeoutMs?: number; onStarted?: (child: ChildProcess) => void } = {}): Promise<FinishedProcess> {
+  const [command = process.execPath, ...args] = [...prefix, process.execPath, MAIN];
+  const child = spawn(command, args, { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  onStarted?.(child);
+  const exit = new Promise<FinishedProcess>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return withTimeout(exit, timeoutMs, 'the server process to exit').finally(() => child.kill('SIGKILL'));
+}
+
 /**
  * Starts `node [nodeArgs] dist/src/main.js` with `env` and resolves once it logged the address it
  * listens on. `nodeArgs` are Node's own options, such as `--import` of a set-up file.
@@ -86,7 +108,8 @@ export async function startChildServer(env: Env, { nodeArgs = [] }: { nodeArgs?:
         if (matches(line)) resolve(line);
       };
       watchers.add(watcher);
-      void exit.then(({ code, signal }) => reject(new Error(`the server exited (${code ?? signal}) before logging ${what}; stderr: ${stderr.trim()}`)));
+      const last = () => lines.slice(-5).map((line) => JSON.stringify(line)).join('\n');
+      void exit.then(({ code, signal }) => reject(new Error(`the server exited (${code ?? signal}) before logging ${what}; stderr: ${stderr.trim()}; its last lines:\n${last()}`)));
     });
     return withTimeout(seen, timeoutMs, `the server to log ${what}`).finally(() => watchers.delete(watcher));
   };

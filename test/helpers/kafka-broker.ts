@@ -11,7 +11,8 @@
  *   await broker.start();  // same data, same ports
  *   await broker.stop();
  *
- * Any broker still running when the Node process exits normally is stopped by an exit hook.
+ * Any broker still running when the Node process exits normally, or on SIGINT/SIGTERM, is stopped
+ * by an exit hook; with `watch`, even a process killed outright leaves no broker behind.
  * Use distinct ports per broker; a port already in use makes startBroker() reject.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -32,6 +33,14 @@ export interface KafkaBrokerOptions {
   fresh?: boolean;
   /** Extra environment for kafka-broker.sh, e.g. { KAFKA_AUTO_CREATE_TOPICS: 'true' }. */
   env?: Readonly<Record<string, string>>;
+  /**
+   * What the exit hook does with the broker if it is still running: 'stop' (clean shutdown, the
+   * default) or 'kill' (SIGKILL: quicker, for throw-away data such as a cluster's nodes, whose
+   * clean shutdowns wait on each other).
+   */
+  onExit?: 'stop' | 'kill';
+  /** SIGKILL the broker as soon as this process is gone, however it ended (KAFKA_WATCH_PID). */
+  watch?: boolean;
 }
 
 export interface KafkaSaslPlain {
@@ -76,6 +85,11 @@ function findProjectRoot(): string {
 const ROOT = findProjectRoot();
 const SCRIPT = path.join(ROOT, 'test', 'broker', 'kafka-broker.sh');
 const RUN_ROOT = path.join(ROOT, '.cache', 'kafka', 'run');
+
+/** Where the broker named `name` keeps its state (data/, logs/, kafka.pid). */
+export function brokerRunDir(name: string): string {
+  return path.join(RUN_ROOT, name);
+}
 
 function onPath(command: string): boolean {
   const dirs = (process.env['PATH'] ?? '').split(path.delimiter).filter((d) => d !== '');
@@ -147,6 +161,11 @@ function installExitHook(): void {
   process.once('exit', () => {
     for (const stopSync of running.values()) stopSync();
   });
+  // Node's default for these signals ends the process without 'exit': the brokers (in sessions of
+  // their own) would outlive it. Exit with the status the signal would have given.
+  for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.once(signal, () => process.exit(status));
+  }
 }
 
 function sleep(ms: number): Promise<void> {
@@ -175,6 +194,7 @@ class LocalKafkaBroker implements KafkaBroker {
   readonly sasl: KafkaSaslPlain;
   private readonly env: NodeJS.ProcessEnv;
   private readonly pidFile: string;
+  private readonly onExit: 'stop' | 'kill';
 
   constructor(opts: KafkaBrokerOptions) {
     if (!/^[A-Za-z0-9._-]+$/.test(opts.name)) throw new Error(`kafka-broker harness: invalid name '${opts.name}'`);
@@ -192,7 +212,9 @@ class LocalKafkaBroker implements KafkaBroker {
       KAFKA_CONTROLLER_PORT: String(opts.controllerPort),
       KAFKA_SASL_PORT: String(opts.saslPort),
       KAFKA_BROKER_FRESH: '0',
+      ...(opts.watch === true ? { KAFKA_WATCH_PID: String(process.pid) } : {}),
     };
+    this.onExit = opts.onExit ?? 'stop';
     this.sasl = {
       mechanism: 'plain',
       username: this.env['KAFKA_SASL_TEST_USER'] ?? 'reports',
@@ -209,6 +231,7 @@ class LocalKafkaBroker implements KafkaBroker {
     }
     running.set(this.name, () => {
       this.resumeQuietly();
+      if (this.onExit === 'kill') this.killQuietly();
       spawnSync('bash', [SCRIPT, 'down'], { cwd: ROOT, env: this.env, stdio: 'ignore' });
     });
     installExitHook();
@@ -257,6 +280,16 @@ class LocalKafkaBroker implements KafkaBroker {
   isRunning(): boolean {
     const pid = this.pid();
     return pid !== undefined && alive(pid);
+  }
+
+  private killQuietly(): void {
+    const pid = this.pid();
+    if (pid === undefined) return;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // not running
+    }
   }
 
   private resumeQuietly(): void {

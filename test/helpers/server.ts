@@ -41,7 +41,11 @@ export interface TestServer extends RunningServer {
 
 export async function startTestServer(env: Env = {}, options: { dataDir?: string; tracer?: Tracer } = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await tempDir());
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', REPORTS_TOKENS: TEST_TOKEN, REPORTS_DATA_DIR: dataDir, ...env });
+  // The tests' fetch and the server share one event loop: after a long synchronous step in a test
+  // (a schema parser, a big fold) both keep-alive timers have expired at once, and the server's
+  // could close the pooled connection the next request was just written to (ECONNRESET). Idle
+  // connections are kept for ten minutes unless a test sets the time-out itself.
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', REPORTS_TOKENS: TEST_TOKEN, REPORTS_DATA_DIR: dataDir, REPORTS_KEEP_ALIVE_TIMEOUT_MS: '600000', ...env });
   const { logger, lines } = memoryLogger();
   const server = await startServer(config, { logger, announce: () => undefined, shutdownGraceMs: 2000, ...(options.tracer ? { tracer: options.tracer } : {}) });
   await server.projector.caughtUp();

@@ -1,10 +1,12 @@
 // Opening the embedded log at a resume point (where a snapshot's history ends): only the log from
 // there is scanned at open, the records before it when first read, with the same damage checks;
-// a point that is not a batch boundary of this file is ignored and the whole log scanned.
+// a point that does not hold as a whole (a batch boundary of this file holding the snapshot's last
+// record, by its digest, where the point's record number puts it) is ignored and the whole log scanned.
 import { rm } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { LogMessage, LogRecord } from '../../src/log/event-log.js';
+import type { LogMessage, LogRecord, ResumeFrom } from '../../src/log/event-log.js';
+import { recordDigest } from '../../src/log/record-digest.js';
 import { openFileLog, type FileLog } from '../../src/log/file-log.js';
 import { CorruptLogError } from '../../src/log/file-recovery.js';
 import { collect, rejection } from '../helpers/async.js';
@@ -17,7 +19,7 @@ const plain = (records: readonly LogRecord[]) => records.map(({ key, value, posi
 interface Context {
   dir: string;
   /** The resume point after the third append (records 0..5 in three batches of two). */
-  resume: string;
+  resume: ResumeFrom;
 }
 
 const resume = suite<Context>('openFileLog at a resume point');
@@ -26,7 +28,7 @@ resume.before.each(async (context) => {
   context.dir = await tempDir('reports-resume-');
   const log = await openFileLog({ dir: context.dir, logger: memoryLogger().logger });
   for (let i = 0; i < 6; i += 2) await log.append([message(i), message(i + 1)]);
-  context.resume = log.resumePoint?.(new Map([[0, 6]])) ?? '';
+  context.resume = { point: log.resumePoint?.(new Map([[0, 6]])) ?? '', records: 6, lastRecordDigest: recordDigest(message(5)) };
   assert.equal(log.resumePoint?.(new Map([[0, 3]])), undefined, 'no point for a history that ends before the last batch');
   await log.close();
 });
@@ -34,14 +36,14 @@ resume.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function openAt(dir: string, resumeFrom: string): Promise<{ log: FileLog; opened: Record<string, unknown> | undefined }> {
+async function openAt(dir: string, resumeFrom: ResumeFrom): Promise<{ log: FileLog; opened: Record<string, unknown> | undefined }> {
   const { logger, lines } = memoryLogger();
   const log = await openFileLog({ dir, logger, resumeFrom });
   return { log, opened: lines().find((line) => line['msg'] === 'opened the embedded event log') };
 }
 
 resume('scans only the last batch at open and still reads every record, the earlier ones scanned when read', async ({ dir, resume: point }) => {
-  assert.match(point, /^4@\d+$/);
+  assert.match(point.point, /^4@\d+$/);
   const { log, opened } = await openAt(dir, point);
   try {
     assert.equal([opened?.['records'], opened?.['scannedFrom']], [6, 4]);
@@ -63,12 +65,20 @@ resume('scans only the last batch at open and still reads every record, the earl
   }
 });
 
-resume('ignores a point that is not a batch boundary, or lies beyond the file, and scans everything', async ({ dir, resume: point }) => {
-  const [offset, byte] = point.split('@').map(Number) as [number, number];
-  for (const wrong of [`${offset}@${byte + 1}`, `${offset}@${byte + 10_000}`, 'garbage']) {
-    const { log, opened } = await openAt(dir, wrong);
+resume('ignores a point that is not a batch boundary, lies beyond the file, or names another record or record number, and scans everything', async ({ dir, resume: point }) => {
+  const [offset, byte] = point.point.split('@').map(Number) as [number, number];
+  const wrong: ResumeFrom[] = [
+    { ...point, point: `${offset}@${byte + 1}` },
+    { ...point, point: `${offset}@${byte + 10_000}` },
+    { ...point, point: 'garbage' },
+    { ...point, lastRecordDigest: recordDigest(message(4)) },
+    { ...point, point: `${offset - 1}@${byte}` },
+    { ...point, records: 7 },
+  ];
+  for (const resumeFrom of wrong) {
+    const { log, opened } = await openAt(dir, resumeFrom);
     try {
-      assert.equal([opened?.['records'], opened?.['scannedFrom']], [6, undefined], wrong);
+      assert.equal([opened?.['records'], opened?.['scannedFrom']], [6, undefined], JSON.stringify(resumeFrom));
       assert.is((await collect(log.read(new Map()))).length, 6);
     } finally {
       await log.close();

@@ -106,4 +106,33 @@ table('round-trips through its byte form', () => {
   assert.ok(input.done);
 });
 
+function bytesOf(compact: ReportTable): Buffer {
+  const chunks: Buffer[] = [];
+  const out = new BytesOut((bytes) => chunks.push(bytes));
+  compact.writeTo(out);
+  out.flush();
+  return Buffer.concat(chunks);
+}
+
+// The largest record the configuration admits: 1,048,576 characters of name and of tag, two bytes each.
+const largest: StoredReport = { name: 'Ā'.repeat(1024 * 1024), tag: '€'.repeat(1024 * 1024) };
+
+table('round-trips a record larger than a chunk whole, last in the table or followed by others', () => {
+  const alone = tableOf([['1', largest]]);
+  assert.equal(ReportTable.readFrom(new BytesIn(bytesOf(alone))).get('1'), largest, 'the large record last');
+  const followed = tableOf([['1', largest], ['2', { name: 'after it' }]]);
+  const back = ReportTable.readFrom(new BytesIn(bytesOf(followed)));
+  assert.equal(back.get('1'), largest);
+  assert.equal(back.get('2'), { name: 'after it' });
+  assert.is(stateDigest(back), stateDigest(new Map([['1', largest], ['2', { name: 'after it' }]])));
+});
+
+table('refuses bytes whose record runs past what its chunk holds (large records as earlier versions wrote them)', () => {
+  const bytes = bytesOf(tableOf([['1', largest]]));
+  // u32 chunk count, u32 chunk length, u32 bytes used: cut "used" to the 4 MiB chunk size, as they did.
+  bytes.writeUInt32LE(4 * 1024 * 1024, 8);
+  const cut = Buffer.concat([bytes.subarray(0, 12 + 4 * 1024 * 1024), bytes.subarray(12 + bytes.readUInt32LE(4))]);
+  assert.throws(() => ReportTable.readFrom(new BytesIn(cut)), /points outside the table's bytes/);
+});
+
 table.run();

@@ -1,6 +1,6 @@
 // Snapshots on disk: named by position, written without leaving temporary files, the newest three
 // kept; loading picks the newest one that is intact, of this log and within its head.
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -81,6 +81,14 @@ store('loads the newest snapshot', async ({ dir }) => {
   await writeSnapshot(dir, snapshotAt(9));
   const loaded = await loadNewestSnapshot({ dir, log: tenRecords(), head: new Map([[0, 10]]), logger: memoryLogger().logger });
   assert.equal(plainSnapshot(loaded), plainSnapshot(snapshotAt(9)));
+});
+
+store('skips a listed snapshot that is gone when it is read (the server pruned it beside a reader)', async ({ dir }) => {
+  await writeSnapshot(dir, snapshotAt(2));
+  // A name that readdir lists and readFile finds gone: a symbolic link to nothing.
+  await symlink(join(dir, 'pruned'), join(dir, 'snapshot-0000000000000009.snap'));
+  const loaded = await loadNewestSnapshot({ dir, log: tenRecords(), head: new Map([[0, 10]]), logger: memoryLogger().logger });
+  assert.equal(plainSnapshot(loaded), plainSnapshot(snapshotAt(2)));
 });
 
 store('loads nothing, quietly, when there is no snapshot directory', async ({ dir }) => {

@@ -1,0 +1,54 @@
+// A backup of the embedded log is a directory: `events.log` (a prefix of the log ending on a whole,
+// durable batch), `snapshots/` (the newest snapshot usable for that prefix, if any) and this
+// manifest, written last, once the copy has been checked. A directory without a manifest that
+// matches its contents is not a backup, whatever else it holds.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { writeDurableFile } from './durable-files.js';
+
+export const MANIFEST_NAME = 'backup.json';
+export const BACKUP_FORMAT = 1;
+
+const Manifest = Type.Object({
+  format: Type.Literal(BACKUP_FORMAT),
+  createdAt: Type.String(),
+  /** `EventLog.identity` of the log backed up. */
+  log: Type.String(),
+  /** Records in the backup's log, and its length in bytes. */
+  records: Type.Integer({ minimum: 0 }),
+  bytes: Type.Integer({ minimum: 0 }),
+  /** The state digest of the whole fold of the backup's log (`sha256:<hex>`). */
+  digest: Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }),
+  /** The snapshot file in `snapshots/`, or null. */
+  snapshot: Type.Union([Type.String({ pattern: '^snapshot-\\d{16}\\.snap$' }), Type.Null()]),
+});
+export type BackupManifest = Static<typeof Manifest>;
+const checkManifest = TypeCompiler.Compile(Manifest);
+
+/** A directory is not a backup, or not one that checks out; the message says why. */
+export class BackupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BackupError';
+  }
+}
+
+export async function readManifest(dir: string): Promise<BackupManifest> {
+  const text = await readFile(join(dir, MANIFEST_NAME), 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new BackupError(`${dir} is not a backup: ${error.code === 'ENOENT' ? `it has no ${MANIFEST_NAME} (an interrupted backup never has one)` : error.message}`);
+  });
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(text);
+  } catch {
+    throw new BackupError(`${join(dir, MANIFEST_NAME)} is not JSON`);
+  }
+  if (!checkManifest.Check(manifest)) throw new BackupError(`${join(dir, MANIFEST_NAME)} has the wrong shape at ${checkManifest.Errors(manifest).First()?.path ?? '/'}`);
+  return manifest;
+}
+
+export function writeManifest(dir: string, manifest: BackupManifest): Promise<void> {
+  return writeDurableFile(join(dir, MANIFEST_NAME), Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
+}

@@ -1,0 +1,41 @@
+// What the configuration names but only the machine can confirm: the data directory can be made
+// and used, the host name resolves, the address can be listened on. A failure is a bad setting
+// (one line naming the variable, exit code 2), found before the start does anything else.
+import { lookup } from 'node:dns/promises';
+import { access, constants } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { settingError, type Config } from './config.js';
+import { ensurePrivateDir } from './log/file-dir.js';
+
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** Throws a ConfigError naming REPORTS_DATA_DIR or HOST when either cannot be used. */
+export async function checkStartSettings({ dataDir, host }: Pick<Config, 'dataDir' | 'host'>): Promise<void> {
+  try {
+    await ensurePrivateDir(dataDir);
+    await access(dataDir, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    throw settingError('dataDir', `cannot use ${dataDir} as the data directory: ${reasonOf(error)}`);
+  }
+  if (isIP(host) !== 0) return;
+  await lookup(host).catch((error: NodeJS.ErrnoException) => {
+    throw settingError('host', `cannot resolve "${host}" (${error.code ?? reasonOf(error)})`);
+  });
+}
+
+/** The error of a failed listen: a ConfigError naming HOST or PORT when the address is what is wrong. */
+export function listenError(error: NodeJS.ErrnoException, { host, port }: Pick<Config, 'host' | 'port'>): Error {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return settingError('port', `port ${port} on ${host} is in use`);
+    case 'EACCES':
+      return settingError('port', `this process may not listen on port ${port} of ${host}`);
+    case 'EADDRNOTAVAIL':
+      return settingError('host', `${host} is not an address of this machine`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return settingError('host', `cannot resolve "${host}" (${error.code})`);
+    default:
+      return error;
+  }
+}

@@ -1,0 +1,136 @@
+// The short form of the cluster fault suite (`make chaos` runs the long form): every scenario once,
+// with short faults, on one three-node cluster of its own. Each run is judged from its history
+// alone, and each property is a test of its own, so a run shows every property it breaks: nothing
+// acknowledged is lost, no late write contradicts what was acknowledged since, all instances,
+// `reports replay` and a fresh fold agree, /readyz follows what writes can do, and after a leader
+// election the partitions led by healthy brokers keep taking writes.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { kafkaAvailable } from '../helpers/kafka-broker.js';
+import { startCluster, type KafkaCluster } from '../helpers/kafka-cluster.js';
+import { withKafka } from '../helpers/kafka.js';
+import { SETTLE_AFTER_FAULT_MS } from './check/availability.js';
+import { finalName, judge, type RunVerdict } from './check/verdict.js';
+import type { RunHistory } from './history.js';
+import { LATE_FINAL_NAME } from './late-delivery.js';
+import { runScenario } from './run.js';
+import { SCENARIOS, SHORT } from './scenarios.js';
+import { describeRun } from './table.js';
+
+/** Issue 17 item 2: the share of writes to healthy-led partitions acknowledged from 8 s after the fault. */
+const SETTLED_SHARE = 0.9;
+/** A stuck partition's writes are answered within REPORTS_WRITE_TIMEOUT_MS plus this on a loaded machine. */
+const ANSWER_SLACK_MS = 2000;
+
+interface Run {
+  readonly verdict: RunVerdict;
+  readonly history: RunHistory;
+  readonly notes: readonly string[];
+}
+
+type Context = { cluster: KafkaCluster; runs: Map<string, Run> };
+
+const details = (items: readonly { detail: string }[]) => items.map((item) => item.detail).join('\n');
+
+function judged({ runs }: Context, name: string): Run {
+  const run = runs.get(name);
+  if (run === undefined) throw new Error(`the ${name} run did not complete`);
+  return run;
+}
+
+function assertNothingLost({ verdict }: Run): void {
+  assert.is(verdict.lost.length, 0, `acknowledged writes lost:\n${details(verdict.lost)}`);
+  assert.is(verdict.reordered.length + verdict.twoBodies.length, 0, `order or one-winner broken:\n${details([...verdict.reordered, ...verdict.twoBodies])}`);
+  assert.is(verdict.unexplainedEvents + verdict.invalidRecords, 0, 'events no request explains');
+}
+
+/** A 409 or 404 whose write took effect, a 503 given early for a committed write (issue 17 item 4). */
+function assertAnswersMatchWrites({ verdict }: Run): void {
+  assert.is(verdict.misanswered.length, 0, `answers the history contradicts:\n${details(verdict.misanswered)}`);
+}
+
+function assertNoContradiction({ verdict }: Run): void {
+  assert.is(verdict.contradictions.length, 0, `late writes contradicting acknowledged ones:\n${details(verdict.contradictions)}`);
+}
+
+function assertDigestsAgree({ verdict }: Run): void {
+  assert.equal(verdict.digests.problems, [], 'instances, replay and the fresh fold disagree');
+}
+
+function assertTruthfulReadiness({ verdict }: Run): void {
+  const problems = verdict.readiness.map((p) => `${p.instance}: ${p.kind} for ${((p.toMs - p.fromMs) / 1000).toFixed(1)} s (${p.polls} polls)`);
+  assert.equal(problems, [], '/readyz did not follow what writes could do');
+}
+
+/** Issue 17 item 2's target, for a fault that moved leadership off a node. */
+function assertHealthyPartitionsWrite({ verdict }: Run): void {
+  for (const fault of verdict.faults) {
+    const { acknowledged, failed } = fault.settled;
+    const share = acknowledged / Math.max(1, acknowledged + failed);
+    assert.ok(acknowledged + failed > 0 && share >= SETTLED_SHARE, `${fault.fault}: ${acknowledged} of ${acknowledged + failed} writes to healthy-led partitions sent from ${SETTLE_AFTER_FAULT_MS / 1000} s on were acknowledged (target ${SETTLED_SHARE * 100} %)`);
+  }
+}
+
+function assertStuckAnswersInTime({ verdict }: Run): void {
+  for (const fault of verdict.faults) {
+    assert.is(fault.stuckUnanswered, 0, 'writes on the stuck partition got no answer');
+    assert.ok((fault.stuckSlowestAnswerMs ?? 0) <= 5000 + ANSWER_SLACK_MS, `a write on the stuck partition was answered after ${fault.stuckSlowestAnswerMs} ms`);
+  }
+}
+
+/** The script ran as planned, and its report ends with the name acknowledged last. */
+function assertLateDeliveryUndoesNothing({ verdict, history, notes }: Run): void {
+  const recreated = history.requests.find((r) => r.purpose === 'script' && r.instance === 'B' && r.name === LATE_FINAL_NAME && r.status === 200);
+  assert.ok(recreated, `the script did not run as planned: ${notes.join('; ')}`);
+  const events = verdict.folded.events.filter((event) => event.id === recreated.id).map((event) => `${event.type} ${event.request?.status ?? '?'}`);
+  assert.is(finalName(verdict.folded, recreated.id), LATE_FINAL_NAME, `report ${recreated.id} does not end with the name acknowledged last (its events: ${events.join(', ')})`);
+}
+
+const CHECKS: readonly (readonly [string, (run: Run) => void])[] = [
+  ['loses nothing acknowledged, keeps real-time order and one winner per id', assertNothingLost],
+  ['every answer matches what its write did', assertAnswersMatchWrites],
+  ['no late write contradicts an acknowledged one', assertNoContradiction],
+  ['every instance, reports replay and a fresh fold agree', assertDigestsAgree],
+  ['/readyz follows what writes can do', assertTruthfulReadiness],
+];
+
+/** What each scenario must show besides CHECKS. */
+const TARGETS: Readonly<Record<string, readonly (readonly [string, (run: Run) => void])[]>> = {
+  'kill-leader': [['healthy-led partitions take writes from 8 s after the kill on', assertHealthyPartitionsWrite]],
+  'pause-leader': [
+    ['healthy-led partitions take writes from 8 s after the pause on', assertHealthyPartitionsWrite],
+    ['the stuck partition answers within the write timeout', assertStuckAnswersInTime],
+  ],
+  'late-delivery': [['the report ends with the name acknowledged last', assertLateDeliveryUndoesNothing]],
+};
+
+withKafka('kafka cluster faults', () => {
+  if (!kafkaAvailable()) {
+    if (process.env['CI'] === 'true') throw new Error('the cluster fault suite needs Java 17 and the Kafka jars in CI');
+    process.stderr.write('\n!!! Java or the Kafka jars are missing: the cluster fault suite (test/chaos) is NOT RUN. !!!\n\n');
+    return;
+  }
+  const faults = suite<Context>('kafka cluster faults (short form)');
+
+  faults.before(async (context) => {
+    context.runs = new Map();
+    context.cluster = await startCluster({ name: 'chaos-test', basePort: 39100 });
+  });
+  faults.after(async ({ cluster }) => {
+    await cluster?.close();
+  });
+
+  for (const scenario of SCENARIOS) {
+    faults(`${scenario.name}: the run completes and its history can be judged`, async (context) => {
+      const { history, notes } = await runScenario(context.cluster, scenario, SHORT);
+      const verdict = judge(history);
+      process.stdout.write(`\n  ${scenario.name}:\n${describeRun(verdict, notes).map((line) => `    ${line}\n`).join('')}`);
+      context.runs.set(scenario.name, { verdict, history, notes });
+    });
+    for (const [behaviour, check] of [...CHECKS, ...(TARGETS[scenario.name] ?? [])]) {
+      faults(`${scenario.name}: ${behaviour}`, (context) => check(judged(context, scenario.name)));
+    }
+  }
+
+  faults.run();
+});

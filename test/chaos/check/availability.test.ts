@@ -1,0 +1,104 @@
+// Unavailability per fault and readiness against the writes, on histories written by hand.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { partitionOfKey } from '../../../src/log/kafka-partition.js';
+import { availability } from './availability.js';
+import { readinessProblems } from './readiness.js';
+import { Story } from './story.js';
+
+/** An id whose records go to `partition` of 3. */
+function idIn(partition: number): string {
+  for (let id = 1; ; id += 1) if (partitionOfKey(String(id), 3) === partition) return String(id);
+}
+
+const STUCK = idIn(0);
+const HEALTHY = idIn(1);
+const fault = { fault: 'pause', targets: ['node 1'], startMs: 0, endMs: 20_000, stuckPartitions: [0] };
+
+/** A write answered `status` every second from `fromS` to `toS` (seconds) on `id`. */
+function everySecond(story: Story, id: string, fromS: number, toS: number, status: number): void {
+  for (let s = fromS; s <= toS; s += 1) story.request({ op: 'create', id, name: `${id}`, sentMs: s * 1000, answeredMs: s * 1000 + 100, status });
+}
+
+const measured = suite('availability');
+
+measured('measures the longest stretch without an acknowledged write, for healthy-led and stuck partitions apart', () => {
+  const story = new Story();
+  everySecond(story, HEALTHY, 0, 2, 200);
+  everySecond(story, HEALTHY, 3, 6, 503);
+  everySecond(story, HEALTHY, 7, 25, 200);
+  everySecond(story, STUCK, 0, 19, 503);
+  everySecond(story, STUCK, 20, 25, 200);
+  const result = availability(fault, 26_000, story.requests, 3);
+  assert.is(result.healthyGapMs, 5000);
+  assert.is(result.stuckGapMs, 20_100);
+  assert.is(result.recoveryMs, 19_100);
+});
+
+measured('counts the writes to healthy-led partitions sent from 8 s after the fault and answered before its repair', () => {
+  const story = new Story();
+  everySecond(story, HEALTHY, 0, 9, 503);
+  everySecond(story, HEALTHY, 10, 25, 200);
+  story.request({ op: 'create', id: HEALTHY, name: 'rescued by the repair', sentMs: 18_000, answeredMs: 20_500, status: 200 });
+  assert.equal(availability(fault, 26_000, story.requests, 3).settled, { acknowledged: 10, failed: 2 });
+});
+
+measured('reports the slowest answer on a stuck partition and the writes that got none', () => {
+  const story = new Story();
+  story.request({ op: 'delete', id: STUCK, sentMs: 1000, answeredMs: 6200, status: 503 });
+  story.request({ op: 'delete', id: STUCK, sentMs: 2000, answeredMs: 22_000, status: 0 });
+  const result = availability(fault, 26_000, story.requests, 3);
+  assert.is(result.stuckSlowestAnswerMs, 20_000);
+  assert.is(result.stuckUnanswered, 1);
+});
+
+measured.run();
+
+const ready = suite('readinessProblems');
+
+ready('reports /readyz 200 more than 3 s (and slack) into a run of writes none of which was acknowledged', () => {
+  const story = new Story();
+  everySecond(story, HEALTHY, 0, 10, 503);
+  everySecond(story, HEALTHY, 11, 12, 200);
+  for (let s = 0; s <= 12; s += 1) story.poll('A', s * 1000 + 500, 200);
+  const [problem, ...more] = readinessProblems(story.requests, story.polls, 13_000);
+  assert.is(more.length, 0);
+  assert.is(problem?.kind, 'ready while no write succeeds');
+  assert.is(problem?.fromMs, 4500);
+  assert.is(problem?.toMs, 10_500);
+});
+
+ready('reports /readyz 503 more than 5 s (and slack) after writes are acknowledged again', () => {
+  const story = new Story();
+  everySecond(story, HEALTHY, 0, 12, 200);
+  for (let s = 0; s <= 12; s += 1) story.poll('A', s * 1000 + 500, 503);
+  const [problem] = readinessProblems(story.requests, story.polls, 13_000);
+  assert.is(problem?.kind, 'not ready while writes succeed');
+  assert.is(problem?.fromMs, 6500);
+});
+
+ready('accepts an instance that turns 503 during its failures and 200 after them', () => {
+  const story = new Story();
+  everySecond(story, HEALTHY, 0, 5, 503);
+  everySecond(story, HEALTHY, 6, 20, 200);
+  for (let s = 0; s <= 20; s += 1) story.poll('A', s * 1000 + 500, s >= 2 && s <= 7 ? 503 : 200);
+  assert.equal(readinessProblems(story.requests, story.polls, 21_000), []);
+});
+
+ready('ends a run of failures with no later write at its last answer (nothing is known after it)', () => {
+  const story = new Story();
+  story.request({ op: 'delete', id: HEALTHY, sentMs: 0, answeredMs: 5000, status: 503 });
+  for (let s = 0; s <= 20; s += 1) story.poll('A', s * 1000 + 500, 200);
+  const problems = readinessProblems(story.requests, story.polls, 21_000);
+  assert.equal(problems.map((p) => p.polls), [1]);
+});
+
+ready('ignores writes the instance never answered (it was down)', () => {
+  const story = new Story();
+  story.request({ op: 'delete', id: HEALTHY, sentMs: 0, answeredMs: 5, status: 0 });
+  story.request({ op: 'delete', id: HEALTHY, sentMs: 6000, answeredMs: 6010, status: 204 });
+  for (let s = 0; s <= 6; s += 1) story.poll('A', s * 1000 + 500, s < 4 ? 0 : 200);
+  assert.equal(readinessProblems(story.requests, story.polls, 7000), []);
+});
+
+ready.run();

@@ -1,0 +1,82 @@
+// Folds the topic with the project's own fold (projections/), as every consumer does, and links
+// each event to the request that wrote it by the trace-id of its traceparent. What the checks read:
+// whether each event took effect (the fold's verdict, whatever rule the fold implements).
+import { createHash } from 'node:crypto';
+import { canonicalState } from '../../../projections/canonical.js';
+import { decodeEvent } from '../../../projections/codec.js';
+import { createState, evolve } from '../../../projections/reports.js';
+import type { RequestRecord, TopicRecord } from '../history.js';
+
+export interface FoldedEvent {
+  readonly partition: number;
+  readonly offset: number;
+  readonly landedMs: number;
+  readonly type: 'ReportCreated' | 'ReportDeleted';
+  readonly id: string;
+  readonly name?: string;
+  /** The fold applied it (it was not void). */
+  readonly effective: boolean;
+  /** The report's name right after this event, undefined when it does not exist then. */
+  readonly nameAfter: string | undefined;
+  /** The request that wrote it; undefined for an event no request of the run explains. */
+  readonly request?: RequestRecord;
+}
+
+export interface FoldedTopic {
+  /** In partition, then offset order: per id, the order every consumer folds in. */
+  readonly events: readonly FoldedEvent[];
+  readonly byId: ReadonlyMap<string, readonly FoldedEvent[]>;
+  /** The first event carrying each request's trace-id. */
+  readonly byRequest: ReadonlyMap<number, FoldedEvent>;
+  /** Records that are not valid events. */
+  readonly invalid: number;
+  /** Events without a request of this run, and second events of one request. */
+  readonly unexplained: readonly FoldedEvent[];
+  /** SHA-256 of the canonical final state, as `reports replay` prints it. */
+  readonly digest: string;
+}
+
+/**
+ * Whether what `request`'s answer claims holds right after `event`: the report exists with the
+ * name it created (its own event may be void when an earlier attempt of the same create landed
+ * first: an identical retry), or no longer exists after a delete that took effect.
+ */
+export function holds(request: RequestRecord, event: FoldedEvent): boolean {
+  return request.op === 'create' ? event.nameAfter === request.name : event.effective && event.nameAfter === undefined;
+}
+
+function traceIdOf(traceparent: string | undefined): string | undefined {
+  return traceparent?.split('-')[1];
+}
+
+export function foldTopic(records: readonly TopicRecord[], requests: readonly RequestRecord[]): FoldedTopic {
+  const requestByTrace = new Map(requests.map((request) => [request.traceId, request]));
+  const state = createState();
+  const events: FoldedEvent[] = [];
+  const byId = new Map<string, FoldedEvent[]>();
+  const byRequest = new Map<number, FoldedEvent>();
+  const unexplained: FoldedEvent[] = [];
+  let invalid = 0;
+  const ordered = [...records].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
+  for (const { partition, offset, timestampMs, value } of ordered) {
+    const decoded = decodeEvent(value);
+    if (!decoded.ok) {
+      invalid += 1;
+      continue;
+    }
+    const { event } = decoded;
+    const request = requestByTrace.get(traceIdOf(event.traceparent) ?? '');
+    const effective = evolve(state, event).kind !== 'void';
+    const name = event.type === 'ReportCreated' ? { name: event.data.name } : {};
+    const nameAfter = state.get(event.data.id)?.name;
+    const folded: FoldedEvent = { partition, offset, landedMs: timestampMs, type: event.type, id: event.data.id, ...name, effective, nameAfter, ...(request ? { request } : {}) };
+    events.push(folded);
+    const ofId = byId.get(folded.id);
+    if (ofId === undefined) byId.set(folded.id, [folded]);
+    else ofId.push(folded);
+    if (request === undefined || byRequest.has(request.seq)) unexplained.push(folded);
+    else byRequest.set(request.seq, folded);
+  }
+  const digest = createHash('sha256').update(canonicalState(state)).digest('hex');
+  return { events, byId, byRequest, invalid, unexplained, digest };
+}

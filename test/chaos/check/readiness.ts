@@ -1,0 +1,87 @@
+// Readiness against what an instance could actually do (issue 17 item 3): while none of its
+// writes is acknowledged, /readyz must say 503 from NOT_READY_WITHIN_MS on; once writes are
+// acknowledged again, 200 from READY_WITHIN_MS on. An instance's "blackout" is a run of its writes
+// (in the order sent) none of which was acknowledged, up to the next one that was. Writes the
+// instance never answered (it was killed) say nothing about what its /readyz should have said.
+import { acknowledged, unknownOutcome, type ReadinessPoll, type RequestRecord } from '../history.js';
+
+export const NOT_READY_WITHIN_MS = 3000;
+export const READY_WITHIN_MS = 5000;
+/** For the poll interval and a loaded machine. */
+export const READINESS_SLACK_MS = 1000;
+
+export interface ReadinessProblem {
+  readonly instance: string;
+  readonly kind: 'ready while no write succeeds' | 'not ready while writes succeed';
+  readonly fromMs: number;
+  readonly toMs: number;
+  /** Polls that answered wrongly in that stretch. */
+  readonly polls: number;
+}
+
+interface Stretch {
+  readonly fromMs: number;
+  readonly toMs: number;
+}
+
+/**
+ * Runs of unacknowledged writes: from the first one's sending to the sending of the next
+ * acknowledged write, or, when none followed, to the last failure's answer (nothing is known after).
+ */
+function blackouts(writes: readonly RequestRecord[]): Stretch[] {
+  const stretches: Stretch[] = [];
+  let run: { fromMs: number; lastAnswerMs: number } | undefined;
+  for (const write of writes) {
+    if (unknownOutcome(write)) run = { fromMs: run?.fromMs ?? write.sentMs, lastAnswerMs: Math.max(run?.lastAnswerMs ?? 0, write.answeredMs) };
+    else if (acknowledged(write) && run !== undefined) {
+      stretches.push({ fromMs: run.fromMs, toMs: write.sentMs });
+      run = undefined;
+    }
+  }
+  if (run !== undefined) stretches.push({ fromMs: run.fromMs, toMs: run.lastAnswerMs });
+  return stretches;
+}
+
+/** From each acknowledgement to the sending of the next write that was not acknowledged. */
+function writing(writes: readonly RequestRecord[], endMs: number): Stretch[] {
+  const stretches: Stretch[] = [];
+  let nextFailureMs = endMs;
+  for (const write of [...writes].reverse()) {
+    if (unknownOutcome(write)) nextFailureMs = write.sentMs;
+    else if (acknowledged(write)) stretches.push({ fromMs: write.answeredMs, toMs: nextFailureMs });
+  }
+  return stretches;
+}
+
+/** The stretches less their first `graceMs`, overlapping ones merged. */
+function judged(stretches: readonly Stretch[], graceMs: number): Stretch[] {
+  const windows = stretches.map(({ fromMs, toMs }) => ({ fromMs: fromMs + graceMs, toMs })).filter(({ fromMs, toMs }) => fromMs < toMs).sort((a, b) => a.fromMs - b.fromMs);
+  const merged: Stretch[] = [];
+  for (const window of windows) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && window.fromMs <= last.toMs) merged[merged.length - 1] = { fromMs: last.fromMs, toMs: Math.max(last.toMs, window.toMs) };
+    else merged.push(window);
+  }
+  return merged;
+}
+
+function wrongPolls(instance: string, kind: ReadinessProblem['kind'], windows: readonly Stretch[], polls: readonly ReadinessPoll[], wrong: number): ReadinessProblem[] {
+  return windows.flatMap(({ fromMs, toMs }) => {
+    const bad = polls.filter((poll) => poll.status === wrong && poll.sentMs >= fromMs && poll.sentMs < toMs);
+    const [first] = bad;
+    const last = bad[bad.length - 1];
+    return first === undefined || last === undefined ? [] : [{ instance, kind, fromMs: first.sentMs, toMs: last.sentMs, polls: bad.length }];
+  });
+}
+
+export function readinessProblems(requests: readonly RequestRecord[], polls: readonly ReadinessPoll[], endMs: number): ReadinessProblem[] {
+  const instances = [...new Set(polls.map((poll) => poll.instance))];
+  return instances.flatMap((instance) => {
+    const writes = requests.filter((request) => request.instance === instance && request.status !== 0).sort((a, b) => a.sentMs - b.sentMs);
+    const own = polls.filter((poll) => poll.instance === instance);
+    return [
+      ...wrongPolls(instance, 'ready while no write succeeds', judged(blackouts(writes), NOT_READY_WITHIN_MS + READINESS_SLACK_MS), own, 200),
+      ...wrongPolls(instance, 'not ready while writes succeed', judged(writing(writes, endMs), READY_WITHIN_MS + READINESS_SLACK_MS), own, 503),
+    ];
+  });
+}

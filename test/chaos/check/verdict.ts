@@ -1,0 +1,80 @@
+// Everything the checker concludes about one run, from its history alone.
+import { acknowledged, type InstanceStop, type RunHistory } from '../history.js';
+import { availabilityPerFault, type FaultAvailability } from './availability.js';
+import { contradictions, landedUnknowns, type Contradiction, type LandedUnknowns } from './contradictions.js';
+import { foldTopic, type FoldedTopic } from './fold-topic.js';
+import { readinessProblems, type ReadinessProblem } from './readiness.js';
+import { answersAgainstFold, oneBodyPerIncarnation, realTimeOrder, type WriteProblem } from './writes.js';
+
+export interface DigestCheck {
+  /** SHA-256 of the fresh fold of the topic. */
+  readonly fold: string;
+  readonly replay: string;
+  readonly instances: readonly InstanceStop[];
+  /** What disagrees with the fresh fold: an instance's digest or position, or replay's digest. */
+  readonly problems: readonly string[];
+}
+
+export interface RunVerdict {
+  readonly scenario: string;
+  readonly requests: number;
+  readonly acknowledged: number;
+  /** Acknowledged writes missing from the history or void in the fold (a). */
+  readonly lost: readonly WriteProblem[];
+  /** 409s and 404s whose event took effect, 503s given early for a committed write (a); real-time order broken (b); two bodies answered 200 (c). */
+  readonly misanswered: readonly WriteProblem[];
+  readonly reordered: readonly WriteProblem[];
+  readonly twoBodies: readonly WriteProblem[];
+  readonly contradictions: readonly Contradiction[];
+  readonly landed: LandedUnknowns;
+  readonly invalidRecords: number;
+  /** Events no request explains, and second events of one request. */
+  readonly unexplainedEvents: number;
+  readonly digests: DigestCheck;
+  readonly faults: readonly FaultAvailability[];
+  readonly readiness: readonly ReadinessProblem[];
+  readonly folded: FoldedTopic;
+}
+
+/** `P:O,...` without partitions at offset 0 (a read model has no cursor entry for an empty partition). */
+function nonEmpty(position: string): string {
+  return position.split(',').filter((entry) => entry !== '' && !entry.endsWith(':0')).join(',');
+}
+
+function digestCheck(history: RunHistory, fold: string): DigestCheck {
+  const problems: string[] = [];
+  if (history.replayDigest !== fold) problems.push(`reports replay printed ${history.replayDigest}, the fresh fold gives ${fold}`);
+  for (const stop of history.stops) {
+    if (stop.digest !== fold) problems.push(`instance ${stop.instance} stopped with digest ${stop.digest}, the fresh fold gives ${fold}`);
+    if (nonEmpty(stop.position) !== nonEmpty(history.topicEnd)) problems.push(`instance ${stop.instance} stopped at ${stop.position}, the topic ends at ${history.topicEnd}`);
+  }
+  return { fold, replay: history.replayDigest, instances: history.stops, problems };
+}
+
+export function judge(history: RunHistory): RunVerdict {
+  const folded = foldTopic(history.topic, history.requests);
+  const answers = answersAgainstFold(history.requests, folded, history.writeTimeoutMs);
+  return {
+    scenario: history.scenario,
+    requests: history.requests.length,
+    acknowledged: history.requests.filter(acknowledged).length,
+    lost: answers.filter((problem) => problem.kind === 'lost'),
+    misanswered: answers.filter((problem) => problem.kind === 'misanswered'),
+    reordered: realTimeOrder(history.requests, folded),
+    twoBodies: oneBodyPerIncarnation(history.requests, folded),
+    contradictions: contradictions(folded),
+    landed: landedUnknowns(history.requests, folded),
+    invalidRecords: folded.invalid,
+    unexplainedEvents: folded.unexplained.length,
+    digests: digestCheck(history, folded.digest),
+    faults: availabilityPerFault(history.faults, history.endMs, history.requests, history.partitions),
+    readiness: readinessProblems(history.requests, history.polls, history.endMs),
+    folded,
+  };
+}
+
+/** The report `id` ends with in the fold: its name, or undefined when it does not exist. */
+export function finalName(folded: FoldedTopic, id: string): string | undefined {
+  const last = (folded.byId.get(id) ?? []).filter((event) => event.effective).pop();
+  return last?.type === 'ReportCreated' ? last.name : undefined;
+}

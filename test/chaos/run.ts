@@ -1,0 +1,94 @@
+// One fault run: instances on a fresh topic of the cluster, the workload, the scenario's faults,
+// the cluster made whole, the writes settled, the instances caught up and stopped cleanly, and the
+// topic read back. Gives the history the checker judges.
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import kafkajs from 'kafkajs';
+import type { KafkaCluster } from '../helpers/kafka-cluster.js';
+import type { RunHistory } from './history.js';
+import { Instances } from './instances.js';
+import { Recorder } from './recorder.js';
+import type { FaultContext, Scenario, Timing } from './scenarios.js';
+import { readTopic } from './topic-reader.js';
+import { startWorkload } from './workload.js';
+
+const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+const INSTANCES = ['A', 'B', 'C'];
+const WRITE_TIMEOUT_MS = 5000;
+const PARTITIONS = 3;
+
+export interface RunResult {
+  readonly history: RunHistory;
+  readonly notes: readonly string[];
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The topic's end offsets summed; stable for `quietMs` means no write is still on its way. */
+async function settledEnd(brokers: string, topic: string, quietMs: number, timeoutMs = 60_000): Promise<number> {
+  const kafka = new kafkajs.Kafka({ clientId: 'chaos-settle', brokers: brokers.split(','), logLevel: kafkajs.logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const deadline = Date.now() + timeoutMs;
+    let last = -1;
+    let since = Date.now();
+    for (;;) {
+      const end = (await admin.fetchTopicOffsets(topic)).reduce((sum, { high }) => sum + Number(high), 0);
+      if (end !== last) [last, since] = [end, Date.now()];
+      else if (Date.now() - since >= quietMs || Date.now() > deadline) return end;
+      await sleep(250);
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** `reports replay --json` on the topic: a fresh process folding it with the service's own code. */
+async function replayDigest(brokers: string, topic: string): Promise<string> {
+  const env = { PATH: process.env['PATH'] ?? '', KAFKA_BROKERS: brokers, REPORTS_TOPIC: topic, LOG_LEVEL: 'warn' };
+  const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'replay', '--json'], { env, timeout: 120_000 });
+  return (JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { digest?: string }).digest ?? '';
+}
+
+/** The faults under the workload, until the cluster is whole again and writes went on a while. */
+async function underLoad(cluster: KafkaCluster, instances: Instances, scenario: Scenario, timing: Timing, topic: string, notes: string[], log: (line: string) => void) {
+  const recorder = new Recorder((name) => instances.url(name));
+  const writeThrough = scenario.workloadOn ? { writeThrough: scenario.workloadOn } : {};
+  const workload = startWorkload({ recorder, instances: INSTANCES, ...writeThrough, isUp: (name) => instances.url(name) !== undefined, ...timing });
+  try {
+    await sleep(timing.warmUpMs);
+    const context: FaultContext = { cluster, instances, recorder, topic, partitions: PARTITIONS, timing, note: (line) => notes.push(line) };
+    const faults = await scenario.inject(context);
+    log(`${scenario.name}: faults done, waiting for the cluster to be whole`);
+    await cluster.waitHealthy([topic], 120_000);
+    await sleep(timing.settleMs);
+    return { recorder, faults };
+  } finally {
+    await workload.stop();
+  }
+}
+
+export async function runScenario(cluster: KafkaCluster, scenario: Scenario, timing: Timing, log: (line: string) => void = () => undefined): Promise<RunResult> {
+  await cluster.waitHealthy();
+  const topic = `chaos.${scenario.name}.${randomUUID().slice(0, 8)}`;
+  const deferred = scenario.deferred ? { deferred: scenario.deferred } : {};
+  const instances = await Instances.start({ names: INSTANCES, brokers: cluster.brokers, topic, writeTimeoutMs: WRITE_TIMEOUT_MS, partitions: PARTITIONS, ...deferred });
+  const notes: string[] = [];
+  try {
+    await cluster.waitHealthy([topic]);
+    const { recorder, faults } = await underLoad(cluster, instances, scenario, timing, topic, notes, log);
+    const endMs = Date.now();
+    // Writes still on their way (a producer retrying) land before the instances are compared.
+    await instances.waitCaughtUp(await settledEnd(cluster.brokers, topic, 3000));
+    const stops = await instances.stopAll();
+    const [contents, replayed] = await Promise.all([readTopic(cluster.brokers, topic), replayDigest(cluster.brokers, topic)]);
+    const { requests, polls } = recorder;
+    const history: RunHistory = { scenario: scenario.name, partitions: contents.partitions, writeTimeoutMs: WRITE_TIMEOUT_MS, requests, polls, faults, topic: contents.records, topicEnd: contents.end, stops, replayDigest: replayed, endMs };
+    return { history, notes: [...instances.startFailures, ...notes] };
+  } finally {
+    await instances.dispose();
+  }
+}
