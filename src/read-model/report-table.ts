@@ -1,16 +1,15 @@
-// The live reports, compactly. A Map of a million `{name, tag}` objects keyed by id strings costs
-// about 135 bytes per report on the heap; this table keeps ~70: the id is a number key in an
-// open-addressing index when it is a safe integer (no string object), and name and tag are bytes
-// in large shared chunks (report-record.ts: no object, no string header) rather than JS values.
-// `get` builds the `{name, tag}` value on demand, which only the HTTP answer and the idempotency
-// fold do.
-import { compareIds } from '../../projections/canonical.js';
+// The reports, compactly. A Map of a million `{name, tag}` objects keyed by id strings costs about
+// 135 bytes per report on the heap; this table keeps ~75: the id is two 32-bit words in an
+// open-addressing index (id-index.ts: no string object, every int64 alike), and name and tag are
+// bytes in large shared chunks (report-record.ts: no object, no string header) rather than JS
+// values. `get` builds the `{name, tag}` value on demand, which only the HTTP answer and the
+// idempotency fold do. Besides the live reports it keeps each id's version (how many events took
+// effect on it), deleted ids included: a deleted report keeps its slot and version, not its record.
 import type { ReportsState, StoredReport } from '../../projections/reports.js';
 import { BytesOut, type BytesIn } from './bytes.js';
-import { IdIndex, tableKey, type IdIndexParts } from './id-index.js';
+import { IdIndex, NO_RECORD, type IdIndexParts } from './id-index.js';
+import { parseId } from './int64-id.js';
 import { readRecord, recordLength, storedLength, writeCanonicalLine, writeRecord } from './report-record.js';
-
-export { tableKey } from './id-index.js';
 
 /** Records are appended to chunks of this size; a larger record gets a chunk of its own. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
@@ -33,23 +32,44 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   private fill = CHUNK_BYTES;
   private usedBytes = 0;
   private garbageBytes = 0;
-  /** The fold asks about one id several times in a row (has, then set): its key is parsed once. */
   // (# fields: a cache, not part of what two equal tables hold.)
+  /** The fold asks about one id several times in a row (has, version, then set): it is parsed and found once. */
   #lastId = '';
-  #lastKey: number | string = '';
-  /** The key the last `has` found absent (the fold asks has, then sets): set can skip its lookup. */
-  #knownAbsent: number | string | undefined;
+  /** Whether #lastId is a canonical int64 (its words in #key), and its slot (-1: not held). */
+  #lastValid = false;
+  #lastSlot = -1;
+  readonly #key = new Uint32Array(2);
 
-  private keyOf(id: string): number | string {
+  /** The slot of `id`, or -1 (not held, or not a canonical int64 id: #lastValid tells). */
+  private slotOf(id: string): number {
     if (id !== this.#lastId) {
       this.#lastId = id;
-      this.#lastKey = tableKey(id);
+      this.#lastValid = parseId(id, this.#key);
+      this.#lastSlot = this.#lastValid ? this.index.find(this.#key) : -1;
     }
-    return this.#lastKey;
+    return this.#lastSlot;
   }
 
+  /** Forgets the cached slot (the index was replaced or rehashed by a merge). */
+  private forgetLast(): void {
+    this.#lastId = '';
+    this.#lastValid = false;
+    this.#lastSlot = -1;
+  }
+
+  /** Live reports. */
   get size(): number {
     return this.index.size;
+  }
+
+  /** Deleted reports whose ids (and versions) are remembered. */
+  get deletedIds(): number {
+    return this.index.deletedIds;
+  }
+
+  /** Bytes of the id index (4 a slot of them are the versions). */
+  get indexBytes(): number {
+    return this.index.slotBytes;
   }
 
   /** Bytes the chunks hold (allocated, live or not): memory outside the JS heap. */
@@ -60,33 +80,44 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   has(id: string): boolean {
-    const key = this.keyOf(id);
-    const found = this.index.has(key);
-    this.#knownAbsent = found ? undefined : key;
-    return found;
+    const slot = this.slotOf(id);
+    return slot >= 0 && this.index.recordAt(slot) !== NO_RECORD;
   }
 
   get(id: string): StoredReport | undefined {
-    const at = this.index.get(this.keyOf(id));
-    return at === undefined ? undefined : this.read(at);
+    const slot = this.slotOf(id);
+    const at = slot < 0 ? NO_RECORD : this.index.recordAt(slot);
+    return at === NO_RECORD ? undefined : this.read(at);
   }
 
+  /** How many events have taken effect on report `id` (0: none); kept after the report is deleted. */
+  version(id: string): number {
+    const slot = this.slotOf(id);
+    return slot < 0 ? 0 : this.index.versionAt(slot);
+  }
+
+  /** Creates or replaces the report `id` (a canonical decimal int64, else RangeError); one more event on it. */
   set(id: string, report: StoredReport): this {
-    const key = this.keyOf(id);
-    const previous = key === this.#knownAbsent ? undefined : this.index.get(key);
-    this.#knownAbsent = undefined;
-    if (previous !== undefined) this.release(previous);
-    this.index.set(key, this.write(report.name, report.tag));
+    const slot = this.slotOf(id);
+    if (!this.#lastValid) throw new RangeError(`report id "${id.slice(0, 40)}" is not a canonical decimal int64`);
+    const at = this.write(report.name, report.tag);
+    if (slot < 0) {
+      this.#lastSlot = this.index.add(this.#key, at, 1);
+    } else {
+      const previous = this.index.recordAt(slot);
+      if (previous !== NO_RECORD) this.release(previous);
+      this.index.update(slot, at);
+    }
     this.compactIfWasteful();
     return this;
   }
 
+  /** Deletes the live report `id` (one more event on it; its id and version stay); false when it is not live. */
   delete(id: string): boolean {
-    this.#knownAbsent = undefined;
-    const key = this.keyOf(id);
-    const at = this.index.get(key);
-    if (at === undefined) return false;
-    this.index.delete(key);
+    const slot = this.slotOf(id);
+    const at = slot < 0 ? NO_RECORD : this.index.recordAt(slot);
+    if (at === NO_RECORD) return false;
+    this.index.update(slot, NO_RECORD);
     this.release(at);
     this.compactIfWasteful();
     return true;
@@ -100,17 +131,13 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   absorb(other: ReportTable): void {
     const base = this.chunks.length;
     if (base + other.chunks.length > MAX_CHUNKS) throw new RangeError('the report table is full: names and tags of live reports exceed 2 GiB');
-    this.index.reserve(other.size);
-    other.index.forEach((at, key) => {
-      if (this.index.has(key)) throw new Error(`report ${String(key)} is in both tables`);
-      this.index.set(key, at + base * CHUNK_STRIDE);
-    });
+    this.index.merge(other.index, (at) => at + base * CHUNK_STRIDE);
     this.chunks.push(...other.chunks);
     // New records go on in other's last chunk; the room left in this table's last one stays unused.
     if (other.chunks.length > 0) this.fill = other.fill;
     this.usedBytes += other.usedBytes;
     this.garbageBytes += other.garbageBytes;
-    this.#knownAbsent = undefined;
+    this.forgetLast();
   }
 
   /** What the table holds, for another thread: the chunks and index arrays move with the message. */
@@ -129,15 +156,15 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     return table;
   }
 
-  /** Takes over what `other` holds, in place of this table's reports (none); `other` is not to be used after. */
+  /** Takes over what `other` holds, in place of this table's ids (none); `other` is not to be used after. */
   takeOver(other: ReportTable): void {
-    if (this.size !== 0) throw new Error('only an empty report table can take over another');
+    if (this.size !== 0 || this.deletedIds !== 0) throw new Error('only an empty report table can take over another');
     this.index = other.index;
     this.chunks = other.chunks;
     this.fill = other.fill;
     this.usedBytes = other.usedBytes;
     this.garbageBytes = other.garbageBytes;
-    this.#knownAbsent = undefined;
+    this.forgetLast();
   }
 
   /** The ids in id order. */
@@ -172,20 +199,9 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     out.flush();
   }
 
-  /** Calls `visit` with every id and its record's position, in the canonical order of ids (projections/canonical.ts). */
+  /** Calls `visit` with every live id and its record's position, in the canonical order of ids (projections/canonical.ts). */
   private inIdOrder(visit: (id: string, at: number) => void): void {
-    const named: string[] = [];
-    this.index.forEach((_at, key) => {
-      if (typeof key === 'string') named.push(key);
-    });
-    named.sort(compareIds);
-    // Ids that are not safe integers lie beyond ±2^53: the negative ones before every number, the rest after.
-    const firstPositive = named.findIndex((id) => !id.startsWith('-'));
-    const split = firstPositive === -1 ? named.length : firstPositive;
-    const visitNamed = (id: string) => visit(id, this.index.get(id) as number);
-    named.slice(0, split).forEach(visitNamed);
-    this.index.forEachNumberInOrder((key, at) => visit(String(key), at));
-    named.slice(split).forEach(visitNamed);
+    this.index.forEachLiveInOrder(visit);
   }
 
   /**
@@ -224,10 +240,9 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     table.garbageBytes = input.f64();
     table.index = IdIndex.readFrom(input);
     const arena = table.chunks.length;
-    table.index.forEach((at, key) => {
+    table.index.forEachRecord((at) => {
       const chunkIndex = Math.floor(at / CHUNK_STRIDE);
-      if (chunkIndex >= arena || at - chunkIndex * CHUNK_STRIDE >= (table.chunks[chunkIndex] as Buffer).length) throw new RangeError(`report ${String(key)} points outside the table's bytes`);
-      if (typeof key === 'string' && tableKey(key) !== key) throw new RangeError(`report key ${key} is not in canonical form`);
+      if (chunkIndex >= arena || at - chunkIndex * CHUNK_STRIDE >= (table.chunks[chunkIndex] as Buffer).length) throw new RangeError(`a report at ${at} points outside the table's bytes`);
     });
     return table;
   }

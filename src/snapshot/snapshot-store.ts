@@ -11,7 +11,7 @@ import { anchorMismatch } from './snapshot-anchor.js';
 import { decodeSnapshot, encodeModel, snapshotBody, snapshotChecksum, type EncodedModel, type Snapshot } from './snapshot-format.js';
 
 const KEEP = 3;
-/** `.snap` files are format 3; `.json` ones were written by earlier versions (recognised, not used). */
+/** `.snap` files are format 4 (or 3, from an earlier version); `.json` ones were written by earlier versions (recognised, not used). */
 const NAME = /^snapshot-(\d{16})\.(snap|json)$/;
 
 export function snapshotDir(dataDir: string): string {
