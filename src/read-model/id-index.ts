@@ -10,7 +10,7 @@
 // Ids are never removed, so there are no tombstones, and the table only grows.
 import type { BytesIn, BytesOut } from './bytes.js';
 import { idText } from './int64-id.js';
-import { sortInt64 } from './int64-sort.js';
+import { sortInt64, type Int64Keys } from './int64-sort.js';
 import { checkSlots, home, MIN_CAPACITY, NO_RECORD, SLOT_WORDS } from './id-slots.js';
 
 export { NO_RECORD } from './id-slots.js';
@@ -166,8 +166,8 @@ export class IdIndex {
     }
   }
 
-  /** Calls `visit` with every live id and its record, in numeric order of ids (the canonical order). */
-  forEachLiveInOrder(visit: (id: string, record: number) => void): void {
+  /** The live ids (their words) and records, in numeric order of ids (the canonical order). */
+  liveInOrder(): { readonly keys: Int64Keys; readonly count: number } {
     const { slots, live } = this;
     const keys = { low: new Uint32Array(live), high: new Uint32Array(live), payload: new Uint32Array(live) };
     let count = 0;
@@ -179,8 +179,7 @@ export class IdIndex {
       keys.payload[count] = record;
       count += 1;
     }
-    const { low, high, payload } = sortInt64(keys, count);
-    for (let i = 0; i < count; i += 1) visit(idText(low[i] as number, high[i] as number), payload[i] as number);
+    return { keys: sortInt64(keys, count), count };
   }
 
   /** Calls `update` with every live id's record, letting it give a new one (the table moving its records). */

@@ -5,6 +5,7 @@
 // them as they are).
 import type { StoredReport } from '../../projections/reports.js';
 import type { BytesOut } from './bytes.js';
+import type { IdDigits } from './int64-id.js';
 
 const NAME_TWO_BYTE = 1;
 const HAS_TAG = 2;
@@ -67,14 +68,11 @@ export function storedLength(chunk: Buffer, position: number): number {
   return (flags & HAS_TAG) === 0 ? 5 + nameBytes : 9 + nameBytes + chunk.readUInt32LE(position + 5);
 }
 
-/** Writes the report's canonical line (projections/canonical.ts) for `id` to `out`. */
-export function writeCanonicalLine(out: BytesOut, chunk: Buffer, position: number, id: string): void {
+/** Writes the report's canonical line (projections/canonical.ts) for the id loaded in `id` to `out`. */
+export function writeCanonicalLine(out: BytesOut, chunk: Buffer, position: number, id: IdDigits): void {
   const flags = chunk[position] as number;
   if ((flags & JSON_PLAIN) === 0) {
-    const report = readRecord(chunk, position);
-    const line = `${JSON.stringify(report.tag === undefined ? [id, report.name] : [id, report.name, report.tag])}\n`;
-    const room = out.reserve(Buffer.byteLength(line));
-    room.buffer.write(line, room.at, 'utf8');
+    writeJsonLine(out, readRecord(chunk, position), id.bytes().toString('latin1'));
     return;
   }
   const nameBytes = chunk.readUInt32LE(position + 1);
@@ -86,9 +84,8 @@ export function writeCanonicalLine(out: BytesOut, chunk: Buffer, position: numbe
   let w = room.at;
   buffer[w++] = 0x5b; // [
   buffer[w++] = 0x22; // "
-  // Ids are ASCII digits and '-': one byte a character, copied without an encoder call.
-  for (let i = 0; i < id.length; i += 1) buffer[w++] = id.charCodeAt(i);
-  w = separator(buffer, w);
+  id.write(buffer, w);
+  w = separator(buffer, w + id.length);
   for (let i = start, end = start + nameBytes; i < end; i += 1) buffer[w++] = chunk[i] as number;
   if (tagged) {
     w = separator(buffer, w);
@@ -97,6 +94,13 @@ export function writeCanonicalLine(out: BytesOut, chunk: Buffer, position: numbe
   buffer[w++] = 0x22; // "
   buffer[w++] = 0x5d; // ]
   buffer[w] = 0x0a; // newline
+}
+
+/** A canonical line made with JSON.stringify: for text that needs escapes or is not one byte a character. */
+function writeJsonLine(out: BytesOut, report: StoredReport, id: string): void {
+  const line = `${JSON.stringify(report.tag === undefined ? [id, report.name] : [id, report.name, report.tag])}\n`;
+  const room = out.reserve(Buffer.byteLength(line));
+  room.buffer.write(line, room.at, 'utf8');
 }
 
 /** Writes `","` at `w`; returns the position after it. */

@@ -8,7 +8,7 @@
 import type { ReportsState, StoredReport } from '../../projections/reports.js';
 import { BytesOut, type BytesIn } from './bytes.js';
 import { IdIndex, NO_RECORD, type IdIndexParts } from './id-index.js';
-import { parseId } from './int64-id.js';
+import { IdDigits, idText, parseId } from './int64-id.js';
 import { readRecord, recordLength, storedLength, writeCanonicalLine, writeRecord } from './report-record.js';
 
 /** Records are appended to chunks of this size; a larger record gets a chunk of its own. */
@@ -39,6 +39,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   #lastValid = false;
   #lastSlot = -1;
   readonly #key = new Uint32Array(2);
+  readonly #digits = new IdDigits();
 
   /** The slot of `id`, or -1 (not held, or not a canonical int64 id: #lastValid tells). */
   private slotOf(id: string): number {
@@ -167,14 +168,14 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     this.forgetLast();
   }
 
-  /** The ids in id order. */
+  /** The live ids in id order. */
   *keys(): IterableIterator<string> {
     const ids: string[] = [];
     this.inIdOrder((id) => ids.push(id));
     yield* ids;
   }
 
-  /** The reports in id order. */
+  /** The live reports in id order. */
   *entries(): IterableIterator<[string, StoredReport]> {
     const positions: Array<[string, number]> = [];
     this.inIdOrder((id, at) => positions.push([id, at]));
@@ -186,22 +187,26 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   /**
-   * Feeds every report's canonical line (`["id","name"]` or `["id","name","tag"]`, see projections/
-   * canonical.ts) to `update`, in id order, as bytes. Records flagged JSON-plain are copied as
-   * they are stored, without making strings, which keeps the digest of a million reports fast.
+   * Feeds every live report's canonical line (`["id","name"]` or `["id","name","tag"]`, see
+   * projections/canonical.ts) to `update`, in id order, as bytes. Ids are written from their words
+   * and records flagged JSON-plain copied as they are stored, without making strings, which keeps
+   * the digest of a million reports fast.
    */
   canonicalLines(update: (bytes: Buffer) => void): void {
     const out = new BytesOut(update);
-    this.inIdOrder((id, at) => {
-      const { chunk, position } = locateIn(this.chunks, at);
-      writeCanonicalLine(out, chunk, position, id);
-    });
+    const { keys, count } = this.index.liveInOrder();
+    const digits = this.#digits;
+    for (let i = 0; i < count; i += 1) {
+      const { chunk, position } = locateIn(this.chunks, keys.payload[i] as number);
+      writeCanonicalLine(out, chunk, position, digits.load(keys.low[i] as number, keys.high[i] as number));
+    }
     out.flush();
   }
 
   /** Calls `visit` with every live id and its record's position, in the canonical order of ids (projections/canonical.ts). */
   private inIdOrder(visit: (id: string, at: number) => void): void {
-    this.index.forEachLiveInOrder(visit);
+    const { keys, count } = this.index.liveInOrder();
+    for (let i = 0; i < count; i += 1) visit(idText(keys.low[i] as number, keys.high[i] as number), keys.payload[i] as number);
   }
 
   /**

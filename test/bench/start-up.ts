@@ -81,10 +81,11 @@ function snapshotBytes(shape: IdShape): number {
   return readdirSync(dir).filter((name) => name.endsWith('.snap')).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
 }
 
-/** One row: `pick` of each shape's median run. */
-function figure<Run>(name: string, unit: string, byShape: Map<IdShape, { median: Run; range: string }>, pick: (run: Run) => number, extra: Omit<Figure, 'name' | 'unit' | 'values'> = {}): Figure {
-  const values: Figure['values'] = Object.fromEntries([...byShape].map(([shape, { median: run, range }]) => [shape, { value: pick(run), note: range }]));
-  return { name, unit, values, ...extra };
+/** One row: `pick` of each shape's median run (with the range of times when `timed`). */
+function figure<Run>(name: string, unit: string, byShape: Map<IdShape, { median: Run; range: string }>, pick: (run: Run) => number, extra: Omit<Figure, 'name' | 'unit' | 'values'> & { timed?: boolean } = {}): Figure {
+  const { timed = false, ...rest } = extra;
+  const values: Figure['values'] = Object.fromEntries([...byShape].map(([shape, { median: run, range }]) => [shape, { value: pick(run), ...(timed ? { note: range } : {}) }]));
+  return { name, unit, values, ...rest };
 }
 
 async function main(): Promise<void> {
@@ -112,15 +113,15 @@ async function main(): Promise<void> {
   const warm = medians(warms, (run) => run.readySeconds);
   const heapPerReport = (started: Started) => (started.heapUsed - empty.heapUsed) / liveReports;
   const figures: Figure[] = [
-    figure('reports replay, events/s', 'events/s', replay, (run) => events / run.seconds, { target: 500_000, higherIsBetter: true }),
+    figure('reports replay, events/s', 'events/s', replay, (run) => events / run.seconds, { target: 500_000, higherIsBetter: true, timed: true }),
     figure('  its fold alone (no Node start)', 'events/s', replay, (run) => events / Number((JSON.parse(run.stdout) as { seconds?: unknown }).seconds), { higherIsBetter: true }),
-    figure('start to /readyz 200, no snapshot', 's', cold, (run) => run.readySeconds, { target: 2 }),
-    figure('start to /readyz 200, from a snapshot', 's', warm, (run) => run.readySeconds, { target: 0.5 }),
+    figure('start to /readyz 200, no snapshot', 's', cold, (run) => run.readySeconds, { target: 2, timed: true }),
+    figure('start to /readyz 200, from a snapshot', 's', warm, (run) => run.readySeconds, { target: 0.5, timed: true }),
     figure('RSS after start, no snapshot', 'MB', cold, (run) => run.rss / 1e6, { target: 400 }),
     figure('RSS after start, from a snapshot', 'MB', warm, (run) => run.rss / 1e6, { target: 400 }),
     figure('heap per report after GC, no snapshot', 'bytes', cold, heapPerReport, { target: 120 }),
     figure('heap per report after GC, from a snapshot', 'bytes', warm, heapPerReport, { target: 120 }),
-    figure('reports snapshot', 's', medians(snapshots, (run) => run.seconds), (run) => run.seconds),
+    figure('reports snapshot', 's', medians(snapshots, (run) => run.seconds), (run) => run.seconds, { timed: true }),
     { name: 'snapshot file', unit: 'MB', values: Object.fromEntries(shapes.map((shape) => [shape, { value: snapshotBytes(shape) / 1e6 }])) },
   ];
   progress('deleted ids: two more histories (small ids)');

@@ -6,6 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BytesIn, BytesOut } from '../../src/read-model/bytes.js';
 import { IdIndex, MAX_VERSION, NO_RECORD } from '../../src/read-model/id-index.js';
+import { idText } from '../../src/read-model/int64-id.js';
 import { INT64_EDGES, random, randomInt64, words } from '../helpers/random.js';
 
 interface Entry {
@@ -43,9 +44,8 @@ function answers(index: IdIndex, ids: Iterable<bigint>): Map<bigint, Entry | und
 }
 
 function liveInOrder(index: IdIndex): [string, number][] {
-  const seen: [string, number][] = [];
-  index.forEachLiveInOrder((id, record) => seen.push([id, record]));
-  return seen;
+  const { keys, count } = index.liveInOrder();
+  return Array.from({ length: count }, (_, i): [string, number] => [idText(keys.low[i] as number, keys.high[i] as number), keys.payload[i] as number]);
 }
 
 const ids = suite('IdIndex');

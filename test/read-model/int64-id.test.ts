@@ -2,7 +2,7 @@
 // complement and prints back exactly, at every edge of the range; nothing else parses.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { idText, parseId } from '../../src/read-model/int64-id.js';
+import { IdDigits, idText, parseId } from '../../src/read-model/int64-id.js';
 import { INT64_EDGES, random, randomInt64, words } from '../helpers/random.js';
 
 function parsed(id: string): [number, number] | undefined {
@@ -46,5 +46,22 @@ text('prints every int64 from its words exactly as String(bigint) does', () => {
   }
 });
 
+const digits = suite('IdDigits');
+
+digits('writes every int64 from its words as the bytes of String(bigint), its length told before', () => {
+  const writer = new IdDigits();
+  const buffer = Buffer.alloc(24, 0x2a);
+  for (const value of samples()) {
+    const [low, high] = words(value);
+    writer.load(low, high);
+    assert.is(writer.length, String(value).length, String(value));
+    writer.write(buffer, 2);
+    assert.is(buffer.toString('latin1', 2, 2 + writer.length), String(value));
+    assert.equal([buffer[1], buffer[2 + writer.length]], [0x2a, 0x2a], 'nothing written around it');
+    buffer.fill(0x2a);
+  }
+});
+
 parse.run();
 text.run();
+digits.run();
