@@ -19,9 +19,10 @@
 // slowest run; the shapes take turns run by run (the machine's noise falls on both), and the
 // ratios of one run are what to compare. A benchmark: it asserts nothing.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { decodeSnapshot } from '../../src/snapshot/snapshot-format.js';
 import { measureDeletedIds } from './deleted-ids.js';
 import { historyEvents, writeHistory } from './history.js';
 import { createStartUpProbe, type Started } from './start-up-probe.js';
@@ -76,9 +77,26 @@ function median<Run>(done: readonly Run[], seconds: (run: Run) => number): { med
   return { median: sorted[Math.floor((sorted.length - 1) / 2)] as Run, range };
 }
 
-function snapshotBytes(shape: IdShape): number {
+function snapshotFiles(shape: IdShape): string[] {
   const dir = join(dataDir(shape), 'snapshots');
-  return readdirSync(dir).filter((name) => name.endsWith('.snap')).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+  return readdirSync(dir).filter((name) => name.endsWith('.snap')).map((name) => join(dir, name));
+}
+
+function snapshotBytes(shape: IdShape): number {
+  return snapshotFiles(shape).reduce((sum, path) => sum + statSync(path).size, 0);
+}
+
+/** What the versions cost, from the report table of a snapshot: a u32 in each slot of the id index. */
+function versionsNote(shape: IdShape): string {
+  const [path] = snapshotFiles(shape);
+  const decoded = path === undefined ? undefined : decodeSnapshot(readFileSync(path));
+  if (!decoded?.ok) return 'versions: no snapshot to read the id index from';
+  const { reports } = decoded.snapshot.model;
+  const slots = reports.indexBytes / 16;
+  return [
+    `versions (${shape} ids): the id index holds ${slots.toLocaleString('en-US')} slots of 16 bytes for ${reports.size.toLocaleString('en-US')} ids, ${(reports.indexBytes / reports.size).toFixed(1)} bytes`,
+    `  per report, of which the versions (4 bytes a slot) are ${((4 * slots) / reports.size).toFixed(1)}.`,
+  ].join('\n');
 }
 
 /** One row: `pick` of each shape's median run (with the range of times when `timed`). */
@@ -125,7 +143,7 @@ async function main(): Promise<void> {
     { name: 'snapshot file', unit: 'MB', values: Object.fromEntries(shapes.map((shape) => [shape, { value: snapshotBytes(shape) / 1e6 }])) },
   ];
   progress('deleted ids: two more histories (small ids)');
-  const notes = [`empty server: ${(empty.heapUsed / 1e6).toFixed(1)} MB of heap and external memory.`, ...(await measureDeletedIds({ root, events, probe, progress }))];
+  const notes = [`empty server: ${(empty.heapUsed / 1e6).toFixed(1)} MB of heap and external memory.`, versionsNote(shapes[0] as IdShape), ...(await measureDeletedIds({ root, events, probe, progress }))];
   startReport({ events: historyEvents({ firstId: 0n, reports: events }), liveReports, shapes, logBytes, writeSeconds, runs, figures, notes });
 }
 
