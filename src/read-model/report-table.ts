@@ -1,7 +1,7 @@
 // The reports, compactly. A Map of a million `{name, tag}` objects keyed by id strings costs about
 // 135 bytes per report on the heap; this table keeps ~75: the id is two 32-bit words in an
 // open-addressing index (id-index.ts: no string object, every int64 alike), and name and tag are
-// bytes in large shared chunks (report-record.ts: no object, no string header) rather than JS
+// bytes in large shared chunks (record-arena.ts: no object, no string header) rather than JS
 // values. `get` builds the `{name, tag}` value on demand, which only the HTTP answer and the
 // idempotency fold do. Besides the live reports it keeps each id's version (how many events took
 // effect on it), deleted ids included: a deleted report keeps its slot and version, not its record.
@@ -9,29 +9,18 @@ import type { ReportsState, StoredReport } from '../../projections/reports.js';
 import { BytesOut, type BytesIn } from './bytes.js';
 import { IdIndex, NO_RECORD, type IdIndexParts } from './id-index.js';
 import { IdDigits, idText, parseId } from './int64-id.js';
-import { readRecord, recordLength, storedLength, writeCanonicalLine, writeRecord } from './report-record.js';
+import { RecordArena, type RecordArenaParts } from './record-arena.js';
+import { writeCanonicalLine } from './report-record.js';
 
-/** Records are appended to chunks of this size; a larger record gets a chunk of its own. */
-const CHUNK_BYTES = 4 * 1024 * 1024;
-/** Offsets are chunk * CHUNK_STRIDE + position, small integers while the arena is under 2 GiB. */
-const CHUNK_STRIDE = 2 ** 23;
-const MAX_CHUNKS = 2 ** 32 / CHUNK_STRIDE;
 /** A ReportTable's contents as a structured clone carries them between threads. */
 export interface ReportTableParts {
-  readonly chunks: readonly ArrayBuffer[];
-  readonly fill: number;
-  readonly usedBytes: number;
-  readonly garbageBytes: number;
+  readonly arena: RecordArenaParts;
   readonly index: IdIndexParts;
 }
 
 export class ReportTable implements ReportsState, Iterable<[string, StoredReport]> {
   private index = new IdIndex();
-  private chunks: Buffer[] = [];
-  /** Where the next record goes in the last chunk. */
-  private fill = CHUNK_BYTES;
-  private usedBytes = 0;
-  private garbageBytes = 0;
+  private arena = new RecordArena();
   // (# fields: a cache, not part of what two equal tables hold.)
   /** The fold asks about one id several times in a row (has, version, then set): it is parsed and found once. */
   #lastId = '';
@@ -73,11 +62,9 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     return this.index.slotBytes;
   }
 
-  /** Bytes the chunks hold (allocated, live or not): memory outside the JS heap. */
+  /** Bytes the records' chunks hold (allocated, live or not): memory outside the JS heap. */
   get arenaBytes(): number {
-    let total = 0;
-    for (const chunk of this.chunks) total += chunk.length;
-    return total;
+    return this.arena.allocatedBytes;
   }
 
   has(id: string): boolean {
@@ -88,7 +75,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   get(id: string): StoredReport | undefined {
     const slot = this.slotOf(id);
     const at = slot < 0 ? NO_RECORD : this.index.recordAt(slot);
-    return at === NO_RECORD ? undefined : this.read(at);
+    return at === NO_RECORD ? undefined : this.arena.read(at);
   }
 
   /** How many events have taken effect on report `id` (0: none); kept after the report is deleted. */
@@ -101,12 +88,12 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   set(id: string, report: StoredReport): this {
     const slot = this.slotOf(id);
     if (!this.#lastValid) throw new RangeError(`report id "${id.slice(0, 40)}" is not a canonical decimal int64`);
-    const at = this.write(report.name, report.tag);
+    const at = this.arena.write(report.name, report.tag);
     if (slot < 0) {
       this.#lastSlot = this.index.add(this.#key, at, 1);
     } else {
       const previous = this.index.recordAt(slot);
-      if (previous !== NO_RECORD) this.release(previous);
+      if (previous !== NO_RECORD) this.arena.release(previous);
       this.index.update(slot, at);
     }
     this.compactIfWasteful();
@@ -119,40 +106,33 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     const at = slot < 0 ? NO_RECORD : this.index.recordAt(slot);
     if (at === NO_RECORD) return false;
     this.index.update(slot, NO_RECORD);
-    this.release(at);
+    this.arena.release(at);
     this.compactIfWasteful();
     return true;
   }
 
   /**
-   * Takes in every report of `other`, whose ids this table does not hold (the shards of a sharded
-   * fold): its chunks are appended to this table's as they are, only its index entries are added.
-   * `other` is not to be used after.
+   * Takes in every id of `other`, none of which this table holds (the shards of a sharded fold):
+   * its chunks of records are appended to this table's as they are, only its index entries are
+   * added. `other` is not to be used after.
    */
   absorb(other: ReportTable): void {
-    const base = this.chunks.length;
-    if (base + other.chunks.length > MAX_CHUNKS) throw new RangeError('the report table is full: names and tags of live reports exceed 2 GiB');
-    this.index.merge(other.index, (at) => at + base * CHUNK_STRIDE);
-    this.chunks.push(...other.chunks);
-    // New records go on in other's last chunk; the room left in this table's last one stays unused.
-    if (other.chunks.length > 0) this.fill = other.fill;
-    this.usedBytes += other.usedBytes;
-    this.garbageBytes += other.garbageBytes;
+    const base = this.arena.append(other.arena);
+    this.index.merge(other.index, (at) => at + base);
     this.forgetLast();
+    // Each shard's holes may have stayed under the threshold that all of them together pass.
+    this.compactIfWasteful();
   }
 
-  /** What the table holds, for another thread: the chunks and index arrays move with the message. */
+  /** What the table holds, for another thread: the chunks and the index's slots move with the message. */
   parts(): ReportTableParts {
-    return { chunks: this.chunks.map((chunk) => chunk.buffer as ArrayBuffer), fill: this.fill, usedBytes: this.usedBytes, garbageBytes: this.garbageBytes, index: this.index.parts() };
+    return { arena: this.arena.parts(), index: this.index.parts() };
   }
 
   /** The table another thread's `parts()` described (this process built it: not checked again). */
   static fromParts(parts: ReportTableParts): ReportTable {
     const table = new ReportTable();
-    table.chunks = parts.chunks.map((buffer) => Buffer.from(buffer));
-    table.fill = parts.fill;
-    table.usedBytes = parts.usedBytes;
-    table.garbageBytes = parts.garbageBytes;
+    table.arena = RecordArena.fromParts(parts.arena);
     table.index = IdIndex.fromParts(parts.index);
     return table;
   }
@@ -161,10 +141,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   takeOver(other: ReportTable): void {
     if (this.size !== 0 || this.deletedIds !== 0) throw new Error('only an empty report table can take over another');
     this.index = other.index;
-    this.chunks = other.chunks;
-    this.fill = other.fill;
-    this.usedBytes = other.usedBytes;
-    this.garbageBytes = other.garbageBytes;
+    this.arena = other.arena;
     this.forgetLast();
   }
 
@@ -179,7 +156,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   *entries(): IterableIterator<[string, StoredReport]> {
     const positions: Array<[string, number]> = [];
     this.inIdOrder((id, at) => positions.push([id, at]));
-    for (const [id, at] of positions) yield [id, this.read(at)];
+    for (const [id, at] of positions) yield [id, this.arena.read(at)];
   }
 
   [Symbol.iterator](): IterableIterator<[string, StoredReport]> {
@@ -197,7 +174,7 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     const { keys, count } = this.index.liveInOrder();
     const digits = this.#digits;
     for (let i = 0; i < count; i += 1) {
-      const { chunk, position } = locateIn(this.chunks, keys.payload[i] as number);
+      const { chunk, position } = this.arena.locate(keys.payload[i] as number);
       writeCanonicalLine(out, chunk, position, digits.load(keys.low[i] as number, keys.high[i] as number));
     }
     out.flush();
@@ -209,110 +186,26 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     for (let i = 0; i < count; i += 1) visit(idText(keys.low[i] as number, keys.high[i] as number), keys.payload[i] as number);
   }
 
-  /**
-   * The table as bytes (the snapshot's reports section): u32 chunk count; per chunk u32 length,
-   * u32 bytes used and those bytes; f64 fill, used and garbage bytes; then the id index.
-   */
+  /** The table as bytes (the snapshot's reports section): the record arena, then the id index. */
   writeTo(out: BytesOut): void {
-    out.u32(this.chunks.length);
-    this.chunks.forEach((chunk, i) => {
-      // The last chunk only as far as it is filled; it gets its room back when read.
-      const used = i === this.chunks.length - 1 ? Math.min(this.fill, chunk.length) : chunk.length;
-      out.u32(chunk.length);
-      out.u32(used);
-      out.bytes(chunk, 0, used);
-    });
-    out.f64(this.fill);
-    out.f64(this.usedBytes);
-    out.f64(this.garbageBytes);
+    this.arena.writeTo(out);
     this.index.writeTo(out);
   }
 
   /** Reads what writeTo wrote; throws RangeError on data that does not hold a table. */
   static readFrom(input: BytesIn): ReportTable {
     const table = new ReportTable();
-    for (let chunks = input.u32(); chunks > 0; chunks -= 1) {
-      const length = input.u32();
-      const used = input.u32();
-      if (used > length || length > Math.max(CHUNK_BYTES, 2 ** 31)) throw new RangeError(`a chunk of ${length} bytes with ${used} used`);
-      // Copied out (the snapshot file's buffer is let go), with the room of a partly filled chunk back.
-      const chunk = used === length ? Buffer.allocUnsafeSlow(length) : Buffer.alloc(length);
-      input.bytes(used).copy(chunk);
-      table.chunks.push(chunk);
-    }
-    table.fill = input.f64();
-    table.usedBytes = input.f64();
-    table.garbageBytes = input.f64();
+    const arena = RecordArena.readFrom(input);
+    table.arena = arena;
     table.index = IdIndex.readFrom(input);
-    const arena = table.chunks.length;
     table.index.forEachRecord((at) => {
-      const chunkIndex = Math.floor(at / CHUNK_STRIDE);
-      if (chunkIndex >= arena || at - chunkIndex * CHUNK_STRIDE >= (table.chunks[chunkIndex] as Buffer).length) throw new RangeError(`a report at ${at} points outside the table's bytes`);
+      if (!arena.holds(at)) throw new RangeError(`a report at ${at} points outside the table's bytes`);
     });
     return table;
   }
 
-  private read(at: number): StoredReport {
-    const { chunk, position } = locateIn(this.chunks, at);
-    return readRecord(chunk, position);
-  }
-
-  private recordBytes(at: number): number {
-    const { chunk, position } = locateIn(this.chunks, at);
-    return storedLength(chunk, position);
-  }
-
-  private write(name: string, tag: string | undefined): number {
-    const bytes = recordLength(name, tag);
-    const { chunk, position, at } = this.reserve(bytes);
-    writeRecord(chunk, position, name, tag);
-    this.usedBytes += bytes;
-    return at;
-  }
-
-  private reserve(bytes: number): { chunk: Buffer; position: number; at: number } {
-    if (this.fill + bytes > CHUNK_BYTES || this.chunks.length === 0) {
-      // Positions are 32-bit in the id index: 512 chunks (2 GiB of names and tags) at most.
-      if (this.chunks.length >= MAX_CHUNKS) throw new RangeError('the report table is full: names and tags of live reports exceed 2 GiB');
-      // A record larger than a chunk gets a chunk of its own; the next record starts a new one.
-      // Zeroed, so two tables with the same records hold equal bytes (and no stale memory).
-      this.chunks.push(Buffer.alloc(Math.max(CHUNK_BYTES, bytes)));
-      this.fill = bytes > CHUNK_BYTES ? CHUNK_BYTES : 0;
-      const chunkIndex = this.chunks.length - 1;
-      if (bytes > CHUNK_BYTES) return { chunk: this.chunks[chunkIndex] as Buffer, position: 0, at: chunkIndex * CHUNK_STRIDE };
-    }
-    const chunkIndex = this.chunks.length - 1;
-    const position = this.fill;
-    this.fill += bytes;
-    return { chunk: this.chunks[chunkIndex] as Buffer, position, at: chunkIndex * CHUNK_STRIDE + position };
-  }
-
-  private release(at: number): void {
-    const bytes = this.recordBytes(at);
-    this.usedBytes -= bytes;
-    this.garbageBytes += bytes;
-  }
-
   /** Deleted records leave holes; once they are most of the arena, the live records are copied together. */
   private compactIfWasteful(): void {
-    if (this.garbageBytes < CHUNK_BYTES || this.garbageBytes < this.usedBytes) return;
-    const old = this.chunks;
-    this.chunks = [];
-    this.fill = CHUNK_BYTES;
-    this.usedBytes = 0;
-    this.garbageBytes = 0;
-    this.index.remap((at) => {
-      const { chunk, position } = locateIn(old, at);
-      const bytes = storedLength(chunk, position);
-      const target = this.reserve(bytes);
-      chunk.copy(target.chunk, target.position, position, position + bytes);
-      this.usedBytes += bytes;
-      return target.at;
-    });
+    if (this.arena.wasteful) this.arena.compact((move) => this.index.remap(move));
   }
-}
-
-function locateIn(chunks: readonly Buffer[], at: number): { chunk: Buffer; position: number } {
-  const chunkIndex = Math.floor(at / CHUNK_STRIDE);
-  return { chunk: chunks[chunkIndex] as Buffer, position: at - chunkIndex * CHUNK_STRIDE };
 }
