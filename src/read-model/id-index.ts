@@ -11,13 +11,18 @@
 import type { BytesIn, BytesOut } from './bytes.js';
 import { idText } from './int64-id.js';
 import { sortInt64, type Int64Keys } from './int64-sort.js';
-import { checkSlots, home, MIN_CAPACITY, NO_RECORD, SLOT_WORDS } from './id-slots.js';
+import { checkSlots, home, MIN_CAPACITY, next, NO_RECORD, SLOT_WORDS } from './id-slots.js';
 
 export { NO_RECORD } from './id-slots.js';
 /** Versions stop here rather than wrap (four billion events on one report). */
 export const MAX_VERSION = 0xffffffff;
 /** More than this share of slots held: grow. */
 const MAX_LOAD = 0.7;
+/**
+ * Growing by half (not doubling) keeps the load between 0.47 and 0.7 rather than 0.35 and 0.7:
+ * about a third fewer bytes a report on average, for one more rehash in three.
+ */
+const GROWTH = 1.5;
 
 /** An IdIndex's contents as a structured clone carries them (the array is transferable). */
 export interface IdIndexParts {
@@ -28,14 +33,14 @@ export interface IdIndexParts {
 
 export class IdIndex {
   private slots: Uint32Array;
-  private mask: number;
+  private capacity: number;
   /** Ids held, live or deleted. */
   private ids = 0;
   private live = 0;
 
   constructor(capacity = MIN_CAPACITY) {
     this.slots = new Uint32Array(capacity * SLOT_WORDS);
-    this.mask = capacity - 1;
+    this.capacity = capacity;
   }
 
   /** Live ids. */
@@ -58,10 +63,10 @@ export class IdIndex {
    * not as two numbers: a word beyond 2^30 would be boxed at every call that is not inlined.
    */
   find(key: Uint32Array): number {
-    const { slots, mask } = this;
+    const { slots, capacity } = this;
     const low = key[0] as number;
     const high = key[1] as number;
-    for (let slot = home(low, high, mask); ; slot = (slot + 1) & mask) {
+    for (let slot = home(low, high, capacity); ; slot = next(slot, capacity)) {
       const at = slot * SLOT_WORDS;
       if (slots[at + 3] === 0) return -1;
       if (slots[at] === low && slots[at + 1] === high) return slot;
@@ -91,7 +96,7 @@ export class IdIndex {
 
   /** Adds an id the index does not hold, with its record (or NO_RECORD) and version (at least 1); its slot. */
   add(key: Uint32Array, record: number, version: number): number {
-    if (this.ids + 1 > (this.mask + 1) * MAX_LOAD) this.rehash((this.mask + 1) * 2);
+    if (this.ids + 1 > this.capacity * MAX_LOAD) this.rehash(Math.ceil(this.capacity * GROWTH));
     const slot = this.place(key[0] as number, key[1] as number, record, version);
     this.ids += 1;
     if (record !== NO_RECORD) this.live += 1;
@@ -100,9 +105,9 @@ export class IdIndex {
 
   /** Writes a new id into the first empty slot of its probe sequence. */
   private place(low: number, high: number, record: number, version: number): number {
-    const { slots, mask } = this;
-    let slot = home(low, high, mask);
-    while (slots[slot * SLOT_WORDS + 3] !== 0) slot = (slot + 1) & mask;
+    const { slots, capacity } = this;
+    let slot = home(low, high, capacity);
+    while (slots[slot * SLOT_WORDS + 3] !== 0) slot = next(slot, capacity);
     const at = slot * SLOT_WORDS;
     slots[at] = low;
     slots[at + 1] = high;
@@ -114,7 +119,7 @@ export class IdIndex {
   private rehash(capacity: number): void {
     const old = this.slots;
     this.slots = new Uint32Array(capacity * SLOT_WORDS);
-    this.mask = capacity - 1;
+    this.capacity = capacity;
     for (let at = 0; at < old.length; at += SLOT_WORDS) {
       const version = old[at + 3] as number;
       if (version !== 0) this.place(old[at] as number, old[at + 1] as number, old[at + 2] as number, version);
@@ -123,9 +128,9 @@ export class IdIndex {
 
   /** Room for `more` ids beyond those held, made now (one rehash rather than several while they come). */
   reserve(more: number): void {
-    let capacity = this.mask + 1;
-    while (this.ids + more > capacity * MAX_LOAD) capacity *= 2;
-    if (capacity !== this.mask + 1) this.rehash(capacity);
+    let capacity = this.capacity;
+    while (this.ids + more > capacity * MAX_LOAD) capacity = Math.ceil(capacity * GROWTH);
+    if (capacity !== this.capacity) this.rehash(capacity);
   }
 
   /**
@@ -149,8 +154,8 @@ export class IdIndex {
   }
 
   private holds(low: number, high: number): boolean {
-    const { slots, mask } = this;
-    for (let slot = home(low, high, mask); ; slot = (slot + 1) & mask) {
+    const { slots, capacity } = this;
+    for (let slot = home(low, high, capacity); ; slot = next(slot, capacity)) {
       const at = slot * SLOT_WORDS;
       if (slots[at + 3] === 0) return false;
       if (slots[at] === low && slots[at + 1] === high) return true;
@@ -200,7 +205,7 @@ export class IdIndex {
   static fromParts(parts: IdIndexParts): IdIndex {
     const index = new IdIndex(0);
     index.slots = parts.slots;
-    index.mask = parts.slots.length / SLOT_WORDS - 1;
+    index.capacity = parts.slots.length / SLOT_WORDS;
     index.ids = parts.ids;
     index.live = parts.live;
     return index;
@@ -208,7 +213,7 @@ export class IdIndex {
 
   /** The index as bytes: capacity, ids held, live ids, then the slots as they are (16 bytes each, little-endian words). */
   writeTo(out: BytesOut): void {
-    out.u32(this.mask + 1);
+    out.u32(this.capacity);
     out.u32(this.ids);
     out.u32(this.live);
     out.bytes(Buffer.from(this.slots.buffer, this.slots.byteOffset, this.slots.byteLength));
@@ -217,7 +222,7 @@ export class IdIndex {
   /** Reads what writeTo wrote; RangeError when it does not hold an index. */
   static readFrom(input: BytesIn): IdIndex {
     const capacity = input.u32();
-    if (capacity < MIN_CAPACITY || capacity > 2 ** 28 || (capacity & (capacity - 1)) !== 0) throw new RangeError(`an id index of ${capacity} slots`);
+    if (capacity < MIN_CAPACITY || capacity > 2 ** 28) throw new RangeError(`an id index of ${capacity} slots`);
     const ids = input.u32();
     const live = input.u32();
     if (ids > capacity * MAX_LOAD || live > ids) throw new RangeError(`an id index of ${capacity} slots holding ${ids} ids, ${live} live`);

@@ -15,14 +15,20 @@ export const NO_RECORD = 0xffffffff;
  * the low bits of ids in step: ids that are multiples of 1,000 or 1,024 took 5 to 9 times the
  * probes of sequential ones; with the finaliser every shape measured takes the probes of random ids.
  */
-export function home(low: number, high: number, mask: number): number {
+export function home(low: number, high: number, capacity: number): number {
   let hash = low ^ Math.imul(high, 0x85ebca6b);
   hash ^= hash >>> 16;
   hash = Math.imul(hash, 0x85ebca6b);
   hash ^= hash >>> 13;
   hash = Math.imul(hash, 0xc2b2ae35);
   hash ^= hash >>> 16;
-  return hash & mask;
+  // The hash as a fraction of 2^32 times the capacity: any capacity, not only powers of two.
+  return Math.floor((hash >>> 0) * capacity * 2.3283064365386963e-10);
+}
+
+/** The slot after `slot`, the first one after the last. */
+export function next(slot: number, capacity: number): number {
+  return slot + 1 === capacity ? 0 : slot + 1;
 }
 
 /** The first empty slot (there is one: the index never fills up), -1 when there is none. */
@@ -38,7 +44,6 @@ function firstEmpty(slots: Uint32Array): number {
  */
 export function checkSlots(slots: Uint32Array): { ids: number; live: number } {
   const capacity = slots.length / SLOT_WORDS;
-  const mask = capacity - 1;
   const first = firstEmpty(slots);
   if (first < 0) throw new RangeError('an id index without an empty slot');
   let ids = 0;
@@ -46,7 +51,7 @@ export function checkSlots(slots: Uint32Array): { ids: number; live: number } {
   // From an empty slot on, so that no run of held slots is cut in two by the end of the array.
   let runStart = -1;
   for (let step = 1; step <= capacity; step += 1) {
-    const slot = (first + step) & mask;
+    const slot = (first + step) % capacity;
     const at = slot * SLOT_WORDS;
     const low = slots[at] as number;
     const high = slots[at + 1] as number;
@@ -58,7 +63,7 @@ export function checkSlots(slots: Uint32Array): { ids: number; live: number } {
     if (runStart < 0) runStart = slot;
     ids += 1;
     if (slots[at + 2] !== NO_RECORD) live += 1;
-    if (((slot - home(low, high, mask)) & mask) > ((slot - runStart) & mask)) throw new RangeError(`report ${idText(low, high)} lies where a lookup does not find it`);
+    if ((slot - home(low, high, capacity) + capacity) % capacity > (slot - runStart + capacity) % capacity) throw new RangeError(`report ${idText(low, high)} lies where a lookup does not find it`);
   }
   return { ids, live };
 }
