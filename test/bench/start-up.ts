@@ -14,7 +14,9 @@
 //   the report table's byte chunks, which live in ArrayBuffers outside the JS heap), nothing else.
 //   `external` rather than `arrayBuffers`: buffers built by the threads of a sharded fold and moved
 //   to the main thread count in the main thread's `external`, not in its `arrayBuffers`.
-// - what a remembered deleted id costs (deleted-ids.ts).
+// - what a remembered deleted id costs (deleted-ids.ts);
+// - beside each time, the CPU seconds of the process (every thread), which the machine's other loads
+//   move far less than wall time: on a shared machine, the ratio of CPU times is the steadier one.
 // Each timed figure is the median of BENCH_RUNS runs (3 unless set), shown with the fastest and
 // slowest run; the shapes take turns run by run (the machine's noise falls on both), and the
 // ratios of one run are what to compare. A benchmark: it asserts nothing.
@@ -133,8 +135,11 @@ async function main(): Promise<void> {
   const figures: Figure[] = [
     figure('reports replay, events/s', 'events/s', replay, (run) => events / run.seconds, { target: 500_000, higherIsBetter: true, timed: true }),
     figure('  its fold alone (no Node start)', 'events/s', replay, (run) => events / Number((JSON.parse(run.stdout) as { seconds?: unknown }).seconds), { higherIsBetter: true }),
+    figure('  its CPU time (every thread)', 's', replay, (run) => run.cpuSeconds),
     figure('start to /readyz 200, no snapshot', 's', cold, (run) => run.readySeconds, { target: 2, timed: true }),
+    figure('  its CPU time (every thread)', 's', cold, (run) => run.cpuSeconds),
     figure('start to /readyz 200, from a snapshot', 's', warm, (run) => run.readySeconds, { target: 0.5, timed: true }),
+    figure('  its CPU time (every thread)', 's', warm, (run) => run.cpuSeconds),
     figure('RSS after start, no snapshot', 'MB', cold, (run) => run.rss / 1e6, { target: 400 }),
     figure('RSS after start, from a snapshot', 'MB', warm, (run) => run.rss / 1e6, { target: 400 }),
     figure('heap per report after GC, no snapshot', 'bytes', cold, heapPerReport, { target: 120 }),
