@@ -226,9 +226,11 @@ export class IdIndex {
     const ids = input.u32();
     const live = input.u32();
     if (ids > capacity * MAX_LOAD || live > ids) throw new RangeError(`an id index of ${capacity} slots holding ${ids} ids, ${live} live`);
+    // Taken before the array is made (a capacity beyond the data allocates nothing), then copied
+    // into an array of its own: typed arrays need aligned memory, and the file's buffer goes.
+    const bytes = input.bytes(capacity * SLOT_WORDS * 4);
     const index = new IdIndex(capacity);
-    // Copied into an array of its own: typed arrays need aligned memory, and the file's buffer goes.
-    new Uint8Array(index.slots.buffer).set(input.bytes(capacity * SLOT_WORDS * 4));
+    new Uint8Array(index.slots.buffer).set(bytes);
     const held = checkSlots(index.slots);
     if (held.ids !== ids || held.live !== live) throw new RangeError(`an id index that holds ${held.ids} ids (${held.live} live), not ${ids} (${live})`);
     index.ids = ids;
