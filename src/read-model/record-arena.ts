@@ -4,7 +4,7 @@
 // id index keeps in 32 bits. A deleted record leaves a hole until holes are most of the arena.
 import type { StoredReport } from '../../projections/reports.js';
 import type { BytesIn, BytesOut } from './bytes.js';
-import { readRecord, recordLength, storedLength, writeRecord } from './report-record.js';
+import { readRecord, recordLength, recordWithin, storedLength, writeRecord } from './report-record.js';
 
 /** Records are appended to chunks of this size; a larger record gets a chunk of its own. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
@@ -25,6 +25,8 @@ export class RecordArena {
   private chunks: Buffer[] = [];
   /** Where the next record goes in the last chunk. */
   private fill = CHUNK_BYTES;
+  /** The bytes of each chunk a snapshot held, for `holds` (undefined: built here, every byte written). */
+  private loadedBytes: number[] | undefined;
   private usedBytes = 0;
   private garbageBytes = 0;
 
@@ -47,9 +49,15 @@ export class RecordArena {
   }
 
   /** Whether `at` lies within the arena's bytes (a position read from a file). */
+  /**
+   * Whether a whole record lies at `at` within the bytes written for its chunk: a snapshot whose
+   * table runs past them (a record larger than a chunk, as earlier versions wrote it) is refused.
+   */
   holds(at: number): boolean {
     const chunkIndex = Math.floor(at / CHUNK_STRIDE);
-    return chunkIndex < this.chunks.length && at - chunkIndex * CHUNK_STRIDE < (this.chunks[chunkIndex] as Buffer).length;
+    const chunk = this.chunks[chunkIndex];
+    if (chunk === undefined) return false;
+    return recordWithin(chunk, at - chunkIndex * CHUNK_STRIDE, this.loadedBytes?.[chunkIndex] ?? chunk.length);
   }
 
   read(at: number): StoredReport {
@@ -78,10 +86,11 @@ export class RecordArena {
     if (this.fill + bytes > CHUNK_BYTES || this.chunks.length === 0) {
       // Positions are 32-bit in the id index: 512 chunks (2 GiB of names and tags) at most.
       if (this.chunks.length >= MAX_CHUNKS) throw new RangeError(FULL);
-      // A record larger than a chunk gets a chunk of its own; the next record starts a new one.
+      // A record larger than a chunk gets a chunk of its own, full at once (fill = its length: a snapshot
+      // writes it all; the tag of a 4 MiB report came back with its last bytes zeroed); the next record starts a new one.
       // Zeroed, so two tables with the same records hold equal bytes (and no stale memory).
       this.chunks.push(Buffer.alloc(Math.max(CHUNK_BYTES, bytes)));
-      this.fill = bytes > CHUNK_BYTES ? CHUNK_BYTES : 0;
+      this.fill = bytes > CHUNK_BYTES ? bytes : 0;
       const chunkIndex = this.chunks.length - 1;
       if (bytes > CHUNK_BYTES) return { chunk: this.chunks[chunkIndex] as Buffer, position: 0, at: chunkIndex * CHUNK_STRIDE };
     }
@@ -161,9 +170,11 @@ export class RecordArena {
   /** Reads what writeTo wrote; RangeError on data that does not hold an arena. */
   static readFrom(input: BytesIn): RecordArena {
     const arena = new RecordArena();
+    arena.loadedBytes = [];
     for (let chunks = input.u32(); chunks > 0; chunks -= 1) {
       const length = input.u32();
       const used = input.u32();
+      arena.loadedBytes.push(used);
       if (used > length || length > Math.max(CHUNK_BYTES, 2 ** 31)) throw new RangeError(`a chunk of ${length} bytes with ${used} used`);
       // Copied out (the snapshot file's buffer is let go), with the room of a partly filled chunk back.
       const chunk = used === length ? Buffer.allocUnsafeSlow(length) : Buffer.alloc(length);

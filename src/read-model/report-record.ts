@@ -85,13 +85,6 @@ function writeOneByte(chunk: Buffer, at: number, text: string): boolean {
   return plain;
 }
 
-/** Whether a whole record lies at `position` within the first `used` bytes of `chunk` (a snapshot's table is checked so). */
-export function recordWithin(chunk: Buffer, position: number, used: number): boolean {
-  if (position < 0 || position + 5 > used) return false;
-  const header = ((chunk[position] as number) & HAS_TAG) === 0 ? 5 : 9;
-  return position + header <= used && position + storedLength(chunk, position) <= used;
-}
-
 export function readRecord(chunk: Buffer, position: number): StoredReport {
   const flags = chunk[position] as number;
   const nameBytes = readVarint(chunk, position + 1);
@@ -103,6 +96,29 @@ export function readRecord(chunk: Buffer, position: number): StoredReport {
 }
 
 /** Bytes the record at `position` takes. */
+/** A varint at `at` that ends before `end` (at most 5 bytes): its value and where the next field starts. */
+function varintBefore(chunk: Buffer, at: number, end: number): { value: number; next: number } | undefined {
+  let value = 0;
+  let scale = 1;
+  for (let r = at; r < end && r < at + 5; r += 1) {
+    const byte = chunk[r] as number;
+    value += (byte & 0x7f) * scale;
+    if (byte < 0x80) return { value, next: r + 1 };
+    scale *= 128;
+  }
+  return undefined;
+}
+
+/** Whether a whole record lies at `position` within the first `used` bytes of `chunk` (a snapshot's table is checked so). */
+export function recordWithin(chunk: Buffer, position: number, used: number): boolean {
+  if (position < 0 || position >= used) return false;
+  const name = varintBefore(chunk, position + 1, used);
+  if (name === undefined) return false;
+  if (((chunk[position] as number) & HAS_TAG) === 0) return name.next + name.value <= used;
+  const tag = varintBefore(chunk, name.next, used);
+  return tag !== undefined && tag.next + name.value + tag.value <= used;
+}
+
 export function storedLength(chunk: Buffer, position: number): number {
   const flags = chunk[position] as number;
   const nameBytes = readVarint(chunk, position + 1);
