@@ -2,7 +2,13 @@
 // events were folded in (a file log and a Kafka topic with several partitions interleave
 // differently). Hash it with SHA-256 to get the state digest `reports replay` prints:
 //   createHash('sha256').update(canonicalState(state)).digest('hex')
-import type { ReportsView, StoredReport } from './reports.js';
+import type { StoredReport } from './reports.js';
+
+/** What the canonical form reads: the live reports (a Map of them will do). */
+export interface LiveReports {
+  get(id: string): StoredReport | undefined;
+  keys(): Iterable<string>;
+}
 
 /** Orders decimal int64 strings numerically without BigInt allocation per comparison. */
 export function compareIds(a: string, b: string): number {
@@ -14,7 +20,7 @@ export function compareIds(a: string, b: string): number {
 }
 
 /** One JSON array per report, `[id, name]` or `[id, name, tag]`, one per line, in id order. */
-export function canonicalState(state: ReportsView & { keys(): Iterable<string> }): string {
+export function canonicalState(state: LiveReports): string {
   const ids = [...state.keys()].sort(compareIds);
   let text = '';
   for (const id of ids) {

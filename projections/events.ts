@@ -52,6 +52,19 @@ export const Tracestate = Type.String({
   description: 'W3C Trace Context tracestate that travelled with the traceparent (CloudEvents distributed-tracing extension)',
 });
 
+/**
+ * The CloudEvents extension attribute `expectedversion`: the version of the report (how many
+ * events had taken effect on it) that the write was decided on. The fold voids the event unless
+ * the report is still at that version, so a write that reaches the log late changes nothing that
+ * was written since. Optional: events without it (earlier writers) fold by existence alone.
+ */
+export const ExpectedVersion = Type.Integer({
+  minimum: 0,
+  maximum: 2 ** 31 - 1,
+  description:
+    'Version of the report the write was decided on: the number of events that had taken effect on this report id before it (0: none; odd: live). The event is void unless the report is still at this version.',
+});
+
 const RFC3339 = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$';
 
 function cloudEvent<Name extends string, Data extends TSchema>(type: Name, data: Data) {
@@ -61,6 +74,7 @@ function cloudEvent<Name extends string, Data extends TSchema>(type: Name, data:
       id: Type.String({ minLength: 1, description: 'Unique event id (a UUID)' }),
       source: Type.String({ minLength: 1, description: 'URI of the service instance that wrote the event' }),
       type: Type.Literal(type),
+      expectedversion: Type.Optional(ExpectedVersion),
       subject: ReportIdString,
       // A pattern rather than `format: date-time`: TypeBox rejects formats it has no checker for.
       time: Type.String({ pattern: RFC3339, description: 'RFC 3339 time the event was written' }),

@@ -1,5 +1,10 @@
 // The read model and its fold. Pure: no I/O, no clock. The fold rules are part of the topic
-// contract: ReportCreated for an id that exists is void; ReportDeleted for an absent id is void.
+// contract: ReportCreated for an id that exists is void; ReportDeleted for an absent id is void;
+// and an event that names the version it was decided on (`expectedversion`) is void unless the
+// report is still at that version. The last rule makes a write that reaches the log late harmless:
+// a Kafka produce request already sent cannot be recalled, so a write answered 503 may land after
+// its client retried and after other writes were acknowledged; decided on a state that is gone, it
+// changes nothing. Every instance folds each partition in the same order, so all agree.
 import type { ReportCreatedData, ReportDeletedData, ReportEvent } from './events.js';
 
 /** What the store knows of one live report. */
@@ -8,46 +13,105 @@ export interface StoredReport {
   readonly tag?: string;
 }
 
-/** What a fold reads of the live reports, by canonical decimal id. */
+/** What a fold reads of the reports, by canonical decimal id. */
 export interface ReportsView {
+  /** Live reports. */
   readonly size: number;
   has(id: string): boolean;
   get(id: string): StoredReport | undefined;
+  /**
+   * How many events have taken effect on report `id` (0: none): odd while it is live, even once
+   * deleted. Kept after the report is deleted, so a late write decided on an older version stays void.
+   */
+  version(id: string): number;
 }
 
 /**
- * The live reports by canonical decimal id, as the fold changes them. A `Map<string, StoredReport>`
- * is one (what `createState` gives a consumer); the service keeps a compact table of its own.
+ * The reports as the fold changes them: `set` makes a report live and `delete` ends it, each a new
+ * version of its id. `createState` gives a consumer one (a Map that also counts versions); the
+ * service keeps a compact table of its own.
  */
 export interface ReportsState extends ReportsView {
   set(id: string, report: StoredReport): unknown;
   delete(id: string): unknown;
 }
 
-/** What the fold reads of an event: its type and data (the other envelope attributes change nothing). */
-export type FoldEvent = { readonly type: 'ReportCreated'; readonly data: ReportCreatedData } | { readonly type: 'ReportDeleted'; readonly data: ReportDeletedData };
+/** The largest `expectedversion` an event carries (a CloudEvents Integer is 32-bit). */
+export const MAX_EXPECTED_VERSION = 2 ** 31 - 1;
+
+/** What the fold reads of an event: its type, data and basis (the other envelope attributes change nothing). */
+export type FoldEvent =
+  | { readonly type: 'ReportCreated'; readonly expectedversion?: number; readonly data: ReportCreatedData }
+  | { readonly type: 'ReportDeleted'; readonly expectedversion?: number; readonly data: ReportDeletedData };
+
+/**
+ * Why an event changed nothing: a create of a live report (`exists`), a delete of an absent one
+ * (`absent`), or an event whose `expectedversion` is no longer the report's (`superseded`: other
+ * writes took effect on the report after the state it was decided on).
+ */
+export type VoidReason = 'exists' | 'absent' | 'superseded';
 
 export type Evolution =
   | { readonly kind: 'created'; readonly id: string; readonly report: StoredReport }
   | { readonly kind: 'deleted'; readonly id: string }
-  | { readonly kind: 'void'; readonly id: string };
+  | { readonly kind: 'void'; readonly id: string; readonly reason: VoidReason };
 
-export function createState(): Map<string, StoredReport> {
-  return new Map();
+/** A Map of the live reports that also counts each id's versions: the state a consumer folds into. */
+export class ReportsMap extends Map<string, StoredReport> implements ReportsState {
+  readonly #versions = new Map<string, number>();
+
+  constructor() {
+    // No initial entries: Map's constructor would call `set` before the versions exist.
+    super();
+  }
+
+  version(id: string): number {
+    return this.#versions.get(id) ?? 0;
+  }
+
+  override set(id: string, report: StoredReport): this {
+    super.set(id, report);
+    this.#versions.set(id, this.version(id) + 1);
+    return this;
+  }
+
+  override delete(id: string): boolean {
+    if (!super.delete(id)) return false;
+    this.#versions.set(id, this.version(id) + 1);
+    return true;
+  }
+
+  override clear(): void {
+    super.clear();
+    this.#versions.clear();
+  }
+}
+
+export function createState(): ReportsMap {
+  return new ReportsMap();
 }
 
 /** Decides what one event does to the state, without changing it. */
 export function evolution(state: ReportsView, event: FoldEvent): Evolution {
   const id = event.data.id;
+  const live = state.has(id);
   switch (event.type) {
     case 'ReportCreated': {
-      if (state.has(id)) return { kind: 'void', id };
+      if (live) return { kind: 'void', id, reason: 'exists' };
+      if (superseded(state, id, event.expectedversion)) return { kind: 'void', id, reason: 'superseded' };
       const { name, tag } = event.data;
       return { kind: 'created', id, report: tag === undefined ? { name } : { name, tag } };
     }
     case 'ReportDeleted':
-      return state.has(id) ? { kind: 'deleted', id } : { kind: 'void', id };
+      if (!live) return { kind: 'void', id, reason: 'absent' };
+      if (superseded(state, id, event.expectedversion)) return { kind: 'void', id, reason: 'superseded' };
+      return { kind: 'deleted', id };
   }
+}
+
+/** An event without a basis (written before the rule, or by another producer) is judged by existence alone. */
+function superseded(state: ReportsView, id: string, expectedVersion: number | undefined): boolean {
+  return expectedVersion !== undefined && expectedVersion !== state.version(id);
 }
 
 /**
@@ -55,14 +119,18 @@ export function evolution(state: ReportsView, event: FoldEvent): Evolution {
  * event would make a replay quadratic. `evolution` is the pure decision, this only applies it.
  */
 export function evolve(state: ReportsState, event: FoldEvent): Evolution {
-  const change = evolution(state, event);
+  return apply(state, evolution(state, event));
+}
+
+/** Applies a decided evolution to the state (what `evolve` does after deciding). */
+export function apply(state: ReportsState, change: Evolution): Evolution {
   if (change.kind === 'created') state.set(change.id, change.report);
   else if (change.kind === 'deleted') state.delete(change.id);
   return change;
 }
 
 /** Folds a whole history from empty. */
-export function fold(events: Iterable<ReportEvent>): Map<string, StoredReport>;
+export function fold(events: Iterable<ReportEvent>): ReportsMap;
 export function fold<State extends ReportsState>(events: Iterable<ReportEvent>, state: State): State;
 export function fold(events: Iterable<ReportEvent>, state: ReportsState = createState()): ReportsState {
   for (const event of events) evolve(state, event);

@@ -1,8 +1,7 @@
 // Folds a history into a ReadModel with applyRecord: the core of `reports replay`, `reports
 // snapshot` and the digest comparison of `reports migrate`.
 import { createHash } from 'node:crypto';
-import { canonicalState } from '../projections/canonical.js';
-import type { ReportsView } from '../projections/reports.js';
+import { canonicalState, type LiveReports } from '../projections/canonical.js';
 import { cursorReached, cursorTotal, type Cursor, type EventLog, type LogPosition, type LogRecord } from './log/event-log.js';
 import { readAhead } from './read-model/read-ahead.js';
 import { applyRecord, passGap, type Applied, type ReadModel } from './read-model/read-model.js';
@@ -108,7 +107,7 @@ async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, thre
  * SHA-256 of the canonical read model (projections/canonical.ts): equal for equal states, whatever
  * the log and the order of its partitions.
  */
-export function stateDigest(reports: ReportTable | (ReportsView & { keys(): Iterable<string> })): string {
+export function stateDigest(reports: ReportTable | LiveReports): string {
   const hash = createHash('sha256');
   if (!(reports instanceof ReportTable)) return hash.update(canonicalState(reports)).digest('hex');
   reports.canonicalLines((bytes) => hash.update(bytes));

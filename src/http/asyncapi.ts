@@ -19,7 +19,9 @@ export function topicFacts(config: Config): TopicFacts {
 const FOLD = [
   'Fold the topic partition by partition, in offset order (all events of one report are in one partition):',
   '`ReportCreated` for an id that exists is void; `ReportDeleted` for an id that does not exist is void;',
-  'every other event applies. A deleted id may be created again. `projections/` in the package is the',
+  'an event with an `expectedversion` other than the report\'s version (the number of events that took effect on that id',
+  'so far, deleted ids included) is void: it was decided on a state that later writes changed, and reached the log late.',
+  'Every other event applies, and a void one changes nothing. A deleted id may be created again. `projections/` in the package is the',
   'reference implementation of this fold and of decoding (`decodeEvent`); a record that is not a valid event is skipped.',
 ].join(' ');
 
@@ -140,8 +142,8 @@ export function createAsyncApiDocument({ topic }: TopicFacts, version: string): 
         },
       },
       messages: {
-        ReportCreated: message('ReportCreated', 'Report created', 'A report was created with this id, name and optional tag.', 'Fold: void when the id exists already; otherwise the report exists from now on.'),
-        ReportDeleted: message('ReportDeleted', 'Report deleted', 'The report with this id was deleted.', 'Fold: void when the id does not exist; otherwise the report no longer exists and the id may be created again.'),
+        ReportCreated: message('ReportCreated', 'Report created', 'A report was created with this id, name and optional tag.', 'Fold: void when the id exists already or its version is not `expectedversion`; otherwise the report exists from now on.'),
+        ReportDeleted: message('ReportDeleted', 'Report deleted', 'The report with this id was deleted.', 'Fold: void when the id does not exist or its version is not `expectedversion`; otherwise the report no longer exists and the id may be created again.'),
       },
     },
   };

@@ -8,7 +8,7 @@
 // the same event: test/read-model/fold-decode.test.ts holds it to that on generated and mutated
 // records.
 import { decodeEvent } from '../../projections/codec.js';
-import type { FoldEvent } from '../../projections/reports.js';
+import { MAX_EXPECTED_VERSION, type FoldEvent } from '../../projections/reports.js';
 
 /** What the fold needs of a decoded record, or why it is not an event. */
 export type FoldInput = { readonly ok: true; readonly event: FoldEvent } | { readonly ok: false; readonly reason: string };
@@ -19,18 +19,21 @@ const PLAIN = '[\\x20\\x21\\x23-\\x5b\\x5d-\\x7f]';
 const REPORT_ID = '(0|-?[1-9][0-9]{0,18})';
 /** The schema's RFC 3339 pattern. */
 const TIME = '[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})';
+/** The schema's expectedversion: a non-negative integer; its bound is checked after the match. */
+const VERSION = '(?:"expectedversion":(0|[1-9][0-9]{0,9}),)?';
 /** The schema's traceparent pattern; the all-zero ids it forbids are checked after the match. */
 const TRACEPARENT = '(00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2})';
 
 /**
- * The canonical form: groups 1 the subject (which `data.id` must repeat, `\1`), 2 the name (a
- * create), 3 the tag, 4 the idempotency key, 5 the traceparent. Event id and source are non-empty.
+ * The canonical form: groups 1 the subject (which `data.id` must repeat, `\1`), 2 the expected
+ * version of a create, 3 the name (a create), 4 the tag, 5 the expected version of a delete, 6 the
+ * idempotency key, 7 the traceparent. Event id and source are non-empty.
  */
 const CANONICAL = new RegExp(
   [
     `^\\{"specversion":"1\\.0","id":"${PLAIN}+","source":"${PLAIN}+","subject":"${REPORT_ID}","time":"${TIME}",`,
     `"datacontenttype":"application/json","type":"Report`,
-    `(?:Created","data":\\{"id":"\\1","name":"(${PLAIN}*)"(?:,"tag":"(${PLAIN}*)")?|Deleted","data":\\{"id":"\\1")`,
+    `(?:Created",${VERSION}"data":\\{"id":"\\1","name":"(${PLAIN}*)"(?:,"tag":"(${PLAIN}*)")?|Deleted",${VERSION}"data":\\{"id":"\\1")`,
     `(?:,"idempotencyKey":"(${PLAIN}*)")?\\}(?:,"traceparent":"${TRACEPARENT}")?\\}$`,
   ].join(''),
 );
@@ -55,12 +58,19 @@ const ZERO_PARENT_ID = '0'.repeat(16);
 export function decodeCanonical(text: string): FoldEvent | undefined {
   const match = CANONICAL.exec(text);
   if (match === null) return undefined;
-  const [, id, name, tag, idempotencyKey, traceparent] = match as unknown as [string, string, string | undefined, string | undefined, string | undefined, string | undefined];
+  const [, id, createdVersion, name, tag, deletedVersion, idempotencyKey, traceparent] = match as unknown as [string, string, ...Array<string | undefined>];
   if (!inInt64(id)) return undefined;
   if (traceparent !== undefined && (traceparent.startsWith(ZERO_TRACE_ID, 3) || traceparent.startsWith(ZERO_PARENT_ID, 36))) return undefined;
-  if (name === undefined) return { type: 'ReportDeleted', data: idempotencyKey === undefined ? { id } : { id, idempotencyKey } };
-  const data = tag === undefined ? { id, name } : { id, name, tag };
-  return { type: 'ReportCreated', data: idempotencyKey === undefined ? data : { ...data, idempotencyKey } };
+  const version = createdVersion ?? deletedVersion;
+  const expectedversion = version === undefined ? undefined : Number(version);
+  if (expectedversion !== undefined && expectedversion > MAX_EXPECTED_VERSION) return undefined;
+  if (name === undefined) {
+    const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
+    return expectedversion === undefined ? { type: 'ReportDeleted', data } : { type: 'ReportDeleted', expectedversion, data };
+  }
+  const plain = tag === undefined ? { id, name } : { id, name, tag };
+  const data = idempotencyKey === undefined ? plain : { ...plain, idempotencyKey };
+  return expectedversion === undefined ? { type: 'ReportCreated', data } : { type: 'ReportCreated', expectedversion, data };
 }
 
 /** The record at `bytes[start, end)` as the fold takes it, whichever path decodes it. */

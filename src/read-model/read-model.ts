@@ -3,7 +3,7 @@
 // feed it through applyRecord, so "decode -> idempotency fold -> report fold -> cursor -> counts"
 // exists once. The event rules themselves are the pure code of projections/.
 import { evolveIdempotency, type IdempotencyState, type KeyedRequest } from '../../projections/idempotency.js';
-import { evolve, type Evolution, type FoldEvent } from '../../projections/reports.js';
+import { apply, evolution, type Evolution, type FoldEvent } from '../../projections/reports.js';
 import type { Cursor, LogGap, LogPosition, LogRecord } from '../log/event-log.js';
 import { decodeForFold, type FoldInput } from './fold-decode.js';
 import { ReportTable } from './report-table.js';
@@ -65,11 +65,13 @@ export function applyInput(model: ReadModel, position: LogPosition, input: FoldI
 }
 
 function applyEvent(model: ReadModel, position: LogPosition, event: FoldEvent): Evolution {
-  if (event.data.idempotencyKey !== undefined) evolveIdempotency(model.keys, model.reports, event);
-  const evolution = evolve(model.reports, event);
-  if (evolution.kind === 'void') model.counts.voidEvents += 1;
+  const change = evolution(model.reports, event);
+  // The key records what the event did, judged on the reports before it is applied.
+  if (event.data.idempotencyKey !== undefined) evolveIdempotency(model.keys, model.reports, event, change);
+  apply(model.reports, change);
+  if (change.kind === 'void') model.counts.voidEvents += 1;
   advance(model, position);
-  return evolution;
+  return change;
 }
 
 function advance(model: ReadModel, { partition, offset }: LogPosition): void {

@@ -1,157 +1,162 @@
-// The live reports, compactly. A Map of a million `{name, tag}` objects keyed by id strings costs
-// about 135 bytes per report on the heap; this table keeps ~70: the id is a number key in an
-// open-addressing index when it is a safe integer (no string object), and name and tag are bytes
-// in large shared chunks (report-record.ts: no object, no string header) rather than JS values.
-// `get` builds the `{name, tag}` value on demand, which only the HTTP answer and the idempotency
-// fold do.
-import { compareIds } from '../../projections/canonical.js';
+// The reports, compactly. A Map of a million `{name, tag}` objects keyed by id strings costs about
+// 135 bytes per report on the heap; this table keeps ~75: the id is two 32-bit words in an
+// open-addressing index (id-index.ts: no string object, every int64 alike), and name and tag are
+// bytes in large shared chunks (record-arena.ts: no object, no string header) rather than JS
+// values. `get` builds the `{name, tag}` value on demand, which only the HTTP answer and the
+// idempotency fold do. Besides the live reports it keeps each id's version (how many events took
+// effect on it), deleted ids included: a deleted report keeps its slot and version, not its record.
 import type { ReportsState, StoredReport } from '../../projections/reports.js';
 import { BytesOut, type BytesIn } from './bytes.js';
-import { IdIndex, tableKey, type IdIndexParts } from './id-index.js';
-import { readRecord, recordLength, recordWithin, storedLength, writeCanonicalLine, writeRecord } from './report-record.js';
+import { IdIndex, NO_RECORD, type IdIndexParts } from './id-index.js';
+import { IdDigits, idText, parseId } from './int64-id.js';
+import { RecordArena, type RecordArenaParts } from './record-arena.js';
+import { writeCanonicalLine } from './report-record.js';
 
-export { tableKey } from './id-index.js';
-
-/** Records are appended to chunks of this size; a larger record gets a chunk of its own. */
-const CHUNK_BYTES = 4 * 1024 * 1024;
-/** Offsets are chunk * CHUNK_STRIDE + position, small integers while the arena is under 2 GiB. */
-const CHUNK_STRIDE = 2 ** 23;
-const MAX_CHUNKS = 2 ** 32 / CHUNK_STRIDE;
 /** A ReportTable's contents as a structured clone carries them between threads. */
 export interface ReportTableParts {
-  readonly chunks: readonly ArrayBuffer[];
-  readonly fill: number;
-  readonly usedBytes: number;
-  readonly garbageBytes: number;
+  readonly arena: RecordArenaParts;
   readonly index: IdIndexParts;
 }
 
 export class ReportTable implements ReportsState, Iterable<[string, StoredReport]> {
   private index = new IdIndex();
-  private chunks: Buffer[] = [];
-  /** Where the next record goes in the last chunk. */
-  private fill = CHUNK_BYTES;
-  private usedBytes = 0;
-  private garbageBytes = 0;
-  /** The fold asks about one id several times in a row (has, then set): its key is parsed once. */
+  private arena = new RecordArena();
   // (# fields: a cache, not part of what two equal tables hold.)
+  /** The fold asks about one id several times in a row (has, version, then set): it is parsed and found once. */
   #lastId = '';
-  #lastKey: number | string = '';
-  /** The key the last `has` found absent (the fold asks has, then sets): set can skip its lookup. */
-  #knownAbsent: number | string | undefined;
+  /** Whether #lastId is a canonical int64 (its words in #key), and its slot (-1: not held). */
+  #lastValid = false;
+  #lastSlot = -1;
+  readonly #key = new Uint32Array(2);
+  readonly #digits = new IdDigits();
 
-  private keyOf(id: string): number | string {
+  /** The slot of `id`, or -1 (not held, or not a canonical int64 id: #lastValid tells). */
+  private slotOf(id: string): number {
     if (id !== this.#lastId) {
       this.#lastId = id;
-      this.#lastKey = tableKey(id);
+      this.#lastValid = parseId(id, this.#key);
+      this.#lastSlot = this.#lastValid ? this.index.find(this.#key) : -1;
     }
-    return this.#lastKey;
+    return this.#lastSlot;
   }
 
+  /** Forgets the cached slot (the index was replaced or rehashed by a merge). */
+  private forgetLast(): void {
+    this.#lastId = '';
+    this.#lastValid = false;
+    this.#lastSlot = -1;
+  }
+
+  /** Live reports. */
   get size(): number {
     return this.index.size;
   }
 
-  /** Bytes the chunks hold (allocated, live or not): memory outside the JS heap. */
+  /** Deleted reports whose ids (and versions) are remembered. */
+  get deletedIds(): number {
+    return this.index.deletedIds;
+  }
+
+  /** Bytes of the id index (4 a slot of them are the versions). */
+  get indexBytes(): number {
+    return this.index.slotBytes;
+  }
+
+  /** Bytes the records' chunks hold (allocated, live or not): memory outside the JS heap. */
   get arenaBytes(): number {
-    let total = 0;
-    for (const chunk of this.chunks) total += chunk.length;
-    return total;
+    return this.arena.allocatedBytes;
   }
 
   has(id: string): boolean {
-    const key = this.keyOf(id);
-    const found = this.index.has(key);
-    this.#knownAbsent = found ? undefined : key;
-    return found;
+    const slot = this.slotOf(id);
+    return slot >= 0 && this.index.recordAt(slot) !== NO_RECORD;
   }
 
   get(id: string): StoredReport | undefined {
-    const at = this.index.get(this.keyOf(id));
-    return at === undefined ? undefined : this.read(at);
+    const slot = this.slotOf(id);
+    const at = slot < 0 ? NO_RECORD : this.index.recordAt(slot);
+    return at === NO_RECORD ? undefined : this.arena.read(at);
   }
 
+  /** How many events have taken effect on report `id` (0: none); kept after the report is deleted. */
+  version(id: string): number {
+    const slot = this.slotOf(id);
+    return slot < 0 ? 0 : this.index.versionAt(slot);
+  }
+
+  /** Creates or replaces the report `id` (a canonical decimal int64, else RangeError); one more event on it. */
   set(id: string, report: StoredReport): this {
-    const key = this.keyOf(id);
-    const previous = key === this.#knownAbsent ? undefined : this.index.get(key);
-    this.#knownAbsent = undefined;
-    if (previous !== undefined) this.release(previous);
-    this.index.set(key, this.write(report.name, report.tag));
+    const slot = this.slotOf(id);
+    if (!this.#lastValid) throw new RangeError(`report id "${id.slice(0, 40)}" is not a canonical decimal int64`);
+    const at = this.arena.write(report.name, report.tag);
+    if (slot < 0) {
+      this.#lastSlot = this.index.add(this.#key, at, 1);
+    } else {
+      const previous = this.index.recordAt(slot);
+      if (previous !== NO_RECORD) this.arena.release(previous);
+      this.index.update(slot, at);
+    }
     this.compactIfWasteful();
     return this;
   }
 
+  /** Deletes the live report `id` (one more event on it; its id and version stay); false when it is not live. */
   delete(id: string): boolean {
-    this.#knownAbsent = undefined;
-    const key = this.keyOf(id);
-    const at = this.index.get(key);
-    if (at === undefined) return false;
-    this.index.delete(key);
-    this.release(at);
+    const slot = this.slotOf(id);
+    const at = slot < 0 ? NO_RECORD : this.index.recordAt(slot);
+    if (at === NO_RECORD) return false;
+    this.index.update(slot, NO_RECORD);
+    this.arena.release(at);
     this.compactIfWasteful();
     return true;
   }
 
   /**
-   * Takes in every report of `other`, whose ids this table does not hold (the shards of a sharded
-   * fold): its chunks are appended to this table's as they are, only its index entries are added.
-   * `other` is not to be used after.
+   * Takes in every id of `other`, none of which this table holds (the shards of a sharded fold):
+   * its chunks of records are appended to this table's as they are, only its index entries are
+   * added. `other` is not to be used after.
    */
   absorb(other: ReportTable): void {
-    const base = this.chunks.length;
-    if (base + other.chunks.length > MAX_CHUNKS) throw new RangeError('the report table is full: names and tags of live reports exceed 2 GiB');
-    this.index.reserve(other.size);
-    other.index.forEach((at, key) => {
-      if (this.index.has(key)) throw new Error(`report ${String(key)} is in both tables`);
-      this.index.set(key, at + base * CHUNK_STRIDE);
-    });
-    this.chunks.push(...other.chunks);
-    // New records go on in other's last chunk; the room left in this table's last one stays unused.
-    if (other.chunks.length > 0) this.fill = other.fill;
-    this.usedBytes += other.usedBytes;
-    this.garbageBytes += other.garbageBytes;
-    this.#knownAbsent = undefined;
+    const base = this.arena.append(other.arena);
+    this.index.merge(other.index, (at) => at + base);
+    this.forgetLast();
+    // Each shard's holes may have stayed under the threshold that all of them together pass.
+    this.compactIfWasteful();
   }
 
-  /** What the table holds, for another thread: the chunks and index arrays move with the message. */
+  /** What the table holds, for another thread: the chunks and the index's slots move with the message. */
   parts(): ReportTableParts {
-    return { chunks: this.chunks.map((chunk) => chunk.buffer as ArrayBuffer), fill: this.fill, usedBytes: this.usedBytes, garbageBytes: this.garbageBytes, index: this.index.parts() };
+    return { arena: this.arena.parts(), index: this.index.parts() };
   }
 
   /** The table another thread's `parts()` described (this process built it: not checked again). */
   static fromParts(parts: ReportTableParts): ReportTable {
     const table = new ReportTable();
-    table.chunks = parts.chunks.map((buffer) => Buffer.from(buffer));
-    table.fill = parts.fill;
-    table.usedBytes = parts.usedBytes;
-    table.garbageBytes = parts.garbageBytes;
+    table.arena = RecordArena.fromParts(parts.arena);
     table.index = IdIndex.fromParts(parts.index);
     return table;
   }
 
-  /** Takes over what `other` holds, in place of this table's reports (none); `other` is not to be used after. */
+  /** Takes over what `other` holds, in place of this table's ids (none); `other` is not to be used after. */
   takeOver(other: ReportTable): void {
-    if (this.size !== 0) throw new Error('only an empty report table can take over another');
+    if (this.size !== 0 || this.deletedIds !== 0) throw new Error('only an empty report table can take over another');
     this.index = other.index;
-    this.chunks = other.chunks;
-    this.fill = other.fill;
-    this.usedBytes = other.usedBytes;
-    this.garbageBytes = other.garbageBytes;
-    this.#knownAbsent = undefined;
+    this.arena = other.arena;
+    this.forgetLast();
   }
 
-  /** The ids in id order. */
+  /** The live ids in id order. */
   *keys(): IterableIterator<string> {
     const ids: string[] = [];
     this.inIdOrder((id) => ids.push(id));
     yield* ids;
   }
 
-  /** The reports in id order. */
+  /** The live reports in id order. */
   *entries(): IterableIterator<[string, StoredReport]> {
     const positions: Array<[string, number]> = [];
     this.inIdOrder((id, at) => positions.push([id, at]));
-    for (const [id, at] of positions) yield [id, this.read(at)];
+    for (const [id, at] of positions) yield [id, this.arena.read(at)];
   }
 
   [Symbol.iterator](): IterableIterator<[string, StoredReport]> {
@@ -159,141 +164,48 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   /**
-   * Feeds every report's canonical line (`["id","name"]` or `["id","name","tag"]`, see projections/
-   * canonical.ts) to `update`, in id order, as bytes. Records flagged JSON-plain are copied as
-   * they are stored, without making strings, which keeps the digest of a million reports fast.
+   * Feeds every live report's canonical line (`["id","name"]` or `["id","name","tag"]`, see
+   * projections/canonical.ts) to `update`, in id order, as bytes. Ids are written from their words
+   * and records flagged JSON-plain copied as they are stored, without making strings, which keeps
+   * the digest of a million reports fast.
    */
   canonicalLines(update: (bytes: Buffer) => void): void {
     const out = new BytesOut(update);
-    this.inIdOrder((id, at) => {
-      const { chunk, position } = locateIn(this.chunks, at);
-      writeCanonicalLine(out, chunk, position, id);
-    });
+    const { keys, count } = this.index.liveInOrder();
+    const digits = this.#digits;
+    for (let i = 0; i < count; i += 1) {
+      const { chunk, position } = this.arena.locate(keys.payload[i] as number);
+      writeCanonicalLine(out, chunk, position, digits.load(keys.low[i] as number, keys.high[i] as number));
+    }
     out.flush();
   }
 
-  /** Calls `visit` with every id and its record's position, in the canonical order of ids (projections/canonical.ts). */
+  /** Calls `visit` with every live id and its record's position, in the canonical order of ids (projections/canonical.ts). */
   private inIdOrder(visit: (id: string, at: number) => void): void {
-    const named: string[] = [];
-    this.index.forEach((_at, key) => {
-      if (typeof key === 'string') named.push(key);
-    });
-    named.sort(compareIds);
-    // Ids that are not safe integers lie beyond ±2^53: the negative ones before every number, the rest after.
-    const firstPositive = named.findIndex((id) => !id.startsWith('-'));
-    const split = firstPositive === -1 ? named.length : firstPositive;
-    const visitNamed = (id: string) => visit(id, this.index.get(id) as number);
-    named.slice(0, split).forEach(visitNamed);
-    this.index.forEachNumberInOrder((key, at) => visit(String(key), at));
-    named.slice(split).forEach(visitNamed);
+    const { keys, count } = this.index.liveInOrder();
+    for (let i = 0; i < count; i += 1) visit(idText(keys.low[i] as number, keys.high[i] as number), keys.payload[i] as number);
   }
 
-  /**
-   * The table as bytes (the snapshot's reports section): u32 chunk count; per chunk u32 length,
-   * u32 bytes used and those bytes; f64 fill, used and garbage bytes; then the id index.
-   */
+  /** The table as bytes (the snapshot's reports section): the record arena, then the id index. */
   writeTo(out: BytesOut): void {
-    out.u32(this.chunks.length);
-    this.chunks.forEach((chunk, i) => {
-      // The last chunk only as far as it is filled; it gets its room back when read.
-      const used = i === this.chunks.length - 1 ? Math.min(this.fill, chunk.length) : chunk.length;
-      out.u32(chunk.length);
-      out.u32(used);
-      out.bytes(chunk, 0, used);
-    });
-    out.f64(this.fill);
-    out.f64(this.usedBytes);
-    out.f64(this.garbageBytes);
+    this.arena.writeTo(out);
     this.index.writeTo(out);
   }
 
-  /** Reads what writeTo wrote; throws RangeError on data that does not hold a table (or a record past its chunk's written bytes, as earlier versions wrote a large one). */
+  /** Reads what writeTo wrote; throws RangeError on data that does not hold a table. */
   static readFrom(input: BytesIn): ReportTable {
     const table = new ReportTable();
-    const usedOf: number[] = [];
-    for (let chunks = input.u32(); chunks > 0; chunks -= 1) {
-      const length = input.u32();
-      const used = usedOf[usedOf.push(input.u32()) - 1] as number;
-      if (used > length || length > Math.max(CHUNK_BYTES, 2 ** 31)) throw new RangeError(`a chunk of ${length} bytes with ${used} used`);
-      // Copied out (the snapshot file's buffer is let go), with the room of a partly filled chunk back.
-      const chunk = used === length ? Buffer.allocUnsafeSlow(length) : Buffer.alloc(length);
-      input.bytes(used).copy(chunk);
-      table.chunks.push(chunk);
-    }
-    table.fill = input.f64();
-    table.usedBytes = input.f64();
-    table.garbageBytes = input.f64();
+    const arena = RecordArena.readFrom(input);
+    table.arena = arena;
     table.index = IdIndex.readFrom(input);
-    const arena = table.chunks.length;
-    table.index.forEach((at, key) => {
-      const chunkIndex = Math.floor(at / CHUNK_STRIDE);
-      if (chunkIndex >= arena || !recordWithin(table.chunks[chunkIndex] as Buffer, at - chunkIndex * CHUNK_STRIDE, usedOf[chunkIndex] as number)) throw new RangeError(`report ${String(key)} points outside the table's bytes`);
-      if (typeof key === 'string' && tableKey(key) !== key) throw new RangeError(`report key ${key} is not in canonical form`);
+    table.index.forEachRecord((at) => {
+      if (!arena.holds(at)) throw new RangeError(`a report at ${at} points outside the table's bytes`);
     });
     return table;
   }
 
-  private read(at: number): StoredReport {
-    const { chunk, position } = locateIn(this.chunks, at);
-    return readRecord(chunk, position);
-  }
-
-  private recordBytes(at: number): number {
-    const { chunk, position } = locateIn(this.chunks, at);
-    return storedLength(chunk, position);
-  }
-
-  private write(name: string, tag: string | undefined): number {
-    const bytes = recordLength(name, tag);
-    const { chunk, position, at } = this.reserve(bytes);
-    writeRecord(chunk, position, name, tag);
-    this.usedBytes += bytes;
-    return at;
-  }
-
-  private reserve(bytes: number): { chunk: Buffer; position: number; at: number } {
-    if (this.fill + bytes > CHUNK_BYTES || this.chunks.length === 0) {
-      // Positions are 32-bit in the id index: 512 chunks (2 GiB of names and tags) at most.
-      if (this.chunks.length >= MAX_CHUNKS) throw new RangeError('the report table is full: names and tags of live reports exceed 2 GiB');
-      // A record larger than a chunk gets a chunk of its own, full at once (fill = its length: a snapshot
-      // writes it all); the next record starts a new one. Zeroed: equal tables, equal bytes, no stale memory.
-      this.chunks.push(Buffer.alloc(Math.max(CHUNK_BYTES, bytes)));
-      this.fill = bytes > CHUNK_BYTES ? bytes : 0;
-      const chunkIndex = this.chunks.length - 1;
-      if (bytes > CHUNK_BYTES) return { chunk: this.chunks[chunkIndex] as Buffer, position: 0, at: chunkIndex * CHUNK_STRIDE };
-    }
-    const chunkIndex = this.chunks.length - 1;
-    const position = this.fill;
-    this.fill += bytes;
-    return { chunk: this.chunks[chunkIndex] as Buffer, position, at: chunkIndex * CHUNK_STRIDE + position };
-  }
-
-  private release(at: number): void {
-    const bytes = this.recordBytes(at);
-    this.usedBytes -= bytes;
-    this.garbageBytes += bytes;
-  }
-
   /** Deleted records leave holes; once they are most of the arena, the live records are copied together. */
   private compactIfWasteful(): void {
-    if (this.garbageBytes < CHUNK_BYTES || this.garbageBytes < this.usedBytes) return;
-    const old = this.chunks;
-    this.chunks = [];
-    this.fill = CHUNK_BYTES;
-    this.usedBytes = 0;
-    this.garbageBytes = 0;
-    this.index.remap((at) => {
-      const { chunk, position } = locateIn(old, at);
-      const bytes = storedLength(chunk, position);
-      const target = this.reserve(bytes);
-      chunk.copy(target.chunk, target.position, position, position + bytes);
-      this.usedBytes += bytes;
-      return target.at;
-    });
+    if (this.arena.wasteful) this.arena.compact((move) => this.index.remap(move));
   }
-}
-
-function locateIn(chunks: readonly Buffer[], at: number): { chunk: Buffer; position: number } {
-  const chunkIndex = Math.floor(at / CHUNK_STRIDE);
-  return { chunk: chunks[chunkIndex] as Buffer, position: at - chunkIndex * CHUNK_STRIDE };
 }

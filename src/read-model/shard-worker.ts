@@ -65,5 +65,5 @@ parentPort?.once('message', (request: ShardRequest) => {
   const keys = [...model.keys].map(([key, keyed]) => [key, keyOffsets.get(key) as number, keyed] as const);
   const message: ShardMessage = { kind: 'done', table, keys, voidEvents: model.counts.voidEvents, skipped, lastTimestampMs, misrouted };
   // The table's buffers move with the message (the thread ends after it): no copy.
-  parentPort?.postMessage(message, [...table.chunks, table.index.keys.buffer as ArrayBuffer, table.index.values.buffer as ArrayBuffer]);
+  parentPort?.postMessage(message, [...table.arena.chunks, table.index.slots.buffer as ArrayBuffer]);
 });

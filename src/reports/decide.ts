@@ -9,15 +9,20 @@ export interface CreateCommand {
   readonly tag?: string;
 }
 
-export type CreateDecision =
-  | { readonly kind: 'append' }
-  | { readonly kind: 'unchanged'; readonly report: StoredReport }
-  | { readonly kind: 'conflict'; readonly existing: StoredReport };
+/**
+ * Write the event, decided on the report's version `expectedVersion` (the event names it, and the
+ * fold voids the event if the report has moved on by the time it reaches the log).
+ */
+export interface AppendDecision {
+  readonly kind: 'append';
+  readonly expectedVersion: number;
+}
 
-export type DeleteDecision = { readonly kind: 'append' } | { readonly kind: 'not-found' };
+export type CreateDecision = AppendDecision | { readonly kind: 'unchanged'; readonly report: StoredReport } | { readonly kind: 'conflict'; readonly existing: StoredReport };
+
+export type DeleteDecision = AppendDecision | { readonly kind: 'not-found' };
 
 // Decisions that carry nothing are shared constants: decided on every request, allocated once.
-const APPEND: { readonly kind: 'append' } = Object.freeze({ kind: 'append' });
 const NOT_FOUND: { readonly kind: 'not-found' } = Object.freeze({ kind: 'not-found' });
 const NEW_KEY: { readonly kind: 'new' } = Object.freeze({ kind: 'new' });
 
@@ -28,12 +33,12 @@ export function sameReport(report: StoredReport, command: CreateCommand): boolea
 /** A create of an existing id with the same body is a retry and changes nothing; another body conflicts. */
 export function decideCreate(state: ReportsView, command: CreateCommand): CreateDecision {
   const existing = state.get(command.id);
-  if (existing === undefined) return APPEND;
+  if (existing === undefined) return { kind: 'append', expectedVersion: state.version(command.id) };
   return sameReport(existing, command) ? { kind: 'unchanged', report: existing } : { kind: 'conflict', existing };
 }
 
 export function decideDelete(state: ReportsView, id: string): DeleteDecision {
-  return state.has(id) ? APPEND : NOT_FOUND;
+  return state.has(id) ? { kind: 'append', expectedVersion: state.version(id) } : NOT_FOUND;
 }
 
 export type KeyDecision = { readonly kind: 'new' } | { readonly kind: 'replay'; readonly outcome: KeyedOutcome } | { readonly kind: 'mismatch' };

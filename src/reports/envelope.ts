@@ -1,5 +1,6 @@
 // Wraps event data in the CloudEvents envelope of the topic contract.
 import type { ReportCreated, ReportCreatedData, ReportDeleted, ReportDeletedData } from '../../projections/events.js';
+import { MAX_EXPECTED_VERSION } from '../../projections/reports.js';
 
 export interface EnvelopeContext {
   readonly source: string;
@@ -25,14 +26,23 @@ export function isoClock(nowMs: () => number = Date.now): () => string {
   };
 }
 
-// One literal per type (no spread of a shared envelope): built on every write, and its key order
-// is the order of the JSON on the log.
-export function reportCreated(context: EnvelopeContext, data: ReportCreatedData): ReportCreated {
-  const { source, newId, time } = context;
-  return { specversion: '1.0', id: newId(), source, subject: data.id, time: time(), datacontenttype: 'application/json', type: 'ReportCreated', data };
+/**
+ * The event's `expectedversion`: the report's version the write was decided on. A report that has
+ * been through 2^31 - 1 versions (a CloudEvents Integer is 32-bit) is written without one and folds
+ * by existence alone: JSON leaves an undefined attribute out.
+ */
+function basis(expectedVersion: number): number | undefined {
+  return expectedVersion <= MAX_EXPECTED_VERSION ? expectedVersion : undefined;
 }
 
-export function reportDeleted(context: EnvelopeContext, data: ReportDeletedData): ReportDeleted {
+// One literal per type (no spread of a shared envelope): built on every write, and its key order
+// is the order of the JSON on the log.
+export function reportCreated(context: EnvelopeContext, data: ReportCreatedData, expectedVersion: number): ReportCreated {
   const { source, newId, time } = context;
-  return { specversion: '1.0', id: newId(), source, subject: data.id, time: time(), datacontenttype: 'application/json', type: 'ReportDeleted', data };
+  return { specversion: '1.0', id: newId(), source, subject: data.id, time: time(), datacontenttype: 'application/json', type: 'ReportCreated', expectedversion: basis(expectedVersion), data };
+}
+
+export function reportDeleted(context: EnvelopeContext, data: ReportDeletedData, expectedVersion: number): ReportDeleted {
+  const { source, newId, time } = context;
+  return { specversion: '1.0', id: newId(), source, subject: data.id, time: time(), datacontenttype: 'application/json', type: 'ReportDeleted', expectedversion: basis(expectedVersion), data };
 }

@@ -68,12 +68,12 @@ export class ReportService {
       if (decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(state, command);
       if (decision.kind === 'unchanged') return decision.report;
       if (decision.kind === 'conflict') throw conflict(id);
-      await this.write(reportCreated(this.options, createdData(command, idempotencyKey)), deadline, traceContext);
+      await this.write(reportCreated(this.options, createdData(command, idempotencyKey), decision.expectedVersion), deadline, traceContext);
       if (idempotencyKey !== undefined) return createAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
-      // Another instance may have created the id first; the fold of the shared log decides.
+      // Another instance may have written the id first; the fold of the shared log decides.
       const projected = state.get(id);
       if (projected !== undefined && sameReport(projected, command)) return projected;
-      throw conflict(id);
+      throw projected === undefined ? superseded(id) : conflict(id);
     });
   }
 
@@ -84,11 +84,14 @@ export class ReportService {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
-      const notThere = () => decideDelete(state, id).kind === 'not-found';
-      if (notThere() && (!(await this.caughtUpWith(id, deadline)) || notThere())) throw notFound(id);
-      const outcome = await this.write(reportDeleted(this.options, idempotencyKey === undefined ? { id } : { id, idempotencyKey }), deadline, traceContext);
+      let decision = decideDelete(state, id);
+      // A 404 must not come from state older than the request.
+      if (decision.kind === 'not-found' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(state, id);
+      if (decision.kind === 'not-found') throw notFound(id);
+      const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
+      const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion), deadline, traceContext);
       if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
-      // Void: another instance deleted it between our decision and our append.
+      // Void: another instance deleted it (and perhaps created it again) between our decision and our append.
       if (outcome === 'void') throw notFound(id);
     });
   }
@@ -184,6 +187,7 @@ function createAnswer(id: string, decision: KeyDecision): StoredReport {
   const { outcome } = decision;
   if (outcome.kind === 'created' || outcome.kind === 'unchanged') return outcome.report;
   if (outcome.kind === 'conflict') throw conflict(id);
+  if (outcome.kind === 'superseded') throw superseded(id);
   throw keyMismatch();
 }
 
@@ -195,6 +199,11 @@ function deleteAnswer(id: string, decision: KeyDecision): void {
 
 function conflict(id: string): ConflictError {
   return new ConflictError(`report ${id} already exists with a different name or tag`);
+}
+
+/** A create decided on a state that other writes changed before it reached the log: it did nothing, and the id is free. */
+function superseded(id: string): ConflictError {
+  return new ConflictError(`report ${id} was created or deleted by another request while this one was being written; nothing was created, and a retry may create it`);
 }
 
 function notFound(id: string): NotFoundError {

@@ -1,10 +1,12 @@
-// The snapshot file format (3): binary, versioned, checksummed, written as a stream.
-//   magic "RSSNAP\0\3" | u32 length + UTF-8 JSON meta (log, cursor, counts, createdAt, anchors)
-//   | the reports table (report-table.ts) | u32 length + UTF-8 JSON idempotency keys | SHA-256 of
-//   everything before it (32 bytes)
+// The snapshot file format (4): binary, versioned, checksummed, written as a stream.
+//   magic "RSSNAP\0\4" | u32 length + UTF-8 JSON meta (log, cursor, counts, createdAt, anchors)
+//   | the reports table (report-table.ts: record chunks, then the id index's slots as raw words,
+//   every int64 id in 8 bytes with its version) | u32 length + UTF-8 JSON idempotency keys |
+//   SHA-256 of everything before it (32 bytes)
 // A file whose checksum does not match is never trusted; one whose checksum matches is still
-// checked for shape, since a checksum only proves that some writer wrote it. Format 2 (a JSON
-// file, written by earlier versions) is recognised and ignored: the server folds the log instead.
+// checked for shape, since a checksum only proves that some writer wrote it. Earlier formats are
+// recognised and ignored (the server folds the log instead): 3 (binary, no versions, ids beyond
+// 2^53 as text) and 2 (a JSON file).
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -14,8 +16,8 @@ import type { Cursor } from '../log/event-log.js';
 import { createReadModel, type FoldCounts, type ReadModel } from '../read-model/read-model.js';
 import { ReportTable } from '../read-model/report-table.js';
 
-export const SNAPSHOT_FORMAT = 3 as const;
-export const SNAPSHOT_MAGIC = Buffer.from('RSSNAP\u0000\u0003', 'latin1');
+export const SNAPSHOT_FORMAT = 4 as const;
+export const SNAPSHOT_MAGIC = Buffer.from('RSSNAP\u0000\u0004', 'latin1');
 export const CHECKSUM_BYTES = 32;
 
 /**
@@ -47,7 +49,7 @@ const Meta = Type.Object({
 type Meta = Static<typeof Meta>;
 const checkMeta = TypeCompiler.Compile(Meta);
 
-const Outcome = Type.Union([Type.Literal('created'), Type.Literal('unchanged'), Type.Literal('conflict'), Type.Literal('deleted'), Type.Literal('not-found')]);
+const Outcome = Type.Union([Type.Literal('created'), Type.Literal('unchanged'), Type.Literal('conflict'), Type.Literal('superseded'), Type.Literal('deleted'), Type.Literal('not-found')]);
 // [key, fingerprint, outcome] or, for created/unchanged, [key, fingerprint, outcome, name] / [..., name, tag]
 const KeyRow = Type.Union([
   Type.Tuple([Type.String(), Type.String(), Outcome]),
@@ -131,6 +133,7 @@ export function decodeSnapshot(file: Buffer): Decoded {
   if (isJsonSnapshot(file)) return { ok: false, reason: 'format 2 (JSON, an earlier version): the log is folded instead, and a new snapshot written' };
   if (file.length < SNAPSHOT_MAGIC.length + CHECKSUM_BYTES || !file.subarray(0, SNAPSHOT_MAGIC.length - 1).equals(SNAPSHOT_MAGIC.subarray(0, -1))) return { ok: false, reason: 'not a snapshot (bad magic bytes)' };
   const format = file[SNAPSHOT_MAGIC.length - 1];
+  if (format === 3) return { ok: false, reason: 'format 3 (an earlier version, without report versions): the log is folded instead, and a new snapshot written' };
   if (format !== SNAPSHOT_FORMAT) return { ok: false, reason: `unknown format ${String(format)}` };
   const body = file.subarray(0, file.length - CHECKSUM_BYTES);
   if (!createHash('sha256').update(body).digest().equals(file.subarray(body.length))) return { ok: false, reason: 'checksum mismatch' };

@@ -1,6 +1,8 @@
-// `make bench-start`: how start-up time and memory grow with the history. Writes a deterministic
-// history of BENCH_EVENTS ReportCreated events (1,000,000 unless set) with the project's own writer
-// into a temporary directory, then measures, each through a public entry point in a child process:
+// `make bench-start`: how start-up time and memory grow with the history, and whether snowflake-
+// sized ids cost more than small ones. Writes deterministic histories of BENCH_EVENTS ReportCreated
+// events (1,000,000 unless set) with the project's own writer into a temporary directory, one per
+// id shape of BENCH_IDS (both unless set: ids from 1,000 and ids from 7×10^18, nothing else
+// different), then measures through public entry points in child processes (start-up-probe.ts):
 // - `reports replay` (the CLI): events ÷ the command's wall time, Node's start included, as a user sees it;
 // - server start (spawn) to the first `/readyz` 200, without a snapshot and from one written by
 //   `reports snapshot` (REPORTS_SNAPSHOT_EVERY=0, so the server writes none itself meanwhile);
@@ -12,159 +14,142 @@
 //   the report table's byte chunks, which live in ArrayBuffers outside the JS heap), nothing else.
 //   `external` rather than `arrayBuffers`: buffers built by the threads of a sharded fold and moved
 //   to the main thread count in the main thread's `external`, not in its `arrayBuffers`.
+// - what a remembered deleted id costs (deleted-ids.ts);
+// - beside each time, the CPU seconds of the process (every thread), which the machine's other loads
+//   move far less than wall time: on a shared machine, the ratio of CPU times is the steadier one.
 // Each timed figure is the median of BENCH_RUNS runs (3 unless set), shown with the fastest and
-// slowest run: on a shared machine one run can be 20 % off either way.
-// Prints every figure beside the targets with pass/miss. A benchmark: it asserts nothing.
-import { spawn } from 'node:child_process';
+// slowest run; the shapes take turns run by run (the machine's noise falls on both), and the
+// ratios of one run are what to compare. A benchmark: it asserts nothing.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { writeHistory } from './history.js';
-import { baseEnv, startServerProcess, type ServerProcess } from './server-process.js';
-import { startReport, type Figure } from './start-up-report.js';
+import { decodeSnapshot } from '../../src/snapshot/snapshot-format.js';
+import { measureDeletedIds } from './deleted-ids.js';
+import { historyEvents, writeHistory } from './history.js';
+import { createStartUpProbe, type Started } from './start-up-probe.js';
+import { startReport, type Figure, type IdShape } from './start-up-report.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-const SERVICE_MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
-const GC_PROBE = new URL('./gc-probe.js', import.meta.url).href;
+const FIRST_ID: Record<IdShape, bigint> = { small: 1000n, snowflake: 7_000_000_000_000_000_000n };
 
-const events = eventsSetting();
-const token = randomBytes(24).toString('base64url');
+function positiveSetting(name: string, fallback: number): number {
+  const raw = process.env[name]?.trim();
+  const value = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return value;
+}
+
+function shapesSetting(): IdShape[] {
+  const raw = process.env['BENCH_IDS']?.trim() || 'both';
+  if (raw === 'both') return ['small', 'snowflake'];
+  if (raw === 'small' || raw === 'snowflake') return [raw];
+  throw new Error(`BENCH_IDS must be small, snowflake or both, got "${raw}"`);
+}
+
+const events = positiveSetting('BENCH_EVENTS', 1_000_000);
+const runs = positiveSetting('BENCH_RUNS', 3);
+const shapes = shapesSetting();
 const root = mkdtempSync(join(tmpdir(), 'report-store-bench-start-'));
-/** The server being measured, killed with the bench on any way out. */
-let running: ServerProcess | undefined;
+const probe = createStartUpProbe({ root, token: randomBytes(24).toString('base64url'), events });
 process.on('exit', () => {
-  running?.killNow();
+  probe.killNow();
   rmSync(root, { recursive: true, force: true });
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
-
-function eventsSetting(): number {
-  const raw = process.env['BENCH_EVENTS']?.trim();
-  const value = raw === undefined || raw === '' ? 1_000_000 : Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`BENCH_EVENTS must be a positive integer, got "${raw}"`);
-  return value;
-}
 
 function progress(line: string): void {
   process.stderr.write(`bench-start: ${line}\n`);
 }
 
-function env(dataDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { ...baseEnv(), REPORTS_DATA_DIR: dataDir, REPORTS_TOKENS: token, REPORTS_SNAPSHOT_EVERY: '0', LOG_LEVEL: 'warn', ...extra };
-}
+const dataDir = (shape: IdShape) => join(root, shape);
 
-/** Runs the CLI to its end; its stdout, and the wall time from spawn to exit. */
-function runCli(args: readonly string[], dataDir: string): Promise<{ stdout: string; seconds: number }> {
-  const started = performance.now();
-  const child = spawn(process.execPath, [CLI, ...args], { env: env(dataDir), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      if (code === 0) resolve({ stdout, seconds: (performance.now() - started) / 1000 });
-      else reject(new Error(`reports ${args.join(' ')} exited ${code}: ${stderr.trim()}`));
-    });
-  });
-}
-
-function rssBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((candidate) => candidate.startsWith('VmRSS:'));
-  return Number(line?.replace(/\D+/g, '') ?? Number.NaN) * 1024;
-}
-
-async function heapUsedAfterGc(pid: number, file: string): Promise<number> {
-  rmSync(file, { force: true });
-  process.kill(pid, 'SIGUSR2');
-  for (let waited = 0; !existsSync(file); waited += 20) {
-    if (waited > 30_000) throw new Error('the server did not answer the heap probe (SIGUSR2) within 30 s');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+/** Each shape measured `runs` times, the shapes taking turns (first one, then the other first). */
+async function alternating<Run>(measure: (shape: IdShape) => Promise<Run>): Promise<Map<IdShape, Run[]>> {
+  const done = new Map<IdShape, Run[]>(shapes.map((shape) => [shape, []]));
+  for (let run = 0; run < runs; run += 1) {
+    for (const shape of run % 2 === 0 ? shapes : [...shapes].reverse()) done.get(shape)?.push(await measure(shape));
   }
-  const usage = JSON.parse(readFileSync(file, 'utf8')) as { heapUsed: number; external: number };
-  return usage.heapUsed + usage.external;
+  return done;
 }
 
-interface Started {
-  readonly readySeconds: number;
-  readonly rss: number;
-  readonly heapUsed: number;
+/** The run with the median time, and the fastest and slowest times. */
+function median<Run>(done: readonly Run[], seconds: (run: Run) => number): { median: Run; range: string } {
+  const sorted = [...done].sort((a, b) => seconds(a) - seconds(b));
+  const range = sorted.length > 1 ? `${seconds(sorted[0] as Run).toFixed(2)}–${seconds(sorted[sorted.length - 1] as Run).toFixed(2)} s` : '';
+  return { median: sorted[Math.floor((sorted.length - 1) / 2)] as Run, range };
 }
 
-/** Starts the server on `dataDir`, waits for /readyz 200, reads its RSS and heap, stops it. */
-async function startAndProbe(dataDir: string): Promise<Started> {
-  const heapFile = join(root, 'heap.json');
-  const server = await startServerProcess({
-    script: SERVICE_MAIN,
-    env: env(dataDir, { BENCH_HEAP_FILE: heapFile }),
-    nodeArgs: ['--expose-gc', '--import', GC_PROBE],
-    readyPath: '/readyz',
-    startTimeoutMs: 60_000 + events / 50,
-    pollMs: 10,
-  });
-  running = server;
-  try {
-    const rss = rssBytes(server.pid);
-    return { readySeconds: server.upAfterMs / 1000, rss, heapUsed: await heapUsedAfterGc(server.pid, heapFile) };
-  } finally {
-    await server.stop();
-    running = undefined;
-  }
+function snapshotFiles(shape: IdShape): string[] {
+  const dir = join(dataDir(shape), 'snapshots');
+  return readdirSync(dir).filter((name) => name.endsWith('.snap')).map((name) => join(dir, name));
 }
 
-/** BENCH_RUNS: how many times each timed figure is taken (the median is shown, with the range). */
-function runsSetting(): number {
-  const raw = process.env['BENCH_RUNS']?.trim();
-  const value = raw === undefined || raw === '' ? 3 : Number(raw);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`BENCH_RUNS must be a positive integer, got "${raw}"`);
-  return value;
+function snapshotBytes(shape: IdShape): number {
+  return snapshotFiles(shape).reduce((sum, path) => sum + statSync(path).size, 0);
 }
 
-/** Runs `measure` `runs` times, one after the other: the run with the median time, and the fastest and slowest times. */
-async function medianOf<Run>(runs: number, measure: () => Promise<Run>, seconds: (run: Run) => number): Promise<{ median: Run; range: [number, number] }> {
-  const done: Run[] = [];
-  for (let i = 0; i < runs; i += 1) done.push(await measure());
-  done.sort((a, b) => seconds(a) - seconds(b));
-  return { median: done[Math.floor((done.length - 1) / 2)] as Run, range: [seconds(done[0] as Run), seconds(done[done.length - 1] as Run)] };
+/** What the versions cost, from the report table of a snapshot: a u32 in each slot of the id index. */
+function versionsNote(shape: IdShape): string {
+  const [path] = snapshotFiles(shape);
+  const decoded = path === undefined ? undefined : decodeSnapshot(readFileSync(path));
+  if (!decoded?.ok) return 'versions: no snapshot to read the id index from';
+  const { reports } = decoded.snapshot.model;
+  const slots = reports.indexBytes / 16;
+  return [
+    `versions (${shape} ids): the id index holds ${slots.toLocaleString('en-US')} slots of 16 bytes for ${reports.size.toLocaleString('en-US')} ids, ${(reports.indexBytes / reports.size).toFixed(1)} bytes`,
+    `  per report, of which the versions (4 bytes a slot) are ${((4 * slots) / reports.size).toFixed(1)}.`,
+  ].join('\n');
+}
+
+/** One row: `pick` of each shape's median run (with the range of times when `timed`). */
+function figure<Run>(name: string, unit: string, byShape: Map<IdShape, { median: Run; range: string }>, pick: (run: Run) => number, extra: Omit<Figure, 'name' | 'unit' | 'values'> & { timed?: boolean } = {}): Figure {
+  const { timed = false, ...rest } = extra;
+  const values: Figure['values'] = Object.fromEntries([...byShape].map(([shape, { median: run, range }]) => [shape, { value: pick(run), ...(timed ? { note: range } : {}) }]));
+  return { name, unit, values, ...rest };
 }
 
 async function main(): Promise<void> {
-  const runs = runsSetting();
-  const dataDir = join(root, 'data');
-  progress(`writing ${events} events`);
   const writeStarted = performance.now();
-  await writeHistory(dataDir, events, (written) => written % 200_000 === 0 && progress(`  ${written}`));
-  const writeSeconds = (performance.now() - writeStarted) / 1000;
-  const logBytes = statSync(join(dataDir, 'events.log')).size;
+  for (const shape of shapes) {
+    progress(`writing ${events} events with ${shape} ids`);
+    await writeHistory(dataDir(shape), { firstId: FIRST_ID[shape], reports: events }, (written) => written % 200_000 === 0 && progress(`  ${written}`));
+  }
+  const writeSeconds = (performance.now() - writeStarted) / 1000 / shapes.length;
+  const logBytes = statSync(join(dataDir(shapes[0] as IdShape), 'events.log')).size;
   progress('server on an empty log (the heap baseline)');
-  const empty = await startAndProbe(join(root, 'empty'));
-  progress(`reports replay (${runs} runs)`);
-  const replay = await medianOf(runs, () => runCli(['replay', '--json'], dataDir), (run) => run.seconds);
-  const summary = JSON.parse(replay.median.stdout) as { liveReports?: unknown; seconds?: unknown };
-  const liveReports = Number(summary.liveReports ?? events);
-  // The command's own timing of its fold (without Node's start), when it reports one.
-  const foldNote = typeof summary.seconds === 'number' && summary.seconds > 0 ? `; the fold alone: ${Math.round(events / summary.seconds).toLocaleString('en-US')}/s` : '';
-  progress(`server start without a snapshot (${runs} runs)`);
-  const cold = await medianOf(runs, () => startAndProbe(dataDir), (run) => run.readySeconds);
+  const empty = await probe.startAndProbe(join(root, 'empty'));
+  progress(`reports replay (${runs} runs a shape)`);
+  const replays = await alternating((shape) => probe.runCli(['replay', '--json'], dataDir(shape)));
+  progress(`server start without a snapshot (${runs} runs a shape)`);
+  const colds = await alternating((shape) => probe.startAndProbe(dataDir(shape)));
   progress('reports snapshot');
-  const snapshot = await runCli(['snapshot'], dataDir);
-  progress(`server start from the snapshot (${runs} runs)`);
-  const warm = await medianOf(runs, () => startAndProbe(dataDir), (run) => run.readySeconds);
-  const spread = (range: readonly [number, number], digits: number, unit: string) => (runs > 1 ? `${runs} runs: ${range[0].toFixed(digits)}–${range[1].toFixed(digits)} ${unit}` : '');
+  const snapshots = await alternating((shape) => probe.runCli(['snapshot'], dataDir(shape)));
+  progress(`server start from the snapshot (${runs} runs a shape)`);
+  const warms = await alternating((shape) => probe.startAndProbe(dataDir(shape)));
+  const medians = <Run>(done: Map<IdShape, Run[]>, seconds: (run: Run) => number) => new Map([...done].map(([shape, list]) => [shape, median(list, seconds)]));
+  const replay = medians(replays, (run) => run.seconds);
+  const liveReports = Number((JSON.parse(replay.get(shapes[0] as IdShape)?.median.stdout ?? '{}') as { liveReports?: unknown }).liveReports ?? events);
+  const cold = medians(colds, (run) => run.readySeconds);
+  const warm = medians(warms, (run) => run.readySeconds);
   const heapPerReport = (started: Started) => (started.heapUsed - empty.heapUsed) / liveReports;
   const figures: Figure[] = [
-    { name: 'reports replay', value: events / replay.median.seconds, unit: 'events/s', target: 500_000, higherIsBetter: true, note: [`${replay.median.seconds.toFixed(2)} s, Node's start included${foldNote}`, spread(replay.range, 2, 's')].filter(Boolean).join('; ') },
-    { name: 'start to /readyz 200, no snapshot', value: cold.median.readySeconds, unit: 's', target: 2, note: spread(cold.range, 2, 's') },
-    { name: 'start to /readyz 200, from a snapshot', value: warm.median.readySeconds, unit: 's', target: 0.5, note: [spread(warm.range, 2, 's'), `reports snapshot took ${snapshot.seconds.toFixed(2)} s`].filter(Boolean).join('; ') },
-    { name: 'RSS after start, no snapshot', value: cold.median.rss / 1e6, unit: 'MB', target: 400 },
-    { name: 'RSS after start, from a snapshot', value: warm.median.rss / 1e6, unit: 'MB', target: 400 },
-    { name: 'heap per report after GC, no snapshot', value: heapPerReport(cold.median), unit: 'bytes', target: 120 },
-    { name: 'heap per report after GC, from a snapshot', value: heapPerReport(warm.median), unit: 'bytes', target: 120, note: `heap and external memory; empty server: ${(empty.heapUsed / 1e6).toFixed(1)} MB` },
+    figure('reports replay, events/s', 'events/s', replay, (run) => events / run.seconds, { target: 500_000, higherIsBetter: true, timed: true }),
+    figure('  its fold alone (no Node start)', 'events/s', replay, (run) => events / Number((JSON.parse(run.stdout) as { seconds?: unknown }).seconds), { higherIsBetter: true }),
+    figure('  its CPU time (every thread)', 's', replay, (run) => run.cpuSeconds),
+    figure('start to /readyz 200, no snapshot', 's', cold, (run) => run.readySeconds, { target: 2, timed: true }),
+    figure('  its CPU time (every thread)', 's', cold, (run) => run.cpuSeconds),
+    figure('start to /readyz 200, from a snapshot', 's', warm, (run) => run.readySeconds, { target: 0.5, timed: true }),
+    figure('  its CPU time (every thread)', 's', warm, (run) => run.cpuSeconds),
+    figure('RSS after start, no snapshot', 'MB', cold, (run) => run.rss / 1e6, { target: 400 }),
+    figure('RSS after start, from a snapshot', 'MB', warm, (run) => run.rss / 1e6, { target: 400 }),
+    figure('heap per report after GC, no snapshot', 'bytes', cold, heapPerReport, { target: 120 }),
+    figure('heap per report after GC, from a snapshot', 'bytes', warm, heapPerReport, { target: 120 }),
+    figure('reports snapshot', 's', medians(snapshots, (run) => run.seconds), (run) => run.seconds, { timed: true }),
+    { name: 'snapshot file', unit: 'MB', values: Object.fromEntries(shapes.map((shape) => [shape, { value: snapshotBytes(shape) / 1e6 }])) },
   ];
-  startReport({ events, liveReports, logBytes, writeSeconds, figures });
+  progress('deleted ids: two more histories (small ids)');
+  const notes = [`empty server: ${(empty.heapUsed / 1e6).toFixed(1)} MB of heap and external memory.`, versionsNote(shapes[0] as IdShape), ...(await measureDeletedIds({ root, events, probe, progress }))];
+  startReport({ events: historyEvents({ firstId: 0n, reports: events }), liveReports, shapes, logBytes, writeSeconds, runs, figures, notes });
 }
 
 await main();

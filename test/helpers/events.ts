@@ -18,3 +18,8 @@ export function created(id: string, name: string, tag?: string): ReportCreated {
 export function deleted(id: string): ReportDeleted {
   return { ...ENVELOPE, id: eventId(), type: 'ReportDeleted', subject: id, data: { id } };
 }
+
+/** `event` as a writer that decided it on version `expectedversion` of its report writes it. */
+export function basedOn<Event extends ReportCreated | ReportDeleted>(event: Event, expectedversion: number): Event {
+  return { ...event, expectedversion };
+}

@@ -15,8 +15,8 @@ const span = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba
 /** What the fold takes of a decoding: the type and data of the event, or only that it is invalid. */
 function foldView(input: FoldInput): unknown {
   if (!input.ok) return 'invalid';
-  const { type, data } = input.event;
-  return { type, data: { ...data } };
+  const { type, expectedversion, data } = input.event;
+  return { type, expectedversion, data: { ...data } };
 }
 
 /** The record must decode to the same fold view on both paths, and the fast one must not accept more. */
@@ -46,14 +46,16 @@ const decode = suite('decodeForFold');
 
 decode('takes the fast path for every kind of event the service writes, with the same result as decodeEvent', () => {
   const events: ReportEvent[] = [
-    reportCreated(context, { id: '42', name: 'Quarterly report' }),
-    reportCreated(context, { id: '0', name: '', tag: '' }),
-    reportCreated(context, { id: '-9223372036854775808', name: 'lowest', tag: 'finance', idempotencyKey: 'key-1' }),
-    reportCreated(context, { id: '9223372036854775807', name: 'highest', idempotencyKey: '' }),
-    reportDeleted(context, { id: '42' }),
-    reportDeleted(context, { id: '-1', idempotencyKey: 'delete-key' }),
-    withTraceContext(reportCreated(context, { id: '7', name: 'traced', tag: 't' }), span),
-    withTraceContext(reportDeleted(context, { id: '7' }), span),
+    reportCreated(context, { id: '42', name: 'Quarterly report' }, 0),
+    reportCreated(context, { id: '0', name: '', tag: '' }, 0),
+    reportCreated(context, { id: '-9223372036854775808', name: 'lowest', tag: 'finance', idempotencyKey: 'key-1' }, 0),
+    reportCreated(context, { id: '9223372036854775807', name: 'highest', idempotencyKey: '' }, 0),
+    reportDeleted(context, { id: '42' }, 1),
+    reportDeleted(context, { id: '-1', idempotencyKey: 'delete-key' }, 1),
+    withTraceContext(reportCreated(context, { id: '7', name: 'traced', tag: 't' }, 0), span),
+    withTraceContext(reportDeleted(context, { id: '7' }, 1), span),
+    reportCreated(context, { id: '8', name: 'recreated' }, 2),
+    reportDeleted(context, { id: '8', idempotencyKey: 'k' }, 2_147_483_647),
   ];
   for (const event of events) {
     const bytes = encodeEvent(event);
@@ -63,7 +65,7 @@ decode('takes the fast path for every kind of event the service writes, with the
 });
 
 decode('leaves to decodeEvent what only it can judge, and agrees with it on every variant', () => {
-  const base = reportCreated(context, { id: '12', name: 'name', tag: 'tag' });
+  const base = reportCreated(context, { id: '12', name: 'name', tag: 'tag' }, 0);
   const text = JSON.stringify(base);
   const variants: Record<string, string> = {
     'non-ASCII name': JSON.stringify({ ...base, data: { ...base.data, name: 'ünïcödé 📄' } }),
@@ -87,13 +89,21 @@ decode('leaves to decodeEvent what only it can judge, and agrees with it on ever
     'empty source': text.replace('"source":"urn:report-store:test"', '"source":""'),
     'specversion 2.0': text.replace('"specversion":"1.0"', '"specversion":"2.0"'),
     'another content type': text.replace('application/json', 'text/plain'),
-    'a delete with a name': JSON.stringify({ ...reportDeleted(context, { id: '12' }), data: { id: '12', name: 'x' } }),
+    'a delete with a name': JSON.stringify({ ...reportDeleted(context, { id: '12' }, 1), data: { id: '12', name: 'x' } }),
     'a create without a name': JSON.stringify({ ...base, data: { id: '12' } }),
     'a traceparent of zeros': JSON.stringify({ ...base, traceparent: `00-${'0'.repeat(32)}-00f067aa0ba902b7-01` }),
     'a parent id of zeros': JSON.stringify({ ...base, traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-${'0'.repeat(16)}-01` }),
     'an upper-case traceparent': JSON.stringify({ ...base, traceparent: '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01' }),
     'a tracestate': JSON.stringify({ ...base, traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=value' }),
     'a duplicate tag': text.replace('"tag":"tag"', '"tag":"tag","tag":"again"'),
+    'an expectedversion beyond 32 bits': text.replace('"expectedversion":0', '"expectedversion":2147483648'),
+    'a negative expectedversion': text.replace('"expectedversion":0', '"expectedversion":-1'),
+    'an expectedversion with a fraction': text.replace('"expectedversion":0', '"expectedversion":1.5'),
+    'an expectedversion written 1.0': text.replace('"expectedversion":0', '"expectedversion":1.0'),
+    'an expectedversion with an exponent': text.replace('"expectedversion":0', '"expectedversion":1e3'),
+    'an expectedversion as a string': text.replace('"expectedversion":0', '"expectedversion":"0"'),
+    'an expectedversion with a leading zero': text.replace('"expectedversion":0', '"expectedversion":07'),
+    'no expectedversion': text.replace('"expectedversion":0,', ''),
     'trailing text': `${text} `,
     'two objects': `${text}${text}`,
     'not JSON': 'not json',
@@ -101,14 +111,16 @@ decode('leaves to decodeEvent what only it can judge, and agrees with it on ever
   for (const [label, variant] of Object.entries(variants)) assertAgrees(Buffer.from(variant, 'utf8'), label);
   assert.is(decodeCanonical(variants['non-ASCII name'] as string), undefined, 'non-ASCII goes to decodeEvent');
   assert.ok(decodeCanonical(variants['time with an offset'] as string) !== undefined, 'an offset time is still canonical');
+  assert.ok(decodeCanonical(variants['no expectedversion'] as string) !== undefined, 'an event of an earlier writer, without a basis, is still canonical');
+  assert.ok(decodeForFold(Buffer.from(variants['an expectedversion beyond 32 bits'] as string)).ok === false, 'a basis beyond 32 bits is invalid');
 });
 
 decode('never disagrees with decodeEvent on randomly mutated records', () => {
   const next = random(20261123);
   const records = [
-    encodeEvent(reportCreated(context, { id: '1234567', name: 'Quarterly report 0000001', tag: 'finance', idempotencyKey: 'k' })),
-    encodeEvent(reportDeleted(context, { id: '-98765' })),
-    encodeEvent(withTraceContext(reportCreated(context, { id: '5', name: 'n' }), span)),
+    encodeEvent(reportCreated(context, { id: '1234567', name: 'Quarterly report 0000001', tag: 'finance', idempotencyKey: 'k' }, 0)),
+    encodeEvent(reportDeleted(context, { id: '-98765' }, 1)),
+    encodeEvent(withTraceContext(reportCreated(context, { id: '5', name: 'n' }, 0), span)),
   ];
   // Characters a mutation puts in: the JSON syntax and the characters the patterns care about.
   const alphabet = Buffer.from('{}[]":,\\ 0123456789-+.:TZzabcdef\u0001\u007fé', 'utf8');
@@ -128,7 +140,7 @@ decode('never disagrees with decodeEvent on randomly mutated records', () => {
 });
 
 decode('decodes a record inside a larger buffer by its bounds', () => {
-  const record = encodeEvent(reportCreated(context, { id: '9', name: 'inside' }));
+  const record = encodeEvent(reportCreated(context, { id: '9', name: 'inside' }, 0));
   const frame = Buffer.concat([Buffer.from('prefix'), record, Buffer.from('suffix')]);
   assert.equal(foldView(decodeForFold(frame, 6, 6 + record.length)), foldView(decodeEvent(record)));
   assert.equal(foldView(decodeForFold(Buffer.from('xnot jsonx'), 1, 9)), 'invalid');

@@ -1,90 +1,148 @@
-// The open-addressing id index answers as a Map would through any mix of inserts, overwrites and
-// deletes (tombstones reused, growth, clean-ups), for small, negative, huge and non-numeric keys,
-// and survives its byte form.
+// The open-addressing id index answers as a Map of id -> {record, version} would through any mix
+// of new ids, updates and deletes, for ids over the whole int64 range; keeps deleted ids with
+// their versions; survives its byte form and a move to another thread; refuses bytes that would
+// make a lookup wrong or endless.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BytesIn, BytesOut } from '../../src/read-model/bytes.js';
-import { IdIndex } from '../../src/read-model/id-index.js';
+import { IdIndex, MAX_VERSION, NO_RECORD } from '../../src/read-model/id-index.js';
+import { idText } from '../../src/read-model/int64-id.js';
+import { INT64_EDGES, random, randomInt64, words } from '../helpers/random.js';
 
-/** A small deterministic generator (mulberry32), so a failure repeats. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+interface Entry {
+  record: number;
+  version: number;
 }
 
-const keyPool: (number | string)[] = [0, 1, -1, 2 ** 31, -(2 ** 31), 2 ** 32 + 7, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, '9223372036854775807', '-9223372036854775808'];
+function keyOf(value: bigint): Uint32Array {
+  return new Uint32Array(words(value));
+}
 
-function roundTrip(index: IdIndex): IdIndex {
+function bytesOf(index: IdIndex): Buffer {
   const chunks: Buffer[] = [];
   const out = new BytesOut((bytes) => chunks.push(bytes));
   index.writeTo(out);
   out.flush();
-  const input = new BytesIn(Buffer.concat(chunks));
+  return Buffer.concat(chunks);
+}
+
+function roundTrip(index: IdIndex): IdIndex {
+  const input = new BytesIn(bytesOf(index));
   const read = IdIndex.readFrom(input);
   assert.ok(input.done);
   return read;
 }
 
+/** What the index answers for each of `ids`. */
+function answers(index: IdIndex, ids: Iterable<bigint>): Map<bigint, Entry | undefined> {
+  const found = new Map<bigint, Entry | undefined>();
+  for (const id of ids) {
+    const slot = index.find(keyOf(id));
+    found.set(id, slot < 0 ? undefined : { record: index.recordAt(slot), version: index.versionAt(slot) });
+  }
+  return found;
+}
+
+function liveInOrder(index: IdIndex): [string, number][] {
+  const { keys, count } = index.liveInOrder();
+  return Array.from({ length: count }, (_, i): [string, number] => [idText(keys.low[i] as number, keys.high[i] as number), keys.payload[i] as number]);
+}
+
 const ids = suite('IdIndex');
 
-ids('answers has, get, size and entries as a Map does through 200,000 random operations', () => {
+ids('answers as a Map of records and versions does through 200,000 random operations on ids of the whole range', () => {
   const next = random(42);
+  const pool: bigint[] = [...INT64_EDGES];
+  for (let i = 0; i < 2000; i += 1) pool.push(randomInt64(next), BigInt(Math.floor(next() * 5000)), 7n * 10n ** 18n + BigInt(Math.floor(next() * 5000)));
   const index = new IdIndex();
-  const map = new Map<number | string, number>();
-  for (let i = 0; i < 2000; i += 1) keyPool.push(Math.floor((next() - 0.5) * 2 ** 40), Math.floor(next() * 5000));
+  const map = new Map<bigint, Entry>();
   for (let step = 0; step < 200_000; step += 1) {
-    const key = keyPool[Math.floor(next() * keyPool.length)] as number | string;
-    const roll = next();
-    if (roll < 0.55) {
-      const value = Math.floor(next() * 2 ** 32);
-      index.set(key, value);
-      map.set(key, value);
-    } else if (roll < 0.85) {
-      assert.is(index.delete(key), map.delete(key));
+    const id = pool[Math.floor(next() * pool.length)] as bigint;
+    const record = next() < 0.3 ? NO_RECORD : Math.floor(next() * 2 ** 31);
+    const slot = index.find(keyOf(id));
+    const entry = map.get(id);
+    assert.is(slot >= 0, entry !== undefined);
+    if (entry === undefined) {
+      if (record === NO_RECORD) continue;
+      index.add(keyOf(id), record, 1);
+      map.set(id, { record, version: 1 });
     } else {
-      assert.is(index.has(key), map.has(key));
-      assert.is(index.get(key), map.get(key));
+      index.update(slot, record);
+      map.set(id, { record, version: entry.version + 1 });
     }
-    if (step % 20_000 === 0) assert.equal(new Map(index.entries()), map);
+    if (step % 20_000 === 0) assert.equal(answers(index, pool), answers(roundTrip(index), pool));
   }
-  assert.is(index.size, map.size);
-  assert.equal(new Map(index.entries()), map);
-  assert.equal(new Map(roundTrip(index).entries()), map);
+  const live = [...map].filter(([, entry]) => entry.record !== NO_RECORD);
+  assert.is(index.size, live.length);
+  assert.is(index.deletedIds, map.size - live.length);
+  assert.equal(answers(index, map.keys()), new Map(map));
+  assert.equal(answers(roundTrip(index), map.keys()), new Map(map));
+  assert.equal(answers(IdIndex.fromParts(index.parts()), map.keys()), new Map(map));
+  const order = live.sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, entry]): [string, number] => [String(id), entry.record]);
+  assert.equal(liveInOrder(index), order);
 });
 
-ids('grows past a million keys and keeps every one', () => {
+ids('grows past a million ids and keeps every one, in 16-byte slots at least 47 % held', () => {
   const index = new IdIndex();
-  for (let key = 1; key <= 1_000_000; key += 1) index.set(key, key % 4096);
+  for (let id = 1; id <= 1_000_000; id += 1) index.add(keyOf(BigInt(id)), id % 4096, 1);
   assert.is(index.size, 1_000_000);
-  for (let key = 1; key <= 1_000_000; key += 997) assert.is(index.get(key), key % 4096);
-  assert.not.ok(index.has(1_000_001));
-  assert.ok(index.slotBytes <= 2 ** 21 * 12, `${index.slotBytes} bytes of slots`);
+  for (let id = 1; id <= 1_000_000; id += 997) assert.is(index.recordAt(index.find(keyOf(BigInt(id)))), id % 4096);
+  assert.is(index.find(keyOf(1_000_001n)), -1);
+  assert.ok(index.slotBytes <= (1_000_000 / 0.47) * 16, `${index.slotBytes} bytes of slots`);
 });
 
-ids('reuses the room of deleted keys instead of growing for ever', () => {
+ids('keeps a deleted id with its version, and counts it apart from the live ones', () => {
   const index = new IdIndex();
-  for (let round = 0; round < 50; round += 1) {
-    for (let key = 0; key < 500; key += 1) index.set(round * 500 + key, key);
-    for (let key = 0; key < 500; key += 1) assert.ok(index.delete(round * 500 + key));
-  }
-  assert.is(index.size, 0);
-  assert.ok(index.slotBytes <= 4096 * 12, `${index.slotBytes} bytes of slots after 25,000 keys came and went`);
+  const slot = index.add(keyOf(7n), 100, 1);
+  index.update(slot, NO_RECORD);
+  assert.is(index.find(keyOf(7n)), slot);
+  assert.equal([index.recordAt(slot), index.versionAt(slot)], [NO_RECORD, 2]);
+  assert.equal([index.size, index.deletedIds], [0, 1]);
+  index.update(slot, 200);
+  assert.equal([index.recordAt(slot), index.versionAt(slot), index.size, index.deletedIds], [200, 3, 1, 0]);
+  assert.equal(liveInOrder(index), [['7', 200]]);
+});
+
+ids('stops a version at 2^32 - 1 rather than wrap to 0', () => {
+  const index = new IdIndex();
+  const slot = index.add(keyOf(1n), 5, MAX_VERSION - 1);
+  index.update(slot, NO_RECORD);
+  assert.is(index.versionAt(slot), MAX_VERSION);
+  index.update(slot, 6);
+  assert.is(index.versionAt(slot), MAX_VERSION);
+  assert.is(roundTrip(index).versionAt(roundTrip(index).find(keyOf(1n))), MAX_VERSION);
+});
+
+ids('merges another index of other ids, live and deleted, moving only live records', () => {
+  const left = new IdIndex();
+  left.add(keyOf(1n), 10, 1);
+  const right = new IdIndex();
+  right.add(keyOf(-(2n ** 63n)), 20, 3);
+  right.update(right.add(keyOf(2n ** 63n - 1n), 30, 1), NO_RECORD);
+  left.merge(right, (record) => record + 1000);
+  assert.equal(answers(left, [1n, -(2n ** 63n), 2n ** 63n - 1n]), new Map([[1n, { record: 10, version: 1 }], [-(2n ** 63n), { record: 1020, version: 3 }], [2n ** 63n - 1n, { record: NO_RECORD, version: 2 }]]));
+  assert.equal([left.size, left.deletedIds], [2, 1]);
+  const again = new IdIndex();
+  again.add(keyOf(1n), 1, 1);
+  assert.throws(() => left.merge(again, (record) => record), /report 1 is in both tables/);
 });
 
 ids('refuses bytes that do not hold an index', () => {
-  for (const edit of [(bytes: Buffer) => bytes.writeUInt32LE(1000, 0), (bytes: Buffer) => bytes.writeUInt32LE(5, 4)]) {
-    const chunks: Buffer[] = [];
-    const out = new BytesOut((bytes) => chunks.push(bytes));
-    new IdIndex().writeTo(out);
-    out.flush();
-    const bytes = Buffer.concat(chunks);
+  const index = new IdIndex();
+  index.add(keyOf(5n), 9, 1);
+  const slotAt = (bytes: Buffer) => 12 + 16 * (bytes.subarray(12).findIndex((byte, i) => i % 16 === 0 && byte === 5) / 16);
+  const edits: [string, (bytes: Buffer) => void, RegExp][] = [
+    ['a capacity below the least', (bytes) => bytes.writeUInt32LE(1000, 0), /an id index of 1000 slots/],
+    ['a capacity beyond its bytes', (bytes) => bytes.writeUInt32LE(1025, 0), /the data ends at byte/],
+    ['counts that do not match', (bytes) => bytes.writeUInt32LE(2, 4), /holds 1 ids \(1 live\), not 2 \(1\)/],
+    ['more live ids than ids', (bytes) => bytes.writeUInt32LE(3, 8), /holding 1 ids, 3 live/],
+    ['an empty slot that is not zero', (bytes) => bytes.writeUInt32LE(1, slotAt(bytes) === 12 ? 28 : 12), /the empty slot \d+ is not zero/],
+    ['an id away from its probe sequence', (bytes) => bytes.writeUInt32LE(6, slotAt(bytes)), /report 6 lies where a lookup does not find it/],
+  ];
+  for (const [what, edit, reason] of edits) {
+    const bytes = bytesOf(index);
     edit(bytes);
-    assert.throws(() => IdIndex.readFrom(new BytesIn(bytes)), RangeError);
+    assert.throws(() => IdIndex.readFrom(new BytesIn(bytes)), (error: unknown) => error instanceof RangeError && reason.test(error.message), what);
   }
 });
 

@@ -1,7 +1,7 @@
 // Folding a file-log history on several threads gives what folding it on one thread gives: the
-// same reports, idempotency keys (the first event to carry a key owns it, whichever thread folded
-// it), counts and skipped records, for either log format and any stopping point; a record whose
-// key is not its report's id makes the fold fall back to one thread.
+// same reports, versions of live and deleted ids, idempotency keys (the first event to carry a key
+// owns it, whichever thread folded it), counts and skipped records, for either log format and any
+// stopping point; a record whose key is not its report's id makes the fold fall back to one thread.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -26,6 +26,11 @@ function keyed(event: ReportEvent, idempotencyKey: string): ReportEvent {
   return { ...event, data: { ...event.data, idempotencyKey } } as ReportEvent;
 }
 
+/** Report n's id: a third of them snowflake-sized. */
+function idOf(n: number): string {
+  return n % 3 === 0 ? String(7_000_000_000_000_000_000n + BigInt(n)) : String(n);
+}
+
 /**
  * Creates (some keyed), deletes, void events and invalid records mixed; idempotency keys reused by
  * events of other reports later on (so of other shards), non-ASCII names for decodeEvent's path.
@@ -34,7 +39,7 @@ function history(): LogMessage[] {
   const messages: LogMessage[] = [];
   const event = (e: ReportEvent) => messages.push({ key: e.subject, value: encodeEvent(e) });
   for (let i = 0; i < RECORDS; i += 1) {
-    const id = String(i % 3001);
+    const id = idOf(i % 3001);
     if (i % 97 === 0) messages.push({ key: id, value: Buffer.from(i % 2 === 0 ? 'not json' : '{"type":"ReportCreated"}') });
     else if (i % 5 === 0) event(i % 10 === 0 ? keyed(deleted(id), `key-${i % 400}`) : deleted(id));
     else if (i % 11 === 0) event(keyed(created(id, `keyed ${i}`, 't'), `key-${i % 400}`));
@@ -50,8 +55,15 @@ async function oneThread(log: EventLog, to?: ReadonlyMap<number, number>): Promi
   return { model, skipped };
 }
 
+/** Every id's version, deleted ones included. */
+function versions({ reports }: ReadModel): number[] {
+  return Array.from({ length: 3001 }, (_, n) => reports.version(idOf(n)));
+}
+
 function assertSameModel(actual: ReadModel, expected: ReadModel): void {
   assert.is(stateDigest(actual.reports), stateDigest(expected.reports));
+  assert.equal(versions(actual), versions(expected));
+  assert.is(actual.reports.deletedIds, expected.reports.deletedIds);
   assert.equal(actual.keys, expected.keys);
   assert.equal(actual.counts, expected.counts);
   assert.equal(actual.cursor, expected.cursor);
@@ -73,7 +85,7 @@ sharded.after.each(async ({ dir, log }) => {
 
 sharded('gives the same model, keys, counts and skipped records as one thread, on 1, 2 and 3 threads', async ({ log }) => {
   const alone = await oneThread(log);
-  assert.ok(alone.model.counts.invalid > 0 && alone.model.counts.voidEvents > 0 && alone.model.keys.size > 0);
+  assert.ok(alone.model.counts.invalid > 0 && alone.model.counts.voidEvents > 0 && alone.model.keys.size > 0 && alone.model.reports.deletedIds > 0);
   for (const threads of [1, 2, 3]) {
     const model = createReadModel();
     const skipped: string[] = [];

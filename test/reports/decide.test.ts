@@ -7,11 +7,11 @@ import { created, deleted } from '../helpers/events.js';
 const state = fold([created('1', 'plain'), created('2', 'tagged', 't'), created('3', 'gone'), deleted('3')]);
 
 const create = suite('decideCreate');
-create('appends for an id that was never created', () => {
-  assert.equal(decideCreate(state, { id: '9', name: 'n' }), { kind: 'append' });
+create('appends for an id that was never created, decided on its version 0', () => {
+  assert.equal(decideCreate(state, { id: '9', name: 'n' }), { kind: 'append', expectedVersion: 0 });
 });
-create('appends for an id that was deleted', () => {
-  assert.equal(decideCreate(state, { id: '3', name: 'gone' }), { kind: 'append' });
+create('appends for an id that was deleted, decided on the version its delete left', () => {
+  assert.equal(decideCreate(state, { id: '3', name: 'gone' }), { kind: 'append', expectedVersion: 2 });
 });
 create('changes nothing for a retry with the same name and no tag', () => {
   assert.equal(decideCreate(state, { id: '1', name: 'plain' }), { kind: 'unchanged', report: { name: 'plain' } });
@@ -38,8 +38,8 @@ create('does not change the state', () => {
 create.run();
 
 const remove = suite('decideDelete');
-remove('appends for an existing report', () => {
-  assert.equal(decideDelete(state, '1'), { kind: 'append' });
+remove('appends for an existing report, decided on its current version', () => {
+  assert.equal(decideDelete(state, '1'), { kind: 'append', expectedVersion: 1 });
 });
 remove('answers not-found for an id never created', () => {
   assert.equal(decideDelete(state, '9'), { kind: 'not-found' });

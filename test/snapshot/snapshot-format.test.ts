@@ -1,7 +1,7 @@
-// The snapshot file format (3): magic, meta, reports, idempotency keys, SHA-256. Reports and keys
-// survive the round trip exactly; a file that was changed, cut, written by another format or
-// shaped wrongly under a matching checksum is refused; the JSON snapshots of earlier versions are
-// recognised and refused with a reason that says so.
+// The snapshot file format (4): magic, meta, reports, idempotency keys, SHA-256. Reports, versions
+// and keys survive the round trip exactly; a file that was changed, cut, written by another format or
+// shaped wrongly under a matching checksum is refused; the snapshots of earlier versions (format 3,
+// and the JSON ones) are recognised and refused with a reason that says so.
 import { createHash } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -37,7 +37,7 @@ const plain = {
 };
 const snapshot: Snapshot = testSnapshot(plain);
 
-/** A file in the format-3 layout, with a correct checksum, around the given meta and sections. */
+/** A file in the format-4 layout, with a correct checksum, around the given meta and sections. */
 function fileWith(meta: unknown, sections: (out: BytesOut) => void): Buffer {
   const chunks: Buffer[] = [];
   const out = new BytesOut((bytes) => chunks.push(bytes));
@@ -104,6 +104,34 @@ format('refuses an unknown format version', () => {
   assert.equal(decodeSnapshot(file), { ok: false, reason: `unknown format ${SNAPSHOT_FORMAT + 1}` });
 });
 
+format('recognises a format-3 snapshot of an earlier version and says it is not used', () => {
+  const file = encodeSnapshot(snapshot);
+  file[SNAPSHOT_MAGIC.length - 1] = 3;
+  const decoded = decodeSnapshot(file);
+  assert.is(decoded.ok, false);
+  assert.match(decoded.ok ? '' : decoded.reason, /^format 3 \(an earlier version/);
+});
+
+format('keeps the versions of live and deleted reports, and stores a snowflake-sized id in as many bytes as a small one', () => {
+  const model = testSnapshot({ ...plain, reports: new Map() }).model;
+  for (const id of ['5', '7000000000000000005']) {
+    model.reports.set(id, { name: 'first' });
+    model.reports.delete(id);
+    model.reports.set(id, { name: 'again' });
+  }
+  model.reports.set('6', { name: 'gone' });
+  model.reports.delete('6');
+  const file = encodeSnapshot({ ...snapshot, model });
+  const decoded = decodeSnapshot(file);
+  assert.ok(decoded.ok);
+  const { reports: read } = decoded.snapshot.model;
+  assert.equal([read.version('5'), read.version('7000000000000000005'), read.version('6'), read.version('8')], [3, 3, 2, 0]);
+  assert.equal([read.size, read.deletedIds], [2, 1]);
+  const small = testSnapshot({ ...plain, reports: new Map([['1', { name: 'x' }]]) });
+  const snowflake = testSnapshot({ ...plain, reports: new Map([['7000000000000000001', { name: 'x' }]]) });
+  assert.is(encodeSnapshot(snowflake).length, encodeSnapshot(small).length);
+});
+
 format('recognises a JSON snapshot of an earlier version and says it is not used', () => {
   const body = JSON.stringify({ format: 2, log: 'l' });
   const decoded = decodeSnapshot(Buffer.from(`${createHash('sha256').update(body).digest('hex')}\n${body}\n`));
@@ -144,19 +172,19 @@ format('refuses a reports section cut short, a malformed id index and a report o
   const cut = decodeSnapshot(fileWith(goodMeta, (out) => out.u32(3)));
   assert.match(cut.ok ? '' : cut.reason, /^malformed: /);
   // Layout: u32 chunks, then per chunk u32 length, u32 bytes used and those bytes; 3 f64; then the
-  // index: u32 slots, u32 live, u32 tombstones, the keys, the values.
+  // index: u32 slots, u32 ids, u32 live ids, the slots of 4 words (low, high, record, version).
   const indexAt = (bytes: Buffer) => 12 + bytes.readUInt32LE(8) + 24;
   const slots = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => bytes.writeUInt32LE(1000, indexAt(bytes)))));
   assert.match(slots.ok ? '' : slots.reason, /an id index of 1000 slots/);
   const counts = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => bytes.writeUInt32LE(2, indexAt(bytes) + 4))));
-  assert.match(counts.ok ? '' : counts.reason, /holds 1 keys and 0 tombstones, not 2 and 0/);
+  assert.match(counts.ok ? '' : counts.reason, /holds 1 ids \(1 live\), not 2 \(1\)/);
   const chunk = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => bytes.writeUInt32LE(5, 4))));
-  assert.match(chunk.ok ? '' : chunk.reason, /a chunk of 5 bytes with 9 used/);
+  assert.match(chunk.ok ? '' : chunk.reason, /a chunk of 5 bytes with 6 used/);
   const outside = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => {
-    const values = indexAt(bytes) + 12 + 1024 * 8;
-    for (let slot = 0; slot < 1024; slot += 1) bytes.writeUInt32LE(64 * 1024 * 1024, values + slot * 4);
+    const slotsAt = indexAt(bytes) + 12;
+    for (let slot = 0; slot < 1024; slot += 1) if (bytes.readUInt32LE(slotsAt + slot * 16 + 12) !== 0) bytes.writeUInt32LE(64 * 1024 * 1024, slotsAt + slot * 16 + 8);
   })));
-  assert.match(outside.ok ? '' : outside.reason, /report 5 points outside the table's bytes/);
+  assert.match(outside.ok ? '' : outside.reason, /a report at 67108864 points outside the table's bytes/);
 });
 
 format('refuses idempotency keys of the wrong shape and trailing bytes under a matching checksum', () => {

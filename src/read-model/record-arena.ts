@@ -1,0 +1,190 @@
+// The names and tags of the live reports, as records (report-record.ts) appended to large shared
+// chunks: no object and no string header per report, and a snapshot or another thread takes the
+// chunks as they are. A record is found by its position, chunk * CHUNK_STRIDE + offset, which the
+// id index keeps in 32 bits. A deleted record leaves a hole until holes are most of the arena.
+import type { StoredReport } from '../../projections/reports.js';
+import type { BytesIn, BytesOut } from './bytes.js';
+import { readRecord, recordLength, recordWithin, storedLength, writeRecord } from './report-record.js';
+
+/** Records are appended to chunks of this size; a larger record gets a chunk of its own. */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+/** Positions are chunk * CHUNK_STRIDE + offset, small integers while the arena is under 2 GiB. */
+const CHUNK_STRIDE = 2 ** 23;
+const MAX_CHUNKS = 2 ** 32 / CHUNK_STRIDE;
+const FULL = 'the report table is full: names and tags of live reports exceed 2 GiB';
+
+/** A RecordArena's contents as a structured clone carries them between threads. */
+export interface RecordArenaParts {
+  readonly chunks: readonly ArrayBuffer[];
+  readonly fill: number;
+  readonly usedBytes: number;
+  readonly garbageBytes: number;
+}
+
+export class RecordArena {
+  private chunks: Buffer[] = [];
+  /** Where the next record goes in the last chunk. */
+  private fill = CHUNK_BYTES;
+  /** The bytes of each chunk a snapshot held, for `holds` (undefined: built here, every byte written). */
+  private loadedBytes: number[] | undefined;
+  private usedBytes = 0;
+  private garbageBytes = 0;
+
+  /** Bytes the chunks hold (allocated, live or not): memory outside the JS heap. */
+  get allocatedBytes(): number {
+    let total = 0;
+    for (const chunk of this.chunks) total += chunk.length;
+    return total;
+  }
+
+  /** Holes are most of the arena: time to compact. */
+  get wasteful(): boolean {
+    return this.garbageBytes >= CHUNK_BYTES && this.garbageBytes >= this.usedBytes;
+  }
+
+  /** The chunk and offset of the record at `at`. */
+  locate(at: number): { chunk: Buffer; position: number } {
+    const chunkIndex = Math.floor(at / CHUNK_STRIDE);
+    return { chunk: this.chunks[chunkIndex] as Buffer, position: at - chunkIndex * CHUNK_STRIDE };
+  }
+
+  /** Whether `at` lies within the arena's bytes (a position read from a file). */
+  /**
+   * Whether a whole record lies at `at` within the bytes written for its chunk: a snapshot whose
+   * table runs past them (a record larger than a chunk, as earlier versions wrote it) is refused.
+   */
+  holds(at: number): boolean {
+    const chunkIndex = Math.floor(at / CHUNK_STRIDE);
+    const chunk = this.chunks[chunkIndex];
+    if (chunk === undefined) return false;
+    return recordWithin(chunk, at - chunkIndex * CHUNK_STRIDE, this.loadedBytes?.[chunkIndex] ?? chunk.length);
+  }
+
+  read(at: number): StoredReport {
+    const { chunk, position } = this.locate(at);
+    return readRecord(chunk, position);
+  }
+
+  /** Appends the record of `name` and `tag`; its position. */
+  write(name: string, tag: string | undefined): number {
+    const bytes = recordLength(name, tag);
+    const { chunk, position, at } = this.reserve(bytes);
+    writeRecord(chunk, position, name, tag);
+    this.usedBytes += bytes;
+    return at;
+  }
+
+  /** The record at `at` is no longer live: its bytes are a hole. */
+  release(at: number): void {
+    const { chunk, position } = this.locate(at);
+    const bytes = storedLength(chunk, position);
+    this.usedBytes -= bytes;
+    this.garbageBytes += bytes;
+  }
+
+  private reserve(bytes: number): { chunk: Buffer; position: number; at: number } {
+    if (this.fill + bytes > CHUNK_BYTES || this.chunks.length === 0) {
+      // Positions are 32-bit in the id index: 512 chunks (2 GiB of names and tags) at most.
+      if (this.chunks.length >= MAX_CHUNKS) throw new RangeError(FULL);
+      // A record larger than a chunk gets a chunk of its own, full at once (fill = its length: a snapshot
+      // writes it all; the tag of a 4 MiB report came back with its last bytes zeroed); the next record starts a new one.
+      // Zeroed, so two tables with the same records hold equal bytes (and no stale memory).
+      this.chunks.push(Buffer.alloc(Math.max(CHUNK_BYTES, bytes)));
+      this.fill = bytes > CHUNK_BYTES ? bytes : 0;
+      const chunkIndex = this.chunks.length - 1;
+      if (bytes > CHUNK_BYTES) return { chunk: this.chunks[chunkIndex] as Buffer, position: 0, at: chunkIndex * CHUNK_STRIDE };
+    }
+    const chunkIndex = this.chunks.length - 1;
+    const position = this.fill;
+    this.fill += bytes;
+    return { chunk: this.chunks[chunkIndex] as Buffer, position, at: chunkIndex * CHUNK_STRIDE + position };
+  }
+
+  /**
+   * Copies the live records together into new chunks. `moveAll` is handed the function that moves
+   * one record (its old position in, its new one out) and calls it for every live record.
+   */
+  compact(moveAll: (move: (at: number) => number) => void): void {
+    const old = this.chunks;
+    this.chunks = [];
+    this.fill = CHUNK_BYTES;
+    this.usedBytes = 0;
+    this.garbageBytes = 0;
+    moveAll((at) => {
+      const chunkIndex = Math.floor(at / CHUNK_STRIDE);
+      const chunk = old[chunkIndex] as Buffer;
+      const position = at - chunkIndex * CHUNK_STRIDE;
+      const bytes = storedLength(chunk, position);
+      const target = this.reserve(bytes);
+      chunk.copy(target.chunk, target.position, position, position + bytes);
+      this.usedBytes += bytes;
+      return target.at;
+    });
+  }
+
+  /**
+   * Appends `other`'s chunks as they are (`other` is not to be used after); returns what to add
+   * to the positions of its records.
+   */
+  append(other: RecordArena): number {
+    const base = this.chunks.length;
+    if (base + other.chunks.length > MAX_CHUNKS) throw new RangeError(FULL);
+    this.chunks.push(...other.chunks);
+    // New records go on in other's last chunk; the room left in this arena's last one stays unused.
+    if (other.chunks.length > 0) this.fill = other.fill;
+    this.usedBytes += other.usedBytes;
+    this.garbageBytes += other.garbageBytes;
+    return base * CHUNK_STRIDE;
+  }
+
+  /** What the arena holds, for another thread: the chunks' buffers move with the message. */
+  parts(): RecordArenaParts {
+    return { chunks: this.chunks.map((chunk) => chunk.buffer as ArrayBuffer), fill: this.fill, usedBytes: this.usedBytes, garbageBytes: this.garbageBytes };
+  }
+
+  /** The arena another thread's `parts()` described (this process built it: not checked again). */
+  static fromParts(parts: RecordArenaParts): RecordArena {
+    const arena = new RecordArena();
+    arena.chunks = parts.chunks.map((buffer) => Buffer.from(buffer));
+    arena.fill = parts.fill;
+    arena.usedBytes = parts.usedBytes;
+    arena.garbageBytes = parts.garbageBytes;
+    return arena;
+  }
+
+  /** u32 chunk count; per chunk u32 length, u32 bytes used and those bytes; f64 fill, used and garbage bytes. */
+  writeTo(out: BytesOut): void {
+    out.u32(this.chunks.length);
+    this.chunks.forEach((chunk, i) => {
+      // The last chunk only as far as it is filled; it gets its room back when read.
+      const used = i === this.chunks.length - 1 ? Math.min(this.fill, chunk.length) : chunk.length;
+      out.u32(chunk.length);
+      out.u32(used);
+      out.bytes(chunk, 0, used);
+    });
+    out.f64(this.fill);
+    out.f64(this.usedBytes);
+    out.f64(this.garbageBytes);
+  }
+
+  /** Reads what writeTo wrote; RangeError on data that does not hold an arena. */
+  static readFrom(input: BytesIn): RecordArena {
+    const arena = new RecordArena();
+    arena.loadedBytes = [];
+    for (let chunks = input.u32(); chunks > 0; chunks -= 1) {
+      const length = input.u32();
+      const used = input.u32();
+      arena.loadedBytes.push(used);
+      if (used > length || length > Math.max(CHUNK_BYTES, 2 ** 31)) throw new RangeError(`a chunk of ${length} bytes with ${used} used`);
+      // Copied out (the snapshot file's buffer is let go), with the room of a partly filled chunk back.
+      const chunk = used === length ? Buffer.allocUnsafeSlow(length) : Buffer.alloc(length);
+      input.bytes(used).copy(chunk);
+      arena.chunks.push(chunk);
+    }
+    if (arena.chunks.length > MAX_CHUNKS) throw new RangeError(`an arena of ${arena.chunks.length} chunks`);
+    arena.fill = input.f64();
+    arena.usedBytes = input.f64();
+    arena.garbageBytes = input.f64();
+    return arena;
+  }
+}

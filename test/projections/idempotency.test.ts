@@ -1,0 +1,55 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createFingerprint, evolveIdempotency, outcomeOf, type IdempotencyState } from '../../projections/idempotency.js';
+import { evolution, fold, type FoldEvent } from '../../projections/reports.js';
+import { basedOn, created, deleted } from '../helpers/events.js';
+
+function keyed<Event extends FoldEvent>(event: Event, key: string): Event {
+  return { ...event, data: { ...event.data, idempotencyKey: key } };
+}
+
+const outcome = suite('outcomeOf');
+outcome('a create that took effect made the report', () => {
+  const state = fold([]);
+  const event = created('1', 'a', 't');
+  assert.equal(outcomeOf(state, event, evolution(state, event)), { fingerprint: createFingerprint('1', 'a', 't'), outcome: { kind: 'created', report: { name: 'a', tag: 't' } } });
+});
+outcome('a void create of the same report is a retry, of another report a conflict', () => {
+  const state = fold([created('1', 'a')]);
+  const same = created('1', 'a');
+  const other = created('1', 'b');
+  assert.equal(outcomeOf(state, same, evolution(state, same)).outcome, { kind: 'unchanged', report: { name: 'a' } });
+  assert.equal(outcomeOf(state, other, evolution(state, other)).outcome, { kind: 'conflict' });
+});
+outcome('a create voided because the report moved on while it is absent was superseded', () => {
+  const state = fold([created('1', 'theirs'), deleted('1')]);
+  const late = basedOn(created('1', 'mine'), 0);
+  assert.equal(outcomeOf(state, late, evolution(state, late)).outcome, { kind: 'superseded' });
+});
+outcome('a delete that took effect deleted; a void one, superseded included, found nothing', () => {
+  const state = fold([created('1', 'a'), deleted('1'), created('1', 'b')]);
+  const current = basedOn(deleted('1'), 3);
+  const late = basedOn(deleted('1'), 1);
+  assert.equal(outcomeOf(state, current, evolution(state, current)).outcome, { kind: 'deleted' });
+  assert.equal(outcomeOf(state, late, evolution(state, late)).outcome, { kind: 'not-found' });
+  assert.equal(outcomeOf(state, deleted('2'), evolution(state, deleted('2'))).outcome, { kind: 'not-found' });
+});
+outcome.run();
+
+const evolveKeys = suite('evolveIdempotency');
+evolveKeys('records the first event that carries a key and keeps it', () => {
+  const keys: IdempotencyState = new Map();
+  const state = fold([]);
+  const first = keyed(created('1', 'a'), 'k');
+  evolveIdempotency(keys, state, first, evolution(state, first));
+  const second = keyed(created('2', 'b'), 'k');
+  evolveIdempotency(keys, state, second, evolution(state, second));
+  assert.equal(keys.get('k'), { fingerprint: createFingerprint('1', 'a', undefined), outcome: { kind: 'created', report: { name: 'a' } } });
+});
+evolveKeys('records nothing for an event without a key', () => {
+  const keys: IdempotencyState = new Map();
+  const state = fold([]);
+  evolveIdempotency(keys, state, created('1', 'a'), evolution(state, created('1', 'a')));
+  assert.is(keys.size, 0);
+});
+evolveKeys.run();
