@@ -3,9 +3,10 @@
 // (partition-fetch.ts). A consumer group made every partition wait on its group coordinator and on
 // the slowest broker (kafkajs stops all its fetchers when one fetch fails), so a paused broker held
 // the reading of every partition, and with it every write that waits for another instance's records.
-import type { Cluster, Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { Cursor, LogGap, LogRecord } from './event-log.js';
 import type { BrokerReachability } from './kafka-brokers.js';
+import { groupFreeCluster } from './group-free-cluster.js';
 import { ItemChannel } from './item-channel.js';
 import { followPartition, type FollowItem } from './partition-fetch.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
@@ -27,32 +28,10 @@ export interface FollowOptions {
   readonly brokers?: BrokerReachability;
 }
 
-/**
- * The kafkajs cluster (connections, metadata) of a consumer that never joins a group: kafkajs hands
- * a consumer's cluster to its partition assigners, the one public way to have one.
- */
-function clusterOf(kafka: Kafka, brokers: BrokerReachability | undefined): Cluster {
-  let cluster: Cluster | undefined;
-  const consumer = kafka.consumer({
-    groupId: 'report-store-follow-never-joins',
-    // Metadata at most a second old when a fetch fails: a moved leader is found at the next try.
-    metadataMaxAge: 1000,
-    partitionAssigners: [
-      (config) => {
-        cluster = config.cluster;
-        return { name: 'never-joins', version: 0, assign: () => Promise.resolve([]), protocol: () => ({ name: 'never-joins', metadata: Buffer.alloc(0) }) };
-      },
-    ],
-  });
-  brokers?.watch(consumer);
-  if (cluster === undefined) throw new Error('kafkajs gave the partition assigner no cluster');
-  return cluster;
-}
-
 /** Yields the records from `from` on, and a gap where offsets hold nothing the reader gets, a fetched batch at a time. */
 export async function* followTopicBatches({ kafka, topic, partitions, from, signal, brokers }: FollowOptions): AsyncIterable<readonly FollowItem[]> {
   if (signal?.aborted) return;
-  const cluster = clusterOf(kafka, brokers);
+  const cluster = groupFreeCluster(kafka, brokers);
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   signal?.addEventListener('abort', onAbort, { once: true });

@@ -7,7 +7,6 @@ import type { Admin, Kafka, Message, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { CLOUDEVENTS_CONTENT_TYPE } from '../../projections/events.js';
 import type { KafkaConfig } from '../config.js';
-import { sharedRead } from './batcher.js';
 import { createKafkaClient, describeStartError } from './kafka-client.js';
 import { createFastClient, createProducer } from './kafka-producer.js';
 import { groupBySize, maxRecordBytes } from './kafka-record-size.js';
@@ -22,6 +21,7 @@ import { followTopicBatches, isGap, recordRuns, type FollowItem } from './kafka-
 import { singleRecordBatches } from './record-batches.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { PartitionLanes } from './partition-lanes.js';
+import { PartitionHeads } from './partition-heads.js';
 import { ensureTopic } from './kafka-topic.js';
 
 export interface KafkaLogOptions {
@@ -64,6 +64,7 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
       partitions,
       limits: { produceTimeoutMs, writeTimeoutMs, maxMessageBytes, ...(maxPendingAppends === undefined ? {} : { maxPendingAppends }) },
       health: new KafkaHealth(logger, config.topic, writes),
+      heads: new PartitionHeads({ kafka: fastClient, topic: config.topic, partitions, brokers, ...(maxPendingAppends === undefined ? {} : { maxPending: maxPendingAppends }) }),
       brokers,
       identity: `kafka:${clusterId}/${config.topic}`,
     });
@@ -98,6 +99,8 @@ interface KafkaLogParts {
   readonly partitions: number;
   readonly limits: KafkaLogLimits;
   readonly health: KafkaHealth;
+  /** Each partition's head, from its leader alone (what `latest` waits for). */
+  readonly heads: PartitionHeads;
   readonly brokers: BrokerReachability;
   readonly identity: string;
 }
@@ -108,7 +111,6 @@ class KafkaLog implements EventLog {
   readonly maxRecordBytes: number;
   private readonly lanes: PartitionLanes;
   /** The head for `latest`: one offsets request per round trip, not one per no-write answer. */
-  private readonly sharedHead: () => Promise<Cursor>;
   private stopProbe: () => void = () => undefined;
   private closed = false;
   private appendCount = 0;
@@ -136,7 +138,6 @@ class KafkaLog implements EventLog {
       },
       ...(limits.maxPendingAppends === undefined ? {} : { maxPendingPerLane: limits.maxPendingAppends }),
     });
-    this.sharedHead = sharedRead(() => this.head(), limits.maxPendingAppends === undefined ? {} : { maxPending: limits.maxPendingAppends });
   }
 
   startProbe(intervalMs: number): void {
@@ -210,8 +211,11 @@ class KafkaLog implements EventLog {
 
   async latest(key: string): Promise<Cursor> {
     const partition = partitionOfKey(key, this.parts.partitions);
-    const head = await this.sharedHead();
-    return new Map([[partition, head.get(partition) ?? 0]]);
+    try {
+      return new Map([[partition, await this.parts.heads.head(partition)]]);
+    } catch (error) {
+      throw this.parts.health.failed(error);
+    }
   }
 
   async head(): Promise<Cursor> {
@@ -291,6 +295,7 @@ class KafkaLog implements EventLog {
     // A send stuck while the broker is down must not hold the shutdown forever.
     await settleWithin(this.parts.limits.writeTimeoutMs, this.lanes.idle());
     if (this.parts.producer) await settleWithin(DISCONNECT_MS, this.parts.producer.disconnect());
+    await this.parts.heads.close();
     await settleWithin(DISCONNECT_MS, this.parts.admin.disconnect());
   }
 }

@@ -59,7 +59,7 @@ export class ReportService {
     const { id, name, tag } = command;
     // Only a request with a key is ever compared with another.
     const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id, name, tag);
-    return this.queue.run(queueKeys(id, idempotencyKey), async () => {
+    return this.tracked(() => this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return createAnswer(id, keyed);
@@ -74,13 +74,13 @@ export class ReportService {
       const projected = state.get(id);
       if (projected !== undefined && sameReport(projected, command)) return projected;
       throw projected === undefined ? superseded(id) : conflict(id);
-    });
+    }));
   }
 
   delete(id: string, idempotencyKey?: string, traceContext?: SpanContext): Promise<void> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id);
-    return this.queue.run(queueKeys(id, idempotencyKey), async () => {
+    return this.tracked(() => this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
@@ -93,7 +93,17 @@ export class ReportService {
       if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
       // Void: another instance deleted it (and perhaps created it again) between our decision and our append.
       if (outcome === 'void') throw notFound(id);
-    });
+    }));
+  }
+
+  /** Runs a write request, telling the outcomes while it is under way (a long wait counts before its 503). */
+  private async tracked<T>(request: () => Promise<T>): Promise<T> {
+    const ticket = this.outcomes.started(this.clockMs());
+    try {
+      return await request();
+    } finally {
+      this.outcomes.finished(ticket);
+    }
   }
 
   /**
@@ -104,7 +114,9 @@ export class ReportService {
     const { log, projector } = this.options;
     if (log.latest === undefined) return false;
     try {
-      await projector.reach(await log.latest(id), this.remaining(deadline));
+      // The head read is bounded by the deadline too: its broker may be the one that stopped answering.
+      const target = await beforeDeadline(log.latest(id), this.remaining(deadline));
+      await projector.reach(target, this.remaining(deadline));
       return true;
     } catch (error) {
       throw this.unavailable(error, id);
@@ -208,4 +220,15 @@ function superseded(id: string): ConflictError {
 
 function notFound(id: string): NotFoundError {
   return new NotFoundError(`report ${id} does not exist`);
+}
+
+/** `work`'s result, or an AppendTimeoutError once `ms` have passed (the work itself is left to finish). */
+async function beforeDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new AppendTimeoutError(ms)), ms)));
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -34,3 +34,32 @@ outcomes('stops failing at the next confirmed write', () => {
   assert.is(writes.failing(1200), false);
 });
 outcomes.run();
+
+const waiting = suite('WriteOutcomes.failing with writes under way');
+waiting('is failing once a write has waited longer than the window with none confirmed (before its 503)', () => {
+  const writes = new WriteOutcomes(2000);
+  writes.confirmed(0);
+  writes.started(1000);
+  assert.is(writes.failing(3000), false);
+  assert.is(writes.failing(3001), true);
+});
+waiting('is not failing for a long wait while other writes are confirmed', () => {
+  const writes = new WriteOutcomes(2000);
+  writes.started(0);
+  writes.confirmed(4000);
+  assert.is(writes.failing(5000), false);
+});
+waiting('judges by the oldest write still under way', () => {
+  const writes = new WriteOutcomes(2000);
+  const first = writes.started(0);
+  writes.started(1500);
+  writes.finished(first);
+  assert.is(writes.failing(3000), false);
+  assert.is(writes.failing(3501), true);
+});
+waiting('a finished write no longer counts', () => {
+  const writes = new WriteOutcomes(2000);
+  writes.finished(writes.started(0));
+  assert.is(writes.failing(10_000), false);
+});
+waiting.run();

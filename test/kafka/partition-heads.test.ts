@@ -1,0 +1,47 @@
+// `latest(key)` reads the head of the key's partition from that partition's leader alone (a paused
+// leader of another partition must not hold it): the head it gives is the partition's high watermark.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
+import type { TestServer } from '../helpers/server.js';
+
+withKafka('partition heads', (brokers) => {
+  const heads = suite<{ topic: string; server: TestServer }>('kafka: the head of one partition');
+
+  heads.before(async (context) => {
+    context.topic = uniqueTopic('heads');
+    context.server = await startKafkaServer(brokers, { REPORTS_TOPIC_PARTITIONS: '3' }, context.topic);
+    for (let id = 1; id <= 30; id += 1) {
+      assert.is((await context.server.request('/reports', { method: 'POST', json: JSON.stringify({ id, name: `report ${id}` }) })).status, 200);
+    }
+  });
+  heads.after(async ({ server }) => {
+    await server?.dispose();
+  });
+
+  heads("latest(key) is the key's partition at its high watermark, and only that partition", async ({ topic, server }) => {
+    const highs = new Map((await withAdmin(brokers, (admin) => admin.fetchTopicOffsets(topic))).map(({ partition, high }) => [partition, Number(high)]));
+    const seen = new Set<number>();
+    for (let id = 1; id <= 30; id += 1) {
+      const latest = server.log.latest?.(String(id));
+      assert.ok(latest, 'the Kafka log has latest');
+      const cursor = await latest;
+      assert.is(cursor.size, 1);
+      const [[partition, head]] = [...cursor] as [[number, number]];
+      assert.is(partition, server.log.partitionFor?.(String(id)));
+      assert.is(head, highs.get(partition));
+      seen.add(partition);
+    }
+    assert.is(seen.size, 3, 'the ids span every partition');
+  });
+
+  heads('a head read after a write includes it', async ({ server }) => {
+    const id = '31';
+    const before = [...((await server.log.latest?.(id)) ?? new Map<number, number>()).values()][0] ?? -1;
+    assert.is((await server.request('/reports', { method: 'POST', json: JSON.stringify({ id: 31, name: 'one more' }) })).status, 200);
+    const after = [...((await server.log.latest?.(id)) ?? new Map<number, number>()).values()][0] ?? -1;
+    assert.is(after, before + 1);
+  });
+
+  heads.run();
+});
