@@ -114,7 +114,9 @@ withKafka('kafka cluster faults', () => {
 
   faults.before(async (context) => {
     context.runs = new Map();
-    context.cluster = await startCluster({ name: 'chaos-test', basePort: 39100 });
+    // Below Linux's ephemeral range (32768-60999): a client's outgoing connection once took a killed
+    // node's port while it was down, and the node could not listen on it again.
+    context.cluster = await startCluster({ name: 'chaos-test', basePort: 28100 });
   });
   faults.after(async ({ cluster }) => {
     await cluster?.close();

@@ -1,7 +1,7 @@
 // `make chaos`: the long form of the cluster fault suite. Starts a three-node cluster, runs every
 // scenario (or those named) several times, prints what each run found and the table.
 //
-//   node dist/test/chaos/main.js [--runs 3] [--scenario pause-leader]... [--short] [--base-port 39200]
+//   node dist/test/chaos/main.js [--runs 3] [--scenario pause-leader]... [--short] [--base-port 28200]
 import { parseArgs } from 'node:util';
 import { kafkaAvailable } from '../helpers/kafka-broker.js';
 import { startCluster } from '../helpers/kafka-cluster.js';
@@ -11,7 +11,7 @@ import { LONG, SCENARIOS, SHORT } from './scenarios.js';
 import { describeRun, formatTable, type ScenarioRow } from './table.js';
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, scenario: { type: 'string', multiple: true }, short: { type: 'boolean' }, 'base-port': { type: 'string', default: '39200' } } });
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, scenario: { type: 'string', multiple: true }, short: { type: 'boolean' }, 'base-port': { type: 'string', default: '28200' } } });
   const runs = Number(values.runs);
   const chosen = SCENARIOS.filter((scenario) => values.scenario === undefined || values.scenario.includes(scenario.name));
   if (!Number.isInteger(runs) || runs < 1 || chosen.length === 0) throw new Error(`nothing to run: --runs ${values.runs}, scenarios ${SCENARIOS.map((s) => s.name).join(', ')}`);

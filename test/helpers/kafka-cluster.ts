@@ -3,10 +3,11 @@
  * (static quorum, controller.quorum.voters), started by test/broker/kafka-broker.sh like the single
  * test broker, replicated as users run Kafka: replication factor 3, min.insync.replicas=2, no
  * unclean leader election. Node i (1-based) listens on basePort + 10(i-1) (PLAINTEXT), +1
- * (controller) and +2 (SASL).
+ * (controller) and +2 (SASL). Choose ports below the ephemeral range (32768 on Linux): a killed node's
+ * port may meanwhile be taken by some client's outgoing connection, and the node cannot restart.
  *
- *   const cluster = await startCluster({ name: 'chaos', basePort: 39100 });
- *   cluster.brokers;                          // '127.0.0.1:39100,127.0.0.1:39110,127.0.0.1:39120'
+ *   const cluster = await startCluster({ name: 'chaos', basePort: 28100 });
+ *   cluster.brokers;                          // '127.0.0.1:28100,127.0.0.1:28110,127.0.0.1:28120'
  *   const leader = (await cluster.leaders(topic)).get(0);
  *   cluster.pause(leader); ... cluster.resume(leader);
  *   await cluster.kill(leader); await cluster.restart(leader);
