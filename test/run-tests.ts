@@ -2,7 +2,12 @@
 // `N passed, N failed` that CI reads. `node dist/test/run-tests.js PATTERN...` runs the files whose
 // path contains a PATTERN; `--skip PATTERN` (repeatable) leaves out the files whose path contains
 // it, which is how CI runs the suite without the slowest fault suites on the older Node versions.
+// `--alongside PATTERN` runs the files matching it in a second run of this script, at the same time
+// as the rest: the cluster fault suite mostly waits on its faults (its three brokers are its own),
+// so it costs the run little time beside the others instead of three minutes after them. Its output
+// is printed when it ends, and its counts are in the summary.
 // uvu is imported only after UVU_DEFER is set, so suites queue up here.
+import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -20,11 +25,37 @@ async function testFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
+interface SideRun {
+  readonly passed: number;
+  readonly failed: number;
+  readonly output: string;
+}
+
+/** This script on `patterns` in a child process (coverage and the broker's variables inherited); its output kept for the end. */
+function runAlongside(patterns: readonly string[]): Promise<SideRun> {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), ...patterns], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      const summary = /^(\d+) passed, (\d+) failed/m.exec(output);
+      const passed = Number(summary?.[1] ?? 0);
+      // A run that failed without a failed test (or printed no summary) counts as one failure.
+      const failed = Number(summary?.[2] ?? 0) || (code === 0 && summary ? 0 : 1);
+      resolve({ passed, failed, output });
+    });
+  });
+}
+
 async function main(): Promise<void> {
   const root = dirname(fileURLToPath(import.meta.url));
-  const { values, positionals: patterns } = parseArgs({ options: { skip: { type: 'string', multiple: true, default: [] } }, allowPositionals: true });
-  const skipped = values.skip;
-  const files = (await testFiles(root)).filter((file) => (patterns.length === 0 || patterns.some((p) => file.includes(p))) && !skipped.some((p) => file.includes(p)));
+  const { values, positionals: patterns } = parseArgs({ options: { skip: { type: 'string', multiple: true, default: [] }, alongside: { type: 'string', multiple: true, default: [] } }, allowPositionals: true });
+  const skipped = [...values.skip, ...values.alongside];
+  const all = await testFiles(root);
+  const files = all.filter((file) => (patterns.length === 0 || patterns.some((p) => file.includes(p))) && !skipped.some((p) => file.includes(p)));
+  const besideFiles = values.alongside.length === 0 ? [] : all.filter((file) => (patterns.length === 0 || patterns.some((p) => file.includes(p))) && values.alongside.some((p) => file.includes(p)) && !values.skip.some((p) => file.includes(p)));
+  const beside = besideFiles.length === 0 ? undefined : runAlongside(besideFiles.map((file) => relative(root, file)));
   uvuGlobals.UVU_DEFER = 1;
   uvuGlobals.UVU_QUEUE = [];
   await import('uvu');
@@ -56,11 +87,17 @@ async function main(): Promise<void> {
     // Per file, so the slow suites are easy to find (and to name in --skip).
     process.stdout.write(` ${((Date.now() - fileStarted) / 1000).toFixed(1)} s\n`);
   }
-  const failed = total - passed - skippedTests;
-  const left = skipped.length > 0 ? ` (left out: files matching ${skipped.join(', ')})` : '';
+  let failed = total - passed - skippedTests;
+  const left = values.skip.length > 0 ? ` (left out: files matching ${values.skip.join(', ')})` : '';
   process.stdout.write(`\n${files.length} files, ${((Date.now() - started) / 1000).toFixed(1)} s${failedFiles ? `, failures in ${failedFiles} files` : ''}${left}\n`);
+  if (beside) {
+    const side = await beside;
+    process.stdout.write(`\n--- alongside (${besideFiles.length} files, ended ${((Date.now() - started) / 1000).toFixed(1)} s after the run started) ---\n${side.output}--- end of the run alongside ---\n\n`);
+    passed += side.passed;
+    failed += side.failed;
+  }
   process.stdout.write(`${passed} passed, ${failed} failed${skippedTests ? `, ${skippedTests} skipped` : ''}\n`);
-  process.exitCode = failed > 0 || files.length === 0 ? 1 : 0;
+  process.exitCode = failed > 0 || files.length + besideFiles.length === 0 ? 1 : 0;
   // Whatever a suite left open (a server, a pooled keep-alive connection, a timer) must not hold the
   // run: one such kept a finished run alive for nine minutes. Name it, then exit with the verdict.
   setTimeout(() => {
