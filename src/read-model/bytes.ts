@@ -41,6 +41,16 @@ export class BytesOut {
     source.copy(buffer, at, start, end);
   }
 
+  /**
+   * Hands on `bytes` themselves, not a copy, after what is buffered: for bytes the caller never
+   * changes again (the report table's filled records), so a snapshot of a large model takes them
+   * as they are instead of copying tens of megabytes while the server waits.
+   */
+  unchanging(bytes: Buffer): void {
+    this.flush();
+    if (bytes.length > 0) this.onChunk(bytes);
+  }
+
   /** A string as u32 byte length + UTF-8. */
   text(value: string): void {
     const length = Buffer.byteLength(value);

@@ -160,7 +160,9 @@ export class RecordArena {
       const used = i === this.chunks.length - 1 ? Math.min(this.fill, chunk.length) : chunk.length;
       out.u32(chunk.length);
       out.u32(used);
-      out.bytes(chunk, 0, used);
+      // Records are only ever appended and a chunk's written bytes never change (a release leaves
+      // them, a compaction writes new chunks): the encoding may hold them as they are.
+      out.unchanging(chunk.subarray(0, used));
     });
     out.f64(this.fill);
     out.f64(this.usedBytes);

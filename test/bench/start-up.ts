@@ -15,6 +15,7 @@
 //   `external` rather than `arrayBuffers`: buffers built by the threads of a sharded fold and moved
 //   to the main thread count in the main thread's `external`, not in its `arrayBuffers`.
 // - what a remembered deleted id costs (deleted-ids.ts);
+// - the tail under the large history (history-tail.ts; BENCH_TAIL_S seconds, 0 for none);
 // - beside each time, the CPU seconds of the process (every thread), which the machine's other loads
 //   move far less than wall time: on a shared machine, the ratio of CPU times is the steadier one.
 // Each timed figure is the median of BENCH_RUNS runs (3 unless set), shown with the fastest and
@@ -27,6 +28,7 @@ import { join } from 'node:path';
 import { decodeSnapshot } from '../../src/snapshot/snapshot-format.js';
 import { measureDeletedIds } from './deleted-ids.js';
 import { historyEvents, writeHistory } from './history.js';
+import { measureTail, removeSnapshots, tailLines } from './history-tail.js';
 import { createStartUpProbe, type Started } from './start-up-probe.js';
 import { startReport, type Figure, type IdShape } from './start-up-report.js';
 
@@ -49,8 +51,11 @@ function shapesSetting(): IdShape[] {
 const events = positiveSetting('BENCH_EVENTS', 1_000_000);
 const runs = positiveSetting('BENCH_RUNS', 3);
 const shapes = shapesSetting();
+/** Seconds of the tail run under the large history (0: none). */
+const tailSeconds = Number(process.env['BENCH_TAIL_S'] ?? 60);
+const token = randomBytes(24).toString('base64url');
 const root = mkdtempSync(join(tmpdir(), 'report-store-bench-start-'));
-const probe = createStartUpProbe({ root, token: randomBytes(24).toString('base64url'), events });
+const probe = createStartUpProbe({ root, token, events });
 process.on('exit', () => {
   probe.killNow();
   rmSync(root, { recursive: true, force: true });
@@ -149,6 +154,13 @@ async function main(): Promise<void> {
   ];
   progress('deleted ids: two more histories (small ids)');
   const notes = [`empty server: ${(empty.heapUsed / 1e6).toFixed(1)} MB of heap and external memory.`, versionsNote(shapes[0] as IdShape), ...(await measureDeletedIds({ root, events, probe, progress }))];
+  if (tailSeconds > 0) {
+    const shape = shapes[0] as IdShape;
+    removeSnapshots(dataDir(shape));
+    const cpuProfileDir = process.env['BENCH_CPU_PROF']?.trim() || undefined;
+    const tail = await measureTail({ dataDir: dataDir(shape), token, durationS: tailSeconds, events, progress, ...(cpuProfileDir === undefined ? {} : { cpuProfileDir }) });
+    notes.push(...tailLines(tail, tailSeconds));
+  }
   startReport({ events: historyEvents({ firstId: 0n, reports: events }), liveReports, shapes, logBytes, writeSeconds, runs, figures, notes });
 }
 

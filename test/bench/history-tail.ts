@@ -1,0 +1,105 @@
+// The tail under a large history (part of `make bench-start`): the service on a history of a
+// million reports, with its automatic snapshots on as by default, takes new creates at half its
+// saturation rate for BENCH_TAIL_S seconds (60 unless set) from the open-loop generator, and so
+// does the bare Koa handler at the same rate, one after the other in the same run: p99 and p99.9
+// of the service against the bare handler's. On a fresh history the two are close; on a large one
+// anything that stops the server's event loop for a while (a snapshot encoded in one piece, a
+// table rehashed at once) shows here and nowhere else. BENCH_CPU_PROF=DIR keeps a CPU profile of
+// the service's run.
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runLoad, type LoadResult } from './load.js';
+import { runPaced } from './open-loop.js';
+import { baseEnv, startServerProcess, type ServerProcess } from './server-process.js';
+
+const SERVICE = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+const BARE = fileURLToPath(new URL('./bare-server.js', import.meta.url));
+const CONNECTIONS = 64;
+const SATURATION_S = 5;
+const WARMUP_S = 2;
+/** New ids start here, far beyond any history the bench writes. */
+const FIRST_NEW_ID = 5_000_000_000_000;
+
+export interface TailOptions {
+  /** A data directory holding the large history (the service may write snapshots into it). */
+  readonly dataDir: string;
+  readonly token: string;
+  readonly durationS: number;
+  readonly events: number;
+  readonly progress: (line: string) => void;
+  readonly cpuProfileDir?: string;
+}
+
+export interface TailResult {
+  readonly saturation: number;
+  readonly rate: number;
+  readonly service: LoadResult;
+  readonly bare: LoadResult;
+  /** Snapshots the service wrote during its run. */
+  readonly snapshots: number;
+}
+
+async function paced(server: ServerProcess, token: string | undefined, rate: number, durationS: number, nextId: () => number): Promise<LoadResult> {
+  return runPaced({ url: server.url, connections: CONNECTIONS, durationS, ratePerS: rate, nextId, ...(token === undefined ? {} : { token }) });
+}
+
+export async function measureTail({ dataDir, token, durationS, events, progress, cpuProfileDir }: TailOptions): Promise<TailResult> {
+  let lastId = FIRST_NEW_ID;
+  const nextId = () => ++lastId;
+  progress(`tail: the service on ${events} reports (automatic snapshots on)`);
+  const service = await startServerProcess({
+    script: SERVICE,
+    env: { ...baseEnv(), REPORTS_TOKENS: token, REPORTS_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+    nodeArgs: cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`],
+    readyPath: '/readyz',
+    startTimeoutMs: 120_000,
+  });
+  let saturation: number;
+  let serviceRun: LoadResult;
+  let snapshots: number;
+  try {
+    await runLoad({ url: service.url, connections: CONNECTIONS, durationS: WARMUP_S, token, nextId });
+    saturation = (await runLoad({ url: service.url, connections: CONNECTIONS, durationS: SATURATION_S, token, nextId })).requestsPerSecondMean;
+    const rate = Math.round(saturation / 2);
+    progress(`tail: saturation ${saturation.toFixed(0)} req/s; the service at ${rate} req/s for ${durationS} s`);
+    const before = new Set(snapshotNames(dataDir));
+    serviceRun = await paced(service, token, rate, durationS, nextId);
+    snapshots = snapshotNames(dataDir).filter((name) => !before.has(name)).length;
+  } finally {
+    await service.stop();
+  }
+  const rate = Math.round(saturation / 2);
+  progress(`tail: the bare Koa handler at ${rate} req/s for ${durationS} s`);
+  const bare = await startServerProcess({ script: BARE, env: baseEnv() });
+  try {
+    await runLoad({ url: bare.url, connections: CONNECTIONS, durationS: WARMUP_S, nextId });
+    const bareRun = await paced(bare, undefined, rate, durationS, nextId);
+    return { saturation, rate, service: serviceRun, bare: bareRun, snapshots };
+  } finally {
+    await bare.stop();
+  }
+}
+
+/** The snapshot files in the directory (named by position: one written later has a new name). */
+function snapshotNames(dataDir: string): string[] {
+  const dir = join(dataDir, 'snapshots');
+  return existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.snap')) : [];
+}
+
+/** The lines the report prints. */
+export function tailLines({ saturation, rate, service, bare, snapshots }: TailResult, durationS: number): string[] {
+  const ms = (value: number) => `${value.toFixed(1)} ms`;
+  const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+  return [
+    `Tail under the large history: saturation ${saturation.toFixed(0)} req/s; both at ${rate} req/s for ${durationS} s (open loop), ${snapshots} snapshot(s) written by the service meanwhile.`,
+    `  service: p50 ${ms(service.p50Ms)}, p99 ${ms(service.p99Ms)}, p99.9 ${ms(service.p999Ms)}; achieved ${service.requestsPerSecondMean.toFixed(0)} req/s, ${service.non2xx + service.errors} not 2xx`,
+    `  bare Koa: p50 ${ms(bare.p50Ms)}, p99 ${ms(bare.p99Ms)}, p99.9 ${ms(bare.p999Ms)}; achieved ${bare.requestsPerSecondMean.toFixed(0)} req/s`,
+    `  service ÷ bare: p99 ${ratio(service.p99Ms, bare.p99Ms)} (target ≤ 2×), p99.9 ${ratio(service.p999Ms, bare.p999Ms)} (target ≤ 3×)`,
+  ];
+}
+
+/** Removes what the tail run added to the history's directory (its snapshots), keeping the history. */
+export function removeSnapshots(dataDir: string): void {
+  rmSync(join(dataDir, 'snapshots'), { recursive: true, force: true });
+}
