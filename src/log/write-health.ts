@@ -27,6 +27,8 @@ export class WriteHealth {
   /** Per partition: when the lane's produce request now out was sent. */
   private readonly outstandingSinceMs: (number | undefined)[];
   private lastAnswerMs = Number.NEGATIVE_INFINITY;
+  /** When the latest-sent request that was answered had been sent. */
+  private lastAnsweredSentMs = Number.NEGATIVE_INFINITY;
   /** Partitions the last metadata showed with a leader and enough replicas in sync (undefined: not probed yet). */
   private writablePartitions: number | undefined;
 
@@ -46,8 +48,11 @@ export class WriteHealth {
 
   /** The request of `partition` settled: `answered` when the broker acknowledged it. */
   settled(partition: number, answered: boolean, atMs: number): void {
+    const sentMs = this.outstandingSinceMs[partition];
     this.outstandingSinceMs[partition] = undefined;
-    if (answered) this.lastAnswerMs = Math.max(this.lastAnswerMs, atMs);
+    if (!answered) return;
+    this.lastAnswerMs = Math.max(this.lastAnswerMs, atMs);
+    if (sentMs !== undefined) this.lastAnsweredSentMs = Math.max(this.lastAnsweredSentMs, sentMs);
   }
 
   /** The probe's latest view of the partitions. */
@@ -56,10 +61,15 @@ export class WriteHealth {
   }
 
   verdict(nowMs: number): WriteVerdict {
+    // Judged in the order requests were sent: a request out longer than the stuck interval counts
+    // only when none sent after it was answered. Judged by when answers came, a partition's request
+    // answered late (sent before a fault) said "writes get through" while every request sent since
+    // waited; and the one request of a paused partition said "stuck" while later ones on the
+    // healthy partitions were answered.
+    const stuck = this.outstandingSinceMs.filter((since) => since !== undefined && since > this.lastAnsweredSentMs && nowMs - since > this.stuckAfterMs).length;
+    if (stuck > 0) return { kind: 'stuck', reason: `no produce request sent in the last ${this.stuckAfterMs} ms was answered: ${stuck} of ${this.partitions} partitions have one waiting` };
     // An acknowledgement within the last stuck interval: writes get through now (on some partitions at least).
     if (nowMs - this.lastAnswerMs <= this.stuckAfterMs) return ANSWERING;
-    const stuck = this.outstandingSinceMs.filter((since) => since !== undefined && nowMs - since > this.stuckAfterMs).length;
-    if (stuck > 0) return { kind: 'stuck', reason: `no produce request answered for ${this.stuckAfterMs} ms: ${stuck} of ${this.partitions} partitions have one waiting` };
     if (this.writablePartitions === 0) return { kind: 'unreplicated', reason: `no partition has a leader with ${this.minInsyncReplicas} replicas in sync (min.insync.replicas)` };
     return IDLE;
   }

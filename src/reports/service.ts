@@ -12,7 +12,7 @@ import { ProjectionTimeoutError, type Outcome, type Projector } from '../project
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';
-import { WriteOutcomes } from './write-outcomes.js';
+import { WriteOutcomes, type WriteTicket } from './write-outcomes.js';
 import { createWriteTracing, defaultTracer, parentContext, type WriteTracing } from './tracing.js';
 
 export interface ReportServiceOptions extends EnvelopeContext {
@@ -59,7 +59,7 @@ export class ReportService {
     const { id, name, tag } = command;
     // Only a request with a key is ever compared with another.
     const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id, name, tag);
-    return this.tracked(() => this.queue.run(queueKeys(id, idempotencyKey), async () => {
+    return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return createAnswer(id, keyed);
@@ -68,7 +68,7 @@ export class ReportService {
       if (decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(state, command);
       if (decision.kind === 'unchanged') return decision.report;
       if (decision.kind === 'conflict') throw conflict(id);
-      await this.write(reportCreated(this.options, createdData(command, idempotencyKey), decision.expectedVersion), deadline, traceContext);
+      await this.write(reportCreated(this.options, createdData(command, idempotencyKey), decision.expectedVersion), deadline, traceContext, ticket);
       if (idempotencyKey !== undefined) return createAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
       // Another instance may have written the id first; the fold of the shared log decides.
       const projected = state.get(id);
@@ -80,7 +80,7 @@ export class ReportService {
   delete(id: string, idempotencyKey?: string, traceContext?: SpanContext): Promise<void> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id);
-    return this.tracked(() => this.queue.run(queueKeys(id, idempotencyKey), async () => {
+    return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
       if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
@@ -89,18 +89,21 @@ export class ReportService {
       if (decision.kind === 'not-found' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(state, id);
       if (decision.kind === 'not-found') throw notFound(id);
       const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
-      const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion), deadline, traceContext);
+      const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion), deadline, traceContext, ticket);
       if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
       // Void: another instance deleted it (and perhaps created it again) between our decision and our append.
       if (outcome === 'void') throw notFound(id);
     }));
   }
 
-  /** Runs a write request, telling the outcomes while it is under way (a long wait counts before its 503). */
-  private async tracked<T>(request: () => Promise<T>): Promise<T> {
+  /** Runs a write request, telling the outcomes when it began and how it ended (a long wait counts before its 503). */
+  private async tracked<T>(request: (ticket: WriteTicket) => Promise<T>): Promise<T> {
     const ticket = this.outcomes.started(this.clockMs());
     try {
-      return await request();
+      return await request(ticket);
+    } catch (error) {
+      if (error instanceof UnavailableError) this.outcomes.unconfirmed(ticket, this.clockMs());
+      throw error;
     } finally {
       this.outcomes.finished(ticket);
     }
@@ -119,7 +122,7 @@ export class ReportService {
       await projector.reach(target, this.remaining(deadline));
       return true;
     } catch (error) {
-      throw this.unavailable(error, id);
+      throw this.answerTo(error, id);
     }
   }
 
@@ -129,7 +132,7 @@ export class ReportService {
     return this.options.projector.model.reports;
   }
 
-  private async write(event: ReportEvent, deadline: number, traceContext: SpanContext | undefined): Promise<Outcome> {
+  private async write(event: ReportEvent, deadline: number, traceContext: SpanContext | undefined, ticket: WriteTicket): Promise<Outcome> {
     const started = this.clockMs();
     const parent = parentContext(traceContext);
     try {
@@ -141,20 +144,14 @@ export class ReportService {
       const [position] = await this.tracing.append(parent, event, append);
       this.options.onAppend?.(this.clockMs() - started);
       const outcome = await this.tracing.wait(parent, () => this.options.projector.waitFor(position as LogPosition, this.remaining(deadline)));
-      this.outcomes.confirmed(this.clockMs());
+      this.outcomes.confirmed(ticket);
       return outcome;
     } catch (error) {
-      throw this.unavailable(error, event.subject);
+      throw this.answerTo(error, event.subject);
     }
   }
 
   /** Maps a failure of the log or of the projection to the answer the client gets. */
-  private unavailable(error: unknown, subject: string): unknown {
-    const answer = this.answerTo(error, subject);
-    if (answer instanceof UnavailableError) this.outcomes.unconfirmed(this.clockMs());
-    return answer;
-  }
-
   private answerTo(error: unknown, subject: string): unknown {
     if (error instanceof RecordTooLargeError) return new EventTooLargeError(error.sizeBytes, error.limitBytes);
     if (error instanceof LogOverloadedError) {

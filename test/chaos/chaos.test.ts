@@ -58,7 +58,7 @@ function assertDigestsAgree({ verdict }: Run): void {
 }
 
 function assertTruthfulReadiness({ verdict }: Run): void {
-  const problems = verdict.readiness.map((p) => `${p.instance}: ${p.kind} for ${((p.toMs - p.fromMs) / 1000).toFixed(1)} s (${p.polls} polls)`);
+  const problems = verdict.readiness.map((p) => `${p.instance}: ${p.kind} for ${((p.toMs - p.fromMs) / 1000).toFixed(1)} s (${p.polls} polls)${p.reasons.length > 0 ? `: ${p.reasons.join('; ')}` : ''}`);
   assert.equal(problems, [], '/readyz did not follow what writes could do');
 }
 

@@ -30,6 +30,8 @@ export interface ReadinessPoll {
   readonly sentMs: number;
   /** 0 when the instance did not answer. */
   readonly status: number;
+  /** A 503's message: which check said "not ready". */
+  readonly reason?: string;
 }
 
 /** One fault, from its injection to its repair, and which partitions it left without a leader that answers. */

@@ -1,7 +1,12 @@
 // `make chaos`: the long form of the cluster fault suite. Starts a three-node cluster, runs every
 // scenario (or those named) several times, prints what each run found and the table.
 //
-//   node dist/test/chaos/main.js [--runs 3] [--scenario pause-leader]... [--short] [--base-port 28200]
+//   node dist/test/chaos/main.js [--runs 3] [--scenario pause-leader]... [--short] [--base-port 28200] [--history DIR]
+//
+// --history DIR writes each run's history (every request, answer and /readyz poll with its times,
+// and the topic read back) as DIR/<scenario>-<run>.json, to look into what the checker found.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { kafkaAvailable } from '../helpers/kafka-broker.js';
 import { startCluster } from '../helpers/kafka-cluster.js';
@@ -11,7 +16,7 @@ import { LONG, SCENARIOS, SHORT } from './scenarios.js';
 import { describeRun, formatTable, type ScenarioRow } from './table.js';
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, scenario: { type: 'string', multiple: true }, short: { type: 'boolean' }, 'base-port': { type: 'string', default: '28200' } } });
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, scenario: { type: 'string', multiple: true }, short: { type: 'boolean' }, 'base-port': { type: 'string', default: '28200' }, history: { type: 'string' } } });
   const runs = Number(values.runs);
   const chosen = SCENARIOS.filter((scenario) => values.scenario === undefined || values.scenario.includes(scenario.name));
   if (!Number.isInteger(runs) || runs < 1 || chosen.length === 0) throw new Error(`nothing to run: --runs ${values.runs}, scenarios ${SCENARIOS.map((s) => s.name).join(', ')}`);
@@ -28,6 +33,10 @@ async function main(): Promise<number> {
         const { history, notes } = await runScenario(cluster, scenario, values.short === true ? SHORT : LONG, log);
         const verdict = judge(history);
         verdicts.push(verdict);
+        if (values.history !== undefined) {
+          mkdirSync(values.history, { recursive: true });
+          writeFileSync(join(values.history, `${scenario.name}-${run}.json`), JSON.stringify(history, (_, value: unknown) => (typeof value === 'bigint' ? String(value) : value)));
+        }
         log(`${scenario.name} run ${run}/${runs}:`);
         for (const line of describeRun(verdict, notes)) process.stdout.write(`    ${line}\n`);
       }

@@ -63,16 +63,18 @@ export class Recorder {
     const sentMs = Date.now();
     const url = this.locate(instance);
     let status = 0;
+    let reason: string | undefined;
     if (url !== undefined) {
       status = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
         async (response) => {
-          await response.arrayBuffer();
+          const text = await response.text();
+          if (response.status !== 200) reason = messageOf(text);
           return response.status;
         },
         () => 0,
       );
     }
-    this.polls.push({ instance, sentMs, status });
+    this.polls.push({ instance, sentMs, status, ...(reason === undefined ? {} : { reason }) });
   }
 
   private target(url: string, { op, id }: WriteRequest): string {
@@ -87,5 +89,14 @@ export class Recorder {
     const signal = AbortSignal.timeout(CLIENT_TIMEOUT_MS);
     if (op === 'delete') return { method: 'DELETE', headers, signal };
     return { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: `{"id": ${id}, "name": ${JSON.stringify(name ?? '')}}`, signal };
+  }
+}
+
+function messageOf(body: string): string {
+  try {
+    const { message } = JSON.parse(body) as { message?: unknown };
+    return typeof message === 'string' ? message : body;
+  } catch {
+    return body;
   }
 }

@@ -59,7 +59,7 @@ export function describeRun(verdict: RunVerdict, notes: readonly string[]): stri
     ...verdict.twoBodies.map((p) => `two bodies: ${p.detail}`),
     ...verdict.contradictions.map((c) => `contradiction on ${c.id}: ${c.detail}`),
     ...verdict.digests.problems.map((p) => `digest: ${p}`),
-    ...verdict.readiness.map((p) => `readiness: instance ${p.instance} ${p.kind} for ${seconds(p.toMs - p.fromMs)} s (${p.polls} polls)`),
+    ...verdict.readiness.map((p) => `readiness: instance ${p.instance} ${p.kind} for ${seconds(p.toMs - p.fromMs)} s (${p.polls} polls)${p.reasons.length > 0 ? `: ${p.reasons.join('; ')}` : ''}`),
     ...verdict.faults.map(
       (f) =>
         `fault ${f.fault} [${f.targets.join(', ')}] ${seconds(f.durationMs)} s: gap healthy ${seconds(f.healthyGapMs)} s, stuck ${seconds(f.stuckGapMs)} s; ` +

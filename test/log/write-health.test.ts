@@ -34,6 +34,20 @@ verdict('stays answering while other partitions are answered, though one is stuc
   }
   assert.equal(health.verdict(10_000), { kind: 'answering' });
 });
+verdict('is stuck when every request sent since the stuck one waits, though an older one was answered meanwhile (judged in the order sent)', () => {
+  const health = fresh();
+  health.sent(0, 0);
+  health.sent(1, 1000);
+  health.settled(0, true, 2900);
+  assert.is(health.verdict(3001).kind, 'stuck');
+});
+verdict('is not stuck when a request sent after the waiting one was answered, however long ago', () => {
+  const health = fresh();
+  health.sent(0, 0);
+  health.sent(1, 100);
+  health.settled(1, true, 200);
+  assert.equal(health.verdict(10_000), { kind: 'idle' });
+});
 verdict('is no longer stuck once the request settles, answered or not', () => {
   const health = fresh();
   health.sent(2, 0);

@@ -17,6 +17,8 @@ export interface ReadinessProblem {
   readonly toMs: number;
   /** Polls that answered wrongly in that stretch. */
   readonly polls: number;
+  /** What the wrong 503s said, each once. */
+  readonly reasons: readonly string[];
 }
 
 interface Stretch {
@@ -70,7 +72,8 @@ function wrongPolls(instance: string, kind: ReadinessProblem['kind'], windows: r
     const bad = polls.filter((poll) => poll.status === wrong && poll.sentMs >= fromMs && poll.sentMs < toMs);
     const [first] = bad;
     const last = bad[bad.length - 1];
-    return first === undefined || last === undefined ? [] : [{ instance, kind, fromMs: first.sentMs, toMs: last.sentMs, polls: bad.length }];
+    const reasons = [...new Set(bad.flatMap((poll) => (poll.reason === undefined ? [] : [poll.reason])))];
+    return first === undefined || last === undefined ? [] : [{ instance, kind, fromMs: first.sentMs, toMs: last.sentMs, polls: bad.length, reasons }];
   });
 }
 
