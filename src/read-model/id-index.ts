@@ -7,7 +7,10 @@
 // Every 64-bit value is an id, so a slot's state is never told by its key: version 0 is an empty
 // slot (a new array is all empty, without a fill), and a held id whose record is NO_RECORD is a
 // deleted report, kept for its version (the fold voids a late write decided on an older version).
-// Ids are never removed, so there are no tombstones, and the table only grows.
+// Ids are never removed, so there are no tombstones, and the table only grows. It grows a few
+// slots at a time: a rehash of a million ids at once stopped the server's event loop for 125-230 ms
+// in the middle of its writes, so the old table stays beside the new one and every add moves a few
+// of its slots over (an id looked up meanwhile moves at once), until it is empty.
 import type { BytesIn, BytesOut } from './bytes.js';
 import { idText } from './int64-id.js';
 import { sortInt64, type Int64Keys } from './int64-sort.js';
@@ -23,6 +26,13 @@ const MAX_LOAD = 0.7;
  * about a third fewer bytes a report on average, for one more rehash in three.
  */
 const GROWTH = 1.5;
+/**
+ * Old slots moved per add while a rehash drains. The new table starts at 0.7 / 1.5 = 0.47 load;
+ * moving 16 a time empties the old one after capacity / 16 adds, at 0.51 load, well before it must grow again.
+ */
+const DRAIN_PER_ADD = 16;
+/** The record word of an old slot already moved to the new table (the id stays, so probing passes it). Never a record position: offsets stay below 2^22. */
+const MOVED = 0xfffffffe;
 
 /** An IdIndex's contents as a structured clone carries them (the array is transferable). */
 export interface IdIndexParts {
@@ -37,6 +47,8 @@ export class IdIndex {
   /** Ids held, live or deleted. */
   private ids = 0;
   private live = 0;
+  /** While a rehash drains: the old table, its capacity and the next old slot to move. */
+  private draining: { readonly slots: Uint32Array; readonly capacity: number; next: number } | undefined;
 
   constructor(capacity = MIN_CAPACITY) {
     this.slots = new Uint32Array(capacity * SLOT_WORDS);
@@ -55,7 +67,7 @@ export class IdIndex {
 
   /** Bytes of the slots (what the index costs; 4 a slot are the versions). */
   get slotBytes(): number {
-    return this.slots.byteLength;
+    return this.slots.byteLength + (this.draining?.slots.byteLength ?? 0);
   }
 
   /**
@@ -63,14 +75,10 @@ export class IdIndex {
    * not as two numbers: a word beyond 2^30 would be boxed at every call that is not inlined.
    */
   find(key: Uint32Array): number {
-    const { slots, capacity } = this;
-    const low = key[0] as number;
-    const high = key[1] as number;
-    for (let slot = home(low, high, capacity); ; slot = next(slot, capacity)) {
-      const at = slot * SLOT_WORDS;
-      if (slots[at + 3] === 0) return -1;
-      if (slots[at] === low && slots[at + 1] === high) return slot;
-    }
+    const slot = probe(this.slots, this.capacity, key[0] as number, key[1] as number);
+    if (slot >= 0 || this.draining === undefined) return slot;
+    const old = probe(this.draining.slots, this.draining.capacity, key[0] as number, key[1] as number);
+    return old < 0 ? -1 : this.moveOld(old);
   }
 
   /** The record position of the id at `slot`, or NO_RECORD when its report is deleted. */
@@ -96,7 +104,8 @@ export class IdIndex {
 
   /** Adds an id the index does not hold, with its record (or NO_RECORD) and version (at least 1); its slot. */
   add(key: Uint32Array, record: number, version: number): number {
-    if (this.ids + 1 > this.capacity * MAX_LOAD) this.rehash(Math.ceil(this.capacity * GROWTH));
+    if (this.draining !== undefined) this.drain(DRAIN_PER_ADD);
+    if (this.ids + 1 > this.capacity * MAX_LOAD) this.startRehash(Math.ceil(this.capacity * GROWTH));
     const slot = this.place(key[0] as number, key[1] as number, record, version);
     this.ids += 1;
     if (record !== NO_RECORD) this.live += 1;
@@ -116,18 +125,53 @@ export class IdIndex {
     return slot;
   }
 
+  /** The whole table rehashed at once (a start's merge, which has no writes waiting). */
   private rehash(capacity: number): void {
-    const old = this.slots;
+    this.startRehash(capacity);
+    this.settle();
+  }
+
+  /** A new table of `capacity` slots; the old one drains into it a few slots at a time. */
+  private startRehash(capacity: number): void {
+    this.settle();
+    this.draining = { slots: this.slots, capacity: this.capacity, next: 0 };
     this.slots = new Uint32Array(capacity * SLOT_WORDS);
     this.capacity = capacity;
-    for (let at = 0; at < old.length; at += SLOT_WORDS) {
+  }
+
+  /** Moves up to `count` old slots into the table; the old table goes once it is empty. */
+  private drain(count: number): void {
+    const draining = this.draining;
+    if (draining === undefined) return;
+    const { slots: old, capacity } = draining;
+    const end = Math.min(capacity, draining.next + count);
+    for (let slot = draining.next; slot < end; slot += 1) {
+      const at = slot * SLOT_WORDS;
       const version = old[at + 3] as number;
-      if (version !== 0) this.place(old[at] as number, old[at + 1] as number, old[at + 2] as number, version);
+      const record = old[at + 2] as number;
+      if (version !== 0 && record !== MOVED) this.place(old[at] as number, old[at + 1] as number, record, version);
     }
+    draining.next = end;
+    if (end === capacity) this.draining = undefined;
+  }
+
+  /** Moves the old slot `old` into the table now (its id was looked up); its new slot. */
+  private moveOld(old: number): number {
+    const slots = (this.draining as { slots: Uint32Array }).slots;
+    const at = old * SLOT_WORDS;
+    const slot = this.place(slots[at] as number, slots[at + 1] as number, slots[at + 2] as number, slots[at + 3] as number);
+    slots[at + 2] = MOVED;
+    return slot;
+  }
+
+  /** Finishes a rehash under way (before anything that reads the whole table). */
+  private settle(): void {
+    if (this.draining !== undefined) this.drain(Number.POSITIVE_INFINITY);
   }
 
   /** Room for `more` ids beyond those held, made now (one rehash rather than several while they come). */
   reserve(more: number): void {
+    this.settle();
     let capacity = this.capacity;
     while (this.ids + more > capacity * MAX_LOAD) capacity = Math.ceil(capacity * GROWTH);
     if (capacity !== this.capacity) this.rehash(capacity);
@@ -138,6 +182,8 @@ export class IdIndex {
    * fold), with its version, and its record moved by `rebase`. `other` is not to be used after.
    */
   merge(other: IdIndex, rebase: (record: number) => number): void {
+    this.settle();
+    other.settle();
     this.reserve(other.ids);
     const from = other.slots;
     for (let at = 0; at < from.length; at += SLOT_WORDS) {
@@ -154,16 +200,12 @@ export class IdIndex {
   }
 
   private holds(low: number, high: number): boolean {
-    const { slots, capacity } = this;
-    for (let slot = home(low, high, capacity); ; slot = next(slot, capacity)) {
-      const at = slot * SLOT_WORDS;
-      if (slots[at + 3] === 0) return false;
-      if (slots[at] === low && slots[at + 1] === high) return true;
-    }
+    return probe(this.slots, this.capacity, low, high) >= 0;
   }
 
   /** Calls `visit` with every live id's record. */
   forEachRecord(visit: (record: number) => void): void {
+    this.settle();
     const { slots } = this;
     for (let at = 0; at < slots.length; at += SLOT_WORDS) {
       const record = slots[at + 2] as number;
@@ -173,6 +215,7 @@ export class IdIndex {
 
   /** The live ids (their words) and records, in numeric order of ids (the canonical order). */
   liveInOrder(): { readonly keys: Int64Keys; readonly count: number } {
+    this.settle();
     const { slots, live } = this;
     const keys = { low: new Uint32Array(live), high: new Uint32Array(live), payload: new Uint32Array(live) };
     let count = 0;
@@ -189,6 +232,7 @@ export class IdIndex {
 
   /** Calls `update` with every live id's record, letting it give a new one (the table moving its records). */
   remap(update: (record: number) => number): void {
+    this.settle();
     const { slots } = this;
     for (let at = 0; at < slots.length; at += SLOT_WORDS) {
       const record = slots[at + 2] as number;
@@ -198,6 +242,7 @@ export class IdIndex {
 
   /** What the index holds, for another thread (the array moves with the message, see fromParts). */
   parts(): IdIndexParts {
+    this.settle();
     return { slots: this.slots, ids: this.ids, live: this.live };
   }
 
@@ -213,6 +258,7 @@ export class IdIndex {
 
   /** The index as bytes: capacity, ids held, live ids, then the slots as they are (16 bytes each, little-endian words). */
   writeTo(out: BytesOut): void {
+    this.settle();
     out.u32(this.capacity);
     out.u32(this.ids);
     out.u32(this.live);
@@ -236,5 +282,14 @@ export class IdIndex {
     index.ids = ids;
     index.live = live;
     return index;
+  }
+}
+
+/** The slot of the id [low, high] in `slots`, or -1. A moved old slot still matches: the caller looked in the new table first. */
+function probe(slots: Uint32Array, capacity: number, low: number, high: number): number {
+  for (let slot = home(low, high, capacity); ; slot = next(slot, capacity)) {
+    const at = slot * SLOT_WORDS;
+    if (slots[at + 3] === 0) return -1;
+    if (slots[at] === low && slots[at + 1] === high) return slots[at + 2] === MOVED ? -1 : slot;
   }
 }

@@ -88,7 +88,40 @@ ids('grows past a million ids and keeps every one, in 16-byte slots at least 47 
   assert.is(index.size, 1_000_000);
   for (let id = 1; id <= 1_000_000; id += 997) assert.is(index.recordAt(index.find(keyOf(BigInt(id)))), id % 4096);
   assert.is(index.find(keyOf(1_000_001n)), -1);
+  index.parts(); // finishes a rehash under way: the old table's bytes go
   assert.ok(index.slotBytes <= (1_000_000 / 0.47) * 16, `${index.slotBytes} bytes of slots`);
+});
+
+ids('grows a few slots at a time: both tables are kept while the old one drains, every id answers meanwhile, then the old one goes', () => {
+  const index = new IdIndex();
+  let id = 0;
+  const add = () => {
+    id += 1;
+    index.add(keyOf(BigInt(id)), id, 1);
+  };
+  while (id < 50_000) add();
+  const steady = index.slotBytes;
+  while (index.slotBytes === steady) add();
+  const grown = index.slotBytes;
+  assert.ok(grown > steady * 2.4, `old and new tables side by side: ${steady} -> ${grown} bytes`);
+  // While it drains: an id not moved yet is found (and moves), updated, deleted and found again.
+  index.update(index.find(keyOf(BigInt(id - 1))), 7);
+  const early = index.find(keyOf(1n));
+  index.update(early, NO_RECORD);
+  assert.is(index.recordAt(index.find(keyOf(1n))), NO_RECORD);
+  assert.is(index.versionAt(index.find(keyOf(1n))), 2);
+  let adds = 0;
+  while (index.slotBytes === grown) {
+    add();
+    adds += 1;
+    if (adds % 1000 === 0) for (let probe = 2; probe <= id; probe += 101) assert.is(index.recordAt(index.find(keyOf(BigInt(probe)))), probe === id - adds - 1 ? 7 : probe, `id ${probe} after ${adds} adds`);
+  }
+  assert.ok(adds < steady / 16 / 16 + 16, `drained after ${adds} adds`);
+  assert.is(index.slotBytes, grown - steady);
+  assert.is(index.size, id - 1);
+  assert.is(index.deletedIds, 1);
+  for (let probe = 2; probe <= id; probe += 1) assert.ok(index.find(keyOf(BigInt(probe))) >= 0, `id ${probe}`);
+  assert.equal(answers(roundTrip(index), [1n, 2n, BigInt(id)]), answers(index, [1n, 2n, BigInt(id)]));
 });
 
 ids('keeps a deleted id with its version, and counts it apart from the live ones', () => {
