@@ -93,6 +93,29 @@ ready('ends a run of failures with no later write at its last answer (nothing is
   assert.equal(problems.map((p) => p.polls), [1]);
 });
 
+ready('allows 503 during a stall of 3 s or more that ends in acknowledgements, and not before 3 s', () => {
+  const story = new Story();
+  everySecond(story, HEALTHY, 0, 9, 200);
+  // From 10 s every write waits until 13.5 s, then all are acknowledged.
+  for (let ms = 10_000; ms < 13_500; ms += 250) story.request({ op: 'create', id: HEALTHY, name: `${ms}`, sentMs: ms, answeredMs: 13_500, status: 200 });
+  everySecond(story, HEALTHY, 14, 20, 200);
+  for (let ms = 12_000; ms <= 13_400; ms += 200) story.poll('A', ms, ms >= 13_000 ? 503 : 200);
+  assert.equal(readinessProblems(story.requests, story.polls, 21_000), []);
+  const early = new Story();
+  for (const request of story.requests) early.request(request);
+  early.poll('A', 12_900, 503);
+  assert.equal(readinessProblems(early.requests, early.polls, 21_000).map((p) => p.kind), ['not ready while writes succeed']);
+});
+
+ready('a stall ends for readiness when a write sent after it is acknowledged, though older writes still wait', () => {
+  const story = new Story();
+  everySecond(story, HEALTHY, 0, 9, 200);
+  story.request({ op: 'create', id: STUCK, name: 'stuck', sentMs: 10_000, answeredMs: 15_000, status: 200 });
+  everySecond(story, HEALTHY, 11, 20, 200);
+  story.poll('A', 14_000, 503);
+  assert.equal(readinessProblems(story.requests, story.polls, 21_000).map((p) => p.kind), ['not ready while writes succeed']);
+});
+
 ready('ignores writes the instance never answered (it was down)', () => {
   const story = new Story();
   story.request({ op: 'delete', id: HEALTHY, sentMs: 0, answeredMs: 5, status: 0 });

@@ -3,6 +3,11 @@
 // acknowledged again, 200 from READY_WITHIN_MS on. An instance's "blackout" is a run of its writes
 // (in the order sent) none of which was acknowledged, up to the next one that was. Writes the
 // instance never answered (it was killed) say nothing about what its /readyz should have said.
+// A stall is not "writes succeed": while a write has waited NOT_READY_WITHIN_MS and no write sent
+// after it was acknowledged, 503 is allowed (not required: it may still succeed), even if those
+// writes succeed later. Without this the two rules contradicted each other: a failover that held
+// every write for 3.4 s before all of them succeeded demanded 200 throughout, while the same stall
+// ending in time-outs demanded 503 from 3 s on, and the instance cannot know at 3 s which it is.
 import { acknowledged, unknownOutcome, type ReadinessPoll, type RequestRecord } from '../history.js';
 
 export const NOT_READY_WITHIN_MS = 3000;
@@ -77,14 +82,28 @@ function wrongPolls(instance: string, kind: ReadinessProblem['kind'], windows: r
   });
 }
 
+/** Whether at `atMs` a write (in send order) had waited NOT_READY_WITHIN_MS with none sent after it acknowledged yet. */
+function stalled(writes: readonly RequestRecord[], atMs: number): boolean {
+  let oldestWaiting: number | undefined;
+  for (const write of writes) {
+    if (write.sentMs > atMs) break;
+    const waiting = write.answeredMs > atMs;
+    if (waiting && oldestWaiting === undefined) oldestWaiting = write.sentMs;
+    // An acknowledgement in hand at atMs of a write sent after the oldest waiting one: writes get through.
+    else if (!waiting && acknowledged(write) && oldestWaiting !== undefined) oldestWaiting = undefined;
+  }
+  return oldestWaiting !== undefined && atMs - oldestWaiting >= NOT_READY_WITHIN_MS;
+}
+
 export function readinessProblems(requests: readonly RequestRecord[], polls: readonly ReadinessPoll[], endMs: number): ReadinessProblem[] {
   const instances = [...new Set(polls.map((poll) => poll.instance))];
   return instances.flatMap((instance) => {
     const writes = requests.filter((request) => request.instance === instance && request.status !== 0).sort((a, b) => a.sentMs - b.sentMs);
     const own = polls.filter((poll) => poll.instance === instance);
+    const notStalled = own.filter((poll) => poll.status !== 503 || !stalled(writes, poll.sentMs));
     return [
       ...wrongPolls(instance, 'ready while no write succeeds', judged(blackouts(writes), NOT_READY_WITHIN_MS + READINESS_SLACK_MS), own, 200),
-      ...wrongPolls(instance, 'not ready while writes succeed', judged(writing(writes, endMs), READY_WITHIN_MS + READINESS_SLACK_MS), own, 503),
+      ...wrongPolls(instance, 'not ready while writes succeed', judged(writing(writes, endMs), READY_WITHIN_MS + READINESS_SLACK_MS), notStalled, 503),
     ];
   });
 }
