@@ -1,0 +1,62 @@
+// A no-write answer first catches up with the head of the id's partition (`log.latest`). When the
+// broker asked for that head does not answer, the request still gets its 503 by the write
+// deadline, and /readyz's write outcomes count it as waiting before then (the head read once
+// waited on every partition's leader, past the deadline).
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { rm } from 'node:fs/promises';
+import { UnavailableError } from '../../src/errors.js';
+import type { EventLog } from '../../src/log/event-log.js';
+import { openFileLog, type FileLog } from '../../src/log/file-log.js';
+import { Projector } from '../../src/projector.js';
+import { ReportService } from '../../src/reports/service.js';
+import { rejection } from '../helpers/async.js';
+import { memoryLogger, tempDir } from '../helpers/server.js';
+
+interface Context {
+  dir: string;
+  log: FileLog;
+  projector: Projector;
+  nowMs: number;
+  service: ReportService;
+}
+
+const stuck = suite<Context>('ReportService: the head read of a no-write answer does not answer');
+
+stuck.before.each(async (context) => {
+  const { logger } = memoryLogger();
+  context.dir = await tempDir('reports-stuck-head-');
+  context.log = await openFileLog({ dir: context.dir, logger });
+  context.nowMs = 0;
+  // The file log with a head read that never settles, as a paused broker's.
+  const log: EventLog = Object.assign(Object.create(context.log) as EventLog, { latest: () => new Promise<never>(() => undefined) });
+  context.projector = new Projector({ log: context.log, logger, retryDelayMs: 10 });
+  context.projector.start();
+  await context.projector.caughtUp();
+  const envelope = { source: 'urn:report-store:test', newId: () => crypto.randomUUID(), time: () => new Date().toISOString() };
+  context.service = new ReportService({ log, projector: context.projector, writeTimeoutMs: 200, logger, clockMs: () => context.nowMs, ...envelope });
+});
+
+stuck.after.each(async ({ projector, log, dir }) => {
+  await projector.stop();
+  await log.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+stuck('a delete of a missing report answers 503 by the write deadline instead of waiting for the head', async ({ service }) => {
+  const error = await rejection(service.delete('404'));
+  assert.instance(error, UnavailableError);
+});
+
+stuck('the waiting request counts against readiness after 3 s, and its 503 for 5 s after it', async (context) => {
+  const answer = rejection(context.service.delete('405'));
+  assert.is(context.service.writesFailing(), false);
+  context.nowMs = 3001;
+  assert.is(context.service.writesFailing(), true, 'waiting for 3 s with nothing confirmed');
+  assert.instance(await answer, UnavailableError);
+  assert.is(context.service.writesFailing(), true, 'answered 503');
+  context.nowMs = 8002;
+  assert.is(context.service.writesFailing(), false, 'nothing since the 503 for 5 s');
+});
+
+stuck.run();
