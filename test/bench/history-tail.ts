@@ -6,7 +6,7 @@
 // anything that stops the server's event loop for a while (a snapshot encoded in one piece, a
 // table rehashed at once) shows here and nowhere else. BENCH_CPU_PROF=DIR keeps a CPU profile of
 // the service's run.
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runLoad, type LoadResult } from './load.js';
@@ -18,8 +18,11 @@ const BARE = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 const CONNECTIONS = 64;
 const SATURATION_S = 5;
 const WARMUP_S = 2;
+/** The paced run's own warm-up: right after a saturation run the first second's tail is the backlog's, not the rate's. */
+const PACED_WARMUP_S = 5;
 /** New ids start here, far beyond any history the bench writes. */
 const FIRST_NEW_ID = 5_000_000_000_000;
+const DEFAULT_SNAPSHOT_EVERY = 10_000;
 
 export interface TailOptions {
   /** A data directory holding the large history (the service may write snapshots into it). */
@@ -40,8 +43,11 @@ export interface TailResult {
   readonly snapshots: number;
 }
 
+/** PACED_WARMUP_S at the rate (what saturation left behind settles, and connections open), then the measured run. */
 async function paced(server: ServerProcess, token: string | undefined, rate: number, durationS: number, nextId: () => number): Promise<LoadResult> {
-  return runPaced({ url: server.url, connections: CONNECTIONS, durationS, ratePerS: rate, nextId, ...(token === undefined ? {} : { token }) });
+  const options = { url: server.url, connections: CONNECTIONS, ratePerS: rate, nextId, ...(token === undefined ? {} : { token }) };
+  await runPaced({ ...options, durationS: PACED_WARMUP_S });
+  return runPaced({ ...options, durationS });
 }
 
 export async function measureTail({ dataDir, token, durationS, events, progress, cpuProfileDir }: TailOptions): Promise<TailResult> {
@@ -59,6 +65,9 @@ export async function measureTail({ dataDir, token, durationS, events, progress,
   let serviceRun: LoadResult;
   let snapshots: number;
   try {
+    // A start that folded a history of 10,000 events or more (REPORTS_SNAPSHOT_EVERY's default)
+    // writes a snapshot of it first: the measured runs start after it.
+    if (events >= DEFAULT_SNAPSHOT_EVERY) await snapshotWritten(dataDir);
     await runLoad({ url: service.url, connections: CONNECTIONS, durationS: WARMUP_S, token, nextId });
     saturation = (await runLoad({ url: service.url, connections: CONNECTIONS, durationS: SATURATION_S, token, nextId })).requestsPerSecondMean;
     const rate = Math.round(saturation / 2);
@@ -81,6 +90,18 @@ export async function measureTail({ dataDir, token, durationS, events, progress,
   }
 }
 
+/** Until the directory holds a snapshot and no snapshot is being written (at most a minute). */
+async function snapshotWritten(dataDir: string): Promise<void> {
+  const dir = join(dataDir, 'snapshots');
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const names = existsSync(dir) ? readdirSync(dir) : [];
+    if (names.some((name) => name.endsWith('.snap')) && !names.some((name) => name.endsWith('.tmp'))) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`no snapshot in ${dir} a minute after the start`);
+}
+
 /** The snapshot files in the directory (named by position: one written later has a new name). */
 function snapshotNames(dataDir: string): string[] {
   const dir = join(dataDir, 'snapshots');
@@ -97,9 +118,4 @@ export function tailLines({ saturation, rate, service, bare, snapshots }: TailRe
     `  bare Koa: p50 ${ms(bare.p50Ms)}, p99 ${ms(bare.p99Ms)}, p99.9 ${ms(bare.p999Ms)}; achieved ${bare.requestsPerSecondMean.toFixed(0)} req/s`,
     `  service ÷ bare: p99 ${ratio(service.p99Ms, bare.p99Ms)} (target ≤ 2×), p99.9 ${ratio(service.p999Ms, bare.p999Ms)} (target ≤ 3×)`,
   ];
-}
-
-/** Removes what the tail run added to the history's directory (its snapshots), keeping the history. */
-export function removeSnapshots(dataDir: string): void {
-  rmSync(join(dataDir, 'snapshots'), { recursive: true, force: true });
 }

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { decodeSnapshot } from '../../src/snapshot/snapshot-format.js';
 import { measureDeletedIds } from './deleted-ids.js';
 import { historyEvents, writeHistory } from './history.js';
-import { measureTail, removeSnapshots, tailLines } from './history-tail.js';
+import { measureTail, tailLines } from './history-tail.js';
 import { createStartUpProbe, type Started } from './start-up-probe.js';
 import { startReport, type Figure, type IdShape } from './start-up-report.js';
 
@@ -156,7 +156,6 @@ async function main(): Promise<void> {
   const notes = [`empty server: ${(empty.heapUsed / 1e6).toFixed(1)} MB of heap and external memory.`, versionsNote(shapes[0] as IdShape), ...(await measureDeletedIds({ root, events, probe, progress }))];
   if (tailSeconds > 0) {
     const shape = shapes[0] as IdShape;
-    removeSnapshots(dataDir(shape));
     const cpuProfileDir = process.env['BENCH_CPU_PROF']?.trim() || undefined;
     const tail = await measureTail({ dataDir: dataDir(shape), token, durationS: tailSeconds, events, progress, ...(cpuProfileDir === undefined ? {} : { cpuProfileDir }) });
     notes.push(...tailLines(tail, tailSeconds));
