@@ -22,6 +22,7 @@ import { singleRecordBatches } from './record-batches.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { PartitionLanes } from './partition-lanes.js';
 import { PartitionHeads } from './partition-heads.js';
+import { ProduceCoalescer } from './produce-coalescer.js';
 import { ensureTopic } from './kafka-topic.js';
 
 export interface KafkaLogOptions {
@@ -55,6 +56,8 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
     logger.info({ topic: config.topic, partitions, maxMessageBytes, brokers: config.brokers }, 'opened the Kafka event log');
     const { clusterId } = await admin.describeCluster();
     const writes = new WriteHealth(partitions, Math.min(STUCK_AFTER_MS, writeTimeoutMs), minInsyncReplicas);
+    const heads = new PartitionHeads({ kafka: fastClient, topic: config.topic, partitions, brokers, ...(maxPendingAppends === undefined ? {} : { maxPending: maxPendingAppends }) });
+    if (!readOnly) heads.warm();
     const log = new KafkaLog({
       fastClient,
       clientOf: (broker) => createKafkaClient({ ...config, brokers: [broker] }, logger, { brokers }),
@@ -64,7 +67,7 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
       partitions,
       limits: { produceTimeoutMs, writeTimeoutMs, maxMessageBytes, ...(maxPendingAppends === undefined ? {} : { maxPendingAppends }) },
       health: new KafkaHealth(logger, config.topic, writes),
-      heads: new PartitionHeads({ kafka: fastClient, topic: config.topic, partitions, brokers, ...(maxPendingAppends === undefined ? {} : { maxPending: maxPendingAppends }) }),
+      heads,
       brokers,
       identity: `kafka:${clusterId}/${config.topic}`,
     });
@@ -116,6 +119,7 @@ class KafkaLog implements EventLog {
   private appendCount = 0;
   private produceCount = 0;
   private readonly committed = new CommitListeners();
+  private readonly coalescer: ProduceCoalescer;
 
   constructor(private readonly parts: KafkaLogParts) {
     const { config, partitions, limits } = parts;
@@ -124,13 +128,15 @@ class KafkaLog implements EventLog {
     this.maxRecordBytes = maxRecordBytes(limits.maxMessageBytes);
     // An append's messages of one partition always travel in one produce request; appends go in as
     // few requests as the topic's max.message.bytes allows (it bounds a partition's batch).
+    // Partitions with the same leader share a produce request (unknown leader: alone).
+    this.coalescer = new ProduceCoalescer((byPartition) => this.produce(byPartition), (partition) => parts.heads.leaderOf(partition) ?? -1 - partition);
     this.lanes = new PartitionLanes({
       partitions,
       partitionOf: (key) => partitionOfKey(key, partitions),
       flush: async (partition, appends) => {
         const results: LogPosition[][] = [];
         for (const group of groupBySize(appends, limits.maxMessageBytes)) {
-          const positions = await this.produce(partition, group.flat());
+          const positions = await this.coalescer.produce(partition, group.flat());
           let next = 0;
           for (const messages of group) results.push(positions.slice(next, (next += messages.length)));
         }
@@ -179,34 +185,45 @@ class KafkaLog implements EventLog {
     return this.committed.add(listener);
   }
 
-  /** One produce request of `messages`, all of `partition`; each gets the offset the broker gave it. */
-  private async produce(partition: number, messages: LogMessage[]): Promise<LogPosition[]> {
+  /** One produce request of each partition's messages; per partition, the offsets the broker gave them (or why not). */
+  private async produce(byPartition: ReadonlyMap<number, readonly LogMessage[]>): Promise<Map<number, LogPosition[] | Error>> {
     // Set here, so a record handed over in memory carries the timestamp Kafka stores (CreateTime, the default).
     const timestampMs = Date.now();
     const timestamp = String(timestampMs);
-    const kafkaMessages: Message[] = messages.map(({ key, value }) => ({ key, value, timestamp, partition, headers: { 'content-type': CLOUDEVENTS_CONTENT_TYPE } }));
+    const kafkaMessages: Message[] = [];
+    for (const [partition, messages] of byPartition) for (const { key, value } of messages) kafkaMessages.push({ key, value, timestamp, partition, headers: { 'content-type': CLOUDEVENTS_CONTENT_TYPE } });
     if (this.parts.producer === undefined) throw new LogRefusingWritesError('this Kafka event log was opened read-only');
     let metadata;
     const writes = this.parts.health.writes;
-    writes.sent(partition, timestampMs);
+    for (const partition of byPartition.keys()) writes.sent(partition, timestampMs);
     try {
       metadata = await this.parts.producer.send({ topic: this.parts.config.topic, acks: -1, timeout: this.parts.limits.produceTimeoutMs, messages: kafkaMessages });
     } catch (error) {
-      writes.settled(partition, false, Date.now());
+      for (const partition of byPartition.keys()) writes.settled(partition, false, Date.now());
       throw this.parts.health.failed(error);
     }
-    writes.settled(partition, true, Date.now());
+    const answeredMs = Date.now();
+    for (const partition of byPartition.keys()) writes.settled(partition, true, answeredMs);
     this.produceCount += 1;
-    this.appendCount += messages.length;
-    const answer = metadata.find((entry) => entry.partition === partition);
-    const base = Number(answer?.baseOffset ?? answer?.offset);
-    // Not known whether it was written (no offset, or -1 as a broker answers a duplicate it no longer
-    // remembers): the writers answer 503 (retrying is safe), the log is not blamed.
-    if (!Number.isSafeInteger(base) || base < 0) throw new AppendOutcomeUnknownError(`Kafka answered without an offset for partition ${partition}`);
-    // The partition's records are one batch with consecutive offsets, in the order sent.
-    const positions = messages.map((_, i): LogPosition => ({ partition, offset: base + i }));
-    this.committed.notify(() => messages.map(({ key, value, event }, i): LogRecord => ({ key, value, event, timestampMs, position: positions[i] as LogPosition })));
-    return positions;
+    this.appendCount += kafkaMessages.length;
+    const results = new Map<number, LogPosition[] | Error>();
+    const records: LogRecord[] = [];
+    for (const [partition, messages] of byPartition) {
+      const answer = metadata.find((entry) => entry.partition === partition);
+      const base = Number(answer?.baseOffset ?? answer?.offset);
+      // Not known whether it was written (no offset, or -1 as a broker answers a duplicate it no longer
+      // remembers): the writers answer 503 (retrying is safe), the log is not blamed.
+      if (!Number.isSafeInteger(base) || base < 0) {
+        results.set(partition, new AppendOutcomeUnknownError(`Kafka answered without an offset for partition ${partition}`));
+        continue;
+      }
+      // The partition's records are one batch with consecutive offsets, in the order sent.
+      const positions = messages.map((_, i): LogPosition => ({ partition, offset: base + i }));
+      results.set(partition, positions);
+      messages.forEach(({ key, value, event }, i) => records.push({ key, value, event, timestampMs, position: positions[i] as LogPosition }));
+    }
+    if (records.length > 0) this.committed.notify(() => records);
+    return results;
   }
 
   async latest(key: string): Promise<Cursor> {

@@ -17,8 +17,14 @@ export interface PartitionHeadsOptions {
   readonly maxPending?: number;
 }
 
+/** How often the leaders' view is refreshed at most (the follower's and the producer's metadata age alike). */
+const LEADERS_MAX_AGE_MS = 1000;
+
 export class PartitionHeads {
   private cluster: Promise<Cluster> | undefined;
+  /** The cluster once connected, for the leaders' view (read synchronously). */
+  private ready: Cluster | undefined;
+  private leadersRefreshedMs = 0;
   /** Per partition: concurrent callers share one request, and a caller never gets a head read before it asked. */
   private readonly reads: (() => Promise<number>)[];
 
@@ -34,9 +40,32 @@ export class PartitionHeads {
     return read();
   }
 
+  /** Connects in the background, so that `leaderOf` knows the leaders soon after the start. */
+  warm(): void {
+    this.connected().catch(() => undefined);
+  }
+
+  /** The node id of the partition's leader as last seen, or undefined while not known. */
+  leaderOf(partition: number): number | undefined {
+    const cluster = this.ready;
+    if (cluster === undefined) return undefined;
+    const now = Date.now();
+    if (now - this.leadersRefreshedMs >= LEADERS_MAX_AGE_MS) {
+      this.leadersRefreshedMs = now;
+      cluster.refreshMetadataIfNecessary().catch(() => undefined);
+    }
+    try {
+      const [leader] = Object.keys(cluster.findLeaderForPartitions(this.options.topic, [partition]));
+      return leader === undefined ? undefined : Number(leader);
+    } catch {
+      return undefined;
+    }
+  }
+
   async close(): Promise<void> {
     const cluster = this.cluster;
     this.cluster = undefined;
+    this.ready = undefined;
     if (cluster) await settleWithin(DISCONNECT_MS, cluster.then((c) => c.disconnect()));
   }
 
@@ -46,6 +75,7 @@ export class PartitionHeads {
       const connecting = (async () => {
         await cluster.connect();
         await cluster.addTargetTopic(this.options.topic);
+        this.ready = cluster;
         return cluster;
       })();
       // A failed connect is tried again by the next caller.

@@ -3,7 +3,8 @@
 // are per partition and allow no second request before the first is answered). Lanes do not wait
 // for each other, so a broker that stops answering holds only the partitions it leads: one produce
 // request for every partition at once made all of them wait for the slowest broker, and a paused
-// leader stopped every write for as long as it was paused.
+// leader stopped every write for as long as it was paused. (Lanes of partitions with one leader
+// that flush together still share a request: produce-coalescer.ts.)
 import { Deadlines } from '../deadlines.js';
 import { Batcher } from './batcher.js';
 import type { AppendOptions, LogMessage, LogPosition } from './event-log.js';

@@ -31,7 +31,7 @@ health('is unavailable while every write waits, even when the probe is answered'
   clock.now = 2_500;
   const current = health.current();
   assert.is(current.available, false);
-  assert.match(current.reason ?? '', /no produce request answered/);
+  assert.match(current.reason ?? '', /no produce request sent in the last 2000 ms was answered/);
 });
 
 health('leaves it to the probe while nothing is written', () => {
