@@ -15,14 +15,14 @@ import { BrokerReachability } from './kafka-brokers.js';
 import { startKafkaProbe } from './kafka-probe.js';
 import { WriteHealth } from './write-health.js';
 import { misplaced } from './kafka-partitions.js';
-import { AppendOutcomeUnknownError, cursorReached, LogRefusingWritesError, LogUnavailableError, payloadBytes, RecordTooLargeError, CommitListeners, type AppendOptions, type CommitListener, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
+import { cursorReached, LogRefusingWritesError, LogUnavailableError, payloadBytes, RecordTooLargeError, CommitListeners, type AppendOptions, type CommitListener, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from './event-log.js';
 import { partitionOfKey } from './kafka-partition.js';
 import { followTopicBatches, isGap, recordRuns, type FollowItem } from './kafka-follow.js';
 import { singleRecordBatches } from './record-batches.js';
 import { DISCONNECT_MS, settleWithin } from './settle-within.js';
 import { PartitionLanes } from './partition-lanes.js';
 import { PartitionHeads } from './partition-heads.js';
-import { ProduceCoalescer } from './produce-coalescer.js';
+import { answered, ProduceCoalescer } from './produce-coalescer.js';
 import { ensureTopic } from './kafka-topic.js';
 
 export interface KafkaLogOptions {
@@ -193,35 +193,17 @@ class KafkaLog implements EventLog {
     const kafkaMessages: Message[] = [];
     for (const [partition, messages] of byPartition) for (const { key, value } of messages) kafkaMessages.push({ key, value, timestamp, partition, headers: { 'content-type': CLOUDEVENTS_CONTENT_TYPE } });
     if (this.parts.producer === undefined) throw new LogRefusingWritesError('this Kafka event log was opened read-only');
-    let metadata;
     const writes = this.parts.health.writes;
     for (const partition of byPartition.keys()) writes.sent(partition, timestampMs);
-    try {
-      metadata = await this.parts.producer.send({ topic: this.parts.config.topic, acks: -1, timeout: this.parts.limits.produceTimeoutMs, messages: kafkaMessages });
-    } catch (error) {
+    const metadata = await this.parts.producer.send({ topic: this.parts.config.topic, acks: -1, timeout: this.parts.limits.produceTimeoutMs, messages: kafkaMessages }).catch((error: unknown) => {
       for (const partition of byPartition.keys()) writes.settled(partition, false, Date.now());
       throw this.parts.health.failed(error);
-    }
+    });
     const answeredMs = Date.now();
     for (const partition of byPartition.keys()) writes.settled(partition, true, answeredMs);
     this.produceCount += 1;
     this.appendCount += kafkaMessages.length;
-    const results = new Map<number, LogPosition[] | Error>();
-    const records: LogRecord[] = [];
-    for (const [partition, messages] of byPartition) {
-      const answer = metadata.find((entry) => entry.partition === partition);
-      const base = Number(answer?.baseOffset ?? answer?.offset);
-      // Not known whether it was written (no offset, or -1 as a broker answers a duplicate it no longer
-      // remembers): the writers answer 503 (retrying is safe), the log is not blamed.
-      if (!Number.isSafeInteger(base) || base < 0) {
-        results.set(partition, new AppendOutcomeUnknownError(`Kafka answered without an offset for partition ${partition}`));
-        continue;
-      }
-      // The partition's records are one batch with consecutive offsets, in the order sent.
-      const positions = messages.map((_, i): LogPosition => ({ partition, offset: base + i }));
-      results.set(partition, positions);
-      messages.forEach(({ key, value, event }, i) => records.push({ key, value, event, timestampMs, position: positions[i] as LogPosition }));
-    }
+    const { results, records } = answered(byPartition, metadata, timestampMs);
     if (records.length > 0) this.committed.notify(() => records);
     return results;
   }

@@ -6,7 +6,8 @@
 // answering holds only its own partitions' request, as before. Grouping follows the service's view
 // of the leaders (at most a second old); where it is stale (during an election) a request may span
 // two brokers, and waits for both.
-import type { LogMessage, LogPosition } from './event-log.js';
+import type { RecordMetadata } from 'kafkajs';
+import { AppendOutcomeUnknownError, type LogMessage, type LogPosition, type LogRecord } from './event-log.js';
 
 /**
  * Sends the messages of each partition in one produce request; per partition, the positions of its
@@ -83,4 +84,31 @@ export class ProduceCoalescer {
         });
     });
   }
+}
+
+/**
+ * Per partition, the positions of its messages from a produce answer: its records are one batch
+ * with consecutive offsets from the base offset, in the order sent. Without an offset (none, or -1
+ * as a broker answers a duplicate it no longer remembers) it is not known whether they were
+ * written: the writers answer 503 (retrying is safe), and the log is not blamed.
+ */
+export function positionsOf(byPartition: ReadonlyMap<number, readonly LogMessage[]>, answer: readonly RecordMetadata[]): Map<number, LogPosition[] | Error> {
+  const results = new Map<number, LogPosition[] | Error>();
+  for (const [partition, messages] of byPartition) {
+    const entry = answer.find((candidate) => candidate.partition === partition);
+    const base = Number(entry?.baseOffset ?? entry?.offset);
+    results.set(partition, Number.isSafeInteger(base) && base >= 0 ? messages.map((_, i): LogPosition => ({ partition, offset: base + i })) : new AppendOutcomeUnknownError(`Kafka answered without an offset for partition ${partition}`));
+  }
+  return results;
+}
+
+/** What a produce answer gives: the positions per partition, and the records written, for the commit listeners. */
+export function answered(byPartition: ReadonlyMap<number, readonly LogMessage[]>, answer: readonly RecordMetadata[], timestampMs: number): { results: Map<number, LogPosition[] | Error>; records: LogRecord[] } {
+  const results = positionsOf(byPartition, answer);
+  const records: LogRecord[] = [];
+  for (const [partition, messages] of byPartition) {
+    const positions = results.get(partition);
+    if (Array.isArray(positions)) messages.forEach(({ key, value, event }, i) => records.push({ key, value, event, timestampMs, position: positions[i] as LogPosition }));
+  }
+  return { results, records };
 }
