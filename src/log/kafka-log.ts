@@ -81,7 +81,7 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
 }
 
 /** A produce request out longer than this (or the write timeout, if shorter) counts as stuck for readiness. */
-const STUCK_AFTER_MS = 3000;
+const STUCK_AFTER_MS = 2500;
 
 interface KafkaLogLimits {
   /** How long the broker may hold a produce request for the replicas' acknowledgements. */

@@ -10,7 +10,7 @@
 // the answer.
 
 /** A write waiting longer than this, with none begun after it confirmed, counts against readiness. */
-export const WAITING_LIMIT_MS = 3000;
+export const WAITING_LIMIT_MS = 2500;
 /**
  * How long a 503 counts when nothing follows it: an instance that gets no more writes must not
  * stay "not ready" for good (a load balancer would then send it none), so the log's health decides again.

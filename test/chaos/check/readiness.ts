@@ -3,14 +3,17 @@
 // acknowledged again, 200 from READY_WITHIN_MS on. An instance's "blackout" is a run of its writes
 // (in the order sent) none of which was acknowledged, up to the next one that was. Writes the
 // instance never answered (it was killed) say nothing about what its /readyz should have said.
-// A stall is not "writes succeed": while a write has waited NOT_READY_WITHIN_MS and no write sent
+// A stall is not "writes succeed": while a write has waited STALL_MS (2 s) and no write sent
 // after it was acknowledged, 503 is allowed (not required: it may still succeed), even if those
 // writes succeed later. Without this the two rules contradicted each other: a failover that held
 // every write for 3.4 s before all of them succeeded demanded 200 throughout, while the same stall
-// ending in time-outs demanded 503 from 3 s on, and the instance cannot know at 3 s which it is.
+// ending in time-outs demanded 503 from 3 s on, and the instance cannot know before which it is
+// (it says 503 from 2.5 s of waiting, to be in time for the second on a loaded machine).
 import { acknowledged, unknownOutcome, type ReadinessPoll, type RequestRecord } from '../history.js';
 
 export const NOT_READY_WITHIN_MS = 3000;
+/** A write waiting this long with none sent after it acknowledged is a stall: 503 is allowed then (not required). */
+export const STALL_MS = 2000;
 export const READY_WITHIN_MS = 5000;
 /** For the poll interval and a loaded machine. */
 export const READINESS_SLACK_MS = 1000;
@@ -82,7 +85,7 @@ function wrongPolls(instance: string, kind: ReadinessProblem['kind'], windows: r
   });
 }
 
-/** Whether at `atMs` a write (in send order) had waited NOT_READY_WITHIN_MS with none sent after it acknowledged yet. */
+/** Whether at `atMs` a write (in send order) had waited STALL_MS with none sent after it acknowledged yet. */
 function stalled(writes: readonly RequestRecord[], atMs: number): boolean {
   let oldestWaiting: number | undefined;
   for (const write of writes) {
@@ -92,7 +95,7 @@ function stalled(writes: readonly RequestRecord[], atMs: number): boolean {
     // An acknowledgement in hand at atMs of a write sent after the oldest waiting one: writes get through.
     else if (!waiting && acknowledged(write) && oldestWaiting !== undefined) oldestWaiting = undefined;
   }
-  return oldestWaiting !== undefined && atMs - oldestWaiting >= NOT_READY_WITHIN_MS;
+  return oldestWaiting !== undefined && atMs - oldestWaiting >= STALL_MS;
 }
 
 export function readinessProblems(requests: readonly RequestRecord[], polls: readonly ReadinessPoll[], endMs: number): ReadinessProblem[] {
