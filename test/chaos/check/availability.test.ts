@@ -124,4 +124,20 @@ ready('ignores writes the instance never answered (it was down)', () => {
   assert.equal(readinessProblems(story.requests, story.polls, 7000), []);
 });
 
+ready('does not carry writes acknowledged before an instance went down over to the process that replaces it', () => {
+  const story = new Story();
+  everySecond(story, HEALTHY, 0, 4, 200);
+  // Killed at 5 s: unanswered until its restart at 7 s, then catching up (503) until 14 s, before any write of its own.
+  story.request({ op: 'create', id: HEALTHY, name: 'down', sentMs: 5500, answeredMs: 5505, status: 0 });
+  for (let s = 5; s <= 14; s += 1) story.poll('A', s * 1000 + 500, s < 7 ? 0 : 503);
+  everySecond(story, HEALTHY, 15, 20, 200);
+  for (let s = 15; s <= 20; s += 1) story.poll('A', s * 1000 + 500, 200);
+  assert.equal(readinessProblems(story.requests, story.polls, 21_000), []);
+  // Without the restart (every poll answered), the same 503s are wrong 6 s after the first acknowledgement on.
+  const up = new Story();
+  everySecond(up, HEALTHY, 0, 4, 200);
+  for (let s = 5; s <= 14; s += 1) up.poll('A', s * 1000 + 500, 503);
+  assert.equal(readinessProblems(up.requests, up.polls, 21_000).map((p) => [p.kind, p.fromMs]), [['not ready while writes succeed', 6500]]);
+});
+
 ready.run();

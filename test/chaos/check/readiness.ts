@@ -52,13 +52,19 @@ function blackouts(writes: readonly RequestRecord[]): Stretch[] {
   return stretches;
 }
 
-/** From each acknowledgement to the sending of the next write that was not acknowledged. */
-function writing(writes: readonly RequestRecord[], endMs: number): Stretch[] {
+/**
+ * From each acknowledgement to the sending of the next write that was not acknowledged, or of the
+ * next request or poll the instance did not answer at all: it was down then, and what its previous
+ * process acknowledged says nothing about the one that starts next (which must catch up first).
+ */
+function writing(writes: readonly RequestRecord[], unansweredMs: readonly number[], endMs: number): Stretch[] {
   const stretches: Stretch[] = [];
+  const downs = [...unansweredMs].sort((a, b) => a - b);
+  const nextDown = (atMs: number) => downs.find((ms) => ms > atMs) ?? endMs;
   let nextFailureMs = endMs;
   for (const write of [...writes].reverse()) {
     if (unknownOutcome(write)) nextFailureMs = write.sentMs;
-    else if (acknowledged(write)) stretches.push({ fromMs: write.answeredMs, toMs: nextFailureMs });
+    else if (acknowledged(write)) stretches.push({ fromMs: write.answeredMs, toMs: Math.min(nextFailureMs, nextDown(write.answeredMs)) });
   }
   return stretches;
 }
@@ -101,12 +107,14 @@ function stalled(writes: readonly RequestRecord[], atMs: number): boolean {
 export function readinessProblems(requests: readonly RequestRecord[], polls: readonly ReadinessPoll[], endMs: number): ReadinessProblem[] {
   const instances = [...new Set(polls.map((poll) => poll.instance))];
   return instances.flatMap((instance) => {
-    const writes = requests.filter((request) => request.instance === instance && request.status !== 0).sort((a, b) => a.sentMs - b.sentMs);
+    const sent = requests.filter((request) => request.instance === instance);
+    const writes = sent.filter((request) => request.status !== 0).sort((a, b) => a.sentMs - b.sentMs);
     const own = polls.filter((poll) => poll.instance === instance);
+    const unansweredMs = [...sent.filter((request) => request.status === 0), ...own.filter((poll) => poll.status === 0)].map((unanswered) => unanswered.sentMs);
     const notStalled = own.filter((poll) => poll.status !== 503 || !stalled(writes, poll.sentMs));
     return [
       ...wrongPolls(instance, 'ready while no write succeeds', judged(blackouts(writes), NOT_READY_WITHIN_MS + READINESS_SLACK_MS), own, 200),
-      ...wrongPolls(instance, 'not ready while writes succeed', judged(writing(writes, endMs), READY_WITHIN_MS + READINESS_SLACK_MS), notStalled, 503),
+      ...wrongPolls(instance, 'not ready while writes succeed', judged(writing(writes, unansweredMs, endMs), READY_WITHIN_MS + READINESS_SLACK_MS), notStalled, 503),
     ];
   });
 }
