@@ -36,7 +36,7 @@ export interface TakenBackup extends BackupManifest {
 
 /** The log's whole batches as of now, made durable: where they end and the byte of every record. */
 async function durablePrefix(file: FileHandle, path: string): Promise<{ bytes: number; starts: number[] }> {
-  if ((await checkMagic(file)) !== 'ok') return { bytes: 0, starts: [] };
+  if ((await checkMagic(file, path)) !== 'ok') return { bytes: 0, starts: [] };
   const scan = await scanFrames(file, FILE_MAGIC.length);
   const problem = scan.problem;
   if (problem?.validFramesFollow) throw new CorruptLogError(path, problem.bytePosition, problem.recordOffset, problem.reason);

@@ -30,7 +30,7 @@ export async function checkFrames(dataDir: string): Promise<FrameProblem | undef
     throw error.code === 'ENOENT' ? new Error(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
   });
   try {
-    const magic = await checkMagic(file);
+    const magic = await checkMagic(file, path);
     if (magic === 'bad') return { position: 'byte 0', reason: 'bad magic bytes: not a report store log', fatal: true };
     if (magic === 'empty') return undefined;
     const torn = 'torn tail (an unacknowledged write; the server cuts it at start)';

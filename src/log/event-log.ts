@@ -85,14 +85,13 @@ export interface ReadOptions {
   readonly onGap?: (gap: LogGap) => void;
 }
 
-/** Where records [0, records) of a file log lie: checked frames from `startByte`, in batches (format 2) or not. */
+/** Where records [0, records) of a file log lie: checked batches of frames from `startByte`. */
 export interface FileRange {
   readonly path: string;
   readonly startByte: number;
   /** At or after the end of record `records - 1`. */
   readonly endByte: number;
   readonly records: number;
-  readonly batched: boolean;
 }
 
 export interface EventLog {

@@ -1,5 +1,5 @@
-// The on-disk format of the embedded log. A file starts with an 8-byte magic; then batches of
-// frames (file-batches.ts; format 1, written by earlier versions, has frames only). A frame is:
+// The on-disk format of the embedded log (format 2). A file starts with an 8-byte magic that names
+// the format; then batches of frames (file-batches.ts). A frame is:
 //   u32 BE payload length | u32 BE CRC-32 of the payload | payload
 //   payload = f64 BE timestamp ms | u16 BE key length | key (utf8) | value
 // The CRC covers the whole payload, so a torn write or a flipped bit is caught before anything
@@ -7,8 +7,8 @@
 import { crc32 } from 'node:zlib';
 
 export const FILE_MAGIC = Buffer.from('RSLOG\u0000\u0002\n', 'latin1');
-/** Format 1: frames without batch boundaries. Still read; converted to format 2 when a writer opens it. */
-export const FILE_MAGIC_V1 = Buffer.from('RSLOG\u0000\u0001\n', 'latin1');
+/** The one format this version reads and writes: the magic's seventh byte. */
+export const FILE_FORMAT = 2;
 export const FRAME_HEADER_BYTES = 8;
 const PAYLOAD_FIXED_BYTES = 10;
 /** Far above any record the service writes (bodies are limited to kilobytes); a sanity bound when scanning. */
@@ -49,25 +49,10 @@ export function writeFrame(target: Buffer, at: number, { key, value, timestampMs
   return FRAME_HEADER_BYTES + payloadBytes;
 }
 
-export type FrameCheck =
-  | { readonly kind: 'frame'; readonly bytes: number }
-  | { readonly kind: 'incomplete'; readonly needBytes: number }
-  | { readonly kind: 'bad'; readonly reason: string };
-
-/**
- * Checks the frame that starts at `at` in `buffer`. `bufferIsFileEnd` says whether the buffer ends
- * where the file ends, so a frame running past it is torn rather than merely not read yet.
- */
-export function checkFrame(buffer: Buffer, at: number, bufferIsFileEnd: boolean): FrameCheck {
-  if (!bufferIsFileEnd) {
-    const available = buffer.length - at;
-    if (available < FRAME_HEADER_BYTES) return { kind: 'incomplete', needBytes: FRAME_HEADER_BYTES };
-    const payloadBytes = buffer.readUInt32BE(at);
-    const frameBytes = FRAME_HEADER_BYTES + payloadBytes;
-    if (plausiblePayload(payloadBytes) && available < frameBytes) return { kind: 'incomplete', needBytes: frameBytes };
-  }
-  const bytes = frameBytesAt(buffer, at, buffer.length);
-  return typeof bytes === 'number' ? { kind: 'frame', bytes } : { kind: 'bad', reason: bytes };
+/** The format a whole magic names (`RSLOG\0<format>\n`), whichever it is; undefined for bytes that are no log's magic. */
+export function magicFormat(head: Buffer): number | undefined {
+  const named = head.length === FILE_MAGIC.length && head.subarray(0, 6).equals(FILE_MAGIC.subarray(0, 6)) && head[7] === FILE_MAGIC[7];
+  return named ? head[6] : undefined;
 }
 
 function plausiblePayload(payloadBytes: number): boolean {
@@ -91,7 +76,7 @@ export function frameBytesAt(buffer: Buffer, at: number, end: number): number | 
 }
 
 /**
- * Decodes a frame that `checkFrame` accepted. The value is a view into `buffer`, not a copy: a
+ * Decodes a frame that `frameBytesAt` accepted. The value is a view into `buffer`, not a copy: a
  * reader holding a record holds the chunk it was read with.
  */
 export function decodeFrame(buffer: Buffer, at: number): FrameContent {
@@ -102,24 +87,4 @@ export function decodeFrame(buffer: Buffer, at: number): FrameContent {
   const key = buffer.toString('utf8', start + PAYLOAD_FIXED_BYTES, start + PAYLOAD_FIXED_BYTES + keyBytes);
   const value = buffer.subarray(start + PAYLOAD_FIXED_BYTES + keyBytes, start + payloadBytes);
   return { key, value, timestampMs };
-}
-
-/** A timestamp the writer could have written: whole milliseconds within the range of a Date. */
-function plausibleTimestamp(buffer: Buffer, at: number): boolean {
-  const timestampMs = buffer.readDoubleBE(at + FRAME_HEADER_BYTES);
-  return Number.isInteger(timestampMs) && timestampMs >= 0 && timestampMs <= 8.64e15;
-}
-
-/**
- * Whether any valid frame starts anywhere in `buffer` (used to tell a torn tail from mid-log damage
- * in format 1, which has no batch marks). The CRC is computed only where the length and timestamp
- * are plausible, so garbage is searched in about linear time rather than a CRC at every offset.
- */
-export function findValidFrame(buffer: Buffer): number | undefined {
-  for (let at = 0; at + FRAME_HEADER_BYTES + PAYLOAD_FIXED_BYTES <= buffer.length; at += 1) {
-    const payloadBytes = buffer.readUInt32BE(at);
-    if (payloadBytes < PAYLOAD_FIXED_BYTES || at + FRAME_HEADER_BYTES + payloadBytes > buffer.length || !plausibleTimestamp(buffer, at)) continue;
-    if (checkFrame(buffer, at, true).kind === 'frame') return at;
-  }
-  return undefined;
 }

@@ -7,7 +7,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { LogUnavailableError, type FileRange, type LogRecord } from './event-log.js';
 import { BATCH_HEADER_BYTES, checkBatchHeader, type EncodedBatch } from './file-batches.js';
 import { decodeFrame, FILE_MAGIC, FRAME_HEADER_BYTES } from './file-frames.js';
-import { CorruptLogError, scanFrames, type BatchPoint, type LogFormat } from './file-recovery.js';
+import { CorruptLogError, scanFrames, type BatchPoint } from './file-recovery.js';
 
 /** One read covers about this much of the log (sequential reads of a long history stay large). */
 const READ_CHUNK_BYTES = 4 * 1024 * 1024;
@@ -15,9 +15,6 @@ const READ_CHUNK_BYTES = 4 * 1024 * 1024;
 export class FrameIndex {
   /** CRC of the first record: tells this history from another file put in its place. */
   private firstRecordCrc: number | undefined;
-
-  /** Format 1 logs (frames without batches) are read, never written. */
-  format: LogFormat = 2;
 
   /** Where the last batch starts: a scan can resume there for a history folded into it. */
   lastBatch: BatchPoint | undefined;
@@ -112,7 +109,7 @@ export class FrameIndex {
     if (records <= 0 || records > this.records) return undefined;
     if (this.base > 0) await this.loadPrefix();
     const endByte = records < this.records ? (this.starts[records] as number) : this.endByte;
-    return { path: this.path, startByte: FILE_MAGIC.length, endByte, records, batched: this.format === 2 };
+    return { path: this.path, startByte: FILE_MAGIC.length, endByte, records };
   }
 
   /** Scans the records before `base` now if `offset` lies among them. */

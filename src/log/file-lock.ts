@@ -54,15 +54,6 @@ async function liveOwner(dir: string, generation: number, me: LockOwner): Promis
   return owner !== undefined && (await ownerAlive(owner, me)) ? owner : undefined;
 }
 
-/** The single `LOCK` of earlier versions (a pid): refused while that pid runs and is not ours, else removed. */
-async function clearLegacyLock(dir: string, me: LockOwner): Promise<void> {
-  const path = join(dir, 'LOCK');
-  const pid = Number.parseInt(await readFile(path, 'utf8').catch(() => 'none'), 10);
-  if (Number.isNaN(pid)) return unlink(path).catch(() => undefined);
-  if (await ownerAlive({ pid }, me)) throw new DataDirLockedError(dir, pid);
-  await unlink(path).catch(() => undefined);
-}
-
 async function removeBelow(dir: string, generation: number): Promise<void> {
   // In increasing order, and never the highest generation.
   for (const older of await generations(dir)) if (older < generation) await unlink(generationPath(dir, older)).catch(() => undefined);
@@ -71,7 +62,6 @@ async function removeBelow(dir: string, generation: number): Promise<void> {
 export async function lockDir(dir: string): Promise<DirLock> {
   const me = await currentOwner();
   const content = `${JSON.stringify({ ...me, nonce: randomUUID() })}\n`;
-  await clearLegacyLock(dir, me);
   for (let attempt = 0; attempt < 100; attempt += 1) {
     const current = (await generations(dir)).at(-1) ?? 0;
     const owner = current > 0 ? await liveOwner(dir, current, me) : undefined;

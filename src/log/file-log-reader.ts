@@ -18,7 +18,7 @@ export async function openFileLogReader({ dir, logger, pollMs = 200 }: Pick<File
     throw error.code === 'ENOENT' ? new Error(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
   });
   try {
-    const magic = await checkMagic(file);
+    const magic = await checkMagic(file, path);
     if (magic === 'bad') throw new Error(`${path} is not a report store log (bad magic bytes)`);
     const reader = new FileLogReader(new FrameIndex(path, file, [], FILE_MAGIC.length), pollMs);
     if (magic === 'ok') await reader.refresh();
@@ -68,7 +68,6 @@ class FileLogReader implements FileLog {
     const { index } = this;
     const scan = await scanFrames(index.file, index.endByte, index.scanned);
     index.endByte = scan.validBytes;
-    index.format = scan.format;
     if (scan.lastBatch) index.lastBatch = scan.lastBatch;
     await index.learnIdentity();
     const problem = scan.problem;

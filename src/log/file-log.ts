@@ -11,7 +11,6 @@ import type { Logger } from 'pino';
 import { MAX_RECORD_BYTES } from './file-frames.js';
 import { encodeMessageBatch } from './file-batches.js';
 import { writeDurably } from './durable-write.js';
-import { convertToBatches } from './file-convert.js';
 import { FrameIndex, parseBatchPoint } from './file-index.js';
 import { eachRecord } from './record-batches.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from './batcher.js';
@@ -55,16 +54,9 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     // The log's directory entry must be on disk before any append is acknowledged.
     await syncDir(dir);
     file = await open(path, 'r+');
-    let scan = await scanLog(file, path, resumeCheck(resumeFrom));
+    const scan = await scanLog(file, path, resumeCheck(resumeFrom));
     if (scan.tornTail) {
       logger.warn({ path, ...scan.tornTail }, 'cut a torn tail off the event log (an append that was never acknowledged)');
-    }
-    if (scan.format === 1) {
-      await convertToBatches(path, scan.starts, scan.validBytes);
-      await file.close();
-      file = await open(path, 'r+');
-      scan = await scanLog(file, path);
-      logger.info({ path, records: scan.starts.length }, 'converted the event log to format 2 (group-commit batches with boundaries)');
     }
     const records = scan.firstOffset + scan.starts.length;
     logger.info({ path, records, ...(scan.firstOffset > 0 ? { scannedFrom: scan.firstOffset } : {}) }, 'opened the embedded event log');

@@ -1,15 +1,13 @@
 // Start-up scan of the embedded log: checks every batch and frame, builds the offset index, and
 // cuts a torn tail (a whole incomplete last batch). Damage followed by a whole batch is not a torn
-// tail but lost history: the start is refused. Logs of format 1 (no batch boundaries, written by
-// earlier versions) are read frame by frame, each frame a batch of its own.
+// tail but lost history: the start is refused. A log of another format than this version's is
+// refused too, naming the format found.
 import type { FileHandle } from 'node:fs/promises';
 import { BATCH_HEADER_BYTES, checkBatchBody, checkBatchHeader, findWholeBatch, scanBatch } from './file-batches.js';
-import { checkFrame, decodeFrame, FILE_MAGIC, FILE_MAGIC_V1, FRAME_HEADER_BYTES, findValidFrame } from './file-frames.js';
+import { decodeFrame, FILE_FORMAT, FILE_MAGIC, magicFormat } from './file-frames.js';
 import { recordDigest } from './record-digest.js';
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
-
-export type LogFormat = 1 | 2;
 
 export class CorruptLogError extends Error {
   constructor(readonly path: string, readonly bytePosition: number, readonly recordOffset: number, reason: string) {
@@ -19,7 +17,6 @@ export class CorruptLogError extends Error {
 }
 
 export interface ScanResult {
-  readonly format: LogFormat;
   /** Byte position of every record from `firstOffset` on, in offset order. */
   readonly starts: number[];
   /** The offset of `starts[0]`: 0, or where a resumed scan began. */
@@ -53,7 +50,6 @@ export interface ScanOptions {
 }
 
 export interface FrameScan {
-  readonly format: LogFormat;
   readonly starts: number[];
   /** Where the valid frames end. */
   readonly validBytes: number;
@@ -63,18 +59,12 @@ export interface FrameScan {
   readonly problem?: { readonly bytePosition: number; readonly recordOffset: number; readonly reason: string; readonly validFramesFollow: boolean };
 }
 
-/** The format named by the magic bytes (call after checkMagic answered 'ok'). */
-export async function logFormat(file: FileHandle): Promise<LogFormat> {
-  return (await readAt(file, 0, FILE_MAGIC_V1.length)).equals(FILE_MAGIC_V1) ? 1 : 2;
-}
-
 /**
  * Checks the log from byte `from` to the end of the file, changing nothing. `starts` (the positions
  * of the frames before `from`) receives the byte position of every frame of every whole batch;
  * scanning stops at the first batch that is not whole.
  */
 export async function scanFrames(file: FileHandle, from: number, starts: number[] = [], { until, firstOffset = 0 }: ScanOptions = {}): Promise<FrameScan> {
-  const format = await logFormat(file);
   const size = until ?? (await file.stat()).size;
   let position = from;
   let lastBatch: BatchPoint | undefined;
@@ -85,7 +75,7 @@ export async function scanFrames(file: FileHandle, from: number, starts: number[
   while (position < size) {
     const batchOffset = firstOffset + starts.length;
     const at = position - chunkStart;
-    const check = format === 1 ? singleFrameBatch(chunk, at, chunkStart + chunk.length >= size, starts, chunkStart) : scanBatch(chunk, at, chunkStart, size, starts);
+    const check = scanBatch(chunk, at, chunkStart, size, starts);
     if (check.kind === 'batch') {
       lastBatch = { offset: batchOffset, byte: position };
       position += check.bytes;
@@ -93,52 +83,55 @@ export async function scanFrames(file: FileHandle, from: number, starts: number[
       const next = ahead?.at === position ? await ahead.read : undefined;
       chunkStart = position;
       chunk = next !== undefined && next.length >= check.needBytes ? next : await readAt(file, position, Math.max(CHUNK_BYTES, check.needBytes));
-      const nextStart = chunkStart + wholeUnitsBytes(chunk, format);
+      const nextStart = chunkStart + wholeBatchesBytes(chunk);
       ahead = nextStart < size ? { at: nextStart, read: readAt(file, nextStart, CHUNK_BYTES) } : undefined;
       // A read ahead that is not used (the scan stops first) must not fail unhandled.
       ahead?.read.catch(() => undefined);
     } else {
-      // Damage followed by a whole batch (or frame) cannot be a torn write.
-      const validFramesFollow = format === 1 ? findValidFrame(await readAt(file, position + 1, size - position - 1)) !== undefined : (await findWholeBatch(file, position + 1, size)) !== undefined;
-      return { format, starts, validBytes: position, ...(lastBatch ? { lastBatch } : {}), problem: { bytePosition: position, recordOffset: firstOffset + starts.length, reason: check.reason, validFramesFollow } };
+      // Damage followed by a whole batch cannot be a torn write.
+      const validFramesFollow = (await findWholeBatch(file, position + 1, size)) !== undefined;
+      return { starts, validBytes: position, ...(lastBatch ? { lastBatch } : {}), problem: { bytePosition: position, recordOffset: firstOffset + starts.length, reason: check.reason, validFramesFollow } };
     }
   }
-  return { format, starts, validBytes: position, ...(lastBatch ? { lastBatch } : {}) };
+  return { starts, validBytes: position, ...(lastBatch ? { lastBatch } : {}) };
 }
 
 /**
- * How many bytes at the start of `chunk` the batches (format 2) or frames (format 1) that lie
- * wholly in it take, going by their lengths alone: where the scan will want the next read, which
- * is started before the chunk is checked. A wrong guess (damage) costs only a read.
+ * How many bytes at the start of `chunk` the batches that lie wholly in it take, going by their
+ * lengths alone: where the scan will want the next read, which is started before the chunk is
+ * checked. A wrong guess (damage) costs only a read.
  */
-function wholeUnitsBytes(chunk: Buffer, format: LogFormat): number {
-  const headerBytes = format === 2 ? BATCH_HEADER_BYTES : FRAME_HEADER_BYTES;
-  const lengthAt = format === 2 ? 4 : 0;
+function wholeBatchesBytes(chunk: Buffer): number {
   let at = 0;
-  while (at + headerBytes <= chunk.length) {
-    const bytes = headerBytes + chunk.readUInt32BE(at + lengthAt);
+  while (at + BATCH_HEADER_BYTES <= chunk.length) {
+    const bytes = BATCH_HEADER_BYTES + chunk.readUInt32BE(at + 4);
     if (at + bytes > chunk.length) break;
     at += bytes;
   }
   return at;
 }
 
-/** Format 1: every frame is a batch of its own. */
-function singleFrameBatch(buffer: Buffer, at: number, bufferIsFileEnd: boolean, starts: number[], bufferStart: number): ReturnType<typeof scanBatch> {
-  const check = checkFrame(buffer, at, bufferIsFileEnd);
-  if (check.kind !== 'frame') return check;
-  starts.push(bufferStart + at);
-  return { kind: 'batch', bytes: check.bytes };
+/** A report store log of a format this version does not read: refused, never repaired or rewritten. */
+export class UnknownLogFormatError extends Error {
+  constructor(readonly path: string, readonly format: number) {
+    super(`${path} is a report store log of format ${format}; this version reads format ${FILE_FORMAT} only`);
+    this.name = 'UnknownLogFormatError';
+  }
 }
 
-/** Whether the file starts with the magic bytes; a file shorter than them holding their prefix is "partial". */
-export async function checkMagic(file: FileHandle): Promise<'ok' | 'empty' | 'partial' | 'bad'> {
+/**
+ * Whether the file at `path` starts with the magic bytes; a file shorter than them holding their
+ * prefix is "partial". The magic of another format throws UnknownLogFormatError.
+ */
+export async function checkMagic(file: FileHandle, path: string): Promise<'ok' | 'empty' | 'partial' | 'bad'> {
   const size = (await file.stat()).size;
   if (size === 0) return 'empty';
   const head = await readAt(file, 0, Math.min(size, FILE_MAGIC.length));
-  const either = (magic: Buffer) => (size < magic.length ? head.equals(magic.subarray(0, size)) : head.equals(magic));
-  if (!either(FILE_MAGIC) && !either(FILE_MAGIC_V1)) return 'bad';
-  return size < FILE_MAGIC.length ? 'partial' : 'ok';
+  if (size < FILE_MAGIC.length) return head.equals(FILE_MAGIC.subarray(0, size)) ? 'partial' : 'bad';
+  const format = magicFormat(head);
+  if (format === undefined) return 'bad';
+  if (format !== FILE_FORMAT) throw new UnknownLogFormatError(path, format);
+  return 'ok';
 }
 
 /** A resume point, the last record a snapshot folded (in the batch at the point) and its digest. */
@@ -154,18 +147,18 @@ export interface ResumeCheck {
  * the records before it are scanned when something reads them (FrameIndex).
  */
 export async function scanLog(file: FileHandle, path: string, resume?: ResumeCheck): Promise<ScanResult> {
-  const magic = await checkMagic(file);
+  const magic = await checkMagic(file, path);
   if (magic === 'bad') throw new Error(`${path} is not a report store log (bad magic bytes)`);
   if (magic !== 'ok') {
     // Empty, or cut inside the magic by a first start that crashed: nothing was ever acknowledged.
     await file.truncate(0);
     await file.write(FILE_MAGIC, 0, FILE_MAGIC.length, 0);
     await file.sync();
-    return { format: 2, starts: [], firstOffset: 0, firstByte: FILE_MAGIC.length, validBytes: FILE_MAGIC.length };
+    return { starts: [], firstOffset: 0, firstByte: FILE_MAGIC.length, validBytes: FILE_MAGIC.length };
   }
   const from = resume !== undefined && (await resumeHolds(file, resume)) ? resume.point : { offset: 0, byte: FILE_MAGIC.length };
   const scan = await scanFrames(file, from.byte, [], { firstOffset: from.offset });
-  const found = { format: scan.format, starts: scan.starts, firstOffset: from.offset, firstByte: from.byte, ...(scan.lastBatch ? { lastBatch: scan.lastBatch } : {}) };
+  const found = { starts: scan.starts, firstOffset: from.offset, firstByte: from.byte, ...(scan.lastBatch ? { lastBatch: scan.lastBatch } : {}) };
   if (!scan.problem) return { ...found, validBytes: scan.validBytes };
   const { bytePosition, recordOffset, reason, validFramesFollow } = scan.problem;
   if (validFramesFollow) throw new CorruptLogError(path, bytePosition, recordOffset, reason);
@@ -176,15 +169,15 @@ export async function scanLog(file: FileHandle, path: string, resume?: ResumeChe
 }
 
 /**
- * Whether the resume point is the one the snapshot recorded, as a whole: a whole batch of a format-2
- * log starts at its byte, and holds the snapshot's last record where the point's record number puts
+ * Whether the resume point is the one the snapshot recorded, as a whole: a whole batch starts
+ * at its byte, and holds the snapshot's last record where the point's record number puts
  * it, with that record's digest. A log restored from a copy and written on can have a batch at the
  * same byte with another number of records before it; its records there are others (new event ids),
  * so the digest tells. (Counting the records before the point would mean reading all of them: they
  * are counted when first read, FrameIndex.)
  */
 async function resumeHolds(file: FileHandle, { point, lastRecord, lastRecordDigest }: ResumeCheck): Promise<boolean> {
-  if ((await logFormat(file)) !== 2 || point.byte < FILE_MAGIC.length) return false;
+  if (point.byte < FILE_MAGIC.length) return false;
   const header = await readAt(file, point.byte, BATCH_HEADER_BYTES);
   const check = header.length === BATCH_HEADER_BYTES ? checkBatchHeader(header, 0) : undefined;
   if (check?.kind !== 'header') return false;

@@ -12,8 +12,7 @@ import { CHECKSUM_BYTES, decodeSnapshot, encodeModel, snapshotBody, snapshotChec
 import { ensureRoom, LOG_RESERVE_BYTES, TEMPORARY_SUFFIX } from './snapshot-space.js';
 
 const KEEP = 3;
-/** `.snap` files are format 4 (or 3, from an earlier version); `.json` ones were written by earlier versions (recognised, not used). */
-const NAME = /^snapshot-(\d{16})\.(snap|json)$/;
+const NAME = /^snapshot-(\d{16})\.snap$/;
 
 export function snapshotDir(dataDir: string): string {
   return join(dataDir, 'snapshots');

@@ -1,16 +1,16 @@
 // Group-commit batches on disk: a batch is kept or cut whole. Damage inside the last batch is a
-// write that was never acknowledged; damage before a whole batch stops the start. Logs of the
-// earlier format (frames without batches) still open, and are converted once.
+// write that was never acknowledged; damage before a whole batch stops the start. A log of
+// another format is refused, and left as it is.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LogMessage } from '../../src/log/event-log.js';
 import { BATCH_HEADER_BYTES, encodeBatch, encodeMessageBatch, findWholeBatch } from '../../src/log/file-batches.js';
-import { encodeFrame, FILE_MAGIC, FILE_MAGIC_V1 } from '../../src/log/file-frames.js';
+import { encodeFrame } from '../../src/log/file-frames.js';
 import { openFileLog } from '../../src/log/file-log.js';
 import { openFileLogReader } from '../../src/log/file-log-reader.js';
-import { CorruptLogError } from '../../src/log/file-recovery.js';
+import { CorruptLogError, UnknownLogFormatError } from '../../src/log/file-recovery.js';
 import { collect, rejection } from '../helpers/async.js';
 import { flipByte } from '../helpers/file-history.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
@@ -86,27 +86,16 @@ batches('corruption two batches back refuses the start, naming the batch positio
   assert.match((error as Error).message, `byte ${context.batchStarts[1]}`);
 });
 
-batches('a log of the earlier format (frames without batches) opens, is converted once, and keeps its records', async (context) => {
-  const frames = ['a', 'b', 'c'].map((key, i) => encodeFrame({ ...message(key), timestampMs: 1_700_000_000_000 + i }));
-  await writeFile(context.path, Buffer.concat([FILE_MAGIC_V1, ...frames]));
-  const reader = await openFileLogReader({ dir: context.dir, logger: quiet() });
-  const before = await collect(reader.read(new Map()));
-  await reader.close();
-  assert.equal(before.map((record) => record.key), ['a', 'b', 'c']);
-  const { logger, lines } = memoryLogger();
-  const log = await openFileLog({ dir: context.dir, logger });
-  await log.append([message('d')]);
-  assert.equal((await collect(log.read(new Map()))).slice(0, 3), before);
-  await log.close();
-  assert.ok(lines().some((line) => String(line['msg']).startsWith('converted the event log to format 2')));
-  assert.ok((await readFile(context.path)).subarray(0, FILE_MAGIC.length).equals(FILE_MAGIC));
-  assert.equal(await keysIn(context.dir), ['a', 'b', 'c', 'd']);
-});
-
-batches('a log of the earlier format with a torn last frame is cut, then converted', async (context) => {
-  const frames = ['a', 'b'].map((key) => encodeFrame({ ...message(key), timestampMs: 1_700_000_000_000 }));
-  await writeFile(context.path, Buffer.concat([FILE_MAGIC_V1, ...frames]).subarray(0, -3));
-  assert.equal(await keysIn(context.dir), ['a']);
+batches('a log of another format is refused by the writer and the reader, naming the file and the format, and left as it is', async (context) => {
+  const frame = encodeFrame({ ...message('a'), timestampMs: 1_700_000_000_000 });
+  const bytes = Buffer.concat([Buffer.from('RSLOG\u0000\u0001\n', 'latin1'), frame]);
+  await writeFile(context.path, bytes);
+  for (const opening of [() => openFileLog({ dir: context.dir, logger: quiet() }), () => openFileLogReader({ dir: context.dir, logger: quiet() })]) {
+    const error = await rejection(opening());
+    assert.instance(error, UnknownLogFormatError);
+    assert.is((error as Error).message, `${context.path} is a report store log of format 1; this version reads format 2 only`);
+  }
+  assert.ok((await readFile(context.path)).equals(bytes), 'the refused file was changed');
 });
 
 batches('a reader beside the writer takes in batches as they are appended', async (context) => {

@@ -57,8 +57,7 @@ race('five processes racing for a stale lock: exactly one holds it, in each of 5
     for (let trial = 0; trial < 50; trial += 1) {
       const trialDir = join(dir, String(trial));
       await mkdir(trialDir);
-      // Stale in both forms: the single LOCK of earlier versions and a generation, both naming a dead pid.
-      await writeFile(join(trialDir, 'LOCK'), '999999999\n');
+      // Stale: a generation naming a dead pid.
       await writeFile(join(trialDir, 'LOCK.4'), JSON.stringify({ pid: 999_999_999, startTime: '1' }));
       const answers = await Promise.all(racers.map((racer) => ask(racer, `lock ${trialDir}`)));
       assert.ok(answers.every((answer) => answer === 'held' || answer === 'refused'), answers.join(','));
@@ -72,7 +71,7 @@ race('five processes racing for a stale lock: exactly one holds it, in each of 5
 });
 
 race('a stale lock naming pid 1 does not block the only process of a container (pid 1 itself)', async ({ dir }) => {
-  await writeFile(join(dir, 'LOCK'), '1\n');
+  await writeFile(join(dir, 'LOCK.1'), JSON.stringify({ pid: 1 }));
   // unshare -fp: a new pid namespace, where this node process is pid 1 (as in a container).
   const script = `const { lockDir } = await import(${JSON.stringify(LOCK_URL)}); await lockDir(${JSON.stringify(dir)}); console.log('held by pid', process.pid);`;
   const { stdout } = await promisify(execFile)('unshare', ['-fp', '--mount-proc', process.execPath, '--input-type=module', '-e', script], { timeout: GUARD_MS });
