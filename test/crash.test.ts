@@ -6,7 +6,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeEvent } from '../projections/codec.js';
-import { openFileLog } from '../src/log/file-log.js';
+import { openFileLog } from '../src/log/file/file-log.js';
 import { collect, until, withTimeout } from './helpers/async.js';
 import { startChildServer, type ChildServer } from './helpers/child-server.js';
 import { memoryLogger, tempDir, TEST_TOKEN } from './helpers/server.js';

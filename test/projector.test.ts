@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { encodeEvent } from '../projections/codec.js';
 import type { ReportEvent } from '../projections/events.js';
 import type { Cursor, EventLog, LogPosition, LogRecord, ReadOptions } from '../src/log/event-log.js';
-import { openFileLog, type FileLog } from '../src/log/file-log.js';
+import { openFileLog, type FileLog } from '../src/log/file/file-log.js';
 import { ProjectionTimeoutError, Projector } from '../src/projector.js';
 import { collect, rejection, withTimeout } from './helpers/async.js';
 import { created, deleted } from './helpers/events.js';

@@ -7,8 +7,8 @@
 import { decodeEvent } from '../../projections/codec.js';
 import { loadConfig } from '../config.js';
 import { cursorTotal, type EventLog, type LogMessage } from '../log/event-log.js';
-import { openFileLogReader } from '../log/file-log-reader.js';
-import { openKafkaLog } from '../log/kafka-log.js';
+import { openFileLogReader } from '../log/file/file-log-reader.js';
+import { openKafkaLog } from '../log/kafka/kafka-log.js';
 import { createReadModel, type ReadModel } from '../read-model/read-model.js';
 import { foldLog, stateDigest } from '../replay.js';
 import { formatPosition, type LogKind } from './positions.js';

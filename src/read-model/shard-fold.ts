@@ -5,8 +5,8 @@
 // in a fold from the start). A key is the report id for every record this service writes; a
 // record whose event names a report of another shard (a key that is not the id) is `misrouted`,
 // and the caller folds the history on one thread instead. Pure: bytes in, a read model out.
-import { BATCH_HEADER_BYTES } from '../log/file-batches.js';
-import { FRAME_HEADER_BYTES } from '../log/file-frames.js';
+import { BATCH_HEADER_BYTES } from '../log/file/batches.js';
+import { FRAME_HEADER_BYTES } from '../log/file/frames.js';
 import { decodeForFold } from './fold-decode.js';
 import { applyInput, createReadModel } from './read-model.js';
 

@@ -3,7 +3,7 @@
 // not lie beyond its head and whose anchors match the log's records (the same history); anything
 // else is skipped with a warning, never trusted.
 import { open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
-import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file-dir.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file/data-dir.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { cursorReached, cursorTotal, type Cursor, type EventLog } from '../log/event-log.js';

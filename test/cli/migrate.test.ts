@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { LogRecord } from '../../src/log/event-log.js';
-import { openFileLogReader } from '../../src/log/file-log-reader.js';
+import { openFileLogReader } from '../../src/log/file/file-log-reader.js';
 import { collect } from '../helpers/async.js';
 import { lines, reports, replaySummary } from '../helpers/cli.js';
 import { created } from '../helpers/events.js';

@@ -5,7 +5,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openFileLogReader } from '../../src/log/file-log-reader.js';
+import { openFileLogReader } from '../../src/log/file/file-log-reader.js';
 import { stateDigest } from '../../src/replay.js';
 import { decodeSnapshot } from '../../src/snapshot/snapshot-format.js';
 import { snapshotDir, writeSnapshot } from '../../src/snapshot/snapshot-store.js';

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { encodeEvent } from '../../projections/codec.js';
 import { created } from '../helpers/events.js';
 import { loadConfig } from '../../src/config.js';
-import { openFileLog } from '../../src/log/file-log.js';
+import { openFileLog } from '../../src/log/file/file-log.js';
 import { createWiredApp } from '../../src/server.js';
 import { Projector } from '../../src/projector.js';
 import { memoryLogger, startTestServer, tempDir, TEST_TOKEN, type TestServer } from '../helpers/server.js';

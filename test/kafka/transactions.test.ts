@@ -7,7 +7,7 @@ import kafkajs from 'kafkajs';
 import { encodeEvent } from '../../projections/codec.js';
 import { loadConfig, type KafkaConfig } from '../../src/config.js';
 import type { LogGap, LogRecord } from '../../src/log/event-log.js';
-import { openKafkaLog } from '../../src/log/kafka-log.js';
+import { openKafkaLog } from '../../src/log/kafka/kafka-log.js';
 import { collect, withTimeout } from '../helpers/async.js';
 import { memoryLogger } from '../helpers/server.js';
 import { created } from '../helpers/events.js';

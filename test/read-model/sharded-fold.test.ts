@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
 import type { EventLog, LogMessage, LogPosition } from '../../src/log/event-log.js';
-import { openFileLog, type FileLog } from '../../src/log/file-log.js';
+import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import { Projector } from '../../src/projector.js';
 import { createReadModel, type ReadModel } from '../../src/read-model/read-model.js';
 import { foldSharded } from '../../src/read-model/sharded-fold.js';

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { rm } from 'node:fs/promises';
 import { UnavailableError } from '../../src/errors.js';
 import type { EventLog } from '../../src/log/event-log.js';
-import { openFileLog, type FileLog } from '../../src/log/file-log.js';
+import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import { Projector } from '../../src/projector.js';
 import { ReportService } from '../../src/reports/service.js';
 import { rejection } from '../helpers/async.js';
