@@ -1,5 +1,5 @@
 // Folds every record of the log into the read model with applyRecord, from the model's cursor on:
-// the records this process appends as the log hands them over once durable (onCommit), everything
+// the records this process appends as the log hands them over once durable (a CommitFeed), everything
 // else (other writers, the history at start) by following the log. Lets writers wait until their
 // own record has been applied (read-your-writes) or until the model has reached a position (fresh
 // answers). What it applies it tells a ProjectionHealth; snapshots and readiness are other
@@ -12,6 +12,7 @@ import { pause } from './pause.js';
 import { ProjectionHealth } from './projection-health.js';
 import { applyRecord, createReadModel, passGap, type Applied, type ReadModel } from './read-model/read-model.js';
 import { foldLog, SHARDED_FOLD_RECORDS } from './replay.js';
+import { hasCommitFeed } from './log/capabilities.js';
 
 export { ProjectionTimeoutError, type Outcome } from './position-waiters.js';
 
@@ -81,7 +82,8 @@ export class Projector {
     if (this.running) return;
     // This process's own appends are folded the moment they are durable, before their writers
     // hear back, so a writer finds its record applied and never waits for the follow loop.
-    this.unsubscribe = this.options.log.onCommit?.((records) => this.applyHandedOver(records)) ?? this.unsubscribe;
+    const { log } = this.options;
+    if (hasCommitFeed(log)) this.unsubscribe = log.onCommit((records) => this.applyHandedOver(records));
     this.running = this.run();
   }
 

@@ -7,6 +7,7 @@ import { readAhead } from './read-model/read-ahead.js';
 import { applyRecord, passGap, type Applied, type ReadModel } from './read-model/read-model.js';
 import { foldSharded } from './read-model/sharded-fold.js';
 import { ReportTable } from './read-model/report-table.js';
+import { isFileBacked } from './log/file/file-range.js';
 
 export interface FoldOptions {
   /** Stop before this cursor (exclusive, per partition); default: the head seen at start. */
@@ -81,7 +82,7 @@ function isEmpty(model: ReadModel): boolean {
  * one-thread fold is to do the work (or the rest of it).
  */
 async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, threads, onRecord, onSkipped, onProgress }: FoldOptions): Promise<'stop' | 'go on'> {
-  if (threads === undefined || onRecord !== undefined || log.fileRange === undefined || !isEmpty(model)) return 'go on';
+  if (threads === undefined || onRecord !== undefined || !isFileBacked(log) || !isEmpty(model)) return 'go on';
   const head = (await log.head()).get(0) ?? 0;
   const end = Math.min(head, to?.get(0) ?? head);
   if (end < SHARDED_FOLD_RECORDS) return 'go on';

@@ -28,6 +28,7 @@ import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/
 import { resolveTokens } from './tokens.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
+import { hasResumableScan } from './log/capabilities.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -66,7 +67,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     const model = snapshot?.model ?? createReadModel();
     // Opened at the newest snapshot's resume point but folding from before it: scan that part now,
     // so damage there stops the start as at any open.
-    await log.scanFrom?.(model.cursor);
+    if (hasResumableScan(log)) await log.scanFrom(model.cursor);
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
     const health = new ProjectionHealth(config.projectionStallMs);
     const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp: () => autoSnapshot.onCaughtUp() });

@@ -9,6 +9,7 @@ import { ProjectionTimeoutError, Projector } from '../src/projector.js';
 import { collect, rejection, withTimeout } from './helpers/async.js';
 import { created, deleted } from './helpers/events.js';
 import { memoryLogger, tempDir } from './helpers/server.js';
+import { readRecords } from '../src/log/record-batches.js';
 
 const GUARD_MS = 10_000;
 
@@ -163,7 +164,7 @@ projector('skips a record that is not JSON at all', async (context) => {
 
 projector('records the timestamp of the last applied record', async (context) => {
   await appendEvent(context.log, created('1', 'a'));
-  const [record] = await collect(context.log.read(new Map()));
+  const [record] = await collect(readRecords(context.log, new Map()));
   const p = startProjector(context);
   await p.caughtUp();
   assert.is(p.health.observations().lastRecordTimestampMs, record?.timestampMs);

@@ -12,6 +12,8 @@ import { applyRecord, createReadModel, type ReadModel } from '../read-model/read
 import { formatPosition, type LogKind } from './positions.js';
 import { startProgress } from './progress.js';
 import type { CliIo } from './usage.js';
+import { hasKeyedHeads } from '../log/capabilities.js';
+import { readRecords } from '../log/record-batches.js';
 
 export interface Problem {
   readonly position: string;
@@ -67,13 +69,14 @@ export async function checkRecords(log: EventLog, singleWriter: boolean, io: Cli
     findings.first ??= { position: formatPosition(position, kind), reason };
   };
   const progress = startProgress(io, 'verify', cursorTotal(await log.head()));
-  for await (const record of log.read(new Map(), { signal: io.signal })) {
+  const home = (key: string) => (hasKeyedHeads(log) ? log.partitionFor(key) : undefined);
+  for await (const record of readRecords(log, new Map(), { signal: io.signal })) {
     findings.records += 1;
     progress.update(findings.records);
-    const home = log.partitionFor?.(record.key);
-    if (home !== undefined && home !== record.position.partition) {
+    const partition = home(record.key);
+    if (partition !== undefined && partition !== record.position.partition) {
       // Every one is listed: repartitioning has to account for all of them.
-      const reason = `key "${record.key}" belongs to partition ${home}: the partition count changed after this record was written`;
+      const reason = `key "${record.key}" belongs to partition ${partition}: the partition count changed after this record was written`;
       io.stderr.write(`misplaced ${formatPosition(record.position, kind)}: ${reason}
 `);
       fail(record.position, reason);

@@ -15,6 +15,7 @@ import { formatPosition, type LogKind } from './positions.js';
 import { startProgress } from './progress.js';
 import { toolLogger } from './tool-log.js';
 import { UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
+import { readRecords } from '../log/record-batches.js';
 
 const BATCH = 500;
 
@@ -34,7 +35,7 @@ export const migrateCommand = {
 
 async function eventIdsIn(log: EventLog, signal: AbortSignal): Promise<Set<string>> {
   const ids = new Set<string>();
-  for await (const record of log.read(new Map(), { signal })) {
+  for await (const record of readRecords(log, new Map(), { signal })) {
     const decoded = decodeEvent(record.value);
     if (decoded.ok) ids.add(decoded.event.id);
   }
@@ -84,7 +85,7 @@ export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<numb
       copied += batch.length;
       batch = [];
     };
-    for await (const record of source.read(new Map(), { signal: io.signal })) {
+    for await (const record of readRecords(source, new Map(), { signal: io.signal })) {
       read += 1;
       progress.update(read);
       const decoded = decodeEvent(record.value);

@@ -11,6 +11,7 @@ import { formatCursor, logKind } from './positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger } from './tool-log.js';
 import type { CliIo, CommandSpec, ParsedCommand } from './usage.js';
+import { hasResumableScan } from '../log/capabilities.js';
 
 export const snapshotCommand = {
   name: 'snapshot',
@@ -39,7 +40,7 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
     progress.stop();
     if (io.signal.aborted) return 130;
     const anchors = await readAnchors(log, model.cursor);
-    const resume = log.resumePoint?.(model.cursor);
+    const resume = hasResumableScan(log) ? log.resumePoint(model.cursor) : undefined;
     const path = await writeSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, ...(resume === undefined ? {} : { resume }), model });
     io.stdout.write(
       [

@@ -1,7 +1,8 @@
 // Chooses the event log adapter from the configuration.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { EventLog, ResumeFrom } from './event-log.js';
+import type { ResumeFrom } from './capabilities.js';
+import type { EventLog } from './event-log.js';
 import { openFileLog } from './file/file-log.js';
 
 /** `resumeFrom`: the newest snapshot's resume point (the file log scans only the log after it at open, once it holds). */

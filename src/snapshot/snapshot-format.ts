@@ -31,7 +31,7 @@ export interface Snapshot {
   readonly log: string;
   readonly createdAt: string;
   readonly anchors: Anchors;
-  /** Where the log's start-up scan may resume for this history (`EventLog.resumePoint`). */
+  /** Where the log's start-up scan may resume for this history (`ResumableScan.resumePoint`). */
   readonly resume?: string;
   /** The read model at the snapshot's cursor. */
   readonly model: ReadModel;

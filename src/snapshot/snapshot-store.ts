@@ -147,7 +147,7 @@ export async function readNewestSnapshot(dir: string, logger: Logger): Promise<S
 
 export interface LoadOptions {
   readonly dir: string;
-  readonly log: Pick<EventLog, 'identity' | 'head' | 'read'>;
+  readonly log: Pick<EventLog, 'identity' | 'head' | 'readBatches'>;
   readonly head: Cursor;
   readonly logger: Logger;
   /** The newest snapshot, read already: it is checked first, the older files after it. */

@@ -4,10 +4,10 @@
 // looking at the file again every `pollMs`.
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LogUnavailableError, type Cursor, type FileRange, type LogHealth, type LogMessage, type LogPosition, type LogRecord, type ReadOptions } from '../event-log.js';
+import { LogUnavailableError, type Cursor, type LogHealth, type LogMessage, type LogPosition, type LogRecord, type ReadOptions } from '../event-log.js';
+import type { FileRange } from './file-range.js';
 import { FILE_MAGIC, MAX_RECORD_BYTES } from './frames.js';
 import { FrameIndex } from './frame-index.js';
-import { eachRecord } from '../record-batches.js';
 import type { FileLog, FileLogOptions, FileLogStats } from './file-log.js';
 import { checkMagic, CorruptLogError, scanFrames } from './recovery.js';
 import { pause } from '../../pause.js';
@@ -58,6 +58,11 @@ class FileLogReader implements FileLog {
     return this.index.resumePoint(cursor.get(0) ?? 0);
   }
 
+  /** A reader scans the whole file at open: every record is scanned already. */
+  scanFrom(from: Cursor): Promise<void> {
+    return this.index.scanFrom(from.get(0) ?? 0);
+  }
+
   health(): LogHealth {
     return this.closed ? { available: false, reason: 'the event log is closed' } : { available: true };
   }
@@ -89,10 +94,6 @@ class FileLogReader implements FileLog {
     return this.index.fileRange(records);
   }
 
-  read(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
-    return eachRecord(this.readBatches(from, options));
-  }
-
   async *followBatches(from: Cursor, { signal }: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
     let offset = from.get(0) ?? 0;
     while (!signal?.aborted && !this.closed) {
@@ -106,10 +107,6 @@ class FileLogReader implements FileLog {
         await this.refresh();
       }
     }
-  }
-
-  follow(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
-    return eachRecord(this.followBatches(from, options));
   }
 
   async close(): Promise<void> {

@@ -12,12 +12,13 @@ import { MAX_RECORD_BYTES } from './frames.js';
 import { encodeMessageBatch } from './batches.js';
 import { writeDurably } from './durable-write.js';
 import { FrameIndex, parseBatchPoint } from './frame-index.js';
-import { eachRecord } from '../record-batches.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../batcher.js';
 import { lockDir, type DirLock } from './lock.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './data-dir.js';
 import { scanLog, type ResumeCheck } from './recovery.js';
-import { LogUnavailableError, RecordTooLargeError, payloadBytes, CommitListeners, type AppendOptions, type CommitListener, type Cursor, type EventLog, type FileRange, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions, type ResumeFrom } from '../event-log.js';
+import { CommitListeners, type CommitFeed, type CommitListener, type ResumableScan, type ResumeFrom } from '../capabilities.js';
+import { LogUnavailableError, RecordTooLargeError, payloadBytes, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from '../event-log.js';
+import type { FileBacked, FileRange } from './file-range.js';
 
 export interface FileLogOptions {
   /** The data directory; the log is `events.log` in it. */
@@ -27,7 +28,7 @@ export interface FileLogOptions {
   /** Appends allowed to wait for the next write+fsync (REPORTS_MAX_PENDING_APPENDS). */
   readonly maxPendingAppends?: number;
   /**
-   * Where the newest snapshot's history ends (`EventLog.resumePoint`, with the snapshot's last
+   * Where the newest snapshot's history ends (`ResumableScan.resumePoint`, with the snapshot's last
    * record): the scan at open starts there if it holds, and the records before it are scanned when
    * first read.
    */
@@ -39,11 +40,13 @@ export interface FileLogStats extends LogStats {
   readonly fsyncs: number;
 }
 
-export interface FileLog extends EventLog {
+/** A file log, the writer or a reader: it resumes its scan at a snapshot's point and knows its file. */
+export interface FileLog extends EventLog, ResumableScan, FileBacked {
   stats(): FileLogStats;
 }
 
-export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS, resumeFrom }: FileLogOptions): Promise<FileLog> {
+/** The writer also hands its commits over in memory. */
+export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS, resumeFrom }: FileLogOptions): Promise<FileLog & CommitFeed> {
   await ensurePrivateDir(dir);
   const lock = await lockDir(dir);
   const path = join(dir, 'events.log');
@@ -76,7 +79,7 @@ function resumeCheck(resume: ResumeFrom | undefined): ResumeCheck | undefined {
   return resume === undefined || point === undefined ? undefined : { point, lastRecord: resume.records - 1, lastRecordDigest: resume.lastRecordDigest };
 }
 
-class FileLogWriter implements FileLog {
+class FileLogWriter implements FileLog, CommitFeed {
   readonly description: string;
   readonly maxRecordBytes = MAX_RECORD_BYTES;
   /** Group commit: appends that arrive while a write+fsync is in flight go together in the next one. */
@@ -173,10 +176,6 @@ class FileLogWriter implements FileLog {
     return this.index.batches(from.get(0) ?? 0, this.index.records, options.signal);
   }
 
-  read(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
-    return eachRecord(this.readBatches(from, options));
-  }
-
   async *followBatches(from: Cursor, { signal }: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
     let offset = from.get(0) ?? 0;
     while (!signal?.aborted && !this.closed) {
@@ -191,10 +190,6 @@ class FileLogWriter implements FileLog {
         offset += records.length;
       }
     }
-  }
-
-  follow(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
-    return eachRecord(this.followBatches(from, options));
   }
 
   private nextAppend(signal: AbortSignal | undefined): Promise<void> {

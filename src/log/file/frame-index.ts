@@ -4,7 +4,8 @@
 // chunk of records; frames are not CRC-checked a second time. A writer that resumed where a
 // snapshot's history ends indexes the records before that point only when one is read.
 import type { FileHandle } from 'node:fs/promises';
-import { LogUnavailableError, type FileRange, type LogRecord } from '../event-log.js';
+import { LogUnavailableError, type LogRecord } from '../event-log.js';
+import type { FileRange } from './file-range.js';
 import { BATCH_HEADER_BYTES, checkBatchHeader, type EncodedBatch } from './batches.js';
 import { decodeFrame, FILE_MAGIC, FRAME_HEADER_BYTES } from './frames.js';
 import { CorruptLogError, scanFrames, type BatchPoint } from './recovery.js';
@@ -104,7 +105,7 @@ export class FrameIndex {
     this.endByte = byte;
   }
 
-  /** Where records [0, records) lie in the file (EventLog.fileRange). */
+  /** Where records [0, records) lie in the file (FileBacked.fileRange). */
   async fileRange(records: number): Promise<FileRange | undefined> {
     if (records <= 0 || records > this.records) return undefined;
     if (this.base > 0) await this.loadPrefix();

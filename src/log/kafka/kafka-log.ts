@@ -15,7 +15,8 @@ import { BrokerReachability } from './brokers.js';
 import { startKafkaProbe } from './probe.js';
 import { WriteHealth } from './write-health.js';
 import { misplaced } from './partition-count.js';
-import { cursorReached, LogRefusingWritesError, LogUnavailableError, payloadBytes, RecordTooLargeError, CommitListeners, type AppendOptions, type CommitListener, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from '../event-log.js';
+import { CommitListeners, type CommitFeed, type CommitListener, type KeyedHeads } from '../capabilities.js';
+import { cursorReached, LogRefusingWritesError, LogUnavailableError, payloadBytes, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from '../event-log.js';
 import { partitionOfKey } from './key-partition.js';
 import { followTopicBatches, isGap, recordRuns, type FollowItem } from './follow.js';
 import { singleRecordBatches } from '../record-batches.js';
@@ -40,7 +41,10 @@ export interface KafkaLogOptions {
   readonly maxPendingAppends?: number;
 }
 
-export async function openKafkaLog({ config, logger, writeTimeoutMs, probeIntervalMs = 2000, createTopic = true, readOnly = false, maxPendingAppends }: KafkaLogOptions): Promise<EventLog> {
+/** Other instances write to the topic too (KeyedHeads); this one's appends are handed over in memory (CommitFeed). */
+export type KafkaEventLog = EventLog & KeyedHeads & CommitFeed;
+
+export async function openKafkaLog({ config, logger, writeTimeoutMs, probeIntervalMs = 2000, createTopic = true, readOnly = false, maxPendingAppends }: KafkaLogOptions): Promise<KafkaEventLog> {
   const brokers = new BrokerReachability(logger);
   const kafka = createKafkaClient(config, logger, { brokers });
   const admin = kafka.admin();
@@ -108,7 +112,7 @@ interface KafkaLogParts {
   readonly identity: string;
 }
 
-class KafkaLog implements EventLog {
+class KafkaLog implements EventLog, KeyedHeads, CommitFeed {
   readonly description: string;
   readonly identity: string;
   readonly maxRecordBytes: number;
@@ -226,7 +230,8 @@ class KafkaLog implements EventLog {
     }
   }
 
-  async *read(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
+  /** The records up to the head seen at the start, one at a time (fetches deliver them so). */
+  private async *records(from: Cursor, options: ReadOptions): AsyncIterable<LogRecord> {
     const end = await this.head();
     const cursor = new Map(from);
     if (cursorReached(cursor, end)) return;
@@ -253,15 +258,11 @@ class KafkaLog implements EventLog {
   }
 
   readBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
-    return singleRecordBatches(this.read(from, options));
+    return singleRecordBatches(this.records(from, options));
   }
 
   followBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
     return recordRuns(this.itemBatches(from, options.signal), options.onGap);
-  }
-
-  async *follow(from: Cursor, options: ReadOptions = {}): AsyncIterable<LogRecord> {
-    for await (const records of this.followBatches(from, options)) yield* records;
   }
 
   private async *items(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<FollowItem> {

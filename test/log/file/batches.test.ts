@@ -14,6 +14,7 @@ import { CorruptLogError, UnknownLogFormatError } from '../../../src/log/file/re
 import { collect, rejection } from '../../helpers/async.js';
 import { flipByte } from '../../helpers/file-history.js';
 import { memoryLogger, tempDir } from '../../helpers/server.js';
+import { readRecords } from '../../../src/log/record-batches.js';
 
 const message = (key: string): LogMessage => ({ key, value: Buffer.from(`value of record ${key}, long enough to matter`) });
 const quiet = () => memoryLogger().logger;
@@ -37,7 +38,7 @@ async function writeBatches(context: Context, batches: readonly string[][]): Pro
 
 async function keysIn(dir: string): Promise<string[]> {
   const log = await openFileLog({ dir, logger: quiet() });
-  const keys = (await collect(log.read(new Map()))).map((record) => record.key);
+  const keys = (await collect(readRecords(log, new Map()))).map((record) => record.key);
   await log.close();
   return keys;
 }
@@ -62,7 +63,7 @@ batches('a corrupt frame inside the last batch, followed by valid frames of that
   await flipByte(context.path, intoFrame(context, 2, 1, 30));
   const { logger, lines } = memoryLogger();
   const log = await openFileLog({ dir: context.dir, logger });
-  assert.equal((await collect(log.read(new Map()))).map((record) => record.key), ['a', 'b']);
+  assert.equal((await collect(readRecords(log, new Map()))).map((record) => record.key), ['a', 'b']);
   const warning = lines().find((line) => line['level'] === 40);
   assert.is(warning?.['bytePosition'], context.batchStarts[2]);
   assert.is(warning?.['recordOffset'], 2);
@@ -103,7 +104,7 @@ batches('a reader beside the writer takes in batches as they are appended', asyn
   const reader = await openFileLogReader({ dir: context.dir, logger: quiet() });
   await log.append(['a', 'b'].map(message));
   await log.append(['c'].map(message));
-  assert.equal((await collect(reader.read(new Map()))).map((record) => record.key), ['a', 'b', 'c']);
+  assert.equal((await collect(readRecords(reader, new Map()))).map((record) => record.key), ['a', 'b', 'c']);
   await reader.close();
   await log.close();
 });

@@ -9,6 +9,7 @@ import { openFileLogReader } from '../../../src/log/file/file-log-reader.js';
 import { CorruptLogError } from '../../../src/log/file/recovery.js';
 import { collect, rejection, withTimeout } from '../../helpers/async.js';
 import { memoryLogger, tempDir } from '../../helpers/server.js';
+import { followRecords, readRecords } from '../../../src/log/record-batches.js';
 
 const quiet = () => memoryLogger().logger;
 const message = (key: string) => ({ key, value: Buffer.from(`value ${key}`) });
@@ -36,7 +37,7 @@ reader('sees records the writer appends after it opened, in read and in head', a
   const log = await openFileLogReader({ dir, logger: quiet() });
   await writer.append([message('1'), message('2')]);
   assert.equal(await log.head(), new Map([[0, 2]]));
-  const records = await collect(log.read(new Map()));
+  const records = await collect(readRecords(log, new Map()));
   assert.equal(records.map((r) => r.key), ['1', '2']);
   await log.close();
 });
@@ -46,7 +47,7 @@ reader('follow yields records appended later by the writer', async ({ dir, write
   const abort = new AbortController();
   const seen: string[] = [];
   const following = (async () => {
-    for await (const record of log.follow(new Map(), { signal: abort.signal })) {
+    for await (const record of followRecords(log, new Map(), { signal: abort.signal })) {
       seen.push(record.key);
       if (seen.length === 3) abort.abort();
     }

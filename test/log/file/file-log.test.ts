@@ -7,6 +7,7 @@ import { FILE_MAGIC } from '../../../src/log/file/frames.js';
 import { openFileLog } from '../../../src/log/file/file-log.js';
 import { collect, rejection, withTimeout } from '../../helpers/async.js';
 import { memoryLogger, tempDir } from '../../helpers/server.js';
+import { followRecords, readRecords } from '../../../src/log/record-batches.js';
 
 const message = (key: string, value: string): LogMessage => ({ key, value: Buffer.from(value, 'utf8') });
 const quiet = () => memoryLogger().logger;
@@ -42,11 +43,11 @@ fileLog('keeps every record, key, value and timestamp across close and reopen', 
   const sent = [message('1', 'one'), message('-2', 'two'), message('1', 'three')];
   await first.append(sent.slice(0, 2));
   await first.append(sent.slice(2));
-  const before = await collect(first.read(new Map()));
+  const before = await collect(readRecords(first, new Map()));
   await first.close();
 
   const second = await openFileLog({ dir, logger: quiet() });
-  const after = await collect(second.read(new Map()));
+  const after = await collect(readRecords(second, new Map()));
   assert.equal(after, before);
   assert.equal(after.map((r) => [r.key, r.value.toString('utf8'), r.position.offset]), [['1', 'one', 0], ['-2', 'two', 1], ['1', 'three', 2]]);
   assert.equal(after.map((r) => r.timestampMs), [1_700_000_000_001, 1_700_000_000_001, 1_700_000_000_002]);
@@ -77,11 +78,11 @@ fileLog('reads records larger than one read chunk', async ({ dir }) => {
   const log = await openFileLog({ dir, logger: quiet() });
   const big = 'x'.repeat(1024 * 1024 + 17);
   await log.append([message('1', 'small'), message('2', big), message('3', 'after')]);
-  const read = await collect(log.read(new Map()));
+  const read = await collect(readRecords(log, new Map()));
   assert.equal(read.map((r) => r.value.length), [5, big.length, 5]);
   await log.close();
   const reopened = await openFileLog({ dir, logger: quiet() });
-  assert.equal((await collect(reopened.read(new Map([[0, 1]])))).map((r) => r.key), ['2', '3']);
+  assert.equal((await collect(readRecords(reopened, new Map([[0, 1]])))).map((r) => r.key), ['2', '3']);
   await reopened.close();
 });
 
@@ -94,7 +95,7 @@ fileLog('reports itself unavailable after close', async ({ dir }) => {
 fileLog('ends a follow that waits for records when the log closes', async ({ dir }) => {
   const log = await openFileLog({ dir, logger: quiet() });
   await log.append([message('1', 'a')]);
-  const iterator = log.follow(new Map())[Symbol.asyncIterator]();
+  const iterator = followRecords(log, new Map())[Symbol.asyncIterator]();
   const first = await iterator.next();
   assert.is(first.done ? undefined : first.value.key, '1');
   const waiting = iterator.next();
@@ -158,7 +159,7 @@ groupCommit('drops an append whose signal aborted while an earlier batch was bei
   assert.equal(await first, [{ partition: 0, offset: 0 }]);
   assert.instance(await dropped, DOMException);
   assert.equal(await kept, [{ partition: 0, offset: 1 }]);
-  assert.equal((await collect(log.read(new Map()))).map((r) => r.key), ['1', '3']);
+  assert.equal((await collect(readRecords(log, new Map()))).map((r) => r.key), ['1', '3']);
   await log.close();
 });
 

@@ -7,6 +7,7 @@ import { openFileLog } from '../../../src/log/file/file-log.js';
 import { CorruptLogError } from '../../../src/log/file/recovery.js';
 import { collect, rejection } from '../../helpers/async.js';
 import { memoryLogger, tempDir } from '../../helpers/server.js';
+import { readRecords } from '../../../src/log/record-batches.js';
 
 const message = (key: string, value: string): LogMessage => ({ key, value: Buffer.from(value, 'utf8') });
 const quiet = () => memoryLogger().logger;
@@ -43,7 +44,7 @@ const start = (context: Context, record: number) => context.ends[record] as numb
 
 async function keysIn(dir: string): Promise<string[]> {
   const log = await openFileLog({ dir, logger: quiet() });
-  const keys = (await collect(log.read(new Map()))).map((r) => r.key);
+  const keys = (await collect(readRecords(log, new Map()))).map((r) => r.key);
   await log.close();
   return keys;
 }
@@ -76,7 +77,7 @@ for (const [what, damage, keptRecords, cutAtRecord] of tornCases) {
     assert.is(warning['bytePosition'], cutAt);
     assert.is(warning['recordOffset'], keptRecords);
     assert.is((await stat(context.path)).size, cutAt);
-    assert.equal((await collect(log.read(new Map()))).map((r) => r.key), ['0', '1', '2'].slice(0, keptRecords));
+    assert.equal((await collect(readRecords(log, new Map()))).map((r) => r.key), ['0', '1', '2'].slice(0, keptRecords));
     await log.close();
   });
 }

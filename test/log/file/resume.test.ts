@@ -5,13 +5,15 @@
 import { rm } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { LogMessage, LogRecord, ResumeFrom } from '../../../src/log/event-log.js';
+import type { ResumeFrom } from '../../../src/log/capabilities.js';
+import type { LogMessage, LogRecord } from '../../../src/log/event-log.js';
 import { recordDigest } from '../../../src/log/record-digest.js';
 import { openFileLog, type FileLog } from '../../../src/log/file/file-log.js';
 import { CorruptLogError } from '../../../src/log/file/recovery.js';
 import { collect, rejection } from '../../helpers/async.js';
 import { eventsLogPath, flipByte, frameStarts } from '../../helpers/file-history.js';
 import { memoryLogger, tempDir } from '../../helpers/server.js';
+import { readRecords } from '../../../src/log/record-batches.js';
 
 const message = (i: number): LogMessage => ({ key: String(i), value: Buffer.from(`record ${i}`) });
 const plain = (records: readonly LogRecord[]) => records.map(({ key, value, position }) => [key, value.toString(), position.offset]);
@@ -48,8 +50,8 @@ resume('scans only the last batch at open and still reads every record, the earl
   try {
     assert.equal([opened?.['records'], opened?.['scannedFrom']], [6, 4]);
     assert.equal(await log.head(), new Map([[0, 6]]));
-    assert.equal(plain(await collect(log.read(new Map([[0, 5]])))), [['5', 'record 5', 5]]);
-    assert.equal(plain(await collect(log.read(new Map()))), [0, 1, 2, 3, 4, 5].map((i) => [String(i), `record ${i}`, i]));
+    assert.equal(plain(await collect(readRecords(log, new Map([[0, 5]])))), [['5', 'record 5', 5]]);
+    assert.equal(plain(await collect(readRecords(log, new Map()))), [0, 1, 2, 3, 4, 5].map((i) => [String(i), `record ${i}`, i]));
     const [position] = await log.append([message(6)]);
     assert.equal(position, { partition: 0, offset: 6 });
     const resumedIdentity = log.identity;
@@ -79,7 +81,7 @@ resume('ignores a point that is not a batch boundary, lies beyond the file, or n
     const { log, opened } = await openAt(dir, resumeFrom);
     try {
       assert.equal([opened?.['records'], opened?.['scannedFrom']], [6, undefined], JSON.stringify(resumeFrom));
-      assert.is((await collect(log.read(new Map()))).length, 6);
+      assert.is((await collect(readRecords(log, new Map()))).length, 6);
     } finally {
       await log.close();
     }
@@ -91,8 +93,8 @@ resume('refuses to read records before the point when they are damaged, naming t
   await flipByte(eventsLogPath(dir), (starts[1] as number) + 12);
   const { log } = await openAt(dir, point);
   try {
-    assert.equal(plain(await collect(log.read(new Map([[0, 4]])))).length, 2, 'the scanned part reads');
-    const error = await rejection(collect(log.read(new Map())));
+    assert.equal(plain(await collect(readRecords(log, new Map([[0, 4]])))).length, 2, 'the scanned part reads');
+    const error = await rejection(collect(readRecords(log, new Map())));
     assert.instance(error, CorruptLogError);
     assert.match(String(error), /corrupt record #0 at byte 8 \(.*frame 2 of 2 of the batch\)/);
     assert.instance(await rejection(log.scanFrom?.(new Map()) ?? Promise.resolve()), CorruptLogError);
