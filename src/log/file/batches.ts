@@ -8,6 +8,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { frameBytesAt, frameSize, writeFrame } from './frames.js';
+import { readAt } from './read-at.js';
 
 export const BATCH_HEADER_BYTES = 16;
 const BATCH_MARK = 0x52534243;
@@ -107,12 +108,6 @@ export function scanBatch(buffer: Buffer, at: number, bufferStart: number, fileB
   if (available < bytes) return { kind: 'incomplete', needBytes: bytes };
   const reason = batchFramesInto(buffer, at + BATCH_HEADER_BYTES, at + bytes, header.frameCount, starts, bufferStart);
   return reason === undefined ? { kind: 'batch', bytes } : { kind: 'bad', reason };
-}
-
-async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.allocUnsafe(length);
-  const { bytesRead } = await file.read(buffer, 0, length, position);
-  return buffer.subarray(0, bytesRead);
 }
 
 /** Whether a whole batch starts at `position` of the file. */

@@ -94,19 +94,13 @@ class FileLogReader implements FileLog {
     return this.index.fileRange(records);
   }
 
-  async *followBatches(from: Cursor, { signal }: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
-    let offset = from.get(0) ?? 0;
-    while (!signal?.aborted && !this.closed) {
-      if (offset < this.index.records) {
-        const records = await this.index.readBatch(offset, this.index.records);
-        yield records;
-        offset += records.length;
-      } else {
-        // A reader has no append to wait for: it looks at the file again after pollMs.
-        await pause(this.pollMs, signal);
-        await this.refresh();
-      }
-    }
+  followBatches(from: Cursor, { signal }: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
+    // A reader has no append to wait for: it looks at the file again after pollMs.
+    const more = async () => {
+      await pause(this.pollMs, signal);
+      await this.refresh();
+    };
+    return this.index.follow(from, () => !signal?.aborted && !this.closed, more);
   }
 
   async close(): Promise<void> {

@@ -176,20 +176,8 @@ class FileLogWriter implements FileLog, CommitFeed {
     return this.index.batches(from.get(0) ?? 0, this.index.records, options.signal);
   }
 
-  async *followBatches(from: Cursor, { signal }: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
-    let offset = from.get(0) ?? 0;
-    while (!signal?.aborted && !this.closed) {
-      // A live cursor may have moved on by a commit hand-off: those records are not read again.
-      offset = Math.max(offset, from.get(0) ?? 0);
-      const end = this.index.records;
-      if (offset >= end) {
-        await this.nextAppend(signal);
-      } else {
-        const records = await this.index.readBatch(offset, end);
-        yield records;
-        offset += records.length;
-      }
-    }
+  followBatches(from: Cursor, { signal }: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
+    return this.index.follow(from, () => !signal?.aborted && !this.closed, () => this.nextAppend(signal));
   }
 
   private nextAppend(signal: AbortSignal | undefined): Promise<void> {

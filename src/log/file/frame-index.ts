@@ -4,7 +4,7 @@
 // chunk of records; frames are not CRC-checked a second time. A writer that resumed where a
 // snapshot's history ends indexes the records before that point only when one is read.
 import type { FileHandle } from 'node:fs/promises';
-import { LogUnavailableError, type LogRecord } from '../event-log.js';
+import { LogUnavailableError, type Cursor, type LogRecord } from '../event-log.js';
 import type { FileRange } from './file-range.js';
 import { BATCH_HEADER_BYTES, checkBatchHeader, type EncodedBatch } from './batches.js';
 import { decodeFrame, FILE_MAGIC, FRAME_HEADER_BYTES } from './frames.js';
@@ -148,6 +148,26 @@ export class FrameIndex {
       const records = await this.readBatch(offset, end);
       yield records;
       offset += records.length;
+    }
+  }
+
+  /**
+   * The records from `from` on, a chunk at a time, while `following()`; at the end of the index
+   * `more()` waits until it may have grown (the writer's next append, a reader's next look at the
+   * file). `from` may be a live cursor that a commit hand-off moves on meanwhile: what it has
+   * passed is not read again.
+   */
+  async *follow(from: Cursor, following: () => boolean, more: () => Promise<void>): AsyncIterable<LogRecord[]> {
+    let offset = from.get(0) ?? 0;
+    while (following()) {
+      offset = Math.max(offset, from.get(0) ?? 0);
+      if (offset < this.records) {
+        const records = await this.readBatch(offset, this.records);
+        yield records;
+        offset += records.length;
+      } else {
+        await more();
+      }
     }
   }
 }

@@ -6,6 +6,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { BATCH_HEADER_BYTES, checkBatchBody, checkBatchHeader, findWholeBatch, scanBatch } from './batches.js';
 import { decodeFrame, FILE_FORMAT, FILE_MAGIC, magicFormat } from './frames.js';
 import { recordDigest } from '../record-digest.js';
+import { readAt } from './read-at.js';
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
 
@@ -28,12 +29,6 @@ export interface ScanResult {
   readonly validBytes: number;
   /** Set when a torn tail was found: what was cut. */
   readonly tornTail?: { readonly bytePosition: number; readonly recordOffset: number; readonly cutBytes: number; readonly reason: string };
-}
-
-async function readAt(file: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.allocUnsafe(length);
-  const { bytesRead } = await file.read(buffer, 0, length, position);
-  return buffer.subarray(0, bytesRead);
 }
 
 /** A batch boundary: the batch at `byte` holds record `offset` first (or, at the end, the next batch goes there). */
