@@ -10,7 +10,7 @@ import { cursorTotal, type EventLog, type LogMessage } from '../log/event-log.js
 import { openFileLogReader } from '../log/file/file-log-reader.js';
 import { openKafkaLog } from '../log/kafka/kafka-log.js';
 import { createReadModel, type ReadModel } from '../read-model/read-model.js';
-import { foldLog, stateDigest } from '../replay.js';
+import { foldLog, stateDigest } from '../projection/fold-log.js';
 import { formatPosition, type LogKind } from './positions.js';
 import { startProgress } from './progress.js';
 import { toolLogger } from './tool-log.js';

@@ -8,7 +8,7 @@ import type { StoredReport } from '../../projections/reports.js';
 import { createFingerprint } from '../../projections/idempotency.js';
 import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
 import { AppendOutcomeUnknownError, AppendTimeoutError, LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
-import { ProjectionTimeoutError, type Outcome, type Projector } from '../projector.js';
+import { ProjectionTimeoutError, type Outcome, type Projector } from '../projection/projector.js';
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';

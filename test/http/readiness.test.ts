@@ -10,7 +10,7 @@ import { created } from '../helpers/events.js';
 import { loadConfig } from '../../src/config.js';
 import { openFileLog } from '../../src/log/file/file-log.js';
 import { createWiredApp } from '../../src/server.js';
-import { Projector } from '../../src/projector.js';
+import { Projector } from '../../src/projection/projector.js';
 import { memoryLogger, startTestServer, tempDir, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 import { until } from '../helpers/async.js';
 import { expectError } from './responses.js';

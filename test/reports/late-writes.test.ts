@@ -11,7 +11,7 @@ import type { ReportEvent } from '../../projections/events.js';
 import { ConflictError, NotFoundError } from '../../src/errors.js';
 import type { AppendOptions, EventLog, LogMessage, LogPosition } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
-import { Projector } from '../../src/projector.js';
+import { Projector } from '../../src/projection/projector.js';
 import { ReportService } from '../../src/reports/service.js';
 import { rejection } from '../helpers/async.js';
 import { basedOn, created, deleted } from '../helpers/events.js';

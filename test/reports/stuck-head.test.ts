@@ -9,7 +9,7 @@ import { UnavailableError } from '../../src/errors.js';
 import type { KeyedHeads } from '../../src/log/capabilities.js';
 import type { EventLog } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
-import { Projector } from '../../src/projector.js';
+import { Projector } from '../../src/projection/projector.js';
 import { ReportService } from '../../src/reports/service.js';
 import { rejection } from '../helpers/async.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';

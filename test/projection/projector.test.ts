@@ -1,15 +1,15 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rm } from 'node:fs/promises';
-import { encodeEvent } from '../projections/codec.js';
-import type { ReportEvent } from '../projections/events.js';
-import type { Cursor, EventLog, LogPosition, LogRecord, ReadOptions } from '../src/log/event-log.js';
-import { openFileLog, type FileLog } from '../src/log/file/file-log.js';
-import { ProjectionTimeoutError, Projector } from '../src/projector.js';
-import { collect, rejection, withTimeout } from './helpers/async.js';
-import { created, deleted } from './helpers/events.js';
-import { memoryLogger, tempDir } from './helpers/server.js';
-import { readRecords } from '../src/log/record-batches.js';
+import { encodeEvent } from '../../projections/codec.js';
+import type { ReportEvent } from '../../projections/events.js';
+import type { Cursor, EventLog, LogPosition, LogRecord, ReadOptions } from '../../src/log/event-log.js';
+import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
+import { ProjectionTimeoutError, Projector } from '../../src/projection/projector.js';
+import { collect, rejection, withTimeout } from '../helpers/async.js';
+import { created, deleted } from '../helpers/events.js';
+import { memoryLogger, tempDir } from '../helpers/server.js';
+import { readRecords } from '../../src/log/record-batches.js';
 
 const GUARD_MS = 10_000;
 

@@ -1,19 +1,13 @@
 // Read-your-writes: writers wait here until the projector has applied the record at their
 // position, and learn what it did. Outcomes of recent positions are remembered for writers that
 // ask only after their record was applied.
-import type { Evolution } from '../projections/reports.js';
-import { Deadlines, type ScheduledDeadline } from './deadlines.js';
-import type { LogPosition } from './log/event-log.js';
+import type { Evolution } from '../../projections/reports.js';
+import { Deadlines, type ScheduledDeadline } from '../deadlines.js';
+import type { LogPosition } from '../log/event-log.js';
+import { ProjectionTimeoutError } from './projection-timeout.js';
 
 /** What applying one record did; `invalid` for a record that is not a valid event (skipped). */
 export type Outcome = Evolution['kind'] | 'invalid' | 'unknown';
-
-export class ProjectionTimeoutError extends Error {
-  constructor(readonly position: LogPosition) {
-    super(`the projection did not reach ${position.partition}:${position.offset} in time`);
-    this.name = 'ProjectionTimeoutError';
-  }
-}
 
 interface Waiter {
   readonly position: LogPosition;
@@ -48,7 +42,7 @@ class RecentOutcomes {
 }
 
 /** Waiters and outcomes are kept per partition and offset (numbers), so no key string is built per record. */
-export class PositionWaiters {
+export class RecordWaiters {
   private readonly waiting = new Map<number, Map<number, Waiter>>();
   private readonly recent = new Map<number, RecentOutcomes>();
 

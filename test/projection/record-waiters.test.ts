@@ -1,12 +1,13 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { PositionWaiters, ProjectionTimeoutError } from '../src/position-waiters.js';
-import { rejection } from './helpers/async.js';
+import { RecordWaiters } from '../../src/projection/record-waiters.js';
+import { ProjectionTimeoutError } from '../../src/projection/projection-timeout.js';
+import { rejection } from '../helpers/async.js';
 
-const waiters = suite('PositionWaiters');
+const waiters = suite('RecordWaiters');
 
 waiters('resolves every writer waiting for a position with the outcome of its record', async () => {
-  const positions = new PositionWaiters();
+  const positions = new RecordWaiters();
   const first = positions.wait({ partition: 1, offset: 7 }, 5000);
   const second = positions.wait({ partition: 1, offset: 7 }, 5000);
   const other = positions.wait({ partition: 2, offset: 7 }, 5000);
@@ -16,7 +17,7 @@ waiters('resolves every writer waiting for a position with the outcome of its re
 });
 
 waiters('rejects a writer at its timeout, leaving a writer of the same position waiting', async () => {
-  const positions = new PositionWaiters();
+  const positions = new RecordWaiters();
   const patient = positions.wait({ partition: 0, offset: 3 }, 5000);
   const hasty = positions.wait({ partition: 0, offset: 3 }, 5);
   const error = await rejection(hasty);
@@ -29,7 +30,7 @@ waiters('rejects a writer at its timeout, leaving a writer of the same position 
 });
 
 waiters('remembers the outcomes of the last 4096 offsets of each partition', () => {
-  const positions = new PositionWaiters();
+  const positions = new RecordWaiters();
   for (let offset = 0; offset < 5000; offset++) positions.settle({ partition: 0, offset }, offset % 2 === 0 ? 'created' : 'void');
   positions.settle({ partition: 3, offset: 2 ** 40 }, 'invalid');
   assert.is(positions.outcomeOf({ partition: 0, offset: 4999 }), 'void');
@@ -41,7 +42,7 @@ waiters('remembers the outcomes of the last 4096 offsets of each partition', () 
 });
 
 waiters('rejectAll rejects every writer still waiting', async () => {
-  const positions = new PositionWaiters();
+  const positions = new RecordWaiters();
   const waiting = [positions.wait({ partition: 0, offset: 1 }, 5000), positions.wait({ partition: 0, offset: 1 }, 5000), positions.wait({ partition: 4, offset: 9 }, 5000)].map(rejection);
   positions.rejectAll();
   for (const error of await Promise.all(waiting)) assert.instance(error, ProjectionTimeoutError);

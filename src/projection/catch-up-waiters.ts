@@ -1,9 +1,9 @@
 // Readers that need fresh state wait here until the projection's cursor reaches a target (the head
 // of a partition seen when their request arrived). Checked after every move of the cursor; cheap
 // while nobody waits.
-import { Deadlines, type ScheduledDeadline } from './deadlines.js';
-import { cursorReached, type Cursor } from './log/event-log.js';
-import { ProjectionTimeoutError } from './position-waiters.js';
+import { Deadlines, type ScheduledDeadline } from '../deadlines.js';
+import { cursorReached, type Cursor } from '../log/event-log.js';
+import { ProjectionTimeoutError } from './projection-timeout.js';
 
 interface Waiter {
   readonly target: Cursor;
@@ -18,7 +18,7 @@ function firstPosition(target: Cursor): { partition: number; offset: number } {
   return { partition: entry?.[0] ?? 0, offset: entry?.[1] ?? 0 };
 }
 
-export class CursorWaiters {
+export class CatchUpWaiters {
   private readonly waiting = new Set<Waiter>();
 
   /** Time-outs of all waiters are kept in `deadlines` (one timer), not in a timer each. */

@@ -5,16 +5,17 @@
 // answers). What it applies it tells a ProjectionHealth; snapshots and readiness are other
 // modules' business.
 import type { Logger } from 'pino';
-import { CursorWaiters } from './cursor-waiters.js';
-import { cursorLag, cursorPassed, cursorReached, cursorTotal, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from './log/event-log.js';
-import { PositionWaiters, type Outcome } from './position-waiters.js';
-import { pause } from './pause.js';
-import { ProjectionHealth } from './projection-health.js';
-import { applyRecord, createReadModel, passGap, type Applied, type ReadModel } from './read-model/read-model.js';
-import { foldLog, SHARDED_FOLD_RECORDS } from './replay.js';
-import { hasCommitFeed } from './log/capabilities.js';
+import { CatchUpWaiters } from './catch-up-waiters.js';
+import { cursorLag, cursorPassed, cursorReached, cursorTotal, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from '../log/event-log.js';
+import { RecordWaiters, type Outcome } from './record-waiters.js';
+import { pause } from '../pause.js';
+import { ProjectionHealth } from './health.js';
+import { applyRecord, createReadModel, passGap, type Applied, type ReadModel } from '../read-model/read-model.js';
+import { foldLog, SHARDED_FOLD_RECORDS } from './fold-log.js';
+import { hasCommitFeed } from '../log/capabilities.js';
 
-export { ProjectionTimeoutError, type Outcome } from './position-waiters.js';
+export { ProjectionTimeoutError } from './projection-timeout.js';
+export type { Outcome } from './record-waiters.js';
 
 export interface ProjectorOptions {
   readonly log: EventLog;
@@ -51,8 +52,10 @@ export class Projector {
   readonly model: ReadModel;
   readonly health: ProjectionHealth;
   private readonly options: ProjectorOptions;
-  private readonly waiters = new PositionWaiters();
-  private readonly cursorWaiters = new CursorWaiters();
+  /** Writers waiting for their record to be applied (read-your-writes). */
+  private readonly recordWaiters = new RecordWaiters();
+  /** Readers waiting for the model to catch up with a head (fresh answers). */
+  private readonly catchUpWaiters = new CatchUpWaiters();
   private readonly abort = new AbortController();
   private readonly readyTarget: Promise<void>;
   private markReady: () => void = () => undefined;
@@ -171,7 +174,7 @@ export class Projector {
 
   private settle(record: LogRecord, applied: Applied): void {
     if (applied.kind === 'invalid') this.skipped(record.position, applied.reason);
-    this.waiters.settle(record.position, applied.kind);
+    this.recordWaiters.settle(record.position, applied.kind);
   }
 
   /** The hand-off runs inside the log's acknowledgement: a failure here must not fail writes that are durable. */
@@ -203,7 +206,7 @@ export class Projector {
     }
     if (last === undefined) return;
     this.health.applied(last.timestampMs);
-    this.cursorWaiters.moved(model.cursor);
+    this.catchUpWaiters.moved(model.cursor);
     options.onApplied?.(applied);
   }
 
@@ -236,27 +239,27 @@ export class Projector {
 
   private pass(gap: LogGap, target: Cursor): void {
     if (!passGap(this.model, gap)) return;
-    this.cursorWaiters.moved(this.model.cursor);
+    this.catchUpWaiters.moved(this.model.cursor);
     if (!this.isReady) this.checkCaughtUp(target);
   }
 
   /** Resolves with what the record at `position` did, once the read model has applied it. */
   waitFor(position: LogPosition, timeoutMs: number): Promise<Outcome> {
-    if (cursorPassed(this.model.cursor, position)) return Promise.resolve(this.waiters.outcomeOf(position));
-    return this.waiters.wait(position, timeoutMs);
+    if (cursorPassed(this.model.cursor, position)) return Promise.resolve(this.recordWaiters.outcomeOf(position));
+    return this.recordWaiters.wait(position, timeoutMs);
   }
 
   /** Resolves once the read model has applied everything before `target` (ProjectionTimeoutError after `timeoutMs`). */
   reach(target: Cursor, timeoutMs: number): Promise<void> {
-    return this.cursorWaiters.wait(this.model.cursor, target, timeoutMs);
+    return this.catchUpWaiters.wait(this.model.cursor, target, timeoutMs);
   }
 
   /** Stops following; writers still waiting get a ProjectionTimeoutError rather than waiting forever. */
   async stop(): Promise<void> {
     this.unsubscribe();
     this.abort.abort();
-    this.waiters.rejectAll();
-    this.cursorWaiters.rejectAll();
+    this.recordWaiters.rejectAll();
+    this.catchUpWaiters.rejectAll();
     await this.running;
   }
 }

@@ -1,13 +1,14 @@
-// Folds a history into a ReadModel with applyRecord: the core of `reports replay`, `reports
-// snapshot` and the digest comparison of `reports migrate`.
+// Folds a whole log (or the history up to a cursor) into a ReadModel with applyRecord, on several
+// threads where the file log allows: the projector's catch-up at start, and the core of `reports
+// replay`, `reports snapshot` and the digest comparison of `reports migrate`.
 import { createHash } from 'node:crypto';
-import { canonicalState, type LiveReports } from '../projections/canonical.js';
-import { cursorReached, cursorTotal, type Cursor, type EventLog, type LogPosition, type LogRecord } from './log/event-log.js';
-import { readAhead } from './read-model/read-ahead.js';
-import { applyRecord, passGap, type Applied, type ReadModel } from './read-model/read-model.js';
-import { foldSharded } from './read-model/sharded-fold.js';
-import { ReportTable } from './read-model/report-table.js';
-import { isFileBacked } from './log/file/file-range.js';
+import { canonicalState, type LiveReports } from '../../projections/canonical.js';
+import { cursorReached, cursorTotal, type Cursor, type EventLog, type LogPosition, type LogRecord } from '../log/event-log.js';
+import { readAhead } from '../read-model/read-ahead.js';
+import { applyRecord, passGap, type Applied, type ReadModel } from '../read-model/read-model.js';
+import { foldSharded } from '../read-model/sharded-fold.js';
+import { ReportTable } from '../read-model/report-table.js';
+import { isFileBacked } from '../log/file/file-range.js';
 
 export interface FoldOptions {
   /** Stop before this cursor (exclusive, per partition); default: the head seen at start. */

@@ -2,7 +2,7 @@
 // projector reports what it applies and when it caught up; a prober reports how far the log's
 // head is ahead. The verdict is a pure function of those observations and the time: asking does
 // not change the answer, however often /readyz or /metrics ask.
-import { cursorLag, type Cursor } from './log/event-log.js';
+import { cursorLag, type Cursor } from '../log/event-log.js';
 
 export interface HealthObservations {
   /** When the read model first caught up with the head seen at start (undefined: not yet). */
