@@ -15,8 +15,8 @@ import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
 import { createOpenApiDocument } from './http/openapi.js';
 import type { EventLog } from './log/event-log.js';
 import { openEventLog } from './log/open-log.js';
-import { Projector } from './projector.js';
-import { ProjectionHealth, startHeadProbe } from './projection-health.js';
+import { Projector } from './projection/projector.js';
+import { ProjectionHealth, startHeadProbe } from './projection/health.js';
 import { defaultFoldThreads } from './read-model/sharded-fold.js';
 import { createReadModel } from './read-model/read-model.js';
 import { isoClock } from './reports/envelope.js';
@@ -28,6 +28,7 @@ import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/
 import { resolveTokens } from './tokens.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
+import { hasResumableScan } from './log/capabilities.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -66,7 +67,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     const model = snapshot?.model ?? createReadModel();
     // Opened at the newest snapshot's resume point but folding from before it: scan that part now,
     // so damage there stops the start as at any open.
-    await log.scanFrom?.(model.cursor);
+    if (hasResumableScan(log)) await log.scanFrom(model.cursor);
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
     const health = new ProjectionHealth(config.projectionStallMs);
     const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp: () => autoSnapshot.onCaughtUp() });

@@ -5,7 +5,7 @@ import { lookup } from 'node:dns/promises';
 import { access, constants } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { settingError, type Config } from './config.js';
-import { ensurePrivateDir } from './log/file-dir.js';
+import { ensurePrivateDir } from './log/file/data-dir.js';
 
 const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 

@@ -6,7 +6,7 @@ import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { checkToken, ConfigError, type Config } from './config.js';
-import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './log/file-dir.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './log/file/data-dir.js';
 
 export interface TokenSource {
   readonly entries: readonly string[];

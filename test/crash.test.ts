@@ -6,10 +6,11 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeEvent } from '../projections/codec.js';
-import { openFileLog } from '../src/log/file-log.js';
+import { openFileLog } from '../src/log/file/file-log.js';
 import { collect, until, withTimeout } from './helpers/async.js';
 import { startChildServer, type ChildServer } from './helpers/child-server.js';
 import { memoryLogger, tempDir, TEST_TOKEN } from './helpers/server.js';
+import { readRecords } from '../src/log/record-batches.js';
 
 const WORKERS = 32;
 /** Acknowledged creates to wait for before the kill: several per worker. */
@@ -159,7 +160,7 @@ crash('finishes requests in flight on SIGTERM, exits 0 and removes the LOCK file
   assert.is(await stat(join(context.dataDir, 'LOCK')).then(() => 'present', (error: NodeJS.ErrnoException) => error.code), 'ENOENT');
 
   const log = await openFileLog({ dir: context.dataDir, logger: memoryLogger().logger });
-  const records = await collect(log.read(new Map()));
+  const records = await collect(readRecords(log, new Map()));
   await log.close();
   const ids = records.map((record) => {
     const decoded = decodeEvent(record.value);

@@ -11,10 +11,10 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { startProgress } from '../cli/progress.js';
 import type { CliIo } from '../cli/usage.js';
-import { ensurePrivateDir, PRIVATE_DIR_MODE, syncDir } from '../log/file-dir.js';
-import { FILE_MAGIC } from '../log/file-frames.js';
-import { openFileLogReader } from '../log/file-log-reader.js';
-import { checkMagic, CorruptLogError, scanFrames } from '../log/file-recovery.js';
+import { ensurePrivateDir, PRIVATE_DIR_MODE, syncDir } from '../log/file/data-dir.js';
+import { FILE_MAGIC } from '../log/file/frames.js';
+import { openFileLogReader } from '../log/file/file-log-reader.js';
+import { checkMagic, CorruptLogError, scanFrames } from '../log/file/recovery.js';
 import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
 import { removeStaleFiles } from '../stale-files.js';
@@ -36,7 +36,7 @@ export interface TakenBackup extends BackupManifest {
 
 /** The log's whole batches as of now, made durable: where they end and the byte of every record. */
 async function durablePrefix(file: FileHandle, path: string): Promise<{ bytes: number; starts: number[] }> {
-  if ((await checkMagic(file)) !== 'ok') return { bytes: 0, starts: [] };
+  if ((await checkMagic(file, path)) !== 'ok') return { bytes: 0, starts: [] };
   const scan = await scanFrames(file, FILE_MAGIC.length);
   const problem = scan.problem;
   if (problem?.validFramesFollow) throw new CorruptLogError(path, problem.bytePosition, problem.recordOffset, problem.reason);

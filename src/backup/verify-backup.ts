@@ -7,8 +7,8 @@ import type { Logger } from 'pino';
 import { checkFrames, checkRecords, type Findings } from '../cli/log-checks.js';
 import type { CliIo } from '../cli/usage.js';
 import { cursorTotal, type EventLog } from '../log/event-log.js';
-import { openFileLogReader } from '../log/file-log-reader.js';
-import { foldLog, stateDigest } from '../replay.js';
+import { openFileLogReader } from '../log/file/file-log-reader.js';
+import { foldLog, stateDigest } from '../projection/fold-log.js';
 import { loadNewestSnapshot, snapshotDir, snapshotFileName } from '../snapshot/snapshot-store.js';
 import { BackupError } from './backup-manifest.js';
 

@@ -6,6 +6,7 @@ import type { LogRecord } from '../log/event-log.js';
 import { formatPosition, logKind, parseCursor, type LogKind } from './positions.js';
 import { openToolLog, toolLogger } from './tool-log.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
+import { followRecords, readRecords } from '../log/record-batches.js';
 
 const TYPES = ['ReportCreated', 'ReportDeleted'] as const;
 
@@ -44,7 +45,7 @@ export async function runEvents(parsed: ParsedCommand, io: CliIo): Promise<numbe
   const config = loadConfig(io.env);
   const log = await openToolLog(config, toolLogger(io, config));
   try {
-    const records = parsed.values['follow'] === true ? log.follow(from, { signal: io.signal }) : log.read(from, { signal: io.signal });
+    const records = parsed.values['follow'] === true ? followRecords(log, from, { signal: io.signal }) : readRecords(log, from, { signal: io.signal });
     for await (const record of records) {
       const { text, type: recordType } = line(record, logKind(config));
       if (type !== undefined && recordType !== type) continue;

@@ -6,12 +6,14 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeEvent } from '../../projections/codec.js';
 import { cursorTotal, type EventLog, type LogPosition } from '../log/event-log.js';
-import { FILE_MAGIC } from '../log/file-frames.js';
-import { checkMagic, scanFrames } from '../log/file-recovery.js';
+import { FILE_MAGIC } from '../log/file/frames.js';
+import { checkMagic, scanFrames } from '../log/file/recovery.js';
 import { applyRecord, createReadModel, type ReadModel } from '../read-model/read-model.js';
 import { formatPosition, type LogKind } from './positions.js';
 import { startProgress } from './progress.js';
 import type { CliIo } from './usage.js';
+import { hasKeyedHeads } from '../log/capabilities.js';
+import { readRecords } from '../log/record-batches.js';
 
 export interface Problem {
   readonly position: string;
@@ -30,7 +32,7 @@ export async function checkFrames(dataDir: string): Promise<FrameProblem | undef
     throw error.code === 'ENOENT' ? new Error(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
   });
   try {
-    const magic = await checkMagic(file);
+    const magic = await checkMagic(file, path);
     if (magic === 'bad') return { position: 'byte 0', reason: 'bad magic bytes: not a report store log', fatal: true };
     if (magic === 'empty') return undefined;
     const torn = 'torn tail (an unacknowledged write; the server cuts it at start)';
@@ -67,13 +69,14 @@ export async function checkRecords(log: EventLog, singleWriter: boolean, io: Cli
     findings.first ??= { position: formatPosition(position, kind), reason };
   };
   const progress = startProgress(io, 'verify', cursorTotal(await log.head()));
-  for await (const record of log.read(new Map(), { signal: io.signal })) {
+  const home = (key: string) => (hasKeyedHeads(log) ? log.partitionFor(key) : undefined);
+  for await (const record of readRecords(log, new Map(), { signal: io.signal })) {
     findings.records += 1;
     progress.update(findings.records);
-    const home = log.partitionFor?.(record.key);
-    if (home !== undefined && home !== record.position.partition) {
+    const partition = home(record.key);
+    if (partition !== undefined && partition !== record.position.partition) {
       // Every one is listed: repartitioning has to account for all of them.
-      const reason = `key "${record.key}" belongs to partition ${home}: the partition count changed after this record was written`;
+      const reason = `key "${record.key}" belongs to partition ${partition}: the partition count changed after this record was written`;
       io.stderr.write(`misplaced ${formatPosition(record.position, kind)}: ${reason}
 `);
       fail(record.position, reason);

@@ -7,14 +7,15 @@
 import { decodeEvent } from '../../projections/codec.js';
 import { loadConfig } from '../config.js';
 import { cursorTotal, type EventLog, type LogMessage } from '../log/event-log.js';
-import { openFileLogReader } from '../log/file-log-reader.js';
-import { openKafkaLog } from '../log/kafka-log.js';
+import { openFileLogReader } from '../log/file/file-log-reader.js';
+import { openKafkaLog } from '../log/kafka/kafka-log.js';
 import { createReadModel, type ReadModel } from '../read-model/read-model.js';
-import { foldLog, stateDigest } from '../replay.js';
+import { foldLog, stateDigest } from '../projection/fold-log.js';
 import { formatPosition, type LogKind } from './positions.js';
 import { startProgress } from './progress.js';
 import { toolLogger } from './tool-log.js';
 import { UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
+import { readRecords } from '../log/record-batches.js';
 
 const BATCH = 500;
 
@@ -34,7 +35,7 @@ export const migrateCommand = {
 
 async function eventIdsIn(log: EventLog, signal: AbortSignal): Promise<Set<string>> {
   const ids = new Set<string>();
-  for await (const record of log.read(new Map(), { signal })) {
+  for await (const record of readRecords(log, new Map(), { signal })) {
     const decoded = decodeEvent(record.value);
     if (decoded.ok) ids.add(decoded.event.id);
   }
@@ -84,7 +85,7 @@ export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<numb
       copied += batch.length;
       batch = [];
     };
-    for await (const record of source.read(new Map(), { signal: io.signal })) {
+    for await (const record of readRecords(source, new Map(), { signal: io.signal })) {
       read += 1;
       progress.update(read);
       const decoded = decodeEvent(record.value);

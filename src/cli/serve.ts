@@ -70,7 +70,7 @@ export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number
     // What this instance had folded, digested as `reports replay` does: instances sharing a topic
     // (and a fault test) compare their read models without a query that could change them.
     const { cursor, reports } = server.projector.model;
-    const { stateDigest } = await import('../replay.js');
+    const { stateDigest } = await import('../projection/fold-log.js');
     logger.info({ position: formatCursor(cursor, logKind(config)), digest: stateDigest(reports), liveReports: reports.size }, 'stopped');
     return 0;
   } catch (error) {

@@ -2,7 +2,7 @@
 // from the newest valid snapshot and folding only the tail. The server loads it at its next start.
 import { loadConfig } from '../config.js';
 import { createReadModel } from '../read-model/read-model.js';
-import { foldLog, stateDigest } from '../replay.js';
+import { foldLog, stateDigest } from '../projection/fold-log.js';
 import { cursorTotal } from '../log/event-log.js';
 import { defaultFoldThreads } from '../read-model/sharded-fold.js';
 import { readAnchors } from '../snapshot/snapshot-anchor.js';
@@ -11,6 +11,7 @@ import { formatCursor, logKind } from './positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger } from './tool-log.js';
 import type { CliIo, CommandSpec, ParsedCommand } from './usage.js';
+import { hasResumableScan } from '../log/capabilities.js';
 
 export const snapshotCommand = {
   name: 'snapshot',
@@ -39,7 +40,7 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
     progress.stop();
     if (io.signal.aborted) return 130;
     const anchors = await readAnchors(log, model.cursor);
-    const resume = log.resumePoint?.(model.cursor);
+    const resume = hasResumableScan(log) ? log.resumePoint(model.cursor) : undefined;
     const path = await writeSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, ...(resume === undefined ? {} : { resume }), model });
     io.stdout.write(
       [

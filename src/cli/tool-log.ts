@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { pino } from 'pino';
 import type { Config } from '../config.js';
 import type { EventLog } from '../log/event-log.js';
-import { openFileLogReader } from '../log/file-log-reader.js';
+import { openFileLogReader } from '../log/file/file-log-reader.js';
 import type { CliIo } from './usage.js';
 
 /** Tools print their results on stdout; their log lines (warnings and worse) go to stderr. */
@@ -15,7 +15,7 @@ export function toolLogger(io: CliIo, config: Config): Logger {
 export async function openToolLog(config: Config, logger: Logger, { createTopic = false } = {}): Promise<EventLog> {
   if (config.kafka) {
     // Loaded only when used: the file log's tools do not pay for kafkajs at start.
-    const { openKafkaLog } = await import('../log/kafka-log.js');
+    const { openKafkaLog } = await import('../log/kafka/kafka-log.js');
     return openKafkaLog({ config: config.kafka, logger, writeTimeoutMs: config.writeTimeoutMs, createTopic, readOnly: !createTopic, probeIntervalMs: 60_000 });
   }
   return openFileLogReader({ dir: config.dataDir, logger });

@@ -1,5 +1,12 @@
-// The only port to storage. Two adapters implement it: the embedded file log and Kafka.
-// Positions are (partition, offset); the file log has a single partition 0.
+// The only port to storage. Two adapters implement it: the embedded file log (log/file/) and Kafka
+// (log/kafka/). Positions are (partition, offset); the file log has a single partition 0.
+//
+// The port holds what every log does: append, head, read and follow in batches, health, stats,
+// close. What only some logs can do is a capability (capabilities.ts: KeyedHeads, ResumableScan,
+// CommitFeed; file/file-range.ts: FileBacked) that an adapter implements and a caller asks for
+// with its type guard, doing without it where the log lacks it; so an optimisation for one adapter
+// widens that adapter, not the port every caller and test depends on. Reading one record at a
+// time is a helper over the batches (record-batches.ts), not a second method of every adapter.
 import type { ReportEvent } from '../../projections/events.js';
 
 export interface LogPosition {
@@ -21,27 +28,6 @@ export interface LogMessage {
   readonly event?: ReportEvent;
 }
 
-/** The records of one durable flush, in log order, handed to a listener in this process. */
-export type CommitListener = (records: readonly LogRecord[]) => void;
-
-/** The listeners of one log's commit hand-off (`EventLog.onCommit`). */
-export class CommitListeners {
-  private readonly listeners = new Set<CommitListener>();
-
-  /** Adds `listener`; returns the function that removes it. */
-  add(listener: CommitListener): () => void {
-    this.listeners.add(listener);
-    return () => void this.listeners.delete(listener);
-  }
-
-  /** Hands the records of a flush to every listener; `records` is built only when one listens. */
-  notify(records: () => readonly LogRecord[]): void {
-    if (this.listeners.size === 0) return;
-    const handed = records();
-    for (const listener of [...this.listeners]) listener(handed);
-  }
-}
-
 export interface LogRecord extends LogMessage {
   readonly position: LogPosition;
   /** Milliseconds since the epoch at which the log accepted the record. */
@@ -56,16 +42,6 @@ export interface AppendOptions {
    * may still be written (the caller answers "unknown outcome, retry").
    */
   readonly timeoutMs?: number;
-}
-
-/**
- * A resume point as a snapshot recorded it, with what identifies it: the snapshot's record count and
- * the digest of its last record (`recordDigest`). A log checks all of it before resuming there.
- */
-export interface ResumeFrom {
-  readonly point: string;
-  readonly records: number;
-  readonly lastRecordDigest: string;
 }
 
 /** Offsets that hold nothing a reader gets (Kafka transaction markers, aborted transactional records). */
@@ -85,78 +61,40 @@ export interface ReadOptions {
   readonly onGap?: (gap: LogGap) => void;
 }
 
-/** Where records [0, records) of a file log lie: checked frames from `startByte`, in batches (format 2) or not. */
-export interface FileRange {
-  readonly path: string;
-  readonly startByte: number;
-  /** At or after the end of record `records - 1`. */
-  readonly endByte: number;
-  readonly records: number;
-  readonly batched: boolean;
-}
-
 export interface EventLog {
   /** A short description for logs and errors, e.g. `file:/var/lib/reports` or `kafka:reports.events`. */
   readonly description: string;
   /** Names the history the positions belong to (snapshots are only used on the log they came from). */
   readonly identity: string;
   /**
+   * The largest append (key and value bytes) the log takes; `append` refuses a larger one with
+   * RecordTooLargeError before anything is written or sent, since it would be refused forever.
+   */
+  readonly maxRecordBytes: number;
+  /**
    * Appends durably; resolves with one position per message, in order, once acknowledged.
    * Messages not yet sent when `signal` aborts or `timeoutMs` passes are dropped (the caller has
    * given up on them).
    */
   append(messages: readonly LogMessage[], options?: AppendOptions): Promise<LogPosition[]>;
-  /**
-   * The head of the partition that holds `key`, as of now: what another instance may have written
-   * for that key. Absent when this process is the only writer (its own head is always fresh).
-   */
-  latest?(key: string): Promise<Cursor>;
-  /** The partition `key` belongs to (absent: one partition). A record elsewhere was written under another partition count. */
-  partitionFor?(key: string): number;
   /** The offsets one past the last record of every partition, as of now. */
   head(): Promise<Cursor>;
   /**
-   * Where a later open of this log may resume its start-up scan for a history folded up to
-   * `cursor` (opaque; a snapshot keeps it). Absent, or undefined: the log has no such point.
+   * Yields the records from `from` up to the head seen when the read started, several at a time
+   * (a long fold pays one step per batch, not per record), then ends.
    */
-  resumePoint?(cursor: Cursor): string | undefined;
-  /**
-   * The file that holds records [0, `records`) of this log, checked, for threads that read it
-   * themselves (a sharded fold of a long history). Absent (Kafka), or undefined: no such file.
-   */
-  fileRange?(records: number): Promise<FileRange | undefined>;
-  /**
-   * Makes sure the records from `from` on are scanned and readable (a log opened at a resume point
-   * scans what lies before it only now), failing as the open would have on damage there.
-   */
-  scanFrom?(from: Cursor): Promise<void>;
-  /** Yields the records from `from` up to the head seen when the read started, then ends. */
-  read(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
-  /** Like `read`, several records at a time (a long fold pays one step per batch, not per record). */
   readBatches(from: Cursor, options?: ReadOptions): AsyncIterable<readonly LogRecord[]>;
   /**
-   * The in-process hand-off: `listener` is called synchronously with the records of every flush
-   * of this process's appends, in log order, once they are durable and before the appends they
-   * acknowledge resolve. Returns the unsubscribe function. Absent: appends are only seen by following.
+   * Yields the records from `from` and then every new one, several at a time, until the signal
+   * aborts. `from` may be the follower's live cursor: records it has passed meanwhile (through a
+   * CommitFeed) are not read again, though a batch read before it moved may still hold some (a
+   * follower skips those).
    */
-  onCommit?(listener: CommitListener): () => void;
-  /**
-   * Yields the records from `from` and then every new one, until the signal aborts. `from` may be
-   * the follower's live cursor: records it has passed meanwhile (through `onCommit`) are not read
-   * again, though a batch read before it moved may still hold some (a follower skips those).
-   */
-  follow(from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord>;
-  /** Like `follow`, several records at a time. */
   followBatches(from: Cursor, options?: ReadOptions): AsyncIterable<readonly LogRecord[]>;
-  /** Counters since open: records appended and the flushes (fsyncs, produce requests) that carried them. */
-  stats(): LogStats;
-  /**
-   * The largest append (key and value bytes) the log takes; `append` refuses a larger one with
-   * RecordTooLargeError before anything is written or sent, since it would be refused forever.
-   */
-  readonly maxRecordBytes: number;
   /** Whether the log can take writes right now, and why not (for /readyz). */
   health(): LogHealth;
+  /** Counters since open: records appended and the flushes (fsyncs, produce requests) that carried them. */
+  stats(): LogStats;
   close(): Promise<void>;
 }
 

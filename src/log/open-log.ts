@@ -1,14 +1,15 @@
 // Chooses the event log adapter from the configuration.
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { EventLog, ResumeFrom } from './event-log.js';
-import { openFileLog } from './file-log.js';
+import type { ResumeFrom } from './capabilities.js';
+import type { EventLog } from './event-log.js';
+import { openFileLog } from './file/file-log.js';
 
 /** `resumeFrom`: the newest snapshot's resume point (the file log scans only the log after it at open, once it holds). */
 export async function openEventLog(config: Config, logger: Logger, resumeFrom?: ResumeFrom): Promise<EventLog> {
   if (config.kafka) {
     // Loaded only when used, so the embedded log does not pay for kafkajs at start.
-    const { openKafkaLog } = await import('./kafka-log.js');
+    const { openKafkaLog } = await import('./kafka/kafka-log.js');
     return openKafkaLog({ config: config.kafka, logger, writeTimeoutMs: config.writeTimeoutMs, maxPendingAppends: config.maxPendingAppends });
   }
   return openFileLog({ dir: config.dataDir, logger, maxPendingAppends: config.maxPendingAppends, ...(resumeFrom === undefined ? {} : { resumeFrom }) });

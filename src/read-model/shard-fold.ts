@@ -5,8 +5,8 @@
 // in a fold from the start). A key is the report id for every record this service writes; a
 // record whose event names a report of another shard (a key that is not the id) is `misrouted`,
 // and the caller folds the history on one thread instead. Pure: bytes in, a read model out.
-import { BATCH_HEADER_BYTES } from '../log/file-batches.js';
-import { FRAME_HEADER_BYTES } from '../log/file-frames.js';
+import { BATCH_HEADER_BYTES } from '../log/file/batches.js';
+import { FRAME_HEADER_BYTES } from '../log/file/frames.js';
 import { decodeForFold } from './fold-decode.js';
 import { applyInput, createReadModel } from './read-model.js';
 
@@ -46,14 +46,12 @@ export class ShardFold {
   walked = 0;
   /** The log's timestamp of the last record walked. */
   lastTimestampMs: number | undefined;
-  /** Frames left in the batch the last chunk ended inside (format 2); the walk goes on there. */
+  /** Frames left in the batch the last chunk ended inside; the walk goes on there. */
   private framesLeftInBatch = 0;
 
   constructor(
     private readonly shard: number,
     private readonly shards: number,
-    /** Frames grouped in batches (log format 2), or one after the other (format 1). */
-    private readonly batched: boolean,
     /** Records to walk in all, from offset 0. */
     private readonly records: number,
   ) {}
@@ -71,7 +69,7 @@ export class ShardFold {
   walk(chunk: Buffer): number {
     let at = 0;
     while (!this.done) {
-      if (this.batched && this.framesLeftInBatch === 0) {
+      if (this.framesLeftInBatch === 0) {
         if (chunk.length - at < BATCH_HEADER_BYTES) return at;
         this.framesLeftInBatch = chunk.readUInt32BE(at + 8);
         at += BATCH_HEADER_BYTES;
@@ -82,7 +80,7 @@ export class ShardFold {
       if (chunk.length - at < frameBytes) return at;
       this.frame(chunk, at, frameBytes);
       at += frameBytes;
-      if (this.batched) this.framesLeftInBatch -= 1;
+      this.framesLeftInBatch -= 1;
     }
     return at;
   }

@@ -10,11 +10,10 @@ import { ShardFold, type SkippedRecord } from './shard-fold.js';
 
 export interface ShardRequest {
   readonly path: string;
-  /** Where the first batch (or frame) lies, and where the records end. */
+  /** Where the first batch lies, and where the records end. */
   readonly startByte: number;
   readonly endByte: number;
   readonly records: number;
-  readonly batched: boolean;
   readonly shard: number;
   readonly shards: number;
 }
@@ -35,7 +34,7 @@ export type ShardMessage =
 const READ_BYTES = 4 * 1024 * 1024;
 
 function foldShard(request: ShardRequest): ShardFold {
-  const fold = new ShardFold(request.shard, request.shards, request.batched, request.records);
+  const fold = new ShardFold(request.shard, request.shards, request.records);
   const file = openSync(request.path, 'r');
   try {
     let buffer = Buffer.allocUnsafeSlow(READ_BYTES);

@@ -4,7 +4,7 @@
 // is spent; a fold onto a snapshot's state goes through foldLog's one-thread path.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { FileRange } from '../log/event-log.js';
+import type { FileRange } from '../log/file/file-range.js';
 import { createReadModel, type ReadModel } from './read-model.js';
 import { ReportTable } from './report-table.js';
 import type { SkippedRecord } from './shard-fold.js';

@@ -8,12 +8,13 @@ import type { StoredReport } from '../../projections/reports.js';
 import { createFingerprint } from '../../projections/idempotency.js';
 import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
 import { AppendOutcomeUnknownError, AppendTimeoutError, LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
-import { ProjectionTimeoutError, type Outcome, type Projector } from '../projector.js';
+import { ProjectionTimeoutError, type Outcome, type Projector } from '../projection/projector.js';
 import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { WriteOutcomes, type WriteTicket } from './write-outcomes.js';
 import { createWriteTracing, defaultTracer, parentContext, type WriteTracing } from './tracing.js';
+import { hasKeyedHeads } from '../log/capabilities.js';
 
 export interface ReportServiceOptions extends EnvelopeContext {
   readonly log: EventLog;
@@ -115,7 +116,7 @@ export class ReportService {
    */
   private async caughtUpWith(id: string, deadline: number): Promise<boolean> {
     const { log, projector } = this.options;
-    if (log.latest === undefined) return false;
+    if (!hasKeyedHeads(log)) return false;
     try {
       // The head read is bounded by the deadline too: its broker may be the one that stopped answering.
       const target = await beforeDeadline(log.latest(id), this.remaining(deadline));

@@ -13,6 +13,7 @@ import { readAnchors } from './snapshot-anchor.js';
 import { encodeModel } from './snapshot-format.js';
 import { SnapshotSpaceError } from './snapshot-space.js';
 import { writeEncodedSnapshot } from './snapshot-store.js';
+import { hasResumableScan } from '../log/capabilities.js';
 
 export interface AutoSnapshot {
   /** Records were applied (after the catch-up, every `every` records make a snapshot). */
@@ -38,7 +39,7 @@ export function createAutoSnapshot({ dir, log, logger, model, every }: { dir: st
     if (writing) return;
     sinceSnapshot = 0;
     const encoded = encodeModel(model);
-    const resume = log.resumePoint?.(encoded.cursor);
+    const resume = hasResumableScan(log) ? log.resumePoint(encoded.cursor) : undefined;
     writing = readAnchors(log, encoded.cursor)
       .then((anchors) => writeEncodedSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, ...(resume === undefined ? {} : { resume }) }, encoded))
       .then(

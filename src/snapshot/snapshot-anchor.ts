@@ -4,14 +4,16 @@
 // other records there (new CloudEvent ids) and the snapshot is not used. Works through the
 // EventLog port, so both logs answer the same way: read from cursor - 1 in each partition and
 // stop once every partition has shown its first record.
-import type { Cursor, EventLog, ResumeFrom } from '../log/event-log.js';
+import type { ResumeFrom } from '../log/capabilities.js';
+import type { Cursor, EventLog } from '../log/event-log.js';
+import { readRecords } from '../log/record-batches.js';
 import { recordDigest } from '../log/record-digest.js';
 import type { Anchors, Snapshot } from './snapshot-format.js';
 
 export { recordDigest } from '../log/record-digest.js';
 
 /** The anchors of `cursor` on `log`: the digest of the record at cursor - 1 of every partition read from. */
-export async function readAnchors(log: Pick<EventLog, 'head' | 'read'>, cursor: Cursor): Promise<Map<number, string | null>> {
+export async function readAnchors(log: Pick<EventLog, 'head' | 'readBatches'>, cursor: Cursor): Promise<Map<number, string | null>> {
   const wanted = new Map([...cursor].filter(([, offset]) => offset > 0).map(([partition, offset]) => [partition, offset - 1]));
   const anchors = new Map<number, string | null>();
   if (wanted.size === 0) return anchors;
@@ -19,7 +21,7 @@ export async function readAnchors(log: Pick<EventLog, 'head' | 'read'>, cursor: 
   const from = new Map([...(await log.head()), ...wanted]);
   const stop = new AbortController();
   try {
-    for await (const record of log.read(from, { signal: stop.signal })) {
+    for await (const record of readRecords(log, from, { signal: stop.signal })) {
       const { partition, offset } = record.position;
       const target = wanted.get(partition);
       if (target === undefined || anchors.has(partition)) continue;
@@ -34,7 +36,7 @@ export async function readAnchors(log: Pick<EventLog, 'head' | 'read'>, cursor: 
 }
 
 /** Why the snapshot does not belong to this history, or undefined when its anchors match the log. */
-export async function anchorMismatch(log: Pick<EventLog, 'head' | 'read'>, { model: { cursor }, anchors }: Pick<Snapshot, 'model' | 'anchors'>): Promise<string | undefined> {
+export async function anchorMismatch(log: Pick<EventLog, 'head' | 'readBatches'>, { model: { cursor }, anchors }: Pick<Snapshot, 'model' | 'anchors'>): Promise<string | undefined> {
   const actual = await readAnchors(log, cursor);
   for (const [partition, digest] of actual) {
     const expected = anchors.get(partition);

@@ -4,9 +4,8 @@
 //   every int64 id in 8 bytes with its version) | u32 length + UTF-8 JSON idempotency keys |
 //   SHA-256 of everything before it (32 bytes)
 // A file whose checksum does not match is never trusted; one whose checksum matches is still
-// checked for shape, since a checksum only proves that some writer wrote it. Earlier formats are
-// recognised and ignored (the server folds the log instead): 3 (binary, no versions, ids beyond
-// 2^53 as text) and 2 (a JSON file).
+// checked for shape, since a checksum only proves that some writer wrote it. Any other format is
+// refused, naming the format found (the server folds the log instead).
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -32,7 +31,7 @@ export interface Snapshot {
   readonly log: string;
   readonly createdAt: string;
   readonly anchors: Anchors;
-  /** Where the log's start-up scan may resume for this history (`EventLog.resumePoint`). */
+  /** Where the log's start-up scan may resume for this history (`ResumableScan.resumePoint`). */
   readonly resume?: string;
   /** The read model at the snapshot's cursor. */
   readonly model: ReadModel;
@@ -124,16 +123,9 @@ export function encodeSnapshot(snapshot: Snapshot): Buffer {
 
 export type Decoded = { readonly ok: true; readonly snapshot: Snapshot } | { readonly ok: false; readonly reason: string };
 
-/** Whether `file` is a JSON snapshot of format 1 or 2, written by earlier versions. */
-function isJsonSnapshot(file: Buffer): boolean {
-  return file.length > 65 && file[64] === 0x0a && /^[0-9a-f]{64}$/.test(file.toString('latin1', 0, 64));
-}
-
 export function decodeSnapshot(file: Buffer): Decoded {
-  if (isJsonSnapshot(file)) return { ok: false, reason: 'format 2 (JSON, an earlier version): the log is folded instead, and a new snapshot written' };
   if (file.length < SNAPSHOT_MAGIC.length + CHECKSUM_BYTES || !file.subarray(0, SNAPSHOT_MAGIC.length - 1).equals(SNAPSHOT_MAGIC.subarray(0, -1))) return { ok: false, reason: 'not a snapshot (bad magic bytes)' };
   const format = file[SNAPSHOT_MAGIC.length - 1];
-  if (format === 3) return { ok: false, reason: 'format 3 (an earlier version, without report versions): the log is folded instead, and a new snapshot written' };
   if (format !== SNAPSHOT_FORMAT) return { ok: false, reason: `unknown format ${String(format)}` };
   const body = file.subarray(0, file.length - CHECKSUM_BYTES);
   if (!createHash('sha256').update(body).digest().equals(file.subarray(body.length))) return { ok: false, reason: 'checksum mismatch' };

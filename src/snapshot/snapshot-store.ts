@@ -3,7 +3,7 @@
 // not lie beyond its head and whose anchors match the log's records (the same history); anything
 // else is skipped with a warning, never trusted.
 import { open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
-import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file-dir.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file/data-dir.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { cursorReached, cursorTotal, type Cursor, type EventLog } from '../log/event-log.js';
@@ -12,8 +12,7 @@ import { CHECKSUM_BYTES, decodeSnapshot, encodeModel, snapshotBody, snapshotChec
 import { ensureRoom, LOG_RESERVE_BYTES, TEMPORARY_SUFFIX } from './snapshot-space.js';
 
 const KEEP = 3;
-/** `.snap` files are format 4 (or 3, from an earlier version); `.json` ones were written by earlier versions (recognised, not used). */
-const NAME = /^snapshot-(\d{16})\.(snap|json)$/;
+const NAME = /^snapshot-(\d{16})\.snap$/;
 
 export function snapshotDir(dataDir: string): string {
   return join(dataDir, 'snapshots');
@@ -148,7 +147,7 @@ export async function readNewestSnapshot(dir: string, logger: Logger): Promise<S
 
 export interface LoadOptions {
   readonly dir: string;
-  readonly log: Pick<EventLog, 'identity' | 'head' | 'read'>;
+  readonly log: Pick<EventLog, 'identity' | 'head' | 'readBatches'>;
   readonly head: Cursor;
   readonly logger: Logger;
   /** The newest snapshot, read already: it is checked first, the older files after it. */

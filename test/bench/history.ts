@@ -5,7 +5,7 @@
 // would have written, in whatever on-disk format the writer uses today.
 import { pino } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
-import { openFileLog } from '../../src/log/file-log.js';
+import { openFileLog } from '../../src/log/file/file-log.js';
 import type { LogMessage } from '../../src/log/event-log.js';
 import { reportCreated, reportDeleted, type EnvelopeContext } from '../../src/reports/envelope.js';
 

@@ -9,7 +9,7 @@
 // business). And the paused broker must not be the first of KAFKA_BROKERS: kafkajs always asks
 // that one first and does not move on from a broker that accepts connections but never answers,
 // so a fresh instance could not start. X is therefore an id whose partition another node leads.
-import { partitionOfKey } from '../../src/log/kafka-partition.js';
+import { partitionOfKey } from '../../src/log/kafka/key-partition.js';
 import type { FaultWindow, RequestRecord } from './history.js';
 import { unknownOutcome } from './history.js';
 import type { WriteRequest } from './recorder.js';

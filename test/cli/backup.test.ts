@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { stateDigest } from '../../src/replay.js';
+import { stateDigest } from '../../src/projection/fold-log.js';
 import { withTimeout } from '../helpers/async.js';
 import { startChildServer } from '../helpers/child-server.js';
 import { reports, replaySummary } from '../helpers/cli.js';

@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { LogRecord } from '../../src/log/event-log.js';
-import { openFileLogReader } from '../../src/log/file-log-reader.js';
+import { openFileLogReader } from '../../src/log/file/file-log-reader.js';
 import { collect } from '../helpers/async.js';
 import { lines, reports, replaySummary } from '../helpers/cli.js';
 import { created } from '../helpers/events.js';
@@ -14,6 +14,7 @@ import { kafkaEnv, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js
 import { memoryLogger, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 import { appendToTopic } from '../helpers/topic-history.js';
 import { deleteReport, idSource, postReport } from '../http/requests.js';
+import { readRecords } from '../../src/log/record-batches.js';
 
 const usage = suite('reports migrate: usage');
 
@@ -69,7 +70,7 @@ withKafka('reports migrate', (brokers) => {
     const server = await startTestServer({}, { dataDir: context.dir });
     context.history = await writeHistory(server).finally(() => server.dispose());
     const log = await openFileLogReader({ dir: context.dir, logger: memoryLogger().logger });
-    context.records = await collect(log.read(new Map())).finally(() => log.close());
+    context.records = await collect(readRecords(log, new Map())).finally(() => log.close());
   });
   migrate.after(async ({ dir, topics }) => {
     await rm(dir, { recursive: true, force: true });

@@ -5,8 +5,8 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openFileLogReader } from '../../src/log/file-log-reader.js';
-import { stateDigest } from '../../src/replay.js';
+import { openFileLogReader } from '../../src/log/file/file-log-reader.js';
+import { stateDigest } from '../../src/projection/fold-log.js';
 import { decodeSnapshot } from '../../src/snapshot/snapshot-format.js';
 import { snapshotDir, writeSnapshot } from '../../src/snapshot/snapshot-store.js';
 import { collect, withTimeout } from '../helpers/async.js';
@@ -17,6 +17,7 @@ import { kafkaEnv, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js
 import { testSnapshot } from '../helpers/snapshots.js';
 import { memoryLogger, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 import { deleteReport, idSource, postReport } from '../http/requests.js';
+import { readRecords } from '../../src/log/record-batches.js';
 
 const nextId = idSource();
 const snapshotName = (records: number) => `snapshot-${String(records).padStart(16, '0')}.snap`;
@@ -165,7 +166,7 @@ file('a server started from a snapshot scans only the log after it, and still re
     assert.equal([opened?.['records'], opened?.['scannedFrom']], [5, 2], 'the scan resumed at the batch of the last record folded');
     assert.is(server.projector.progress().applied, 1, 'only the record after the snapshot folded');
     assert.equal(new Map(server.projector.model.reports), new Map([['2', { name: 'b', tag: 'x' }], ['3', { name: 'c' }], ['4', { name: 'd' }]]));
-    const earliest = await collect(server.log.read(new Map()));
+    const earliest = await collect(readRecords(server.log, new Map()));
     assert.equal(earliest.map((record) => record.key), ['1', '2', '3', '1', '4']);
   } finally {
     await server.dispose();

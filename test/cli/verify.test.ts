@@ -4,7 +4,7 @@ import { rm, truncate, stat, writeFile } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeEvent } from '../../projections/codec.js';
-import { FILE_MAGIC } from '../../src/log/file-frames.js';
+import { FILE_MAGIC } from '../../src/log/file/frames.js';
 import { reports } from '../helpers/cli.js';
 import { created, deleted } from '../helpers/events.js';
 import { appendToFileLog, eventsLogPath, flipByte, frameStarts, notAnEvent, type Entry } from '../helpers/file-history.js';

@@ -6,7 +6,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { stateDigest } from '../../src/replay.js';
+import { stateDigest } from '../../src/projection/fold-log.js';
 import { startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
 import { foldTopic } from './fold-topic.js';
 

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
 import type { LogMessage } from '../../src/log/event-log.js';
-import { FILE_MAGIC } from '../../src/log/file-frames.js';
-import { scanFrames } from '../../src/log/file-recovery.js';
-import { openFileLog } from '../../src/log/file-log.js';
+import { FILE_MAGIC } from '../../src/log/file/frames.js';
+import { scanFrames } from '../../src/log/file/recovery.js';
+import { openFileLog } from '../../src/log/file/file-log.js';
 import { memoryLogger } from './server.js';
 
 /** An event (keyed by its subject) or a raw record. */

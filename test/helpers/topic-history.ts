@@ -2,7 +2,7 @@
 // void events from racing instances, records that are not events, a prefix copied by hand.
 import { loadConfig } from '../../src/config.js';
 import type { LogPosition } from '../../src/log/event-log.js';
-import { openKafkaLog } from '../../src/log/kafka-log.js';
+import { openKafkaLog } from '../../src/log/kafka/kafka-log.js';
 import { message, type Entry } from './file-history.js';
 import { kafkaEnv } from './kafka.js';
 import { memoryLogger } from './server.js';

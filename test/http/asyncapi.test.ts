@@ -10,6 +10,7 @@ import { startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { reportBody, serverSuite } from './requests.js';
 import { expectJson, expectNoContent, expectReport } from './responses.js';
+import { readRecords } from '../../src/log/record-batches.js';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
@@ -125,7 +126,7 @@ served('validates the events the service writes to the file log', async ({ serve
   const validators = await validatorsOf(await fetchDocument(server));
   await writeBoth(server, '9007199254740993');
   let records = 0;
-  for await (const record of server.log.read(new Map())) {
+  for await (const record of readRecords(server.log, new Map())) {
     const wire = { key: record.key, headers: { 'content-type': 'application/cloudevents+json' }, value: JSON.parse(record.value.toString('utf8')) as unknown };
     assert.equal(recordProblems(validators, wire), []);
     records += 1;

@@ -3,10 +3,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import kafkajs from 'kafkajs';
 import type { LogMessage } from '../../src/log/event-log.js';
-import { isConnectivityFailure, KafkaRefusedError, ProbeSilenceError } from '../../src/log/kafka-errors.js';
-import { countChanged, misplaced } from '../../src/log/kafka-partitions.js';
-import { BATCH_OVERHEAD_BYTES, groupBySize, maxRecordBytes } from '../../src/log/kafka-record-size.js';
-import { checkTopicConfig, TopicSettingsError } from '../../src/log/kafka-topic.js';
+import { isConnectivityFailure, KafkaRefusedError, ProbeSilenceError } from '../../src/log/kafka/errors.js';
+import { countChanged, misplaced } from '../../src/log/kafka/partition-count.js';
+import { BATCH_OVERHEAD_BYTES, groupBySize, maxRecordBytes } from '../../src/log/kafka/record-size.js';
+import { checkTopicConfig, TopicSettingsError } from '../../src/log/kafka/topic.js';
 
 const { KafkaJSConnectionError, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } = kafkajs;
 const message = (bytes: number): LogMessage => ({ key: '1', value: Buffer.alloc(bytes - 1) });

@@ -1,7 +1,7 @@
 // Permanent refusals are not outages, and the topic's durability settings are checked at start.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkTopicConfig, minInsyncReplicasFor } from '../../src/log/kafka-topic.js';
+import { checkTopicConfig, minInsyncReplicasFor } from '../../src/log/kafka/topic.js';
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
 import { startTestServer } from '../helpers/server.js';
 

@@ -4,6 +4,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
 import type { TestServer } from '../helpers/server.js';
+import { hasKeyedHeads } from '../../src/log/capabilities.js';
+import type { EventLog } from '../../src/log/event-log.js';
+
+/** The log's KeyedHeads capability (Kafka has it), or undefined. */
+const keyed = (log: EventLog) => (hasKeyedHeads(log) ? log : undefined);
 
 withKafka('partition heads', (brokers) => {
   const heads = suite<{ topic: string; server: TestServer }>('kafka: the head of one partition');
@@ -23,12 +28,12 @@ withKafka('partition heads', (brokers) => {
     const highs = new Map((await withAdmin(brokers, (admin) => admin.fetchTopicOffsets(topic))).map(({ partition, high }) => [partition, Number(high)]));
     const seen = new Set<number>();
     for (let id = 1; id <= 30; id += 1) {
-      const latest = server.log.latest?.(String(id));
+      const latest = keyed(server.log)?.latest(String(id));
       assert.ok(latest, 'the Kafka log has latest');
       const cursor = await latest;
       assert.is(cursor.size, 1);
       const [[partition, head]] = [...cursor] as [[number, number]];
-      assert.is(partition, server.log.partitionFor?.(String(id)));
+      assert.is(partition, keyed(server.log)?.partitionFor(String(id)));
       assert.is(head, highs.get(partition));
       seen.add(partition);
     }
@@ -37,9 +42,9 @@ withKafka('partition heads', (brokers) => {
 
   heads('a head read after a write includes it', async ({ server }) => {
     const id = '31';
-    const before = [...((await server.log.latest?.(id)) ?? new Map<number, number>()).values()][0] ?? -1;
+    const before = [...((await keyed(server.log)?.latest(id)) ?? new Map<number, number>()).values()][0] ?? -1;
     assert.is((await server.request('/reports', { method: 'POST', json: JSON.stringify({ id: 31, name: 'one more' }) })).status, 200);
-    const after = [...((await server.log.latest?.(id)) ?? new Map<number, number>()).values()][0] ?? -1;
+    const after = [...((await keyed(server.log)?.latest(id)) ?? new Map<number, number>()).values()][0] ?? -1;
     assert.is(after, before + 1);
   });
 

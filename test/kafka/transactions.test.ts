@@ -7,11 +7,12 @@ import kafkajs from 'kafkajs';
 import { encodeEvent } from '../../projections/codec.js';
 import { loadConfig, type KafkaConfig } from '../../src/config.js';
 import type { LogGap, LogRecord } from '../../src/log/event-log.js';
-import { openKafkaLog } from '../../src/log/kafka-log.js';
+import { openKafkaLog } from '../../src/log/kafka/kafka-log.js';
 import { collect, withTimeout } from '../helpers/async.js';
 import { memoryLogger } from '../helpers/server.js';
 import { created } from '../helpers/events.js';
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
+import { followRecords, readRecords } from '../../src/log/record-batches.js';
 
 async function eventually(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -79,14 +80,14 @@ withKafka('transactions', (brokers) => {
     const log = await openKafkaLog({ config: loadConfig(kafkaEnv(brokers, topic)).kafka as KafkaConfig, logger: memoryLogger().logger, writeTimeoutMs: 5000 });
     try {
       const gaps: LogGap[] = [];
-      const records = await withTimeout(collect(log.read(new Map(), { onGap: (gap) => gaps.push(gap) })), 15_000, 'the read to end');
+      const records = await withTimeout(collect(readRecords(log, new Map(), { onGap: (gap) => gaps.push(gap) })), 15_000, 'the read to end');
       assert.equal(records.map((record) => [record.key, record.position.offset]), [['77', 0]]);
       assert.equal(gaps.at(-1), { partition: 0, next: 4 });
       await log.append([{ key: '80', value: encodeEvent(created('80', 'after')) }, { key: '81', value: encodeEvent(created('81', 'after')) }]);
       // A follower started again (a restart, a new consumer group) from the cursor after offset 4.
       const stop = new AbortController();
       let first: LogRecord | undefined;
-      for await (const record of log.follow(new Map([[0, 5]]), { signal: stop.signal })) {
+      for await (const record of followRecords(log, new Map([[0, 5]]), { signal: stop.signal })) {
         first = record;
         stop.abort();
       }

@@ -7,6 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { LogUnavailableError, type Cursor, type EventLog, type LogMessage, type LogPosition, type LogRecord } from '../../src/log/event-log.js';
 import { collect, deferred, rejection, withTimeout } from '../helpers/async.js';
+import { followRecords, readRecords } from '../../src/log/record-batches.js';
 
 export interface OpenedLog {
   readonly log: EventLog;
@@ -106,7 +107,7 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
   contract('read from an empty cursor returns everything appended, keys and values byte-exact', async ({ log }) => {
     const messages = [message('5', '{"json":true}'), message('-5', ALL_BYTES), message('5', 'ünïcödé ☃ 🚀'), message('12', Buffer.alloc(70_000, 0x5a))];
     const positions = await log.append(messages);
-    const read = await withTimeout(collect(log.read(new Map())), GUARD_MS, 'read() to end');
+    const read = await withTimeout(collect(readRecords(log, new Map())), GUARD_MS, 'read() to end');
     assertOrderedPerPartition(read);
     const found = byPosition(read);
     messages.forEach((m, i) => assertSameRecord(found.get(at(positions[i] as LogPosition)), m, positions[i] as LogPosition));
@@ -115,7 +116,7 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
   contract('read from the head at open returns exactly the records appended since', async ({ log, start }) => {
     const messages = ['1', '2', '3', '4'].map((key) => message(key, `v${key}`));
     const positions = await appendEach(log, messages);
-    const read = await withTimeout(collect(log.read(start)), GUARD_MS, 'read() to end');
+    const read = await withTimeout(collect(readRecords(log, start)), GUARD_MS, 'read() to end');
     assert.is(read.length, messages.length);
     const found = byPosition(read);
     messages.forEach((m, i) => assertSameRecord(found.get(at(positions[i] as LogPosition)), m, positions[i] as LogPosition));
@@ -127,14 +128,14 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
     const middle = positions[3] as LogPosition;
     const cursor = new Map(await log.head());
     cursor.set(middle.partition, middle.offset);
-    const read = await withTimeout(collect(log.read(cursor)), GUARD_MS, 'read() to end');
+    const read = await withTimeout(collect(readRecords(log, cursor)), GUARD_MS, 'read() to end');
     assert.equal(read.map((r) => r.value.toString('utf8')), ['record 3', 'record 4', 'record 5']);
     assert.equal(read.map((r) => r.position), positions.slice(3));
   });
 
   contract('read ends at the head seen when it started', async ({ log, start }) => {
     await log.append([message('3', 'before 1'), message('3', 'before 2'), message('3', 'before 3')]);
-    const iterator = log.read(start)[Symbol.asyncIterator]();
+    const iterator = readRecords(log, start)[Symbol.asyncIterator]();
     const values: string[] = [];
     const first = await withTimeout(iterator.next(), GUARD_MS, 'the first record of read()');
     if (!first.done) values.push(first.value.value.toString('utf8'));
@@ -149,7 +150,7 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
 
   contract('read of an empty range ends at once', async ({ log }) => {
     await log.append([message('8', 'x')]);
-    assert.equal(await withTimeout(collect(log.read(await log.head())), GUARD_MS, 'read() at the head'), []);
+    assert.equal(await withTimeout(collect(readRecords(log, await log.head())), GUARD_MS, 'read() at the head'), []);
   });
 
   contract('head moves by the number of records appended to each partition', async ({ log, start }) => {
@@ -171,7 +172,7 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
     const sawExisting = deferred();
     const sawNew = deferred();
     const following = (async () => {
-      for await (const record of log.follow(start, { signal: controller.signal })) {
+      for await (const record of followRecords(log, start, { signal: controller.signal })) {
         seen.push(record);
         if (seen.length === 2) sawExisting.resolve();
         if (seen.length === 4) sawNew.resolve();
@@ -195,7 +196,7 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
     await log.append([message('22', 'x')]);
     const controller = new AbortController();
     controller.abort();
-    assert.equal(await withTimeout(collect(log.follow(start, { signal: controller.signal })), GUARD_MS, 'follow() with an aborted signal'), []);
+    assert.equal(await withTimeout(collect(followRecords(log, start, { signal: controller.signal })), GUARD_MS, 'follow() with an aborted signal'), []);
   });
 
   contract('gives 64 concurrent appenders distinct positions and reads every record back', async ({ log, start }) => {
@@ -216,7 +217,7 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
     );
     const all = results.flatMap(({ sent, positions }) => sent.map((m, i) => ({ m, position: positions[i] as LogPosition })));
     assert.is(new Set(all.map(({ position }) => at(position))).size, callers * perCaller, 'positions are distinct');
-    const read = await withTimeout(collect(log.read(start)), GUARD_MS, 'read() of the concurrent appends');
+    const read = await withTimeout(collect(readRecords(log, start)), GUARD_MS, 'read() of the concurrent appends');
     assert.is(read.length, callers * perCaller);
     assertOrderedPerPartition(read);
     const found = byPosition(read);
@@ -227,7 +228,7 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
     const controller = new AbortController();
     controller.abort();
     await rejection(log.append([message('23', 'given up')], { signal: controller.signal }));
-    assert.equal(await withTimeout(collect(log.read(start)), GUARD_MS, 'read() after the aborted append'), []);
+    assert.equal(await withTimeout(collect(readRecords(log, start)), GUARD_MS, 'read() after the aborted append'), []);
   });
 
   contract('stats() counts every appended record and at least one flush', async ({ log }) => {

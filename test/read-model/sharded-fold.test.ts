@@ -2,20 +2,18 @@
 // same reports, versions of live and deleted ids, idempotency keys (the first event to carry a key
 // owns it, whichever thread folded it), counts and skipped records, for either log format and any
 // stopping point; a record whose key is not its report's id makes the fold fall back to one thread.
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
 import type { EventLog, LogMessage, LogPosition } from '../../src/log/event-log.js';
-import { encodeFrame, FILE_MAGIC_V1 } from '../../src/log/file-frames.js';
-import { openFileLogReader } from '../../src/log/file-log-reader.js';
-import { openFileLog, type FileLog } from '../../src/log/file-log.js';
-import { Projector } from '../../src/projector.js';
+import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
+import { Projector } from '../../src/projection/projector.js';
 import { createReadModel, type ReadModel } from '../../src/read-model/read-model.js';
 import { foldSharded } from '../../src/read-model/sharded-fold.js';
-import { foldLog, SHARDED_FOLD_RECORDS, stateDigest, type FoldProgress } from '../../src/replay.js';
+import { foldLog, SHARDED_FOLD_RECORDS, stateDigest, type FoldProgress } from '../../src/projection/fold-log.js';
 import { withTimeout } from '../helpers/async.js';
 import { created, deleted } from '../helpers/events.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
@@ -100,7 +98,7 @@ sharded('gives the same model, keys, counts and skipped records as one thread, o
 
 sharded('really folds on the threads: the sharded fold itself gives the one-thread model', async ({ log }) => {
   const range = await log.fileRange?.(RECORDS);
-  assert.ok(range !== undefined && range.batched);
+  assert.ok(range !== undefined);
   const folded = await foldSharded(range, { threads: 2 });
   assert.is(folded.kind, 'folded');
   if (folded.kind !== 'folded') return;
@@ -163,23 +161,6 @@ sharded('a projector with fold threads catches up at start, reports skipped reco
     assert.is(await projector.waitFor(position as LogPosition, 5000), 'created');
   } finally {
     await projector.stop();
-  }
-});
-
-sharded('reads a log of the earlier format (frames without batches) through a reader', async ({ dir }) => {
-  const v1 = join(dir, 'v1');
-  const frames = history().map((message, i) => encodeFrame({ ...message, timestampMs: 1_700_000_000_000 + i }));
-  await mkdir(v1);
-  await writeFile(join(v1, 'events.log'), Buffer.concat([FILE_MAGIC_V1, ...frames]));
-  const reader = await openFileLogReader({ dir: v1, logger: memoryLogger().logger });
-  try {
-    const range = await reader.fileRange?.(RECORDS);
-    assert.is(range?.batched, false);
-    const model = createReadModel();
-    await foldLog(reader, model, { threads: 2 });
-    assertSameModel(model, (await oneThread(reader)).model);
-  } finally {
-    await reader.close();
   }
 });
 

@@ -6,9 +6,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rm } from 'node:fs/promises';
 import { UnavailableError } from '../../src/errors.js';
+import type { KeyedHeads } from '../../src/log/capabilities.js';
 import type { EventLog } from '../../src/log/event-log.js';
-import { openFileLog, type FileLog } from '../../src/log/file-log.js';
-import { Projector } from '../../src/projector.js';
+import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
+import { Projector } from '../../src/projection/projector.js';
 import { ReportService } from '../../src/reports/service.js';
 import { rejection } from '../helpers/async.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
@@ -28,8 +29,9 @@ stuck.before.each(async (context) => {
   context.dir = await tempDir('reports-stuck-head-');
   context.log = await openFileLog({ dir: context.dir, logger });
   context.nowMs = 0;
-  // The file log with a head read that never settles, as a paused broker's.
-  const log: EventLog = Object.assign(Object.create(context.log) as EventLog, { latest: () => new Promise<never>(() => undefined) });
+  // The file log with keyed heads (its one partition) whose head read never settles, as a paused broker's.
+  const keyedHeads: KeyedHeads = { latest: () => new Promise<never>(() => undefined), partitionFor: () => 0 };
+  const log: EventLog = Object.assign(Object.create(context.log) as EventLog, keyedHeads);
   context.projector = new Projector({ log: context.log, logger, retryDelayMs: 10 });
   context.projector.start();
   await context.projector.caughtUp();

@@ -1,7 +1,6 @@
 // The snapshot file format (4): magic, meta, reports, idempotency keys, SHA-256. Reports, versions
 // and keys survive the round trip exactly; a file that was changed, cut, written by another format or
-// shaped wrongly under a matching checksum is refused; the snapshots of earlier versions (format 3,
-// and the JSON ones) are recognised and refused with a reason that says so.
+// shaped wrongly under a matching checksum is refused.
 import { createHash } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -104,14 +103,6 @@ format('refuses an unknown format version', () => {
   assert.equal(decodeSnapshot(file), { ok: false, reason: `unknown format ${SNAPSHOT_FORMAT + 1}` });
 });
 
-format('recognises a format-3 snapshot of an earlier version and says it is not used', () => {
-  const file = encodeSnapshot(snapshot);
-  file[SNAPSHOT_MAGIC.length - 1] = 3;
-  const decoded = decodeSnapshot(file);
-  assert.is(decoded.ok, false);
-  assert.match(decoded.ok ? '' : decoded.reason, /^format 3 \(an earlier version/);
-});
-
 format('keeps the versions of live and deleted reports, and stores a snowflake-sized id in as many bytes as a small one', () => {
   const model = testSnapshot({ ...plain, reports: new Map() }).model;
   for (const id of ['5', '7000000000000000005']) {
@@ -130,13 +121,6 @@ format('keeps the versions of live and deleted reports, and stores a snowflake-s
   const small = testSnapshot({ ...plain, reports: new Map([['1', { name: 'x' }]]) });
   const snowflake = testSnapshot({ ...plain, reports: new Map([['7000000000000000001', { name: 'x' }]]) });
   assert.is(encodeSnapshot(snowflake).length, encodeSnapshot(small).length);
-});
-
-format('recognises a JSON snapshot of an earlier version and says it is not used', () => {
-  const body = JSON.stringify({ format: 2, log: 'l' });
-  const decoded = decodeSnapshot(Buffer.from(`${createHash('sha256').update(body).digest('hex')}\n${body}\n`));
-  assert.is(decoded.ok, false);
-  assert.match(decoded.ok ? '' : decoded.reason, /format 2 \(JSON/);
 });
 
 format('refuses meta data of the wrong shape under a matching checksum', () => {

@@ -23,9 +23,9 @@ function tenRecords(history = 'a') {
   return {
     identity: LOG,
     head: (): Promise<Cursor> => Promise.resolve(new Map([[0, 10]])),
-    // eslint-disable-next-line @typescript-eslint/require-await -- the port's read is an async iterable; this stand-in has nothing to wait for
-    async *read(from: Cursor): AsyncIterable<LogRecord> {
-      for (let offset = from.get(0) ?? 0; offset < 10; offset += 1) yield recordAt(offset, history);
+    // eslint-disable-next-line @typescript-eslint/require-await -- the port's readBatches is an async iterable; this stand-in has nothing to wait for
+    async *readBatches(from: Cursor): AsyncIterable<readonly LogRecord[]> {
+      for (let offset = from.get(0) ?? 0; offset < 10; offset += 1) yield [recordAt(offset, history)];
     },
   };
 }

@@ -1,7 +1,7 @@
 // Unavailability per fault and readiness against the writes, on histories written by hand.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { partitionOfKey } from '../../../src/log/kafka-partition.js';
+import { partitionOfKey } from '../../../src/log/kafka/key-partition.js';
 import { availability } from './availability.js';
 import { readinessProblems } from './readiness.js';
 import { Story } from './story.js';

@@ -4,7 +4,7 @@
 // of writes to healthy-led partitions acknowledged from 8 s after the start (issue 17 item 2's
 // target; only writes answered before the repair: one the repair rescued says nothing of the
 // fault); and how long the stuck partitions' writes took to be answered.
-import { partitionOfKey } from '../../../src/log/kafka-partition.js';
+import { partitionOfKey } from '../../../src/log/kafka/key-partition.js';
 import { acknowledged, unknownOutcome, type FaultWindow, type RequestRecord } from '../history.js';
 
 /** From this long after a fault's start, healthy-led partitions must take writes again (issue 17). */

@@ -7,6 +7,7 @@ import type { ReportEvent } from '../../../projections/events.js';
 import type { TestServer } from '../../helpers/server.js';
 import { reportBody, serverSuite, type StartServer } from '../requests.js';
 import { expectNoContent, expectReport } from '../responses.js';
+import { readRecords } from '../../../src/log/record-batches.js';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const TRACESTATE = 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE';
@@ -14,7 +15,7 @@ const TRACESTATE = 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE';
 /** The events the log holds for report `id`, read back from the log itself. */
 export async function eventsFor(server: TestServer, id: string): Promise<ReportEvent[]> {
   const events: ReportEvent[] = [];
-  for await (const record of server.log.read(new Map())) {
+  for await (const record of readRecords(server.log, new Map())) {
     const decoded = decodeEvent(record.value);
     if (decoded.ok && decoded.event.subject === id) events.push(decoded.event);
   }

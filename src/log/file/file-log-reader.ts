@@ -1,0 +1,111 @@
+// The embedded log read by another process than its writer (the CLI beside a running server): no
+// lock, no repair. An incomplete last batch is taken for a write in progress and read once it is
+// whole; damage followed by whole batches is refused as at a normal open. New records are found by
+// looking at the file again every `pollMs`.
+import { open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LogUnavailableError, type Cursor, type LogHealth, type LogMessage, type LogPosition, type LogRecord, type ReadOptions } from '../event-log.js';
+import type { FileRange } from './file-range.js';
+import { FILE_MAGIC, MAX_RECORD_BYTES } from './frames.js';
+import { FrameIndex } from './frame-index.js';
+import type { FileLog, FileLogOptions, FileLogStats } from './file-log.js';
+import { checkMagic, CorruptLogError, scanFrames } from './recovery.js';
+import { pause } from '../../pause.js';
+
+export async function openFileLogReader({ dir, logger, pollMs = 200 }: Pick<FileLogOptions, 'dir' | 'logger'> & { pollMs?: number }): Promise<FileLog> {
+  const path = join(dir, 'events.log');
+  const file = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
+    throw error.code === 'ENOENT' ? new Error(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
+  });
+  try {
+    const magic = await checkMagic(file, path);
+    if (magic === 'bad') throw new Error(`${path} is not a report store log (bad magic bytes)`);
+    const reader = new FileLogReader(new FrameIndex(path, file, [], FILE_MAGIC.length), pollMs);
+    if (magic === 'ok') await reader.refresh();
+    logger.debug({ path, records: (await reader.head()).get(0) }, 'opened the embedded event log for reading');
+    return reader;
+  } catch (error) {
+    await file.close();
+    throw error;
+  }
+}
+
+class FileLogReader implements FileLog {
+  readonly description: string;
+  readonly maxRecordBytes = MAX_RECORD_BYTES;
+  private closed = false;
+
+  constructor(
+    private readonly index: FrameIndex,
+    private readonly pollMs: number,
+  ) {
+    this.description = `file:${index.path}`;
+  }
+
+  get identity(): string {
+    return this.index.identity;
+  }
+
+  stats(): FileLogStats {
+    return { appends: 0, fsyncs: 0, flushes: 0 };
+  }
+
+  append(_messages: readonly LogMessage[]): Promise<LogPosition[]> {
+    return Promise.reject(new LogUnavailableError('the event log is open for reading only'));
+  }
+
+  resumePoint(cursor: Cursor): string | undefined {
+    return this.index.resumePoint(cursor.get(0) ?? 0);
+  }
+
+  /** A reader scans the whole file at open: every record is scanned already. */
+  scanFrom(from: Cursor): Promise<void> {
+    return this.index.scanFrom(from.get(0) ?? 0);
+  }
+
+  health(): LogHealth {
+    return this.closed ? { available: false, reason: 'the event log is closed' } : { available: true };
+  }
+
+  /** Takes in the batches the writer appended since the last look. */
+  async refresh(): Promise<void> {
+    if (this.closed) return;
+    const { index } = this;
+    const scan = await scanFrames(index.file, index.endByte, index.scanned);
+    index.endByte = scan.validBytes;
+    if (scan.lastBatch) index.lastBatch = scan.lastBatch;
+    await index.learnIdentity();
+    const problem = scan.problem;
+    if (problem?.validFramesFollow) throw new CorruptLogError(index.path, problem.bytePosition, problem.recordOffset, problem.reason);
+  }
+
+  async head(): Promise<Cursor> {
+    await this.refresh();
+    return new Map([[0, this.index.records]]);
+  }
+
+  async *readBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
+    await this.refresh();
+    yield* this.index.batches(from.get(0) ?? 0, this.index.records, options.signal);
+  }
+
+  async fileRange(records: number): Promise<FileRange | undefined> {
+    await this.refresh();
+    return this.index.fileRange(records);
+  }
+
+  followBatches(from: Cursor, { signal }: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
+    // A reader has no append to wait for: it looks at the file again after pollMs.
+    const more = async () => {
+      await pause(this.pollMs, signal);
+      await this.refresh();
+    };
+    return this.index.follow(from, () => !signal?.aborted && !this.closed, more);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.index.file.close();
+  }
+}

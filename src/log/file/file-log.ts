@@ -1,0 +1,204 @@
+// The embedded event log's writer: one append-only file in the data directory, one partition,
+// held by one process (the lock). Group commit: appends that arrive while a write+fsync is in
+// flight wait for the next batch, and one fdatasync acknowledges the whole batch. Followers only
+// ever see records that are on disk. The projector of this process gets each batch handed over
+// in memory as soon as it is durable (onCommit), with the events the appenders encoded, so
+// nothing written is read back, decoded or kept around; other followers read the file
+// (file-log-reader.ts is the reader of another process).
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { MAX_RECORD_BYTES } from './frames.js';
+import { encodeMessageBatch } from './batches.js';
+import { writeDurably } from './durable-write.js';
+import { FrameIndex, parseBatchPoint } from './frame-index.js';
+import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../batcher.js';
+import { lockDir, type DirLock } from './lock.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './data-dir.js';
+import { scanLog, type ResumeCheck } from './recovery.js';
+import { CommitListeners, type CommitFeed, type CommitListener, type ResumableScan, type ResumeFrom } from '../capabilities.js';
+import { LogUnavailableError, RecordTooLargeError, payloadBytes, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from '../event-log.js';
+import type { FileBacked, FileRange } from './file-range.js';
+
+export interface FileLogOptions {
+  /** The data directory; the log is `events.log` in it. */
+  readonly dir: string;
+  readonly logger: Logger;
+  readonly now?: () => number;
+  /** Appends allowed to wait for the next write+fsync (REPORTS_MAX_PENDING_APPENDS). */
+  readonly maxPendingAppends?: number;
+  /**
+   * Where the newest snapshot's history ends (`ResumableScan.resumePoint`, with the snapshot's last
+   * record): the scan at open starts there if it holds, and the records before it are scanned when
+   * first read.
+   */
+  readonly resumeFrom?: ResumeFrom;
+}
+
+export interface FileLogStats extends LogStats {
+  /** Each flush of the file log is one fdatasync. */
+  readonly fsyncs: number;
+}
+
+/** A file log, the writer or a reader: it resumes its scan at a snapshot's point and knows its file. */
+export interface FileLog extends EventLog, ResumableScan, FileBacked {
+  stats(): FileLogStats;
+}
+
+/** The writer also hands its commits over in memory. */
+export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS, resumeFrom }: FileLogOptions): Promise<FileLog & CommitFeed> {
+  await ensurePrivateDir(dir);
+  const lock = await lockDir(dir);
+  const path = join(dir, 'events.log');
+  let file: FileHandle | undefined;
+  try {
+    file = await open(path, 'a+', PRIVATE_FILE_MODE);
+    await file.close();
+    // The log's directory entry must be on disk before any append is acknowledged.
+    await syncDir(dir);
+    file = await open(path, 'r+');
+    const scan = await scanLog(file, path, resumeCheck(resumeFrom));
+    if (scan.tornTail) {
+      logger.warn({ path, ...scan.tornTail }, 'cut a torn tail off the event log (an append that was never acknowledged)');
+    }
+    const records = scan.firstOffset + scan.starts.length;
+    logger.info({ path, records, ...(scan.firstOffset > 0 ? { scannedFrom: scan.firstOffset } : {}) }, 'opened the embedded event log');
+    const index = new FrameIndex(path, file, scan.starts, scan.validBytes, scan.firstOffset, scan.firstByte);
+    index.lastBatch = scan.lastBatch;
+    await index.learnIdentity();
+    return new FileLogWriter(index, lock, now, maxPendingAppends);
+  } catch (error) {
+    await file?.close().catch(() => undefined);
+    await lock.release();
+    throw error;
+  }
+}
+
+function resumeCheck(resume: ResumeFrom | undefined): ResumeCheck | undefined {
+  const point = parseBatchPoint(resume?.point);
+  return resume === undefined || point === undefined ? undefined : { point, lastRecord: resume.records - 1, lastRecordDigest: resume.lastRecordDigest };
+}
+
+class FileLogWriter implements FileLog, CommitFeed {
+  readonly description: string;
+  readonly maxRecordBytes = MAX_RECORD_BYTES;
+  /** Group commit: appends that arrive while a write+fsync is in flight go together in the next one. */
+  private readonly batcher: Batcher<readonly LogMessage[], LogPosition[]>;
+  private closed = false;
+  private failure: Error | undefined;
+  private appendCount = 0;
+  private fsyncCount = 0;
+  /** Followers waiting for the next append. */
+  private readonly listeners = new Set<() => void>();
+  private readonly committed = new CommitListeners();
+
+  constructor(
+    private readonly index: FrameIndex,
+    private readonly lock: DirLock,
+    private readonly now: () => number,
+    maxPending: number,
+  ) {
+    this.description = `file:${index.path}`;
+    this.batcher = new Batcher((appends) => this.writeBatch(appends), { maxPending });
+  }
+
+  get identity(): string {
+    return this.index.identity;
+  }
+
+  stats(): FileLogStats {
+    return { appends: this.appendCount, fsyncs: this.fsyncCount, flushes: this.fsyncCount };
+  }
+
+  append(messages: readonly LogMessage[], { signal, timeoutMs }: AppendOptions = {}): Promise<LogPosition[]> {
+    if (this.closed) return Promise.reject(new LogUnavailableError('the event log is closed'));
+    if (this.failure) return Promise.reject(this.failure);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (messages.length === 0) return Promise.resolve([]);
+    const size = Math.max(...messages.map(payloadBytes));
+    if (size > this.maxRecordBytes) return Promise.reject(new RecordTooLargeError(this.maxRecordBytes, size));
+    // The batcher drops an append whose caller gave up (signal aborted) before its batch is written.
+    return this.batcher.add(messages, signal, timeoutMs);
+  }
+
+  private async writeBatch(appends: readonly (readonly LogMessage[])[]): Promise<LogPosition[][]> {
+    if (this.failure) throw this.failure;
+    const timestampMs = this.now();
+    const messages = appends.flat();
+    // One batch per write+fsync: recovery keeps or cuts it whole.
+    const batch = encodeMessageBatch(messages, timestampMs);
+    const batchByte = this.index.endByte;
+    try {
+      await writeDurably(this.index.file.fd, batch.bytes, batchByte);
+    } catch (cause) {
+      // After a failed write or fsync the page cache and the disk may disagree; appending on top
+      // could acknowledge data that is not there. Fail every append until a restart re-scans.
+      this.failure = new LogUnavailableError(`the event log ${this.index.path} failed to write; restart the service`, { cause });
+      throw this.failure;
+    }
+    this.fsyncCount += 1;
+    const first = this.index.records;
+    this.index.add(batch, batchByte);
+    this.appendCount += messages.length;
+    this.committed.notify(() => messages.map(({ key, value, event }, i): LogRecord => ({ key, value, event, timestampMs, position: { partition: 0, offset: first + i } })));
+    for (const listener of [...this.listeners]) listener();
+    let next = first;
+    return appends.map((batch) => batch.map(() => ({ partition: 0, offset: next++ })));
+  }
+
+  onCommit(listener: CommitListener): () => void {
+    return this.committed.add(listener);
+  }
+
+  fileRange(records: number): Promise<FileRange | undefined> {
+    return this.index.fileRange(records);
+  }
+
+  scanFrom(from: Cursor): Promise<void> {
+    return this.index.scanFrom(from.get(0) ?? 0);
+  }
+
+  resumePoint(cursor: Cursor): string | undefined {
+    return this.index.resumePoint(cursor.get(0) ?? 0);
+  }
+
+  health(): LogHealth {
+    if (this.failure) return { available: false, reason: this.failure.message };
+    if (this.closed) return { available: false, reason: 'the event log is closed' };
+    return { available: true };
+  }
+
+  head(): Promise<Cursor> {
+    return Promise.resolve(new Map([[0, this.index.records]]));
+  }
+
+  readBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
+    return this.index.batches(from.get(0) ?? 0, this.index.records, options.signal);
+  }
+
+  followBatches(from: Cursor, { signal }: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
+    return this.index.follow(from, () => !signal?.aborted && !this.closed, () => this.nextAppend(signal));
+  }
+
+  private nextAppend(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.listeners.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      this.listeners.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Appends already accepted are written and synced before the file is closed.
+    await this.batcher.idle();
+    for (const listener of [...this.listeners]) listener();
+    await this.index.file.close();
+    await this.lock.release();
+  }
+}

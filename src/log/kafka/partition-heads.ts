@@ -1,0 +1,105 @@
+// The head (high watermark) of one partition, asked of that partition's leader alone. The admin's
+// fetchTopicOffsets asks every leader and waits for all: with one leader paused, a create or delete
+// on any partition that must first catch up with other writers waited on the paused broker, past
+// its write timeout.
+import type { Cluster, Kafka } from 'kafkajs';
+import { sharedRead } from '../batcher.js';
+import { groupFreeCluster } from './group-free-cluster.js';
+import type { BrokerReachability } from './brokers.js';
+import { DISCONNECT_MS, settleWithin } from '../settle-within.js';
+
+export interface PartitionHeadsOptions {
+  readonly kafka: Kafka;
+  readonly topic: string;
+  readonly partitions: number;
+  readonly brokers?: BrokerReachability;
+  /** Callers that may wait for one partition's next read (REPORTS_MAX_PENDING_APPENDS). */
+  readonly maxPending?: number;
+}
+
+/** How often the leaders' view is refreshed at most (the follower's and the producer's metadata age alike). */
+const LEADERS_MAX_AGE_MS = 1000;
+
+export class PartitionHeads {
+  private cluster: Promise<Cluster> | undefined;
+  /** The cluster once connected, for the leaders' view (read synchronously). */
+  private ready: Cluster | undefined;
+  private leadersRefreshedMs = 0;
+  /** Per partition: concurrent callers share one request, and a caller never gets a head read before it asked. */
+  private readonly reads: (() => Promise<number>)[];
+
+  constructor(private readonly options: PartitionHeadsOptions) {
+    const shared = options.maxPending === undefined ? {} : { maxPending: options.maxPending };
+    this.reads = Array.from({ length: options.partitions }, (_, partition) => sharedRead(() => this.read(partition), shared));
+  }
+
+  /** The offset the partition's next record gets. */
+  head(partition: number): Promise<number> {
+    const read = this.reads[partition];
+    if (read === undefined) throw new RangeError(`partition ${partition} is not one of the topic's ${this.options.partitions}`);
+    return read();
+  }
+
+  /** Connects in the background, so that `leaderOf` knows the leaders soon after the start. */
+  warm(): void {
+    this.connected().catch(() => undefined);
+  }
+
+  /** The node id of the partition's leader as last seen, or undefined while not known. */
+  leaderOf(partition: number): number | undefined {
+    const cluster = this.ready;
+    if (cluster === undefined) return undefined;
+    const now = Date.now();
+    if (now - this.leadersRefreshedMs >= LEADERS_MAX_AGE_MS) {
+      this.leadersRefreshedMs = now;
+      cluster.refreshMetadataIfNecessary().catch(() => undefined);
+    }
+    try {
+      const [leader] = Object.keys(cluster.findLeaderForPartitions(this.options.topic, [partition]));
+      return leader === undefined ? undefined : Number(leader);
+    } catch {
+      return undefined;
+    }
+  }
+
+  async close(): Promise<void> {
+    const cluster = this.cluster;
+    this.cluster = undefined;
+    this.ready = undefined;
+    if (cluster) await settleWithin(DISCONNECT_MS, cluster.then((c) => c.disconnect()));
+  }
+
+  private connected(): Promise<Cluster> {
+    if (this.cluster === undefined) {
+      const cluster = groupFreeCluster(this.options.kafka, this.options.brokers);
+      const connecting = (async () => {
+        await cluster.connect();
+        await cluster.addTargetTopic(this.options.topic);
+        this.ready = cluster;
+        return cluster;
+      })();
+      // A failed connect is tried again by the next caller.
+      connecting.catch(() => {
+        if (this.cluster === connecting) this.cluster = undefined;
+      });
+      this.cluster = connecting;
+    }
+    return this.cluster;
+  }
+
+  private async read(partition: number): Promise<number> {
+    const cluster = await this.connected();
+    const { topic } = this.options;
+    try {
+      await cluster.refreshMetadataIfNecessary();
+      const [answer] = await cluster.fetchTopicsOffset([{ topic, partitions: [{ partition }], fromBeginning: false }]);
+      const offset = Number(answer?.partitions.find((entry) => entry.partition === partition)?.offset);
+      if (!Number.isSafeInteger(offset) || offset < 0) throw new Error(`Kafka gave no head offset for partition ${partition}`);
+      return offset;
+    } catch (error) {
+      // The leader may have moved: the next read asks the new one.
+      await cluster.refreshMetadata().catch(() => undefined);
+      throw error;
+    }
+  }
+}

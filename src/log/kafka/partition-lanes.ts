@@ -1,0 +1,68 @@
+// Appends go to Kafka in one lane per partition: each lane gathers the appends waiting for its
+// partition and has one produce request out at a time (the idempotent producer's sequence numbers
+// are per partition and allow no second request before the first is answered). Lanes do not wait
+// for each other, so a broker that stops answering holds only the partitions it leads: one produce
+// request for every partition at once made all of them wait for the slowest broker, and a paused
+// leader stopped every write for as long as it was paused. (Lanes of partitions with one leader
+// that flush together still share a request: produce-coalescer.ts.)
+import { Deadlines } from '../../deadlines.js';
+import { Batcher } from '../batcher.js';
+import type { AppendOptions, LogMessage, LogPosition } from '../event-log.js';
+
+/** Sends the appends of one partition (in arrival order) and returns one list of positions per append. */
+export type LaneFlush = (partition: number, appends: (readonly LogMessage[])[]) => Promise<LogPosition[][]>;
+
+export interface PartitionLanesOptions {
+  readonly partitions: number;
+  readonly partitionOf: (key: string) => number;
+  readonly flush: LaneFlush;
+  /** Appends allowed to wait in one lane (REPORTS_MAX_PENDING_APPENDS): a stuck partition cannot take the others' room. */
+  readonly maxPendingPerLane?: number;
+}
+
+export class PartitionLanes {
+  private readonly lanes: Batcher<readonly LogMessage[], LogPosition[]>[];
+  private readonly partitionOf: (key: string) => number;
+
+  constructor({ partitions, partitionOf, flush, maxPendingPerLane }: PartitionLanesOptions) {
+    const deadlines = new Deadlines();
+    this.partitionOf = partitionOf;
+    this.lanes = Array.from(
+      { length: partitions },
+      (_, partition) => new Batcher((appends: (readonly LogMessage[])[]) => flush(partition, appends), { deadlines, ...(maxPendingPerLane === undefined ? {} : { maxPending: maxPendingPerLane }) }),
+    );
+  }
+
+  /**
+   * Queues `messages` in the lanes of their partitions and resolves with their positions, in the
+   * order given. Messages of one partition travel in one produce request; an append that spans
+   * partitions (only tools copy such batches) is as durable as its slowest lane.
+   */
+  add(messages: readonly LogMessage[], { signal, timeoutMs }: AppendOptions = {}): Promise<LogPosition[]> {
+    const first = this.partitionOf((messages[0] as LogMessage).key);
+    if (messages.every((message) => this.partitionOf(message.key) === first)) return this.lane(first).add(messages, signal, timeoutMs);
+    const byPartition = new Map<number, { messages: LogMessage[]; indexes: number[] }>();
+    messages.forEach((message, index) => {
+      const partition = this.partitionOf(message.key);
+      const group = byPartition.get(partition) ?? { messages: [], indexes: [] };
+      group.messages.push(message);
+      group.indexes.push(index);
+      byPartition.set(partition, group);
+    });
+    const positions: LogPosition[] = new Array<LogPosition>(messages.length);
+    const sent = [...byPartition].map(async ([partition, group]) => {
+      const written = await this.lane(partition).add(group.messages, signal, timeoutMs);
+      written.forEach((position, i) => (positions[group.indexes[i] as number] = position));
+    });
+    return Promise.all(sent).then(() => positions);
+  }
+
+  /** Resolves once every lane has flushed what it holds (or failed). */
+  async idle(): Promise<void> {
+    await Promise.all(this.lanes.map((lane) => lane.idle()));
+  }
+
+  private lane(partition: number): Batcher<readonly LogMessage[], LogPosition[]> {
+    return this.lanes[partition] as Batcher<readonly LogMessage[], LogPosition[]>;
+  }
+}

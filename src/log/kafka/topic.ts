@@ -1,0 +1,126 @@
+// Makes sure the topic exists with settings that keep history forever. A topic with finite
+// retention or compaction would silently lose events, so a start against one is refused; so is
+// one that allows unclean leader election (an out-of-sync replica could become leader and drop
+// acknowledged records). acks=-1 only waits for the replicas in sync at that moment: with
+// min.insync.replicas=1 that can be the leader alone, so a topic with replicas gets a higher one.
+import kafkajs, { type Admin } from 'kafkajs';
+import type { KafkaConfig } from '../../config.js';
+import { maxRecordBytes } from './record-size.js';
+
+const { ConfigResourceTypes } = kafkajs;
+
+/** A report event with a short name and tag: a topic that cannot take this is useless. */
+const SMALLEST_USEFUL_EVENT_BYTES = 1024;
+
+export class TopicSettingsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TopicSettingsError';
+  }
+}
+
+export const REQUIRED_TOPIC_CONFIG: Readonly<Record<string, string>> = { 'retention.ms': '-1', 'retention.bytes': '-1', 'cleanup.policy': 'delete' };
+
+export interface TopicFacts {
+  readonly partitions: number;
+  /** The topic's effective max.message.bytes: the largest record batch the broker takes. */
+  readonly maxMessageBytes: number;
+  /** The topic's effective min.insync.replicas: with fewer replicas in sync, acks=all writes are refused. */
+  readonly minInsyncReplicas: number;
+  /** Things an operator should fix that do not stop the start (logged as warnings). */
+  readonly warnings: readonly string[];
+}
+
+/** min.insync.replicas for a new topic: 2 from 3 replicas on, else one less than the replicas, at least 1. */
+export function minInsyncReplicasFor(replicationFactor: number): number {
+  return replicationFactor >= 3 ? 2 : Math.max(1, replicationFactor - 1);
+}
+
+const CHECKED_CONFIG = [...Object.keys(REQUIRED_TOPIC_CONFIG), 'max.message.bytes', 'min.insync.replicas', 'unclean.leader.election.enable'];
+
+/** Creates the topic when missing (unless `create` is false: tools that only read); checks and describes it. */
+export async function ensureTopic(admin: Admin, config: KafkaConfig, create = true): Promise<TopicFacts> {
+  const topics = await admin.listTopics();
+  if (!topics.includes(config.topic) && !create) throw new TopicSettingsError(`topic ${config.topic} does not exist (REPORTS_TOPIC)`);
+  if (!topics.includes(config.topic)) {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [
+        {
+          topic: config.topic,
+          numPartitions: config.partitions,
+          replicationFactor: config.replicationFactor,
+          configEntries: Object.entries(creationConfig(config.replicationFactor)).map(([name, value]) => ({ name, value })),
+        },
+      ],
+    });
+  }
+  const settings = await topicConfig(admin, config.topic);
+  await offsetsServed(admin, config.topic);
+  const metadata = (await admin.fetchTopicMetadata({ topics: [config.topic] })).topics[0]?.partitions ?? [];
+  if (metadata.length === 0) throw new TopicSettingsError(`topic ${config.topic} has no partitions`);
+  const replicationFactor = Math.max(...metadata.map((partition) => partition.replicas.length));
+  return { partitions: metadata.length, ...checkTopicConfig(config.topic, settings, replicationFactor) };
+}
+
+function creationConfig(replicationFactor: number): Record<string, string> {
+  // -1 leaves the replication factor to the broker; min.insync.replicas then stays the broker's too.
+  if (replicationFactor < 2) return { ...REQUIRED_TOPIC_CONFIG };
+  return { ...REQUIRED_TOPIC_CONFIG, 'min.insync.replicas': String(minInsyncReplicasFor(replicationFactor)) };
+}
+
+/** A new topic's leaders can take a moment to serve offsets ("not the leader"); wait for that. */
+async function offsetsServed(admin: Admin, topic: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await admin.fetchTopicOffsets(topic);
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+async function topicConfig(admin: Admin, topic: string): Promise<ReadonlyMap<string, string>> {
+  const described = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: CHECKED_CONFIG }],
+  });
+  const entries = described.resources[0]?.configEntries ?? [];
+  return new Map(entries.map((entry) => [entry.configName, entry.configValue]));
+}
+
+/** Pure: refuses settings that lose or may lose acknowledged events; returns the limits and warnings. */
+export function checkTopicConfig(topic: string, settings: ReadonlyMap<string, string>, replicationFactor: number): Omit<TopicFacts, 'partitions'> {
+  for (const [name, required] of Object.entries(REQUIRED_TOPIC_CONFIG)) {
+    const actual = settings.get(name);
+    if (actual !== required) throw settingError(topic, name, actual, required, 'to keep every event forever');
+  }
+  const unclean = settings.get('unclean.leader.election.enable');
+  if (unclean === 'true') throw settingError(topic, 'unclean.leader.election.enable', unclean, 'false', 'so that a replica missing acknowledged events never becomes leader');
+  const warnings: string[] = [];
+  const minInsync = Number(settings.get('min.insync.replicas') ?? '1');
+  if (replicationFactor > 1 && minInsync <= 1) {
+    warnings.push(
+      `topic ${topic} has ${replicationFactor} replicas but min.insync.replicas=${minInsync}: an acknowledged event may exist on the leader alone and be lost with it; ` +
+        `set min.insync.replicas=${minInsyncReplicasFor(replicationFactor)} (kafka-configs --alter --entity-type topics --entity-name ${topic} --add-config min.insync.replicas=${minInsyncReplicasFor(replicationFactor)})`,
+    );
+  }
+  const maxMessageBytes = Number(settings.get('max.message.bytes') ?? '1048588');
+  if (maxRecordBytes(maxMessageBytes) < SMALLEST_USEFUL_EVENT_BYTES) {
+    throw new TopicSettingsError(
+      `topic ${topic} has max.message.bytes=${maxMessageBytes}, too small for even a short report event (${SMALLEST_USEFUL_EVENT_BYTES} bytes); ` +
+        `raise it (kafka-configs --alter --entity-type topics --entity-name ${topic} --add-config max.message.bytes=1048588) or use another REPORTS_TOPIC`,
+    );
+  }
+  return { maxMessageBytes, minInsyncReplicas: minInsync, warnings };
+}
+
+function settingError(topic: string, name: string, actual: string | undefined, required: string, why: string): TopicSettingsError {
+  return new TopicSettingsError(
+    `topic ${topic} has ${name}=${actual ?? 'unset'}, but the event log needs ${name}=${required} ${why}; ` +
+      `change it (kafka-configs --alter --entity-type topics --entity-name ${topic} --add-config ${name}=${required}) or use another REPORTS_TOPIC`,
+  );
+}
