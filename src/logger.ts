@@ -1,8 +1,14 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.js';
 
-/** Bytes an asynchronous destination gathers before it writes (about 25 request lines). */
-const LOG_BATCH_BYTES = 4096;
+/** Bytes an asynchronous destination gathers before it writes (about 15 request lines). */
+const LOG_BATCH_BYTES = 2048;
+/**
+ * The most one write takes. sonic-boom measures the UTF-8 length of its last pending chunk on
+ * every line it takes, so a line costs in proportion to this: 4 KiB instead of its 16 KiB took
+ * 0.7 µs off a request line (4.9 -> 4.2 µs of CPU, writes included; 64 KiB: 6 µs).
+ */
+const LOG_CHUNK_BYTES = 4096;
 /** A line waits at most about this long before it is written. */
 const LOG_FLUSH_MS = 100;
 /** Bytes waiting for stdout beyond which new lines are dropped (counted, and reported once it drains). */
@@ -38,6 +44,7 @@ export function createLogger(level: Config['logLevel'], destination?: Destinatio
     dest: fd,
     sync: false,
     minLength: LOG_BATCH_BYTES,
+    maxWrite: LOG_CHUNK_BYTES,
     maxLength: LOG_PENDING_LIMIT_BYTES,
     periodicFlush: LOG_FLUSH_MS,
     retryEAGAIN: () => !exiting,
