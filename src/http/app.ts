@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import { NotFoundError } from '../errors.js';
 import { renderError } from './error-body.js';
 import type { Metrics } from './metrics.js';
-import { createRequestLine } from './request-line.js';
 import { createRouter, type RouteDeps } from './routes.js';
 
 export interface AppDeps extends RouteDeps {
@@ -18,7 +17,6 @@ export function createApp(deps: AppDeps): Koa {
   // Every error is rendered by renderError; Koa's default error output must never be reached.
   app.silent = true;
   app.on('error', (error: unknown) => logger.error({ err: error }, 'koa error'));
-  const requestLine = createRequestLine(logger);
 
   app.use(async (ctx, next) => {
     const started = performance.now();
@@ -32,7 +30,7 @@ export function createApp(deps: AppDeps): Koa {
       const route = ctx._matchedRoute === undefined ? 'unmatched' : String(ctx._matchedRoute);
       const { method, status } = ctx;
       metrics.observeRequest({ method, route, status }, durationMs / 1000);
-      requestLine({ method, route, status, durationMs: Math.round(durationMs * 1000) / 1000 });
+      logger.info({ method, route, status, durationMs: Math.round(durationMs * 1000) / 1000 }, 'request');
     }
   });
   const router = createRouter(deps);
