@@ -3,7 +3,7 @@
 // awaits (its rejection is lost, or it crashes the process), an async callback handed to an API
 // that ignores its result, `await` on a value that is not a promise, an `async` that awaits nothing.
 // typescript-eslint needs TypeScript's JavaScript API, which TypeScript 7 does not have: the
-// package named `typescript` is TypeScript 6.0 for the linter only, `tsc` is TypeScript 7 (README).
+// package named `typescript` is TypeScript 6.0 for the linter only, `tsc` is TypeScript 7 (docs/development.md).
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 

@@ -153,7 +153,7 @@ compose('builds the service alone from a context of only what the build copies',
   for (const name of copied) assert.ok(inContext(dockerignore, name), `${name} is copied but left out of the context`);
   assert.match(dockerfile, /RUN npm run build:src\b/);
   const ignored = gitignore.split('\n').map((line) => line.trim().replace(/\/$/, '')).filter((line) => line !== '' && !line.startsWith('#'));
-  for (const name of [...ignored, 'node_modules', '.cache', 'data', 'dist', 'coverage', '.git', 'test', 'README.md']) assert.not.ok(inContext(dockerignore, name), `${name} is in the build context`);
+  for (const name of [...ignored, 'node_modules', '.cache', 'data', 'dist', 'coverage', '.git', 'test', 'README.md', 'docs']) assert.not.ok(inContext(dockerignore, name), `${name} is in the build context`);
 });
 
 compose.run();

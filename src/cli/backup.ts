@@ -1,5 +1,5 @@
 // `reports backup DEST`: an online backup of the embedded log, beside the running server (see
-// src/backup/take-backup.ts). On Kafka the topic itself is the backup (README: Backups).
+// src/backup/take-backup.ts). On Kafka the topic itself is the backup (docs/operations.md: Backups).
 import { loadConfig } from '../config.js';
 import { takeBackup } from '../backup/take-backup.js';
 import { formatCursor } from './positions.js';
@@ -14,7 +14,7 @@ export const backupCommand = {
     'usable for that copy, into the new directory DEST, while the server keeps running and writing. The copy is',
     'fsynced and checked as `reports verify` checks a log (frames, CRCs, every event, the fold; the snapshot',
     'must fold to the same state); then it prints its position and state digest. An interrupted backup leaves',
-    'no DEST. `reports restore DEST` puts it back. On Kafka the topic is the backup: see the README.',
+    'no DEST. `reports restore DEST` puts it back. On Kafka the topic is the backup: see docs/operations.md.',
   ].join('\n'),
   options: {},
   positionals: { min: 1, max: 1 },

@@ -1,5 +1,5 @@
 // Log positions on the command line: `N` on the file log (its one partition's record number) and
-// `P:O[,P:O…]` on Kafka (partition:offset), as the README writes them.
+// `P:O[,P:O…]` on Kafka (partition:offset), as docs/operations.md writes them.
 import type { Config } from '../config.js';
 import type { Cursor, LogPosition } from '../log/event-log.js';
 

@@ -10,7 +10,7 @@ export interface Figure {
   /** Per id shape measured: the value and a note (the spread of runs). */
   readonly values: Partial<Record<IdShape, { readonly value: number; readonly note?: string }>>;
   readonly unit: string;
-  /** For N = 1,000,000 and small ids (the README's figures); undefined: no target. */
+  /** For N = 1,000,000 and small ids (the figures of docs/performance.md); undefined: no target. */
   readonly target?: number;
   /** Replay speed: the figure must reach the target; everything else must stay under it. */
   readonly higherIsBetter?: boolean;

@@ -41,7 +41,7 @@ function row({ scenario, verdicts }: ScenarioRow): string[] {
 
 const HEADER = ['scenario', 'runs', 'requests', 'ack lost', 'contradictions', '503s landed late', 'gap healthy s', 'gap stuck s', 'ok from 8 s', 'recovery s', 'bad /readyz', 'digests agree', 'other'];
 
-/** A Markdown table (pastes into the README as it is). */
+/** A Markdown table (pastes into docs/kafka.md as it is). */
 export function formatTable(rows: readonly ScenarioRow[]): string {
   const cells = [HEADER, ...rows.map(row)];
   const widths = HEADER.map((_, column) => Math.max(...cells.map((line) => (line[column] ?? '').length)));

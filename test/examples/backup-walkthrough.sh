@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# An online backup of the embedded log, and a restore from it. (Quoted in the README; a test runs it
+# An online backup of the embedded log, and a restore from it. (Quoted in docs/operations.md; a test runs it
 # beside a server taking writes, with `reports` on the PATH and REPORTS_DATA_DIR set; stop_service
 # and start_service stand for however the service is run: systemctl, docker compose stop/start, ...)
 set -euo pipefail

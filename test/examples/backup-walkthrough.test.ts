@@ -1,6 +1,6 @@
-// The README's backup walkthrough (test/examples/backup-walkthrough.sh, quoted there) runs as an
-// operator would run it: `reports backup` beside a real server taking writes, the service stopped,
-// `reports restore`, the service started again with the backup's digest.
+// The backup walkthrough of docs/operations.md (test/examples/backup-walkthrough.sh, quoted there)
+// runs as an operator would run it: `reports backup` beside a real server taking writes, the service
+// stopped, `reports restore`, the service started again with the backup's digest.
 import { execFile } from 'node:child_process';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,10 +18,10 @@ const SCRIPT = join(root, 'test/examples/backup-walkthrough.sh');
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
-const readme = suite('README backup walkthrough');
+const readme = suite('docs/operations.md backup walkthrough');
 readme('quotes test/examples/backup-walkthrough.sh verbatim', async () => {
-  const [text, source] = await Promise.all([readFile(`${root}README.md`, 'utf8'), readFile(SCRIPT, 'utf8')]);
-  assert.ok(text.includes(source.trim()), 'README.md does not contain the current test/examples/backup-walkthrough.sh');
+  const [text, source] = await Promise.all([readFile(`${root}docs/operations.md`, 'utf8'), readFile(SCRIPT, 'utf8')]);
+  assert.ok(text.includes(source.trim()), 'docs/operations.md does not contain the current test/examples/backup-walkthrough.sh');
 });
 readme.run();
 

@@ -1,5 +1,5 @@
-// The README's consumer example folds a real topic to the same digest as `reports replay`, and
-// continues the trace of each traced write; the README quotes this very file.
+// The topic contract's consumer example (docs/topic-contract.md) folds a real topic to the same digest
+// as `reports replay`, and continues the trace of each traced write; the page quotes this very file.
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -12,10 +12,10 @@ import { foldTopic } from './fold-topic.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
-const readme = suite('README consumer example');
+const readme = suite('docs/topic-contract.md consumer example');
 readme('quotes test/examples/fold-topic.ts verbatim', async () => {
-  const [text, source] = await Promise.all([readFile(`${root}README.md`, 'utf8'), readFile(`${root}test/examples/fold-topic.ts`, 'utf8')]);
-  assert.ok(text.includes(source.trim()), 'README.md does not contain the current test/examples/fold-topic.ts');
+  const [text, source] = await Promise.all([readFile(`${root}docs/topic-contract.md`, 'utf8'), readFile(`${root}test/examples/fold-topic.ts`, 'utf8')]);
+  assert.ok(text.includes(source.trim()), 'docs/topic-contract.md does not contain the current test/examples/fold-topic.ts');
 });
 readme.run();
 

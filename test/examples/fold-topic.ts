@@ -1,7 +1,7 @@
 // A downstream consumer: folds the report events topic with the service's own projections/ code
 // and prints the same state digest as `reports replay`. Each event is folded in a span that
 // continues the trace of the request that wrote it (the event's traceparent); without an
-// OpenTelemetry SDK registered those spans cost nothing. (Quoted in the README; a test runs it.)
+// OpenTelemetry SDK registered those spans cost nothing. (Quoted in docs/topic-contract.md; a test runs it.)
 import { createHash } from 'node:crypto';
 import { defaultTextMapGetter, propagation, ROOT_CONTEXT, SpanKind, trace, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
 import kafkajs from 'kafkajs';

@@ -1,6 +1,6 @@
-// The README's way to turn trace export on: the service started with `node --import` of
-// test/examples/otel-setup.js (quoted in the README) exports its spans by OTLP/HTTP, and the
-// event of a traced request names the exported append span.
+// The way to turn trace export on (docs/operations.md, Tracing): the service started with
+// `node --import` of test/examples/otel-setup.js (quoted there) exports its spans by OTLP/HTTP, and
+// the event of a traced request names the exported append span.
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
@@ -15,10 +15,10 @@ const SETUP = fileURLToPath(new URL('./otel-setup.js', import.meta.url));
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_ID = '00f067aa0ba902b7';
 
-const readme = suite('README trace export set-up');
+const readme = suite('docs/operations.md trace export set-up');
 readme('quotes test/examples/otel-setup.ts verbatim', async () => {
-  const [text, source] = await Promise.all([readFile(`${root}README.md`, 'utf8'), readFile(`${root}test/examples/otel-setup.ts`, 'utf8')]);
-  assert.ok(text.includes(source.trim()), 'README.md does not contain the current test/examples/otel-setup.ts');
+  const [text, source] = await Promise.all([readFile(`${root}docs/operations.md`, 'utf8'), readFile(`${root}test/examples/otel-setup.ts`, 'utf8')]);
+  assert.ok(text.includes(source.trim()), 'docs/operations.md does not contain the current test/examples/otel-setup.ts');
 });
 readme.run();
 

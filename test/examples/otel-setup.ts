@@ -1,7 +1,7 @@
 // Turns on trace export without changing the service: an OpenTelemetry SDK registered before it
 // starts, with `node --import ./otel-setup.js dist/src/cli/main.js serve`. Spans go by OTLP/HTTP to
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (default http://localhost:4318/v1/traces: a Collector, Jaeger,
-// Tempo...). (Quoted in the README; a test runs the service with it and receives the spans.)
+// Tempo...). (Quoted in docs/operations.md; a test runs the service with it and receives the spans.)
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';

@@ -1,6 +1,7 @@
-// The HTTP interface (README, "Using it" and "Decisions") as one suite per route, parametrised by the event log, so the
-// same rows run against the embedded file log and against Kafka. Tests never share ids, and fixed
-// ids (int64 bounds, 1) are freed first, so a log that other runs wrote to does not disturb them.
+// The HTTP interface (README, "Using it"; docs/design.md, "Decisions") as one suite per route,
+// parametrised by the event log, so the same rows run against the embedded file log and against
+// Kafka. Tests never share ids, and fixed ids (int64 bounds, 1) are freed first, so a log that other
+// runs wrote to does not disturb them.
 import { authContract } from './contract/auth.js';
 import { concurrencyContract } from './contract/concurrency.js';
 import { deleteReportContract } from './contract/delete-report.js';
