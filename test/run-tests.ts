@@ -8,6 +8,7 @@
 // is printed when it ends, and its counts are in the summary.
 // uvu is imported only after UVU_DEFER is set, so suites queue up here.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -17,11 +18,18 @@ type SuiteRun = () => Promise<[errors: string, ran: number, skipped: number, tot
 type Group = [name: string | null, ...runs: SuiteRun[]];
 const uvuGlobals = globalThis as unknown as { UVU_DEFER: number; UVU_INDEX: number; UVU_QUEUE: Group[] };
 
+/**
+ * The compiled tests under `dir` (dist/test) whose source is still in test/: tsc never deletes the
+ * output of a source that was removed or moved, so after a pull a stale copy would run (and fail
+ * on an import that no longer exists) until someone cleans dist/.
+ */
 async function testFiles(dir: string): Promise<string[]> {
+  const sources = join(dir, '..', '..', 'test');
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });
   return entries
     .filter((entry) => entry.isFile() && entry.name.endsWith('.test.js'))
     .map((entry) => join(entry.parentPath, entry.name))
+    .filter((file) => existsSync(join(sources, relative(dir, file)).replace(/\.js$/, '.ts')))
     .sort();
 }
 
