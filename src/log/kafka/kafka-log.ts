@@ -2,7 +2,6 @@
 // in one lane per partition (partition-lanes.ts), and those waiting for a lane at the same moment
 // in one produce request; the message key is the report id, so all events of one report share a
 // partition and keep their order.
-// kafkajs is CommonJS; Node cannot see all of its named exports from ESM, so take the default.
 import type { Admin, Kafka, Message, Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { CLOUDEVENTS_CONTENT_TYPE } from '../../../projections/events.js';
