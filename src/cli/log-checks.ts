@@ -69,7 +69,9 @@ export async function checkRecords(log: EventLog, singleWriter: boolean, io: Cli
     findings.first ??= { position: formatPosition(position, kind), reason };
   };
   const progress = startProgress(io, 'verify', cursorTotal(await log.head()));
-  const home = (key: string) => (hasKeyedHeads(log) ? log.partitionFor(key) : undefined);
+  // Asked once, not per record: a long log is checked record by record.
+  const keyed = hasKeyedHeads(log) ? log : undefined;
+  const home = (key: string) => keyed?.partitionFor(key);
   for await (const record of readRecords(log, new Map(), { signal: io.signal })) {
     findings.records += 1;
     progress.update(findings.records);
