@@ -2,7 +2,8 @@
 // only where they leave the log room (snapshot-space.ts), the newest few kept. Loading takes the newest snapshot that is intact, belongs to this log, does
 // not lie beyond its head and whose anchors match the log's records (the same history); anything
 // else is skipped with a warning, never trusted.
-import { open, readdir, readFile, rename, rm, type FileHandle } from 'node:fs/promises';
+import { open, readdir, readFile, rename, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file/data-dir.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -29,6 +30,11 @@ export interface WriteOptions {
    * snapshot that would leave less is not written (SnapshotSpaceError).
    */
   readonly reserveBytes?: number;
+  /**
+   * A pause after each piece written and each piece of an old snapshot given back (default 0):
+   * the server's own snapshots share the disk with the log's group commits (auto-snapshot.ts).
+   */
+  readonly pauseMs?: number;
 }
 
 /** Writes the snapshot (the model encoded now) and returns the file's path once it is durably in place. */
@@ -41,17 +47,17 @@ export function writeEncodedSnapshot(dir: string, header: Omit<Snapshot, 'model'
   return writeSnapshotChunks(dir, cursorTotal(encoded.cursor), snapshotBody(header, encoded), options);
 }
 
-/** A snapshot is written and hashed this many bytes at a time. */
-const PIECE_BYTES = 1024 * 1024;
-/** Written bytes are made durable every this many bytes, not all at the end. */
-const SYNC_EVERY_BYTES = 4 * PIECE_BYTES;
+/** A snapshot is written, hashed and made durable this many bytes at a time. */
+const PIECE_BYTES = 256 * 1024;
+/** An old snapshot is shortened this many bytes at a time before it is removed. */
+const RELEASE_BYTES = 1024 * 1024;
 
 /**
  * Writes the snapshot to a temporary file, then renames it into place; a failure removes the
  * temporary file, so a snapshot that could not be written takes no space. Checked first: the file
  * system keeps `reserveBytes` free after it (snapshots are an optimisation, the log is the truth).
  */
-async function writeSnapshotChunks(dir: string, position: number, body: readonly Buffer[], { reserveBytes = LOG_RESERVE_BYTES }: WriteOptions): Promise<string> {
+async function writeSnapshotChunks(dir: string, position: number, body: readonly Buffer[], { reserveBytes = LOG_RESERVE_BYTES, pauseMs = 0 }: WriteOptions): Promise<string> {
   await ensurePrivateDir(dir);
   await ensureRoom(dir, body.reduce((sum, chunk) => sum + chunk.length, CHECKSUM_BYTES), reserveBytes);
   const path = join(dir, snapshotFileName(position));
@@ -59,7 +65,7 @@ async function writeSnapshotChunks(dir: string, position: number, body: readonly
   try {
     const file = await open(temporary, 'w', PRIVATE_FILE_MODE);
     try {
-      await writeBody(file, body);
+      await writeBody(file, body, pauseMs);
     } finally {
       await file.close();
     }
@@ -70,30 +76,26 @@ async function writeSnapshotChunks(dir: string, position: number, body: readonly
   }
   // Make the rename itself durable.
   await syncDir(dir);
-  await prune(dir);
+  await prune(dir, pauseMs);
   return path;
 }
 
 /**
- * Writes the body a piece at a time, hashing each piece as it goes, and syncs every few MB: the
- * server writes snapshots while it serves writes, so neither the checksum of a big model nor
- * one fsync of all of it may hold the event loop or the disk for long. (On ext4 an fsync of the
- * log must also flush every dirty block another file has newly allocated; a snapshot left to
- * one sync at the end would make the log's acknowledgements wait for all of it.)
+ * Writes the body a piece at a time, hashing and syncing each piece as it goes: the server writes
+ * snapshots while it serves writes, so neither the checksum of a big model nor the writeback of
+ * many MB may hold the event loop or the disk for long. Measured here: a log fdatasync-ing 1,000
+ * times a second beside a writer of 5 MB every 2 s saw p99.9 4-5 ms with 1 MiB pieces synced every
+ * 4 MiB, 2.4 ms with 256 KiB pieces each synced and 2 ms apart (alone: 1.8-3 ms).
  */
-async function writeBody(file: FileHandle, body: readonly Buffer[]): Promise<void> {
+async function writeBody(file: FileHandle, body: readonly Buffer[], pauseMs: number): Promise<void> {
   const checksum = snapshotChecksum();
-  let unsynced = 0;
   for (const chunk of body) {
     for (let at = 0; at < chunk.length; at += PIECE_BYTES) {
       const piece = chunk.subarray(at, at + PIECE_BYTES);
       checksum.update(piece);
       await file.write(piece);
-      unsynced += piece.length;
-      if (unsynced >= SYNC_EVERY_BYTES) {
-        await file.datasync();
-        unsynced = 0;
-      }
+      await file.datasync();
+      if (pauseMs > 0) await sleep(pauseMs);
     }
   }
   await file.write(checksum.digest());
@@ -108,8 +110,24 @@ async function snapshotNames(dir: string): Promise<string[]> {
   return names.filter((name) => NAME.test(name)).sort().reverse();
 }
 
-async function prune(dir: string): Promise<void> {
-  for (const name of (await snapshotNames(dir)).slice(KEEP)) await rm(join(dir, name), { force: true });
+async function prune(dir: string, pauseMs: number): Promise<void> {
+  for (const name of (await snapshotNames(dir)).slice(KEEP)) await release(join(dir, name), pauseMs);
+}
+
+/**
+ * Removes an old snapshot, shortened a piece at a time first. On a file system mounted with online
+ * discard (ext4 `-o discard`, as here) the blocks a removal frees are trimmed at the next journal
+ * commit, and the log's next fdatasync waits for that commit: a 60 MB file removed at once held
+ * the log's acknowledgements for that long. Given back a MiB at a time, each commit trims little.
+ */
+async function release(path: string, pauseMs: number): Promise<void> {
+  const size = await stat(path).then((stats) => stats.size, () => 0);
+  for (let left = size - RELEASE_BYTES; left > 0; left -= RELEASE_BYTES) {
+    // A reader beside the server may have removed it already: then there is nothing to give back.
+    if (!(await truncate(path, left).then(() => true, () => false))) break;
+    if (pauseMs > 0) await sleep(pauseMs);
+  }
+  await rm(path, { force: true });
 }
 
 export interface SnapshotFile {

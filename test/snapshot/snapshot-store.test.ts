@@ -1,6 +1,6 @@
 // Snapshots on disk: named by position, written without leaving temporary files, the newest three
 // kept; loading picks the newest one that is intact, of this log and within its head.
-import { readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -73,6 +73,15 @@ store('writes a model of many MB in pieces: the file is the one-buffer encoding,
 
 store('keeps only the newest three snapshots', async ({ dir }) => {
   for (const records of [1, 2, 3, 4, 5]) await writeSnapshot(dir, snapshotAt(records));
+  assert.equal((await readdir(dir)).sort(), [3, 4, 5].map((n) => `snapshot-${String(n).padStart(16, '0')}.snap`));
+});
+
+store('removes an old snapshot of several MiB (given back a piece at a time) and one a reader removed first', async ({ dir }) => {
+  // Old snapshots as the store names them: one of 3.5 MiB and a name whose file is already gone.
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'snapshot-0000000000000001.snap'), Buffer.alloc(3.5 * 1024 * 1024, 1));
+  await symlink(join(dir, 'gone'), join(dir, 'snapshot-0000000000000002.snap'));
+  for (const records of [3, 4, 5]) await writeSnapshot(dir, snapshotAt(records), { pauseMs: 1 });
   assert.equal((await readdir(dir)).sort(), [3, 4, 5].map((n) => `snapshot-${String(n).padStart(16, '0')}.snap`));
 });
 
