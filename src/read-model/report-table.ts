@@ -57,6 +57,11 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     return this.index.deletedIds;
   }
 
+  /** Moves up to `slots` slots of an id index rehash in progress (IdIndex.settleSome); whether it is done. */
+  settleSome(slots: number): boolean {
+    return this.index.settleSome(slots);
+  }
+
   /** Bytes of the id index (4 a slot of them are the versions). */
   get indexBytes(): number {
     return this.index.slotBytes;

@@ -4,8 +4,10 @@
 // big; taken every `every` records only, a model of millions of reports would be written out in
 // full every few thousand writes (and each write would pay more the bigger the model grew). So
 // the cost per write stays bounded, and a start folds at most that many records past the newest
-// snapshot. The read model is encoded at once (it changes with the next record), the anchors of
-// that cursor read from the log, and the file written in the background; one write at a time.
+// snapshot. The read model is encoded at once (it changes with the next record; an id index
+// rehash in progress is settled first, a slice per turn), the anchors of that cursor read from the
+// log, and the file written in the background; one write at a time.
+import { setImmediate } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { EventLog } from '../log/event-log.js';
 import type { ReadModel } from '../read-model/read-model.js';
@@ -30,6 +32,9 @@ export interface AutoSnapshot {
  */
 const PAUSE_MS = 2;
 
+/** Id index slots moved per turn of the event loop while a rehash is settled before a snapshot (about 1 ms here). */
+const SETTLE_SLOTS_PER_TURN = 20_000;
+
 /** The interval grows to this fraction of the model (reports and idempotency keys) in records. */
 const MODEL_SHARE = 4;
 
@@ -45,18 +50,21 @@ export function createAutoSnapshot({ dir, log, logger, model, every }: { dir: st
   const write = () => {
     if (writing) return;
     sinceSnapshot = 0;
-    const encoded = encodeModel(model);
-    const resume = hasResumableScan(log) ? log.resumePoint(encoded.cursor) : undefined;
-    writing = readAnchors(log, encoded.cursor)
-      .then((anchors) => writeEncodedSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, ...(resume === undefined ? {} : { resume }) }, encoded, { pauseMs: PAUSE_MS }))
-      .then(
-        (path) => logger.info({ path, events: encoded.counts.records, reports: model.reports.size }, 'wrote a snapshot of the read model'),
-        (error: unknown) => {
-          // Either way the log goes on taking writes: snapshots only shorten the next start.
-          if (error instanceof SnapshotSpaceError) logger.warn({ snapshotBytes: error.snapshotBytes, freeBytes: error.freeBytes, reserveBytes: error.reserveBytes }, 'skipped a snapshot: it would leave the event log too little free space');
-          else logger.warn({ err: error }, 'could not write a snapshot');
-        },
-      )
+    writing = (async () => {
+      // The model is encoded at once (it changes with the next record), but a rehash of its id
+      // index still in progress is finished first, a slice per turn of the event loop.
+      while (!model.reports.settleSome(SETTLE_SLOTS_PER_TURN)) await setImmediate();
+      const encoded = encodeModel(model);
+      const resume = hasResumableScan(log) ? log.resumePoint(encoded.cursor) : undefined;
+      const anchors = await readAnchors(log, encoded.cursor);
+      const path = await writeEncodedSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, ...(resume === undefined ? {} : { resume }) }, encoded, { pauseMs: PAUSE_MS });
+      logger.info({ path, events: encoded.counts.records, reports: model.reports.size }, 'wrote a snapshot of the read model');
+    })()
+      .catch((error: unknown) => {
+        // Either way the log goes on taking writes: snapshots only shorten the next start.
+        if (error instanceof SnapshotSpaceError) logger.warn({ snapshotBytes: error.snapshotBytes, freeBytes: error.freeBytes, reserveBytes: error.reserveBytes }, 'skipped a snapshot: it would leave the event log too little free space');
+        else logger.warn({ err: error }, 'could not write a snapshot');
+      })
       .finally(() => {
         writing = undefined;
       });

@@ -124,6 +124,26 @@ ids('grows a few slots at a time: both tables are kept while the old one drains,
   assert.equal(answers(roundTrip(index), [1n, 2n, BigInt(id)]), answers(index, [1n, 2n, BigInt(id)]));
 });
 
+ids('settles a rehash under way a slice at a time when asked (a snapshot does), every id answering between two slices', () => {
+  const index = new IdIndex();
+  let id = 0;
+  while (id < 50_000) index.add(keyOf(BigInt(++id)), id, 1);
+  const steady = index.slotBytes;
+  while (index.slotBytes === steady) index.add(keyOf(BigInt(++id)), id, 1);
+  const grown = index.slotBytes;
+  let slices = 0;
+  while (!index.settleSome(10_000)) {
+    slices += 1;
+    assert.is(index.slotBytes, grown, 'both tables are kept until the last slice');
+    for (let probe = 1; probe <= id; probe += 37) assert.is(index.recordAt(index.find(keyOf(BigInt(probe)))), probe);
+  }
+  // The old table had steady / 16 slots: about that many / 10,000 slices.
+  assert.ok(slices >= Math.floor(steady / 16 / 10_000) - 1 && slices <= Math.ceil(steady / 16 / 10_000), `${slices} slices`);
+  assert.is(index.slotBytes, grown - steady);
+  assert.ok(index.settleSome(10_000), 'nothing left to settle');
+  for (let probe = 1; probe <= id; probe += 1) assert.is(index.recordAt(index.find(keyOf(BigInt(probe)))), probe);
+});
+
 ids('keeps a deleted id with its version, and counts it apart from the live ones', () => {
   const index = new IdIndex();
   const slot = index.add(keyOf(7n), 100, 1);
