@@ -4,11 +4,15 @@
 // does the bare Koa handler at the same rate, one after the other in the same run: p99 and p99.9
 // of the service against the bare handler's. On a fresh history the two are close; on a large one
 // anything that stops the server's event loop for a while (a snapshot encoded in one piece, a
-// table rehashed at once) shows here and nowhere else. BENCH_CPU_PROF=DIR keeps a CPU profile of
-// the service's run.
+// table rehashed at once) shows here and nowhere else. The history is laid out so that the
+// server's next automatic snapshot of the whole model (60-70 MB at a million reports) falls due
+// inside the measured minute: its newest snapshot lies SNAPSHOT_LAG events behind the head (see
+// snapshotLag). BENCH_CPU_PROF=DIR keeps a CPU profile of the service's run.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { snapshotDue } from '../../src/snapshot/auto-snapshot.js';
+import { writeHistory } from './history.js';
 import { runLoad, type LoadResult } from './load.js';
 import { runPaced } from './open-loop.js';
 import { baseEnv, startServerProcess, type ServerProcess } from './server-process.js';
@@ -23,10 +27,20 @@ const PACED_WARMUP_S = 5;
 /** New ids start here, far beyond any history the bench writes. */
 const FIRST_NEW_ID = 5_000_000_000_000;
 const DEFAULT_SNAPSHOT_EVERY = 10_000;
+/** The server's interval between automatic snapshots grows to a quarter of the model (MODEL_SHARE in auto-snapshot.ts). */
+const MODEL_SHARE = 4;
+/**
+ * Writes after the start at which the next automatic snapshot should fall due: past the warm-up,
+ * the saturation run and the paced warm-up (9.5 s at saturation's pace, 35,000-75,000 writes at
+ * 4,000-8,000 req/s) and well before the end of a 60 s run at half saturation.
+ */
+const SNAPSHOT_DUE_AFTER_WRITES = 100_000;
 
 export interface TailOptions {
-  /** A data directory holding the large history (the service may write snapshots into it). */
+  /** An empty directory for the history, the service's data directory. */
   readonly dataDir: string;
+  /** The id of the history's first report. */
+  readonly firstId: bigint;
   readonly token: string;
   readonly durationS: number;
   readonly events: number;
@@ -41,6 +55,51 @@ export interface TailResult {
   readonly bare: LoadResult;
   /** Snapshots the service wrote during its run. */
   readonly snapshots: number;
+  /** Events between the newest snapshot and the head when the service started. */
+  readonly lag: number;
+  /** Writes after the start at which the next automatic snapshot was due. */
+  readonly dueAfter: number;
+}
+
+/**
+ * How far behind the head the newest snapshot must lie for the next automatic snapshot to fall due
+ * SNAPSHOT_DUE_AFTER_WRITES writes after the start. With R reports and a snapshot `lag` events
+ * old, the one after w writes is due when lag + w >= (R + w) / 4 (no idempotency keys here), so
+ * w = (R / 4 - lag) * 4 / 3. A small history needs none: its snapshots come every
+ * REPORTS_SNAPSHOT_EVERY (10,000) writes anyway.
+ */
+export function snapshotLag(events: number): number {
+  return Math.max(0, Math.floor(events / MODEL_SHARE - (SNAPSHOT_DUE_AFTER_WRITES * (MODEL_SHARE - 1)) / MODEL_SHARE));
+}
+
+/** Writes after the start until the server's next automatic snapshot falls due, for `events` reports with a snapshot `lag` events old. */
+export function snapshotDueAfter(events: number, lag: number): number {
+  let writes = 0;
+  while (!snapshotDue(lag + writes, DEFAULT_SNAPSHOT_EVERY, events + writes)) writes += 1;
+  return writes;
+}
+
+function serviceEnv(token: string, dataDir: string): NodeJS.ProcessEnv {
+  return { ...baseEnv(), REPORTS_TOKENS: token, REPORTS_DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+}
+
+/**
+ * The history of `events` creates with the newest snapshot `lag` events behind its head: the
+ * first events - lag written, a server started on them until it has written its snapshot, then
+ * the rest written.
+ */
+async function historyWithOlderSnapshot(dataDir: string, firstId: bigint, token: string, events: number, lag: number, progress: (line: string) => void): Promise<void> {
+  progress(`tail: writing ${events - lag} events, a snapshot of them, then ${lag} more`);
+  await writeHistory(dataDir, { firstId, reports: events - lag });
+  if (events - lag >= DEFAULT_SNAPSHOT_EVERY) {
+    const first = await startServerProcess({ script: SERVICE, env: serviceEnv(token, dataDir), readyPath: '/readyz', startTimeoutMs: 120_000 });
+    try {
+      await snapshotWritten(dataDir);
+    } finally {
+      await first.stop();
+    }
+  }
+  await writeHistory(dataDir, { firstId, reports: events, fromReport: events - lag });
 }
 
 /** PACED_WARMUP_S at the rate (what saturation left behind settles, and connections open), then the measured run. */
@@ -50,13 +109,16 @@ async function paced(server: ServerProcess, token: string | undefined, rate: num
   return runPaced({ ...options, durationS });
 }
 
-export async function measureTail({ dataDir, token, durationS, events, progress, cpuProfileDir }: TailOptions): Promise<TailResult> {
+export async function measureTail({ dataDir, firstId, token, durationS, events, progress, cpuProfileDir }: TailOptions): Promise<TailResult> {
   let lastId = FIRST_NEW_ID;
   const nextId = () => ++lastId;
-  progress(`tail: the service on ${events} reports (automatic snapshots on)`);
+  const lag = snapshotLag(events);
+  await historyWithOlderSnapshot(dataDir, firstId, token, events, lag, progress);
+  const dueAfter = snapshotDueAfter(events, lag);
+  progress(`tail: the service on ${events} reports (automatic snapshots on; the next one due after ${dueAfter} writes)`);
   const service = await startServerProcess({
     script: SERVICE,
-    env: { ...baseEnv(), REPORTS_TOKENS: token, REPORTS_DATA_DIR: dataDir, LOG_LEVEL: 'info' },
+    env: serviceEnv(token, dataDir),
     nodeArgs: cpuProfileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`],
     readyPath: '/readyz',
     startTimeoutMs: 120_000,
@@ -65,8 +127,8 @@ export async function measureTail({ dataDir, token, durationS, events, progress,
   let serviceRun: LoadResult;
   let snapshots: number;
   try {
-    // A start that folded a history of 10,000 events or more (REPORTS_SNAPSHOT_EVERY's default)
-    // writes a snapshot of it first: the measured runs start after it.
+    // Every history but a small one has a snapshot by now (a start that folds REPORTS_SNAPSHOT_EVERY
+    // events or more writes one at once: a small history's, which the measured runs start after).
     if (events >= DEFAULT_SNAPSHOT_EVERY) await snapshotWritten(dataDir);
     await runLoad({ url: service.url, connections: CONNECTIONS, durationS: WARMUP_S, token, nextId });
     saturation = (await runLoad({ url: service.url, connections: CONNECTIONS, durationS: SATURATION_S, token, nextId })).requestsPerSecondMean;
@@ -84,7 +146,7 @@ export async function measureTail({ dataDir, token, durationS, events, progress,
   try {
     await runLoad({ url: bare.url, connections: CONNECTIONS, durationS: WARMUP_S, nextId });
     const bareRun = await paced(bare, undefined, rate, durationS, nextId);
-    return { saturation, rate, service: serviceRun, bare: bareRun, snapshots };
+    return { saturation, rate, service: serviceRun, bare: bareRun, snapshots, lag, dueAfter };
   } finally {
     await bare.stop();
   }
@@ -109,11 +171,12 @@ function snapshotNames(dataDir: string): string[] {
 }
 
 /** The lines the report prints. */
-export function tailLines({ saturation, rate, service, bare, snapshots }: TailResult, durationS: number): string[] {
+export function tailLines({ saturation, rate, service, bare, snapshots, lag, dueAfter }: TailResult, durationS: number): string[] {
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
   return [
-    `Tail under the large history: saturation ${saturation.toFixed(0)} req/s; both at ${rate} req/s for ${durationS} s (open loop), ${snapshots} snapshot(s) written by the service meanwhile.`,
+    `Tail under the large history: saturation ${saturation.toFixed(0)} req/s; both at ${rate} req/s for ${durationS} s (open loop), ${snapshots} snapshot(s) written by the service meanwhile`,
+    `  (its newest snapshot was ${lag} events behind the head at start: the next was due after ${dueAfter} writes).`,
     `  service: p50 ${ms(service.p50Ms)}, p99 ${ms(service.p99Ms)}, p99.9 ${ms(service.p999Ms)}; achieved ${service.requestsPerSecondMean.toFixed(0)} req/s, ${service.non2xx + service.errors} not 2xx`,
     `  bare Koa: p50 ${ms(bare.p50Ms)}, p99 ${ms(bare.p99Ms)}, p99.9 ${ms(bare.p999Ms)}; achieved ${bare.requestsPerSecondMean.toFixed(0)} req/s`,
     `  service ÷ bare: p99 ${ratio(service.p99Ms, bare.p99Ms)} (target ≤ 2×), p99.9 ${ratio(service.p999Ms, bare.p999Ms)} (target ≤ 3×)`,

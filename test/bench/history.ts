@@ -21,6 +21,11 @@ export interface HistoryShape {
   readonly createEven?: boolean;
   /** Whether the reports with k even are deleted after every report is created. */
   readonly deleteEven?: boolean;
+  /**
+   * Write reports fromReport .. reports - 1 only (0 unless set), onto a log that holds the first
+   * fromReport already (as this function wrote them; creates only).
+   */
+  readonly fromReport?: number;
 }
 
 /** Event i's CloudEvent id: a UUID-shaped string that is the same on every run. */
@@ -33,8 +38,8 @@ function context(i: number): EnvelopeContext {
 }
 
 /** The history's events, in order, as [report k, created or deleted]. */
-function* steps({ reports, createEven = true, deleteEven = false }: HistoryShape): Generator<[number, 'create' | 'delete']> {
-  for (let k = 0; k < reports; k += 1) if (createEven || k % 2 === 1) yield [k, 'create'];
+function* steps({ reports, createEven = true, deleteEven = false, fromReport = 0 }: HistoryShape): Generator<[number, 'create' | 'delete']> {
+  for (let k = fromReport; k < reports; k += 1) if (createEven || k % 2 === 1) yield [k, 'create'];
   if (deleteEven) for (let k = 0; k < reports; k += 2) yield [k, 'delete'];
 }
 
@@ -48,7 +53,8 @@ export async function writeHistory(dir: string, shape: HistoryShape, onProgress:
   const log = await openFileLog({ dir, logger: pino({ level: 'silent' }) });
   try {
     let batch: LogMessage[] = [];
-    let written = 0;
+    // Event i of the history (its id and time) is report i's create while only creates are written.
+    let written = shape.fromReport ?? 0;
     for (const [k, step] of steps(shape)) {
       const id = String(shape.firstId + BigInt(k));
       const at = context(written + batch.length);

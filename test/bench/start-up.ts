@@ -157,7 +157,7 @@ async function main(): Promise<void> {
   if (tailSeconds > 0) {
     const shape = shapes[0] as IdShape;
     const cpuProfileDir = process.env['BENCH_CPU_PROF']?.trim() || undefined;
-    const tail = await measureTail({ dataDir: dataDir(shape), token, durationS: tailSeconds, events, progress, ...(cpuProfileDir === undefined ? {} : { cpuProfileDir }) });
+    const tail = await measureTail({ dataDir: join(root, 'tail'), firstId: FIRST_ID[shape], token, durationS: tailSeconds, events, progress, ...(cpuProfileDir === undefined ? {} : { cpuProfileDir }) });
     notes.push(...tailLines(tail, tailSeconds));
   }
   startReport({ events: historyEvents({ firstId: 0n, reports: events }), liveReports, shapes, logBytes, writeSeconds, runs, figures, notes });
