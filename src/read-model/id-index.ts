@@ -165,15 +165,9 @@ export class IdIndex {
   }
 
   /** Finishes a rehash under way (before anything that reads the whole table). */
-  private settle(): void {
-    if (this.draining !== undefined) this.drain(Number.POSITIVE_INFINITY);
-  }
+  private settle = (): void => this.drain(Number.POSITIVE_INFINITY);
 
-  /**
-   * Moves up to `slots` old slots of a rehash in progress; whether none is left. A snapshot settles
-   * the index this way, a slice per turn of the event loop, before it takes the slots: settled at
-   * once, the rest of a rehash of a million ids held the loop for 40-50 ms.
-   */
+  /** Moves up to `slots` old slots of a rehash in progress; whether none is left (a snapshot settles a slice per turn). */
   settleSome(slots: number): boolean {
     this.drain(slots);
     return this.draining === undefined;
