@@ -39,7 +39,7 @@ const PAUSE_MS = 2;
 const SETTLE_SLOTS_PER_TURN = 20_000;
 
 /** The interval grows to this fraction of the model (reports and idempotency keys) in records. */
-const MODEL_SHARE = 4;
+export const MODEL_SHARE = 4;
 
 /** Whether a snapshot is due after `sinceSnapshot` records, for a model holding `modelSize` reports and keys. */
 export function snapshotDue(sinceSnapshot: number, every: number, modelSize: number): boolean {

@@ -6,12 +6,12 @@
 // anything that stops the server's event loop for a while (a snapshot encoded in one piece, a
 // table rehashed at once) shows here and nowhere else. The history is laid out so that the
 // server's next automatic snapshot of the whole model (60-70 MB at a million reports) falls due
-// inside the measured minute: its newest snapshot lies SNAPSHOT_LAG events behind the head (see
-// snapshotLag). BENCH_CPU_PROF=DIR keeps a CPU profile of the service's run.
+// inside the measured minute: its newest snapshot lies snapshotLag(events) events behind the
+// head. BENCH_CPU_PROF=DIR keeps a CPU profile of the service's run.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { snapshotDue } from '../../src/snapshot/auto-snapshot.js';
+import { MODEL_SHARE, snapshotDue } from '../../src/snapshot/auto-snapshot.js';
 import { writeHistory } from './history.js';
 import { runLoad, type LoadResult } from './load.js';
 import { runPaced } from './open-loop.js';
@@ -27,8 +27,6 @@ const PACED_WARMUP_S = 5;
 /** New ids start here, far beyond any history the bench writes. */
 const FIRST_NEW_ID = 5_000_000_000_000;
 const DEFAULT_SNAPSHOT_EVERY = 10_000;
-/** The server's interval between automatic snapshots grows to a quarter of the model (MODEL_SHARE in auto-snapshot.ts). */
-const MODEL_SHARE = 4;
 /**
  * Writes after the start at which the next automatic snapshot should fall due: past the warm-up,
  * the saturation run and the paced warm-up (9.5 s at saturation's pace, 35,000-75,000 writes at
