@@ -57,9 +57,27 @@ function assertDigestsAgree({ verdict }: Run): void {
   assert.equal(verdict.digests.problems, [], 'instances, replay and the fresh fold disagree');
 }
 
-function assertTruthfulReadiness({ verdict }: Run): void {
-  const problems = verdict.readiness.map((p) => `${p.instance}: ${p.kind} for ${((p.toMs - p.fromMs) / 1000).toFixed(1)} s (${p.polls} polls)${p.reasons.length > 0 ? `: ${p.reasons.join('; ')}` : ''}`);
-  assert.equal(problems, [], '/readyz did not follow what writes could do');
+/** Lines of evidence kept with a readiness failure, so a CI run that fails once can be read afterwards. */
+const EVIDENCE_LINES = 80;
+
+/**
+ * What the instance was asked and answered from 6 s before a wrong stretch to its end: every write
+ * (sent, answered, status, message) and every /readyz poll, in the order sent, times from the run's start.
+ */
+function readinessEvidence({ history }: Run, { instance, fromMs, toMs }: RunVerdict['readiness'][number]): string {
+  const s = (ms: number) => (ms / 1000).toFixed(2);
+  const inWindow = (ms: number) => ms >= fromMs - 6000 && ms <= toMs;
+  const writes = history.requests.filter((r) => r.instance === instance && inWindow(r.sentMs)).map((r) => ({ at: r.sentMs, line: `${s(r.sentMs)} ${r.op} ${r.id} -> ${r.status} at ${s(r.answeredMs)}${r.message === undefined ? '' : ` (${r.message.slice(0, 80)})`}` }));
+  const polls = history.polls.filter((p) => p.instance === instance && inWindow(p.sentMs)).map((p) => ({ at: p.sentMs, line: `${s(p.sentMs)} /readyz -> ${p.status}${p.reason === undefined ? '' : ` (${p.reason})`}` }));
+  const lines = [...writes, ...polls].sort((a, b) => a.at - b.at).map(({ line }) => `  ${line}`);
+  const faults = history.faults.map((f) => `  fault ${f.fault} ${s(f.startMs)}-${s(f.endMs)}`);
+  return [...faults, ...lines.slice(-EVIDENCE_LINES)].join('\n');
+}
+
+function assertTruthfulReadiness(run: Run): void {
+  const problems = run.verdict.readiness.map((p) => `${p.instance}: ${p.kind} for ${((p.toMs - p.fromMs) / 1000).toFixed(1)} s (${p.polls} polls)${p.reasons.length > 0 ? `: ${p.reasons.join('; ')}` : ''}`);
+  const evidence = run.verdict.readiness.map((problem) => readinessEvidence(run, problem)).join('\n');
+  assert.equal(problems, [], `/readyz did not follow what writes could do\n${evidence}`);
 }
 
 /** Issue 17 item 2's target, for a fault that moved leadership off a node. */
