@@ -9,6 +9,11 @@
 // every write for 3.4 s before all of them succeeded demanded 200 throughout, while the same stall
 // ending in time-outs demanded 503 from 3 s on, and the instance cannot know before which it is
 // (it says 503 from 2.5 s of waiting, to be in time for the second on a loaded machine).
+// A write "goes through" when it is acknowledged, or when it was answered 409 or 404 after its
+// event had landed in the topic: the log took the instance's write and the fold decided against it
+// (a race another instance won). The service counts such a write as confirmed, rightly: its writes
+// reach the log. Counting only 200/204 here reported "ready while no write succeeds" while an
+// instance's racing creates were being appended and applied beside one stuck partition.
 import { acknowledged, unknownOutcome, type ReadinessPoll, type RequestRecord } from '../history.js';
 
 export const NOT_READY_WITHIN_MS = 3000;
@@ -38,12 +43,12 @@ interface Stretch {
  * Runs of unacknowledged writes: from the first one's sending to the sending of the next
  * acknowledged write, or, when none followed, to the last failure's answer (nothing is known after).
  */
-function blackouts(writes: readonly RequestRecord[]): Stretch[] {
+function blackouts(writes: readonly RequestRecord[], through: (write: RequestRecord) => boolean): Stretch[] {
   const stretches: Stretch[] = [];
   let run: { fromMs: number; lastAnswerMs: number } | undefined;
   for (const write of writes) {
     if (unknownOutcome(write)) run = { fromMs: run?.fromMs ?? write.sentMs, lastAnswerMs: Math.max(run?.lastAnswerMs ?? 0, write.answeredMs) };
-    else if (acknowledged(write) && run !== undefined) {
+    else if (through(write) && run !== undefined) {
       stretches.push({ fromMs: run.fromMs, toMs: write.sentMs });
       run = undefined;
     }
@@ -57,14 +62,14 @@ function blackouts(writes: readonly RequestRecord[]): Stretch[] {
  * next request or poll the instance did not answer at all: it was down then, and what its previous
  * process acknowledged says nothing about the one that starts next (which must catch up first).
  */
-function writing(writes: readonly RequestRecord[], unansweredMs: readonly number[], endMs: number): Stretch[] {
+function writing(writes: readonly RequestRecord[], through: (write: RequestRecord) => boolean, unansweredMs: readonly number[], endMs: number): Stretch[] {
   const stretches: Stretch[] = [];
   const downs = [...unansweredMs].sort((a, b) => a - b);
   const nextDown = (atMs: number) => downs.find((ms) => ms > atMs) ?? endMs;
   let nextFailureMs = endMs;
   for (const write of [...writes].reverse()) {
     if (unknownOutcome(write)) nextFailureMs = write.sentMs;
-    else if (acknowledged(write)) stretches.push({ fromMs: write.answeredMs, toMs: Math.min(nextFailureMs, nextDown(write.answeredMs)) });
+    else if (through(write)) stretches.push({ fromMs: write.answeredMs, toMs: Math.min(nextFailureMs, nextDown(write.answeredMs)) });
   }
   return stretches;
 }
@@ -92,29 +97,34 @@ function wrongPolls(instance: string, kind: ReadinessProblem['kind'], windows: r
 }
 
 /** Whether at `atMs` a write (in send order) had waited STALL_MS with none sent after it acknowledged yet. */
-function stalled(writes: readonly RequestRecord[], atMs: number): boolean {
+function stalled(writes: readonly RequestRecord[], through: (write: RequestRecord) => boolean, atMs: number): boolean {
   let oldestWaiting: number | undefined;
   for (const write of writes) {
     if (write.sentMs > atMs) break;
     const waiting = write.answeredMs > atMs;
     if (waiting && oldestWaiting === undefined) oldestWaiting = write.sentMs;
     // An acknowledgement in hand at atMs of a write sent after the oldest waiting one: writes get through.
-    else if (!waiting && acknowledged(write) && oldestWaiting !== undefined) oldestWaiting = undefined;
+    else if (!waiting && through(write) && oldestWaiting !== undefined) oldestWaiting = undefined;
   }
   return oldestWaiting !== undefined && atMs - oldestWaiting >= STALL_MS;
 }
 
-export function readinessProblems(requests: readonly RequestRecord[], polls: readonly ReadinessPoll[], endMs: number): ReadinessProblem[] {
+/**
+ * `landedBeforeAnswer`: the requests (by seq) answered 409 or 404 whose event had landed in the
+ * topic by their answer (verdict.ts finds them in the fold); they went through the log.
+ */
+export function readinessProblems(requests: readonly RequestRecord[], polls: readonly ReadinessPoll[], endMs: number, landedBeforeAnswer: ReadonlySet<number> = new Set()): ReadinessProblem[] {
+  const through = (write: RequestRecord) => acknowledged(write) || ((write.status === 409 || write.status === 404) && landedBeforeAnswer.has(write.seq));
   const instances = [...new Set(polls.map((poll) => poll.instance))];
   return instances.flatMap((instance) => {
     const sent = requests.filter((request) => request.instance === instance);
     const writes = sent.filter((request) => request.status !== 0).sort((a, b) => a.sentMs - b.sentMs);
     const own = polls.filter((poll) => poll.instance === instance);
     const unansweredMs = [...sent.filter((request) => request.status === 0), ...own.filter((poll) => poll.status === 0)].map((unanswered) => unanswered.sentMs);
-    const notStalled = own.filter((poll) => poll.status !== 503 || !stalled(writes, poll.sentMs));
+    const notStalled = own.filter((poll) => poll.status !== 503 || !stalled(writes, through, poll.sentMs));
     return [
-      ...wrongPolls(instance, 'ready while no write succeeds', judged(blackouts(writes), NOT_READY_WITHIN_MS + READINESS_SLACK_MS), own, 200),
-      ...wrongPolls(instance, 'not ready while writes succeed', judged(writing(writes, unansweredMs, endMs), READY_WITHIN_MS + READINESS_SLACK_MS), notStalled, 503),
+      ...wrongPolls(instance, 'ready while no write succeeds', judged(blackouts(writes, through), NOT_READY_WITHIN_MS + READINESS_SLACK_MS), own, 200),
+      ...wrongPolls(instance, 'not ready while writes succeed', judged(writing(writes, through, unansweredMs, endMs), READY_WITHIN_MS + READINESS_SLACK_MS), notStalled, 503),
     ];
   });
 }

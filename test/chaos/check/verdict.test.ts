@@ -30,6 +30,28 @@ verdict('reports a replay digest that differs from the fresh fold', () => {
   assert.is(result.digests.problems.length, 1);
 });
 
+/** A's write stuck from 0 to its 503 at 5 s; meanwhile A loses a race a second (B's create lands first), /readyz 200 throughout. */
+function racesLostBesideAStuckWrite(landed: boolean): Story {
+  const story = new Story();
+  story.request({ op: 'create', id: '999', name: 'stuck', instance: 'A', sentMs: 0, answeredMs: 5000, status: 503 });
+  for (let s = 1; s <= 12; s += 1) {
+    const id = String(100 + s);
+    story.write({ op: 'create', id, name: `${id} via B`, instance: 'B', purpose: 'race', sentMs: s * 1000, answeredMs: s * 1000 + 50, status: 200 });
+    const lost = story.request({ op: 'create', id, name: `${id} via A`, instance: 'A', purpose: 'race', sentMs: s * 1000, answeredMs: s * 1000 + 100, status: 409 });
+    if (landed) story.land(lost, s * 1000 + 80);
+  }
+  for (let s = 0; s <= 12; s += 1) story.poll('A', s * 1000 + 500, 200);
+  return story;
+}
+
+verdict('counts a write answered 409 after its event landed as one that went through the log, for readiness', () => {
+  assert.equal(judge(racesLostBesideAStuckWrite(true).history()).readiness, []);
+});
+
+verdict('still reports /readyz 200 while the only answers are 409s decided without writing', () => {
+  assert.equal(judge(racesLostBesideAStuckWrite(false).history()).readiness.map((problem) => [problem.instance, problem.kind]), [['A', 'ready while no write succeeds']]);
+});
+
 verdict.run();
 
 const final = suite('finalName');

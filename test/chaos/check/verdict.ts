@@ -1,5 +1,5 @@
 // Everything the checker concludes about one run, from its history alone.
-import { acknowledged, type InstanceStop, type RunHistory } from '../history.js';
+import { acknowledged, type InstanceStop, type RequestRecord, type RunHistory } from '../history.js';
 import { availabilityPerFault, type FaultAvailability } from './availability.js';
 import { contradictions, landedUnknowns, type Contradiction, type LandedUnknowns } from './contradictions.js';
 import { foldTopic, type FoldedTopic } from './fold-topic.js';
@@ -68,9 +68,18 @@ export function judge(history: RunHistory): RunVerdict {
     unexplainedEvents: folded.unexplained.length,
     digests: digestCheck(history, folded.digest),
     faults: availabilityPerFault(history.faults, history.endMs, history.requests, history.partitions),
-    readiness: readinessProblems(history.requests, history.polls, history.endMs),
+    readiness: readinessProblems(history.requests, history.polls, history.endMs, landedBeforeAnswer(history.requests, folded)),
     folded,
   };
+}
+
+/** The requests answered 409 or 404 whose event had landed by their answer (the log took them; the fold decided against them). */
+function landedBeforeAnswer(requests: readonly RequestRecord[], folded: FoldedTopic): Set<number> {
+  const landed = (request: RequestRecord) => {
+    const event = folded.byRequest.get(request.seq);
+    return event !== undefined && event.landedMs <= request.answeredMs;
+  };
+  return new Set(requests.filter((request) => (request.status === 409 || request.status === 404) && landed(request)).map((request) => request.seq));
 }
 
 /** The report `id` ends with in the fold: its name, or undefined when it does not exist. */
