@@ -7,11 +7,15 @@
 // table rehashed at once) shows here and nowhere else. The history is laid out so that the
 // server's next automatic snapshot of the whole model (60-70 MB at a million reports) falls due
 // inside the measured minute: its newest snapshot lies snapshotLag(events) events behind the
-// head. BENCH_CPU_PROF=DIR keeps a CPU profile of the service's run.
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+// head. Two more figures say where a tail comes from: the same service on an empty history at the
+// same rate in the same run (what the large history costs is the difference), and the share of its
+// appends that waited over a few ms for the disk (a floor under the requests' tail that a handler
+// which never syncs does not have). BENCH_CPU_PROF=DIR keeps a CPU profile of the service's run.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MODEL_SHARE, snapshotDue } from '../../src/snapshot/auto-snapshot.js';
+import { appendWaitsBetween, scrapeAppendWaits, shareOver, type AppendWaits } from './append-waits.js';
 import { writeHistory } from './history.js';
 import { runLoad, type LoadResult } from './load.js';
 import { runPaced } from './open-loop.js';
@@ -51,6 +55,10 @@ export interface TailResult {
   readonly rate: number;
   readonly service: LoadResult;
   readonly bare: LoadResult;
+  /** The service on an empty history at the same rate. */
+  readonly fresh: LoadResult;
+  /** How long the appends of the measured runs waited for the log, on the large history and on the empty one. */
+  readonly appendWaits: { readonly large: AppendWaits; readonly fresh: AppendWaits };
   /** Snapshots the service wrote during its run. */
   readonly snapshots: number;
   /** Events between the newest snapshot and the head when the service started. */
@@ -101,10 +109,35 @@ async function historyWithOlderSnapshot(dataDir: string, firstId: bigint, token:
 }
 
 /** PACED_WARMUP_S at the rate (what saturation left behind settles, and connections open), then the measured run. */
-async function paced(server: ServerProcess, token: string | undefined, rate: number, durationS: number, nextId: () => number): Promise<LoadResult> {
-  const options = { url: server.url, connections: CONNECTIONS, ratePerS: rate, nextId, ...(token === undefined ? {} : { token }) };
+async function paced(server: ServerProcess, rate: number, durationS: number, nextId: () => number): Promise<LoadResult> {
+  const options = { url: server.url, connections: CONNECTIONS, ratePerS: rate, nextId };
   await runPaced({ ...options, durationS: PACED_WARMUP_S });
   return runPaced({ ...options, durationS });
+}
+
+/** `paced` on the service, with how long its measured run's appends waited for the log. */
+async function pacedService(server: ServerProcess, token: string, rate: number, durationS: number, nextId: () => number): Promise<{ run: LoadResult; waits: AppendWaits }> {
+  const options = { url: server.url, connections: CONNECTIONS, ratePerS: rate, nextId, token };
+  await runPaced({ ...options, durationS: PACED_WARMUP_S });
+  const before = await scrapeAppendWaits(server.url);
+  const run = await runPaced({ ...options, durationS });
+  return { run, waits: appendWaitsBetween(before, await scrapeAppendWaits(server.url)) };
+}
+
+/** The service on an empty data directory of its own at `rate`, measured as on the large history. */
+async function freshHistory(nearDir: string, token: string, rate: number, durationS: number, nextId: () => number): Promise<{ run: LoadResult; waits: AppendWaits }> {
+  const dataDir = mkdtempSync(join(dirname(nearDir), 'report-store-bench-fresh-'));
+  try {
+    const service = await startServerProcess({ script: SERVICE, env: serviceEnv(token, dataDir), readyPath: '/readyz' });
+    try {
+      await runLoad({ url: service.url, connections: CONNECTIONS, durationS: WARMUP_S, token, nextId });
+      return await pacedService(service, token, rate, durationS, nextId);
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }
 
 export async function measureTail({ dataDir, firstId, token, durationS, events, progress, cpuProfileDir }: TailOptions): Promise<TailResult> {
@@ -122,7 +155,7 @@ export async function measureTail({ dataDir, firstId, token, durationS, events, 
     startTimeoutMs: 120_000,
   });
   let saturation: number;
-  let serviceRun: LoadResult;
+  let serviceRun: { run: LoadResult; waits: AppendWaits };
   let snapshots: number;
   try {
     // Every history but a small one has a snapshot by now (a start that folds REPORTS_SNAPSHOT_EVERY
@@ -133,18 +166,20 @@ export async function measureTail({ dataDir, firstId, token, durationS, events, 
     const rate = Math.round(saturation / 2);
     progress(`tail: saturation ${saturation.toFixed(0)} req/s; the service at ${rate} req/s for ${durationS} s`);
     const before = new Set(snapshotNames(dataDir));
-    serviceRun = await paced(service, token, rate, durationS, nextId);
+    serviceRun = await pacedService(service, token, rate, durationS, nextId);
     snapshots = snapshotNames(dataDir).filter((name) => !before.has(name)).length;
   } finally {
     await service.stop();
   }
   const rate = Math.round(saturation / 2);
+  progress(`tail: the service on an empty history at ${rate} req/s for ${durationS} s`);
+  const fresh = await freshHistory(dataDir, token, rate, durationS, nextId);
   progress(`tail: the bare Koa handler at ${rate} req/s for ${durationS} s`);
   const bare = await startServerProcess({ script: BARE, env: baseEnv() });
   try {
     await runLoad({ url: bare.url, connections: CONNECTIONS, durationS: WARMUP_S, nextId });
-    const bareRun = await paced(bare, undefined, rate, durationS, nextId);
-    return { saturation, rate, service: serviceRun, bare: bareRun, snapshots, lag, dueAfter };
+    const bareRun = await paced(bare, rate, durationS, nextId);
+    return { saturation, rate, service: serviceRun.run, bare: bareRun, fresh: fresh.run, appendWaits: { large: serviceRun.waits, fresh: fresh.waits }, snapshots, lag, dueAfter };
   } finally {
     await bare.stop();
   }
@@ -169,14 +204,20 @@ function snapshotNames(dataDir: string): string[] {
 }
 
 /** The lines the report prints. */
-export function tailLines({ saturation, rate, service, bare, snapshots, lag, dueAfter }: TailResult, durationS: number): string[] {
+export function tailLines({ saturation, rate, service, bare, fresh, appendWaits, snapshots, lag, dueAfter }: TailResult, durationS: number): string[] {
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
+  const percent = (share: number) => `${(share * 100).toFixed(2)} %`;
+  const waited = (waits: AppendWaits) => [0.0025, 0.005, 0.025].map((seconds) => percent(shareOver(waits, seconds))).join(' / ');
+  const latencies = (run: LoadResult) => `p50 ${ms(run.p50Ms)}, p99 ${ms(run.p99Ms)}, p99.9 ${ms(run.p999Ms)}; achieved ${run.requestsPerSecondMean.toFixed(0)} req/s`;
   return [
-    `Tail under the large history: saturation ${saturation.toFixed(0)} req/s; both at ${rate} req/s for ${durationS} s (open loop), ${snapshots} snapshot(s) written by the service meanwhile`,
+    `Tail under the large history: saturation ${saturation.toFixed(0)} req/s; all at ${rate} req/s for ${durationS} s (open loop), ${snapshots} snapshot(s) written by the service meanwhile`,
     `  (its newest snapshot was ${lag} events behind the head at start: the next was due after ${dueAfter} writes).`,
-    `  service: p50 ${ms(service.p50Ms)}, p99 ${ms(service.p99Ms)}, p99.9 ${ms(service.p999Ms)}; achieved ${service.requestsPerSecondMean.toFixed(0)} req/s, ${service.non2xx + service.errors} not 2xx`,
-    `  bare Koa: p50 ${ms(bare.p50Ms)}, p99 ${ms(bare.p99Ms)}, p99.9 ${ms(bare.p999Ms)}; achieved ${bare.requestsPerSecondMean.toFixed(0)} req/s`,
+    `  service: ${latencies(service)}, ${service.non2xx + service.errors} not 2xx`,
+    `  service on an empty history: ${latencies(fresh)}, ${fresh.non2xx + fresh.errors} not 2xx`,
+    `  bare Koa: ${latencies(bare)}`,
     `  service ÷ bare: p99 ${ratio(service.p99Ms, bare.p99Ms)} (target ≤ 2×), p99.9 ${ratio(service.p999Ms, bare.p999Ms)} (target ≤ 3×)`,
+    `  large ÷ empty history: p99 ${ratio(service.p99Ms, fresh.p99Ms)}, p99.9 ${ratio(service.p999Ms, fresh.p999Ms)} (what the history itself costs)`,
+    `  appends that waited over 2.5 / 5 / 25 ms for the disk: ${waited(appendWaits.large)} (large history), ${waited(appendWaits.fresh)} (empty); bare Koa never waits for one`,
   ];
 }
