@@ -14,13 +14,13 @@
 import type { BytesIn, BytesOut } from './bytes.js';
 import { idText } from './int64-id.js';
 import { sortInt64, type Int64Keys } from './int64-sort.js';
-import { checkSlots, home, MIN_CAPACITY, next, NO_RECORD, SLOT_WORDS } from './id-slots.js';
+import { home, MAX_LOAD, MIN_CAPACITY, MOVED, next, NO_RECORD, probe, SLOT_WORDS } from './id-slots.js';
+import { FrozenSlots } from './frozen-slots.js';
+import { readIndexParts, writeIndexBytes } from './id-index-bytes.js';
 
 export { NO_RECORD } from './id-slots.js';
 /** Versions stop here rather than wrap (four billion events on one report). */
 export const MAX_VERSION = 0xffffffff;
-/** More than this share of slots held: grow. */
-const MAX_LOAD = 0.7;
 /**
  * Growing by half (not doubling) keeps the load between 0.47 and 0.7 rather than 0.35 and 0.7:
  * about a third fewer bytes a report on average, for one more rehash in three.
@@ -31,8 +31,6 @@ const GROWTH = 1.5;
  * moving 16 a time empties the old one after capacity / 16 adds, at 0.51 load, well before it must grow again.
  */
 const DRAIN_PER_ADD = 16;
-/** The record word of an old slot already moved to the new table (the id stays, so probing passes it). Never a record position: offsets stay below 2^22. */
-const MOVED = 0xfffffffe;
 
 /** An IdIndex's contents as a structured clone carries them (the array is transferable). */
 export interface IdIndexParts {
@@ -49,6 +47,8 @@ export class IdIndex {
   private live = 0;
   /** While a rehash drains: the old table, its capacity and the next old slot to move. */
   private draining: { readonly slots: Uint32Array; readonly capacity: number; next: number } | undefined;
+  /** While a snapshot copies the slots: every write to them tells it first. */
+  private frozen: FrozenSlots | undefined;
 
   constructor(capacity = MIN_CAPACITY) {
     this.slots = new Uint32Array(capacity * SLOT_WORDS);
@@ -94,6 +94,7 @@ export class IdIndex {
   update(slot: number, record: number): void {
     const at = slot * SLOT_WORDS;
     const { slots } = this;
+    this.frozen?.beforeWrite(slots, at);
     const previous = slots[at + 2] as number;
     if (previous === NO_RECORD && record !== NO_RECORD) this.live += 1;
     else if (previous !== NO_RECORD && record === NO_RECORD) this.live -= 1;
@@ -118,6 +119,7 @@ export class IdIndex {
     let slot = home(low, high, capacity);
     while (slots[slot * SLOT_WORDS + 3] !== 0) slot = next(slot, capacity);
     const at = slot * SLOT_WORDS;
+    this.frozen?.beforeWrite(slots, at);
     slots[at] = low;
     slots[at + 1] = high;
     slots[at + 2] = record;
@@ -159,6 +161,7 @@ export class IdIndex {
   private moveOld(old: number): number {
     const slots = (this.draining as { slots: Uint32Array }).slots;
     const at = old * SLOT_WORDS;
+    this.frozen?.beforeWrite(slots, at);
     const slot = this.place(slots[at] as number, slots[at + 1] as number, slots[at + 2] as number, slots[at + 3] as number);
     slots[at + 2] = MOVED;
     return slot;
@@ -240,7 +243,9 @@ export class IdIndex {
     const { slots } = this;
     for (let at = 0; at < slots.length; at += SLOT_WORDS) {
       const record = slots[at + 2] as number;
-      if (slots[at + 3] !== 0 && record !== NO_RECORD) slots[at + 2] = update(record);
+      if (slots[at + 3] === 0 || record === NO_RECORD) continue;
+      this.frozen?.beforeWrite(slots, at);
+      slots[at + 2] = update(record);
     }
   }
 
@@ -262,38 +267,27 @@ export class IdIndex {
 
   /** The index as bytes: capacity, ids held, live ids, then the slots as they are (16 bytes each, little-endian words). */
   writeTo(out: BytesOut): void {
+    writeIndexBytes(out, this.parts(), false);
+  }
+
+  /**
+   * The index as it is now, for a snapshot taken while it goes on changing: the caller copies the
+   * slots a slice at a time (FrozenSlots.copySome), every write here copies its block first until
+   * the copy is done or released. A rehash under way is finished first (settleSome spreads it over
+   * turns). One freeze at a time.
+   */
+  freeze(): { readonly slots: FrozenSlots; readonly ids: number; readonly live: number } {
+    if (this.frozen !== undefined) throw new Error('the id index is frozen already');
     this.settle();
-    out.u32(this.capacity);
-    out.u32(this.ids);
-    out.u32(this.live);
-    out.bytes(Buffer.from(this.slots.buffer, this.slots.byteOffset, this.slots.byteLength));
+    const slots: FrozenSlots = new FrozenSlots(this.slots, () => {
+      if (this.frozen === slots) this.frozen = undefined;
+    });
+    this.frozen = slots;
+    return { slots, ids: this.ids, live: this.live };
   }
 
   /** Reads what writeTo wrote; RangeError when it does not hold an index. */
   static readFrom(input: BytesIn): IdIndex {
-    const capacity = input.u32();
-    if (capacity < MIN_CAPACITY || capacity > 2 ** 28) throw new RangeError(`an id index of ${capacity} slots`);
-    const ids = input.u32();
-    const live = input.u32();
-    if (ids > capacity * MAX_LOAD || live > ids) throw new RangeError(`an id index of ${capacity} slots holding ${ids} ids, ${live} live`);
-    // Taken before the array is made (a capacity beyond the data allocates nothing), then copied
-    // into an array of its own: typed arrays need aligned memory, and the file's buffer goes.
-    const bytes = input.bytes(capacity * SLOT_WORDS * 4);
-    const index = new IdIndex(capacity);
-    new Uint8Array(index.slots.buffer).set(bytes);
-    const held = checkSlots(index.slots);
-    if (held.ids !== ids || held.live !== live) throw new RangeError(`an id index that holds ${held.ids} ids (${held.live} live), not ${ids} (${live})`);
-    index.ids = ids;
-    index.live = live;
-    return index;
-  }
-}
-
-/** The slot of the id [low, high] in `slots`, or -1. A moved old slot still matches: the caller looked in the new table first. */
-function probe(slots: Uint32Array, capacity: number, low: number, high: number): number {
-  for (let slot = home(low, high, capacity); ; slot = next(slot, capacity)) {
-    const at = slot * SLOT_WORDS;
-    if (slots[at + 3] === 0) return -1;
-    if (slots[at] === low && slots[at + 1] === high) return slots[at + 2] === MOVED ? -1 : slot;
+    return IdIndex.fromParts(readIndexParts(input));
   }
 }

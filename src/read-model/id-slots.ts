@@ -6,8 +6,12 @@ import { idText } from './int64-id.js';
 /** Words a slot: [low word of the id, high word, record position, version]. */
 export const SLOT_WORDS = 4;
 export const MIN_CAPACITY = 1024;
+/** More than this share of slots held: the index grows. */
+export const MAX_LOAD = 0.7;
 /** The record of a deleted report: no position of the table (they stay below 2^22 in each 2^23 of a chunk). */
 export const NO_RECORD = 0xffffffff;
+/** The record word of an old slot already moved to the new table (the id stays, so probing passes it). Never a record position: offsets stay below 2^22. */
+export const MOVED = 0xfffffffe;
 
 /**
  * The slot to start probing an id at: the high word folded into the low one, then MurmurHash3's
@@ -29,6 +33,15 @@ export function home(low: number, high: number, capacity: number): number {
 /** The slot after `slot`, the first one after the last. */
 export function next(slot: number, capacity: number): number {
   return slot + 1 === capacity ? 0 : slot + 1;
+}
+
+/** The slot of the id [low, high] in `slots`, or -1. A moved old slot still matches: the caller looked in the new table first. */
+export function probe(slots: Uint32Array, capacity: number, low: number, high: number): number {
+  for (let slot = home(low, high, capacity); ; slot = next(slot, capacity)) {
+    const at = slot * SLOT_WORDS;
+    if (slots[at + 3] === 0) return -1;
+    if (slots[at] === low && slots[at + 1] === high) return slots[at + 2] === MOVED ? -1 : slot;
+  }
 }
 
 /** The first empty slot (there is one: the index never fills up), -1 when there is none. */

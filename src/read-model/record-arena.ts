@@ -48,7 +48,6 @@ export class RecordArena {
     return { chunk: this.chunks[chunkIndex] as Buffer, position: at - chunkIndex * CHUNK_STRIDE };
   }
 
-  /** Whether `at` lies within the arena's bytes (a position read from a file). */
   /**
    * Whether a whole record lies at `at` within the bytes written for its chunk: a snapshot whose
    * table runs past them (a record larger than a chunk, as earlier versions wrote it) is refused.

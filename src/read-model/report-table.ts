@@ -8,9 +8,20 @@
 import type { ReportsState, StoredReport } from '../../projections/reports.js';
 import { BytesOut, type BytesIn } from './bytes.js';
 import { IdIndex, NO_RECORD, type IdIndexParts } from './id-index.js';
+import { writeIndexBytes } from './id-index-bytes.js';
 import { IdDigits, idText, parseId } from './int64-id.js';
 import { RecordArena, type RecordArenaParts } from './record-arena.js';
 import { writeCanonicalLine } from './report-record.js';
+
+/** A table being written as it was at one moment (ReportTable.freeze). */
+export interface FrozenTable {
+  /** Copies at least `words` more words of the index's slots; whether all are copied. */
+  copySome(words: number): boolean;
+  /** Writes the rest (the index) once copySome said all are copied. */
+  finish(): void;
+  /** Gives the freeze up (the snapshot failed): writes to the index stop copying first. */
+  release(): void;
+}
 
 /** A ReportTable's contents as a structured clone carries them between threads. */
 export interface ReportTableParts {
@@ -195,6 +206,21 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   writeTo(out: BytesOut): void {
     this.arena.writeTo(out);
     this.index.writeTo(out);
+  }
+
+  /**
+   * What writeTo writes now, for a snapshot taken while the table goes on changing: the records go
+   * to `out` at once (their bytes never change: handed on, not copied), the index's slots are
+   * copied a slice at a time while writes go on (IdIndex.freeze) and follow them at `finish`.
+   */
+  freeze(out: BytesOut): FrozenTable {
+    this.arena.writeTo(out);
+    const index = this.index.freeze();
+    return {
+      copySome: (words) => index.slots.copySome(words),
+      finish: () => writeIndexBytes(out, { slots: index.slots.result(), ids: index.ids, live: index.live }, true),
+      release: () => index.slots.release(),
+    };
   }
 
   /** Reads what writeTo wrote; throws RangeError on data that does not hold a table. */

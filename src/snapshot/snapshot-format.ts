@@ -83,9 +83,47 @@ export function encodeModel(model: ReadModel): EncodedModel {
   const sections: Buffer[] = [];
   const out = new BytesOut((bytes) => sections.push(bytes));
   model.reports.writeTo(out);
-  out.text(JSON.stringify([...model.keys].map(([key, { fingerprint, outcome }]) => keyRow(key, fingerprint, outcome))));
+  out.text(keysText(model));
   out.flush();
   return { cursor: new Map(model.cursor), counts: { ...model.counts }, sections };
+}
+
+/** The read model as encodeModel would encode it now, finished later while the model goes on changing (freezeModel). */
+export interface ModelFreeze {
+  /** Copies at least `words` more words of the id index; whether all are copied. */
+  copySome(words: number): boolean;
+  /** The encoding as of the freeze, once copySome said all are copied. */
+  encoded(): EncodedModel;
+  /** Gives the freeze up (the snapshot failed). */
+  release(): void;
+}
+
+/**
+ * encodeModel spread over turns of the event loop: everything but the id index's slots is encoded
+ * now (the records' bytes handed on, the keys and cursor taken as they are), the slots copied a
+ * slice per copySome while writes go on (copy on write, ReportTable.freeze).
+ */
+export function freezeModel(model: ReadModel): ModelFreeze {
+  const sections: Buffer[] = [];
+  const out = new BytesOut((bytes) => sections.push(bytes));
+  const table = model.reports.freeze(out);
+  const keys = keysText(model);
+  const cursor = new Map(model.cursor);
+  const counts = { ...model.counts };
+  return {
+    copySome: (words) => table.copySome(words),
+    encoded() {
+      table.finish();
+      out.text(keys);
+      out.flush();
+      return { cursor, counts, sections };
+    },
+    release: () => table.release(),
+  };
+}
+
+function keysText(model: ReadModel): string {
+  return JSON.stringify([...model.keys].map(([key, { fingerprint, outcome }]) => keyRow(key, fingerprint, outcome)));
 }
 
 /** The snapshot file's bytes before the checksum, in order: magic, meta, the model's sections. */

@@ -7,8 +7,9 @@ import * as assert from 'uvu/assert';
 import type { IdempotencyState } from '../../projections/idempotency.js';
 import { BytesOut } from '../../src/read-model/bytes.js';
 import { ReportTable } from '../../src/read-model/report-table.js';
-import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_MAGIC, type Snapshot } from '../../src/snapshot/snapshot-format.js';
-import { plainSnapshot, testSnapshot } from '../helpers/snapshots.js';
+import { createReadModel } from '../../src/read-model/read-model.js';
+import { decodeSnapshot, encodeModel, encodeSnapshot, freezeModel, SNAPSHOT_FORMAT, SNAPSHOT_MAGIC, type EncodedModel, type Snapshot } from '../../src/snapshot/snapshot-format.js';
+import { plainSnapshot, reportTable, testSnapshot } from '../helpers/snapshots.js';
 
 const reports = new Map([
   ['1', { name: 'plain' }],
@@ -183,6 +184,26 @@ format('refuses idempotency keys of the wrong shape and trailing bytes under a m
     out.u8(1);
   }));
   assert.match(trailing.ok ? '' : trailing.reason, 'bytes follow the last section');
+});
+
+format('a frozen model encodes as the model was at the freeze, though reports, keys and cursor change while its index is copied', () => {
+  const model = createReadModel({ reports: reportTable(Array.from({ length: 50_000 }, (_, i) => [String(i * 7), { name: `report ${i}`, tag: 'x' }] as [string, { name: string; tag: string }])), keys: new Map(keys), cursor: new Map([[0, 50_000]]), counts: { records: 50_000 } });
+  const bytes = ({ cursor, counts, sections }: EncodedModel) => ({ cursor: [...cursor], counts, body: Buffer.concat(sections) });
+  const atFreeze = bytes(encodeModel(model));
+  const frozen = freezeModel(model);
+  let turns = 0;
+  let next = 50_000;
+  while (!frozen.copySome(4096)) {
+    turns += 1;
+    for (let k = 0; k < 20; k += 1) model.reports.delete(String((turns * 20 + k) * 7));
+    model.reports.set(String((next += 1) * 7), { name: 'new' });
+    model.keys.set(`k${turns}`, { fingerprint: 'f', outcome: { kind: 'deleted' } });
+    model.cursor.set(0, next);
+    model.counts.records = next;
+  }
+  assert.ok(turns > 3, `${turns} turns`);
+  assert.equal(bytes(frozen.encoded()), atFreeze);
+  assert.ok(model.reports.size < 50_000, 'the model did change');
 });
 
 format.run();

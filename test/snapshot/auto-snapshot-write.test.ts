@@ -1,0 +1,73 @@
+// The server's automatic snapshot, its id index copied a block (16 KiB) every millisecond while
+// records go on being appended and applied: the file holds the model exactly as the
+// log's records up to its cursor fold it (not a mix of before and after), and it carries the file
+// log's resume point, taken when the model was frozen, so the next start scans only from there.
+import { rm } from 'node:fs/promises';
+import { setImmediate } from 'node:timers/promises';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { encodeEvent } from '../../projections/codec.js';
+import type { Cursor, LogRecord } from '../../src/log/event-log.js';
+import { openFileLog } from '../../src/log/file/file-log.js';
+import { readRecords } from '../../src/log/record-batches.js';
+import { applyRecord, createReadModel, type ReadModel } from '../../src/read-model/read-model.js';
+import { createAutoSnapshot } from '../../src/snapshot/auto-snapshot.js';
+import { loadNewestSnapshot, snapshotDir } from '../../src/snapshot/snapshot-store.js';
+import { created, deleted } from '../helpers/events.js';
+import { memoryLogger, tempDir } from '../helpers/server.js';
+
+const auto = suite('automatic snapshots written while records are applied');
+
+const REPORTS = 60_000;
+const BATCH = 1_000;
+
+/** The fold of the log's records before `cursor` (offsets of partition 0). */
+async function foldUpTo(records: AsyncIterable<LogRecord>, cursor: Cursor): Promise<ReadModel> {
+  const model = createReadModel();
+  const end = cursor.get(0) ?? 0;
+  for await (const record of records) {
+    if (record.position.offset >= end) break;
+    applyRecord(model, record);
+  }
+  return model;
+}
+
+auto('hold the model as the log up to their cursor folds it, with the resume point of that cursor', async () => {
+  const dir = await tempDir('reports-auto-snapshot-');
+  const { logger, lines } = memoryLogger();
+  const log = await openFileLog({ dir, logger });
+  try {
+    const model = createReadModel();
+    const snapshots = createAutoSnapshot({ dir: snapshotDir(dir), log, logger, model, every: 10_000, slices: { copyWords: 4096, nextTurn: () => new Promise((resolve) => setTimeout(resolve, 1)) } });
+    snapshots.onCaughtUp();
+    for (let first = 0; first < REPORTS; first += BATCH) {
+      // Every tenth event deletes a report created 10,001 events before (held when the model was frozen).
+      const events = Array.from({ length: BATCH }, (_, i) => (i % 10 === 9 && first >= 10_000 ? deleted(String(first + i - 10_001)) : created(String(first + i), `report ${first + i}`)));
+      await log.append(events.map((event) => ({ key: event.subject, value: encodeEvent(event), event })));
+      let applied = 0;
+      for await (const record of readRecords(log, model.cursor)) {
+        applyRecord(model, record);
+        applied += 1;
+      }
+      snapshots.onApplied(applied);
+      await setImmediate();
+    }
+    await snapshots.idle();
+    const written = lines().filter((line) => line['msg'] === 'wrote a snapshot of the read model');
+    assert.ok(written.length >= 2, `${written.length} snapshots`);
+    const snapshot = await loadNewestSnapshot({ dir: snapshotDir(dir), log, head: await log.head(), logger });
+    assert.ok(snapshot !== undefined);
+    const cursor = snapshot.model.cursor;
+    assert.ok((cursor.get(0) ?? 0) > 40_000, `the newest snapshot is of ${String(cursor.get(0))} records`);
+    assert.ok(snapshot.resume !== undefined, 'the snapshot carries the resume point of its cursor');
+    assert.is(log.resumePoint(cursor), undefined, 'later batches moved the point on: it had to be taken with the freeze');
+    const expected = await foldUpTo(readRecords(log, new Map()), cursor);
+    assert.equal(new Map(snapshot.model.reports), new Map(expected.reports));
+    assert.equal(snapshot.model.counts, expected.counts);
+  } finally {
+    await log.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+auto.run();
