@@ -9,8 +9,9 @@
 // inside the measured minute: its newest snapshot lies snapshotLag(events) events behind the
 // head. Two more figures say where a tail comes from: the same service on an empty history at the
 // same rate in the same run (what the large history costs is the difference), and the share of its
-// appends that waited over a few ms for the disk (a floor under the requests' tail that a handler
-// which never syncs does not have). BENCH_CPU_PROF=DIR keeps a CPU profile of the service's run.
+// appends that waited over a few ms for their flush, a write and an fdatasync, from its own
+// /metrics (a floor under the requests' tail that a handler which never syncs does not have).
+// BENCH_CPU_PROF=DIR keeps a CPU profile of the service's run.
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -218,6 +219,6 @@ export function tailLines({ saturation, rate, service, bare, fresh, appendWaits,
     `  bare Koa: ${latencies(bare)}`,
     `  service ÷ bare: p99 ${ratio(service.p99Ms, bare.p99Ms)} (target ≤ 2×), p99.9 ${ratio(service.p999Ms, bare.p999Ms)} (target ≤ 3×)`,
     `  large ÷ empty history: p99 ${ratio(service.p99Ms, fresh.p99Ms)}, p99.9 ${ratio(service.p999Ms, fresh.p999Ms)} (what the history itself costs)`,
-    `  appends that waited over 2.5 / 5 / 25 ms for the disk: ${waited(appendWaits.large)} (large history), ${waited(appendWaits.fresh)} (empty); bare Koa never waits for one`,
+    `  appends that waited over 2.5 / 5 / 25 ms for their flush (write + fdatasync): ${waited(appendWaits.large)} (large history), ${waited(appendWaits.fresh)} (empty); bare Koa has none`,
   ];
 }
