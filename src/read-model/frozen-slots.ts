@@ -6,6 +6,7 @@
 
 /** Words a block: 16 KiB, 1,024 slots. A write to a block not yet copied copies it (a few µs). */
 const BLOCK_WORDS = 4096;
+const EMPTY = new Uint32Array(0);
 
 export class FrozenSlots {
   private readonly copy: Uint32Array;
@@ -17,7 +18,7 @@ export class FrozenSlots {
 
   /** `onEnd` is called once, when the copy is done or released. */
   constructor(
-    private readonly source: Uint32Array,
+    private source: Uint32Array,
     private readonly onEnd: () => void,
   ) {
     this.copy = new Uint32Array(source.length);
@@ -38,6 +39,7 @@ export class FrozenSlots {
 
   /** Copies at least `words` more words (fewer when that finishes the copy); whether the copy is done. */
   copySome(words: number): boolean {
+    if (this.ended && !this.done) throw new Error('the frozen slots were released before they were all copied');
     let left = words;
     while (left > 0 && !this.done) {
       if (this.copied[this.nextBlock] === 0) {
@@ -50,10 +52,11 @@ export class FrozenSlots {
     return this.done;
   }
 
-  /** Ends the copy's hold on writes (done, or given up: the snapshot failed). */
+  /** Ends the copy's hold on writes (done, or given up: the snapshot failed) and lets the source go (a rehash may have replaced it). */
   release(): void {
     if (this.ended) return;
     this.ended = true;
+    this.source = EMPTY;
     this.onEnd();
   }
 

@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { EventLog } from '../log/event-log.js';
 import type { ReadModel } from '../read-model/read-model.js';
 import { readAnchors } from './snapshot-anchor.js';
-import { freezeModel } from './snapshot-format.js';
+import { freezeModel, type EncodedModel } from './snapshot-format.js';
 import { SnapshotSpaceError } from './snapshot-space.js';
 import { writeEncodedSnapshot } from './snapshot-store.js';
 import { hasResumableScan } from '../log/capabilities.js';
@@ -76,15 +76,17 @@ export function createAutoSnapshot({ dir, log, logger, model, every, slices = { 
       // for the tens of ms a large one takes: a rehash of its id index still in progress is
       // finished, and the index copied, a slice per turn.
       while (!model.reports.settleSome(SETTLE_SLOTS_PER_TURN)) await nextTurn();
-      const frozen = freezeModel(model);
       // Taken with the freeze: the file log names its newest batch only (a later one moves it).
       const resume = hasResumableScan(log) ? log.resumePoint(model.cursor) : undefined;
+      const frozen = freezeModel(model);
+      let encoded: EncodedModel;
       try {
         while (!frozen.copySome(copyWords)) await nextTurn();
+        encoded = frozen.encoded();
       } finally {
+        // Whatever happened: writes stop copying first, and the next snapshot can freeze again.
         frozen.release();
       }
-      const encoded = frozen.encoded();
       const anchors = await readAnchors(log, encoded.cursor);
       const path = await writeEncodedSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, ...(resume === undefined ? {} : { resume }) }, encoded, { pauseMs: PAUSE_MS });
       logger.info({ path, events: encoded.counts.records, reports: model.reports.size }, 'wrote a snapshot of the read model');

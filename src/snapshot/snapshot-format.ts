@@ -104,12 +104,14 @@ export interface ModelFreeze {
  * slice per copySome while writes go on (copy on write, ReportTable.freeze).
  */
 export function freezeModel(model: ReadModel): ModelFreeze {
-  const sections: Buffer[] = [];
-  const out = new BytesOut((bytes) => sections.push(bytes));
-  const table = model.reports.freeze(out);
+  // Everything that can throw (a keys text past V8's longest string) comes before the index is
+  // frozen: a freeze that nobody releases would refuse every later one.
   const keys = keysText(model);
   const cursor = new Map(model.cursor);
   const counts = { ...model.counts };
+  const sections: Buffer[] = [];
+  const out = new BytesOut((bytes) => sections.push(bytes));
+  const table = model.reports.freeze(out);
   return {
     copySome: (words) => table.copySome(words),
     encoded() {

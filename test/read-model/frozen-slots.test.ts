@@ -43,6 +43,19 @@ frozen('keeps each word as it was when frozen, copying a block before its first 
   assert.is(ends, 1);
   slots.release();
   assert.is(ends, 1, 'ends once');
+  assert.is(slots.result()[1], 1, 'a copy done outlives its release');
+});
+
+frozen('released before it is done, lets writes go uncopied and refuses to go on', () => {
+  const source = new Uint32Array(2 * 4096).map((_, i) => i);
+  let ends = 0;
+  const slots = new FrozenSlots(source, () => void (ends += 1));
+  assert.not.ok(slots.copySome(1));
+  slots.release();
+  assert.is(ends, 1);
+  slots.beforeWrite(source, 4096); // no longer copies
+  assert.throws(() => slots.copySome(1), /released before they were all copied/);
+  assert.throws(() => slots.result(), /not all copied/);
 });
 
 /** An index of random ids 30 short of a growth (slots of 4 MiB: 256 blocks), with a way to add more and change held ones. */

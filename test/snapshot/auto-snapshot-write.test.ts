@@ -1,7 +1,8 @@
 // The server's automatic snapshot, its id index copied a block (16 KiB) every millisecond while
 // records go on being appended and applied: the file holds the model exactly as the
 // log's records up to its cursor fold it (not a mix of before and after), and it carries the file
-// log's resume point, taken when the model was frozen, so the next start scans only from there.
+// log's resume point, taken when the model was frozen, so the next start scans only from there. A
+// snapshot that fails does not stop the next one.
 import { rm } from 'node:fs/promises';
 import { setImmediate } from 'node:timers/promises';
 import { suite } from 'uvu';
@@ -64,6 +65,36 @@ auto('hold the model as the log up to their cursor folds it, with the resume poi
     const expected = await foldUpTo(readRecords(log, new Map()), cursor);
     assert.equal(new Map(snapshot.model.reports), new Map(expected.reports));
     assert.equal(snapshot.model.counts, expected.counts);
+  } finally {
+    await log.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+auto('go on after one that failed: the next snapshot is written', async () => {
+  const dir = await tempDir('reports-auto-snapshot-');
+  const { logger, lines } = memoryLogger();
+  const log = await openFileLog({ dir, logger });
+  try {
+    const model = createReadModel();
+    for (let i = 0; i < 100; i += 1) model.reports.set(String(i), { name: `report ${i}` });
+    // The idempotency keys cannot be encoded once (as when their text passes V8's longest string).
+    const iterate = model.keys[Symbol.iterator].bind(model.keys);
+    let failures = 1;
+    Object.defineProperty(model.keys, Symbol.iterator, {
+      value: () => {
+        if (failures-- > 0) throw new RangeError('Invalid string length');
+        return iterate();
+      },
+    });
+    const snapshots = createAutoSnapshot({ dir: snapshotDir(dir), log, logger, model, every: 1 });
+    snapshots.onCaughtUp();
+    for (let round = 0; round < 3; round += 1) {
+      snapshots.onApplied(100); // due: a quarter of the model (25) or `every` (1), whichever is more
+      await snapshots.idle();
+    }
+    const outcomes = lines().filter((line) => String(line['msg']).includes('snapshot')).map((line) => line['msg']);
+    assert.equal(outcomes, ['could not write a snapshot', 'wrote a snapshot of the read model', 'wrote a snapshot of the read model']);
   } finally {
     await log.close();
     await rm(dir, { recursive: true, force: true });

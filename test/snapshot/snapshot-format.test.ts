@@ -206,4 +206,15 @@ format('a frozen model encodes as the model was at the freeze, though reports, k
   assert.ok(model.reports.size < 50_000, 'the model did change');
 });
 
+format('a freeze that fails (the keys do not fit in one string) leaves the index free for the next one', () => {
+  const model = createReadModel({ reports: reportTable([['1', { name: 'one' }]]), keys: new Map(keys) });
+  const iterate = model.keys[Symbol.iterator].bind(model.keys);
+  Object.defineProperty(model.keys, Symbol.iterator, { configurable: true, value: () => { throw new RangeError('Invalid string length'); } });
+  assert.throws(() => freezeModel(model), /Invalid string length/);
+  Object.defineProperty(model.keys, Symbol.iterator, { configurable: true, value: iterate });
+  const frozen = freezeModel(model);
+  assert.ok(frozen.copySome(Number.POSITIVE_INFINITY));
+  assert.equal(Buffer.concat(frozen.encoded().sections), Buffer.concat(encodeModel(model).sections));
+});
+
 format.run();
