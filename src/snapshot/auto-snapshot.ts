@@ -40,7 +40,7 @@ const PAUSE_MS = 2;
 const SETTLE_SLOTS_PER_TURN = 20_000;
 
 /**
- * Words of the id index copied per turn while a snapshot freezes the model (1 MiB, about 0.5 ms
+ * Words of the id index copied per turn while a snapshot freezes the model (1 MiB, at most 1 ms
  * here): copied at once, the 36 MB of a million reports' slots held the loop for 27 ms.
  */
 const COPY_WORDS_PER_TURN = 262_144;
