@@ -9,7 +9,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeEvent } from '../../projections/codec.js';
 import type { Cursor, LogRecord } from '../../src/log/event-log.js';
-import { openFileLog } from '../../src/log/file/file-log.js';
+import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
+import type { Logger } from 'pino';
 import { readRecords } from '../../src/log/record-batches.js';
 import { applyRecord, createReadModel, type ReadModel } from '../../src/read-model/read-model.js';
 import { createAutoSnapshot } from '../../src/snapshot/auto-snapshot.js';
@@ -33,11 +34,21 @@ async function foldUpTo(records: AsyncIterable<LogRecord>, cursor: Cursor): Prom
   return model;
 }
 
-auto('hold the model as the log up to their cursor folds it, with the resume point of that cursor', async () => {
+/** Runs `test` with a file log in a temporary directory and a logger whose lines it can read; closes and removes both after. */
+async function withFileLog(test: (context: { dir: string; log: FileLog; logger: Logger; lines: () => Record<string, unknown>[] }) => Promise<void>): Promise<void> {
   const dir = await tempDir('reports-auto-snapshot-');
   const { logger, lines } = memoryLogger();
   const log = await openFileLog({ dir, logger });
   try {
+    await test({ dir, log, logger, lines });
+  } finally {
+    await log.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+auto('hold the model as the log up to their cursor folds it, with the resume point of that cursor', () =>
+  withFileLog(async ({ dir, log, logger, lines }) => {
     const model = createReadModel();
     const snapshots = createAutoSnapshot({ dir: snapshotDir(dir), log, logger, model, every: 10_000, slices: { copyWords: 4096, nextTurn: () => new Promise((resolve) => setTimeout(resolve, 1)) } });
     snapshots.onCaughtUp();
@@ -65,17 +76,10 @@ auto('hold the model as the log up to their cursor folds it, with the resume poi
     const expected = await foldUpTo(readRecords(log, new Map()), cursor);
     assert.equal(new Map(snapshot.model.reports), new Map(expected.reports));
     assert.equal(snapshot.model.counts, expected.counts);
-  } finally {
-    await log.close();
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-auto('go on after one that failed: the next snapshot is written', async () => {
-  const dir = await tempDir('reports-auto-snapshot-');
-  const { logger, lines } = memoryLogger();
-  const log = await openFileLog({ dir, logger });
-  try {
+auto('go on after one that failed: the next snapshot is written', () =>
+  withFileLog(async ({ dir, log, logger, lines }) => {
     const model = createReadModel();
     for (let i = 0; i < 100; i += 1) model.reports.set(String(i), { name: `report ${i}` });
     // The idempotency keys cannot be encoded once (as when their text passes V8's longest string).
@@ -95,10 +99,6 @@ auto('go on after one that failed: the next snapshot is written', async () => {
     }
     const outcomes = lines().filter((line) => String(line['msg']).includes('snapshot')).map((line) => line['msg']);
     assert.equal(outcomes, ['could not write a snapshot', 'wrote a snapshot of the read model', 'wrote a snapshot of the read model']);
-  } finally {
-    await log.close();
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
 auto.run();
