@@ -1,7 +1,7 @@
-// Group-commit batches on disk (log format 2). Each write+fdatasync of the file log is one batch:
+// Group-commit batches on disk (log format 2). Each synchronized write of the file log is one batch:
 //   u32 BE mark 0x52534243 ("RSBC") | u32 BE body bytes | u32 BE frame count | u32 BE CRC-32 of
 //   the preceding 12 bytes | body = the batch's frames
-// None of a batch's records is acknowledged before the fsync that covers all of them returns, and
+// None of a batch's records is acknowledged before the write that covers all of them is on disk, and
 // after a power loss its pages may reach the disk in any order. So a batch counts only when whole:
 // its header intact and all of its frames valid. A damaged last batch is an unacknowledged write;
 // damage followed by a whole batch is lost history.

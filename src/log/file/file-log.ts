@@ -1,6 +1,7 @@
 // The embedded event log's writer: one append-only file in the data directory, one partition,
-// held by one process (the lock). Group commit: appends that arrive while a write+fsync is in
-// flight wait for the next batch, and one fdatasync acknowledges the whole batch. Followers only
+// held by one process (the lock). Group commit: appends that arrive while a write is in flight
+// wait for the next batch, and one synchronized write (O_DSYNC: on disk when it returns)
+// acknowledges the whole batch. Followers only
 // ever see records that are on disk. The projector of this process gets each batch handed over
 // in memory as soon as it is durable (onCommit), with the events the appenders encoded, so
 // nothing written is read back, decoded or kept around; other followers read the file
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { MAX_RECORD_BYTES } from './frames.js';
 import { encodeMessageBatch } from './batches.js';
-import { writeDurably } from './durable-write.js';
+import { openDurable, writeDurably } from './durable-write.js';
 import { FrameIndex, parseBatchPoint } from './frame-index.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../batcher.js';
 import { lockDir, type DirLock } from './lock.js';
@@ -25,7 +26,7 @@ export interface FileLogOptions {
   readonly dir: string;
   readonly logger: Logger;
   readonly now?: () => number;
-  /** Appends allowed to wait for the next write+fsync (REPORTS_MAX_PENDING_APPENDS). */
+  /** Appends allowed to wait for the next synchronized write (REPORTS_MAX_PENDING_APPENDS). */
   readonly maxPendingAppends?: number;
   /**
    * Where the newest snapshot's history ends (`ResumableScan.resumePoint`, with the snapshot's last
@@ -36,7 +37,7 @@ export interface FileLogOptions {
 }
 
 export interface FileLogStats extends LogStats {
-  /** Each flush of the file log is one fdatasync. */
+  /** Each flush of the file log is one synchronized write (O_DSYNC: the write and its fdatasync in one call). */
   readonly fsyncs: number;
 }
 
@@ -56,7 +57,7 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     await file.close();
     // The log's directory entry must be on disk before any append is acknowledged.
     await syncDir(dir);
-    file = await open(path, 'r+');
+    file = await openDurable(path);
     const scan = await scanLog(file, path, resumeCheck(resumeFrom));
     if (scan.tornTail) {
       logger.warn({ path, ...scan.tornTail }, 'cut a torn tail off the event log (an append that was never acknowledged)');
@@ -82,7 +83,7 @@ function resumeCheck(resume: ResumeFrom | undefined): ResumeCheck | undefined {
 class FileLogWriter implements FileLog, CommitFeed {
   readonly description: string;
   readonly maxRecordBytes = MAX_RECORD_BYTES;
-  /** Group commit: appends that arrive while a write+fsync is in flight go together in the next one. */
+  /** Group commit: appends that arrive while a synchronized write is in flight go together in the next one. */
   private readonly batcher: Batcher<readonly LogMessage[], LogPosition[]>;
   private closed = false;
   private failure: Error | undefined;
@@ -125,13 +126,13 @@ class FileLogWriter implements FileLog, CommitFeed {
     if (this.failure) throw this.failure;
     const timestampMs = this.now();
     const messages = appends.flat();
-    // One batch per write+fsync: recovery keeps or cuts it whole.
+    // One batch per synchronized write: recovery keeps or cuts it whole.
     const batch = encodeMessageBatch(messages, timestampMs);
     const batchByte = this.index.endByte;
     try {
       await writeDurably(this.index.file.fd, batch.bytes, batchByte);
     } catch (cause) {
-      // After a failed write or fsync the page cache and the disk may disagree; appending on top
+      // After a failed synchronized write the page cache and the disk may disagree; appending on top
       // could acknowledge data that is not there. Fail every append until a restart re-scans.
       this.failure = new LogUnavailableError(`the event log ${this.index.path} failed to write; restart the service`, { cause });
       throw this.failure;

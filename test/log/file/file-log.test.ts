@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFile, rm, stat } from 'node:fs/promises';
+import { readFile, realpath, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RecordTooLargeError, type LogMessage } from '../../../src/log/event-log.js';
 import { FILE_MAGIC } from '../../../src/log/file/frames.js';
@@ -8,6 +8,7 @@ import { openFileLog } from '../../../src/log/file/file-log.js';
 import { collect, rejection, withTimeout } from '../../helpers/async.js';
 import { memoryLogger, tempDir } from '../../helpers/server.js';
 import { followRecords, readRecords } from '../../../src/log/record-batches.js';
+import { descriptorsOf, hasSynchronizedWrites } from '../../helpers/descriptors.js';
 
 const message = (key: string, value: string): LogMessage => ({ key, value: Buffer.from(value, 'utf8') });
 const quiet = () => memoryLogger().logger;
@@ -145,6 +146,21 @@ groupCommit('has every acknowledged append on disk when it resolves', async ({ d
   }
   assert.ok(sizes[0]! > FILE_MAGIC.length && sizes[0]! < sizes[1]! && sizes[1]! < sizes[2]!, `sizes ${sizes.join(', ')}`);
   await log.close();
+});
+
+groupCommit('writes its batches through a descriptor whose writes are on disk when they return (O_DSYNC)', async ({ dir }) => {
+  const path = join(await realpath(dir), 'events.log');
+  const log = await openFileLog({ dir, logger: quiet() });
+  try {
+    await log.append([message('1', 'a')]);
+    const writers = descriptorsOf(path);
+    assert.ok(writers.length > 0, `no descriptor of this process is open on ${path}`);
+    // Every descriptor on the log is synchronized, so whichever one a batch goes through is durable.
+    assert.equal(writers.filter((fd) => !hasSynchronizedWrites(fd)), []);
+  } finally {
+    await log.close();
+  }
+  assert.equal(descriptorsOf(path), [], 'close releases the descriptor');
 });
 
 groupCommit('drops an append whose signal aborted while an earlier batch was being written', async ({ dir }) => {
