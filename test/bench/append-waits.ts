@@ -1,4 +1,4 @@
-// How long the service's appends waited for the log (for the file log: for the write and fdatasync
+// How long the service's appends waited for the log (for the file log: for the synchronized write
 // that carried them) during a run, from the `reports_log_append_duration_seconds` histogram on its
 // /metrics, read before and after. The tail bench prints it beside the latencies: a request is
 // answered after its append is durable, so the share of appends that waited over a few

@@ -7,16 +7,19 @@
 // table rehashed at once) shows here and nowhere else. The history is laid out so that the
 // server's next automatic snapshot of the whole model (60-70 MB at a million reports) falls due
 // inside the measured minute: its newest snapshot lies snapshotLag(events) events behind the
-// head. Two more figures say where a tail comes from: the same service on an empty history at the
-// same rate in the same run (what the large history costs is the difference), and the share of its
-// appends that waited over a few ms for their flush, a write and an fdatasync, from its own
-// /metrics (a floor under the requests' tail that a handler which never syncs does not have).
+// head. Three more figures say where a tail comes from: the same service on an empty history at
+// the same rate in the same run (what the large history costs is the difference), the share of its
+// appends that waited over a few ms for their flush (the synchronized write and its trip through
+// the thread pool), from its own /metrics (a floor under the requests' tail that a handler which
+// never syncs does not have), and each server's CPU during its measured run: the same rate is a
+// larger share of a core for the service, and queueing grows with that share.
 // BENCH_CPU_PROF=DIR keeps a CPU profile of the service's run.
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MODEL_SHARE, snapshotDue } from '../../src/snapshot/auto-snapshot.js';
 import { appendWaitsBetween, scrapeAppendWaits, shareOver, type AppendWaits } from './append-waits.js';
+import { startCpuClock } from './cpu-time.js';
 import { writeHistory } from './history.js';
 import { runLoad, type LoadResult } from './load.js';
 import { runPaced } from './open-loop.js';
@@ -60,6 +63,8 @@ export interface TailResult {
   readonly fresh: LoadResult;
   /** How long the appends of the measured runs waited for the log, on the large history and on the empty one. */
   readonly appendWaits: { readonly large: AppendWaits; readonly fresh: AppendWaits };
+  /** Cores each server used during its measured run (undefined without /proc). */
+  readonly serverCores: { readonly large: number | undefined; readonly fresh: number | undefined; readonly bare: number | undefined };
   /** Snapshots the service wrote during its run. */
   readonly snapshots: number;
   /** Events between the newest snapshot and the head when the service started. */
@@ -109,24 +114,34 @@ async function historyWithOlderSnapshot(dataDir: string, firstId: bigint, token:
   await writeHistory(dataDir, { firstId, reports: events, fromReport: events - lag });
 }
 
+/** A measured run at a fixed rate, with the cores its server used meanwhile. */
+interface PacedRun {
+  readonly run: LoadResult;
+  readonly cores: number | undefined;
+}
+
 /** PACED_WARMUP_S at the rate (what saturation left behind settles, and connections open), then the measured run. */
-async function paced(server: ServerProcess, rate: number, durationS: number, nextId: () => number): Promise<LoadResult> {
+async function paced(server: ServerProcess, rate: number, durationS: number, nextId: () => number): Promise<PacedRun> {
   const options = { url: server.url, connections: CONNECTIONS, ratePerS: rate, nextId };
   await runPaced({ ...options, durationS: PACED_WARMUP_S });
-  return runPaced({ ...options, durationS });
+  const cpu = startCpuClock(server.pid);
+  const run = await runPaced({ ...options, durationS });
+  return { run, cores: cpu().server };
 }
 
 /** `paced` on the service, with how long its measured run's appends waited for the log. */
-async function pacedService(server: ServerProcess, token: string, rate: number, durationS: number, nextId: () => number): Promise<{ run: LoadResult; waits: AppendWaits }> {
+async function pacedService(server: ServerProcess, token: string, rate: number, durationS: number, nextId: () => number): Promise<PacedRun & { waits: AppendWaits }> {
   const options = { url: server.url, connections: CONNECTIONS, ratePerS: rate, nextId, token };
   await runPaced({ ...options, durationS: PACED_WARMUP_S });
   const before = await scrapeAppendWaits(server.url);
+  const cpu = startCpuClock(server.pid);
   const run = await runPaced({ ...options, durationS });
-  return { run, waits: appendWaitsBetween(before, await scrapeAppendWaits(server.url)) };
+  const cores = cpu().server;
+  return { run, cores, waits: appendWaitsBetween(before, await scrapeAppendWaits(server.url)) };
 }
 
 /** The service on an empty data directory of its own at `rate`, measured as on the large history. */
-async function freshHistory(nearDir: string, token: string, rate: number, durationS: number, nextId: () => number): Promise<{ run: LoadResult; waits: AppendWaits }> {
+async function freshHistory(nearDir: string, token: string, rate: number, durationS: number, nextId: () => number): Promise<PacedRun & { waits: AppendWaits }> {
   const dataDir = mkdtempSync(join(dirname(nearDir), 'report-store-bench-fresh-'));
   try {
     const service = await startServerProcess({ script: SERVICE, env: serviceEnv(token, dataDir), readyPath: '/readyz' });
@@ -156,7 +171,7 @@ export async function measureTail({ dataDir, firstId, token, durationS, events, 
     startTimeoutMs: 120_000,
   });
   let saturation: number;
-  let serviceRun: { run: LoadResult; waits: AppendWaits };
+  let serviceRun: PacedRun & { waits: AppendWaits };
   let snapshots: number;
   try {
     // Every history but a small one has a snapshot by now (a start that folds REPORTS_SNAPSHOT_EVERY
@@ -180,7 +195,18 @@ export async function measureTail({ dataDir, firstId, token, durationS, events, 
   try {
     await runLoad({ url: bare.url, connections: CONNECTIONS, durationS: WARMUP_S, nextId });
     const bareRun = await paced(bare, rate, durationS, nextId);
-    return { saturation, rate, service: serviceRun.run, bare: bareRun, fresh: fresh.run, appendWaits: { large: serviceRun.waits, fresh: fresh.waits }, snapshots, lag, dueAfter };
+    return {
+      saturation,
+      rate,
+      service: serviceRun.run,
+      bare: bareRun.run,
+      fresh: fresh.run,
+      appendWaits: { large: serviceRun.waits, fresh: fresh.waits },
+      serverCores: { large: serviceRun.cores, fresh: fresh.cores, bare: bareRun.cores },
+      snapshots,
+      lag,
+      dueAfter,
+    };
   } finally {
     await bare.stop();
   }
@@ -205,11 +231,12 @@ function snapshotNames(dataDir: string): string[] {
 }
 
 /** The lines the report prints. */
-export function tailLines({ saturation, rate, service, bare, fresh, appendWaits, snapshots, lag, dueAfter }: TailResult, durationS: number): string[] {
+export function tailLines({ saturation, rate, service, bare, fresh, appendWaits, serverCores, snapshots, lag, dueAfter }: TailResult, durationS: number): string[] {
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
   const percent = (share: number) => `${(share * 100).toFixed(2)} %`;
   const waited = (waits: AppendWaits) => [0.0025, 0.005, 0.025].map((seconds) => percent(shareOver(waits, seconds))).join(' / ');
+  const busy = (cores: number | undefined) => (cores === undefined ? 'unknown (no /proc)' : `${cores.toFixed(2)} cores, ${((cores * 1e6) / rate).toFixed(0)} µs a request`);
   const latencies = (run: LoadResult) => `p50 ${ms(run.p50Ms)}, p99 ${ms(run.p99Ms)}, p99.9 ${ms(run.p999Ms)}; achieved ${run.requestsPerSecondMean.toFixed(0)} req/s`;
   return [
     `Tail under the large history: saturation ${saturation.toFixed(0)} req/s; all at ${rate} req/s for ${durationS} s (open loop), ${snapshots} snapshot(s) written by the service meanwhile`,
@@ -219,6 +246,7 @@ export function tailLines({ saturation, rate, service, bare, fresh, appendWaits,
     `  bare Koa: ${latencies(bare)}`,
     `  service ÷ bare: p99 ${ratio(service.p99Ms, bare.p99Ms)} (target ≤ 2×), p99.9 ${ratio(service.p999Ms, bare.p999Ms)} (target ≤ 3×)`,
     `  large ÷ empty history: p99 ${ratio(service.p99Ms, fresh.p99Ms)}, p99.9 ${ratio(service.p999Ms, fresh.p999Ms)} (what the history itself costs)`,
-    `  appends that waited over 2.5 / 5 / 25 ms for their flush (write + fdatasync): ${waited(appendWaits.large)} (large history), ${waited(appendWaits.fresh)} (empty); bare Koa has none`,
+    `  appends that waited over 2.5 / 5 / 25 ms for their flush (the synchronized write, its thread-pool trip included): ${waited(appendWaits.large)} (large history), ${waited(appendWaits.fresh)} (empty); bare Koa has none`,
+    `  server CPU meanwhile: ${busy(serverCores.large)} (large history), ${busy(serverCores.fresh)} (empty), ${busy(serverCores.bare)} (bare Koa): a fixed rate is a larger share of a core for the service than for the bare handler, and its queueing grows with that share`,
   ];
 }
