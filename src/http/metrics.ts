@@ -86,7 +86,7 @@ export function createMetrics({ log, projector, health, now = Date.now }: { log:
   });
   new Counter({
     name: 'reports_log_flushes_total',
-    help: 'Flushes that carried the appends (fsyncs of the file log, produce requests to Kafka)',
+    help: 'Flushes that carried the appends (durable writes of the file log, produce requests to Kafka)',
     registers: [registry],
     collect() {
       this.reset();

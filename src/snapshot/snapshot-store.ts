@@ -117,7 +117,7 @@ async function prune(dir: string, pauseMs: number): Promise<void> {
 /**
  * Removes an old snapshot, shortened a piece at a time first. On a file system mounted with online
  * discard (ext4 `-o discard`, as here) the blocks a removal frees are trimmed at the next journal
- * commit, and the log's next fdatasync waits for that commit: a 60 MB file removed at once held
+ * commit, and the log's next durable write waits for that commit: a 60 MB file removed at once held
  * the log's acknowledgements for that long. Given back a MiB at a time, each commit trims little.
  */
 async function release(path: string, pauseMs: number): Promise<void> {

@@ -1,4 +1,4 @@
-// Group-commit batches on disk (log format 2). Each synchronized write of the file log is one batch:
+// Group-commit batches on disk (log format 2). Each durable write of the file log is one batch:
 //   u32 BE mark 0x52534243 ("RSBC") | u32 BE body bytes | u32 BE frame count | u32 BE CRC-32 of
 //   the preceding 12 bytes | body = the batch's frames
 // None of a batch's records is acknowledged before the write that covers all of them is on disk, and

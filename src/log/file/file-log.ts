@@ -1,6 +1,6 @@
 // The embedded event log's writer: one append-only file in the data directory, one partition,
 // held by one process (the lock). Group commit: appends that arrive while a write is in flight
-// wait for the next batch, and one synchronized write (O_DSYNC: on disk when it returns)
+// wait for the next batch, and one durable write (durable-write.ts: on disk when it resolves)
 // acknowledges the whole batch. Followers only
 // ever see records that are on disk. The projector of this process gets each batch handed over
 // in memory as soon as it is durable (onCommit), with the events the appenders encoded, so
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { MAX_RECORD_BYTES } from './frames.js';
 import { encodeMessageBatch } from './batches.js';
-import { openDurable, writeDurably } from './durable-write.js';
+import { openDurable, type DurableFile } from './durable-write.js';
 import { FrameIndex, parseBatchPoint } from './frame-index.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../batcher.js';
 import { lockDir, type DirLock } from './lock.js';
@@ -26,7 +26,7 @@ export interface FileLogOptions {
   readonly dir: string;
   readonly logger: Logger;
   readonly now?: () => number;
-  /** Appends allowed to wait for the next synchronized write (REPORTS_MAX_PENDING_APPENDS). */
+  /** Appends allowed to wait for the next durable write (REPORTS_MAX_PENDING_APPENDS). */
   readonly maxPendingAppends?: number;
   /**
    * Where the newest snapshot's history ends (`ResumableScan.resumePoint`, with the snapshot's last
@@ -37,7 +37,7 @@ export interface FileLogOptions {
 }
 
 export interface FileLogStats extends LogStats {
-  /** Each flush of the file log is one synchronized write (O_DSYNC: the write and its fdatasync in one call). */
+  /** Each flush of the file log is one durable write (see durable-write.ts). */
   readonly fsyncs: number;
 }
 
@@ -57,17 +57,22 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     await file.close();
     // The log's directory entry must be on disk before any append is acknowledged.
     await syncDir(dir);
-    file = await openDurable(path);
+    const durable = await openDurable(path);
+    file = durable.handle;
     const scan = await scanLog(file, path, resumeCheck(resumeFrom));
     if (scan.tornTail) {
       logger.warn({ path, ...scan.tornTail }, 'cut a torn tail off the event log (an append that was never acknowledged)');
     }
+    // A writer killed between its write and its sync leaves whole batches in the page cache only,
+    // and the scan keeps them. An O_DSYNC write makes only its own bytes durable, so those would
+    // stay in the cache under newer acknowledged batches (a hole after a power loss): flush them now.
+    await file.datasync();
     const records = scan.firstOffset + scan.starts.length;
     logger.info({ path, records, ...(scan.firstOffset > 0 ? { scannedFrom: scan.firstOffset } : {}) }, 'opened the embedded event log');
     const index = new FrameIndex(path, file, scan.starts, scan.validBytes, scan.firstOffset, scan.firstByte);
     index.lastBatch = scan.lastBatch;
     await index.learnIdentity();
-    return new FileLogWriter(index, lock, now, maxPendingAppends);
+    return new FileLogWriter(index, durable, lock, now, maxPendingAppends);
   } catch (error) {
     await file?.close().catch(() => undefined);
     await lock.release();
@@ -83,7 +88,7 @@ function resumeCheck(resume: ResumeFrom | undefined): ResumeCheck | undefined {
 class FileLogWriter implements FileLog, CommitFeed {
   readonly description: string;
   readonly maxRecordBytes = MAX_RECORD_BYTES;
-  /** Group commit: appends that arrive while a synchronized write is in flight go together in the next one. */
+  /** Group commit: appends that arrive while a durable write is in flight go together in the next one. */
   private readonly batcher: Batcher<readonly LogMessage[], LogPosition[]>;
   private closed = false;
   private failure: Error | undefined;
@@ -95,6 +100,8 @@ class FileLogWriter implements FileLog, CommitFeed {
 
   constructor(
     private readonly index: FrameIndex,
+    /** The index's file, for the writes. */
+    private readonly durable: DurableFile,
     private readonly lock: DirLock,
     private readonly now: () => number,
     maxPending: number,
@@ -126,13 +133,13 @@ class FileLogWriter implements FileLog, CommitFeed {
     if (this.failure) throw this.failure;
     const timestampMs = this.now();
     const messages = appends.flat();
-    // One batch per synchronized write: recovery keeps or cuts it whole.
+    // One batch per durable write: recovery keeps or cuts it whole.
     const batch = encodeMessageBatch(messages, timestampMs);
     const batchByte = this.index.endByte;
     try {
-      await writeDurably(this.index.file.fd, batch.bytes, batchByte);
+      await this.durable.write(batch.bytes, batchByte);
     } catch (cause) {
-      // After a failed synchronized write the page cache and the disk may disagree; appending on top
+      // After a failed durable write the page cache and the disk may disagree; appending on top
       // could acknowledge data that is not there. Fail every append until a restart re-scans.
       this.failure = new LogUnavailableError(`the event log ${this.index.path} failed to write; restart the service`, { cause });
       throw this.failure;

@@ -114,7 +114,7 @@ groupCommit.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-groupCommit('covers the appends of 64 concurrent callers with far fewer fsyncs', async ({ dir }) => {
+groupCommit('covers the appends of 64 concurrent callers with far fewer flushes', async ({ dir }) => {
   const log = await openFileLog({ dir, logger: quiet() });
   const callers = 64;
   const perCaller = 16;
@@ -130,14 +130,14 @@ groupCommit('covers the appends of 64 concurrent callers with far fewer fsyncs',
   await log.close();
 });
 
-groupCommit('writes one multi-message append with one fsync', async ({ dir }) => {
+groupCommit('writes one multi-message append with one flush', async ({ dir }) => {
   const log = await openFileLog({ dir, logger: quiet() });
   await log.append([message('1', 'a'), message('2', 'b'), message('3', 'c')]);
   assert.equal(log.stats(), { appends: 3, fsyncs: 1, flushes: 1 });
   await log.close();
 });
 
-groupCommit('has every acknowledged append on disk when it resolves', async ({ dir }) => {
+groupCommit('has every acknowledged append in the file when it resolves', async ({ dir }) => {
   const log = await openFileLog({ dir, logger: quiet() });
   const sizes: number[] = [];
   for (const value of ['a', 'bb', 'ccc']) {
