@@ -64,7 +64,19 @@ auto('hold the model as the log up to their cursor folds it, with the resume poi
       snapshots.onApplied(applied);
       await setImmediate();
     }
-    await snapshots.idle();
+    // Appends go on, unapplied (no snapshot falls due), while the newest snapshot is still being
+    // copied and for two batches at least: its resume point cannot be found any more afterwards,
+    // so the one it carries can only have been taken with the freeze.
+    let copied = false;
+    const idle = snapshots.idle().then(() => {
+      copied = true;
+    });
+    for (let extra = 0; extra < 2 || !copied; extra += 1) {
+      const events = Array.from({ length: BATCH }, (_, i) => created(String(REPORTS + extra * BATCH + i), 'after the loop'));
+      await log.append(events.map((event) => ({ key: event.subject, value: encodeEvent(event), event })));
+      await setImmediate();
+    }
+    await idle;
     const written = lines().filter((line) => line['msg'] === 'wrote a snapshot of the read model');
     assert.ok(written.length >= 2, `${written.length} snapshots`);
     const snapshot = await loadNewestSnapshot({ dir: snapshotDir(dir), log, head: await log.head(), logger });
