@@ -8,10 +8,12 @@ import { setImmediate } from 'node:timers/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeEvent } from '../../projections/codec.js';
+import type { ReportEvent } from '../../projections/events.js';
 import type { Cursor, LogRecord } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import type { Logger } from 'pino';
 import { readRecords } from '../../src/log/record-batches.js';
+import { hasCommitFeed } from '../../src/log/capabilities.js';
 import { applyRecord, createReadModel, type ReadModel } from '../../src/read-model/read-model.js';
 import { createAutoSnapshot } from '../../src/snapshot/auto-snapshot.js';
 import { loadNewestSnapshot, snapshotDir } from '../../src/snapshot/snapshot-store.js';
@@ -52,31 +54,32 @@ auto('hold the model as the log up to their cursor folds it, with the resume poi
     const model = createReadModel();
     const snapshots = createAutoSnapshot({ dir: snapshotDir(dir), log, logger, model, every: 10_000, slices: { copyWords: 4096, nextTurn: () => new Promise((resolve) => setTimeout(resolve, 1)) } });
     snapshots.onCaughtUp();
+    // As the server's projector does: each durable batch is applied as the log hands it over, so the
+    // model never lags the log's newest batch (a model that did would have no resume point to take).
+    assert.ok(hasCommitFeed(log), 'the file log hands its commits over');
+    const unsubscribe = log.onCommit((records) => {
+      for (const record of records) applyRecord(model, record, record.event);
+      snapshots.onApplied(records.length);
+    });
+    const append = (events: ReportEvent[]) => log.append(events.map((event) => ({ key: event.subject, value: encodeEvent(event), event })));
     for (let first = 0; first < REPORTS; first += BATCH) {
       // Every tenth event deletes a report created 10,001 events before (held when the model was frozen).
-      const events = Array.from({ length: BATCH }, (_, i) => (i % 10 === 9 && first >= 10_000 ? deleted(String(first + i - 10_001)) : created(String(first + i), `report ${first + i}`)));
-      await log.append(events.map((event) => ({ key: event.subject, value: encodeEvent(event), event })));
-      let applied = 0;
-      for await (const record of readRecords(log, model.cursor)) {
-        applyRecord(model, record);
-        applied += 1;
-      }
-      snapshots.onApplied(applied);
+      await append(Array.from({ length: BATCH }, (_, i) => (i % 10 === 9 && first >= 10_000 ? deleted(String(first + i - 10_001)) : created(String(first + i), `report ${first + i}`))));
       await setImmediate();
     }
-    // Appends go on, unapplied (no snapshot falls due), while the newest snapshot is still being
-    // copied and for two batches at least: its resume point cannot be found any more afterwards,
-    // so the one it carries can only have been taken with the freeze.
+    // Appends go on (applied, but too few for another snapshot) while the newest snapshot is still
+    // being copied and for two batches at least: its resume point cannot be found any more
+    // afterwards, so the one it carries can only have been taken with the freeze.
     let copied = false;
     const idle = snapshots.idle().then(() => {
       copied = true;
     });
     for (let extra = 0; extra < 2 || !copied; extra += 1) {
-      const events = Array.from({ length: BATCH }, (_, i) => created(String(REPORTS + extra * BATCH + i), 'after the loop'));
-      await log.append(events.map((event) => ({ key: event.subject, value: encodeEvent(event), event })));
+      await append(Array.from({ length: BATCH }, (_, i) => created(String(REPORTS + extra * BATCH + i), 'after the loop')));
       await setImmediate();
     }
     await idle;
+    unsubscribe();
     const written = lines().filter((line) => line['msg'] === 'wrote a snapshot of the read model');
     assert.ok(written.length >= 2, `${written.length} snapshots`);
     const snapshot = await loadNewestSnapshot({ dir: snapshotDir(dir), log, head: await log.head(), logger });
