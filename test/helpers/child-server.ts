@@ -10,7 +10,8 @@ import { withTimeout } from './async.js';
 import { requestTo, type TestRequest } from './request.js';
 import { TEST_TOKEN } from './token.js';
 
-const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+/** The server's entry point (dist/src/main.js). */
+export const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const START_TIMEOUT_MS = 15_000;
 
 export type LogLine = Record<string, unknown>;
@@ -37,7 +38,8 @@ export interface ChildServer {
   exited(): boolean;
 }
 
-function childEnv(env: Env): NodeJS.ProcessEnv {
+/** The environment a child server runs with: the service's variables from `env` only. */
+export function childEnv(env: Env): NodeJS.ProcessEnv {
   const ours = new Set<string>(CONFIG_VARIABLES);
   const inherited = Object.entries(process.env).filter(([name]) => !ours.has(name) && !name.startsWith('KAFKA_'));
   return { ...Object.fromEntries(inherited), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', REPORTS_TOKENS: TEST_TOKEN, ...env };

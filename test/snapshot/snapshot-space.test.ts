@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { removeStaleTemporaries, SnapshotSpaceError } from '../../src/snapshot/snapshot-space.js';
 import { writeSnapshot } from '../../src/snapshot/snapshot-store.js';
 import { rejection } from '../helpers/async.js';
+import { makeZombie } from '../helpers/unreaped.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
 import { mountSmallDisk, withSmallDisks, type SmallDisk } from '../helpers/small-disk.js';
 import { testSnapshot } from '../helpers/snapshots.js';
@@ -73,6 +74,17 @@ files('left by writers that are gone (or by an earlier process with this pid) ar
   assert.equal(await removeStaleTemporaries(dir, logger), { files: 2, bytes: 2000 });
   assert.equal((await readdir(dir)).sort(), ['snapshot-0000000000000001.snap', temporaryOf(process.ppid)]);
   assert.ok(lines().some((line) => line['msg'] === 'removed temporary snapshot files left by a writer that stopped'));
+});
+
+files('left by a writer that is a zombie (killed, never reaped) are removed at start', async ({ dir }) => {
+  const zombie = await makeZombie();
+  try {
+    await writeFile(join(dir, temporaryOf(zombie.pid)), Buffer.alloc(10));
+    assert.equal(await removeStaleTemporaries(dir, memoryLogger().logger), { files: 1, bytes: 10 });
+    assert.equal(await readdir(dir), []);
+  } finally {
+    await zombie.reap();
+  }
 });
 
 files.run();

@@ -1,7 +1,9 @@
 // Who wrote a lock, and whether that process still runs. A pid alone is not enough: pids are
 // reused (a container's only process is always pid 1, so after an OOM kill the new process finds
 // its own pid in the lock). The writer is named by pid, the process's start time (field 22 of
-// /proc/<pid>/stat, in clock ticks since boot) and the boot id; all three must match.
+// /proc/<pid>/stat, in clock ticks since boot) and the boot id; all three must match. A pid that
+// still answers may also be a zombie (state Z: killed, but its parent never reaped it, as under a
+// pid 1 that reaps nothing): it holds no file and no port and never runs again, so it is dead.
 import { readFile } from 'node:fs/promises';
 
 export interface LockOwner {
@@ -15,19 +17,30 @@ async function readText(path: string): Promise<string | undefined> {
   return readFile(path, 'utf8').then((text) => text.trim(), () => undefined);
 }
 
-/** Field 22 of /proc/<pid>/stat; the command name (field 2) may hold spaces and parentheses. */
-export function startTimeOf(stat: string): string | undefined {
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return fields[19];
+/** What /proc/<pid>/stat says of a process: its state (field 3) and start time (field 22). */
+export interface ProcessStat {
+  readonly state: string | undefined;
+  readonly startTime: string | undefined;
 }
 
-export async function processStartTime(pid: number): Promise<string | undefined> {
-  const stat = await readText(`/proc/${pid}/stat`);
-  return stat === undefined ? undefined : startTimeOf(stat);
+/** Parses /proc/<pid>/stat; the command name (field 2) may hold spaces and parentheses. */
+export function parseStat(stat: string): ProcessStat {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0], startTime: fields[19] };
 }
+
+/** Undefined where /proc is not available, or the process is gone. */
+async function processStat(pid: number): Promise<ProcessStat | undefined> {
+  const stat = await readText(`/proc/${pid}/stat`);
+  return stat === undefined ? undefined : parseStat(stat);
+}
+
+/** Z (zombie) and X (dead, being removed): the process has exited, whatever its pid still answers. */
+const EXITED_STATES = new Set(['Z', 'X', 'x']);
 
 export async function currentOwner(): Promise<LockOwner> {
-  const [startTime, bootId] = await Promise.all([processStartTime(process.pid), readText('/proc/sys/kernel/random/boot_id')]);
+  const [stat, bootId] = await Promise.all([processStat(process.pid), readText('/proc/sys/kernel/random/boot_id')]);
+  const startTime = stat?.startTime;
   return { pid: process.pid, ...(startTime === undefined ? {} : { startTime }), ...(bootId === undefined ? {} : { bootId }) };
 }
 
@@ -41,14 +54,22 @@ function pidExists(pid: number): boolean {
   }
 }
 
-/** Whether the process that wrote the lock still runs (not merely a process with its pid). */
+/**
+ * Whether the process that wrote the lock still runs (not merely a process with its pid, nor a
+ * zombie). Every "is its writer alive" question (locks, stale temporary files of snapshots,
+ * backups and restores) comes here, so all get one answer.
+ */
 export async function ownerAlive(owner: LockOwner, me: LockOwner): Promise<boolean> {
   if (!Number.isInteger(owner.pid) || owner.pid <= 0) return false;
   if (owner.bootId !== undefined && me.bootId !== undefined && owner.bootId !== me.bootId) return false;
+  // This very process (a container's process is always pid 1): the lock is another's if its start time differs.
+  if (owner.pid === me.pid) return me.startTime === undefined || (owner.startTime !== undefined && owner.startTime === me.startTime);
   if (!pidExists(owner.pid)) return false;
-  if (owner.startTime === undefined) return owner.pid !== me.pid || me.startTime === undefined;
-  const startTime = owner.pid === me.pid ? me.startTime : await processStartTime(owner.pid);
-  return startTime === undefined || startTime === owner.startTime;
+  const stat = await processStat(owner.pid);
+  // No /proc (another platform): the pid answering is all there is to go by.
+  if (stat === undefined) return true;
+  if (stat.state !== undefined && EXITED_STATES.has(stat.state)) return false;
+  return owner.startTime === undefined || stat.startTime === undefined || stat.startTime === owner.startTime;
 }
 
 export function parseOwner(text: string): LockOwner | undefined {

@@ -1,12 +1,13 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { promisify } from 'node:util';
 import { withTimeout } from '../../helpers/async.js';
 import { tempDir } from '../../helpers/server.js';
+import { makeZombie, processStartTime } from '../../helpers/unreaped.js';
 
 const LOCK_URL = new URL('../../../src/log/file/lock.js', import.meta.url).href;
 const GUARD_MS = 20_000;
@@ -67,6 +68,29 @@ race('five processes racing for a stale lock: exactly one holds it, in each of 5
     assert.equal(holders, Array(50).fill(1));
   } finally {
     for (const { child } of racers) child.kill('SIGKILL');
+  }
+});
+
+race('five processes racing for the lock of a zombie (exited, never reaped): exactly one holds it, in each of 20 trials', async ({ dir }) => {
+  const zombie = await makeZombie();
+  const racers = Array.from({ length: 5 }, spawnRacer);
+  try {
+    const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+    const lockOfZombie = JSON.stringify({ pid: zombie.pid, startTime: await processStartTime(zombie.pid), bootId });
+    const holders: number[] = [];
+    for (let trial = 0; trial < 20; trial += 1) {
+      const trialDir = join(dir, String(trial));
+      await mkdir(trialDir);
+      await writeFile(join(trialDir, 'LOCK.2'), lockOfZombie);
+      const answers = await Promise.all(racers.map((racer) => ask(racer, `lock ${trialDir}`)));
+      assert.ok(answers.every((answer) => answer === 'held' || answer === 'refused'), answers.join(','));
+      holders.push(answers.filter((answer) => answer === 'held').length);
+      await Promise.all(racers.map((racer) => ask(racer, 'release')));
+    }
+    assert.equal(holders, Array(20).fill(1));
+  } finally {
+    for (const { child } of racers) child.kill('SIGKILL');
+    await zombie.reap();
   }
 });
 

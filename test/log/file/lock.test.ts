@@ -9,6 +9,7 @@ import { DataDirLockedError } from '../../../src/log/file/lock.js';
 import { openFileLog } from '../../../src/log/file/file-log.js';
 import { rejection, withTimeout } from '../../helpers/async.js';
 import { memoryLogger, tempDir } from '../../helpers/server.js';
+import { makeZombie, processStartTime } from '../../helpers/unreaped.js';
 
 const quiet = () => memoryLogger().logger;
 const GUARD_MS = 10_000;
@@ -151,6 +152,30 @@ lock('takes over a lock naming a live process that did not write it', async (con
   const log = await openFileLog({ dir: context.dir, logger: quiet() });
   assert.is((await holder(context.dir)).pid, process.pid);
   await log.close();
+});
+
+lock('takes over a lock whose writer is a zombie (exited, never reaped), though its pid and start time still match', async ({ dir }) => {
+  const zombie = await makeZombie();
+  try {
+    const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+    await writeFile(join(dir, 'LOCK.5'), JSON.stringify({ pid: zombie.pid, startTime: await processStartTime(zombie.pid), bootId }));
+    const log = await openFileLog({ dir, logger: quiet() });
+    assert.is((await holder(dir)).pid, process.pid);
+    await log.close();
+  } finally {
+    await zombie.reap();
+  }
+});
+
+lock('still refuses a lock whose writer runs, named by the same pid, start time and boot id', async (context) => {
+  const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+  context.children.push(other);
+  const pid = other.pid as number;
+  const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+  await writeFile(join(context.dir, 'LOCK.5'), JSON.stringify({ pid, startTime: await processStartTime(pid), bootId }));
+  const error = await rejection(openFileLog({ dir: context.dir, logger: quiet() }));
+  assert.instance(error, DataDirLockedError);
+  assert.is((error as DataDirLockedError).ownerPid, pid);
 });
 
 lock('takes over a lock written before the machine last booted', async ({ dir }) => {
