@@ -1,6 +1,9 @@
 // Idempotency keys, folded from the events like the reports themselves: an event written for a
 // request with an `Idempotency-Key` carries the key, so the answer to that request survives
-// restarts and is rebuilt by any replay. Pure; the first event that carries a key owns it.
+// restarts and is rebuilt by any replay. Pure; the first event that carries a key owns it, unless
+// the fold voided that event as superseded (decided on a version of the report that others had
+// moved on from): the service decides such a write again and writes it again with the same key, and
+// the key belongs to the event that answers the request.
 import type { Evolution, FoldEvent, ReportsView, StoredReport } from './reports.js';
 
 /** What a request was, in a form two requests can be compared by. */
@@ -8,16 +11,13 @@ export type RequestFingerprint = string;
 
 /**
  * What the first request with a key did, in the domain's words (the HTTP layer maps them to
- * statuses): a create made the report, found the same one (a retry), conflicted with another, or
- * was superseded (decided on a state that other writes had changed by the time it reached the log,
- * and the report is absent now); a delete deleted the report or found none (the report it was
- * decided on included, when that one is gone).
+ * statuses): a create made the report, found the same one (a retry) or conflicted with another; a
+ * delete deleted the report or found none.
  */
 export type KeyedOutcome =
   | { readonly kind: 'created'; readonly report: StoredReport }
   | { readonly kind: 'unchanged'; readonly report: StoredReport }
   | { readonly kind: 'conflict' }
-  | { readonly kind: 'superseded' }
   | { readonly kind: 'deleted' }
   | { readonly kind: 'not-found' };
 
@@ -36,17 +36,19 @@ export function createFingerprint(id: string, name?: string, tag?: string): Requ
 
 /**
  * What the request behind `event` did, given the reports *before* the event is folded and what the
- * fold decided for it (`change`, from `evolution`).
+ * fold decided for it (`change`, from `evolution`); undefined for an event void as superseded,
+ * which answers no request (its writer decides again).
  */
-export function outcomeOf(reports: ReportsView, event: FoldEvent, change: Evolution): KeyedRequest {
+export function outcomeOf(reports: ReportsView, event: FoldEvent, change: Evolution): KeyedRequest | undefined {
+  if (change.kind === 'void' && change.reason === 'superseded') return undefined;
   const id = event.data.id;
   if (event.type === 'ReportDeleted') return { fingerprint: createFingerprint(id), outcome: change.kind === 'deleted' ? { kind: 'deleted' } : { kind: 'not-found' } };
   const { name, tag } = event.data;
   const fingerprint = createFingerprint(id, name, tag);
   if (change.kind === 'created') return { fingerprint, outcome: { kind: 'created', report: change.report } };
+  // Void because the report exists: a retry of it, or a conflict with it.
   const existing = reports.get(id);
-  if (existing === undefined) return { fingerprint, outcome: { kind: 'superseded' } };
-  const same = existing.name === name && existing.tag === tag;
+  const same = existing !== undefined && existing.name === name && existing.tag === tag;
   return { fingerprint, outcome: same ? { kind: 'unchanged', report: existing } : { kind: 'conflict' } };
 }
 
@@ -54,5 +56,6 @@ export function outcomeOf(reports: ReportsView, event: FoldEvent, change: Evolut
 export function evolveIdempotency(keys: IdempotencyState, reports: ReportsView, event: FoldEvent, change: Evolution): void {
   const key = event.data.idempotencyKey;
   if (key === undefined || keys.has(key)) return;
-  keys.set(key, outcomeOf(reports, event, change));
+  const request = outcomeOf(reports, event, change);
+  if (request !== undefined) keys.set(key, request);
 }

@@ -116,6 +116,8 @@ export function createWiredApp(
     newId: randomUUID,
     time: isoClock(),
     onAppend: (ms) => metrics.observeAppend(ms / 1000),
+    onDecidedAgain: () => metrics.observeDecidedAgain(),
+    onHeadRead: () => metrics.observeHeadRead(),
     ...(tracer ? { tracer } : {}),
   });
   const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };

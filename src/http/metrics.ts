@@ -9,6 +9,10 @@ export interface Metrics {
   readonly registry: Registry;
   observeRequest(labels: { method: string; route: string; status: number }, durationSeconds: number): void;
   observeAppend(durationSeconds: number): void;
+  /** A write was decided again after its event was void (one more append). */
+  observeDecidedAgain(): void;
+  /** The head of a report's partition was read before an answer that writes nothing. */
+  observeHeadRead(): void;
 }
 
 export function createMetrics({ log, projector, health, now = Date.now }: { log: EventLog; projector: Projector; health: ProjectionHealth; now?: () => number }): Metrics {
@@ -129,8 +133,20 @@ export function createMetrics({ log, projector, health, now = Date.now }: { log:
       this.inc(projector.model.counts.invalid);
     },
   });
+  const decidedAgain = new Counter({
+    name: 'reports_writes_decided_again_total',
+    help: 'Writes decided again because the fold voided their event (another write to the report reached the log first); each is one more append',
+    registers: [registry],
+  });
+  const headReads = new Counter({
+    name: 'reports_partition_head_reads_total',
+    help: "Reads of a report's partition head, so that an answer that writes nothing (404, 409, an unchanged 200) holds every write before the request",
+    registers: [registry],
+  });
   return {
     registry,
+    observeDecidedAgain: () => decidedAgain.inc(),
+    observeHeadRead: () => headReads.inc(),
     observeRequest({ method, route, status }, durationSeconds) {
       const key = `${method} ${route} ${status}`;
       let series = requestSeries.get(key);

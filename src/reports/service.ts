@@ -23,11 +23,21 @@ export interface ReportServiceOptions extends EnvelopeContext {
   readonly logger: Logger;
   /** Called with the duration of every successful append (metrics). */
   readonly onAppend?: (durationMs: number) => void;
+  /** Called for every write decided again after its event was void (an extra append; metrics). */
+  readonly onDecidedAgain?: () => void;
+  /** Called for every read of a partition's head before an answer that writes nothing (metrics). */
+  readonly onHeadRead?: () => void;
   /** Spans around appends and read-your-writes waits (default: the global OpenTelemetry tracer, a no-op without an SDK). */
   readonly tracer?: Tracer;
   /** A monotonic clock in milliseconds for deadlines (tests may pass a fake one). */
   readonly clockMs?: () => number;
 }
+
+/**
+ * Decisions a write may take: the first, and again after each void event (each means another write
+ * to the report reached the log first, between the state decided on and this write's event).
+ */
+export const MAX_DECISIONS = 4;
 
 export class ReportService {
   private readonly queue = new KeyedQueue();
@@ -57,24 +67,32 @@ export class ReportService {
    */
   create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext): Promise<StoredReport> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
-    const { id, name, tag } = command;
+    const { id } = command;
     // Only a request with a key is ever compared with another.
-    const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id, name, tag);
+    const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id, command.name, command.tag);
     return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
-      const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
-      if (keyed.kind !== 'new') return createAnswer(id, keyed);
-      let decision = decideCreate(state, command);
-      // An answer that writes nothing must not come from state older than the request.
-      if (decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(state, command);
-      if (decision.kind === 'unchanged') return decision.report;
-      if (decision.kind === 'conflict') throw conflict(id);
-      await this.write(reportCreated(this.options, createdData(command, idempotencyKey), decision.expectedVersion), deadline, traceContext, ticket);
-      if (idempotencyKey !== undefined) return createAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
-      // Another instance may have written the id first; the fold of the shared log decides.
-      const projected = state.get(id);
-      if (projected !== undefined && sameReport(projected, command)) return projected;
-      throw projected === undefined ? superseded(id) : conflict(id);
+      for (let decisions = 1; ; decisions += 1) {
+        const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
+        if (keyed.kind !== 'new') return createAnswer(id, keyed);
+        let decision = decideCreate(state, command);
+        // An answer that writes nothing must not come from state older than the request. (After a
+        // void write it does not: the state holds everything before that write's own event.)
+        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(state, command);
+        if (decision.kind === 'unchanged') return decision.report;
+        if (decision.kind === 'conflict') throw conflict(id);
+        this.beforeWriteAgain(id, decisions, deadline);
+        const outcome = await this.write(reportCreated(this.options, createdData(command, idempotencyKey), decision.expectedVersion), deadline, traceContext, ticket);
+        // Decided on a state other writes had moved on from by the time the event reached the log
+        // (another instance's, not yet folded here): decided again on the state that now holds them.
+        if (outcome === 'void') continue;
+        if (idempotencyKey !== undefined) return createAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
+        if (outcome === 'created') return storedReport(command);
+        // The outcome is no longer remembered (rare): the state says whether the report is this one.
+        const projected = state.get(id);
+        if (projected !== undefined && sameReport(projected, command)) return projected;
+        throw unconfirmed(id);
+      }
     }));
   }
 
@@ -83,18 +101,32 @@ export class ReportService {
     const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id);
     return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
-      const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
-      if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
-      let decision = decideDelete(state, id);
-      // A 404 must not come from state older than the request.
-      if (decision.kind === 'not-found' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(state, id);
-      if (decision.kind === 'not-found') throw notFound(id);
-      const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
-      const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion), deadline, traceContext, ticket);
-      if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
-      // Void: another instance deleted it (and perhaps created it again) between our decision and our append.
-      if (outcome === 'void') throw notFound(id);
+      for (let decisions = 1; ; decisions += 1) {
+        const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
+        if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
+        let decision = decideDelete(state, id);
+        // A 404 must not come from state older than the request (nor does it after a void write).
+        if (decisions === 1 && decision.kind === 'not-found' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(state, id);
+        if (decision.kind === 'not-found') throw notFound(id);
+        this.beforeWriteAgain(id, decisions, deadline);
+        const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
+        const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion), deadline, traceContext, ticket);
+        if (outcome === 'void') continue;
+        if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
+        return;
+      }
     }));
+  }
+
+  /**
+   * Before a write decided again: refused past the deadline, or once MAX_DECISIONS writes in a row
+   * were void (other writes to the report keep landing first; a retry is safe, nothing took effect).
+   */
+  private beforeWriteAgain(id: string, decisions: number, deadline: number): void {
+    if (decisions === 1) return;
+    if (decisions > MAX_DECISIONS) throw new UnavailableError(`other writes to report ${id} took effect before each of this request's ${MAX_DECISIONS} attempts; none of them changed anything, and retrying is safe`);
+    this.readyState(deadline);
+    this.options.onDecidedAgain?.();
   }
 
   /** Runs a write request, telling the outcomes when it began and how it ended (a long wait counts before its 503). */
@@ -117,6 +149,7 @@ export class ReportService {
   private async caughtUpWith(id: string, deadline: number): Promise<boolean> {
     const { log, projector } = this.options;
     if (!hasKeyedHeads(log)) return false;
+    this.options.onHeadRead?.();
     try {
       // The head read is bounded by the deadline too: its broker may be the one that stopped answering.
       const target = await beforeDeadline(log.latest(id), this.remaining(deadline));
@@ -188,6 +221,11 @@ function createdData({ id, name, tag }: CreateCommand, idempotencyKey: string | 
   return tag === undefined ? { id, name, idempotencyKey } : { id, name, tag, idempotencyKey };
 }
 
+/** The report a create that took effect made: what the fold stored for it. */
+function storedReport({ name, tag }: CreateCommand): StoredReport {
+  return tag === undefined ? { name } : { name, tag };
+}
+
 function keyMismatch(): UnprocessableError {
   return new UnprocessableError('this Idempotency-Key was already used for a different request');
 }
@@ -197,7 +235,6 @@ function createAnswer(id: string, decision: KeyDecision): StoredReport {
   const { outcome } = decision;
   if (outcome.kind === 'created' || outcome.kind === 'unchanged') return outcome.report;
   if (outcome.kind === 'conflict') throw conflict(id);
-  if (outcome.kind === 'superseded') throw superseded(id);
   throw keyMismatch();
 }
 
@@ -211,9 +248,9 @@ function conflict(id: string): ConflictError {
   return new ConflictError(`report ${id} already exists with a different name or tag`);
 }
 
-/** A create decided on a state that other writes changed before it reached the log: it did nothing, and the id is free. */
-function superseded(id: string): ConflictError {
-  return new ConflictError(`report ${id} was created or deleted by another request while this one was being written; nothing was created, and a retry may create it`);
+/** The log took the write, but what the fold did with it is no longer known here. */
+function unconfirmed(id: string): UnavailableError {
+  return new UnavailableError(`the write of report ${id} reached the event log, but its outcome could not be confirmed; retrying the same request is safe`);
 }
 
 function notFound(id: string): NotFoundError {

@@ -1,11 +1,12 @@
-// The snapshot file format (4): binary, versioned, checksummed, written as a stream.
-//   magic "RSSNAP\0\4" | u32 length + UTF-8 JSON meta (log, cursor, counts, createdAt, anchors)
+// The snapshot file format (5): binary, versioned, checksummed, written as a stream.
+//   magic "RSSNAP\0\5" | u32 length + UTF-8 JSON meta (log, cursor, counts, createdAt, anchors)
 //   | the reports table (report-table.ts: record chunks, then the id index's slots as raw words,
 //   every int64 id in 8 bytes with its version) | u32 length + UTF-8 JSON idempotency keys |
 //   SHA-256 of everything before it (32 bytes)
 // A file whose checksum does not match is never trusted; one whose checksum matches is still
 // checked for shape, since a checksum only proves that some writer wrote it. Any other format is
-// refused, naming the format found (the server folds the log instead).
+// refused, naming the format found (the server folds the log instead). Format 4 held idempotency
+// keys claimed by superseded events, which the fold no longer records.
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -15,8 +16,8 @@ import type { Cursor } from '../log/event-log.js';
 import { createReadModel, type FoldCounts, type ReadModel } from '../read-model/read-model.js';
 import { ReportTable } from '../read-model/report-table.js';
 
-export const SNAPSHOT_FORMAT = 4 as const;
-export const SNAPSHOT_MAGIC = Buffer.from('RSSNAP\u0000\u0004', 'latin1');
+export const SNAPSHOT_FORMAT = 5 as const;
+export const SNAPSHOT_MAGIC = Buffer.from('RSSNAP\u0000\u0005', 'latin1');
 export const CHECKSUM_BYTES = 32;
 
 /**
@@ -48,7 +49,7 @@ const Meta = Type.Object({
 type Meta = Static<typeof Meta>;
 const checkMeta = TypeCompiler.Compile(Meta);
 
-const Outcome = Type.Union([Type.Literal('created'), Type.Literal('unchanged'), Type.Literal('conflict'), Type.Literal('superseded'), Type.Literal('deleted'), Type.Literal('not-found')]);
+const Outcome = Type.Union([Type.Literal('created'), Type.Literal('unchanged'), Type.Literal('conflict'), Type.Literal('deleted'), Type.Literal('not-found')]);
 // [key, fingerprint, outcome] or, for created/unchanged, [key, fingerprint, outcome, name] / [..., name, tag]
 const KeyRow = Type.Union([
   Type.Tuple([Type.String(), Type.String(), Outcome]),

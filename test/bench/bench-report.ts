@@ -86,3 +86,23 @@ function retryRow({ name, load, retries }: Measured): string[] {
   if (retries === undefined) return [name, '—', '—', '—', '—', '—'];
   return [name, retries.requestsPerSecondMean.toFixed(0), fixed(retries.p50Ms, 2), fixed(retries.p99Ms, 2), String(retries.non2xx), fixed(retries.requestsPerSecondMean / load.requestsPerSecondMean, 2)];
 }
+
+/** Each service target against its baseline twin (named `<name> (baseline <commit>)`), measured just before it. */
+export function printBaselineRatios(results: readonly Measured[], baseline: string): void {
+  const rows: string[][] = [];
+  for (const result of results) {
+    const twin = results.find((other) => other.name === `${result.name} (baseline ${baseline})`);
+    if (twin === undefined) continue;
+    const per = (value: number | undefined, base: number | undefined) => (value === undefined || base === undefined ? undefined : value / base);
+    rows.push([
+      result.name,
+      fixed(per(result.load.requestsPerSecondMean, twin.load.requestsPerSecondMean), 2),
+      fixed(per(twin.cores.server === undefined ? undefined : twin.cores.server / twin.load.requestsPerSecondMean, result.cores.server === undefined ? undefined : result.cores.server / result.load.requestsPerSecondMean), 2),
+      fixed(per(result.retries?.requestsPerSecondMean, twin.retries?.requestsPerSecondMean), 2),
+      fixed(per(result.paced?.p99Ms, twin.paced?.p99Ms), 2),
+    ]);
+  }
+  console.log(`\nThis checkout ÷ the baseline ${baseline} (BENCH_BASELINE), each pair measured one after the other in this run`);
+  console.log(textTable([['target', 'creates req/s', 'CPU per create (baseline ÷ this)', 'identical retries req/s', 'p99 at the fixed rate'], ...rows]));
+  console.log('Above 1 is better for the first three columns; below 1 is better for the p99.');
+}

@@ -5,13 +5,15 @@
 // the bench starts itself, a fresh one for each). Each target is measured at saturation
 // and then at a fixed arrival rate below it (tail latency). A benchmark, not a test: it asserts
 // nothing, but exits 1 when a target answered with errors, because then the figures describe the
-// failure and not the service.
+// failure and not the service. `BENCH_BASELINE=<commit>` measures the service as it was at that
+// commit too, each service target right before its twin, and prints the ratios (baseline-build.ts).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem, release } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { printReport, type Measured, type TargetKind } from './bench-report.js';
+import { printBaselineRatios, printReport, type Measured, type TargetKind } from './bench-report.js';
+import { buildBaseline, type BaselineBuild } from './baseline-build.js';
 import { topSelfTime } from './cpu-profile.js';
 import { startCpuClock } from './cpu-time.js';
 import { runLoad, type LoadResult } from './load.js';
@@ -41,12 +43,15 @@ const settings = {
   /** Only the targets whose names contain one of these (comma-separated), for a quick A/B; all when unset. */
   only: (process.env['BENCH_TARGETS'] ?? '').split(',').map((part) => part.trim()).filter((part) => part !== ''),
   cpuProfileDir: process.env['BENCH_CPU_PROF']?.trim() || undefined,
+  baseline: process.env['BENCH_BASELINE']?.trim() || undefined,
 };
 
 interface Target {
   readonly name: string;
   readonly kind: TargetKind;
   readonly env: NodeJS.ProcessEnv;
+  /** Another build's entry point (a baseline's); SCRIPTS[kind] when absent. */
+  readonly script?: string;
 }
 
 function positive(name: string, fallback: number): number {
@@ -105,14 +110,18 @@ function removeTempDir(dir: string): void {
   tempDirs.delete(dir);
 }
 
-function targets(token: string, postgresBin: string | undefined): Target[] {
-  const service = (name: string, env: NodeJS.ProcessEnv): Target => ({ name, kind: 'service', env: { ...baseEnv(), REPORTS_TOKENS: token, ...env } });
-  const list = [
-    service('service, file log, LOG_LEVEL=warn', { LOG_LEVEL: 'warn' }),
-    service('service, file log, LOG_LEVEL=info', { LOG_LEVEL: 'info' }),
-  ];
+function targets(token: string, postgresBin: string | undefined, baseline: BaselineBuild | undefined): Target[] {
+  const list: Target[] = [];
+  // With a baseline, each service target is measured right after the baseline's twin.
+  const service = (name: string, env: NodeJS.ProcessEnv) => {
+    const target: Target = { name, kind: 'service', env: { ...baseEnv(), REPORTS_TOKENS: token, ...env } };
+    if (baseline !== undefined) list.push({ ...target, name: `${name} (baseline ${baseline.name})`, script: baseline.mainScript, ...(env['REPORTS_TOPIC'] === undefined ? {} : { env: { ...target.env, REPORTS_TOPIC: `${env['REPORTS_TOPIC']}.baseline` } }) });
+    list.push(target);
+  };
+  service('service, file log, LOG_LEVEL=warn', { LOG_LEVEL: 'warn' });
+  service('service, file log, LOG_LEVEL=info', { LOG_LEVEL: 'info' });
   if (settings.kafkaBrokers !== undefined) {
-    list.push(service(`service, Kafka ${settings.kafkaBrokers}, LOG_LEVEL=warn`, { LOG_LEVEL: 'warn', KAFKA_BROKERS: settings.kafkaBrokers, REPORTS_TOPIC: `bench.reports.${Date.now()}` }));
+    service(`service, Kafka ${settings.kafkaBrokers}, LOG_LEVEL=warn`, { LOG_LEVEL: 'warn', KAFKA_BROKERS: settings.kafkaBrokers, REPORTS_TOPIC: `bench.reports.${Date.now()}` });
   }
   list.push({ name: 'bare Koa + @koa/router + koa-bodyparser', kind: 'bare', env: baseEnv() });
   if (postgresBin === undefined) {
@@ -138,7 +147,7 @@ async function measure(target: Target, token: string, postgresBin: string | unde
   const db = ON_POSTGRES.has(target.kind) && postgresBin !== undefined ? await startDatabase(postgresBin) : undefined;
   const isService = target.kind === 'service';
   const server = await startServerProcess({
-    script: SCRIPTS[target.kind],
+    script: target.script ?? SCRIPTS[target.kind],
     env: { ...target.env, ...db?.env, REPORTS_DATA_DIR: dataDir },
     nodeArgs: profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
     ...(isService ? { readyPath: '/readyz' } : {}),
@@ -220,9 +229,11 @@ async function main(): Promise<number> {
   const token = randomBytes(24).toString('base64url');
   const postgresBin = findPostgresBin();
   const results: Measured[] = [];
-  const chosen = targets(token, postgresBin).filter(({ name }) => settings.only.length === 0 || settings.only.some((part) => name.includes(part)));
+  const baseline = settings.baseline === undefined ? undefined : buildBaseline(settings.baseline, progress);
+  const chosen = targets(token, postgresBin, baseline).filter(({ name }) => settings.only.length === 0 || settings.only.some((part) => name.includes(part)));
   for (const target of chosen) results.push(await measure(target, token, postgresBin));
   printReport(results, { connections: CONNECTIONS, durationS: settings.durationS, warmupS: settings.warmupS, ratePerS: settings.ratePerS });
+  if (baseline !== undefined) printBaselineRatios(results, baseline.name);
   const broken = results.filter((result) => failedShare(result) > BROKEN_SHARE);
   for (const { name, load, paced: maybePaced } of broken) {
     const paced = maybePaced ?? EMPTY_LOAD;

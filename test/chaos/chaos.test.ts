@@ -53,6 +53,10 @@ function assertNoContradiction({ verdict }: Run): void {
   assert.is(verdict.contradictions.length, 0, `late writes contradicting acknowledged ones:\n${details(verdict.contradictions)}`);
 }
 
+function assertNoStaleAnswer({ verdict }: Run): void {
+  assert.is(verdict.stale.length, 0, `answers true of no moment of their request:\n${details(verdict.stale)}`);
+}
+
 function assertDigestsAgree({ verdict }: Run): void {
   assert.equal(verdict.digests.problems, [], 'instances, replay and the fresh fold disagree');
 }
@@ -108,6 +112,7 @@ const CHECKS: readonly (readonly [string, (run: Run) => void])[] = [
   ['loses nothing acknowledged, keeps real-time order and one winner per id', assertNothingLost],
   ['every answer matches what its write did', assertAnswersMatchWrites],
   ['no late write contradicts an acknowledged one', assertNoContradiction],
+  ['every answer is true of its report at some moment of its request (real-time order)', assertNoStaleAnswer],
   ['every instance, reports replay and a fresh fold agree', assertDigestsAgree],
   ['/readyz follows what writes can do', assertTruthfulReadiness],
 ];

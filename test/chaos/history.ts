@@ -5,7 +5,7 @@
 export type WriteOp = 'create' | 'delete';
 
 /** Why the workload sent a request; racing ids are never deleted, so their 200s must agree. */
-export type Purpose = 'unique' | 'race' | 'cycle' | 'script';
+export type Purpose = 'unique' | 'race' | 'cycle' | 'hop' | 'script';
 
 export interface RequestRecord {
   readonly seq: number;

@@ -15,7 +15,7 @@ const max = (values: readonly (number | undefined)[]) => {
 
 /** Problems the suite asserts are absent (besides the availability and readiness targets). */
 export function safetyProblems(verdict: RunVerdict): number {
-  return verdict.lost.length + verdict.misanswered.length + verdict.reordered.length + verdict.twoBodies.length + verdict.contradictions.length + verdict.unexplainedEvents + verdict.digests.problems.length;
+  return verdict.lost.length + verdict.misanswered.length + verdict.reordered.length + verdict.twoBodies.length + verdict.stale.length + verdict.contradictions.length + verdict.unexplainedEvents + verdict.digests.problems.length;
 }
 
 function row({ scenario, verdicts }: ScenarioRow): string[] {
@@ -28,6 +28,7 @@ function row({ scenario, verdicts }: ScenarioRow): string[] {
     String(sum(verdicts.map((v) => v.requests))),
     String(sum(verdicts.map((v) => v.lost.length))),
     String(sum(verdicts.map((v) => v.contradictions.length))),
+    String(sum(verdicts.map((v) => v.stale.length))),
     `${sum(verdicts.map((v) => v.landed.landedAfterAnswer))}/${sum(verdicts.map((v) => v.landed.unknown))} (max ${seconds(max(verdicts.map((v) => v.landed.maxLateMs)))} s)`,
     seconds(max(faults.map((f) => f.healthyGapMs))),
     seconds(max(faults.map((f) => f.stuckGapMs))),
@@ -39,7 +40,7 @@ function row({ scenario, verdicts }: ScenarioRow): string[] {
   ];
 }
 
-const HEADER = ['scenario', 'runs', 'requests', 'ack lost', 'contradictions', '503s landed late', 'gap healthy s', 'gap stuck s', 'ok from 8 s', 'recovery s', 'bad /readyz', 'digests agree', 'other'];
+const HEADER = ['scenario', 'runs', 'requests', 'ack lost', 'contradictions', 'stale answers', '503s landed late', 'gap healthy s', 'gap stuck s', 'ok from 8 s', 'recovery s', 'bad /readyz', 'digests agree', 'other'];
 
 /** A Markdown table (pastes into docs/kafka.md as it is). */
 export function formatTable(rows: readonly ScenarioRow[]): string {
@@ -57,6 +58,7 @@ export function describeRun(verdict: RunVerdict, notes: readonly string[]): stri
     ...verdict.misanswered.map((p) => `misanswered: ${p.detail}`),
     ...verdict.reordered.map((p) => `reordered: ${p.detail}`),
     ...verdict.twoBodies.map((p) => `two bodies: ${p.detail}`),
+    ...verdict.stale.map((p) => `stale answer: ${p.detail}`),
     ...verdict.contradictions.map((c) => `contradiction on ${c.id}: ${c.detail}`),
     ...verdict.digests.problems.map((p) => `digest: ${p}`),
     ...verdict.readiness.map((p) => `readiness: instance ${p.instance} ${p.kind} for ${seconds(p.toMs - p.fromMs)} s (${p.polls} polls)${p.reasons.length > 0 ? `: ${p.reasons.join('; ')}` : ''}`),

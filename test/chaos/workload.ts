@@ -1,7 +1,8 @@
 // The clients of a fault run, all at once until stopped: unique creates on every instance; racing
 // creates of one id with a different body on each instance; reports created and deleted over and
 // over through random instances, a client retrying a write that got no acknowledgement on another
-// instance (as a 503 invites); and a /readyz poller per instance.
+// instance (as a 503 invites); clients that hop, sending each request of a report's script through
+// the next instance in turn as a load balancer would; and a /readyz poller per instance.
 import { unknownOutcome, type Purpose, type RequestRecord, type WriteOp } from './history.js';
 import type { Recorder } from './recorder.js';
 
@@ -15,6 +16,8 @@ export interface WorkloadOptions {
   readonly uniqueWorkersPerInstance: number;
   /** Ids created and deleted in turn, each by one client. */
   readonly cycleIds: number;
+  /** Clients running HOP_SCRIPT on one new id after another. */
+  readonly hopClients: number;
   readonly raceEveryMs: number;
   /** Each client's pause between requests. */
   readonly thinkMs: number;
@@ -27,7 +30,22 @@ export interface RunningWorkload {
 }
 
 /** Id ranges per purpose: a fresh topic per run, so plain numbers will do. */
-export const ID_BASE: Readonly<Record<Purpose, number>> = { unique: 1_000_000, race: 2_000_000, cycle: 3_000_000, script: 4_000_000 };
+export const ID_BASE: Readonly<Record<Purpose, number>> = { unique: 1_000_000, race: 2_000_000, cycle: 3_000_000, script: 4_000_000, hop: 5_000_000 };
+
+/**
+ * What a hopping client sends for each report, in turn, each request through the next instance and
+ * after the previous answer: create, delete, create with a new body, delete, create with another,
+ * an identical retry, and another body (a 409 when nothing failed).
+ */
+export const HOP_SCRIPT: readonly { readonly op: WriteOp; readonly name?: string }[] = [
+  { op: 'create', name: 'first' },
+  { op: 'delete' },
+  { op: 'create', name: 'second' },
+  { op: 'delete' },
+  { op: 'create', name: 'third' },
+  { op: 'create', name: 'third' },
+  { op: 'create', name: 'other' },
+];
 
 /** How long a cycling client retries one write before it moves on. */
 const RETRY_FOR_MS = 30_000;
@@ -54,6 +72,8 @@ export function startWorkload(options: WorkloadOptions): RunningWorkload {
   }
   const writers = { ...options, instances: through };
   for (let i = 0; i < options.cycleIds; i += 1) loops.push(cycle(running, writers, String(ID_BASE.cycle + i)));
+  let hopNext = ID_BASE.hop;
+  for (let i = 0; i < options.hopClients; i += 1) loops.push(hop(running, writers, i, () => String(hopNext++)));
   let raceNext = ID_BASE.race;
   loops.push(repeat(running, { ...options, thinkMs: options.raceEveryMs }, async () => {
     const id = String(raceNext++);
@@ -85,6 +105,25 @@ async function cycle(running: () => boolean, options: WorkloadOptions, id: strin
     const answer = await untilSettled(running, options, { op, id, ...(op === 'create' ? { name: `cycle ${id} v${version}` } : {}) });
     // 200 or 409 (another version is there): it exists; 204 or 404: it does not.
     if (answer !== undefined) exists = answer.status === 200 || answer.status === 409;
+    await sleep(options.thinkMs);
+  }
+}
+
+/** One client running HOP_SCRIPT on new ids, each request through the next instance that is up. */
+async function hop(running: () => boolean, options: WorkloadOptions, client: number, nextId: () => string): Promise<void> {
+  let turn = client;
+  while (running()) {
+    const id = nextId();
+    for (const step of HOP_SCRIPT) {
+      if (!running()) return;
+      const up = options.instances.filter(options.isUp);
+      const instance = up[turn++ % Math.max(1, up.length)];
+      if (instance === undefined) {
+        await sleep(200);
+        continue;
+      }
+      await options.recorder.send({ op: step.op, id, ...(step.name === undefined ? {} : { name: step.name }), instance, purpose: 'hop' });
+    }
     await sleep(options.thinkMs);
   }
 }

@@ -18,21 +18,24 @@ outcome('a void create of the same report is a retry, of another report a confli
   const state = fold([created('1', 'a')]);
   const same = created('1', 'a');
   const other = created('1', 'b');
-  assert.equal(outcomeOf(state, same, evolution(state, same)).outcome, { kind: 'unchanged', report: { name: 'a' } });
-  assert.equal(outcomeOf(state, other, evolution(state, other)).outcome, { kind: 'conflict' });
+  assert.equal(outcomeOf(state, same, evolution(state, same))?.outcome, { kind: 'unchanged', report: { name: 'a' } });
+  assert.equal(outcomeOf(state, other, evolution(state, other))?.outcome, { kind: 'conflict' });
 });
-outcome('a create voided because the report moved on while it is absent was superseded', () => {
+outcome('a create voided as superseded (the report moved on while it is absent) answers no request', () => {
   const state = fold([created('1', 'theirs'), deleted('1')]);
   const late = basedOn(created('1', 'mine'), 0);
-  assert.equal(outcomeOf(state, late, evolution(state, late)).outcome, { kind: 'superseded' });
+  assert.is(outcomeOf(state, late, evolution(state, late)), undefined);
 });
-outcome('a delete that took effect deleted; a void one, superseded included, found nothing', () => {
+outcome('a delete that took effect deleted; one void because the report is absent found nothing; one void as superseded answers no request', () => {
   const state = fold([created('1', 'a'), deleted('1'), created('1', 'b')]);
   const current = basedOn(deleted('1'), 3);
   const late = basedOn(deleted('1'), 1);
-  assert.equal(outcomeOf(state, current, evolution(state, current)).outcome, { kind: 'deleted' });
-  assert.equal(outcomeOf(state, late, evolution(state, late)).outcome, { kind: 'not-found' });
-  assert.equal(outcomeOf(state, deleted('2'), evolution(state, deleted('2'))).outcome, { kind: 'not-found' });
+  assert.equal(outcomeOf(state, current, evolution(state, current))?.outcome, { kind: 'deleted' });
+  assert.is(outcomeOf(state, late, evolution(state, late)), undefined);
+  assert.equal(outcomeOf(state, deleted('2'), evolution(state, deleted('2')))?.outcome, { kind: 'not-found' });
+  const absent = fold([created('3', 'a'), deleted('3')]);
+  const afterDelete = basedOn(deleted('3'), 1);
+  assert.equal(outcomeOf(absent, afterDelete, evolution(absent, afterDelete))?.outcome, { kind: 'not-found' });
 });
 outcome.run();
 
@@ -45,6 +48,16 @@ evolveKeys('records the first event that carries a key and keeps it', () => {
   const second = keyed(created('2', 'b'), 'k');
   evolveIdempotency(keys, state, second, evolution(state, second));
   assert.equal(keys.get('k'), { fingerprint: createFingerprint('1', 'a', undefined), outcome: { kind: 'created', report: { name: 'a' } } });
+});
+evolveKeys('leaves a key to the next event that carries it when the first was void as superseded', () => {
+  const keys: IdempotencyState = new Map();
+  const state = fold([created('1', 'theirs'), deleted('1')]);
+  const stale = keyed(basedOn(created('1', 'mine'), 0), 'k');
+  evolveIdempotency(keys, state, stale, evolution(state, stale));
+  assert.is(keys.has('k'), false);
+  const again = keyed(basedOn(created('1', 'mine'), 2), 'k');
+  evolveIdempotency(keys, state, again, evolution(state, again));
+  assert.equal(keys.get('k'), { fingerprint: createFingerprint('1', 'mine', undefined), outcome: { kind: 'created', report: { name: 'mine' } } });
 });
 evolveKeys('records nothing for an event without a key', () => {
   const keys: IdempotencyState = new Map();

@@ -1,18 +1,18 @@
 // A write is decided on a version of its report. When other writers move the report on before the
-// write reaches the log (another instance; on Kafka, a write answered 503 that lands late), the
-// fold voids it and the service answers from what the fold did: 404 for a delete, 409 for a
-// create, and never a change to what the others wrote. The other writers here are real appends to
-// the same file log, made just before the service's own.
+// write reaches the log (another instance not yet folded here; on Kafka, a write answered 503 that
+// lands late), the fold voids it, never changing what the others wrote, and the service decides
+// again on the state that now holds them: it writes again, or answers 404/409 when that state says
+// so. The other writers here are real appends to the same file log, made just before the service's own.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rm } from 'node:fs/promises';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
-import { ConflictError, NotFoundError } from '../../src/errors.js';
+import { ConflictError, NotFoundError, UnavailableError } from '../../src/errors.js';
 import type { AppendOptions, EventLog, LogMessage, LogPosition } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import { Projector } from '../../src/projection/projector.js';
-import { ReportService } from '../../src/reports/service.js';
+import { MAX_DECISIONS, ReportService } from '../../src/reports/service.js';
 import { rejection } from '../helpers/async.js';
 import { basedOn, created, deleted } from '../helpers/events.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
@@ -24,6 +24,8 @@ interface Context {
   service: ReportService;
   /** Events another writer appends right before the service's next append. */
   interlude: ReportEvent[];
+  /** Writes the service decided again. */
+  decidedAgain: number;
 }
 
 const late = suite<Context>('ReportService: writes whose report moved on before they reached the log');
@@ -33,6 +35,7 @@ late.before.each(async (context) => {
   context.dir = await tempDir('reports-late-');
   context.log = await openFileLog({ dir: context.dir, logger });
   context.interlude = [];
+  context.decidedAgain = 0;
   const log = context.log;
   // The service's log: the real one, with another writer's events appended just before each of its appends.
   const interleaved: EventLog = Object.assign(Object.create(log) as EventLog, {
@@ -46,7 +49,7 @@ late.before.each(async (context) => {
   context.projector.start();
   await context.projector.caughtUp();
   const envelope = { source: 'urn:report-store:test', newId: () => crypto.randomUUID(), time: () => new Date().toISOString() };
-  context.service = new ReportService({ log: interleaved, projector: context.projector, writeTimeoutMs: 5000, logger, ...envelope });
+  context.service = new ReportService({ log: interleaved, projector: context.projector, writeTimeoutMs: 5000, logger, ...envelope, onDecidedAgain: () => (context.decidedAgain += 1) });
 });
 
 late.after.each(async ({ projector, log, dir }) => {
@@ -55,36 +58,82 @@ late.after.each(async ({ projector, log, dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-late('a delete decided before a delete and a re-create by others answers 404 and leaves the new report', async ({ service, projector, interlude }) => {
+late('a delete decided before a delete and a re-create by others is decided again and deletes the new report (204)', async (context) => {
+  const { service, projector, interlude } = context;
   await service.create({ id: '1', name: 'first' });
   interlude.push(basedOn(deleted('1'), 1), basedOn(created('1', 'second'), 2));
-  const error = await rejection(service.delete('1'));
-  assert.instance(error, NotFoundError);
-  assert.equal(projector.model.reports.get('1'), { name: 'second' });
-  assert.is(projector.model.reports.version('1'), 3);
+  await service.delete('1');
+  assert.is(projector.model.reports.has('1'), false);
+  assert.is(projector.model.reports.version('1'), 4);
+  assert.is(context.decidedAgain, 1);
 });
 
-late('a create decided before a create and a delete by others answers 409 and creates nothing', async ({ service, projector, interlude }) => {
+late('a delete decided before another delete answers 404: the report was absent when its event reached the log', async (context) => {
+  const { service, projector, interlude } = context;
+  await service.create({ id: '5', name: 'first' });
+  interlude.push(basedOn(deleted('5'), 1));
+  assert.instance(await rejection(service.delete('5')), NotFoundError);
+  assert.is(projector.model.reports.version('5'), 2);
+  assert.is(context.decidedAgain, 0);
+});
+
+late('a create decided before a create and a delete by others is decided again and creates the report (200)', async ({ service, projector, interlude }) => {
   interlude.push(basedOn(created('2', 'theirs'), 0), basedOn(deleted('2'), 1));
-  const error = await rejection(service.create({ id: '2', name: 'mine' }));
-  assert.instance(error, ConflictError);
-  assert.match((error as Error).message, /nothing was created/);
-  assert.is(projector.model.reports.has('2'), false);
-  // Nothing holds the id: a retry creates it.
   assert.equal(await service.create({ id: '2', name: 'mine' }), { name: 'mine' });
+  assert.equal(projector.model.reports.get('2'), { name: 'mine' });
+  assert.is(projector.model.reports.version('2'), 3);
 });
 
-late('a superseded create with an Idempotency-Key answers 409 again when retried with that key', async ({ service, projector, interlude }) => {
-  interlude.push(basedOn(created('3', 'theirs'), 0), basedOn(deleted('3'), 1));
-  assert.instance(await rejection(service.create({ id: '3', name: 'mine' }, 'key-3')), ConflictError);
-  assert.equal(projector.model.keys.get('key-3')?.outcome, { kind: 'superseded' });
-  assert.instance(await rejection(service.create({ id: '3', name: 'mine' }, 'key-3')), ConflictError);
-  assert.is(projector.model.reports.has('3'), false);
-});
-
-late('a create that others made identically first answers 200 with the report', async ({ service, interlude }) => {
+late('a create decided before another body was created answers 409, and one before the same body 200', async ({ service, interlude }) => {
+  interlude.push(basedOn(created('6', 'theirs'), 0));
+  const error = await rejection(service.create({ id: '6', name: 'mine' }));
+  assert.instance(error, ConflictError);
+  assert.match((error as Error).message, /already exists with a different name or tag/);
   interlude.push(basedOn(created('4', 'same'), 0));
   assert.equal(await service.create({ id: '4', name: 'same' }), { name: 'same' });
+});
+
+late('a superseded create with an Idempotency-Key is written again with the key, which then answers its retries', async ({ service, projector, interlude }) => {
+  interlude.push(basedOn(created('3', 'theirs'), 0), basedOn(deleted('3'), 1));
+  assert.equal(await service.create({ id: '3', name: 'mine' }, 'key-3'), { name: 'mine' });
+  assert.equal(projector.model.keys.get('key-3')?.outcome, { kind: 'created', report: { name: 'mine' } });
+  assert.equal(await service.create({ id: '3', name: 'mine' }, 'key-3'), { name: 'mine' });
+  assert.is(projector.model.reports.version('3'), 3);
+});
+
+late('a superseded delete with an Idempotency-Key is written again and its retry answers 204', async ({ service, projector, interlude }) => {
+  await service.create({ id: '7', name: 'first' });
+  interlude.push(basedOn(deleted('7'), 1), basedOn(created('7', 'second'), 2));
+  await service.delete('7', 'key-7');
+  assert.equal(projector.model.keys.get('key-7')?.outcome, { kind: 'deleted' });
+  await service.delete('7', 'key-7');
+  assert.is(projector.model.reports.has('7'), false);
+});
+
+late(`a write that others supersede at every attempt gives up after ${MAX_DECISIONS} with 503, having changed nothing`, async (context) => {
+  const { service, projector, interlude, log } = context;
+  await service.create({ id: '8', name: 'first' });
+  // Before each of the service's appends, another writer deletes the report and creates it again.
+  const appendOf = log.append.bind(log);
+  let version = projector.model.reports.version('8');
+  const refill = () => {
+    interlude.push(basedOn(deleted('8'), version), basedOn(created('8', `theirs ${version}`), version + 1));
+    version += 2;
+  };
+  refill();
+  Object.assign(log, {
+    append: (messages: readonly LogMessage[], options?: AppendOptions) => {
+      const result = appendOf(messages, options);
+      if (messages.every((message) => message.event !== undefined)) void result.then(refill);
+      return result;
+    },
+  });
+  const error = await rejection(service.delete('8'));
+  assert.instance(error, UnavailableError);
+  assert.match((error as Error).message, /retrying is safe/);
+  assert.is(context.decidedAgain, MAX_DECISIONS - 1);
+  assert.is(projector.model.counts.voidEvents, MAX_DECISIONS);
+  assert.ok(projector.model.reports.has('8'), 'the report the others wrote is still there');
 });
 
 late.run();

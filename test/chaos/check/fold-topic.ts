@@ -1,6 +1,8 @@
 // Folds the topic with the project's own fold (projections/), as every consumer does, and links
 // each event to the request that wrote it by the trace-id of its traceparent. What the checks read:
-// whether each event took effect (the fold's verdict, whatever rule the fold implements).
+// whether each event took effect (the fold's verdict, whatever rule the fold implements). A request
+// may have written several events: a write the fold voids as decided on a stale state is decided
+// again and written again, so only its last event can answer it, and the earlier ones must be void.
 import { createHash } from 'node:crypto';
 import { canonicalState } from '../../../projections/canonical.js';
 import { decodeEvent } from '../../../projections/codec.js';
@@ -26,11 +28,11 @@ export interface FoldedTopic {
   /** In partition, then offset order: per id, the order every consumer folds in. */
   readonly events: readonly FoldedEvent[];
   readonly byId: ReadonlyMap<string, readonly FoldedEvent[]>;
-  /** The first event carrying each request's trace-id. */
+  /** The last event carrying each request's trace-id (the one that answered it). */
   readonly byRequest: ReadonlyMap<number, FoldedEvent>;
   /** Records that are not valid events. */
   readonly invalid: number;
-  /** Events without a request of this run, and second events of one request. */
+  /** Events without a request of this run, and events of a request that took effect before its last one. */
   readonly unexplained: readonly FoldedEvent[];
   /** SHA-256 of the canonical final state, as `reports replay` prints it. */
   readonly digest: string;
@@ -54,7 +56,7 @@ export function foldTopic(records: readonly TopicRecord[], requests: readonly Re
   const state = createState();
   const events: FoldedEvent[] = [];
   const byId = new Map<string, FoldedEvent[]>();
-  const byRequest = new Map<number, FoldedEvent>();
+  const ofRequest = new Map<number, FoldedEvent[]>();
   const unexplained: FoldedEvent[] = [];
   let invalid = 0;
   const ordered = [...records].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
@@ -74,8 +76,13 @@ export function foldTopic(records: readonly TopicRecord[], requests: readonly Re
     const ofId = byId.get(folded.id);
     if (ofId === undefined) byId.set(folded.id, [folded]);
     else ofId.push(folded);
-    if (request === undefined || byRequest.has(request.seq)) unexplained.push(folded);
-    else byRequest.set(request.seq, folded);
+    if (request === undefined) unexplained.push(folded);
+    else ofRequest.set(request.seq, [...(ofRequest.get(request.seq) ?? []), folded]);
+  }
+  const byRequest = new Map<number, FoldedEvent>();
+  for (const [seq, attempts] of ofRequest) {
+    byRequest.set(seq, attempts.at(-1) as FoldedEvent);
+    unexplained.push(...attempts.slice(0, -1).filter((attempt) => attempt.effective));
   }
   const digest = createHash('sha256').update(canonicalState(state)).digest('hex');
   return { events, byId, byRequest, invalid, unexplained, digest };

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { encodeEvent } from '../../../projections/codec.js';
 import type { ReportEvent } from '../../../projections/events.js';
-import { created, deleted } from '../../helpers/events.js';
+import { basedOn, created, deleted } from '../../helpers/events.js';
 import type { FaultWindow, Purpose, ReadinessPoll, RequestRecord, RunHistory, TopicRecord, WriteOp } from '../history.js';
 import { foldTopic } from './fold-topic.js';
 
@@ -30,9 +30,10 @@ export class Story {
     return record;
   }
 
-  /** Appends the request's event to `partition` (next offset), landing at `atMs`. */
-  land(request: RequestRecord, atMs: number, partition = 0): this {
-    const base: ReportEvent = request.op === 'create' ? created(request.id, request.name ?? '') : deleted(request.id);
+  /** Appends the request's event to `partition` (next offset), landing at `atMs`, decided on `expectedVersion` when given. */
+  land(request: RequestRecord, atMs: number, partition = 0, expectedVersion?: number): this {
+    const plain: ReportEvent = request.op === 'create' ? created(request.id, request.name ?? '') : deleted(request.id);
+    const base: ReportEvent = expectedVersion === undefined ? plain : basedOn(plain, expectedVersion);
     const event: ReportEvent = { ...base, traceparent: `00-${request.traceId}-${randomBytes(8).toString('hex')}-01` };
     const offset = this.topic.filter((record) => record.partition === partition).length;
     this.topic.push({ partition, offset, timestampMs: atMs, value: encodeEvent(event) });

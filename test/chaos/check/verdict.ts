@@ -3,6 +3,7 @@ import { acknowledged, type InstanceStop, type RequestRecord, type RunHistory } 
 import { availabilityPerFault, type FaultAvailability } from './availability.js';
 import { contradictions, landedUnknowns, type Contradiction, type LandedUnknowns } from './contradictions.js';
 import { foldTopic, type FoldedTopic } from './fold-topic.js';
+import { staleAnswers } from './stale-answers.js';
 import { readinessProblems, type ReadinessProblem } from './readiness.js';
 import { answersAgainstFold, oneBodyPerIncarnation, realTimeOrder, type WriteProblem } from './writes.js';
 
@@ -25,6 +26,8 @@ export interface RunVerdict {
   readonly misanswered: readonly WriteProblem[];
   readonly reordered: readonly WriteProblem[];
   readonly twoBodies: readonly WriteProblem[];
+  /** Answers true of no moment of their request (e): decided on a state older than the request. */
+  readonly stale: readonly WriteProblem[];
   readonly contradictions: readonly Contradiction[];
   readonly landed: LandedUnknowns;
   readonly invalidRecords: number;
@@ -62,6 +65,7 @@ export function judge(history: RunHistory): RunVerdict {
     misanswered: answers.filter((problem) => problem.kind === 'misanswered'),
     reordered: realTimeOrder(history.requests, folded),
     twoBodies: oneBodyPerIncarnation(history.requests, folded),
+    stale: staleAnswers(history.requests, folded),
     contradictions: contradictions(folded),
     landed: landedUnknowns(history.requests, folded),
     invalidRecords: folded.invalid,

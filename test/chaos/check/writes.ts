@@ -9,7 +9,7 @@ import { acknowledged, type RequestRecord } from '../history.js';
 import { holds, type FoldedEvent, type FoldedTopic } from './fold-topic.js';
 
 export interface WriteProblem {
-  readonly kind: 'lost' | 'misanswered' | 'reordered' | 'two-bodies';
+  readonly kind: 'lost' | 'misanswered' | 'reordered' | 'two-bodies' | 'stale';
   readonly id: string;
   readonly detail: string;
 }
