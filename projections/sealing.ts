@@ -1,0 +1,98 @@
+// Sealed content (the topic contract's erasure): a report's name and tag travel in its
+// ReportCreated event sealed with AES-256-GCM under a key of their own, one random 256-bit key per
+// event, kept in a key store that can forget it (the embedded log's keys.db, or Kafka's key topic).
+// Deleting the report destroys the key, and the content can no longer be opened from anything that
+// holds the event (the log, a snapshot, a backup, a consumer's copy). Pure apart from node:crypto,
+// so a consumer imports it as it is: `openContent` with the key read from the key store.
+//
+// The content is `name` in UTF-8, then, when the report has a tag, the byte 0xFF (never part of
+// UTF-8) and `tag` in UTF-8. A key seals one content only, so the nonce is fixed (12 zero bytes): a
+// nonce must never repeat under one key, and no key is used twice. The associated data binds the
+// box to its event: `<type>\n<report id>\n<expectedversion or empty>`, so a box copied into another
+// event (another id, another decision) does not open.
+import { createCipheriv, createDecipheriv, createHash } from 'node:crypto';
+import type { StoredReport } from './reports.js';
+
+/** Bytes of a content key (AES-256). */
+export const CONTENT_KEY_BYTES = 32;
+/** Bytes of the GCM tag at the end of every box. */
+export const SEAL_TAG_BYTES = 16;
+const NONCE = Buffer.alloc(12);
+const TAG_SEPARATOR = 0xff;
+
+/** `data.sealed` of a ReportCreated: which key (base64url key id) and the box (base64 of ciphertext and tag). */
+export interface SealedContent {
+  readonly key: string;
+  readonly box: string;
+}
+
+/** What the associated data binds a box to. */
+export interface SealContext {
+  readonly id: string;
+  readonly expectedversion?: number;
+}
+
+function associatedData({ id, expectedversion }: SealContext): Buffer {
+  return Buffer.from(`ReportCreated\n${id}\n${expectedversion ?? ''}`, 'utf8');
+}
+
+/** The content's bytes: what is sealed, and what its digest is taken of. */
+export function contentBytes({ name, tag }: StoredReport): Buffer {
+  const nameBytes = Buffer.from(name, 'utf8');
+  if (tag === undefined) return nameBytes;
+  const tagBytes = Buffer.from(tag, 'utf8');
+  const bytes = Buffer.allocUnsafe(nameBytes.length + 1 + tagBytes.length);
+  nameBytes.copy(bytes, 0);
+  bytes[nameBytes.length] = TAG_SEPARATOR;
+  tagBytes.copy(bytes, nameBytes.length + 1);
+  return bytes;
+}
+
+/** The content back from its bytes. */
+export function contentOf(bytes: Buffer): StoredReport {
+  const separator = bytes.indexOf(TAG_SEPARATOR);
+  if (separator < 0) return { name: bytes.toString('utf8') };
+  return { name: bytes.toString('utf8', 0, separator), tag: bytes.toString('utf8', separator + 1) };
+}
+
+/**
+ * SHA-256 of the content's bytes: the state digest's line for a live report (canonical.ts), the
+ * same whether its event was written plain or sealed. The key store keeps it beside the key and
+ * forgets it with the key.
+ */
+export function contentDigest(report: StoredReport): Buffer {
+  return createHash('sha256').update(contentBytes(report)).digest();
+}
+
+/** The box (ciphertext and tag) of `report` under `secret`, for the event `context` names. */
+export function sealBox(report: StoredReport, secret: Buffer, context: SealContext): Buffer {
+  const cipher = createCipheriv('aes-256-gcm', secret, NONCE, { authTagLength: SEAL_TAG_BYTES });
+  cipher.setAAD(associatedData(context));
+  const sealed = cipher.update(contentBytes(report));
+  const final = cipher.final();
+  return Buffer.concat([sealed, final, cipher.getAuthTag()]);
+}
+
+/** The content of `box`, or undefined when `secret` is not its key or the box was changed. */
+export function openBox(box: Uint8Array, secret: Buffer, context: SealContext): StoredReport | undefined {
+  if (box.length < SEAL_TAG_BYTES) return undefined;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', secret, NONCE, { authTagLength: SEAL_TAG_BYTES });
+    decipher.setAAD(associatedData(context));
+    decipher.setAuthTag(box.subarray(box.length - SEAL_TAG_BYTES));
+    const plain = Buffer.concat([decipher.update(box.subarray(0, box.length - SEAL_TAG_BYTES)), decipher.final()]);
+    return contentOf(plain);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `sealBox` in the form `data.sealed` carries. */
+export function sealContent(report: StoredReport, keyId: string, secret: Buffer, context: SealContext): SealedContent {
+  return { key: keyId, box: sealBox(report, secret, context).toString('base64') };
+}
+
+/** `openBox` of `data.sealed`: the content, or undefined when the key does not open it. */
+export function openContent(sealed: SealedContent, secret: Buffer, context: SealContext): StoredReport | undefined {
+  return openBox(Buffer.from(sealed.box, 'base64'), secret, context);
+}
