@@ -15,6 +15,8 @@ import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
 import { createOpenApiDocument } from './http/openapi.js';
 import type { EventLog } from './log/event-log.js';
 import { openEventLog } from './log/open-log.js';
+import type { KeyStore } from './keys/key-store.js';
+import { openKeyStore } from './keys/open-key-store.js';
 import { Projector } from './projection/projector.js';
 import { ProjectionHealth, startHeadProbe } from './projection/health.js';
 import { defaultFoldThreads } from './read-model/sharded-fold.js';
@@ -33,6 +35,7 @@ import { hasResumableScan } from './log/capabilities.js';
 export interface RunningServer {
   readonly url: string;
   readonly log: EventLog;
+  readonly keys: KeyStore;
   readonly projector: Projector;
   /** Stops accepting, lets requests in flight finish, then stops the projector and closes the log. */
   close(): Promise<void>;
@@ -56,7 +59,9 @@ export async function startServer(config: Config, { logger, announce = (line) =>
   // The newest snapshot is read first: the log's start-up scan resumes where its history ends.
   const newest = await readNewestSnapshot(snapshots, logger);
   const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
+  let keys: KeyStore | undefined;
   try {
+    keys = await openKeyStore(config, logger);
     const tokens = await resolveTokens(config, { logger });
     if (tokens.generatedToken) {
       announce(`No token configured: created one and saved it in ${tokens.generatedPath} (mode 0600). It is shown only this once:`);
@@ -73,26 +78,31 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp: () => autoSnapshot.onCaughtUp() });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
-    const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
+    const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
     // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
     const handle = app.callback();
     const server = await listen((req, res) => void handle(req, res), config, logger);
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, log: log.description }, 'listening');
+    const openedKeys = keys;
     return {
       url,
       log,
+      keys: openedKeys,
       projector,
       close: async () => {
         await closeServer(server, shutdownGraceMs);
         stopProbe();
+        service.stop();
         await projector.stop();
         await autoSnapshot.idle();
+        await openedKeys.close();
         await log.close();
       },
     };
   } catch (error) {
+    await keys?.close();
     await log.close();
     throw error;
   }
@@ -104,11 +114,12 @@ export async function startServer(config: Config, { logger, announce = (line) =>
  */
 export function createWiredApp(
   config: Config,
-  { log, projector, logger, tokenEntries, tracer }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[]; tracer?: Tracer },
-): Koa {
-  const metrics = createMetrics({ log, projector, health: projector.health });
+  { log, keys, projector, logger, tokenEntries, tracer }: { log: EventLog; keys: KeyStore; projector: Projector; logger: Logger; tokenEntries: readonly string[]; tracer?: Tracer },
+): { app: Koa; service: ReportService } {
+  const metrics = createMetrics({ log, keys, projector, health: projector.health });
   const service = new ReportService({
     log,
+    keys,
     logger,
     projector,
     writeTimeoutMs: config.writeTimeoutMs,
@@ -120,8 +131,9 @@ export function createWiredApp(
     onHeadRead: () => metrics.observeHeadRead(),
     ...(tracer ? { tracer } : {}),
   });
+  metrics.observeService(service);
   const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
-  return createApp({
+  const app = createApp({
     logger,
     metrics,
     service,
@@ -133,6 +145,7 @@ export function createWiredApp(
     openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION),
     asyncApiDocument: createAsyncApiDocument(topicFacts(config), SERVICE_VERSION),
   });
+  return { app, service };
 }
 
 async function listen(handler: RequestListener, config: Config, logger: Logger): Promise<Server> {

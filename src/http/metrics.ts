@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { cursorLag, cursorTotal, type EventLog } from '../log/event-log.js';
 import type { Projector } from '../projection/projector.js';
 import type { ProjectionHealth } from '../projection/health.js';
+import type { KeyStore } from '../keys/key-store.js';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -13,9 +14,17 @@ export interface Metrics {
   observeDecidedAgain(): void;
   /** The head of a report's partition was read before an answer that writes nothing. */
   observeHeadRead(): void;
+  /** The erasure figures the command service keeps (keys whose destruction is tried again, content that could not be opened). */
+  observeService(service: ErasureFigures): void;
 }
 
-export function createMetrics({ log, projector, health, now = Date.now }: { log: EventLog; projector: Projector; health: ProjectionHealth; now?: () => number }): Metrics {
+/** What the command service tells of erasure. */
+export interface ErasureFigures {
+  erasuresPending(): number;
+  contentUnopened(): number;
+}
+
+export function createMetrics({ log, keys, projector, health, now = Date.now }: { log: EventLog; keys: KeyStore; projector: Projector; health: ProjectionHealth; now?: () => number }): Metrics {
   const registry = new Registry();
   // The runtime's series (process_*: CPU, memory, file descriptors; nodejs_*: heap, handles,
   // event-loop lag, GC), what a dashboard shows first. They are read when scraped; only the
@@ -143,8 +152,36 @@ export function createMetrics({ log, projector, health, now = Date.now }: { log:
     help: "Reads of a report's partition head, so that an answer that writes nothing (404, 409, an unchanged 200) holds every write before the request",
     registers: [registry],
   });
+  new Counter({
+    name: 'reports_erasures_total',
+    help: 'Content keys destroyed since start: a deleted report\'s, or a void create\'s (its name and tag can no longer be opened)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(keys.stats().erasures);
+    },
+  });
+  let erasure: ErasureFigures | undefined;
+  new Gauge({
+    name: 'reports_erasures_pending',
+    help: 'Keys of deleted reports whose destruction the key store has not confirmed yet (tried again every second)',
+    registers: [registry],
+    collect() {
+      this.set(erasure?.erasuresPending() ?? 0);
+    },
+  });
+  new Counter({
+    name: 'reports_content_unopened_total',
+    help: 'Times a live report\'s content could not be opened because its key is missing from the key store (reports verify lists them)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(erasure?.contentUnopened() ?? 0);
+    },
+  });
   return {
     registry,
+    observeService: (service) => void (erasure = service),
     observeDecidedAgain: () => decidedAgain.inc(),
     observeHeadRead: () => headReads.inc(),
     observeRequest({ method, route, status }, durationSeconds) {

@@ -31,6 +31,9 @@ export interface KeyLookup {
   get(id: KeyId): ContentKey | undefined;
 }
 
+/** A lookup that holds no key: where no key store is at hand, every sealed report reads as keyless. */
+export const NO_KEYS: KeyLookup = { get: () => undefined };
+
 export interface KeyStoreStats {
   /** Keys destroyed since open (reports_erasures_total). */
   readonly erasures: number;
