@@ -9,9 +9,10 @@ import { contentDigest, sealContent } from '../../projections/sealing.js';
 import { keyIdText, parseKeyId, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
 import { createContentOpener, type ContentOpener } from './report-content.js';
 import { createKeyEraser, type KeyEraser } from './key-eraser.js';
-import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
-import { AppendOutcomeUnknownError, AppendTimeoutError, LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
-import { ProjectionTimeoutError, type Outcome, type Projector } from '../projection/projector.js';
+import { UnavailableError } from '../errors.js';
+import { AppendTimeoutError, type EventLog, type LogPosition } from '../log/event-log.js';
+import { answerToFailure, conflict, createdThenDeleted, deleteAnswer, keyMismatch, notFound, unconfirmed } from './answers.js';
+import type { Outcome, Projector } from '../projection/projector.js';
 import { answerReplayedCreate, decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision, type ReportView } from './decide.js';
 import { eventBasis, reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';
@@ -262,24 +263,7 @@ export class ReportService {
 
   /** Maps a failure of the log or of the projection to the answer the client gets. */
   private answerTo(error: unknown, subject: string): unknown {
-    if (error instanceof RecordTooLargeError) return new EventTooLargeError(error.sizeBytes, error.limitBytes);
-    if (error instanceof LogOverloadedError) {
-      return new UnavailableError(`${error.maxPending} writes are already waiting for the event log (REPORTS_MAX_PENDING_APPENDS); retry shortly`, 2);
-    }
-    if (error instanceof LogRefusingWritesError) return new UnavailableError(error.message, 30);
-    if (error instanceof LogUnavailableError) {
-      // The adapter's message can name files or broker addresses: log it, never send it.
-      this.options.logger.warn({ err: error, subject }, 'the event log is unavailable');
-      return new UnavailableError('the event log is unavailable; retrying the same request is safe');
-    }
-    if (error instanceof AppendOutcomeUnknownError) {
-      this.options.logger.warn({ err: error, subject }, 'the event log did not say whether it took a write');
-      return new UnavailableError('the event log did not confirm the write; retrying the same request is safe');
-    }
-    if (error instanceof AppendTimeoutError || error instanceof ProjectionTimeoutError) {
-      return new UnavailableError(`the event log did not confirm the write within ${this.options.writeTimeoutMs} ms; retrying the same request is safe`);
-    }
-    return error;
+    return answerToFailure(error, subject, this.options.writeTimeoutMs, this.options.logger);
   }
 }
 
@@ -291,42 +275,14 @@ function queueKeys(id: string, idempotencyKey: string | undefined): string | str
   return idempotencyKey === undefined ? id : [id, `key:${idempotencyKey}`];
 }
 
-/** The report a create that took effect made: what the fold stored for it. */
-function storedReport({ name, tag }: CreateCommand): StoredReport {
-  return tag === undefined ? { name } : { name, tag };
-}
-
-function keyMismatch(): UnprocessableError {
-  return new UnprocessableError('this Idempotency-Key was already used for a different request');
-}
-
-function deleteAnswer(id: string, decision: KeyDecision): void {
-  if (decision.kind !== 'replay') throw keyMismatch();
-  if (decision.request.outcome.kind === 'not-found') throw notFound(id);
-  if (decision.request.outcome.kind !== 'deleted') throw keyMismatch();
-}
-
 /** The report as a decision reads it, without its content (an absent report, or a delete). */
 function bareView(state: ReportsView, id: string): ReportView {
   return { version: state.version(id), live: state.has(id) };
 }
 
-/** A retry with the key of a create whose report has been deleted since: its content may be erased, and nothing is created again. */
-function createdThenDeleted(id: string): ConflictError {
-  return new ConflictError(`the request with this Idempotency-Key created report ${id}, which has been deleted since; nothing was written (send a new request, with a new key, to create it again)`);
-}
-
-function conflict(id: string): ConflictError {
-  return new ConflictError(`report ${id} already exists with a different name or tag`);
-}
-
-/** The log took the write, but what the fold did with it is no longer known here. */
-function unconfirmed(id: string): UnavailableError {
-  return new UnavailableError(`the write of report ${id} reached the event log, but its outcome could not be confirmed; retrying the same request is safe`);
-}
-
-function notFound(id: string): NotFoundError {
-  return new NotFoundError(`report ${id} does not exist`);
+/** The report a create that took effect made: what the fold stored for it. */
+function storedReport({ name, tag }: CreateCommand): StoredReport {
+  return tag === undefined ? { name } : { name, tag };
 }
 
 /** `work`'s result, or an AppendTimeoutError once `ms` have passed (the work itself is left to finish). */
