@@ -2,9 +2,12 @@
 // then one fdatasync for all of them. Not O_DSYNC as the event log's writes are (durable-write.ts):
 // the log writes one run per commit, where O_DSYNC saves a trip through the thread pool, but the
 // key store's destroys are scattered over the file, one run each, and under O_DSYNC each run waits
-// for its own flush to the disk. Measured on the development machine (test/bench/key-store-sync.ts):
-// 30 scattered destroys took 2.5 ms with O_DSYNC and 1.2 ms written then fdatasynced once; a run of
-// 1 to 300 puts costs the same either way (0.17-0.22 ms). The callback API of node:fs, as the log's.
+// for its own flush to the disk. Measured on the development machine, busy with other work
+// (2026-11-26, test/bench/key-store-sync.ts, three runs, medians): 30 destroys scattered over
+// 100,000 keys took 1.3-1.5 ms written at once then fdatasynced, 1.9-2.3 ms written at once through
+// O_DSYNC and 5.7-7.0 ms in turn through O_DSYNC; one run at the end costs about the same either
+// way (0.25-0.35 ms for 30 or 300 slots, O_DSYNC 0.03-0.06 ms less), not worth a second descriptor.
+// The callback API of node:fs, as the log's.
 import { fdatasync, write } from 'node:fs';
 import { slotPosition } from './key-slots.js';
 import type { SlotRun } from './slot-plan.js';

@@ -11,6 +11,7 @@ import { KeyStoreDamagedError, KeyStoreMissingError } from '../../src/keys/key-s
 import type { ContentKey } from '../../src/keys/key-store.js';
 import { rejection } from '../helpers/async.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
+import { holdThreadPool } from './hold-thread-pool.js';
 
 const digestOf = (text: string) => createHash('sha256').update(text).digest();
 const keysFile = (dir: string) => join(dir, 'keys.db');
@@ -183,6 +184,20 @@ damage('is overwritten by a destroy, and is then sound', async ({ dir }) => {
   const { store, keys } = await damagedStore(dir);
   await store.destroy([keys[4]!.id]);
   assert.equal(await store.verify(), []);
+  await store.close();
+});
+
+damage('read while a write is in flight, is read again once it is durable before it is called damaged', async ({ dir }) => {
+  const { store, keys } = await damagedStore(dir);
+  const pool = holdThreadPool(dir);
+  const settled: string[] = [];
+  // The read queues behind the destroy's write: both run once the pool is free, the sync after them.
+  const destroy = store.destroy([keys[7]!.id]).then(() => settled.push('destroy'));
+  const get = store.get(keys[4]!.id).then((key) => settled.push(`get ${key === undefined ? 'nothing' : 'a key'}`));
+  await pool.release();
+  await Promise.all([destroy, get]);
+  assert.equal(settled, ['destroy', 'get nothing']);
+  assert.is(store.stats().unreadable, 1);
   await store.close();
 });
 
