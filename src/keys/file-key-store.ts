@@ -16,7 +16,7 @@ import { keyIdText, type ContentKey, type KeyId, type KeyStore, type KeyStoreSta
 import { planSlotWrites, type KeyWrite, type SlotKey } from './slot-plan.js';
 import { readSlotTable, type SlotTable } from './slot-table.js';
 import { writeRunsDurably } from './slot-writes.js';
-import { sweepOrphans } from './sweep-orphans.js';
+import { sweepOrphanSlots } from './sweep-orphans.js';
 
 export interface FileKeyStoreOptions {
   /** The data directory (the embedded log's, whose lock this process holds); the keys are `keys.db` in it. */
@@ -107,6 +107,7 @@ class FileKeys implements FileKeyStore {
     const refused = this.refusal();
     if (refused) return Promise.reject(refused);
     if (keys.length === 0) return Promise.resolve();
+    // Taken for good: a put refused or timed out leaves its slots unused (mint new keys to retry).
     let taken: SlotKey[];
     try {
       taken = this.takeMinted(keys);
@@ -210,12 +211,13 @@ class FileKeys implements FileKeyStore {
     this.counts.unreadable += slots.length;
     const named = slots.slice(0, 20);
     const list = `${named.join(', ')}${slots.length > named.length ? ', …' : ''}`;
-    this.logger.error({ path: this.file.path, slots: named, damagedSlots: slots.length }, `${this.file.path}: key slot ${list} fails its check; its key is unreadable`);
+    const what = slots.length === 1 ? `key slot ${list} fails its check; its key is` : `${slots.length} key slots fail their check (${list}); their keys are`;
+    this.logger.error({ path: this.file.path, slots: named, damagedSlots: slots.length }, `${this.file.path}: ${what} unreadable`);
   }
 
   async sweepOrphans(isReferenced: (id: KeyId) => boolean, { below }: { readonly below: number }): Promise<number> {
     const table = await this.readTable();
-    const swept = await sweepOrphans(table, isReferenced, below, (ids) => this.destroy(ids));
+    const swept = await sweepOrphanSlots(table, isReferenced, below, (ids) => this.destroy(ids));
     if (swept.live + swept.damaged > 0) this.logger.info({ path: this.file.path, orphans: swept.live, damagedSlots: swept.damaged }, 'destroyed keys no live report uses (left by a crash)');
     return swept.live + swept.damaged;
   }

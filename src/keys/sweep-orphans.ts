@@ -24,7 +24,7 @@ export interface SweepResult {
  * Destroys, through `destroy`, every live or damaged slot of `table` below `below` whose id
  * `isReferenced` does not claim, a slice at a time.
  */
-export async function sweepOrphans(
+export async function sweepOrphanSlots(
   table: SlotTable,
   isReferenced: (id: KeyId) => boolean,
   below: number,

@@ -194,7 +194,7 @@ damage('read while a write is in flight, is read again once it is durable before
   // The read queues behind the destroy's write: both run once the pool is free, the sync after them.
   const destroy = store.destroy([keys[7]!.id]).then(() => settled.push('destroy'));
   const get = store.get(keys[4]!.id).then((key) => settled.push(`get ${key === undefined ? 'nothing' : 'a key'}`));
-  await pool.release();
+  await pool.release(); // nothing above can throw before it
   await Promise.all([destroy, get]);
   assert.equal(settled, ['destroy', 'get nothing']);
   assert.is(store.stats().unreadable, 1);

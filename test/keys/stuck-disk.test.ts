@@ -27,14 +27,19 @@ stuck('a write that is not durable within timeoutMs is rejected with AppendTimeo
   const pool = holdThreadPool(dir);
   const writing = keys.mint(digestOf('writing'));
   const waiting = keys.mint(digestOf('waiting'));
-  const inFlight = rejection(keys.put([writing], { timeoutMs: 50 }));
-  const queued = rejection(keys.put([waiting], { timeoutMs: 50 }));
-  const destroy = rejection(keys.destroy([held.id], { timeoutMs: 50 }));
-  for (const error of await withTimeout(Promise.all([inFlight, queued, destroy]), 5000, 'the timeouts')) {
+  let errors: unknown[];
+  try {
+    const inFlight = rejection(keys.put([writing], { timeoutMs: 50 }));
+    const queued = rejection(keys.put([waiting], { timeoutMs: 50 }));
+    const destroy = rejection(keys.destroy([held.id], { timeoutMs: 50 }));
+    errors = await withTimeout(Promise.all([inFlight, queued, destroy]), 5000, 'the timeouts');
+  } finally {
+    await pool.release();
+  }
+  for (const error of errors) {
     assert.instance(error, AppendTimeoutError);
     assert.is((error as AppendTimeoutError).timeoutMs, 50);
   }
-  await pool.release();
   await keys.close();
   // The write in flight went on; the ones still waiting never reached the disk.
   const reopened = await openFileKeyStore({ dir, logger: memoryLogger().logger });
@@ -48,11 +53,12 @@ stuck('beyond maxPending waiting writes, a put or a destroy is refused at once w
   const keys = await openFileKeyStore({ dir, logger: memoryLogger().logger, create: true, maxPending: 2 });
   const pool = holdThreadPool(dir);
   const accepted = [keys.put([keys.mint(digestOf('in flight'))]), keys.put([keys.mint(digestOf('one'))]), keys.destroy([keys.mint(digestOf('two')).id])];
-  const refusedPut = await rejection(keys.put([keys.mint(digestOf('three'))]));
-  assert.instance(refusedPut, LogOverloadedError);
-  assert.is((refusedPut as LogOverloadedError).maxPending, 2);
-  assert.instance(await rejection(keys.destroy([keys.mint(digestOf('four')).id])), LogOverloadedError);
+  const refused = [keys.put([keys.mint(digestOf('three'))]), keys.destroy([keys.mint(digestOf('four')).id])].map(rejection);
   await pool.release();
+  for (const error of await Promise.all(refused)) {
+    assert.instance(error, LogOverloadedError);
+    assert.is((error as LogOverloadedError).maxPending, 2);
+  }
   await withTimeout(Promise.all(accepted), 5000, 'the accepted writes');
   assert.is(keys.slots, 2);
   await keys.close();
