@@ -7,7 +7,7 @@ import { readAt } from '../log/file/read-at.js';
 import { HEADER_BYTES, SLOT_BYTES, slotOfKeyId, slotPosition, slotSound, viewSlot, type SlotView } from './key-slots.js';
 import type { ContentKey, KeyId, KeyLookup } from './key-store.js';
 
-/** Slots checked between two turns of the event loop (a CRC each: about 15 ms of work). */
+/** Slots checked between two turns of the event loop (a CRC each: 15-30 ms of work on the development machine). */
 const CHECK_SLICE_SLOTS = 65_536;
 const READ_CHUNK_BYTES = 16 * 1024 * 1024;
 
