@@ -1,0 +1,232 @@
+// The embedded key store: keys.db in the data directory, beside the embedded log (key-slots.ts has
+// the format). A key's id is its slot number, and slots are never reused: an id names one key for
+// the life of the file, so a destroyed key's id can never come back holding another key (an event
+// that names it must never open again, and a key must never seal two contents under its fixed
+// nonce). Group commit as the log's: puts and destroys that wait together are written together and
+// share one sync, and each resolves only once it is durable. Nothing logged carries a secret or a
+// content digest: lines name the file and slot numbers only.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../log/batcher.js';
+import { readAt } from '../log/file/read-at.js';
+import { openKeyFile, type KeyFile } from './key-file.js';
+import { DIGEST_BYTES, keyIdOfSlot, SECRET_BYTES, SLOT_BYTES, slotOfKeyId, slotPosition, slotSound, viewSlot } from './key-slots.js';
+import { KeyNotMintedError, KeyStoreUnavailableError } from './key-store-errors.js';
+import { keyIdText, type ContentKey, type KeyId, type KeyStore, type KeyStoreStats, type KeyWriteOptions } from './key-store.js';
+import { planSlotWrites, type KeyWrite, type SlotKey } from './slot-plan.js';
+import { readSlotTable, type SlotTable } from './slot-table.js';
+import { writeRunsDurably } from './slot-writes.js';
+import { sweepOrphanSlots } from './sweep-orphans.js';
+
+export interface FileKeyStoreOptions {
+  /** The data directory (the embedded log's, whose lock this process holds); the keys are `keys.db` in it. */
+  readonly dir: string;
+  readonly logger: Logger;
+  /** Key writes allowed to wait for the next sync (as the log's REPORTS_MAX_PENDING_APPENDS). */
+  readonly maxPending?: number;
+  /** Create keys.db when it is missing (no event refers to a key yet); otherwise a missing file stops the open. */
+  readonly create?: boolean;
+}
+
+export interface FileKeyStoreStats extends KeyStoreStats {
+  /** Keys made durable since open. */
+  readonly puts: number;
+  /** Group commits, each one fdatasync. */
+  readonly syncs: number;
+  /** Reads (get, lookup) that met a slot failing its check. */
+  readonly unreadable: number;
+}
+
+export interface FileKeyStore extends KeyStore {
+  /** Slots minted and durable: every id below this is in the file (the next id minted is at least this). */
+  readonly slots: number;
+  /** Whether `id` names a slot in the file (live, destroyed or reserved): at start, the newest id the log names must. */
+  holds(id: KeyId): boolean;
+  /** Checks every slot; returns the slot numbers that fail their check. */
+  verify(): Promise<number[]>;
+  /**
+   * Destroys every live key below slot `below` that `isReferenced` says no live report uses, and
+   * every slot below it failing its check that none uses; returns how many slots it destroyed.
+   */
+  sweepOrphans(isReferenced: (id: KeyId) => boolean, options: { readonly below: number }): Promise<number>;
+  stats(): FileKeyStoreStats;
+}
+
+export async function openFileKeyStore({ dir, logger, maxPending = DEFAULT_MAX_PENDING_APPENDS, create = false }: FileKeyStoreOptions): Promise<FileKeyStore> {
+  const file = await openKeyFile({ dir, logger, create });
+  logger.info({ path: file.path, slots: file.slots }, 'opened the key store');
+  return new FileKeys(file, logger, maxPending);
+}
+
+class FileKeys implements FileKeyStore {
+  readonly description: string;
+  private readonly batcher: Batcher<KeyWrite, undefined>;
+  /** Slots durable in the file. */
+  private written: number;
+  /** The next slot to mint. */
+  private minted: number;
+  /** Slots minted here and neither put nor destroyed: the only slots a put may fill. */
+  private readonly unput = new Set<number>();
+  /** The group commit being written, while it is. */
+  private writing: Promise<void> | undefined;
+  private failure: Error | undefined;
+  private closed = false;
+  private counts = { puts: 0, syncs: 0, erasures: 0, unreadable: 0 };
+
+  constructor(
+    private readonly file: KeyFile,
+    private readonly logger: Logger,
+    maxPending: number,
+  ) {
+    this.description = `keys:${file.path}`;
+    this.written = this.minted = file.slots;
+    this.batcher = new Batcher((writes) => this.writeGroup(writes), { maxPending });
+  }
+
+  get slots(): number {
+    return this.written;
+  }
+
+  holds(id: KeyId): boolean {
+    const slot = slotOfKeyId(id);
+    return slot !== undefined && slot < this.written;
+  }
+
+  stats(): FileKeyStoreStats {
+    return { ...this.counts };
+  }
+
+  mint(contentDigest: Buffer): ContentKey {
+    if (contentDigest.length !== DIGEST_BYTES) throw new RangeError(`a content digest has ${DIGEST_BYTES} bytes, not ${contentDigest.length}`);
+    const slot = this.minted++;
+    this.unput.add(slot);
+    return { id: keyIdOfSlot(slot), secret: randomBytes(SECRET_BYTES), contentDigest: Buffer.from(contentDigest) };
+  }
+
+  put(keys: readonly ContentKey[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
+    const refused = this.refusal();
+    if (refused) return Promise.reject(refused);
+    if (keys.length === 0) return Promise.resolve();
+    // Taken for good: a put refused or timed out leaves its slots unused (mint new keys to retry).
+    let taken: SlotKey[];
+    try {
+      taken = this.takeMinted(keys);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.batcher.add({ kind: 'put', keys: taken }, undefined, timeoutMs);
+  }
+
+  /** The slots of `keys`, taken out of `unput` (all or none): a key is put once at most. */
+  private takeMinted(keys: readonly ContentKey[]): SlotKey[] {
+    const seen = new Set<number>();
+    const taken = keys.map(({ id, secret, contentDigest }) => {
+      const slot = slotOfKeyId(id);
+      const fits = secret.length === SECRET_BYTES && contentDigest.length === DIGEST_BYTES;
+      if (slot === undefined || !this.unput.has(slot) || seen.has(slot) || !fits) throw new KeyNotMintedError(keyIdText(id));
+      seen.add(slot);
+      return { slot, secret, contentDigest };
+    });
+    for (const slot of seen) this.unput.delete(slot);
+    return taken;
+  }
+
+  destroy(ids: readonly KeyId[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
+    const refused = this.refusal();
+    if (refused) return Promise.reject(refused);
+    const slots = ids.flatMap((id) => slotOfKeyId(id) ?? []).filter((slot) => slot < this.minted);
+    // A key destroyed before its put can never be put: its id stays unused.
+    for (const slot of slots) this.unput.delete(slot);
+    if (slots.length === 0) return Promise.resolve();
+    return this.batcher.add({ kind: 'destroy', slots }, undefined, timeoutMs);
+  }
+
+  private refusal(): Error | undefined {
+    return this.closed ? this.closedError() : this.failure;
+  }
+
+  private closedError(): KeyStoreUnavailableError {
+    return new KeyStoreUnavailableError(`the key store ${this.file.path} is closed`);
+  }
+
+  private async writeGroup(writes: readonly KeyWrite[]): Promise<undefined[]> {
+    if (this.failure) throw this.failure;
+    const plan = planSlotWrites(writes, this.written);
+    if (plan.runs.length > 0) {
+      this.writing = writeRunsDurably(this.file.handle.fd, plan.runs);
+      try {
+        await this.writing;
+      } catch (cause) {
+        // After a failed write the page cache and the disk may disagree, and a later sync could
+        // acknowledge what is not there: fail every write until a restart checks the file again.
+        this.failure = new KeyStoreUnavailableError(`the key store ${this.file.path} failed to write; restart the service`, { cause });
+        throw this.failure;
+      } finally {
+        this.writing = undefined;
+      }
+      this.counts.syncs += 1;
+    }
+    this.written = plan.end;
+    this.counts.puts += plan.puts;
+    this.counts.erasures += plan.destroyed;
+    return writes.map(() => undefined);
+  }
+
+  /** Resolves once the group commit being written (if any) is durable or failed. */
+  private async settled(): Promise<void> {
+    await this.writing?.catch(() => undefined);
+  }
+
+  async get(id: KeyId): Promise<ContentKey | undefined> {
+    if (this.closed) throw this.closedError();
+    const slot = slotOfKeyId(id);
+    if (slot === undefined || slot >= this.written) return undefined;
+    let bytes = await readAt(this.file.handle, slotPosition(slot), SLOT_BYTES);
+    if (!slotSound(bytes, 0) && this.writing) {
+      // Read while a destroy was rewriting it: neither its old bytes nor its new. Read it again.
+      await this.settled();
+      bytes = await readAt(this.file.handle, slotPosition(slot), SLOT_BYTES);
+    }
+    const view = viewSlot(bytes, 0);
+    if (view.kind === 'damaged') this.reportDamage([slot]);
+    return view.kind === 'live' ? { id: Buffer.from(id), secret: view.secret, contentDigest: view.contentDigest } : undefined;
+  }
+
+  async lookup(): Promise<SlotTable> {
+    const table = await this.readTable();
+    if (table.damaged.length > 0) this.reportDamage(table.damaged);
+    return table;
+  }
+
+  async verify(): Promise<number[]> {
+    return [...(await this.readTable()).damaged];
+  }
+
+  private async readTable(): Promise<SlotTable> {
+    if (this.closed) throw this.closedError();
+    return readSlotTable(this.file.handle, this.written, () => this.settled());
+  }
+
+  private reportDamage(slots: readonly number[]): void {
+    this.counts.unreadable += slots.length;
+    const named = slots.slice(0, 20);
+    const list = `${named.join(', ')}${slots.length > named.length ? ', …' : ''}`;
+    const what = slots.length === 1 ? `key slot ${list} fails its check; its key is` : `${slots.length} key slots fail their check (${list}); their keys are`;
+    this.logger.error({ path: this.file.path, slots: named, damagedSlots: slots.length }, `${this.file.path}: ${what} unreadable`);
+  }
+
+  async sweepOrphans(isReferenced: (id: KeyId) => boolean, { below }: { readonly below: number }): Promise<number> {
+    const table = await this.readTable();
+    const swept = await sweepOrphanSlots(table, isReferenced, below, (ids) => this.destroy(ids));
+    if (swept.live + swept.damaged > 0) this.logger.info({ path: this.file.path, orphans: swept.live, damagedSlots: swept.damaged }, 'destroyed keys no live report uses (left by a crash)');
+    return swept.live + swept.damaged;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Writes already accepted are written and synced before the file is closed.
+    await this.batcher.idle();
+    await this.file.handle.close();
+  }
+}
