@@ -17,6 +17,8 @@ import type { EventLog } from './log/event-log.js';
 import { openEventLog } from './log/open-log.js';
 import type { KeyStore } from './keys/key-store.js';
 import { openKeyStore } from './keys/open-key-store.js';
+import { checkNewestKeyHeld, sweepBound, sweepOrphanKeys } from './keys/key-upkeep.js';
+import { stateDigest } from './projection/fold-log.js';
 import { Projector } from './projection/projector.js';
 import { ProjectionHealth, startHeadProbe } from './projection/health.js';
 import { defaultFoldThreads } from './read-model/sharded-fold.js';
@@ -37,8 +39,11 @@ export interface RunningServer {
   readonly log: EventLog;
   readonly keys: KeyStore;
   readonly projector: Projector;
-  /** Stops accepting, lets requests in flight finish, then stops the projector and closes the log. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting, lets requests in flight finish, then stops the projector and closes the key
+   * store and the log; resolves with the state digest of what was folded (as `reports replay` prints it).
+   */
+  close(): Promise<{ digest: string }>;
 }
 
 export interface ServerDeps {
@@ -49,9 +54,14 @@ export interface ServerDeps {
   readonly shutdownGraceMs?: number;
   /** Spans of writes (default: the global OpenTelemetry tracer, a no-op unless an SDK is registered). */
   readonly tracer?: Tracer;
+  /**
+   * Called when the server must not go on after its start (the key store does not hold the keys
+   * the log refers to, found once the log is folded): `reports serve` stops and exits 1. Default: logged only.
+   */
+  readonly onFatal?: (error: Error) => void;
 }
 
-export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
+export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000, tracer, onFatal = () => undefined }: ServerDeps): Promise<RunningServer> {
   await checkStartSettings(config);
   const snapshots = snapshotDir(config.dataDir);
   // Before anything is written (the lock included): on a full disk, what a dead writer left is the room.
@@ -70,12 +80,28 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger, ...(newest ? { newest } : {}) });
     if (snapshot) logger.info({ events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
     const model = snapshot?.model ?? createReadModel();
+    // A snapshot names the newest key its history refers to: a key store that never held it stops the start now.
+    checkNewestKeyHeld(model, keys);
+    const openedKeys = keys;
+    const sweepBelow = sweepBound(keys);
     // Opened at the newest snapshot's resume point but folding from before it: scan that part now,
     // so damage there stops the start as at any open.
     if (hasResumableScan(log)) await log.scanFrom(model.cursor);
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
     const health = new ProjectionHealth(config.projectionStallMs);
-    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp: () => autoSnapshot.onCaughtUp() });
+    const onCaughtUp = () => {
+      autoSnapshot.onCaughtUp();
+      try {
+        checkNewestKeyHeld(model, openedKeys);
+      } catch (error) {
+        logger.fatal({ err: error }, 'the key store does not hold the keys the event log refers to');
+        onFatal(error as Error);
+        return;
+      }
+      if (sweepBelow !== undefined) sweeping = sweepOrphanKeys(model, openedKeys, sweepBelow, logger).catch((error: unknown) => void logger.warn({ err: error }, 'could not sweep the key store'));
+    };
+    let sweeping: Promise<unknown> = Promise.resolve();
+    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
     const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
@@ -84,8 +110,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     const server = await listen((req, res) => void handle(req, res), config, logger);
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-    logger.info({ url, log: log.description }, 'listening');
-    const openedKeys = keys;
+    logger.info({ url, log: log.description, keys: keys.description }, 'listening');
     return {
       url,
       log,
@@ -97,8 +122,11 @@ export async function startServer(config: Config, { logger, announce = (line) =>
         service.stop();
         await projector.stop();
         await autoSnapshot.idle();
+        await sweeping;
+        const digest = stateDigest(model.reports, await openedKeys.lookup());
         await openedKeys.close();
         await log.close();
+        return { digest };
       },
     };
   } catch (error) {

@@ -98,6 +98,7 @@ async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, thre
   if (folded === undefined || folded.kind === 'misrouted') return 'go on';
   if (folded.kind === 'aborted') return 'stop';
   model.reports.takeOver(folded.model.reports);
+  if (folded.model.newestKey !== undefined) model.newestKey = folded.model.newestKey;
   for (const [key, request] of folded.model.keys) model.keys.set(key, request);
   Object.assign(model.counts, folded.model.counts);
   model.cursor.set(0, end);

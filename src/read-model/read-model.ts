@@ -4,6 +4,7 @@
 // exists once. The event rules themselves are the pure code of projections/.
 import { evolveIdempotency, type IdempotencyState, type KeyedRequest } from '../../projections/idempotency.js';
 import { apply, evolution, type Evolution, type FoldEvent } from '../../projections/reports.js';
+import { isSealed } from '../../projections/events.js';
 import type { Cursor, LogGap, LogPosition, LogRecord } from '../log/event-log.js';
 import { decodeForFold, type FoldInput } from './fold-decode.js';
 import { ReportTable } from './report-table.js';
@@ -19,6 +20,11 @@ export interface FoldCounts {
 
 export interface ReadModel {
   readonly reports: ReportTable;
+  /**
+   * The key of the newest sealed create folded (void or not): the key store must hold it (or have
+   * destroyed it); one that was never in it means keys.db was lost, cut or replaced.
+   */
+  newestKey?: string;
   /** Idempotency keys seen in the events, with what their first request did. */
   readonly keys: IdempotencyState;
   /** Next offset to fold, per partition. */
@@ -28,6 +34,7 @@ export interface ReadModel {
 
 export interface ReadModelStart {
   readonly reports?: ReportTable;
+  readonly newestKey?: string;
   readonly keys?: IdempotencyState;
   readonly cursor?: Cursor;
   readonly counts?: Partial<FoldCounts>;
@@ -35,6 +42,7 @@ export interface ReadModelStart {
 
 export function createReadModel(start: ReadModelStart = {}): ReadModel {
   return {
+    ...(start.newestKey === undefined ? {} : { newestKey: start.newestKey }),
     reports: start.reports ?? new ReportTable(),
     keys: start.keys ?? new Map<string, KeyedRequest>(),
     cursor: new Map(start.cursor ?? []),
@@ -66,6 +74,7 @@ export function applyInput(model: ReadModel, position: LogPosition, input: FoldI
 
 function applyEvent(model: ReadModel, position: LogPosition, event: FoldEvent): Evolution {
   const change = evolution(model.reports, event);
+  if (event.type === 'ReportCreated' && isSealed(event.data)) model.newestKey = event.data.sealed.key;
   // The key records what the event did, judged on the reports before it is applied.
   if (event.data.idempotencyKey !== undefined) evolveIdempotency(model.keys, model.reports, event, change);
   apply(model.reports, change);

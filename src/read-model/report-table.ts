@@ -11,7 +11,7 @@ import { IdIndex, NO_RECORD, type IdIndexParts } from './id-index.js';
 import { writeIndexBytes } from './id-index-bytes.js';
 import { IdDigits, idText, parseId } from './int64-id.js';
 import { RecordArena, type RecordArenaParts } from './record-arena.js';
-import { writeCanonicalLine, type KeyDigest } from './report-record.js';
+import { isSealedRecord, sealedParts, writeCanonicalLine, type KeyDigest } from './report-record.js';
 
 /** A table being written as it was at one moment (ReportTable.freeze). */
 export interface FrozenTable {
@@ -194,6 +194,15 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
       writeCanonicalLine(out, chunk, position, digits.load(keys.low[i] as number, keys.high[i] as number), keyDigest);
     }
     out.flush();
+  }
+
+  /** Calls `visit` with the key id of every live report whose content is sealed (a view into the table: copy it to keep it). */
+  forEachSealedKey(visit: (keyId: Buffer) => void): void {
+    const { keys, count } = this.index.liveInOrder();
+    for (let i = 0; i < count; i += 1) {
+      const { chunk, position } = this.arena.locate(keys.payload[i] as number);
+      if (isSealedRecord(chunk, position)) visit(sealedParts(chunk, position).keyId);
+    }
   }
 
   /** Calls `visit` with every live id and its record's position, in the canonical order of ids (projections/canonical.ts). */

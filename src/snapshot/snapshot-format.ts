@@ -46,6 +46,7 @@ const Meta = Type.Object({
   counts: Type.Object({ records: Type.Integer({ minimum: 0 }), voidEvents: Type.Integer({ minimum: 0 }), invalid: Type.Integer({ minimum: 0 }) }),
   anchors: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Union([Type.String(), Type.Null()])])),
   resume: Type.Optional(Type.String()),
+  newestKey: Type.Optional(Type.String()),
 });
 type Meta = Static<typeof Meta>;
 const checkMeta = TypeCompiler.Compile(Meta);
@@ -54,6 +55,7 @@ const checkMeta = TypeCompiler.Compile(Meta);
 export interface EncodedModel {
   readonly cursor: Cursor;
   readonly counts: FoldCounts;
+  readonly newestKey?: string;
   /** The reports and idempotency-key sections. */
   readonly sections: readonly Buffer[];
 }
@@ -66,7 +68,11 @@ export function encodeModel(model: ReadModel): EncodedModel {
   // With no slice boundary the writer finishes before it returns its promise.
   void writeKeys(out, model.keys, model.keys.size, Number.POSITIVE_INFINITY, () => Promise.resolve());
   out.flush();
-  return { cursor: new Map(model.cursor), counts: { ...model.counts }, sections };
+  return { cursor: new Map(model.cursor), counts: { ...model.counts }, ...newest(model), sections };
+}
+
+function newest({ newestKey }: ReadModel): { newestKey?: string } {
+  return newestKey === undefined ? {} : { newestKey };
 }
 
 /** The read model as encodeModel would encode it now, finished later while the model goes on changing (freezeModel). */
@@ -87,6 +93,7 @@ export interface ModelFreeze {
 export function freezeModel(model: ReadModel): ModelFreeze {
   const cursor = new Map(model.cursor);
   const counts = { ...model.counts };
+  const newestKey = newest(model);
   const keyCount = model.keys.size;
   const sections: Buffer[] = [];
   const out = new BytesOut((bytes) => sections.push(bytes));
@@ -97,7 +104,7 @@ export function freezeModel(model: ReadModel): ModelFreeze {
       table.finish();
       await writeKeys(out, model.keys, keyCount, keysPerSlice, nextSlice);
       out.flush();
-      return { cursor, counts, sections };
+      return { cursor, counts, ...newestKey, sections };
     },
     release: () => table.release(),
   };
@@ -108,7 +115,7 @@ export function snapshotBody({ log, createdAt, anchors, resume }: Omit<Snapshot,
   const head: Buffer[] = [];
   const out = new BytesOut((bytes) => head.push(bytes));
   out.bytes(SNAPSHOT_MAGIC);
-  const meta: Meta = { log, createdAt, cursor: [...encoded.cursor], counts: { ...encoded.counts }, anchors: [...anchors], ...(resume === undefined ? {} : { resume }) };
+  const meta: Meta = { log, createdAt, cursor: [...encoded.cursor], counts: { ...encoded.counts }, anchors: [...anchors], ...(resume === undefined ? {} : { resume }), ...(encoded.newestKey === undefined ? {} : { newestKey: encoded.newestKey }) };
   out.text(JSON.stringify(meta));
   out.flush();
   return [...head, ...encoded.sections];
@@ -152,7 +159,7 @@ export function decodeSnapshot(file: Buffer): Decoded {
     const reports = ReportTable.readFrom(input);
     const keys = readKeys(input);
     if (!input.done) return { ok: false, reason: 'bytes follow the last section' };
-    const model = createReadModel({ reports, keys, cursor: new Map(meta.cursor), counts: meta.counts });
+    const model = createReadModel({ reports, keys, cursor: new Map(meta.cursor), counts: meta.counts, ...(meta.newestKey === undefined ? {} : { newestKey: meta.newestKey }) });
     return { ok: true, snapshot: { log: meta.log, createdAt: meta.createdAt, anchors: new Map(meta.anchors), ...(meta.resume === undefined ? {} : { resume: meta.resume }), model } };
   } catch (error) {
     if (error instanceof RangeError || error instanceof SyntaxError) return { ok: false, reason: `malformed: ${error.message}` };

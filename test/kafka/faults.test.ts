@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { startBroker, type KafkaBroker } from '../helpers/kafka-broker.js';
 import { startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
 import type { TestServer } from '../helpers/server.js';
+import { openedReport } from '../helpers/opened.js';
 
 const WRITE_TIMEOUT_MS = 1500;
 const body = (id: number, name: string) => `{"id": ${id}, "name": "${name}"}`;
@@ -90,7 +91,7 @@ withKafka('broker faults', () => {
     const fresh = await startKafkaServer(broker.brokers, {}, topic);
     try {
       for (const [id, name] of acknowledged) {
-        const folded = fresh.projector.model.reports.get(String(id));
+        const folded = await openedReport(fresh.projector.model.reports, fresh.keys, String(id));
         // On a miss, where the fresh fold stood against the log tells a lost write from a slow fold.
         const where = folded === undefined ? ` (the fold at ${JSON.stringify([...fresh.projector.model.cursor])}, the log's head ${JSON.stringify([...(await fresh.log.head())])})` : '';
         assert.equal(folded, { name }, `report ${id}${where}`);

@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import kafkajs from 'kafkajs';
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
 import { startTestServer } from '../helpers/server.js';
+import { openedReport } from '../helpers/opened.js';
 
 async function startError(env: Record<string, string>): Promise<string> {
   try {
@@ -56,7 +57,7 @@ withKafka('topic', (brokers) => {
     assert.is((await first.request('/reports', { method: 'POST', json: '{"id": 42, "name": "kept"}' })).status, 200);
     await first.dispose();
     const second = await startKafkaServer(brokers, {}, name);
-    assert.equal(second.projector.model.reports.get('42'), { name: 'kept' });
+    assert.equal(await openedReport(second.projector.model.reports, second.keys, '42'), { name: 'kept' });
     assert.is((await second.request('/reports', { method: 'POST', json: '{"id": 42, "name": "other"}' })).status, 409);
     await second.dispose();
     await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [name] }));

@@ -10,6 +10,7 @@ import type { KeyedHeads } from '../../src/log/capabilities.js';
 import type { EventLog } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import { Projector } from '../../src/projection/projector.js';
+import { openFileKeyStore, type FileKeyStore } from '../../src/keys/file-key-store.js';
 import { ReportService } from '../../src/reports/service.js';
 import { rejection } from '../helpers/async.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
@@ -18,6 +19,7 @@ interface Context {
   dir: string;
   log: FileLog;
   projector: Projector;
+  keys: FileKeyStore;
   nowMs: number;
   service: ReportService;
 }
@@ -36,11 +38,14 @@ stuck.before.each(async (context) => {
   context.projector.start();
   await context.projector.caughtUp();
   const envelope = { source: 'urn:report-store:test', newId: () => crypto.randomUUID(), time: () => new Date().toISOString() };
-  context.service = new ReportService({ log, projector: context.projector, writeTimeoutMs: 200, logger, clockMs: () => context.nowMs, ...envelope });
+  context.keys = await openFileKeyStore({ dir: context.dir, logger, create: true });
+  context.service = new ReportService({ keys: context.keys, log, projector: context.projector, writeTimeoutMs: 200, logger, clockMs: () => context.nowMs, ...envelope });
 });
 
-stuck.after.each(async ({ projector, log, dir }) => {
+stuck.after.each(async ({ projector, keys, service, log, dir }) => {
+  service.stop();
   await projector.stop();
+  await keys.close();
   await log.close();
   await rm(dir, { recursive: true, force: true });
 });
