@@ -9,7 +9,7 @@ import { readAnchors } from '../snapshot/snapshot-anchor.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
 import { formatCursor, logKind } from './positions.js';
 import { startProgress } from './progress.js';
-import { openToolLog, toolLogger } from './tool-log.js';
+import { openToolKeys, openToolLog, toolLogger } from './tool-log.js';
 import type { CliIo, CommandSpec, ParsedCommand } from './usage.js';
 import { hasResumableScan } from '../log/capabilities.js';
 
@@ -48,7 +48,7 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
         `position:        ${formatCursor(model.cursor, logKind(config)) || '(empty log)'}`,
         `events folded:   ${model.counts.records}${previous ? ` (${model.counts.records - previousRecords} after the previous snapshot)` : ''}`,
         `live reports:    ${model.reports.size}`,
-        `state digest:    sha256:${stateDigest(model.reports)}`,
+        `state digest:    sha256:${stateDigest(model.reports, await openToolKeys(config, logger))}`,
         '',
       ].join('\n'),
     );
