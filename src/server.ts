@@ -41,9 +41,10 @@ export interface RunningServer {
   readonly projector: Projector;
   /**
    * Stops accepting, lets requests in flight finish, then stops the projector and closes the key
-   * store and the log; resolves with the state digest of what was folded (as `reports replay` prints it).
+   * store and the log; resolves with the state digest of what was folded (as `reports replay` prints
+   * it), unless the key store could not be read.
    */
-  close(): Promise<{ digest: string }>;
+  close(): Promise<{ digest?: string }>;
 }
 
 export interface ServerDeps {
@@ -71,7 +72,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
   const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
   let keys: KeyStore | undefined;
   try {
-    keys = await openKeyStore(config, logger);
+    keys = await openKeyStore(log, config, logger);
     const tokens = await resolveTokens(config, { logger });
     if (tokens.generatedToken) {
       announce(`No token configured: created one and saved it in ${tokens.generatedPath} (mode 0600). It is shown only this once:`);
@@ -123,10 +124,12 @@ export async function startServer(config: Config, { logger, announce = (line) =>
         await projector.stop();
         await autoSnapshot.idle();
         await sweeping;
-        const digest = stateDigest(model.reports, await openedKeys.lookup());
+        // The digest needs the keys; a key store that failed (closed with a failed log) gives none.
+        const lookup = await openedKeys.lookup().catch((error: unknown) => void logger.warn({ err: error }, 'could not read the key store for the state digest'));
+        const digest = lookup === undefined ? undefined : stateDigest(model.reports, lookup);
         await openedKeys.close();
         await log.close();
-        return { digest };
+        return digest === undefined ? {} : { digest };
       },
     };
   } catch (error) {

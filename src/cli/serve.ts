@@ -79,7 +79,7 @@ export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number
     // What this instance had folded, digested as `reports replay` does: instances sharing a topic
     // (and a fault test) compare their read models without a query that could change them.
     const { cursor, reports } = server.projector.model;
-    logger.info({ position: formatCursor(cursor, logKind(config)), digest, liveReports: reports.size }, 'stopped');
+    logger.info({ position: formatCursor(cursor, logKind(config)), ...(digest === undefined ? {} : { digest }), liveReports: reports.size }, 'stopped');
     return 0;
   } catch (error) {
     return badSetting(error, io);

@@ -5,8 +5,8 @@
 // nonce). Group commit as the log's: puts and destroys that wait together are written together and
 // share one sync, and each resolves only once it is durable. Nothing logged carries a secret or a
 // content digest: lines name the file and slot numbers only.
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { createSecretSource } from './secret-source.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../log/batcher.js';
 import { readAt } from '../log/file/read-at.js';
 import { openKeyFile, type KeyFile } from './key-file.js';
@@ -42,6 +42,11 @@ export interface FileKeyStore extends KeyStore {
   readonly slots: number;
   /** Whether `id` names a slot in the file (live, destroyed or reserved): at start, the newest id the log names must. */
   holds(id: KeyId): boolean;
+  /**
+   * Whether the key `id` was ever made durable (live now, or destroyed since): false for a slot
+   * beyond the file or reserved, never written (a put a crash cut short).
+   */
+  wasPut(id: KeyId): Promise<boolean>;
   /** Checks every slot; returns the slot numbers that fail their check. */
   verify(): Promise<number[]>;
   /**
@@ -58,6 +63,9 @@ export async function openFileKeyStore({ dir, logger, maxPending = DEFAULT_MAX_P
   return new FileKeys(file, logger, maxPending);
 }
 
+/** Keys kept in memory for `get` (a few hundred KB). */
+const RECENT_KEYS = 4096;
+
 class FileKeys implements FileKeyStore {
   readonly description: string;
   private readonly batcher: Batcher<KeyWrite, undefined>;
@@ -72,6 +80,15 @@ class FileKeys implements FileKeyStore {
   private failure: Error | undefined;
   private closed = false;
   private counts = { puts: 0, syncs: 0, erasures: 0, unreadable: 0 };
+  private readonly newSecret = createSecretSource(SECRET_BYTES);
+  /**
+   * The keys put or read lately, so that an identical retry of a recent create (or a keyed retry)
+   * opens its report without reading keys.db: at most RECENT_KEYS, and a key leaves it the moment
+   * its destruction is asked for, before anything is written.
+   */
+  private readonly recent = new Map<number, ContentKey>();
+  /** Destroys asked for so far: a key read while one was asked for is not kept (it may be that one). */
+  private destroys = 0;
 
   constructor(
     private readonly file: KeyFile,
@@ -100,7 +117,7 @@ class FileKeys implements FileKeyStore {
     if (contentDigest.length !== DIGEST_BYTES) throw new RangeError(`a content digest has ${DIGEST_BYTES} bytes, not ${contentDigest.length}`);
     const slot = this.minted++;
     this.unput.add(slot);
-    return { id: keyIdOfSlot(slot), secret: randomBytes(SECRET_BYTES), contentDigest: Buffer.from(contentDigest) };
+    return { id: keyIdOfSlot(slot), secret: this.newSecret(), contentDigest: Buffer.from(contentDigest) };
   }
 
   put(keys: readonly ContentKey[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
@@ -114,7 +131,15 @@ class FileKeys implements FileKeyStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.batcher.add({ kind: 'put', keys: taken }, undefined, timeoutMs);
+    return this.batcher.add({ kind: 'put', keys: taken }, undefined, timeoutMs).then(() => {
+      for (const key of keys) this.remember(slotOfKeyId(key.id) as number, key);
+    });
+  }
+
+  private remember(slot: number, key: ContentKey): void {
+    this.recent.delete(slot);
+    this.recent.set(slot, key);
+    if (this.recent.size > RECENT_KEYS) this.recent.delete(this.recent.keys().next().value as number);
   }
 
   /** The slots of `keys`, taken out of `unput` (all or none): a key is put once at most. */
@@ -136,7 +161,11 @@ class FileKeys implements FileKeyStore {
     if (refused) return Promise.reject(refused);
     const slots = ids.flatMap((id) => slotOfKeyId(id) ?? []).filter((slot) => slot < this.minted);
     // A key destroyed before its put can never be put: its id stays unused.
-    for (const slot of slots) this.unput.delete(slot);
+    this.destroys += 1;
+    for (const slot of slots) {
+      this.unput.delete(slot);
+      this.recent.delete(slot);
+    }
     if (slots.length === 0) return Promise.resolve();
     return this.batcher.add({ kind: 'destroy', slots }, undefined, timeoutMs);
   }
@@ -181,6 +210,9 @@ class FileKeys implements FileKeyStore {
     if (this.closed) throw this.closedError();
     const slot = slotOfKeyId(id);
     if (slot === undefined || slot >= this.written) return undefined;
+    const known = this.recent.get(slot);
+    if (known !== undefined) return known;
+    const destroysBefore = this.destroys;
     let bytes = await readAt(this.file.handle, slotPosition(slot), SLOT_BYTES);
     if (!slotSound(bytes, 0) && this.writing) {
       // Read while a destroy was rewriting it: neither its old bytes nor its new. Read it again.
@@ -189,7 +221,19 @@ class FileKeys implements FileKeyStore {
     }
     const view = viewSlot(bytes, 0);
     if (view.kind === 'damaged') this.reportDamage([slot]);
-    return view.kind === 'live' ? { id: Buffer.from(id), secret: view.secret, contentDigest: view.contentDigest } : undefined;
+    if (view.kind !== 'live') return undefined;
+    const key = { id: Buffer.from(id), secret: view.secret, contentDigest: view.contentDigest };
+    // A destroy asked for while this read was under way must not put the key back.
+    if (this.destroys === destroysBefore) this.remember(slot, key);
+    return key;
+  }
+
+  async wasPut(id: KeyId): Promise<boolean> {
+    const slot = slotOfKeyId(id);
+    if (slot === undefined || slot >= this.written) return false;
+    const kind = viewSlot(await readAt(this.file.handle, slotPosition(slot), SLOT_BYTES), 0).kind;
+    // A damaged slot was written once: damage is reported by get and verify, not taken for a lost put.
+    return kind !== 'reserved';
   }
 
   async lookup(): Promise<SlotTable> {

@@ -18,7 +18,7 @@ import { eventBasis, reportCreated, reportDeleted, type EnvelopeContext } from '
 import { KeyedQueue } from './keyed-queue.js';
 import { WriteOutcomes, type WriteTicket } from './write-outcomes.js';
 import { createWriteTracing, defaultTracer, parentContext, type WriteTracing } from './tracing.js';
-import { hasKeyedHeads } from '../log/capabilities.js';
+import { hasKeyCarrier, hasKeyedHeads } from '../log/capabilities.js';
 
 export interface ReportServiceOptions extends EnvelopeContext {
   readonly log: EventLog;
@@ -91,7 +91,7 @@ export class ReportService {
         if (decision.kind === 'conflict') throw conflict(id);
         this.beforeWriteAgain(id, decisions, deadline);
         const { event, key } = await this.sealedCreate(command, idempotencyKey, decision.expectedVersion, deadline);
-        const outcome = await this.write(event, deadline, traceContext, ticket);
+        const outcome = await this.write(event, deadline, traceContext, ticket, key);
         // Decided on a state other writes had moved on from by the time the event reached the log
         // (another instance's, not yet folded here): its key is destroyed (the event can never take
         // effect), and the request decided again on the state that now holds those writes.
@@ -161,10 +161,13 @@ export class ReportService {
     const basis = eventBasis(expectedVersion);
     const sealed = sealContent(report, keyIdText(key.id), key.secret, { id: command.id, ...(basis === undefined ? {} : { expectedversion: basis }) });
     const data = idempotencyKey === undefined ? { id: command.id, sealed } : { id: command.id, sealed, idempotencyKey };
-    try {
-      await keys.put([key], { timeoutMs: this.remaining(deadline) });
-    } catch (error) {
-      throw this.answerTo(error, command.id);
+    // A log that carries keys makes it durable with the event, in one group commit; otherwise it goes first.
+    if (!hasKeyCarrier(this.options.log)) {
+      try {
+        await keys.put([key], { timeoutMs: this.remaining(deadline) });
+      } catch (error) {
+        throw this.answerTo(error, command.id);
+      }
     }
     return { event: reportCreated(this.options, data, expectedVersion), key };
   }
@@ -242,14 +245,15 @@ export class ReportService {
     return this.options.projector.model.reports;
   }
 
-  private async write(event: ReportEvent, deadline: number, traceContext: SpanContext | undefined, ticket: WriteTicket): Promise<Outcome> {
+  private async write(event: ReportEvent, deadline: number, traceContext: SpanContext | undefined, ticket: WriteTicket, contentKey?: ContentKey): Promise<Outcome> {
     const started = this.clockMs();
     const parent = parentContext(traceContext);
     try {
       const append = (traced: ReportEvent) => {
         // The event goes along with its bytes: the log hands it to the projector, which folds it undecoded.
         // The log settles the append by the deadline itself (one shared timer, no per-request signal).
-        return this.options.log.append([{ key: traced.subject, value: encodeEvent(traced), event: traced }], { timeoutMs: this.remaining(deadline) });
+        const message = { key: traced.subject, value: encodeEvent(traced), event: traced };
+        return this.options.log.append([contentKey === undefined ? message : { ...message, contentKey }], { timeoutMs: this.remaining(deadline) });
       };
       const [position] = await this.tracing.append(parent, event, append);
       this.options.onAppend?.(this.clockMs() - started);

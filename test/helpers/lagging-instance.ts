@@ -127,7 +127,7 @@ export async function startLaggingInstance(env: Env): Promise<LaggingInstance> {
   const projector = new Projector({ log, logger, retryDelayMs: 50 });
   projector.start();
   await projector.caughtUp();
-  const keys = await openKeyStore(config, logger);
+  const keys = await openKeyStore(log, config, logger);
   const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: [TEST_TOKEN] });
   const server: Server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -70,7 +70,7 @@ catchingUp.before(async (context) => {
   const log = await openFileLog({ dir, logger });
   const projector = new Projector({ log, logger });
   const config = loadConfig({ REPORTS_DATA_DIR: dir, REPORTS_WRITE_TIMEOUT_MS: '1000' });
-  const keys = await openKeyStore(config, logger);
+  const keys = await openKeyStore(log, config, logger);
   const { app } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: [TEST_TOKEN] });
   const handle = app.callback();
   const server = createServer((req, res) => void handle(req, res));

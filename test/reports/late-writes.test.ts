@@ -11,8 +11,9 @@ import type { ReportEvent } from '../../projections/events.js';
 import { ConflictError, NotFoundError, UnavailableError } from '../../src/errors.js';
 import type { AppendOptions, EventLog, LogMessage, LogPosition } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
+import type { KeyCarrier } from '../../src/log/capabilities.js';
 import { Projector } from '../../src/projection/projector.js';
-import { openFileKeyStore, type FileKeyStore } from '../../src/keys/file-key-store.js';
+import type { KeyStore } from '../../src/keys/key-store.js';
 import { MAX_DECISIONS, ReportService } from '../../src/reports/service.js';
 import { rejection } from '../helpers/async.js';
 import { basedOn, created, deleted } from '../helpers/events.js';
@@ -21,9 +22,9 @@ import { memoryLogger, tempDir } from '../helpers/server.js';
 
 interface Context {
   dir: string;
-  log: FileLog;
+  log: FileLog & KeyCarrier;
   projector: Projector;
-  keys: FileKeyStore;
+  keys: KeyStore;
   service: ReportService;
   /** Events another writer appends right before the service's next append. */
   interlude: ReportEvent[];
@@ -52,7 +53,7 @@ late.before.each(async (context) => {
   context.projector.start();
   await context.projector.caughtUp();
   const envelope = { source: 'urn:report-store:test', newId: () => crypto.randomUUID(), time: () => new Date().toISOString() };
-  context.keys = await openFileKeyStore({ dir: context.dir, logger, create: true });
+  context.keys = context.log.keyStore();
   context.service = new ReportService({ keys: context.keys, log: interleaved, projector: context.projector, writeTimeoutMs: 5000, logger, ...envelope, onDecidedAgain: () => (context.decidedAgain += 1) });
 });
 

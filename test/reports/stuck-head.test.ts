@@ -9,17 +9,18 @@ import { UnavailableError } from '../../src/errors.js';
 import type { KeyedHeads } from '../../src/log/capabilities.js';
 import type { EventLog } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
+import type { KeyCarrier } from '../../src/log/capabilities.js';
 import { Projector } from '../../src/projection/projector.js';
-import { openFileKeyStore, type FileKeyStore } from '../../src/keys/file-key-store.js';
+import type { KeyStore } from '../../src/keys/key-store.js';
 import { ReportService } from '../../src/reports/service.js';
 import { rejection } from '../helpers/async.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
 
 interface Context {
   dir: string;
-  log: FileLog;
+  log: FileLog & KeyCarrier;
   projector: Projector;
-  keys: FileKeyStore;
+  keys: KeyStore;
   nowMs: number;
   service: ReportService;
 }
@@ -38,7 +39,7 @@ stuck.before.each(async (context) => {
   context.projector.start();
   await context.projector.caughtUp();
   const envelope = { source: 'urn:report-store:test', newId: () => crypto.randomUUID(), time: () => new Date().toISOString() };
-  context.keys = await openFileKeyStore({ dir: context.dir, logger, create: true });
+  context.keys = context.log.keyStore();
   context.service = new ReportService({ keys: context.keys, log, projector: context.projector, writeTimeoutMs: 200, logger, clockMs: () => context.nowMs, ...envelope });
 });
 
