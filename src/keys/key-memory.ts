@@ -4,6 +4,7 @@
 // call returns. A destroy acknowledged before the follower has read up to its tombstone leaves a
 // fence: the key's earlier record, read after, must not bring it back.
 import type { Cursor, LogRecord } from '../log/event-log.js';
+import { TopicSettingsError } from '../log/kafka/topic.js';
 import { decodeKeyRecord, keyMaterial } from './key-record.js';
 import { KeySlots } from './key-slots.js';
 import type { ContentKey } from './key-store.js';
@@ -17,10 +18,10 @@ export class KeyMemory {
   private readonly fences = new Map<string, { readonly partition: number; readonly offset: number }>();
 
   constructor(
+    /** The key topic, for errors. */
+    private readonly topic: string,
     /** The partition of a key id's records. */
     private readonly partitionOf: (idText: string) => number,
-    /** Called with a record whose key belongs in another partition (the partition count changed); it should throw. */
-    private readonly misplaced: (record: LogRecord, partition: number) => never,
   ) {}
 
   get size(): number {
@@ -31,13 +32,21 @@ export class KeyMemory {
     return this.slots.get(idText);
   }
 
-  /** One record the follower read, in offset order. */
+  /**
+   * One record the follower read, in offset order. Throws TopicSettingsError for a key outside its
+   * partition: the partition count changed, and a tombstone would no longer reach its key's record.
+   */
   apply(record: LogRecord): AppliedRecord {
     const { partition, offset } = record.position;
     const decoded = decodeKeyRecord(record.key, record.value);
     if (decoded.kind === 'roll' || decoded.kind === 'unreadable') return decoded.kind;
     const belongs = this.partitionOf(decoded.idText);
-    if (belongs !== partition) this.misplaced(record, belongs);
+    if (belongs !== partition) {
+      throw new TopicSettingsError(
+        `key topic ${this.topic} has a key at partition ${partition} offset ${offset} that belongs in partition ${belongs}: ` +
+          `its partition count changed, so a tombstone would no longer reach its key's record; restore the partition count`,
+      );
+    }
     const fence = this.fences.get(decoded.idText);
     if (decoded.kind === 'key') {
       if (fence === undefined || fence.offset <= offset) this.slots.set(decoded.idText, decoded.material);

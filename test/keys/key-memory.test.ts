@@ -9,15 +9,13 @@ import { encodeKeyValue, ROLL_KEY } from '../../src/keys/key-record.js';
 import { keyIdText, type ContentKey } from '../../src/keys/key-store.js';
 import { putWrite } from '../../src/keys/key-writes.js';
 import type { LogRecord } from '../../src/log/event-log.js';
+import { TopicSettingsError } from '../../src/log/kafka/topic.js';
 
 const newKey = (): ContentKey => ({ id: randomBytes(16), secret: randomBytes(32), contentDigest: randomBytes(32) });
 const record = (key: string, value: Buffer, offset: number, partition = 0): LogRecord => ({ key, value, timestampMs: 1, position: { partition, offset } });
 const keyRecord = (key: ContentKey, offset: number) => record(keyIdText(key.id), encodeKeyValue(key), offset);
 const tombstone = (key: ContentKey, offset: number) => record(keyIdText(key.id), Buffer.alloc(0), offset);
-function misplaced(): never {
-  throw new Error('misplaced');
-}
-const memoryOf = () => new KeyMemory(() => 0, misplaced);
+const memoryOf = () => new KeyMemory('keys.t', () => 0);
 
 const memory = suite('KeyMemory');
 
@@ -81,9 +79,10 @@ memory('a destroy the follower has already passed leaves no fence', () => {
   assert.equal(keys.get(keyIdText(key.id)), key);
 });
 
-memory('a key record outside its partition is handed to the misplaced callback', () => {
-  const keys = new KeyMemory(() => 1, misplaced);
-  assert.throws(() => keys.apply(keyRecord(newKey(), 0)), /misplaced/);
+memory('a key record outside its partition is refused (the partition count changed)', () => {
+  const keys = new KeyMemory('keys.t', () => 1);
+  assert.throws(() => keys.apply(keyRecord(newKey(), 7)), /key topic keys\.t has a key at partition 0 offset 7 that belongs in partition 1/);
+  assert.throws(() => keys.apply(tombstone(newKey(), 8)), (error: unknown) => error instanceof TopicSettingsError);
 });
 
 memory('clear forgets every key', () => {
