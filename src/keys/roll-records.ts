@@ -13,6 +13,8 @@ export class RollRecords {
   /** No roll record is written before this (epoch ms). */
   private notBeforeMs = 0;
   private stopped = false;
+  /** A roll record failed and none was written since: said once, not at every try of an outage. */
+  private failing = false;
 
   constructor(
     private readonly rolls: SegmentRolls,
@@ -44,7 +46,16 @@ export class RollRecords {
     this.notBeforeMs = now + ROLL_MARGIN_MS;
     if (partitions.length === 0) return this.schedule();
     this.write(partitions)
-      .catch((error: unknown) => this.log.warn({ err: error, partitions }, 'could not write a roll record to the key topic; trying again'))
+      .then(
+        () => {
+          if (this.failing) this.log.info({ partitions }, 'wrote a roll record to the key topic again');
+          this.failing = false;
+        },
+        (error: unknown) => {
+          if (!this.failing) this.log.warn({ err: error, partitions }, 'could not write a roll record to the key topic: destroyed keys wait in their segment; trying again');
+          this.failing = true;
+        },
+      )
       .finally(() => this.schedule());
   }
 }
