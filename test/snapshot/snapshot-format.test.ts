@@ -218,9 +218,10 @@ format('a frozen model encodes as the model was at the freeze, though reports, k
   assert.ok(turns > 3, `${turns} turns`);
   // The keys are written a few a turn, while more are added.
   let keyTurns = 0;
-  const encoded = await frozen.encoded(2, async () => {
+  const encoded = await frozen.encoded(2, () => {
     keyTurns += 1;
     model.keys.set(`later ${keyTurns}`, { op: 'delete', id: '2', outcome: { kind: 'not-found' } });
+    return Promise.resolve();
   });
   assert.equal(bytes(encoded), atFreeze);
   assert.is(keyTurns, Math.ceil(keys.size / 2) - 1, 'one turn between two slices of keys');
