@@ -102,10 +102,13 @@ export async function startServer(config: Config, { logger, announce = (line) =>
       if (sweepBelow !== undefined) sweeping = sweepOrphanKeys(model, openedKeys, sweepBelow, logger).catch((error: unknown) => void logger.warn({ err: error }, 'could not sweep the key store'));
     };
     let sweeping: Promise<unknown> = Promise.resolve();
-    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp });
+    // The service exists once the app is wired, after the projector starts; it is asked for nothing before it caught up.
+    let erasing: ReportService | undefined;
+    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp, onErased: (keyId) => erasing?.eraseLater(keyId) });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
     const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
+    erasing = service;
     // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
     const handle = app.callback();
     const server = await listen((req, res) => void handle(req, res), config, logger);
@@ -124,8 +127,9 @@ export async function startServer(config: Config, { logger, announce = (line) =>
         await projector.stop();
         await autoSnapshot.idle();
         await sweeping;
-        // The digest needs the keys; a key store that failed (closed with a failed log) gives none.
-        const lookup = await openedKeys.lookup().catch((error: unknown) => void logger.warn({ err: error }, 'could not read the key store for the state digest'));
+        // The digest of what this instance folded, with the keys it holds (never waiting on a broker
+        // at shutdown); a key store that failed (closed with a failed log) gives none.
+        const lookup = await openedKeys.lookup({ fresh: false }).catch((error: unknown) => void logger.warn({ err: error }, 'could not read the key store for the state digest'));
         const digest = lookup === undefined ? undefined : stateDigest(model.reports, lookup);
         await openedKeys.close();
         await log.close();

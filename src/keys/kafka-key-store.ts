@@ -26,7 +26,7 @@ import { KeyFollower } from './key-follower.js';
 import { checkContentKey, checkKeyId, CONTENT_DIGEST_BYTES } from './key-record.js';
 import { KeyMemory } from './key-memory.js';
 import { RollRecords } from './roll-records.js';
-import { keyIdText, NO_KEYS, type ContentKey, type KeyId, type KeyLookup, type KeyStore, type KeyStoreStats, type KeyWriteOptions } from './key-store.js';
+import { keyIdText, NO_KEYS, type ContentKey, type KeyId, type KeyLookup, type LookupOptions, type KeyStore, type KeyStoreStats, type KeyWriteOptions } from './key-store.js';
 import { messagesOf, offsetsOf, putWrite, requestsOf, type KeyWrite } from './key-writes.js';
 import { SegmentRolls } from './segment-rolls.js';
 
@@ -182,9 +182,9 @@ class KafkaKeys implements KafkaKeyStore {
     return this.memory.get(idText);
   }
 
-  async lookup(): Promise<KeyLookup> {
+  async lookup({ fresh = true }: LookupOptions = {}): Promise<KeyLookup> {
     this.checkOpen();
-    await this.follower.catchUp(this.allPartitions(), this.parts.writeTimeoutMs);
+    if (fresh) await this.follower.catchUp(this.allPartitions(), this.parts.writeTimeoutMs);
     return { get: (id) => this.memory.get(keyIdText(id)) };
   }
 

@@ -137,7 +137,8 @@ export class KeyFollower {
       yield* channel.drain(signal);
     } finally {
       this.stop.abort();
-      await Promise.allSettled(loops);
+      // A loop waiting on a broker that is away may not notice the abort soon: a close does not wait for it.
+      await settleWithin(DISCONNECT_MS, Promise.allSettled(loops));
       await settleWithin(DISCONNECT_MS, cluster.disconnect());
     }
   }

@@ -31,6 +31,11 @@ export interface KeyLookup {
   get(id: KeyId): ContentKey | undefined;
 }
 
+export interface LookupOptions {
+  /** Catch up with every key written anywhere before answering (default); false: answer from what is known here now. */
+  readonly fresh?: boolean;
+}
+
 /** A lookup that holds no key: where no key store is at hand, every sealed report reads as keyless. */
 export const NO_KEYS: KeyLookup = { get: () => undefined };
 
@@ -56,8 +61,8 @@ export interface KeyStore {
   destroy(ids: readonly KeyId[], options?: KeyWriteOptions): Promise<void>;
   /** The key as the store holds it now; undefined when destroyed, never stored, or unreadable. */
   get(id: KeyId): Promise<ContentKey | undefined>;
-  /** Every key held now. */
-  lookup(): Promise<KeyLookup>;
+  /** Every key held now (`fresh: false`: what this process has read of it so far, without asking further). */
+  lookup(options?: LookupOptions): Promise<KeyLookup>;
   stats(): KeyStoreStats;
   close(): Promise<void>;
 }

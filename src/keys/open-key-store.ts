@@ -11,5 +11,5 @@ export async function openKeyStore(log: EventLog, config: Config, logger: Logger
   if (!config.kafka) throw new Error(`${log.description} keeps no content keys, and no key store goes with it`);
   // Loaded only when used, as the Kafka log is.
   const { openKafkaKeyStore } = await import('./kafka-key-store.js');
-  return openKafkaKeyStore({ config: config.kafka, logger, writeTimeoutMs: config.writeTimeoutMs });
+  return openKafkaKeyStore({ config: config.kafka, logger, writeTimeoutMs: config.writeTimeoutMs, maxPendingWrites: config.maxPendingAppends });
 }

@@ -3,7 +3,7 @@
 // feed it through applyRecord, so "decode -> idempotency fold -> report fold -> cursor -> counts"
 // exists once. The event rules themselves are the pure code of projections/.
 import { evolveIdempotency, type IdempotencyState, type KeyedRequest } from '../../projections/idempotency.js';
-import { apply, evolution, type Evolution, type FoldEvent } from '../../projections/reports.js';
+import { apply, evolution, isSealedReport, type Evolution, type FoldEvent } from '../../projections/reports.js';
 import { isSealed } from '../../projections/events.js';
 import type { Cursor, LogGap, LogPosition, LogRecord } from '../log/event-log.js';
 import { decodeForFold, type FoldInput } from './fold-decode.js';
@@ -59,21 +59,29 @@ export type Applied = Evolution | { readonly kind: 'invalid'; readonly reason: s
  * when the caller has it already (this process encoded it, or decoded and checked it), which
  * spares decoding it again.
  */
-export function applyRecord(model: ReadModel, record: LogRecord, decoded?: FoldEvent): Applied {
-  if (decoded !== undefined) return applyEvent(model, record.position, decoded);
-  return applyInput(model, record.position, decodeForFold(record.value));
+export function applyRecord(model: ReadModel, record: LogRecord, decoded?: FoldEvent, erased?: ErasedKey): Applied {
+  if (decoded !== undefined) return applyEvent(model, record.position, decoded, erased);
+  return applyInput(model, record.position, decodeForFold(record.value), erased);
 }
 
+/**
+ * Told the key of content an event ends: a sealed report's, deleted; a sealed create's, void. Its
+ * key is to be destroyed, whoever wrote the event (another instance, or a write answered 503 that
+ * landed late): the projector of a running server asks for that.
+ */
+export type ErasedKey = (keyId: string) => void;
+
 /** Folds a record at `position` that was decoded elsewhere (by a thread of a sharded fold). */
-export function applyInput(model: ReadModel, position: LogPosition, input: FoldInput): Applied {
-  if (input.ok) return applyEvent(model, position, input.event);
+export function applyInput(model: ReadModel, position: LogPosition, input: FoldInput, erased?: ErasedKey): Applied {
+  if (input.ok) return applyEvent(model, position, input.event, erased);
   model.counts.invalid += 1;
   advance(model, position);
   return { kind: 'invalid', reason: input.reason };
 }
 
-function applyEvent(model: ReadModel, position: LogPosition, event: FoldEvent): Evolution {
+function applyEvent(model: ReadModel, position: LogPosition, event: FoldEvent, erased?: ErasedKey): Evolution {
   const change = evolution(model.reports, event);
+  if (erased !== undefined) tellErased(model, event, change, erased);
   if (event.type === 'ReportCreated' && isSealed(event.data)) model.newestKey = event.data.sealed.key;
   // The key records what the event did, judged on the reports before it is applied.
   if (event.data.idempotencyKey !== undefined) evolveIdempotency(model.keys, model.reports, event, change);
@@ -81,6 +89,15 @@ function applyEvent(model: ReadModel, position: LogPosition, event: FoldEvent): 
   if (change.kind === 'void') model.counts.voidEvents += 1;
   advance(model, position);
   return change;
+}
+
+function tellErased(model: ReadModel, event: FoldEvent, change: Evolution, erased: ErasedKey): void {
+  if (change.kind === 'deleted') {
+    const ended = model.reports.get(change.id);
+    if (ended !== undefined && isSealedReport(ended)) erased(ended.sealed.key);
+  } else if (change.kind === 'void' && event.type === 'ReportCreated' && isSealed(event.data)) {
+    erased(event.data.sealed.key);
+  }
 }
 
 function advance(model: ReadModel, { partition, offset }: LogPosition): void {

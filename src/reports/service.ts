@@ -182,6 +182,11 @@ export class ReportService {
     }
   }
 
+  /** Destroys a key in the background: the content of an event another writer wrote (read-model.ts ErasedKey). */
+  eraseLater(keyId: string): void {
+    this.eraser.eraseLater(parseKeyId(keyId));
+  }
+
   /** Keys whose destruction is still being tried again (for /metrics). */
   erasuresPending(): number {
     return this.eraser.pending();

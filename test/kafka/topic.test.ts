@@ -85,8 +85,13 @@ withKafka('topic', (brokers) => {
       });
     });
     await consumer.disconnect();
+    // The name and tag travel sealed, under a key the delete destroyed.
+    const [create] = seen;
+    const sealed = (create?.data as { sealed?: { key: string; box: string } } | undefined)?.sealed;
+    assert.ok(sealed !== undefined && /^[A-Za-z0-9_-]+$/.test(sealed.key) && sealed.box.length >= 24, 'the create carries sealed content');
+    assert.not.ok(JSON.stringify(create).includes('wire'), 'no name in the clear');
     assert.equal(seen, [
-      { key: '9007199254740993', type: 'ReportCreated', headers: 'application/cloudevents+json', data: { id: '9007199254740993', name: 'wire', tag: 't' }, subject: '9007199254740993' },
+      { key: '9007199254740993', type: 'ReportCreated', headers: 'application/cloudevents+json', data: { id: '9007199254740993', sealed }, subject: '9007199254740993' },
       { key: '9007199254740993', type: 'ReportDeleted', headers: 'application/cloudevents+json', data: { id: '9007199254740993' }, subject: '9007199254740993' },
     ]);
     await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [name] }));
