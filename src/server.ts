@@ -2,13 +2,13 @@
 // process concerns (environment, signals, exit codes); tests call this directly.
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { Tracer } from '@opentelemetry/api';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
-import { guardConnections } from './http/connection-guard.js';
+import { createHttpServer } from './http/http-server.js';
 import { bearerAuth, createTokenCheck, digestsOf } from './http/auth.js';
 import { createMetrics } from './http/metrics.js';
 import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
@@ -134,15 +134,7 @@ export function createWiredApp(
 }
 
 async function listen(handler: RequestListener, config: Config, logger: Logger): Promise<Server> {
-  const limits = config.http;
-  // Slow-loris guards, checked this often (Node's default, 30 s, would let a client overstay them).
-  const server = createServer({
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
-  });
-  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  server.on('request', guardConnections(server, handler, limits, logger));
+  const server = createHttpServer(handler, config.http, logger);
   await new Promise<void>((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, config));
     server.once('error', failed);
