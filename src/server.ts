@@ -25,7 +25,7 @@ import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
 import { resumeOf } from './snapshot/snapshot-anchor.js';
 import { removeStaleTemporaries } from './snapshot/snapshot-space.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
-import { resolveTokens } from './tokens.js';
+import { resolveTokens, tokenNotice, type GeneratedToken } from './tokens.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
 import { hasResumableScan } from './log/capabilities.js';
@@ -40,15 +40,15 @@ export interface RunningServer {
 
 export interface ServerDeps {
   readonly logger: Logger;
-  /** Where a generated token is announced (once, on the first start). */
-  readonly announce?: (line: string) => void;
+  /** Where a generated token is announced (once, on the first start); by default stderr, the token itself only on a terminal. */
+  readonly announceToken?: (generated: GeneratedToken) => void;
   /** How long in-flight requests get at shutdown before connections are cut. */
   readonly shutdownGraceMs?: number;
   /** Spans of writes (default: the global OpenTelemetry tracer, a no-op unless an SDK is registered). */
   readonly tracer?: Tracer;
 }
 
-export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
+export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
   await checkStartSettings(config);
   const snapshots = snapshotDir(config.dataDir);
   // Before anything is written (the lock included): on a full disk, what a dead writer left is the room.
@@ -58,10 +58,7 @@ export async function startServer(config: Config, { logger, announce = (line) =>
   const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
   try {
     const tokens = await resolveTokens(config, { logger });
-    if (tokens.generatedToken) {
-      announce(`No token configured: created one and saved it in ${tokens.generatedPath} (mode 0600). It is shown only this once:`);
-      announce(`  Authorization: Bearer ${tokens.generatedToken}`);
-    }
+    if (tokens.generated) announceToken(tokens.generated);
     const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger, ...(newest ? { newest } : {}) });
     if (snapshot) logger.info({ events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
     const model = snapshot?.model ?? createReadModel();

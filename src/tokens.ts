@@ -8,11 +8,27 @@ import type { Logger } from 'pino';
 import { checkToken, ConfigError, type Config } from './config.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './log/file/data-dir.js';
 
+/** A token created on this start, to be shown once. */
+export interface GeneratedToken {
+  readonly path: string;
+  readonly token: string;
+}
+
+/**
+ * What a start that created the token says about it. The token itself only on a terminal, where a
+ * person reads it once: anywhere else the output is collected (`docker compose logs`, journald, a
+ * log shipper) and would keep the secret, so only the file is named.
+ */
+export function tokenNotice({ path, token }: GeneratedToken, { terminal }: { terminal: boolean }): string {
+  const created = `No token configured: created one and saved it in ${path} (mode 0600).`;
+  if (!terminal) return `${created} It is not printed here, where output may be collected; read it from the file.\n`;
+  return `${created} It is shown only this once:\n  Authorization: Bearer ${token}\n`;
+}
+
 export interface TokenSource {
   readonly entries: readonly string[];
-  /** Set when the token was generated on this start (to be printed once). */
-  readonly generatedToken?: string;
-  readonly generatedPath?: string;
+  /** Set when the token was generated on this start (to be announced once). */
+  readonly generated?: GeneratedToken;
 }
 
 async function tokensFromFile(path: string, logger: Logger | undefined): Promise<string[]> {
@@ -60,5 +76,5 @@ export async function resolveTokens(config: Pick<Config, 'tokens' | 'tokensFile'
   }
   const token = randomBytes(32).toString('base64url');
   await saveToken(config.dataDir, path, token);
-  return { entries: [token], generatedToken: token, generatedPath: path };
+  return { entries: [token], generated: { path, token } };
 }

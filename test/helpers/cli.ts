@@ -16,11 +16,15 @@ export interface CliOptions {
   readonly env?: Env;
   /** Pretend stdout is a terminal (progress bars draw only on one). */
   readonly tty?: boolean;
+  /** Pretend stderr is a terminal (a generated token is shown only on one). */
+  readonly ttyStderr?: boolean;
 }
 
 export interface RunningCli {
   /** What the command printed on stdout so far. */
   stdout(): string;
+  /** What the command printed on stderr so far. */
+  stderr(): string;
   /** Resolves with the stdout lines once `ready` accepts them. */
   waitFor(ready: (lines: string[]) => boolean, what: string, timeoutMs?: number): Promise<string[]>;
   /** Resolves once stdout holds at least `count` lines. */
@@ -56,9 +60,9 @@ export function lines(text: string): string[] {
 }
 
 /** Starts `reports ...argv` and returns at once; for commands that run until interrupted. */
-export function startReports(argv: readonly string[], { env = {}, tty = false }: CliOptions = {}): RunningCli {
+export function startReports(argv: readonly string[], { env = {}, tty = false, ttyStderr = false }: CliOptions = {}): RunningCli {
   const stdout = new MemoryStream(tty);
-  const stderr = new MemoryStream(false);
+  const stderr = new MemoryStream(ttyStderr);
   const interrupt = new AbortController();
   const done = runCli(argv, { stdout, stderr, env, signal: interrupt.signal }).then((code) => ({ code, stdout: stdout.text, stderr: stderr.text }));
   const waitFor: RunningCli['waitFor'] = (ready, what, timeoutMs = 15_000) => {
@@ -81,6 +85,7 @@ export function startReports(argv: readonly string[], { env = {}, tty = false }:
   };
   return {
     stdout: () => stdout.text,
+    stderr: () => stderr.text,
     waitFor,
     waitForLines: (count, what, timeoutMs) => waitFor((found) => found.length >= count, what, timeoutMs),
     interrupt: () => interrupt.abort(),
