@@ -130,6 +130,14 @@ openapi('gives name and tag the maxLength the server enforces, from the configur
   assert.is(at(document, 'components', 'schemas', 'NewReport', 'properties', 'tag', 'maxLength'), 20);
 });
 
+openapi('counts maxLength as JSON Schema does, in characters (code points): 10 emoji are a name of 10, 11 are refused', async ({ server }) => {
+  // Each emoji is two UTF-16 units: counted as JavaScript counts length, 6 were already too many.
+  const created = await server.request('/reports', { method: 'POST', json: { id: 101, name: '😀'.repeat(10), tag: '😀'.repeat(20) } });
+  assert.equal(await expectJson(created, 200), { name: '😀'.repeat(10), tag: '😀'.repeat(20) });
+  const refused = await server.request('/reports', { method: 'POST', json: { id: 102, name: '😀'.repeat(11) } });
+  assert.equal(await expectJson(refused, 400), { error: 400, message: 'name must be at most 10 characters' });
+});
+
 openapi('names its server relative to where it was fetched, not a fixed address', async ({ server }) => {
   const document = await fetchDocument(() => server.request('/openapi.json', { token: null }));
   const servers = at(document, 'servers') as { url: string }[];
