@@ -63,8 +63,26 @@ async function saveToken(dataDir: string, path: string, token: string): Promise<
   await syncDir(dataDir);
 }
 
+/**
+ * A plain token shorter than this gets a warning at start: the 66 characters a bearer token may
+ * hold carry about 6 bits each, so a shorter one cannot hold 128 random bits (a generated token has
+ * 43 characters, 256 bits). Not refused: it may be what a deployment already relies on.
+ */
+export const SHORT_TOKEN_CHARS = 22;
+
+/** Warns, naming the variable and the entry's place (never the token), about each plain token too short to be safe. */
+function warnShortTokens(entries: readonly string[], variable: string, logger: Logger | undefined): void {
+  for (const [index, entry] of entries.entries()) {
+    if (entry.startsWith('sha256:') || entry.length >= SHORT_TOKEN_CHARS) continue;
+    logger?.warn({ variable, entry: index + 1, characters: entry.length }, `a token of ${variable} is shorter than ${SHORT_TOKEN_CHARS} characters, easy to guess; use a random one (openssl rand -base64 32)`);
+  }
+}
+
 export async function resolveTokens(config: Pick<Config, 'tokens' | 'tokensFile' | 'dataDir'>, { logger }: { logger?: Logger } = {}): Promise<TokenSource> {
-  const entries = [...config.tokens, ...(config.tokensFile ? await tokensFromFile(config.tokensFile, logger) : [])];
+  const fromFile = config.tokensFile ? await tokensFromFile(config.tokensFile, logger) : [];
+  warnShortTokens(config.tokens, 'REPORTS_TOKENS', logger);
+  warnShortTokens(fromFile, 'REPORTS_TOKENS_FILE', logger);
+  const entries = [...config.tokens, ...fromFile];
   if (entries.length > 0) return { entries };
   const path = join(config.dataDir, 'token');
   try {

@@ -106,9 +106,31 @@ tokens('warns when REPORTS_TOKENS_FILE is readable by group or others', async ({
 
 tokens('does not warn about a tokens file only its owner can read', async ({ dir }) => {
   const file = join(dir, 'tokens.txt');
-  await writeFile(file, 'alpha\n', { mode: 0o600 });
+  await writeFile(file, 'alpha-0123456789-abcdefghij\n', { mode: 0o600 });
   const { logger, lines } = memoryLogger();
   await resolveTokens({ tokens: [], tokensFile: file, dataDir: dir }, { logger });
+  assert.equal(lines(), []);
+});
+
+tokens('warns about each token shorter than 22 characters, naming its variable and place, never the token', async ({ dir }) => {
+  const file = join(dir, 'tokens.txt');
+  await writeFile(file, `# tokens\nx\n${'f'.repeat(22)}\n`, { mode: 0o600 });
+  const { logger, lines, text } = memoryLogger();
+  await resolveTokens({ tokens: ['a'.repeat(21), 'b'.repeat(22), `sha256:${'0'.repeat(64)}`], tokensFile: file, dataDir: dir }, { logger });
+  const warnings = lines().filter((line) => line['level'] === 40);
+  assert.equal(
+    warnings.map((line) => [line['variable'], line['entry'], line['characters']]),
+    [
+      ['REPORTS_TOKENS', 1, 21],
+      ['REPORTS_TOKENS_FILE', 1, 1],
+    ],
+  );
+  assert.not.match(text(), 'a'.repeat(21));
+});
+
+tokens('does not warn about a generated token', async ({ dir }) => {
+  const { logger, lines } = memoryLogger();
+  await resolveTokens({ tokens: [], dataDir: dir }, { logger });
   assert.equal(lines(), []);
 });
 
