@@ -25,7 +25,7 @@ import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
 import { resumeOf } from './snapshot/snapshot-anchor.js';
 import { removeStaleTemporaries } from './snapshot/snapshot-space.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
-import { resolveTokens, tokenNotice, type GeneratedToken } from './tokens.js';
+import { resolveTokens, tokenNotice, warnShortTokens, type GeneratedToken } from './tokens.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
 import { hasResumableScan } from './log/capabilities.js';
@@ -58,6 +58,7 @@ export async function startServer(config: Config, { logger, announceToken = (gen
   const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
   try {
     const tokens = await resolveTokens(config, { logger });
+    warnShortTokens(config.metricsTokens, 'REPORTS_METRICS_TOKEN', logger);
     if (tokens.generated) announceToken(tokens.generated);
     const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger, ...(newest ? { newest } : {}) });
     if (snapshot) logger.info({ events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
@@ -103,7 +104,8 @@ export function createWiredApp(
   config: Config,
   { log, projector, logger, tokenEntries, tracer }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[]; tracer?: Tracer },
 ): Koa {
-  const metrics = createMetrics({ log, projector, health: projector.health });
+  const metricsToken = config.metricsTokens.length > 0;
+  const metrics = createMetrics({ log, projector, health: projector.health, runtimeVersion: metricsToken });
   const service = new ReportService({
     log,
     logger,
@@ -123,9 +125,10 @@ export function createWiredApp(
     health: projector.health,
     log,
     auth: bearerAuth(createTokenCheck(digestsOf(tokenEntries))),
+    ...(metricsToken ? { metricsAuth: bearerAuth(createTokenCheck(digestsOf(config.metricsTokens)), 'metrics') } : {}),
     limits,
     bodyLimitBytes: config.bodyLimitBytes,
-    openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION),
+    openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION, { metricsToken }),
     asyncApiDocument: createAsyncApiDocument(topicFacts(config), SERVICE_VERSION),
   });
 }

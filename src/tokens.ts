@@ -71,7 +71,7 @@ async function saveToken(dataDir: string, path: string, token: string): Promise<
 export const SHORT_TOKEN_CHARS = 22;
 
 /** Warns, naming the variable and the entry's place (never the token), about each plain token too short to be safe. */
-function warnShortTokens(entries: readonly string[], variable: string, logger: Logger | undefined): void {
+export function warnShortTokens(entries: readonly string[], variable: string, logger: Logger | undefined): void {
   for (const [index, entry] of entries.entries()) {
     if (entry.startsWith('sha256:') || entry.length >= SHORT_TOKEN_CHARS) continue;
     logger?.warn({ variable, entry: index + 1, characters: entry.length }, `a token of ${variable} is shorter than ${SHORT_TOKEN_CHARS} characters, easy to guess; use a random one (openssl rand -base64 32)`);

@@ -13,13 +13,26 @@ export interface Metrics {
   observeAppend(durationSeconds: number): void;
 }
 
-export function createMetrics({ log, projector, health, now = Date.now }: { log: EventLog; projector: Projector; health: ProjectionHealth; now?: () => number }): Metrics {
+export interface MetricsDeps {
+  readonly log: EventLog;
+  readonly projector: Projector;
+  readonly health: ProjectionHealth;
+  /**
+   * Whether `nodejs_version_info` (the exact Node version) is among the series: only when /metrics
+   * needs a token (REPORTS_METRICS_TOKEN), since the version tells anyone which runtime fixes are missing.
+   */
+  readonly runtimeVersion?: boolean;
+  readonly now?: () => number;
+}
+
+export function createMetrics({ log, projector, health, runtimeVersion = false, now = Date.now }: MetricsDeps): Metrics {
   const registry = new Registry();
   // The runtime's series (process_*: CPU, memory, file descriptors; nodejs_*: heap, handles,
   // event-loop lag, GC), what a dashboard shows first. They are read when scraped; only the
   // event-loop delay histogram (a timer every 10 ms) and GC durations (an observer of GC events)
   // run in between, and neither runs per request.
   collectDefaultMetrics({ register: registry });
+  if (!runtimeVersion) registry.removeSingleMetric('nodejs_version_info');
   // Several gauges need the log head; one scrape asks the log (a Kafka admin request) only once.
   let headAsked: { atMs: number; head: Promise<ReadonlyMap<number, number>> } | undefined;
   const head = () => {

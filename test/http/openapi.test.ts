@@ -2,6 +2,8 @@
 // listing every status the service answers, with the schemas that validate requests.
 import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
 import * as assert from 'uvu/assert';
+import { createOpenApiDocument } from '../../src/http/openapi.js';
+import { SERVICE_VERSION } from '../../src/version.js';
 import { startTestServer } from '../helpers/server.js';
 import { serverSuite } from './requests.js';
 import { expectJson } from './responses.js';
@@ -38,6 +40,11 @@ openapi('has no warnings under the recommended Redocly ruleset', async ({ server
   const problems = await lint(await fetchDocument(() => server.request('/openapi.json')));
   const warnings = problems.filter((p) => p.severity === 'warn');
   assert.is(warnings.length, 0, describe(warnings));
+});
+
+openapi('has no errors or warnings under the recommended Redocly ruleset with /metrics behind REPORTS_METRICS_TOKEN', async () => {
+  const problems = await lint(createOpenApiDocument({ nameMaxChars: 10, tagMaxChars: 20 }, SERVICE_VERSION, { metricsToken: true }));
+  assert.is(problems.filter((p) => p.severity === 'error' || p.severity === 'warn').length, 0, describe(problems));
 });
 
 openapi('would fail the lint if the document were broken (the linter is live)', async ({ server }) => {
