@@ -1,7 +1,9 @@
 // Runs the `reports` command in-process (runCli) with in-memory stdout/stderr, the environment the
 // test gives (nothing is inherited from the shell, so KAFKA_BROKERS can never leak in) and an
 // AbortSignal standing in for Ctrl-C.
+import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import type { Env } from '../../src/config.js';
 import { runCli } from '../../src/cli/main.js';
 import { withTimeout } from './async.js';
@@ -113,4 +115,26 @@ export async function replaySummary(env: Env, extra: readonly string[] = []): Pr
   const result = await reports(['replay', '--json', ...extra], { env });
   if (result.code !== 0) throw new Error(`reports replay exited ${result.code}: ${result.stderr}`);
   return JSON.parse(result.stdout) as ReplaySummary;
+}
+
+/** The CLI's entry point (dist/src/cli/main.js). */
+export const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+export interface ProcessResult extends CliResult {
+  readonly signal: NodeJS.Signals | null;
+}
+
+/**
+ * Runs `reports ...argv` as a process of its own (its environment: PATH and `env` only), as `user`
+ * when given; for what must not happen in the test process (a command that could hang on a blocked
+ * file, or runs as another user). Killed, and a failure, after `timeoutMs`.
+ */
+export function reportsProcess(argv: readonly string[], { env = {}, user, timeoutMs = 30_000 }: { env?: Env; user?: { uid: number; gid: number }; timeoutMs?: number } = {}): Promise<ProcessResult> {
+  const child = spawn(process.execPath, [CLI, ...argv], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...user });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<ProcessResult>((resolve) => child.once('close', (code, signal) => resolve({ code: code ?? -1, signal, stdout, stderr })));
+  return withTimeout(done, timeoutMs, `reports ${argv.join(' ')} to exit`).finally(() => child.kill('SIGKILL'));
 }
