@@ -18,6 +18,7 @@ import { snapshotDir } from '../snapshot/snapshot-store.js';
 import { openRegularFile } from '../regular-file.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { BackupError, readManifest, type BackupManifest } from './backup-manifest.js';
+import { refuseInsideDataDir } from './backup-place.js';
 import { copyDurably } from './durable-files.js';
 import { verifyBackupDir, type VerifiedBackup } from './verify-backup.js';
 
@@ -51,6 +52,7 @@ async function lockForRestore(dataDir: string): Promise<DirLock> {
 
 export async function restoreBackup({ src, dataDir, io, logger }: RestoreOptions): Promise<Restored> {
   const source = resolve(src);
+  await refuseInsideDataDir(source, dataDir, 'restore from');
   const manifest = await readManifest(source);
   const lock = await lockForRestore(dataDir);
   try {

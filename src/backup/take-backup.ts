@@ -20,6 +20,7 @@ import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snap
 import { openRegularFile } from '../regular-file.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { BACKUP_FORMAT, BackupError, writeManifest, type BackupManifest } from './backup-manifest.js';
+import { refuseInsideDataDir } from './backup-place.js';
 import { copyDurably } from './durable-files.js';
 import { verifyBackupDir } from './verify-backup.js';
 
@@ -55,6 +56,7 @@ export async function takeBackup({ dataDir, dest, io, logger }: BackupOptions): 
   const target = resolve(dest);
   const parent = dirname(target);
   if (await stat(target).then(() => true, () => false)) throw new BackupError(`${target} exists: a backup goes into a new directory, never over another`);
+  await refuseInsideDataDir(target, dataDir, 'back up into');
   await ensurePrivateDir(parent);
   await removeStaleFiles(parent, new RegExp(`^${escape(basename(target))}\\.partial-(\\d+)$`), logger, 'removed the partial directory of an interrupted backup');
   const path = join(dataDir, 'events.log');

@@ -1,9 +1,10 @@
-// What `reports backup` and `reports restore` refuse before they change anything: files of a backup
-// or a data directory that are not regular files (a FIFO made restore hang for ever holding the
-// directory's lock). The commands run as processes of their own, so a hang is one
+// What `reports backup` and `reports restore` refuse before they change anything: a backup inside
+// the data directory (a restore from data/snapshots/ replaced the log, then removed its own backup),
+// and files of a backup or a data directory that are not regular files (a FIFO made restore hang for
+// ever holding the directory's lock). The commands run as processes of their own, so a hang is one
 // the test can kill.
 import { execFileSync } from 'node:child_process';
-import { rm, stat } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -40,6 +41,28 @@ async function startsAfterwards(dataDir: string): Promise<void> {
   const server = await startTestServer({}, { dataDir });
   await server.close();
 }
+
+refusals('backup refuses a DEST inside the data directory, also through a symbolic link, and makes nothing', async ({ dir, dataDir }) => {
+  await symlink(dataDir, join(dir, 'link'));
+  for (const dest of [join(dataDir, 'snapshots', 'backup'), join(dataDir, 'backup'), join(dir, 'link', 'backup')]) {
+    const { code, stderr } = await reportsProcess(['backup', dest], { env: { REPORTS_DATA_DIR: dataDir } });
+    assert.is(code, 1, stderr);
+    assert.match(stderr, `refusing to back up into ${dest}: it is inside the data directory ${dataDir}`);
+    assert.is(await stat(dest).then(() => true, () => false), false, `${dest} was made`);
+  }
+});
+
+refusals('restore refuses a backup inside the data directory before changing anything, and the backup stays', async ({ dataDir, backup }) => {
+  const inside = join(dataDir, 'snapshots', 'backup');
+  await mkdir(join(dataDir, 'snapshots'));
+  await rename(backup, inside);
+  const before = await logState(dataDir);
+  const { code, stderr } = await reportsProcess(['restore', inside], { env: { REPORTS_DATA_DIR: dataDir } });
+  assert.is(code, 1, stderr);
+  assert.match(stderr, `refusing to restore from ${inside}: it is inside the data directory ${dataDir}`);
+  assert.equal(await logState(dataDir), before);
+  assert.ok((await stat(join(inside, 'backup.json'))).isFile(), 'the backup is still there');
+});
 
 refusals('restore refuses a backup whose events.log is a FIFO, at once and naming it, and leaves the lock free', async ({ dataDir, backup }) => {
   await fifoInstead(join(backup, 'events.log'));
