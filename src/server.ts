@@ -29,6 +29,7 @@ import { resolveTokens, tokenNotice, warnShortTokens, type GeneratedToken } from
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
 import { hasResumableScan } from './log/capabilities.js';
+import { makePrivate } from './log/file/data-dir.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -50,6 +51,7 @@ export interface ServerDeps {
 
 export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
   await checkStartSettings(config);
+  await warnOpenDataDir(config.dataDir, logger);
   const snapshots = snapshotDir(config.dataDir);
   // Before anything is written (the lock included): on a full disk, what a dead writer left is the room.
   await removeStaleTemporaries(snapshots, logger);
@@ -131,6 +133,15 @@ export function createWiredApp(
     openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION, { metricsToken }),
     asyncApiDocument: createAsyncApiDocument(topicFacts(config), SERVICE_VERSION),
   });
+}
+
+/** Makes the data directory 0700 if group or others may use it, saying so (or that it could not). */
+async function warnOpenDataDir(dataDir: string, logger: Logger): Promise<void> {
+  const open = await makePrivate(dataDir);
+  if (open === undefined) return;
+  const mode = open.mode.toString(8).padStart(4, '0');
+  if (open.madePrivate) logger.warn({ dataDir, mode }, 'the data directory was open to group or others; made it 0700');
+  else logger.warn({ dataDir, mode }, 'the data directory is open to group or others and this process may not change it; chmod 700 it');
 }
 
 async function listen(handler: RequestListener, config: Config, logger: Logger): Promise<Server> {
