@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Env } from '../../src/config.js';
 import { runCli } from '../../src/cli/main.js';
 import { withTimeout } from './async.js';
+import { childEnv } from './child-server.js';
 
 export interface CliResult {
   readonly code: number;
@@ -125,12 +126,12 @@ export interface ProcessResult extends CliResult {
 }
 
 /**
- * Runs `reports ...argv` as a process of its own (its environment: PATH and `env` only), as `user`
- * when given; for what must not happen in the test process (a command that could hang on a blocked
- * file, or runs as another user). Killed, and a failure, after `timeoutMs`.
+ * Runs `reports ...argv` as a process of its own (the service's variables from `env` only, as a
+ * child server's), as `user` when given; for what must not happen in the test process (a command
+ * that could hang on a blocked file, or runs as another user). Killed, and a failure, after `timeoutMs`.
  */
 export function reportsProcess(argv: readonly string[], { env = {}, user, timeoutMs = 30_000 }: { env?: Env; user?: { uid: number; gid: number }; timeoutMs?: number } = {}): Promise<ProcessResult> {
-  const child = spawn(process.execPath, [CLI, ...argv], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...user });
+  const child = spawn(process.execPath, [CLI, ...argv], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], ...user });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

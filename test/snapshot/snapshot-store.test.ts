@@ -138,6 +138,15 @@ store('skips, with a warning naming it, a directory and a FIFO named like snapsh
   assert.match(String(lines()[1]?.['reason']), 'is a directory, not a regular file');
 });
 
+store('ignores, with a warning, a snapshots directory that cannot be read (here a file in its place)', async ({ dir }) => {
+  const notADir = join(dir, '..', 'not-a-directory');
+  await writeFile(notADir, 'a file');
+  const { logger, lines } = memoryLogger();
+  assert.is(await loadNewestSnapshot({ dir: notADir, log: tenRecords(), head: new Map([[0, 10]]), logger }), undefined);
+  assert.equal(lines().map((line) => [line['level'], line['msg'], line['dir']]), [[40, 'ignored the snapshots directory: it cannot be read', notADir]]);
+  assert.match(String(lines()[0]?.['reason']), 'ENOTDIR');
+});
+
 store('ignores files that are not snapshots', async ({ dir }) => {
   await writeSnapshot(dir, snapshotAt(2));
   await writeFile(join(dir, 'notes.txt'), 'not a snapshot');
