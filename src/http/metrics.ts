@@ -27,6 +27,8 @@ export interface MetricsDeps {
 
 export function createMetrics({ log, projector, health, runtimeVersion = false, now = Date.now }: MetricsDeps): Metrics {
   const registry = new Registry();
+  /** The rendering the scrapes of this turn of the event loop wait for (render()). */
+  let nextRendering: Promise<string> | undefined;
   // The runtime's series (process_*: CPU, memory, file descriptors; nodejs_*: heap, handles,
   // event-loop lag, GC), what a dashboard shows first. They are read when scraped; only the
   // event-loop delay histogram (a timer every 10 ms) and GC durations (an observer of GC events)
@@ -144,20 +146,8 @@ export function createMetrics({ log, projector, health, runtimeVersion = false, 
       this.inc(projector.model.counts.invalid);
     },
   });
-  let nextRendering: Promise<string> | undefined;
   return {
     registry,
-    render() {
-      // Scrapes that arrive in the same turn of the event loop share one rendering, started after
-      // all of them, so each still gets values collected after it arrived. A rendering costs about
-      // half a millisecond of CPU and a few hundred KB of garbage: a thousand connections each
-      // pipelining GET /metrics made a thousand at once (+270 MB of RSS), now one a turn.
-      nextRendering ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-        nextRendering = undefined;
-        return registry.metrics();
-      });
-      return nextRendering;
-    },
     observeRequest({ method, route, status }, durationSeconds) {
       const key = `${method} ${route} ${status}`;
       let series = requestSeries.get(key);
@@ -172,6 +162,17 @@ export function createMetrics({ log, projector, health, runtimeVersion = false, 
     },
     observeAppend(durationSeconds) {
       appendLatency.observe(durationSeconds);
+    },
+    render() {
+      // Scrapes that arrive in the same turn of the event loop share one rendering, started after
+      // all of them, so each still gets values collected after it arrived. A rendering costs about
+      // half a millisecond of CPU and a few hundred KB of garbage: a thousand connections each
+      // pipelining GET /metrics made a thousand at once (+270 MB of RSS), now one a turn.
+      nextRendering ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        nextRendering = undefined;
+        return registry.metrics();
+      });
+      return nextRendering;
     },
   };
 }
