@@ -2,13 +2,13 @@
 // process concerns (environment, signals, exit codes); tests call this directly.
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { Tracer } from '@opentelemetry/api';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
-import { guardConnections } from './http/connection-guard.js';
+import { createHttpServer } from './http/http-server.js';
 import { bearerAuth, createTokenCheck, digestsOf } from './http/auth.js';
 import { createMetrics } from './http/metrics.js';
 import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
@@ -25,10 +25,11 @@ import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
 import { resumeOf } from './snapshot/snapshot-anchor.js';
 import { removeStaleTemporaries } from './snapshot/snapshot-space.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
-import { resolveTokens } from './tokens.js';
+import { resolveTokens, tokenNotice, warnShortTokens, type GeneratedToken } from './tokens.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
 import { hasResumableScan } from './log/capabilities.js';
+import { makePrivate } from './log/file/data-dir.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -40,16 +41,17 @@ export interface RunningServer {
 
 export interface ServerDeps {
   readonly logger: Logger;
-  /** Where a generated token is announced (once, on the first start). */
-  readonly announce?: (line: string) => void;
+  /** Where a generated token is announced (once, on the first start); by default stderr, the token itself only on a terminal. */
+  readonly announceToken?: (generated: GeneratedToken) => void;
   /** How long in-flight requests get at shutdown before connections are cut. */
   readonly shutdownGraceMs?: number;
   /** Spans of writes (default: the global OpenTelemetry tracer, a no-op unless an SDK is registered). */
   readonly tracer?: Tracer;
 }
 
-export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
+export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
   await checkStartSettings(config);
+  await warnOpenDataDir(config.dataDir, logger);
   const snapshots = snapshotDir(config.dataDir);
   // Before anything is written (the lock included): on a full disk, what a dead writer left is the room.
   await removeStaleTemporaries(snapshots, logger);
@@ -58,10 +60,8 @@ export async function startServer(config: Config, { logger, announce = (line) =>
   const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
   try {
     const tokens = await resolveTokens(config, { logger });
-    if (tokens.generatedToken) {
-      announce(`No token configured: created one and saved it in ${tokens.generatedPath} (mode 0600). It is shown only this once:`);
-      announce(`  Authorization: Bearer ${tokens.generatedToken}`);
-    }
+    warnShortTokens(config.metricsTokens, 'REPORTS_METRICS_TOKEN', logger);
+    if (tokens.generated) announceToken(tokens.generated);
     const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger, ...(newest ? { newest } : {}) });
     if (snapshot) logger.info({ events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
     const model = snapshot?.model ?? createReadModel();
@@ -106,7 +106,8 @@ export function createWiredApp(
   config: Config,
   { log, projector, logger, tokenEntries, tracer }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[]; tracer?: Tracer },
 ): Koa {
-  const metrics = createMetrics({ log, projector, health: projector.health });
+  const metricsToken = config.metricsTokens.length > 0;
+  const metrics = createMetrics({ log, projector, health: projector.health, runtimeVersion: metricsToken });
   const service = new ReportService({
     log,
     logger,
@@ -128,23 +129,25 @@ export function createWiredApp(
     health: projector.health,
     log,
     auth: bearerAuth(createTokenCheck(digestsOf(tokenEntries))),
+    ...(metricsToken ? { metricsAuth: bearerAuth(createTokenCheck(digestsOf(config.metricsTokens)), 'metrics') } : {}),
     limits,
     bodyLimitBytes: config.bodyLimitBytes,
-    openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION),
+    openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION, { metricsToken }),
     asyncApiDocument: createAsyncApiDocument(topicFacts(config), SERVICE_VERSION),
   });
 }
 
+/** Makes the data directory 0700 if group or others may use it, saying so (or that it could not). */
+async function warnOpenDataDir(dataDir: string, logger: Logger): Promise<void> {
+  const open = await makePrivate(dataDir);
+  if (open === undefined) return;
+  const mode = open.mode.toString(8).padStart(4, '0');
+  if (open.madePrivate) logger.warn({ dataDir, mode }, 'the data directory was open to group or others; made it 0700');
+  else logger.warn({ dataDir, mode }, 'the data directory is open to group or others and this process may not change it; chmod 700 it');
+}
+
 async function listen(handler: RequestListener, config: Config, logger: Logger): Promise<Server> {
-  const limits = config.http;
-  // Slow-loris guards, checked this often (Node's default, 30 s, would let a client overstay them).
-  const server = createServer({
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
-  });
-  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  server.on('request', guardConnections(server, handler, limits, logger));
+  const server = createHttpServer(handler, config.http, logger);
   await new Promise<void>((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, config));
     server.once('error', failed);

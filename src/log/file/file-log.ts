@@ -17,6 +17,7 @@ import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../batcher.js';
 import { lockDir, type DirLock } from './lock.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './data-dir.js';
 import { scanLog, type ResumeCheck } from './recovery.js';
+import { expectRegularFile } from '../../regular-file.js';
 import { CommitListeners, type CommitFeed, type CommitListener, type ResumableScan, type ResumeFrom } from '../capabilities.js';
 import { LogUnavailableError, RecordTooLargeError, payloadBytes, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from '../event-log.js';
 import type { FileBacked, FileRange } from './file-range.js';
@@ -54,6 +55,8 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
   let file: FileHandle | undefined;
   try {
     file = await open(path, 'a+', PRIVATE_FILE_MODE);
+    // A FIFO or a directory in its place: named now, rather than a read that blocks or fails later.
+    await expectRegularFile(file, path);
     await file.close();
     // The log's directory entry must be on disk before any append is acknowledged.
     await syncDir(dir);
