@@ -34,6 +34,8 @@ export interface Config {
   /** Tokens as given: plain secrets or `sha256:<hex>` digests. */
   readonly tokens: readonly string[];
   readonly tokensFile?: string;
+  /** Tokens /metrics asks for (plain or `sha256:`); empty: /metrics is open, as by default. */
+  readonly metricsTokens: readonly string[];
   readonly dataDir: string;
   readonly kafka?: KafkaConfig;
   readonly bodyLimitBytes: number;
@@ -61,7 +63,7 @@ export type Env = Readonly<Record<string, string | undefined>>;
 
 /** Every variable this file reads (docker-compose.yml is checked against this list). */
 export const CONFIG_VARIABLES = [
-  'PORT', 'HOST', 'REPORTS_TOKENS', 'REPORTS_TOKENS_FILE', 'REPORTS_DATA_DIR', 'KAFKA_BROKERS', 'REPORTS_TOPIC',
+  'PORT', 'HOST', 'REPORTS_TOKENS', 'REPORTS_TOKENS_FILE', 'REPORTS_METRICS_TOKEN', 'REPORTS_DATA_DIR', 'KAFKA_BROKERS', 'REPORTS_TOPIC',
   'REPORTS_TOPIC_PARTITIONS', 'REPORTS_TOPIC_REPLICATION_FACTOR', 'KAFKA_CLIENT_ID', 'KAFKA_SSL', 'KAFKA_SASL_MECHANISM',
   'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'REPORTS_BODY_LIMIT', 'REPORTS_NAME_MAX_CHARS', 'REPORTS_TAG_MAX_CHARS',
   'REPORTS_WRITE_TIMEOUT_MS', 'LOG_LEVEL', 'REPORTS_EVENT_SOURCE', 'REPORTS_SNAPSHOT_EVERY', 'REPORTS_PROJECTION_STALL_MS',
@@ -154,11 +156,11 @@ function httpLimits(env: Env): HttpLimits {
   });
 }
 
-function tokenList(env: Env): string[] {
-  const raw = text(env, 'REPORTS_TOKENS');
+function tokenList(env: Env, name: 'REPORTS_TOKENS' | 'REPORTS_METRICS_TOKEN'): string[] {
+  const raw = text(env, name);
   if (raw === undefined) return [];
   const tokens = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
-  for (const token of tokens) checkToken(token, 'REPORTS_TOKENS');
+  for (const token of tokens) checkToken(token, name);
   return tokens;
 }
 
@@ -219,8 +221,9 @@ export function loadConfig(env: Env): Config {
   const config: Config = {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: host(env),
-    tokens: Object.freeze(tokenList(env)),
+    tokens: Object.freeze(tokenList(env, 'REPORTS_TOKENS')),
     ...(tokensFile ? { tokensFile } : {}),
+    metricsTokens: Object.freeze(tokenList(env, 'REPORTS_METRICS_TOKEN')),
     dataDir: text(env, 'REPORTS_DATA_DIR') ?? './data',
     ...(kafka ? { kafka } : {}),
     bodyLimitBytes: byteSize(env, 'REPORTS_BODY_LIMIT', 64 * 1024),

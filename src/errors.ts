@@ -20,9 +20,9 @@ export class BadRequestError extends AppError {
 }
 
 export class UnauthorizedError extends AppError {
-  constructor(message: string, tokenGiven: boolean) {
+  constructor(message: string, tokenGiven: boolean, realm = 'reports') {
     // RFC 6750 §3: name the realm; say invalid_token only when a token was actually presented.
-    const challenge = tokenGiven ? 'Bearer realm="reports", error="invalid_token"' : 'Bearer realm="reports"';
+    const challenge = tokenGiven ? `Bearer realm="${realm}", error="invalid_token"` : `Bearer realm="${realm}"`;
     super(401, message, { 'WWW-Authenticate': challenge });
   }
 }

@@ -2,13 +2,13 @@
 // process concerns (environment, signals, exit codes); tests call this directly.
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { Tracer } from '@opentelemetry/api';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
-import { guardConnections } from './http/connection-guard.js';
+import { createHttpServer } from './http/http-server.js';
 import { bearerAuth, createTokenCheck, digestsOf } from './http/auth.js';
 import { createMetrics } from './http/metrics.js';
 import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
@@ -29,10 +29,11 @@ import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
 import { resumeOf } from './snapshot/snapshot-anchor.js';
 import { removeStaleTemporaries } from './snapshot/snapshot-space.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
-import { resolveTokens } from './tokens.js';
+import { resolveTokens, tokenNotice, warnShortTokens, type GeneratedToken } from './tokens.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
 import { hasResumableScan } from './log/capabilities.js';
+import { makePrivate } from './log/file/data-dir.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -49,8 +50,8 @@ export interface RunningServer {
 
 export interface ServerDeps {
   readonly logger: Logger;
-  /** Where a generated token is announced (once, on the first start). */
-  readonly announce?: (line: string) => void;
+  /** Where a generated token is announced (once, on the first start); by default stderr, the token itself only on a terminal. */
+  readonly announceToken?: (generated: GeneratedToken) => void;
   /** How long in-flight requests get at shutdown before connections are cut. */
   readonly shutdownGraceMs?: number;
   /** Spans of writes (default: the global OpenTelemetry tracer, a no-op unless an SDK is registered). */
@@ -62,8 +63,9 @@ export interface ServerDeps {
   readonly onFatal?: (error: Error) => void;
 }
 
-export async function startServer(config: Config, { logger, announce = (line) => process.stdout.write(`${line}\n`), shutdownGraceMs = 10_000, tracer, onFatal = () => undefined }: ServerDeps): Promise<RunningServer> {
+export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer, onFatal = () => undefined }: ServerDeps): Promise<RunningServer> {
   await checkStartSettings(config);
+  await warnOpenDataDir(config.dataDir, logger);
   const snapshots = snapshotDir(config.dataDir);
   // Before anything is written (the lock included): on a full disk, what a dead writer left is the room.
   await removeStaleTemporaries(snapshots, logger);
@@ -74,10 +76,8 @@ export async function startServer(config: Config, { logger, announce = (line) =>
   try {
     keys = await openKeyStore(log, config, logger);
     const tokens = await resolveTokens(config, { logger });
-    if (tokens.generatedToken) {
-      announce(`No token configured: created one and saved it in ${tokens.generatedPath} (mode 0600). It is shown only this once:`);
-      announce(`  Authorization: Bearer ${tokens.generatedToken}`);
-    }
+    warnShortTokens(config.metricsTokens, 'REPORTS_METRICS_TOKEN', logger);
+    if (tokens.generated) announceToken(tokens.generated);
     const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger, ...(newest ? { newest } : {}) });
     if (snapshot) logger.info({ events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
     const model = snapshot?.model ?? createReadModel();
@@ -103,12 +103,12 @@ export async function startServer(config: Config, { logger, announce = (line) =>
     };
     let sweeping: Promise<unknown> = Promise.resolve();
     // The service exists once the app is wired, after the projector starts; it is asked for nothing before it caught up.
-    let erasing: ReportService | undefined;
-    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp, onErased: (keyId) => erasing?.eraseLater(keyId) });
+    const wired: { service?: ReportService } = {};
+    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp, onErased: (keyId) => wired.service?.eraseLater(keyId) });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
     const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
-    erasing = service;
+    wired.service = service;
     // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
     const handle = app.callback();
     const server = await listen((req, res) => void handle(req, res), config, logger);
@@ -151,7 +151,8 @@ export function createWiredApp(
   config: Config,
   { log, keys, projector, logger, tokenEntries, tracer }: { log: EventLog; keys: KeyStore; projector: Projector; logger: Logger; tokenEntries: readonly string[]; tracer?: Tracer },
 ): { app: Koa; service: ReportService } {
-  const metrics = createMetrics({ log, keys, projector, health: projector.health });
+  const metricsToken = config.metricsTokens.length > 0;
+  const metrics = createMetrics({ log, keys, projector, health: projector.health, runtimeVersion: metricsToken });
   const service = new ReportService({
     log,
     keys,
@@ -175,24 +176,26 @@ export function createWiredApp(
     health: projector.health,
     log,
     auth: bearerAuth(createTokenCheck(digestsOf(tokenEntries))),
+    ...(metricsToken ? { metricsAuth: bearerAuth(createTokenCheck(digestsOf(config.metricsTokens)), 'metrics') } : {}),
     limits,
     bodyLimitBytes: config.bodyLimitBytes,
-    openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION),
+    openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION, { metricsToken }),
     asyncApiDocument: createAsyncApiDocument(topicFacts(config), SERVICE_VERSION),
   });
   return { app, service };
 }
 
+/** Makes the data directory 0700 if group or others may use it, saying so (or that it could not). */
+async function warnOpenDataDir(dataDir: string, logger: Logger): Promise<void> {
+  const open = await makePrivate(dataDir);
+  if (open === undefined) return;
+  const mode = open.mode.toString(8).padStart(4, '0');
+  if (open.madePrivate) logger.warn({ dataDir, mode }, 'the data directory was open to group or others; made it 0700');
+  else logger.warn({ dataDir, mode }, 'the data directory is open to group or others and this process may not change it; chmod 700 it');
+}
+
 async function listen(handler: RequestListener, config: Config, logger: Logger): Promise<Server> {
-  const limits = config.http;
-  // Slow-loris guards, checked this often (Node's default, 30 s, would let a client overstay them).
-  const server = createServer({
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
-  });
-  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  server.on('request', guardConnections(server, handler, limits, logger));
+  const server = createHttpServer(handler, config.http, logger);
   await new Promise<void>((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, config));
     server.once('error', failed);

@@ -5,12 +5,27 @@ import { lookup } from 'node:dns/promises';
 import { access, constants } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { settingError, type Config } from './config.js';
-import { ensurePrivateDir } from './log/file/data-dir.js';
+import { ensurePrivateDir, foreignOwner } from './log/file/data-dir.js';
 
 const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
+/**
+ * Throws a ConfigError naming REPORTS_DATA_DIR when this process is not the user who writes in the
+ * data directory (data-dir.ts, foreignOwner): the server and the tools that write there refuse to run.
+ */
+export async function checkDataDirUser(dataDir: string): Promise<void> {
+  const foreign = await foreignOwner(dataDir);
+  if (foreign === undefined) return;
+  const { uid, owner, of } = foreign;
+  throw settingError(
+    'dataDir',
+    `${dataDir} is written by user ${owner} (the owner of ${of}) and this process runs as user ${uid}: what it made there would be user ${uid}'s alone and unreadable to the service; run it as user ${owner} (sudo -u '#${owner}' ...)`,
+  );
+}
+
 /** Throws a ConfigError naming REPORTS_DATA_DIR or HOST when either cannot be used. */
 export async function checkStartSettings({ dataDir, host }: Pick<Config, 'dataDir' | 'host'>): Promise<void> {
+  await checkDataDirUser(dataDir);
   try {
     await ensurePrivateDir(dataDir);
     await access(dataDir, constants.W_OK | constants.X_OK);

@@ -131,11 +131,11 @@ compose('mounts every volume at the directory its process writes, so down and up
   assert.equal(Object.keys(writes).filter((name) => !(file.services[name]?.volumes ?? []).length), [], 'a service that writes state has no volume');
 });
 
-compose('creates the data directory in the image for the user the service runs as', ({ file }) => {
+compose('creates the data directory in the image for the user the service runs as, mode 0700 (a new volume takes its mode)', ({ file }) => {
   const dockerfile = file.services['reports']?.build?.dockerfile_inline ?? '';
   const dataDir = stateDirectories(file)['reports'] ?? '';
   const user = /^USER (\S+)$/m.exec(dockerfile)?.[1] ?? 'missing';
-  assert.match(dockerfile, new RegExp(`mkdir (?:-p )?${dataDir} && chown ${user}:${user} ${dataDir}\\b`));
+  assert.match(dockerfile, new RegExp(`mkdir (?:-p )?-m 700 ${dataDir} && chown ${user}:${user} ${dataDir}\\b`));
 });
 
 compose('builds the image on Node 24, the newest LTS the suite runs on, in both stages', async ({ file }) => {

@@ -114,6 +114,8 @@ const bad: readonly [string, Env, string][] = [
   ['REPORTS_TOKENS with a short sha256 entry', { REPORTS_TOKENS: 'good,sha256:abc' }, 'REPORTS_TOKENS'],
   ['REPORTS_TOKENS with a non-hex sha256 entry', { REPORTS_TOKENS: `sha256:${'zz'.repeat(32)}` }, 'REPORTS_TOKENS'],
   ['REPORTS_TOKENS with a character no bearer token can hold', { REPORTS_TOKENS: 'has space' }, 'REPORTS_TOKENS'],
+  ['REPORTS_METRICS_TOKEN with a character no bearer token can hold', { REPORTS_METRICS_TOKEN: 'has space' }, 'REPORTS_METRICS_TOKEN'],
+  ['REPORTS_METRICS_TOKEN with a short sha256 entry', { REPORTS_METRICS_TOKEN: 'sha256:abc' }, 'REPORTS_METRICS_TOKEN'],
   ['HOST that looks like an IPv4 address but is none', { HOST: '999.1.1.1' }, 'HOST'],
   ['HOST with an all-digit last label', { HOST: 'reports.123' }, 'HOST'],
   ['HOST with a character no host name holds', { HOST: 'bad_host!' }, 'HOST'],

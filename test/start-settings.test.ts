@@ -4,6 +4,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFile, rm, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -98,20 +99,53 @@ signals('SIGTERM while the start waits on an unreachable broker stops the proces
   assert.match(result.stdout, 'stopping: a signal arrived during the start');
 });
 
-signals('the first SIGTERM asks for a stop, a second one exits at once (143): a stop that hangs is not stuck', async () => {
-  // A process that takes the stop signal and never stops by itself.
-  const program = `import(${JSON.stringify(PROCESS_SIGNALS)}).then(({ processStopSignal }) => { processStopSignal().addEventListener('abort', () => console.log('stopping')); console.log('ready'); setInterval(() => undefined, 1000); });`;
-  const child = spawn(process.execPath, ['-e', program], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+/** Runs `program` (after the stop signal's handlers are installed) until it prints `ready`; its exit as a shell sees it (128 + signal). */
+async function stoppable(program: string): Promise<{ child: ChildProcess; exited: Promise<number | null>; seen: (text: string) => Promise<void> }> {
+  const script = `import(${JSON.stringify(PROCESS_SIGNALS)}).then(async ({ processStopSignal }) => { processStopSignal().addEventListener('abort', () => console.log('stopping')); ${program}; console.log('ready'); setInterval(() => undefined, 1000); });`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal === null ? null : 128 + osConstants.signals[signal]))));
   const lines = createInterface({ input: child.stdout });
   const seen = (text: string) => new Promise<void>((resolve) => lines.on('line', (line) => line === text && resolve()));
+  const ready = seen('ready');
+  await withTimeout(ready, 15_000, 'the process to install its handlers');
+  return { child, exited, seen };
+}
+
+signals('the first SIGTERM asks for a stop, a second one ends the process at once (143): a stop that hangs is not stuck', async () => {
+  // A process that takes the stop signal and never stops by itself.
+  const { child, exited, seen } = await stoppable('');
   const stopping = seen('stopping');
-  await withTimeout(seen('ready'), 15_000, 'the process to install its handlers');
   child.kill('SIGTERM');
   await withTimeout(stopping, 15_000, 'the stop to be asked for');
   assert.is(child.exitCode, null, 'still running after the first signal');
   child.kill('SIGTERM');
   assert.is(await withTimeout(exited, 15_000, 'the exit'), 143);
+});
+
+signals('a second SIGTERM ends the process at once also while one of its threads is blocked on a FIFO nobody writes to', async ({ dir }) => {
+  // Node's process.exit waits for libuv's threads: it hung here for ever.
+  const fifo = join(dir, 'fifo');
+  execFileSync('mkfifo', [fifo]);
+  const { child, exited, seen } = await stoppable(`const { open } = await import('node:fs/promises'); void open(${JSON.stringify(fifo)}, 'r')`);
+  try {
+    const stopping = seen('stopping');
+    child.kill('SIGTERM');
+    await withTimeout(stopping, 15_000, 'the stop to be asked for');
+    child.kill('SIGTERM');
+    assert.is(await withTimeout(exited, 15_000, 'the exit'), 143);
+  } finally {
+    // A process stuck as it was before this was fixed is not left behind.
+    child.kill('SIGKILL');
+  }
+});
+
+signals('SIGINT twice ends the process with 130', async () => {
+  const { child, exited, seen } = await stoppable('');
+  const stopping = seen('stopping');
+  child.kill('SIGINT');
+  await withTimeout(stopping, 15_000, 'the stop to be asked for');
+  child.kill('SIGINT');
+  assert.is(await withTimeout(exited, 15_000, 'the exit'), 130);
 });
 
 /** Whether this process may make a pid namespace (unshare as root). */

@@ -2,10 +2,10 @@
 // durable batch), `snapshots/` (the newest snapshot usable for that prefix, if any) and this
 // manifest, written last, once the copy has been checked. A directory without a manifest that
 // matches its contents is not a backup, whatever else it holds.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { readRegularFile } from '../regular-file.js';
 import { writeDurableFile } from './durable-files.js';
 
 export const MANIFEST_NAME = 'backup.json';
@@ -36,9 +36,10 @@ export class BackupError extends Error {
 }
 
 export async function readManifest(dir: string): Promise<BackupManifest> {
-  const text = await readFile(join(dir, MANIFEST_NAME), 'utf8').catch((error: NodeJS.ErrnoException) => {
+  const bytes = await readRegularFile(join(dir, MANIFEST_NAME)).catch((error: NodeJS.ErrnoException) => {
     throw new BackupError(`${dir} is not a backup: ${error.code === 'ENOENT' ? `it has no ${MANIFEST_NAME} (an interrupted backup never has one)` : error.message}`);
   });
+  const text = bytes.toString('utf8');
   let manifest: unknown;
   try {
     manifest = JSON.parse(text);

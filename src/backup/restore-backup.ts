@@ -6,7 +6,7 @@
 // `events.log.before-restore-<time>`, the old snapshots (derived data) are removed, the token file
 // stays. Killed at any moment, it leaves one whole log; a snapshot is checked against the log at
 // every start, so one of another history is never used.
-import { open, rename, rm, stat } from 'node:fs/promises';
+import { rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { startProgress } from '../cli/progress.js';
@@ -15,8 +15,10 @@ import { ensurePrivateDir, syncDir } from '../log/file/data-dir.js';
 import { DataDirLockedError, lockDir, type DirLock } from '../log/file/lock.js';
 import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
 import { snapshotDir } from '../snapshot/snapshot-store.js';
+import { openRegularFile } from '../regular-file.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { BackupError, readManifest, type BackupManifest } from './backup-manifest.js';
+import { refuseInsideDataDir } from './backup-place.js';
 import { copyDurably } from './durable-files.js';
 import { verifyBackupDir, type VerifiedBackup } from './verify-backup.js';
 
@@ -50,6 +52,7 @@ async function lockForRestore(dataDir: string): Promise<DirLock> {
 
 export async function restoreBackup({ src, dataDir, io, logger }: RestoreOptions): Promise<Restored> {
   const source = resolve(src);
+  await refuseInsideDataDir(source, dataDir, 'restore from');
   const manifest = await readManifest(source);
   const lock = await lockForRestore(dataDir);
   try {
@@ -100,9 +103,9 @@ async function install(source: string, dataDir: string, manifest: BackupManifest
 
 /** Copies a whole file durably; with `records`, a progress bar in records on a terminal (by the share of bytes copied). */
 async function copyFile(from: string, to: string, io: CliIo, records = 0): Promise<void> {
-  const file = await open(from, 'r');
+  const file = await openRegularFile(from);
   try {
-    const bytes = (await stat(from)).size;
+    const bytes = (await file.stat()).size;
     const progress = startProgress(io, 'restore', records);
     await copyDurably(file, bytes, to, (copied) => progress.update(Math.floor((records * copied) / Math.max(bytes, 1))), io.signal);
     progress.stop();

@@ -6,7 +6,7 @@
 // The copy and the newest snapshot usable for it go into `DEST.partial-<pid>`, are checked
 // (verify-backup.ts), and only then get their manifest and the name DEST: a backup that is killed
 // leaves no DEST, and its partial directory is removed by the next backup to DEST.
-import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { startProgress } from '../cli/progress.js';
@@ -17,8 +17,10 @@ import { openFileLogReader } from '../log/file/file-log-reader.js';
 import { checkMagic, CorruptLogError, scanFrames } from '../log/file/recovery.js';
 import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
+import { openRegularFile } from '../regular-file.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { BACKUP_FORMAT, BackupError, writeManifest, type BackupManifest } from './backup-manifest.js';
+import { refuseInsideDataDir } from './backup-place.js';
 import { copyDurably } from './durable-files.js';
 import { verifyBackupDir } from './verify-backup.js';
 
@@ -54,10 +56,11 @@ export async function takeBackup({ dataDir, dest, io, logger }: BackupOptions): 
   const target = resolve(dest);
   const parent = dirname(target);
   if (await stat(target).then(() => true, () => false)) throw new BackupError(`${target} exists: a backup goes into a new directory, never over another`);
+  await refuseInsideDataDir(target, dataDir, 'back up into');
   await ensurePrivateDir(parent);
   await removeStaleFiles(parent, new RegExp(`^${escape(basename(target))}\\.partial-(\\d+)$`), logger, 'removed the partial directory of an interrupted backup');
   const path = join(dataDir, 'events.log');
-  const source = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
+  const source = await openRegularFile(path).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? new BackupError(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
   });
   const partial = `${target}.partial-${process.pid}`;

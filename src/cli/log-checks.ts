@@ -2,7 +2,6 @@
 // frames and CRCs of a file log, then every record against the event schema, its key against its
 // subject, unique event ids and the fold rules. The fold's read model is handed back, so a caller
 // has the state digest of exactly what it checked.
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeEvent } from '../../projections/codec.js';
 import { cursorTotal, type EventLog, type LogPosition } from '../log/event-log.js';
@@ -13,6 +12,7 @@ import { formatPosition, type LogKind } from './positions.js';
 import { startProgress } from './progress.js';
 import type { CliIo } from './usage.js';
 import { hasKeyedHeads } from '../log/capabilities.js';
+import { openRegularFile } from '../regular-file.js';
 import { readRecords } from '../log/record-batches.js';
 
 export interface Problem {
@@ -28,7 +28,7 @@ export interface FrameProblem extends Problem {
 /** Frame-level check of the file log, without repairing anything. */
 export async function checkFrames(dataDir: string): Promise<FrameProblem | undefined> {
   const path = join(dataDir, 'events.log');
-  const file = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
+  const file = await openRegularFile(path).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? new Error(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
   });
   try {

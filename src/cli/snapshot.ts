@@ -12,6 +12,7 @@ import { startProgress } from './progress.js';
 import { openToolKeys, openToolLog, toolLogger } from './tool-log.js';
 import type { CliIo, CommandSpec, ParsedCommand } from './usage.js';
 import { hasResumableScan } from '../log/capabilities.js';
+import { checkDataDirUser } from '../start-checks.js';
 
 export const snapshotCommand = {
   name: 'snapshot',
@@ -20,13 +21,14 @@ export const snapshotCommand = {
     'Writes a snapshot of the read model (reports and idempotency keys) with its log position to',
     'REPORTS_DATA_DIR/snapshots/, checksummed. Starts from the newest valid snapshot and folds the rest',
     'of the log. The server loads the newest valid snapshot at start and folds only the tail after it.',
-    'Safe to run beside a running server.',
+    'Safe to run beside a running server. Runs only as the user the data directory belongs to (the service\'s).',
   ].join('\n'),
   options: {},
 } satisfies CommandSpec;
 
 export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<number> {
   const config = loadConfig(io.env);
+  await checkDataDirUser(config.dataDir);
   const logger = toolLogger(io, config);
   const log = await openToolLog(config, logger);
   try {

@@ -12,7 +12,7 @@ export class UsageError extends Error {
 /** Where a subcommand writes: injected so tests capture output in memory. */
 export interface CliIo {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
-  readonly stderr: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Aborts on SIGINT/SIGTERM, so long commands (`--follow`) end cleanly. */
   readonly signal: AbortSignal;

@@ -41,13 +41,16 @@ export function createTokenCheck(digests: readonly Buffer[], { digest: digestOf 
 /** Throws UnauthorizedError unless the request carries a valid bearer token. */
 export type Authenticate = (ctx: Pick<Context, 'get'>) => void;
 
-/** A plain check rather than a middleware: the routes call it first, so it costs no step of its own. */
-export function bearerAuth(isValid: (token: string) => boolean): Authenticate {
+/**
+ * A plain check rather than a middleware: the routes call it first, so it costs no step of its own.
+ * `realm` tells the two sets of tokens apart in the challenge: `reports` (the API), `metrics`.
+ */
+export function bearerAuth(isValid: (token: string) => boolean, realm = 'reports'): Authenticate {
   return (ctx) => {
     const header = ctx.get('Authorization');
-    if (header === '') throw new UnauthorizedError('the Authorization header is missing; send "Authorization: Bearer <token>"', false);
+    if (header === '') throw new UnauthorizedError('the Authorization header is missing; send "Authorization: Bearer <token>"', false, realm);
     const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
-    if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>"', false);
-    if (!isValid(match[1] as string)) throw new UnauthorizedError('the bearer token in the Authorization header is not valid', true);
+    if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>"', false, realm);
+    if (!isValid(match[1] as string)) throw new UnauthorizedError('the bearer token in the Authorization header is not valid', true, realm);
   };
 }

@@ -32,7 +32,42 @@ function parseNumber(literal: string): bigint | number {
 
 export class InvalidJsonError extends Error {}
 
+/**
+ * Arrays and objects nested deeper than this are refused before parsing. lossless-json recurses
+ * once a level: 30,000 levels overflowed the stack (the engine's "Maximum call stack size exceeded"
+ * reached the client) after ~20 ms of CPU. A NewReport is flat; unknown properties may nest, as
+ * deep as anyone sends on purpose.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+export class JsonTooDeepError extends Error {
+  constructor() {
+    super(`nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
+  }
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Whether `text` opens more than `max` arrays or objects inside each other (brackets in strings do not count). */
+export function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE) {
+      // Skip the string: to its closing quote, past escaped characters.
+      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++) if (text.charCodeAt(i) === BACKSLASH) i++;
+    } else if (code === 0x5b || code === 0x7b) {
+      if (++depth > max) return true;
+    } else if (code === 0x5d || code === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
 export function parseExactJson(text: string): unknown {
+  if (nestedDeeperThan(text, MAX_JSON_DEPTH)) throw new JsonTooDeepError();
   try {
     return parse(text, null, parseNumber);
   } catch (error) {

@@ -6,13 +6,41 @@ import { INT64_MAX, INT64_MIN, newReportSchema, type FieldLimits } from './schem
 
 export type NewReportParser = (body: unknown) => CreateCommand;
 
+/** A field limit the compiled check never reaches: lengths are checked in code points below. */
+const UNCHECKED_LENGTHS: FieldLimits = { nameMaxChars: Number.MAX_SAFE_INTEGER, tagMaxChars: Number.MAX_SAFE_INTEGER };
+
+/** The characters of `text` as JSON Schema's maxLength counts them: Unicode code points, a surrogate pair being one. */
+export function codePointCount(text: string): number {
+  let pairs = 0;
+  for (let i = 0; i < text.length - 1; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0xd800 || unit > 0xdbff) continue;
+    const next = text.charCodeAt(i + 1);
+    if (next >= 0xdc00 && next <= 0xdfff) {
+      pairs += 1;
+      i += 1;
+    }
+  }
+  return text.length - pairs;
+}
+
+/** Whether `text` has more than `max` code points; most strings are settled by their UTF-16 length alone. */
+function longerThan(text: string, max: number): boolean {
+  return text.length > max && codePointCount(text) > max;
+}
+
 export function createNewReportParser(limits: FieldLimits): NewReportParser {
-  const check = TypeCompiler.Compile(newReportSchema(limits));
-  const messages: Record<string, (value: unknown) => string> = {
-    id: () => `id must be an integer between ${INT64_MIN} and ${INT64_MAX}`,
-    name: (value) => (typeof value === 'string' ? `name must be at most ${limits.nameMaxChars} characters` : 'name must be a string'),
-    tag: (value) => (typeof value === 'string' ? `tag must be at most ${limits.tagMaxChars} characters` : 'tag must be a string or null'),
-  };
+  // /openapi.json gives name and tag the schema's maxLength, which JSON Schema counts in code points;
+  // TypeBox's compiled check counts UTF-16 units (JavaScript's length) and refused 2,049 emoji
+  // against a maximum of 4,096. So the compiled schema checks the shape, and the lengths are
+  // checked here as the document counts them.
+  const check = TypeCompiler.Compile(newReportSchema(UNCHECKED_LENGTHS));
+  const messages = {
+    id: `id must be an integer between ${INT64_MIN} and ${INT64_MAX}`,
+    name: 'name must be a string',
+    tag: 'tag must be a string or null',
+  } as const;
+  const tooLong = { name: `name must be at most ${limits.nameMaxChars} characters`, tag: `tag must be at most ${limits.tagMaxChars} characters` } as const;
 
   return (body) => {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('request body must be a JSON object');
@@ -20,12 +48,15 @@ export function createNewReportParser(limits: FieldLimits): NewReportParser {
     if (fields['tag'] === null) delete fields['tag'];
     if (check.Check(fields)) {
       const { id, name, tag } = fields;
-      return tag === undefined ? { id: id.toString(), name } : { id: id.toString(), name, tag };
+      if (longerThan(name, limits.nameMaxChars)) throw new BadRequestError(tooLong.name);
+      if (tag === undefined) return { id: id.toString(), name };
+      if (longerThan(tag, limits.tagMaxChars)) throw new BadRequestError(tooLong.tag);
+      return { id: id.toString(), name, tag };
     }
     for (const field of ['id', 'name', 'tag'] as const) {
       if (field !== 'tag' && !(field in fields)) throw new BadRequestError(`${field} is required`);
       const failed = check.Errors(fields).First();
-      if (failed?.path === `/${field}`) throw new BadRequestError((messages[field] as (value: unknown) => string)(fields[field]));
+      if (failed?.path === `/${field}`) throw new BadRequestError(messages[field]);
     }
     throw new BadRequestError('request body does not match the NewReport schema');
   };

@@ -45,7 +45,12 @@ const idempotencyKey: Json = {
 };
 const methodNotAllowed = errorResponse('Known path, wrong method', { Allow: header('The methods this path accepts') });
 
-export function createOpenApiDocument(limits: FieldLimits, version: string): Json {
+export interface OpenApiOptions {
+  /** Whether /metrics asks for a token of its own (REPORTS_METRICS_TOKEN). */
+  readonly metricsToken?: boolean;
+}
+
+export function createOpenApiDocument(limits: FieldLimits, version: string, { metricsToken = false }: OpenApiOptions = {}): Json {
   return {
     openapi: '3.1.0',
     info: {
@@ -116,13 +121,13 @@ export function createOpenApiDocument(limits: FieldLimits, version: string): Jso
         { description: 'Ready', content: jsonContent(ref('Status')) },
         { '503': errorResponse('Not ready: catching up, the log is unreachable, or the projection has stalled') },
       ),
-      '/metrics': operationsGet('getMetrics', 'Prometheus metrics', "HTTP requests and their latency, log appends, the projection's lag and health, and the runtime's process_* and nodejs_* series.", {
-        description: 'Prometheus text format',
-        content: { 'text/plain': { schema: { type: 'string' } } },
-      }),
+      '/metrics': metricsToken ? withMetricsToken(metricsOperation()) : metricsOperation(),
     },
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>' },
+        ...(metricsToken ? { metricsAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <a token of REPORTS_METRICS_TOKEN>' } } : {}),
+      },
       schemas: {
         NewReport: newReportDocument(limits),
         Report: toJsonSchema(reportSchema(limits)),
@@ -141,7 +146,22 @@ function newReportDocument(limits: FieldLimits): Json {
   return schema;
 }
 
-function operationsGet(operationId: string, summary: string, description: string, ok: Json, more: Record<string, Json> = {}): Json {
+function metricsOperation(): { get: Record<string, Json> } {
+  return operationsGet('getMetrics', 'Prometheus metrics', "HTTP requests and their latency, log appends, the projection's lag and health, and the runtime's process_* and nodejs_* series.", {
+    description: 'Prometheus text format',
+    content: { 'text/plain': { schema: { type: 'string' } } },
+  });
+}
+
+/** /metrics when REPORTS_METRICS_TOKEN is set: a token of its own, 401 without it. */
+function withMetricsToken({ get }: { get: Record<string, Json> }): Json {
+  const unauthorizedMetrics = errorResponse('Missing, malformed or unknown metrics token', {
+    'WWW-Authenticate': header('Bearer realm="metrics", with error="invalid_token" when a token was given (RFC 6750)'),
+  });
+  return { get: { ...get, security: [{ metricsAuth: [] }], responses: { ...(get['responses'] as Record<string, Json>), '401': unauthorizedMetrics } } };
+}
+
+function operationsGet(operationId: string, summary: string, description: string, ok: Json, more: Record<string, Json> = {}): { get: Record<string, Json> } {
   return {
     get: {
       operationId,

@@ -18,6 +18,8 @@ export interface RouteDeps {
   readonly log: EventLog;
   readonly metrics: Metrics;
   readonly auth: Authenticate;
+  /** The token check of /metrics, when REPORTS_METRICS_TOKEN is set. */
+  readonly metricsAuth?: Authenticate;
   readonly limits: FieldLimits;
   readonly bodyLimitBytes: number;
   readonly openApiDocument: unknown;
@@ -32,7 +34,7 @@ function onlyAllow(methods: readonly string[]): Middleware {
   };
 }
 
-export function createRouter({ service, log, metrics, auth, limits, bodyLimitBytes, openApiDocument, asyncApiDocument, health }: RouteDeps): Router {
+export function createRouter({ service, log, metrics, auth, metricsAuth, limits, bodyLimitBytes, openApiDocument, asyncApiDocument, health }: RouteDeps): Router {
   // Paths are exact: /REPORTS and /reports/ are unknown paths (404), not aliases.
   const router = new Router({ sensitive: true, strict: true });
   const parseNewReport = createNewReportParser(limits);
@@ -78,8 +80,9 @@ export function createRouter({ service, log, metrics, auth, limits, bodyLimitByt
     ctx.body = { status: 'ready' };
   });
   router.get('/metrics', async (ctx) => {
+    metricsAuth?.(ctx);
     ctx.type = metrics.registry.contentType;
-    ctx.body = await metrics.registry.metrics();
+    ctx.body = await metrics.render();
   });
   for (const path of ['/openapi.json', '/asyncapi.json', '/healthz', '/readyz', '/metrics']) router.all(path, onlyAllow(get));
   return router;

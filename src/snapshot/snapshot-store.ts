@@ -2,12 +2,13 @@
 // only where they leave the log room (snapshot-space.ts), the newest few kept. Loading takes the newest snapshot that is intact, belongs to this log, does
 // not lie beyond its head and whose anchors match the log's records (the same history); anything
 // else is skipped with a warning, never trusted.
-import { open, readdir, readFile, rename, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
+import { open, readdir, rename, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file/data-dir.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { cursorReached, cursorTotal, type Cursor, type EventLog } from '../log/event-log.js';
+import { readRegularFile } from '../regular-file.js';
 import { anchorMismatch } from './snapshot-anchor.js';
 import { CHECKSUM_BYTES, decodeSnapshot, encodeModel, snapshotBody, snapshotChecksum, type EncodedModel, type Snapshot } from './snapshot-format.js';
 import { ensureRoom, LOG_RESERVE_BYTES, TEMPORARY_SUFFIX } from './snapshot-space.js';
@@ -140,15 +141,23 @@ export interface SnapshotFile {
  * given); a file that is not one is skipped with a warning.
  */
 export async function* readSnapshots(dir: string, logger: Logger, olderThan?: string): AsyncIterable<SnapshotFile> {
-  for (const name of await snapshotNames(dir)) {
+  // Snapshots are an optimisation: a directory this process may not read (another user made it) is
+  // skipped with a warning, and the log is folded instead.
+  const names = await snapshotNames(dir).catch((error: NodeJS.ErrnoException) => {
+    logger.warn({ dir, reason: error.message }, 'ignored the snapshots directory: it cannot be read');
+    return [] as string[];
+  });
+  for (const name of names) {
     const path = join(dir, name);
     // Names sort by position; newest first means an older file sorts lower.
     if (olderThan !== undefined && path >= olderThan) continue;
     // A reader beside the server (`reports snapshot`, `reports backup`) can see a name the server's
-    // prune removes the next moment: a file gone is skipped, as if it had not been listed.
-    const bytes = await readFile(path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
+    // prune removes the next moment: a file gone is skipped, as if it had not been listed. Anything
+    // else that cannot be read as a file (a directory or a FIFO by that name, another user's file)
+    // is skipped with a warning naming it, as a corrupt one is.
+    const bytes = await readRegularFile(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') logger.warn({ path, reason: error.message }, 'ignored a snapshot that cannot be read');
+      return undefined;
     });
     if (bytes === undefined) continue;
     const decoded = decodeSnapshot(bytes);

@@ -1,6 +1,7 @@
 // `reports serve`: the service until interrupted (what `make run` and the container start); flags
 // override their environment variables; a bad setting exits 2.
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { reports, replaySummary, startReports } from '../helpers/cli.js';
@@ -45,6 +46,40 @@ serve('a bad flag value exits 2 with the usage line, naming the flag and the var
     assert.is(code, 2);
     assert.is(stdout, '');
     assert.is(stderr, `reports serve: bad --port (PORT): ${reason}\nusage: reports serve [--host HOST] [--port PORT] [--data-dir DIR]\n`);
+  }
+});
+
+/** Starts `reports serve` on a new data directory with no token configured; returns what it printed and the token it saved. */
+async function firstStart(ttyStderr: boolean): Promise<{ stdout: string; stderr: string; token: string; dir: string }> {
+  const dir = await tempDir('reports-serve-');
+  const running = startReports(['serve', '--port', '0', '--data-dir', dir], { env: {}, ttyStderr });
+  await running.waitFor((found) => found.some((line) => line.includes('"msg":"listening"')), 'the "listening" line');
+  running.interrupt();
+  const { code, stdout, stderr } = await running.done;
+  assert.is(code, 0, stderr);
+  return { stdout, stderr, token: (await readFile(join(dir, 'token'), 'utf8')).trim(), dir };
+}
+
+serve('a generated token is never printed where output is collected: stderr names its file, and stdout has neither', async () => {
+  const { stdout, stderr, token, dir } = await firstStart(false);
+  try {
+    assert.ok(token.length >= 32);
+    assert.not.ok(stdout.includes(token), 'the token is on stdout');
+    assert.not.ok(stderr.includes(token), 'the token is on stderr');
+    assert.match(stderr, `created one and saved it in ${join(dir, 'token')} (mode 0600)`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+serve('a generated token is shown once on stderr when stderr is a terminal, never on stdout', async () => {
+  const { stdout, stderr, token, dir } = await firstStart(true);
+  try {
+    assert.is(stderr.split(token).length - 1, 1, stderr);
+    assert.match(stderr, `Authorization: Bearer ${token}\n`);
+    assert.not.ok(stdout.includes(token), 'the token is on stdout');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 });
 

@@ -37,7 +37,7 @@ usingIt.before(async (context) => {
   context.dir = await mkdtemp(join(tmpdir(), 'reports-readme-'));
   // As a new user's first `make run`: no token configured, the data directory `data` beside the shell.
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', REPORTS_DATA_DIR: join(context.dir, 'data'), LOG_LEVEL: 'silent' });
-  context.server = await startServer(config, { logger: memoryLogger().logger, announce: () => undefined, shutdownGraceMs: 2000 });
+  context.server = await startServer(config, { logger: memoryLogger().logger, announceToken: () => undefined, shutdownGraceMs: 2000 });
   await context.server.projector.caughtUp();
   const address = new URL(context.server.url).host;
   const script = scriptOf(examples, (command) => command.replaceAll('localhost:8080', address));

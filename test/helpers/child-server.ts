@@ -78,10 +78,11 @@ export function runServerProcess(env: Env, { prefix = [], timeoutMs = START_TIME
 
 /**
  * Starts `node [nodeArgs] dist/src/main.js` with `env` and resolves once it logged the address it
- * listens on. `nodeArgs` are Node's own options, such as `--import` of a set-up file.
+ * listens on. `nodeArgs` are Node's own options, such as `--import` of a set-up file; `user` runs it
+ * as another user (the tests must run as root).
  */
-export async function startChildServer(env: Env, { nodeArgs = [] }: { nodeArgs?: readonly string[] } = {}): Promise<ChildServer> {
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startChildServer(env: Env, { nodeArgs = [], user }: { nodeArgs?: readonly string[]; user?: { uid: number; gid: number } } = {}): Promise<ChildServer> {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], ...user });
   const lines: LogLine[] = [];
   const watchers = new Set<(line: LogLine) => void>();
   let stderr = '';

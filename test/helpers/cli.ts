@@ -1,10 +1,13 @@
 // Runs the `reports` command in-process (runCli) with in-memory stdout/stderr, the environment the
 // test gives (nothing is inherited from the shell, so KAFKA_BROKERS can never leak in) and an
 // AbortSignal standing in for Ctrl-C.
+import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import type { Env } from '../../src/config.js';
 import { runCli } from '../../src/cli/main.js';
 import { withTimeout } from './async.js';
+import { childEnv } from './child-server.js';
 
 export interface CliResult {
   readonly code: number;
@@ -16,11 +19,15 @@ export interface CliOptions {
   readonly env?: Env;
   /** Pretend stdout is a terminal (progress bars draw only on one). */
   readonly tty?: boolean;
+  /** Pretend stderr is a terminal (a generated token is shown only on one). */
+  readonly ttyStderr?: boolean;
 }
 
 export interface RunningCli {
   /** What the command printed on stdout so far. */
   stdout(): string;
+  /** What the command printed on stderr so far. */
+  stderr(): string;
   /** Resolves with the stdout lines once `ready` accepts them. */
   waitFor(ready: (lines: string[]) => boolean, what: string, timeoutMs?: number): Promise<string[]>;
   /** Resolves once stdout holds at least `count` lines. */
@@ -56,9 +63,9 @@ export function lines(text: string): string[] {
 }
 
 /** Starts `reports ...argv` and returns at once; for commands that run until interrupted. */
-export function startReports(argv: readonly string[], { env = {}, tty = false }: CliOptions = {}): RunningCli {
+export function startReports(argv: readonly string[], { env = {}, tty = false, ttyStderr = false }: CliOptions = {}): RunningCli {
   const stdout = new MemoryStream(tty);
-  const stderr = new MemoryStream(false);
+  const stderr = new MemoryStream(ttyStderr);
   const interrupt = new AbortController();
   const done = runCli(argv, { stdout, stderr, env, signal: interrupt.signal }).then((code) => ({ code, stdout: stdout.text, stderr: stderr.text }));
   const waitFor: RunningCli['waitFor'] = (ready, what, timeoutMs = 15_000) => {
@@ -81,6 +88,7 @@ export function startReports(argv: readonly string[], { env = {}, tty = false }:
   };
   return {
     stdout: () => stdout.text,
+    stderr: () => stderr.text,
     waitFor,
     waitForLines: (count, what, timeoutMs) => waitFor((found) => found.length >= count, what, timeoutMs),
     interrupt: () => interrupt.abort(),
@@ -108,4 +116,26 @@ export async function replaySummary(env: Env, extra: readonly string[] = []): Pr
   const result = await reports(['replay', '--json', ...extra], { env });
   if (result.code !== 0) throw new Error(`reports replay exited ${result.code}: ${result.stderr}`);
   return JSON.parse(result.stdout) as ReplaySummary;
+}
+
+/** The CLI's entry point (dist/src/cli/main.js). */
+export const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+export interface ProcessResult extends CliResult {
+  readonly signal: NodeJS.Signals | null;
+}
+
+/**
+ * Runs `reports ...argv` as a process of its own (the service's variables from `env` only, as a
+ * child server's), as `user` when given; for what must not happen in the test process (a command
+ * that could hang on a blocked file, or runs as another user). Killed, and a failure, after `timeoutMs`.
+ */
+export function reportsProcess(argv: readonly string[], { env = {}, user, timeoutMs = 30_000 }: { env?: Env; user?: { uid: number; gid: number }; timeoutMs?: number } = {}): Promise<ProcessResult> {
+  const child = spawn(process.execPath, [CLI, ...argv], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], ...user });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<ProcessResult>((resolve) => child.once('close', (code, signal) => resolve({ code: code ?? -1, signal, stdout, stderr })));
+  return withTimeout(done, timeoutMs, `reports ${argv.join(' ')} to exit`).finally(() => child.kill('SIGKILL'));
 }

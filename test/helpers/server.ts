@@ -47,7 +47,7 @@ export async function startTestServer(env: Env = {}, options: { dataDir?: string
   // connections are kept for ten minutes unless a test sets the time-out itself.
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', REPORTS_TOKENS: TEST_TOKEN, REPORTS_DATA_DIR: dataDir, REPORTS_KEEP_ALIVE_TIMEOUT_MS: '600000', ...env });
   const { logger, lines } = memoryLogger();
-  const server = await startServer(config, { logger, announce: () => undefined, shutdownGraceMs: 2000, ...(options.tracer ? { tracer: options.tracer } : {}) });
+  const server = await startServer(config, { logger, announceToken: () => undefined, shutdownGraceMs: 2000, ...(options.tracer ? { tracer: options.tracer } : {}) });
   await server.projector.caughtUp();
   return {
     ...server,

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { exactInteger, InvalidJsonError, parseExactJson } from '../../src/http/json-body.js';
+import { exactInteger, InvalidJsonError, JsonTooDeepError, MAX_JSON_DEPTH, nestedDeeperThan, parseExactJson } from '../../src/http/json-body.js';
 
 const integer = suite('exactInteger');
 
@@ -84,3 +84,29 @@ for (const text of ['', '{', '{"id": 1,}', "{'id': 1}", 'NaN', '01']) {
 }
 
 parse.run();
+
+const depth = suite('nestedDeeperThan');
+
+const depths: ReadonlyArray<[text: string, max: number, deeper: boolean]> = [
+  ['{}', 0, true],
+  ['{}', 1, false],
+  ['[[[]]]', 2, true],
+  ['[[[]]]', 3, false],
+  ['[[],[],[]]', 2, false],
+  ['{"a":[{"b":[1]}]}', 3, true],
+  ['{"a":"[[[[[[","b":[]}', 2, false],
+  ['{"a":"\\"[[[[","b":[]}', 2, false],
+  ['{"a":"\\\\","b":[[]]}', 2, true],
+];
+for (const [text, max, deeper] of depths) {
+  depth(`${text} ${deeper ? 'is' : 'is not'} nested deeper than ${max}`, () => {
+    assert.is(nestedDeeperThan(text, max), deeper);
+  });
+}
+
+depth('parseExactJson refuses nesting beyond MAX_JSON_DEPTH with JsonTooDeepError before parsing', () => {
+  assert.throws(() => parseExactJson('['.repeat(MAX_JSON_DEPTH + 1)), (error: unknown) => error instanceof JsonTooDeepError);
+  assert.equal(parseExactJson(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`), JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`));
+});
+
+depth.run();

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BadRequestError } from '../../src/errors.js';
-import { createNewReportParser, parseReportId } from '../../src/http/new-report.js';
+import { codePointCount, createNewReportParser, parseReportId } from '../../src/http/new-report.js';
 
 /** The 400 that `run` throws; fails the test when it throws nothing or something else. */
 function badRequest(run: () => unknown): BadRequestError {
@@ -31,6 +31,13 @@ parser('drops a null tag', () => {
 
 parser('drops unknown properties', () => {
   assert.equal(parse({ id: 1n, name: 'n', colour: 'red' }), { id: '1', name: 'n' });
+});
+
+parser('counts characters as code points, as JSON Schema does: an emoji is one, a lone surrogate one', () => {
+  assert.equal(parse({ id: 3n, name: '😀😀😀😀😀', tag: '𝄞é😀' }), { id: '3', name: '😀😀😀😀😀', tag: '𝄞é😀' });
+  assert.equal(parse({ id: 3n, name: '\ud800abc\udc00' }), { id: '3', name: '\ud800abc\udc00' });
+  assert.is(badRequest(() => parse({ id: 3n, name: '😀'.repeat(6) })).message, 'name must be at most 5 characters');
+  assert.is(badRequest(() => parse({ id: 3n, name: 'n', tag: '😀😀😀😀' })).message, 'tag must be at most 3 characters');
 });
 
 parser('accepts an empty name and names of exactly the limit', () => {
@@ -97,3 +104,13 @@ for (const raw of ['+5', ' 1', '1 ', '1e3', '1.5', '1.0', 'abc', '', '-', '0x10'
 }
 
 reportId.run();
+
+const codePoints = suite('codePointCount');
+
+for (const [text, count] of [['', 0], ['abc', 3], ['é€', 2], ['😀', 1], ['a😀b😀', 4], ['\ud800', 1], ['\udc00\ud800', 2], ['\ud800\ud800\udc00', 2]] as const) {
+  codePoints(`counts ${JSON.stringify(text)} as ${count}`, () => {
+    assert.is(codePointCount(text), count);
+  });
+}
+
+codePoints.run();

@@ -2,6 +2,8 @@
 // listing every status the service answers, with the schemas that validate requests.
 import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
 import * as assert from 'uvu/assert';
+import { createOpenApiDocument } from '../../src/http/openapi.js';
+import { SERVICE_VERSION } from '../../src/version.js';
 import { startTestServer } from '../helpers/server.js';
 import { serverSuite } from './requests.js';
 import { expectJson } from './responses.js';
@@ -38,6 +40,11 @@ openapi('has no warnings under the recommended Redocly ruleset', async ({ server
   const problems = await lint(await fetchDocument(() => server.request('/openapi.json')));
   const warnings = problems.filter((p) => p.severity === 'warn');
   assert.is(warnings.length, 0, describe(warnings));
+});
+
+openapi('has no errors or warnings under the recommended Redocly ruleset with /metrics behind REPORTS_METRICS_TOKEN', async () => {
+  const problems = await lint(createOpenApiDocument({ nameMaxChars: 10, tagMaxChars: 20 }, SERVICE_VERSION, { metricsToken: true }));
+  assert.is(problems.filter((p) => p.severity === 'error' || p.severity === 'warn').length, 0, describe(problems));
 });
 
 openapi('would fail the lint if the document were broken (the linter is live)', async ({ server }) => {
@@ -128,6 +135,14 @@ openapi('gives name and tag the maxLength the server enforces, from the configur
   const document = await fetchDocument(() => server.request('/openapi.json', { token: null }));
   assert.is(at(document, 'components', 'schemas', 'NewReport', 'properties', 'name', 'maxLength'), 10);
   assert.is(at(document, 'components', 'schemas', 'NewReport', 'properties', 'tag', 'maxLength'), 20);
+});
+
+openapi('counts maxLength as JSON Schema does, in characters (code points): 10 emoji are a name of 10, 11 are refused', async ({ server }) => {
+  // Each emoji is two UTF-16 units: counted as JavaScript counts length, 6 were already too many.
+  const created = await server.request('/reports', { method: 'POST', json: { id: 101, name: '😀'.repeat(10), tag: '😀'.repeat(20) } });
+  assert.equal(await expectJson(created, 200), { name: '😀'.repeat(10), tag: '😀'.repeat(20) });
+  const refused = await server.request('/reports', { method: 'POST', json: { id: 102, name: '😀'.repeat(11) } });
+  assert.equal(await expectJson(refused, 400), { error: 400, message: 'name must be at most 10 characters' });
 });
 
 openapi('names its server relative to where it was fetched, not a fixed address', async ({ server }) => {

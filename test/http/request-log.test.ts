@@ -4,6 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
+import type { GeneratedToken } from '../../src/tokens.js';
 import { memoryLogger, startTestServer, tempDir, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 
 const requestLog = suite<{ server: TestServer }>('request log');
@@ -46,16 +47,16 @@ requestLog('never logs a configured or presented token', async ({ server }) => {
 requestLog('announces a generated token once, outside the log', async () => {
   const dataDir = await tempDir();
   const { logger, text } = memoryLogger();
-  const announced: string[] = [];
+  const announced: GeneratedToken[] = [];
   const config = loadConfig({ PORT: '0', REPORTS_DATA_DIR: dataDir });
-  const first = await startServer(config, { logger, announce: (line) => announced.push(line) });
+  const first = await startServer(config, { logger, announceToken: (generated) => announced.push(generated) });
   await first.close();
-  const token = /Bearer (\S+)/.exec(announced.join('\n'))?.[1];
+  const token = announced[0]?.token;
   assert.ok(token, 'a token was announced');
   assert.not.match(text(), token);
-  const second = await startServer(config, { logger, announce: (line) => announced.push(line) });
+  const second = await startServer(config, { logger, announceToken: (generated) => announced.push(generated) });
   await second.close();
-  assert.is(announced.filter((line) => line.includes('Bearer')).length, 1, 'announced only on the first start');
+  assert.is(announced.length, 1, 'announced only on the first start');
 });
 
 requestLog.run();

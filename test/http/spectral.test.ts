@@ -33,6 +33,12 @@ openapi('reports nothing, not even a hint', async () => {
   assert.is(diagnostics.length, 0, describe(diagnostics));
 });
 
+openapi('reports nothing with /metrics behind REPORTS_METRICS_TOKEN either', async () => {
+  const document = createOpenApiDocument({ nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars }, SERVICE_VERSION, { metricsToken: true });
+  const diagnostics = await lint(oas as RulesetDefinition, document, 'openapi.json');
+  assert.is(diagnostics.length, 0, describe(diagnostics));
+});
+
 openapi('would report a document without a contact (the ruleset is live)', async () => {
   const document = openApiDocument();
   const diagnostics = await lint(oas as RulesetDefinition, { ...document, info: { ...(document['info'] as object), contact: undefined } }, 'openapi.json');

@@ -1,5 +1,5 @@
 // The largest reports the configuration admits (1,048,576 characters of name and of tag, an 8 MiB
-// body) survive a snapshot and a restart unchanged: an identical create still answers 200, and a
+// body, emoji included) survive a snapshot and a restart unchanged: an identical create still answers 200, and a
 // snapshot's digest is the digest of a full replay.
 import { readdir, rm } from 'node:fs/promises';
 import { suite } from 'uvu';
@@ -28,6 +28,18 @@ function largestBody(): string {
   return body.slice(0, -1) + ' '.repeat(BODY_LIMIT - Buffer.byteLength(body)) + '}';
 }
 
+/**
+ * The most bytes a report can take in the read model: characters are counted as code points, so an
+ * emoji (four bytes of UTF-8, two UTF-16 units, four bytes in the table) is one. The name at its
+ * limit in emoji, the tag in emoji up to exactly the body limit: about 8 MiB in the table.
+ */
+function emojiBody(): string {
+  const name = '😀'.repeat(MAX_CHARS);
+  const frame = Buffer.byteLength(reportBody('3', name, ''));
+  const body = reportBody('3', name, '😀'.repeat(Math.floor((BODY_LIMIT - frame) / 4)));
+  return body.slice(0, -1) + ' '.repeat(BODY_LIMIT - Buffer.byteLength(body)) + '}';
+}
+
 async function snapshotCount(dir: string): Promise<number> {
   return (await readdir(snapshotDir(dir)).catch(() => [] as string[])).filter((name) => name.endsWith('.snap')).length;
 }
@@ -42,11 +54,13 @@ large.after.each(async ({ dir }) => {
 
 large('round-trip through the server\'s own snapshot, reports snapshot and a restart: identical creates answer 200', async ({ dir }) => {
   const biggest = largestBody();
+  const emoji = emojiBody();
   assert.is(Buffer.byteLength(biggest), BODY_LIMIT);
+  assert.is(Buffer.byteLength(emoji), BODY_LIMIT);
   let server = await startTestServer({ ...limits, REPORTS_SNAPSHOT_EVERY: '1' }, { dataDir: dir });
   const answers: string[] = [];
   try {
-    for (const body of [widest, biggest]) {
+    for (const body of [widest, biggest, emoji]) {
       const response = await server.request('/reports', { method: 'POST', json: body });
       assert.is(response.status, 200);
       answers.push(await response.text());
@@ -64,7 +78,7 @@ large('round-trip through the server\'s own snapshot, reports snapshot and a res
   server = await startTestServer(limits, { dataDir: dir });
   try {
     assert.ok(server.logLines().some((line) => line['msg'] === 'loaded a snapshot; folding only the tail of the log'), 'started from the snapshot');
-    for (const [i, body] of [widest, biggest].entries()) {
+    for (const [i, body] of [widest, biggest, emoji].entries()) {
       const response = await server.request('/reports', { method: 'POST', json: body });
       assert.is(response.status, 200, `identical create ${i + 1} after the restart`);
       assert.is(await response.text(), answers[i]);

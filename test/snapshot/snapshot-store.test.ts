@@ -1,5 +1,6 @@
 // Snapshots on disk: named by position, written without leaving temporary files, the newest three
 // kept; loading picks the newest one that is intact, of this log and within its head.
+import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
@@ -9,6 +10,7 @@ import { recordDigest } from '../../src/snapshot/snapshot-anchor.js';
 import { decodeSnapshot, encodeSnapshot, type Snapshot } from '../../src/snapshot/snapshot-format.js';
 import { plainSnapshot, testSnapshot, type PlainSnapshot } from '../helpers/snapshots.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../../src/snapshot/snapshot-store.js';
+import { withTimeout } from '../helpers/async.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
 
 const LOG = 'file:events.log';
@@ -119,6 +121,30 @@ store('skips, with a warning each, a corrupt file, a snapshot of another log and
     [40, 'ignored a corrupt snapshot'],
     [40, 'ignored a snapshot of another log'],
   ]);
+});
+
+store('skips, with a warning naming it, a directory and a FIFO named like snapshots, at once, for an older one', async ({ dir }) => {
+  await writeSnapshot(dir, snapshotAt(2));
+  await mkdir(join(dir, 'snapshot-0000000000000008.snap'));
+  execFileSync('mkfifo', [join(dir, 'snapshot-0000000000000009.snap')]);
+  const { logger, lines } = memoryLogger();
+  const loaded = await withTimeout(loadNewestSnapshot({ dir, log: tenRecords(), head: new Map([[0, 10]]), logger }), 5000, 'the snapshots to be read');
+  assert.equal(plainSnapshot(loaded), plainSnapshot(snapshotAt(2)));
+  assert.equal(lines().map((line) => [line['level'], line['msg'], line['path']]), [
+    [40, 'ignored a snapshot that cannot be read', join(dir, 'snapshot-0000000000000009.snap')],
+    [40, 'ignored a snapshot that cannot be read', join(dir, 'snapshot-0000000000000008.snap')],
+  ]);
+  assert.match(String(lines()[0]?.['reason']), 'is a FIFO (named pipe), not a regular file');
+  assert.match(String(lines()[1]?.['reason']), 'is a directory, not a regular file');
+});
+
+store('ignores, with a warning, a snapshots directory that cannot be read (here a file in its place)', async ({ dir }) => {
+  const notADir = join(dir, '..', 'not-a-directory');
+  await writeFile(notADir, 'a file');
+  const { logger, lines } = memoryLogger();
+  assert.is(await loadNewestSnapshot({ dir: notADir, log: tenRecords(), head: new Map([[0, 10]]), logger }), undefined);
+  assert.equal(lines().map((line) => [line['level'], line['msg'], line['dir']]), [[40, 'ignored the snapshots directory: it cannot be read', notADir]]);
+  assert.match(String(lines()[0]?.['reason']), 'ENOTDIR');
 });
 
 store('ignores files that are not snapshots', async ({ dir }) => {

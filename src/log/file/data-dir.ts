@@ -1,8 +1,8 @@
 // Files of the data directory: the directory is private (0700) and so is every file in it (0600).
 // A new directory entry is durable only once its directory is fsynced: without that an OS crash
 // right after a first start can lose the file that was just created (the log, the token).
-import { lstat, mkdir, open, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { chmod, lstat, mkdir, open, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
@@ -40,6 +40,42 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
     // Sync each new directory's parent, outermost first, so every level's entry is durable.
     await syncDir(dirname(path));
   }
+}
+
+/**
+ * The user who must write in the data directory, when this process is another: the owner of its log
+ * (the service made it, or a restore as that user), or, with no log yet and this process root, the
+ * owner of the directory. Everything written there is that user's alone (0600 in a 0700 directory),
+ * so a file another user makes there is one the service cannot read: a `reports snapshot` as root
+ * left a root-owned `snapshots/` and the next start failed on it, a restore as root a root-owned log.
+ * Undefined when this process is that user, or there is nothing to compare with (another user
+ * without root can make files only in a directory open to it, and a log it makes is its own).
+ */
+export async function foreignOwner(dir: string): Promise<{ readonly uid: number; readonly owner: number; readonly of: string } | undefined> {
+  const uid = process.geteuid?.();
+  if (uid === undefined) return undefined;
+  const log = join(dir, 'events.log');
+  const logOwner = await stat(log).then((info) => info.uid, () => undefined);
+  const [owner, of] = logOwner !== undefined ? [logOwner, log] : uid === 0 ? [await stat(dir).then((info) => info.uid, () => undefined), dir] : [undefined, dir];
+  return owner === undefined || owner === uid ? undefined : { uid, owner, of };
+}
+
+/** What `makePrivate` found: the mode a directory had, and whether it is 0700 now. */
+export interface OpenDir {
+  readonly mode: number;
+  readonly madePrivate: boolean;
+}
+
+/**
+ * Makes an existing directory private (0700) when group or others may use it: one created before,
+ * by hand or by an image (`mkdir /data` gives 0755), kept its mode. Undefined when it was private
+ * already; `madePrivate: false` when this process may not change it (another user's directory).
+ */
+export async function makePrivate(dir: string): Promise<OpenDir | undefined> {
+  const mode = (await stat(dir)).mode & 0o777;
+  if ((mode & 0o077) === 0) return undefined;
+  const madePrivate = await chmod(dir, PRIVATE_DIR_MODE).then(() => true, () => false);
+  return { mode, madePrivate };
 }
 
 /** Whether `path` is a directory (following symbolic links); false when it is missing or cannot be looked at. */

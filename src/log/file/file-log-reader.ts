@@ -2,7 +2,6 @@
 // lock, no repair. An incomplete last batch is taken for a write in progress and read once it is
 // whole; damage followed by whole batches is refused as at a normal open. New records are found by
 // looking at the file again every `pollMs`.
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LogUnavailableError, type Cursor, type LogHealth, type LogMessage, type LogPosition, type LogRecord, type ReadOptions } from '../event-log.js';
 import type { FileRange } from './file-range.js';
@@ -11,10 +10,11 @@ import { FrameIndex } from './frame-index.js';
 import type { FileLog, FileLogOptions, FileLogStats } from './file-log.js';
 import { checkMagic, CorruptLogError, scanFrames } from './recovery.js';
 import { pause } from '../../pause.js';
+import { openRegularFile } from '../../regular-file.js';
 
 export async function openFileLogReader({ dir, logger, pollMs = 200 }: Pick<FileLogOptions, 'dir' | 'logger'> & { pollMs?: number }): Promise<FileLog> {
   const path = join(dir, 'events.log');
-  const file = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
+  const file = await openRegularFile(path).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? new Error(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
   });
   try {

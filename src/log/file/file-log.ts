@@ -17,6 +17,7 @@ import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../batcher.js';
 import { lockDir, type DirLock } from './lock.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './data-dir.js';
 import { scanLog, type ResumeCheck, type ScanResult } from './recovery.js';
+import { expectRegularFile } from '../../regular-file.js';
 import { CommitListeners, type CommitFeed, type CommitListener, type KeyCarrier, type ResumableScan, type ResumeFrom } from '../capabilities.js';
 import { openFileKeyStore, type FileKeyStore } from '../../keys/file-key-store.js';
 import { batchLacksKeys } from './unkeyed-tail.js';
@@ -59,6 +60,8 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     // Opened under the lock: its open may cut a torn tail, which only the directory's holder may do.
     keys = await openFileKeyStore({ dir, logger, maxPending: maxPendingAppends, create: true });
     file = await open(path, 'a+', PRIVATE_FILE_MODE);
+    // A FIFO or a directory in its place: named now, rather than a read that blocks or fails later.
+    await expectRegularFile(file, path);
     await file.close();
     // The log's directory entry must be on disk before any append is acknowledged.
     await syncDir(dir);

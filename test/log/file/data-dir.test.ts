@@ -1,12 +1,12 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { chmod, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openFileLog } from '../../../src/log/file/file-log.js';
 import { testSnapshot } from '../../helpers/snapshots.js';
-import { ensurePrivateDir } from '../../../src/log/file/data-dir.js';
+import { ensurePrivateDir, makePrivate } from '../../../src/log/file/data-dir.js';
 import { snapshotDir, writeSnapshot } from '../../../src/snapshot/snapshot-store.js';
-import { memoryLogger, tempDir } from '../../helpers/server.js';
+import { memoryLogger, startTestServer, tempDir } from '../../helpers/server.js';
 
 const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
 
@@ -41,6 +41,25 @@ files('creates the snapshots directory 0700 and its snapshots 0600', async ({ di
 files('leaves an existing directory as it is', async ({ dir }) => {
   await ensurePrivateDir(dir);
   assert.is(await modeOf(dir), 0o700);
+});
+
+files('makePrivate makes a directory open to group or others 0700 and says the mode it had', async ({ dir }) => {
+  await chmod(dir, 0o755);
+  assert.equal(await makePrivate(dir), { mode: 0o755, madePrivate: true });
+  assert.is(await modeOf(dir), 0o700);
+  assert.is(await makePrivate(dir), undefined, 'a private directory is left alone');
+});
+
+files('the server makes an existing data directory of mode 0755 private at start, with a warning', async ({ dir }) => {
+  await chmod(dir, 0o755);
+  const server = await startTestServer({}, { dataDir: dir });
+  try {
+    assert.is(await modeOf(dir), 0o700);
+    const warning = server.logLines().find((line) => line['level'] === 40 && line['dataDir'] === dir);
+    assert.equal([warning?.['msg'], warning?.['mode']], ['the data directory was open to group or others; made it 0700', '0755']);
+  } finally {
+    await server.close();
+  }
 });
 
 files.run();

@@ -1,0 +1,23 @@
+// The node:http server the app runs in, with the limits a client may not overstay and the guards of
+// connection-guard.ts. server.ts listens with it; tests build one around a handler of their own.
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Logger } from 'pino';
+import type { HttpLimits } from '../config.js';
+import { guardConnections } from './connection-guard.js';
+
+export function createHttpServer(handler: RequestListener, limits: HttpLimits, logger: Logger): Server {
+  const server = createServer({
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    // Slow-loris guards, checked this often: a connection over its time-out is answered 408 and
+    // closed at most this late, which is what a client shed over the cap waits beyond the time-out
+    // (Node's default, 30 s, would let a client overstay it that long). A check walks the open
+    // connections: a thousand of them four times a second is nothing.
+    connectionsCheckingInterval: Math.max(50, Math.min(250, Math.floor(limits.headersTimeoutMs / 4))),
+    // The guard answers a request without Host itself, with the Error body (Node's 400 has none).
+    requireHostHeader: false,
+  });
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  guardConnections(server, handler, limits, logger);
+  return server;
+}
