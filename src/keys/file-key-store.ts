@@ -10,10 +10,12 @@ import type { Logger } from 'pino';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../log/batcher.js';
 import { readAt } from '../log/file/read-at.js';
 import { openKeyFile, type KeyFile } from './key-file.js';
+import { checkDeletion, type Deletion, type DeletionRecords } from './deletion-records.js';
 import { DIGEST_BYTES, keyIdOfSlot, SECRET_BYTES, SLOT_BYTES, slotOfKeyId, slotPosition, slotSound, viewSlot } from './key-slots.js';
-import { KeyNotMintedError, KeyStoreUnavailableError } from './key-store-errors.js';
-import { keyIdText, type ContentKey, type KeyId, type KeyStore, type KeyStoreStats, type KeyWriteOptions } from './key-store.js';
-import { planSlotWrites, type KeyWrite, type SlotKey } from './slot-plan.js';
+import { KeyStoreUnavailableError } from './key-store-errors.js';
+import type { ContentKey, KeyId, KeyStore, KeyStoreStats, KeyWriteOptions } from './key-store.js';
+import { MintedSlots } from './minted-slots.js';
+import { planSlotWrites, type KeyWrite, type SlotErasure } from './slot-plan.js';
 import { readSlotTable, type SlotTable } from './slot-table.js';
 import { writeRunsDurably } from './slot-writes.js';
 import { sweepOrphanSlots } from './sweep-orphans.js';
@@ -35,13 +37,17 @@ export interface FileKeyStoreStats extends KeyStoreStats {
   readonly syncs: number;
   /** Reads (get, lookup) that met a slot failing its check. */
   readonly unreadable: number;
+  /** Deletions recorded since open. */
+  readonly deletions: number;
 }
 
-export interface FileKeyStore extends KeyStore {
+export interface FileKeyStore extends KeyStore, DeletionRecords {
   /** Slots minted and durable: every id below this is in the file (the next id minted is at least this). */
   readonly slots: number;
   /** Whether `id` names a slot in the file (live, destroyed or reserved): at start, the newest id the log names must. */
   holds(id: KeyId): boolean;
+  /** Every slot as it is now (keys, deletions, damage). */
+  lookup(): Promise<SlotTable>;
   /** Checks every slot; returns the slot numbers that fail their check. */
   verify(): Promise<number[]>;
   /**
@@ -63,15 +69,12 @@ class FileKeys implements FileKeyStore {
   private readonly batcher: Batcher<KeyWrite, undefined>;
   /** Slots durable in the file. */
   private written: number;
-  /** The next slot to mint. */
-  private minted: number;
-  /** Slots minted here and neither put nor destroyed: the only slots a put may fill. */
-  private readonly unput = new Set<number>();
+  private readonly ids: MintedSlots;
   /** The group commit being written, while it is. */
   private writing: Promise<void> | undefined;
   private failure: Error | undefined;
   private closed = false;
-  private counts = { puts: 0, syncs: 0, erasures: 0, unreadable: 0 };
+  private counts = { puts: 0, syncs: 0, erasures: 0, unreadable: 0, deletions: 0 };
 
   constructor(
     private readonly file: KeyFile,
@@ -79,7 +82,8 @@ class FileKeys implements FileKeyStore {
     maxPending: number,
   ) {
     this.description = `keys:${file.path}`;
-    this.written = this.minted = file.slots;
+    this.written = file.slots;
+    this.ids = new MintedSlots(file.slots);
     this.batcher = new Batcher((writes) => this.writeGroup(writes), { maxPending });
   }
 
@@ -98,9 +102,7 @@ class FileKeys implements FileKeyStore {
 
   mint(contentDigest: Buffer): ContentKey {
     if (contentDigest.length !== DIGEST_BYTES) throw new RangeError(`a content digest has ${DIGEST_BYTES} bytes, not ${contentDigest.length}`);
-    const slot = this.minted++;
-    this.unput.add(slot);
-    return { id: keyIdOfSlot(slot), secret: randomBytes(SECRET_BYTES), contentDigest: Buffer.from(contentDigest) };
+    return { id: keyIdOfSlot(this.ids.mint()), secret: randomBytes(SECRET_BYTES), contentDigest: Buffer.from(contentDigest) };
   }
 
   put(keys: readonly ContentKey[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
@@ -108,37 +110,43 @@ class FileKeys implements FileKeyStore {
     if (refused) return Promise.reject(refused);
     if (keys.length === 0) return Promise.resolve();
     // Taken for good: a put refused or timed out leaves its slots unused (mint new keys to retry).
-    let taken: SlotKey[];
     try {
-      taken = this.takeMinted(keys);
+      const taken = this.ids.takeForPut(keys, ({ secret, contentDigest }) => secret.length === SECRET_BYTES && contentDigest.length === DIGEST_BYTES);
+      return this.batcher.add({ kind: 'put', keys: taken }, undefined, timeoutMs);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.batcher.add({ kind: 'put', keys: taken }, undefined, timeoutMs);
-  }
-
-  /** The slots of `keys`, taken out of `unput` (all or none): a key is put once at most. */
-  private takeMinted(keys: readonly ContentKey[]): SlotKey[] {
-    const seen = new Set<number>();
-    const taken = keys.map(({ id, secret, contentDigest }) => {
-      const slot = slotOfKeyId(id);
-      const fits = secret.length === SECRET_BYTES && contentDigest.length === DIGEST_BYTES;
-      if (slot === undefined || !this.unput.has(slot) || seen.has(slot) || !fits) throw new KeyNotMintedError(keyIdText(id));
-      seen.add(slot);
-      return { slot, secret, contentDigest };
-    });
-    for (const slot of seen) this.unput.delete(slot);
-    return taken;
   }
 
   destroy(ids: readonly KeyId[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
     const refused = this.refusal();
     if (refused) return Promise.reject(refused);
-    const slots = ids.flatMap((id) => slotOfKeyId(id) ?? []).filter((slot) => slot < this.minted);
-    // A key destroyed before its put can never be put: its id stays unused.
-    for (const slot of slots) this.unput.delete(slot);
-    if (slots.length === 0) return Promise.resolve();
-    return this.batcher.add({ kind: 'destroy', slots }, undefined, timeoutMs);
+    const slots = ids.flatMap((id) => this.ids.slotOf(id) ?? []);
+    // A key given up before its put can never be put, and its slot is written destroyed all the
+    // same: a history rewritten by `reports seal-history` names such a key in a void event.
+    const givenUp = slots.filter((slot) => this.ids.giveUp(slot));
+    const held = slots.filter((slot) => !givenUp.includes(slot));
+    const writes = [...(held.length > 0 ? [{ kind: 'destroy', slots: held } as const] : []), ...(givenUp.length > 0 ? [{ kind: 'erase', slots: givenUp.map((slot) => ({ slot })) } as const] : [])];
+    return Promise.all(writes.map((write) => this.batcher.add(write, undefined, timeoutMs))).then(() => undefined);
+  }
+
+  recordDeletions(deletions: readonly Deletion[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
+    const refused = this.refusal();
+    if (refused) return Promise.reject(refused);
+    if (deletions.length === 0) return Promise.resolve();
+    let slots: SlotErasure[];
+    try {
+      slots = deletions.map((deletion) => {
+        checkDeletion(deletion);
+        const keySlot = deletion.key === undefined ? undefined : this.ids.slotOf(deletion.key);
+        if (keySlot !== undefined) this.ids.giveUp(keySlot);
+        // Content written in the clear has no key: its deletion takes a slot of its own.
+        return { slot: keySlot ?? this.ids.take(), deletion: { reportId: deletion.reportId, version: deletion.version } };
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.batcher.add({ kind: 'erase', slots }, undefined, timeoutMs);
   }
 
   private refusal(): Error | undefined {
@@ -169,6 +177,7 @@ class FileKeys implements FileKeyStore {
     this.written = plan.end;
     this.counts.puts += plan.puts;
     this.counts.erasures += plan.destroyed;
+    this.counts.deletions += plan.recorded;
     return writes.map(() => undefined);
   }
 
