@@ -18,6 +18,8 @@ import { snapshotDir } from '../snapshot/snapshot-store.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { BackupError, readManifest, type BackupManifest } from './backup-manifest.js';
 import { copyDurably } from './durable-files.js';
+import { NO_KEYS } from '../keys/key-store.js';
+import { readKeyTable } from '../keys/key-tables.js';
 import { verifyBackupDir, type VerifiedBackup } from './verify-backup.js';
 
 export interface RestoreOptions {
@@ -27,11 +29,11 @@ export interface RestoreOptions {
   readonly logger: Logger;
 }
 
-export interface Restored extends BackupManifest {
+export type Restored = BackupManifest & {
   readonly liveReports: number;
   /** Where the log that was replaced was kept, if there was one. */
   readonly previousLog: string | undefined;
-}
+};
 
 /** A restore was refused because a server holds the data directory. */
 export class RestoreRefusedError extends Error {
@@ -53,7 +55,8 @@ export async function restoreBackup({ src, dataDir, io, logger }: RestoreOptions
   const manifest = await readManifest(source);
   const lock = await lockForRestore(dataDir);
   try {
-    const verified = await verifyBackupDir(source, io, logger);
+    const keys = manifest.format === 1 ? undefined : await readKeyTable(source);
+    const verified = await verifyBackupDir(source, io, logger, keys ?? NO_KEYS);
     checkAgainstManifest(source, manifest, verified);
     await ensureRoom(dataDir, manifest.bytes, LOG_RESERVE_BYTES);
     await removeStaleFiles(dataDir, /^events\.log\.restore-(\d+)\.tmp$/, logger, 'removed the log of an interrupted restore');
