@@ -8,7 +8,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../log/batcher.js';
+import { STAGING_DIR } from '../log/file/data-dir.js';
 import { readAt } from '../log/file/read-at.js';
+import { removeStaleFiles } from '../stale-files.js';
 import { openKeyFile, type KeyFile } from './key-file.js';
 import { checkDeletion, type Deletion, type DeletionRecords } from './deletion-records.js';
 import { DIGEST_BYTES, keyIdOfSlot, SECRET_BYTES, SLOT_BYTES, slotOfKeyId, slotPosition, slotSound, viewSlot } from './key-slots.js';
@@ -59,6 +61,9 @@ export interface FileKeyStore extends KeyStore, DeletionRecords {
 }
 
 export async function openFileKeyStore({ dir, logger, maxPending = DEFAULT_MAX_PENDING_APPENDS, create = false }: FileKeyStoreOptions): Promise<FileKeyStore> {
+  // A restore or a seal-history killed before it put its staging directory in place may have left
+  // a copy of keys.db there, holding keys a later delete would destroy here only: gone first.
+  await removeStaleFiles(dir, STAGING_DIR, logger, 'removed the staging directory of an interrupted restore or seal-history');
   const file = await openKeyFile({ dir, logger, create });
   logger.info({ path: file.path, slots: file.slots }, 'opened the key store');
   return new FileKeys(file, logger, maxPending);
