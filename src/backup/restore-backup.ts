@@ -12,7 +12,7 @@
 // staging directory, removed by the next restore or start); a snapshot is checked against the log
 // at every start, so one of another history is never used. The token file stays.
 import { open, rename, rm, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { startProgress } from '../cli/progress.js';
 import type { CliIo } from '../cli/usage.js';
@@ -133,7 +133,7 @@ async function install(staged: StagedRestore, dataDir: string, snapshot: string 
   if (snapshot === undefined) return;
   const snapshots = snapshotDir(dataDir);
   await ensurePrivateDir(snapshots);
-  const name = snapshot.slice(snapshot.lastIndexOf('/') + 1);
+  const name = basename(snapshot);
   // Under a temporary name, as the server writes its own: a start removes it if this is killed.
   const temporary = join(snapshots, `${name}.${process.pid}.tmp`);
   await copyFile(snapshot, temporary, io);

@@ -86,20 +86,9 @@ export async function takeBackup({ dataDir, dest, io, logger }: BackupOptions): 
     const reserveBytes = await reserveAt(dataDir, parent);
     await mkdir(partial, { mode: PRIVATE_DIR_MODE });
     const copy = (): Promise<CopiedLog> => copyLogAndKeys({ source, path, dataDir, partial, io, reserveBytes });
-    let { prefix, keys } = await copy();
+    const first = await copy();
     await copyUsableSnapshot(dataDir, partial, logger, reserveBytes);
-    let verified = await verifyBackupDir(partial, io, logger, keys ?? NO_KEYS);
-    // Reports deleted since the prefix was fixed; one found again after the prefix was taken anew
-    // has no delete on the log: its key was destroyed some other way, and it stays as it is.
-    for (let round = 1, seen = new Set<string>(), fresh = racedIds(verified, keys); fresh.some((id) => !seen.has(id)); round += 1) {
-      if (round === CATCH_UP_ROUNDS) throw new BackupError(`reports of the log kept being deleted as keys.db was read (in each of ${round} tries); try again`);
-      logger.info({ reports: fresh.length }, 'reports of the copied log were deleted while keys.db was read: copying the log on to its end');
-      seen = new Set(fresh);
-      await rm(join(partial, 'events.log'));
-      ({ prefix, keys } = await copy());
-      verified = await verifyBackupDir(partial, io, logger, keys ?? NO_KEYS);
-      fresh = racedIds(verified, keys);
-    }
+    const { prefix, keys, verified } = await untilKeysAgree(first, copy, (table) => verifyBackupDir(partial, io, logger, table ?? NO_KEYS), logger);
     const backupKeys = keys === undefined ? null : await writeBackupKeys(partial, keys, verified.model.reports);
     await checkBackupKeys(partial, verified);
     // The log is the backup; a snapshot is a shortcut, left out when it does not fold to the same state.
@@ -128,13 +117,35 @@ interface CopiedLog {
   readonly keys: SlotTable | undefined;
 }
 
-/** Fixes the log's durable prefix, reads keys.db at once, and copies the prefix into `partial`. */
+/** Fixes the log's durable prefix, reads keys.db at once, and copies the prefix into `partial` (over an earlier copy). */
 async function copyLogAndKeys({ source, path, dataDir, partial, io, reserveBytes }: { source: FileHandle; path: string; dataDir: string; partial: string; io: CliIo; reserveBytes: number }): Promise<CopiedLog> {
   const prefix = await durablePrefix(source, path);
   const keys = await readKeyTable(dataDir);
+  const target = join(partial, 'events.log');
+  await rm(target, { force: true });
   await ensureRoom(dirname(partial), prefix.bytes + (keys?.slots ?? 0) * SLOT_BYTES, reserveBytes);
-  await copyPrefix(source, prefix, join(partial, 'events.log'), io);
+  await copyPrefix(source, prefix, target, io);
   return { prefix, keys };
+}
+
+/**
+ * The copy verified with the keys.db read with it, once no report live in it was deleted since its
+ * prefix was fixed (else copied again, up to the log's end, which holds those deletes). A report
+ * found again after the prefix was taken anew has no delete on the log (its key was destroyed some
+ * other way): it stays as it is.
+ */
+async function untilKeysAgree(first: CopiedLog, copyAgain: () => Promise<CopiedLog>, verify: (keys: SlotTable | undefined) => Promise<VerifiedBackup>, logger: Logger): Promise<CopiedLog & { readonly verified: VerifiedBackup }> {
+  let copied = first;
+  let verified = await verify(copied.keys);
+  for (let round = 1, seen = new Set<string>(), fresh = racedIds(verified, copied.keys); fresh.some((id) => !seen.has(id)); round += 1) {
+    if (round === CATCH_UP_ROUNDS) throw new BackupError(`reports of the log kept being deleted as keys.db was read (in each of ${round} tries); try again`);
+    logger.info({ reports: fresh.length }, 'reports of the copied log were deleted while keys.db was read: copying the log on to its end');
+    seen = new Set(fresh);
+    copied = await copyAgain();
+    verified = await verify(copied.keys);
+    fresh = racedIds(verified, copied.keys);
+  }
+  return { ...copied, verified };
 }
 
 /** Live reports of the copy that keys.db says were deleted (their deletes came after the prefix). */

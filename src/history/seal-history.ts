@@ -12,9 +12,10 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { startProgress } from '../cli/progress.js';
 import type { CliIo } from '../cli/usage.js';
-import { openFileKeyStore } from '../keys/file-key-store.js';
+import { openFileKeyStore, type FileKeyStore } from '../keys/file-key-store.js';
 import { PRIVATE_DIR_MODE, stagingDir, syncDir } from '../log/file/data-dir.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
+import type { FileLog } from '../log/file/file-log.js';
 import { DataDirLockedError, lockDir, type DirLock } from '../log/file/lock.js';
 import { createLogGeneration, installGeneration, LOG_FILE } from '../log/file/log-generation.js';
 import { stateDigest } from '../projection/fold-log.js';
@@ -37,6 +38,8 @@ export interface SealedHistory {
   /** The state digest, before and after (`sha256:<hex>`). */
   readonly digest: string;
   readonly snapshotsRemoved: number;
+  /** Logs an earlier restore kept beside this one (`events.log.before-restore-<time>`): not rewritten. */
+  readonly keptLogs: readonly string[];
 }
 
 /** The rewrite was refused or did not check out; the data directory is as it was. */
@@ -74,32 +77,7 @@ export async function sealHistory({ dataDir, io, logger }: SealHistoryOptions): 
     try {
       const log = await openFileLogReader({ dir: dataDir, logger });
       try {
-        const records = (await log.head()).get(0) ?? 0;
-        const signal = io.signal;
-        const { model, fates } = await phase(io, 'read', records, (onProgress) => analyseHistory(log, { signal, onProgress }));
-        signal.throwIfAborted();
-        const digest = `sha256:${stateDigest(model.reports, await keys.lookup())}`;
-        if (fates.plainCreates === 0) return { records, sealed: undefined, digest, snapshotsRemoved: 0 };
-        const staging = stagingDir(dataDir, 'seal-history');
-        await mkdir(staging, { mode: PRIVATE_DIR_MODE });
-        try {
-          const target = await createLogGeneration(staging);
-          const sealed = await phase(io, 'seal', records, (onProgress) => rewriteHistory({ source: log, target, keys, fates, signal, onProgress })).catch(async (error: unknown) => {
-            await target.abandon();
-            throw error;
-          });
-          await target.finish();
-          signal.throwIfAborted();
-          const after = await phase(io, 'verify', records, (onProgress) => foldedDigest(staging, () => keys.lookup(), logger, { signal, onProgress }));
-          if (after.digest !== digest || after.model.counts.records !== records) {
-            throw new SealHistoryError(`the rewritten log folds to ${after.digest} in ${after.model.counts.records} records, the log to ${digest} in ${records}; nothing was changed`);
-          }
-          const snapshotsRemoved = await removeSnapshots(dataDir);
-          await installGeneration(staging, dataDir);
-          return { records, sealed, digest, snapshotsRemoved };
-        } finally {
-          await rm(staging, { recursive: true, force: true });
-        }
+        return await sealOpened({ dataDir, log, keys, io, logger });
       } finally {
         await log.close();
       }
@@ -108,6 +86,44 @@ export async function sealHistory({ dataDir, io, logger }: SealHistoryOptions): 
     }
   } finally {
     await lock.release();
+  }
+}
+
+interface Opened {
+  readonly dataDir: string;
+  readonly log: FileLog;
+  readonly keys: FileKeyStore;
+  readonly io: CliIo;
+  readonly logger: Logger;
+}
+
+async function sealOpened({ dataDir, log, keys, io, logger }: Opened): Promise<SealedHistory> {
+  const records = (await log.head()).get(0) ?? 0;
+  const { signal } = io;
+  const { model, fates } = await phase(io, 'read', records, (onProgress) => analyseHistory(log, { signal, onProgress }));
+  signal.throwIfAborted();
+  const digest = `sha256:${stateDigest(model.reports, await keys.lookup())}`;
+  const keptLogs = (await readdir(dataDir)).filter((name) => name.startsWith(`${LOG_FILE}.before-restore-`));
+  if (fates.plainCreates === 0) return { records, sealed: undefined, digest, snapshotsRemoved: 0, keptLogs };
+  const staging = stagingDir(dataDir, 'seal-history');
+  await mkdir(staging, { mode: PRIVATE_DIR_MODE });
+  try {
+    const target = await createLogGeneration(staging);
+    const sealed = await phase(io, 'seal', records, (onProgress) => rewriteHistory({ source: log, target, keys, fates, signal, onProgress })).catch(async (error: unknown) => {
+      await target.abandon();
+      throw error;
+    });
+    await target.finish();
+    signal.throwIfAborted();
+    const after = await phase(io, 'verify', records, (onProgress) => foldedDigest(staging, () => keys.lookup(), logger, { signal, onProgress }));
+    if (after.digest !== digest || after.model.counts.records !== records) {
+      throw new SealHistoryError(`the rewritten log folds to ${after.digest} in ${after.model.counts.records} records, the log to ${digest} in ${records}; nothing was changed`);
+    }
+    const snapshotsRemoved = await removeSnapshots(dataDir);
+    await installGeneration(staging, dataDir);
+    return { records, sealed, digest, snapshotsRemoved, keptLogs };
+  } finally {
+    await rm(staging, { recursive: true, force: true });
   }
 }
 
