@@ -37,7 +37,7 @@ export async function runRestore(parsed: ParsedCommand, io: CliIo): Promise<numb
       `position:        ${formatCursor(new Map([[0, restored.records]]), 'file')}${deletedAgain.length > 0 ? ` (the backup's ${manifest.records} records, then ${deletedAgain.length} deletes)` : ''}`,
       `snapshot:        ${restored.snapshot ?? '(none: the server folds the whole log at start)'}`,
       `live reports:    ${restored.liveReports}`,
-      `deleted again:   ${deletedAgain.length === 0 ? 'none (no report of the backup was deleted since it was taken)' : `${deletedAgain.length} reports deleted since the backup was taken: ${idList(deletedAgain)}`}`,
+      `deleted again:   ${deletedAgain.length === 0 ? 'none (no report of the backup was deleted since it was taken)' : `${deletedAgain.length} report${deletedAgain.length === 1 ? '' : 's'} deleted since the backup was taken: ${idList(deletedAgain)}`}`,
       ...(sealedCount === 0 ? [] : [`sealed:          ${sealedCount} creates written in the clear (before erasure)`]),
       `state digest:    ${restored.digest}${restored.digest === manifest.digest ? '' : ` (the backup printed ${manifest.digest}${deletedAgain.length > 0 ? ', before the deletes' : ''})`}`,
       ...previousLogLines(restored),

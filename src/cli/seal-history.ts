@@ -36,6 +36,7 @@ export async function runSealHistory(_parsed: ParsedCommand, io: CliIo): Promise
       `events:          ${result.records}${sealed === undefined ? '' : ' (positions unchanged)'}`,
       ...(sealed === undefined ? [] : [`snapshots:       ${result.snapshotsRemoved} removed (the server writes new ones)`]),
       `state digest:    ${result.digest}${sealed === undefined ? '' : ' (before and after)'}`,
+      ...(result.keptLogs.length === 0 ? [] : [`kept logs:       ${result.keptLogs.join(', ')}: kept by earlier restores and not rewritten; they may hold content in the clear: delete them`]),
       `took:            ${seconds.toFixed(1)} s (${Math.round(result.records / Math.max(seconds, 0.001))} events/s)`,
       '',
     ].join('\n'),

@@ -12,6 +12,7 @@ import { isSealedReport } from '../../projections/reports.js';
 import { slotOfKeyId } from '../../src/keys/key-slots.js';
 import { parseKeyId, type ContentKey } from '../../src/keys/key-store.js';
 import { readKeyTable } from '../../src/keys/key-tables.js';
+import { until } from '../helpers/async.js';
 import { reports } from '../helpers/cli.js';
 import { serverDigest } from '../helpers/digest.js';
 import { created } from '../helpers/events.js';
@@ -72,7 +73,7 @@ restore('a backup taken before a delete, restored: the report is absent, its key
     await server.close();
   }
   const printed = await run('restore', dataDir, join(dir, 'backup'));
-  assert.is(field(printed, 'deleted again'), '1 reports deleted since the backup was taken: 7');
+  assert.is(field(printed, 'deleted again'), '1 report deleted since the backup was taken: 7');
   assert.match(field(printed, 'previous log'), /events\.log\.before-restore-.*\(delete it once the restored service is checked\)$/);
   assert.equal(await filesHolding(dataDir, [doomed.secret, doomed.contentDigest, Buffer.from('J Smith')]), [], 'no file under the data directory holds its key or its name');
   server = await startTestServer({}, { dataDir });
@@ -90,11 +91,12 @@ restore('a backup taken before a delete, restored: the report is absent, its key
 
 restore('a backup restores into an empty data directory with the digest it printed, every live report opening with its key', async ({ dir }) => {
   const dataDir = join(dir, 'data');
-  let server = await startTestServer({}, { dataDir });
+  let server = await startTestServer({ REPORTS_SNAPSHOT_EVERY: '1' }, { dataDir });
   let printed: string;
   try {
     for (const id of ['1', '2', '3']) assert.is((await postReport(server, id, `report ${id}`, 'tag')).status, 200);
     assert.is((await deleteReport(server, '2')).status, 204);
+    await until(async () => (await readdir(join(dataDir, 'snapshots')).catch(() => [] as string[])).some((name) => name.endsWith('.snap')), 'a snapshot');
     printed = await run('backup', dataDir, join(dir, 'backup'));
   } finally {
     await server.close();
@@ -103,8 +105,10 @@ restore('a backup restores into an empty data directory with the digest it print
   const restored = await run('restore', elsewhere, join(dir, 'backup'));
   assert.is(digestOf(restored), digestOf(printed));
   assert.is(field(restored, 'deleted again'), 'none (no report of the backup was deleted since it was taken)');
+  assert.match(field(restored, 'snapshot'), /^snapshot-\d{16}\.snap$/, 'the backup\'s snapshot, which holds nothing in the clear');
   server = await startTestServer({}, { dataDir: elsewhere });
   try {
+    assert.ok(server.logLines().some((line) => line['msg'] === 'loaded a snapshot; folding only the tail of the log'), 'the server starts from it');
     assert.is(await serverDigest(server), digestOf(printed));
     assert.equal(await openedReport(server.projector.model.reports, server.keys, '1'), { name: 'report 1', tag: 'tag' });
     assert.equal(await openedReport(server.projector.model.reports, server.keys, '3'), { name: 'report 3', tag: 'tag' });
@@ -149,7 +153,7 @@ restore('a backup of a history written in the clear is sealed as it is restored;
     await server.close();
   }
   const printed = await run('restore', dataDir, join(dir, 'backup'));
-  assert.is(field(printed, 'deleted again'), '1 reports deleted since the backup was taken: 1');
+  assert.is(field(printed, 'deleted again'), '1 report deleted since the backup was taken: 1');
   assert.is(field(printed, 'sealed'), '2 creates written in the clear (before erasure)');
   assert.match(field(printed, 'previous log'), /^not kept: it holds creates written in the clear/);
   assert.equal(await filesHolding(dataDir, [Buffer.from('Alpha secret'), Buffer.from('alpha-tag'), Buffer.from('Beta kept')]), [], 'no name or tag in the clear');

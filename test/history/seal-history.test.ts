@@ -107,9 +107,13 @@ rewrite('seals void creates in the clear under keys destroyed at once, and keeps
   const dataDir = join(dir, 'data');
   await appendToFileLog(dataDir, [created('1', 'first-name-marker'), created('1', 'void-name-marker'), basedOn(deleted('1'), 1), { key: '9', value: Buffer.from('not an event') }, created('2', 'live-name-marker', 'live-tag')]);
   const before = await digestOfServer(dataDir);
+  // A log an earlier version's restore kept: not rewritten, and named.
+  await cp(join(dataDir, 'events.log'), join(dataDir, 'events.log.before-restore-2026-01-01T00-00-00-000Z'));
   const { code, stdout, stderr } = await sealHistory(dataDir, true);
   assert.is(code, 0, stderr);
   assert.match(stdout, /seal \[.*\] 100% \| 5\/5 events/);
+  assert.is(field(stdout, 'kept logs'), 'events.log.before-restore-2026-01-01T00-00-00-000Z: kept by earlier restores and not rewritten; they may hold content in the clear: delete them');
+  await rm(join(dataDir, 'events.log.before-restore-2026-01-01T00-00-00-000Z'));
   assert.is(field(stdout, 'sealed'), '3 creates written in the clear: 1 of live reports (under new keys), 1 of deleted reports and 1 void (under keys destroyed at once)');
   assert.equal(await filesHolding(dataDir, /first-name|void-name|live-name|live-tag/), []);
   assert.ok((await filesHolding(dataDir, 'not an event')).length > 0, 'a record that is not an event stays as it was');
