@@ -104,7 +104,7 @@ export async function startServer(config: Config, { logger, announceToken = (gen
     let sweeping: Promise<unknown> = Promise.resolve();
     // The service exists once the app is wired, after the projector starts; it is asked for nothing before it caught up.
     const wired: { service?: ReportService } = {};
-    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp, onErased: (keyId) => wired.service?.eraseLater(keyId) });
+    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp, onErased: (ended) => wired.service?.eraseLater(ended) });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
     const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });

@@ -8,12 +8,16 @@
 import type { Logger } from 'pino';
 import { createSecretSource } from './secret-source.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../log/batcher.js';
+import { STAGING_DIR } from '../log/file/data-dir.js';
 import { readAt } from '../log/file/read-at.js';
+import { removeStaleFiles } from '../stale-files.js';
 import { openKeyFile, type KeyFile } from './key-file.js';
+import { checkDeletion, type Deletion, type DeletionRecords } from './deletion-records.js';
 import { DIGEST_BYTES, keyIdOfSlot, SECRET_BYTES, SLOT_BYTES, slotOfKeyId, slotPosition, slotSound, viewSlot } from './key-slots.js';
-import { KeyNotMintedError, KeyStoreUnavailableError } from './key-store-errors.js';
-import { keyIdText, type ContentKey, type KeyId, type KeyStore, type KeyStoreStats, type KeyWriteOptions } from './key-store.js';
-import { planSlotWrites, type KeyWrite, type SlotKey } from './slot-plan.js';
+import { KeyStoreUnavailableError } from './key-store-errors.js';
+import type { ContentKey, KeyId, KeyStore, KeyStoreStats, KeyWriteOptions } from './key-store.js';
+import { MintedSlots } from './minted-slots.js';
+import { planSlotWrites, type KeyWrite, type SlotErasure } from './slot-plan.js';
 import { readSlotTable, type SlotTable } from './slot-table.js';
 import { writeRunsDurably } from './slot-writes.js';
 import { sweepOrphanSlots } from './sweep-orphans.js';
@@ -35,13 +39,17 @@ export interface FileKeyStoreStats extends KeyStoreStats {
   readonly syncs: number;
   /** Reads (get, lookup) that met a slot failing its check. */
   readonly unreadable: number;
+  /** Deletions recorded since open. */
+  readonly deletions: number;
 }
 
-export interface FileKeyStore extends KeyStore {
+export interface FileKeyStore extends KeyStore, DeletionRecords {
   /** Slots minted and durable: every id below this is in the file (the next id minted is at least this). */
   readonly slots: number;
   /** Whether `id` names a slot in the file (live, destroyed or reserved): at start, the newest id the log names must. */
   holds(id: KeyId): boolean;
+  /** Every slot as it is now (keys, deletions, damage). */
+  lookup(): Promise<SlotTable>;
   /**
    * Whether the key `id` was ever made durable (live now, or destroyed since): false for a slot
    * beyond the file or reserved, never written (a put a crash cut short).
@@ -58,6 +66,9 @@ export interface FileKeyStore extends KeyStore {
 }
 
 export async function openFileKeyStore({ dir, logger, maxPending = DEFAULT_MAX_PENDING_APPENDS, create = false }: FileKeyStoreOptions): Promise<FileKeyStore> {
+  // A restore or a seal-history killed before it put its staging directory in place may have left
+  // a copy of keys.db there, holding keys a later delete would destroy here only: gone first.
+  await removeStaleFiles(dir, STAGING_DIR, logger, 'removed the staging directory of an interrupted restore or seal-history');
   const file = await openKeyFile({ dir, logger, create });
   logger.info({ path: file.path, slots: file.slots }, 'opened the key store');
   return new FileKeys(file, logger, maxPending);
@@ -71,24 +82,21 @@ class FileKeys implements FileKeyStore {
   private readonly batcher: Batcher<KeyWrite, undefined>;
   /** Slots durable in the file. */
   private written: number;
-  /** The next slot to mint. */
-  private minted: number;
-  /** Slots minted here and neither put nor destroyed: the only slots a put may fill. */
-  private readonly unput = new Set<number>();
+  private readonly ids: MintedSlots;
   /** The group commit being written, while it is. */
   private writing: Promise<void> | undefined;
   private failure: Error | undefined;
   private closed = false;
-  private counts = { puts: 0, syncs: 0, erasures: 0, unreadable: 0 };
+  private counts = { puts: 0, syncs: 0, erasures: 0, unreadable: 0, deletions: 0 };
   private readonly newSecret = createSecretSource(SECRET_BYTES);
   /**
    * The keys put or read lately, so that an identical retry of a recent create (or a keyed retry)
    * opens its report without reading keys.db: at most RECENT_KEYS, and a key leaves it the moment
-   * its destruction is asked for, before anything is written.
+   * its destruction (or its deletion's record) is asked for, before anything is written.
    */
   private readonly recent = new Map<number, ContentKey>();
-  /** Destroys asked for so far: a key read while one was asked for is not kept (it may be that one). */
-  private destroys = 0;
+  /** Erasures asked for so far: a key read while one was asked for is not kept (it may be that one). */
+  private erasing = 0;
 
   constructor(
     private readonly file: KeyFile,
@@ -96,7 +104,8 @@ class FileKeys implements FileKeyStore {
     maxPending: number,
   ) {
     this.description = `keys:${file.path}`;
-    this.written = this.minted = file.slots;
+    this.written = file.slots;
+    this.ids = new MintedSlots(file.slots);
     this.batcher = new Batcher((writes) => this.writeGroup(writes), { maxPending });
   }
 
@@ -115,9 +124,7 @@ class FileKeys implements FileKeyStore {
 
   mint(contentDigest: Buffer): ContentKey {
     if (contentDigest.length !== DIGEST_BYTES) throw new RangeError(`a content digest has ${DIGEST_BYTES} bytes, not ${contentDigest.length}`);
-    const slot = this.minted++;
-    this.unput.add(slot);
-    return { id: keyIdOfSlot(slot), secret: this.newSecret(), contentDigest: Buffer.from(contentDigest) };
+    return { id: keyIdOfSlot(this.ids.mint()), secret: this.newSecret(), contentDigest: Buffer.from(contentDigest) };
   }
 
   put(keys: readonly ContentKey[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
@@ -125,15 +132,49 @@ class FileKeys implements FileKeyStore {
     if (refused) return Promise.reject(refused);
     if (keys.length === 0) return Promise.resolve();
     // Taken for good: a put refused or timed out leaves its slots unused (mint new keys to retry).
-    let taken: SlotKey[];
     try {
-      taken = this.takeMinted(keys);
+      const taken = this.ids.takeForPut(keys, ({ secret, contentDigest }) => secret.length === SECRET_BYTES && contentDigest.length === DIGEST_BYTES);
+      return this.batcher.add({ kind: 'put', keys: taken }, undefined, timeoutMs).then(() => {
+        for (const { slot } of taken) this.remember(slot, keys.find((key) => slotOfKeyId(key.id) === slot) as ContentKey);
+      });
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.batcher.add({ kind: 'put', keys: taken }, undefined, timeoutMs).then(() => {
-      for (const key of keys) this.remember(slotOfKeyId(key.id) as number, key);
-    });
+  }
+
+  destroy(ids: readonly KeyId[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
+    const refused = this.refusal();
+    if (refused) return Promise.reject(refused);
+    const slots = ids.flatMap((id) => this.ids.slotOf(id) ?? []);
+    this.forget(slots);
+    // A key given up before its put can never be put, and its slot is written destroyed all the
+    // same: a history rewritten by `reports seal-history` names such a key in a void event.
+    const givenUp = slots.filter((slot) => this.ids.giveUp(slot));
+    const held = slots.filter((slot) => !givenUp.includes(slot));
+    const writes = [...(held.length > 0 ? [{ kind: 'destroy', slots: held } as const] : []), ...(givenUp.length > 0 ? [{ kind: 'erase', slots: givenUp.map((slot) => ({ slot })) } as const] : [])];
+    return Promise.all(writes.map((write) => this.batcher.add(write, undefined, timeoutMs))).then(() => undefined);
+  }
+
+  recordDeletions(deletions: readonly Deletion[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
+    const refused = this.refusal();
+    if (refused) return Promise.reject(refused);
+    if (deletions.length === 0) return Promise.resolve();
+    let slots: SlotErasure[];
+    try {
+      slots = deletions.map((deletion) => {
+        checkDeletion(deletion);
+        const keySlot = deletion.key === undefined ? undefined : this.ids.slotOf(deletion.key);
+        if (keySlot !== undefined) {
+          this.forget([keySlot]);
+          this.ids.giveUp(keySlot);
+        }
+        // Content written in the clear has no key: its deletion takes a slot of its own.
+        return { slot: keySlot ?? this.ids.take(), deletion: { reportId: deletion.reportId, version: deletion.version } };
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.batcher.add({ kind: 'erase', slots }, undefined, timeoutMs);
   }
 
   private remember(slot: number, key: ContentKey): void {
@@ -142,32 +183,10 @@ class FileKeys implements FileKeyStore {
     if (this.recent.size > RECENT_KEYS) this.recent.delete(this.recent.keys().next().value as number);
   }
 
-  /** The slots of `keys`, taken out of `unput` (all or none): a key is put once at most. */
-  private takeMinted(keys: readonly ContentKey[]): SlotKey[] {
-    const seen = new Set<number>();
-    const taken = keys.map(({ id, secret, contentDigest }) => {
-      const slot = slotOfKeyId(id);
-      const fits = secret.length === SECRET_BYTES && contentDigest.length === DIGEST_BYTES;
-      if (slot === undefined || !this.unput.has(slot) || seen.has(slot) || !fits) throw new KeyNotMintedError(keyIdText(id));
-      seen.add(slot);
-      return { slot, secret, contentDigest };
-    });
-    for (const slot of seen) this.unput.delete(slot);
-    return taken;
-  }
-
-  destroy(ids: readonly KeyId[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
-    const refused = this.refusal();
-    if (refused) return Promise.reject(refused);
-    const slots = ids.flatMap((id) => slotOfKeyId(id) ?? []).filter((slot) => slot < this.minted);
-    // A key destroyed before its put can never be put: its id stays unused.
-    this.destroys += 1;
-    for (const slot of slots) {
-      this.unput.delete(slot);
-      this.recent.delete(slot);
-    }
-    if (slots.length === 0) return Promise.resolve();
-    return this.batcher.add({ kind: 'destroy', slots }, undefined, timeoutMs);
+  /** Keys whose erasure is asked for leave memory at once. */
+  private forget(slots: readonly number[]): void {
+    this.erasing += 1;
+    for (const slot of slots) this.recent.delete(slot);
   }
 
   private refusal(): Error | undefined {
@@ -198,6 +217,7 @@ class FileKeys implements FileKeyStore {
     this.written = plan.end;
     this.counts.puts += plan.puts;
     this.counts.erasures += plan.destroyed;
+    this.counts.deletions += plan.recorded;
     return writes.map(() => undefined);
   }
 
@@ -212,7 +232,7 @@ class FileKeys implements FileKeyStore {
     if (slot === undefined || slot >= this.written) return undefined;
     const known = this.recent.get(slot);
     if (known !== undefined) return known;
-    const destroysBefore = this.destroys;
+    const erasingBefore = this.erasing;
     let bytes = await readAt(this.file.handle, slotPosition(slot), SLOT_BYTES);
     if (!slotSound(bytes, 0) && this.writing) {
       // Read while a destroy was rewriting it: neither its old bytes nor its new. Read it again.
@@ -223,8 +243,8 @@ class FileKeys implements FileKeyStore {
     if (view.kind === 'damaged') this.reportDamage([slot]);
     if (view.kind !== 'live') return undefined;
     const key = { id: Buffer.from(id), secret: view.secret, contentDigest: view.contentDigest };
-    // A destroy asked for while this read was under way must not put the key back.
-    if (this.destroys === destroysBefore) this.remember(slot, key);
+    // An erasure asked for while this read was under way must not put the key back in memory.
+    if (this.erasing === erasingBefore) this.remember(slot, key);
     return key;
   }
 

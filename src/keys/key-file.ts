@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file/data-dir.js';
 import { readAt } from '../log/file/read-at.js';
-import { encodeHeader, HEADER_BYTES, headerProblem, SLOT_BYTES, slotIntact, slotPosition } from './key-slots.js';
+import { encodeHeader, HEADER_BYTES, headerFormat, headerProblem, KEYS_FORMAT, SLOT_BYTES, slotIntact, slotPosition } from './key-slots.js';
 import { KeyStoreDamagedError, KeyStoreMissingError } from './key-store-errors.js';
 
 export const KEYS_FILE = 'keys.db';
@@ -67,8 +67,17 @@ async function recover(handle: FileHandle, path: string, create: boolean, logger
     await handle.datasync();
     return 0;
   }
-  const problem = headerProblem(await readAt(handle, 0, HEADER_BYTES));
+  const head = await readAt(handle, 0, HEADER_BYTES);
+  const problem = headerProblem(head);
   if (problem !== undefined) throw new KeyStoreDamagedError(path, problem);
+  if (headerFormat(head) !== KEYS_FORMAT) {
+    // Format 1 has no deletion slots; this version writes them, so the file says format 2 before
+    // any is written, and a version that reads format 1 only refuses it rather than reading a
+    // deletion's record as a damaged slot (and its sweep destroying the record). The header is
+    // 16 bytes at the start of the first sector: one write.
+    await handle.write(encodeHeader(), 0, HEADER_BYTES, 0);
+    logger.info({ path, from: headerFormat(head), to: KEYS_FORMAT }, 'upgraded the key store\'s format (its slots are unchanged)');
+  }
   const whole = Math.floor((size - HEADER_BYTES) / SLOT_BYTES);
   const slots = await intactEnd(handle, whole);
   if (slotPosition(slots) < size) {

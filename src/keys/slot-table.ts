@@ -37,7 +37,8 @@ export class SlotTable implements KeyLookup {
     return this.view(slot).kind;
   }
 
-  private view(slot: number): SlotView {
+  /** What slot `slot` (below `slots`) holds; a live key's secret and digest are views into the table. */
+  view(slot: number): SlotView {
     return viewSlot(this.bytes, slot * SLOT_BYTES, !this.damagedSet.has(slot));
   }
 }

@@ -65,11 +65,13 @@ export function applyRecord(model: ReadModel, record: LogRecord, decoded?: FoldE
 }
 
 /**
- * Told the key of content an event ends: a sealed report's, deleted; a sealed create's, void. Its
- * key is to be destroyed, whoever wrote the event (another instance, or a write answered 503 that
- * landed late): the projector of a running server asks for that.
+ * What an event ends, to be erased whoever wrote it (another instance, or a write answered 503 that
+ * landed late): a report deleted (its id, the version the delete took it to, and its content's key
+ * when sealed), or a sealed create that was void (its key). The projector of a running server asks
+ * for that.
  */
-export type ErasedKey = (keyId: string) => void;
+export type Ended = { readonly kind: 'deleted'; readonly reportId: string; readonly version: number; readonly key?: string } | { readonly kind: 'void'; readonly key: string };
+export type ErasedKey = (ended: Ended) => void;
 
 /** Folds a record at `position` that was decoded elsewhere (by a thread of a sharded fold). */
 export function applyInput(model: ReadModel, position: LogPosition, input: FoldInput, erased?: ErasedKey): Applied {
@@ -94,9 +96,10 @@ function applyEvent(model: ReadModel, position: LogPosition, event: FoldEvent, e
 function tellErased(model: ReadModel, event: FoldEvent, change: Evolution, erased: ErasedKey): void {
   if (change.kind === 'deleted') {
     const ended = model.reports.get(change.id);
-    if (ended !== undefined && isSealedReport(ended)) erased(ended.sealed.key);
+    const deletion = { kind: 'deleted' as const, reportId: change.id, version: model.reports.version(change.id) + 1 };
+    erased(ended !== undefined && isSealedReport(ended) ? { ...deletion, key: ended.sealed.key } : deletion);
   } else if (change.kind === 'void' && event.type === 'ReportCreated' && isSealed(event.data)) {
-    erased(event.data.sealed.key);
+    erased({ kind: 'void', key: event.data.sealed.key });
   }
 }
 

@@ -4,9 +4,11 @@ import type { SpanContext, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
-import { isSealedReport, type ReportsView, type StoredReport } from '../../projections/reports.js';
+import type { ReportsView, StoredReport } from '../../projections/reports.js';
 import { contentDigest, sealContent } from '../../projections/sealing.js';
 import { keyIdText, parseKeyId, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
+import type { Ended } from '../read-model/read-model.js';
+import { deletionOf, type Deletion } from '../keys/deletion-records.js';
 import { createContentOpener, type ContentOpener } from './report-content.js';
 import { createKeyEraser, type KeyEraser } from './key-eraser.js';
 import { UnavailableError } from '../errors.js';
@@ -126,8 +128,8 @@ export class ReportService {
         const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
         const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion), deadline, traceContext, ticket);
         if (outcome === 'void') continue;
-        // Deleted: its content is erased before the answer says so.
-        if (outcome === 'deleted' && live !== undefined && isSealedReport(live)) await this.erase([parseKeyId(live.sealed.key)], id, deadline);
+        // Deleted: its content is erased, and the deletion recorded, before the answer says so.
+        if (outcome === 'deleted') await this.erase(deletionOf(id, decision.expectedVersion, live), id, deadline);
         if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id }));
         return;
       }
@@ -173,7 +175,7 @@ export class ReportService {
   }
 
   /** Destroys keys before the request's answer (503 when the store does not confirm it in time: retrying is safe). */
-  private async erase(ids: readonly KeyId[], id: string, deadline: number): Promise<void> {
+  private async erase(ids: readonly KeyId[] | Deletion, id: string, deadline: number): Promise<void> {
     try {
       await this.eraser.erase(ids, this.remaining(deadline));
     } catch (error) {
@@ -182,9 +184,10 @@ export class ReportService {
     }
   }
 
-  /** Destroys a key in the background: the content of an event another writer wrote (read-model.ts ErasedKey). */
-  eraseLater(keyId: string): void {
-    this.eraser.eraseLater(parseKeyId(keyId));
+  /** Erases in the background what an event another writer wrote ends (read-model.ts Ended). */
+  eraseLater(ended: Ended): void {
+    if (ended.kind === 'void') this.eraser.eraseLater([parseKeyId(ended.key)]);
+    else this.eraser.eraseLater(ended.key === undefined ? { reportId: ended.reportId, version: ended.version } : { reportId: ended.reportId, version: ended.version, key: parseKeyId(ended.key) });
   }
 
   /** Keys whose destruction is still being tried again (for /metrics). */

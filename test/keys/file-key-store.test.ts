@@ -163,12 +163,15 @@ store('refuses a key it did not mint, a key put already, and one put twice in a 
   await keys.close();
 });
 
-store('never puts a key destroyed before its put', async ({ dir }) => {
+store('never puts a key destroyed before its put, and writes its slot destroyed (an event may name its id)', async ({ dir }) => {
   const keys = await open(dir);
   const key = keys.mint(digestOf('gone'));
   await keys.destroy([key.id]);
   assert.instance(await rejection(keys.put([key])), KeyNotMintedError);
-  assert.is(keys.slots, 0);
+  assert.is(keys.slots, 1);
+  assert.ok(keys.holds(key.id));
+  assert.is(await keys.get(key.id), undefined);
+  assert.is((await keys.lookup()).view(0).kind, 'destroyed');
   await keys.close();
 });
 

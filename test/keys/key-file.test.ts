@@ -68,7 +68,7 @@ const damagedHeaders: [string, (path: string) => Promise<void>, string][] = [
     const bytes = await readFile(path);
     bytes[7] = 9;
     await writeFile(path, bytes);
-  }, 'format 9; this version reads format 1 only'],
+  }, 'format 9; this version reads formats 1 and 2 only'],
   ['a flipped bit', (path) => flipBit(path, 9), 'header fails its CRC'],
   ['a header cut short', (path) => truncate(path, 7), 'less than a key store\'s header'],
   ['an empty file', (path) => truncate(path, 0), 'holds 0 bytes'],

@@ -10,16 +10,16 @@ const header = suite('keys.db header');
 header('names the format in its magic bytes and passes its own check', () => {
   const bytes = encodeHeader();
   assert.is(bytes.length, HEADER_BYTES);
-  assert.is(bytes.subarray(0, 8).toString('latin1'), 'RSKEYS\u0000\u0001');
+  assert.is(bytes.subarray(0, 8).toString('latin1'), 'RSKEYS\u0000\u0002');
   assert.ok(bytes.subarray(0, 8).equals(KEYS_MAGIC));
   assert.is(headerProblem(bytes), undefined);
 });
 
 header('says what is wrong with a header of another file, another format, a flipped bit or another slot size', () => {
   assert.is(headerProblem(Buffer.from('RSLOG\u0000\u0002\n\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000', 'latin1')), 'it is not a key store (bad magic bytes)');
-  const otherFormat = encodeHeader();
-  otherFormat[7] = 2;
-  assert.is(headerProblem(otherFormat), 'it is a key store of format 2; this version reads format 1 only');
+  const otherFormat = encodeHeader(3);
+  assert.is(headerProblem(otherFormat), 'it is a key store of format 3; this version reads formats 1 and 2 only');
+  assert.is(headerProblem(encodeHeader(1)), undefined, 'format 1 (no deletion slots) is read');
   const flipped = encodeHeader();
   flipped[9] = (flipped[9] as number) ^ 0x10;
   assert.is(headerProblem(flipped), 'its header fails its CRC');

@@ -57,7 +57,7 @@ plan('ignores a destroy of a slot no key was written to, and counts a slot destr
 });
 
 plan('writes nothing for a group that changes nothing', () => {
-  assert.equal(planSlotWrites([{ kind: 'destroy', slots: [5] }], 5), { runs: [], end: 5, puts: 0, destroyed: 0 });
+  assert.equal(planSlotWrites([{ kind: 'destroy', slots: [5] }], 5), { runs: [], end: 5, puts: 0, destroyed: 0, recorded: 0 });
 });
 
 plan.run();
