@@ -26,7 +26,7 @@ import { KeyFollower } from './key-follower.js';
 import { checkContentKey, checkKeyId, CONTENT_DIGEST_BYTES } from './key-record.js';
 import { KeyMemory } from './key-memory.js';
 import { RollRecords } from './roll-records.js';
-import { keyIdText, NO_KEYS, type ContentKey, type KeyId, type KeyLookup, type LookupOptions, type KeyStore, type KeyStoreStats, type KeyWriteOptions } from './key-store.js';
+import { keyIdText, NO_KEYS, parseKeyId, type ContentKey, type KeyId, type KeyLookup, type LookupOptions, type KeyStore, type KeyStoreStats, type KeyWriteOptions } from './key-store.js';
 import { messagesOf, offsetsOf, putWrite, requestsOf, type KeyWrite } from './key-writes.js';
 import { SegmentRolls } from './segment-rolls.js';
 
@@ -54,6 +54,8 @@ export interface KafkaKeyStoreStats extends KeyStoreStats {
 
 export interface KafkaKeyStore extends KeyStore {
   stats(): KafkaKeyStoreStats;
+  /** The ids of the keys held in memory now, as text. */
+  heldIds(): IterableIterator<string>;
   /** How long after a destroy its secret may still be in the topic's files, by the topic's settings. */
   readonly erasureWithinMs: number;
 }
@@ -103,7 +105,14 @@ export async function readKafkaKeys({ config, logger }: { config: KafkaConfig; l
     throw error;
   }
   try {
-    return await store.lookup();
+    // Copied out: a closed store forgets what it held.
+    const held = await store.lookup();
+    const copy = new Map<string, ContentKey>();
+    for (const idText of store.heldIds()) {
+      const key = held.get(parseKeyId(idText));
+      if (key !== undefined) copy.set(idText, { id: Buffer.from(key.id), secret: Buffer.from(key.secret), contentDigest: Buffer.from(key.contentDigest) });
+    }
+    return { get: (id) => copy.get(keyIdText(id)) };
   } finally {
     await store.close();
   }
@@ -190,6 +199,10 @@ class KafkaKeys implements KafkaKeyStore {
 
   stats(): KafkaKeyStoreStats {
     return { ...this.counts, keys: this.memory.size };
+  }
+
+  heldIds(): IterableIterator<string> {
+    return this.memory.ids();
   }
 
   /** Reads every partition up to its head (the start); a follower that stopped says why (a refused topic). */

@@ -28,6 +28,11 @@ export class KeyMemory {
     return this.slots.size;
   }
 
+  /** The ids of the keys held, as text. */
+  ids(): IterableIterator<string> {
+    return this.slots.ids();
+  }
+
   get(idText: string): ContentKey | undefined {
     return this.slots.get(idText);
   }

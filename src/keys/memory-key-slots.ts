@@ -19,6 +19,11 @@ export class KeySlots {
     return this.slotOf.size;
   }
 
+  /** The ids held, as text. */
+  ids(): IterableIterator<string> {
+    return this.slotOf.keys();
+  }
+
   has(idText: string): boolean {
     return this.slotOf.has(idText);
   }

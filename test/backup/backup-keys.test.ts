@@ -98,6 +98,8 @@ keysOfBackup('a live report whose key keys.db says is destroyed with no delete o
 keysOfBackup('a history all in the clear with no keys.db gives a backup without one', async ({ dir }) => {
   const dataDir = join(dir, 'data');
   await appendToFileLog(dataDir, [created('1', 'one'), created('2', 'two')]);
+  // A data directory of a version before erasure (today's log opens keys.db beside it, empty).
+  await rm(join(dataDir, 'keys.db'));
   assert.is(await backup(dataDir, join(dir, 'backup')), await logDigest(dataDir));
   assert.is((await manifestOf(join(dir, 'backup'))).keys, null);
   assert.not.ok((await readdir(join(dir, 'backup'))).includes('keys.db'));
