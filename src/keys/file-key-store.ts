@@ -20,7 +20,7 @@ import { MintedSlots } from './minted-slots.js';
 import { planSlotWrites, type KeyWrite, type SlotErasure } from './slot-plan.js';
 import { readSlotTable, type SlotTable } from './slot-table.js';
 import { writeRunsDurably } from './slot-writes.js';
-import { sweepOrphanSlots } from './sweep-orphans.js';
+import { referencedSlots, sweepOrphanSlots } from './sweep-orphans.js';
 
 export interface FileKeyStoreOptions {
   /** The data directory (the embedded log's, whose lock this process holds); the keys are `keys.db` in it. */
@@ -51,17 +51,17 @@ export interface FileKeyStore extends KeyStore, DeletionRecords {
   /** Every slot as it is now (keys, deletions, damage). */
   lookup(): Promise<SlotTable>;
   /**
-   * Whether the key `id` was ever made durable (live now, or destroyed since): false for a slot
-   * beyond the file or reserved, never written (a put a crash cut short).
+   * Whether every key of `ids` was made durable (live now, or destroyed since): false when one's
+   * slot lies beyond the file or is reserved, never written (a put a crash cut short).
    */
-  wasPut(id: KeyId): Promise<boolean>;
+  wasPut(ids: readonly KeyId[]): Promise<boolean>;
   /** Checks every slot; returns the slot numbers that fail their check. */
   verify(): Promise<number[]>;
   /**
    * Destroys every live key below slot `below` that `isReferenced` says no live report uses, and
    * every slot below it failing its check that none uses; returns how many slots it destroyed.
    */
-  sweepOrphans(isReferenced: (id: KeyId) => boolean, options: { readonly below: number }): Promise<number>;
+  sweepOrphans(forEachReferenced: (visit: (id: KeyId) => void) => void, options: { readonly below: number }): Promise<number>;
   stats(): FileKeyStoreStats;
 }
 
@@ -248,12 +248,15 @@ class FileKeys implements FileKeyStore {
     return key;
   }
 
-  async wasPut(id: KeyId): Promise<boolean> {
-    const slot = slotOfKeyId(id);
-    if (slot === undefined || slot >= this.written) return false;
-    const kind = viewSlot(await readAt(this.file.handle, slotPosition(slot), SLOT_BYTES), 0).kind;
+  async wasPut(ids: readonly KeyId[]): Promise<boolean> {
+    const slots = ids.map((id) => slotOfKeyId(id) ?? Number.POSITIVE_INFINITY);
+    if (slots.length === 0) return true;
+    const [first, last] = [Math.min(...slots), Math.max(...slots)];
+    if (last >= this.written) return false;
+    // One read for them all: a group commit's keys lie together.
+    const bytes = await readAt(this.file.handle, slotPosition(first), (last - first + 1) * SLOT_BYTES);
     // A damaged slot was written once: damage is reported by get and verify, not taken for a lost put.
-    return kind !== 'reserved';
+    return slots.every((slot) => viewSlot(bytes, (slot - first) * SLOT_BYTES).kind !== 'reserved');
   }
 
   async lookup(): Promise<SlotTable> {
@@ -279,9 +282,15 @@ class FileKeys implements FileKeyStore {
     this.logger.error({ path: this.file.path, slots: named, damagedSlots: slots.length }, `${this.file.path}: ${what} unreadable`);
   }
 
-  async sweepOrphans(isReferenced: (id: KeyId) => boolean, { below }: { readonly below: number }): Promise<number> {
-    const table = await this.readTable();
-    const swept = await sweepOrphanSlots(table, isReferenced, below, (ids) => this.destroy(ids));
+  async sweepOrphans(forEachReferenced: (visit: (id: KeyId) => void) => void, { below }: { readonly below: number }): Promise<number> {
+    if (this.closed) throw this.closedError();
+    const bound = Math.min(below, this.written);
+    const referenced = referencedSlots(forEachReferenced, bound);
+    const read = async (first: number, count: number) => {
+      await this.settled();
+      return readAt(this.file.handle, slotPosition(first), count * SLOT_BYTES);
+    };
+    const swept = await sweepOrphanSlots(read, referenced, bound, (ids) => this.destroy(ids));
     if (swept.live + swept.damaged > 0) this.logger.info({ path: this.file.path, orphans: swept.live, damagedSlots: swept.damaged }, 'destroyed keys no live report uses (left by a crash)');
     return swept.live + swept.damaged;
   }

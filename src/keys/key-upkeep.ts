@@ -16,7 +16,7 @@ export interface HeldKeys {
 /** A key store that can sweep the keys no live report uses, below a bound. */
 export interface SweptKeys {
   readonly slots: number;
-  sweepOrphans(isReferenced: (id: KeyId) => boolean, options: { readonly below: number }): Promise<number>;
+  sweepOrphans(forEachReferenced: (visit: (id: KeyId) => void) => void, options: { readonly below: number }): Promise<number>;
 }
 
 const holdsKeys = (keys: KeyStore): keys is KeyStore & HeldKeys => typeof (keys as Partial<HeldKeys>).holds === 'function';
@@ -44,9 +44,7 @@ export function sweepBound(keys: KeyStore): number | undefined {
 /** Destroys the keys below `below` that no live report of `model` uses; how many. */
 export async function sweepOrphanKeys(model: ReadModel, keys: KeyStore, below: number, logger: Logger): Promise<number> {
   if (!sweepsKeys(keys)) return 0;
-  const referenced = new Set<string>();
-  model.reports.forEachSealedKey((keyId) => void referenced.add(keyId.toString('base64url')));
-  const swept = await keys.sweepOrphans((id) => referenced.has(id.toString('base64url')), { below });
+  const swept = await keys.sweepOrphans((visit) => model.reports.forEachSealedKey(visit), { below });
   logger.debug({ swept }, 'swept the key store');
   return swept;
 }

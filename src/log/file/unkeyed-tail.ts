@@ -22,11 +22,10 @@ export async function batchLacksKeys(file: FileHandle, batch: BatchPoint, keys: 
   const body = await readAt(file, batch.byte + BATCH_HEADER_BYTES, check.bodyBytes);
   const frames = body.length === check.bodyBytes ? checkBatchBody(body, check.frameCount) : undefined;
   if (frames === undefined || !('frames' in frames)) return false;
-  for (const frame of frames.frames) {
+  const ids = frames.frames.flatMap((frame) => {
     const input = decodeForFold(decodeFrame(body, frame).value);
-    if (!input.ok || input.event.type !== 'ReportCreated' || !isSealed(input.event.data)) continue;
-    // A key destroyed since (a void create's) was put: only one never made durable is missing.
-    if (!(await keys.wasPut(parseKeyId(input.event.data.sealed.key)))) return true;
-  }
-  return false;
+    return input.ok && input.event.type === 'ReportCreated' && isSealed(input.event.data) ? [parseKeyId(input.event.data.sealed.key)] : [];
+  });
+  // A key destroyed since (a void create's) was put: only one never made durable is missing.
+  return !(await keys.wasPut(ids));
 }
