@@ -135,7 +135,8 @@ class FileKeys implements FileKeyStore {
     try {
       const taken = this.ids.takeForPut(keys, ({ secret, contentDigest }) => secret.length === SECRET_BYTES && contentDigest.length === DIGEST_BYTES);
       return this.batcher.add({ kind: 'put', keys: taken }, undefined, timeoutMs).then(() => {
-        for (const { slot } of taken) this.remember(slot, keys.find((key) => slotOfKeyId(key.id) === slot) as ContentKey);
+        // The newest of them only: memory keeps RECENT_KEYS at most.
+        for (const key of keys.slice(-RECENT_KEYS)) this.remember(slotOfKeyId(key.id) as number, key);
       });
     } catch (error) {
       return Promise.reject(error);
