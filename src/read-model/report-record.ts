@@ -179,6 +179,7 @@ export function storedLength(chunk: Buffer, position: number): number {
 export type KeyDigest = (keyId: Buffer) => Buffer | undefined;
 
 const NULL_DIGEST = Buffer.from('null', 'latin1');
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
 
 /**
  * Writes the report's canonical line (projections/canonical.ts) for the id loaded in `id` to `out`:
@@ -199,7 +200,12 @@ export function writeCanonicalLine(out: BytesOut, chunk: Buffer, position: numbe
     w += NULL_DIGEST.copy(buffer, w);
   } else {
     buffer[w++] = 0x22;
-    w += buffer.write(digest.toString('hex'), w, 'latin1');
+    // Hex a byte at a time into the line: no string per report.
+    for (let i = 0; i < digest.length; i += 1) {
+      const byte = digest[i] as number;
+      buffer[w++] = HEX[byte >> 4] as number;
+      buffer[w++] = HEX[byte & 15] as number;
+    }
     buffer[w++] = 0x22;
   }
   buffer[w++] = 0x5d; // ]
