@@ -26,7 +26,7 @@ import { KeyFollower } from './key-follower.js';
 import { checkContentKey, checkKeyId, CONTENT_DIGEST_BYTES } from './key-record.js';
 import { KeyMemory } from './key-memory.js';
 import { RollRecords } from './roll-records.js';
-import { keyIdText, NO_KEYS, parseKeyId, type ContentKey, type KeyId, type KeyLookup, type LookupOptions, type KeyStore, type KeyStoreStats, type KeyWriteOptions } from './key-store.js';
+import { keyIdText, type ContentKey, type KeyId, type KeyLookup, type LookupOptions, type KeyStore, type KeyStoreStats, type KeyWriteOptions } from './key-store.js';
 import { messagesOf, offsetsOf, putWrite, requestsOf, type KeyWrite } from './key-writes.js';
 import { SegmentRolls } from './segment-rolls.js';
 
@@ -69,7 +69,8 @@ export async function openKafkaKeyStore({ config, logger, writeTimeoutMs, maxPen
     await admin.connect();
     facts = await ensureKeyTopic(admin, config, createTopic);
   } catch (error) {
-    throw describeStartError(error, config);
+    // A tool reading beside the servers takes a missing key topic for a store without keys (kafka-tool-keys.ts).
+    throw error instanceof KeyTopicMissingError ? error : describeStartError(error, config);
   } finally {
     await settleWithin(DISCONNECT_MS, admin.disconnect());
   }
@@ -90,36 +91,6 @@ export async function openKafkaKeyStore({ config, logger, writeTimeoutMs, maxPen
   log.info({ partitions: facts.partitions, keys: store.stats().keys, erasureWithinMs: facts.erasureWithinMs }, 'opened the Kafka key store');
   return store;
 }
-
-/**
- * Every key the key topic holds now, for a tool beside the servers (`reports replay`, `verify`,
- * `events`): read to the head of every partition, then let go. A topic written before erasure has
- * no key topic: it holds no key.
- */
-export async function readKafkaKeys({ config, logger }: { config: KafkaConfig; logger: Logger }): Promise<KeyLookup> {
-  let store: KafkaKeyStore;
-  try {
-    store = await openKafkaKeyStore({ config, logger, writeTimeoutMs: TOOL_READ_TIMEOUT_MS, createTopic: false });
-  } catch (error) {
-    if (error instanceof KeyTopicMissingError) return NO_KEYS;
-    throw error;
-  }
-  try {
-    // Copied out: a closed store forgets what it held.
-    const held = await store.lookup();
-    const copy = new Map<string, ContentKey>();
-    for (const idText of store.heldIds()) {
-      const key = held.get(parseKeyId(idText));
-      if (key !== undefined) copy.set(idText, { id: Buffer.from(key.id), secret: Buffer.from(key.secret), contentDigest: Buffer.from(key.contentDigest) });
-    }
-    return { get: (id) => copy.get(keyIdText(id)) };
-  } finally {
-    await store.close();
-  }
-}
-
-/** How long a tool waits for the key topic to answer. */
-const TOOL_READ_TIMEOUT_MS = 30_000;
 
 /** How long a start may take to read the key topic up to its head. */
 const START_CATCH_UP_MS = 120_000;
