@@ -34,6 +34,10 @@ export async function openKafkaToolKeys({ config, logger, writeTimeoutMs = TOOL_
       // Opened at start, the store has read every partition up to its head; a lookup reads on from there.
       return (await (await open())?.lookup()) ?? NO_KEYS;
     },
+    async get(id) {
+      // Not in memory: the store reads the key's partition up to its head first.
+      return (await open())?.get(id);
+    },
     async close() {
       await store?.close();
     },
