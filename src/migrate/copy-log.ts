@@ -18,7 +18,7 @@ import type { KeyLookup } from '../keys/key-store.js';
 import { contentKeyId, openCreate } from '../keys/open-create.js';
 import type { ToolKeys } from '../keys/tool-keys.js';
 import { resealCreate } from './reseal.js';
-import { TargetWriter, type MigrationTarget } from './target-writer.js';
+import { TargetWriter, type KeyFate, type MigrationTarget } from './target-writer.js';
 
 /** Events appended to the target at a time. */
 const BATCH = 500;
@@ -112,7 +112,9 @@ export async function copyLog(source: MigrationSource, target: MigrationTarget, 
       const copied = resealCreate(event, opened, { live, mint: (digest) => target.keys.mint(digest) });
       if (copied.live) resealed += 1;
       else erased += 1;
-      writer.push({ message: { key: event.subject, value: encodeEvent(copied.event) }, event: copied.event, key: copied.key, live: copied.live });
+      // A create that took effect and is not live at the end: the delete after it took the report one version further.
+      const fate: KeyFate = copied.live ? { kind: 'kept' } : change.kind === 'created' && !live ? { kind: 'deleted', version: before + 2 } : { kind: 'dropped' };
+      writer.push({ message: { key: event.subject, value: encodeEvent(copied.event) }, event: copied.event, key: { key: copied.key, fate } });
     }
     if (writer.pending >= batch) await writer.flush();
   }

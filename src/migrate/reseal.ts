@@ -4,8 +4,9 @@
 // is live at the end of the source and opens (or was written in the clear: "seals as it copies") is
 // sealed under a key the target keeps. Any other content (a deleted report's, a void create's, a
 // live one whose key is missing) gets a box of random bytes of its box's length under a key that is
-// destroyed at once: it opens nowhere, as before, and the event folds exactly as it did. Such a key
-// carries a random digest, never the content's (a digest of a short name is as good as the name).
+// destroyed at once (target-writer.ts): it opens nowhere, as before, and the event folds exactly as
+// it did. Such a key carries a random digest, never the content's (a digest of a short name is as
+// good as the name).
 import { randomBytes } from 'node:crypto';
 import type { ReportCreated } from '../../projections/events.js';
 import { contentBytes, contentDigest, SEAL_TAG_BYTES, sealContent } from '../../projections/sealing.js';

@@ -10,7 +10,7 @@ import { copyLog } from '../../src/migrate/copy-log.js';
 import type { MigrationSource } from '../../src/migrate/copy-log.js';
 import type { MigrationTarget } from '../../src/migrate/target-writer.js';
 import { replaySummary } from '../helpers/cli.js';
-import { serverDigest } from '../helpers/digests.js';
+import { serverDigest } from '../helpers/digest.js';
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
 import { fileSource, fileTarget, kafkaSource, kafkaTarget, stoppingAt, StoppedHere, writeFileSource, type Closable } from '../helpers/migration.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
@@ -51,7 +51,7 @@ async function stopEverywhere(openSource: Open<MigrationSource>, freshTarget: ()
 async function expectUsable(start: () => Promise<TestServer>, env: Env, k: number): Promise<void> {
   const server = await start();
   const digest = await serverDigest(server).finally(() => server.dispose());
-  assert.is((await replaySummary(env)).digest, digest, `stopped at write ${k}`);
+  assert.is(`sha256:${(await replaySummary(env)).digest}`, digest, `stopped at write ${k}`);
 }
 
 withKafka('copyLog with Kafka', (brokers) => {
@@ -90,8 +90,8 @@ withKafka('copyLog with Kafka', (brokers) => {
       return () => fileTarget(dir);
     };
     const count = await stopEverywhere(() => kafkaSource(brokers, source), fresh, (k) => expectUsable(() => startTestServer({}, { dataDir: dir }), { REPORTS_DATA_DIR: dir }, k));
-    // Two batches of ten: a put and a destroy of the keys destroyed at once, and an append each.
-    assert.ok(count >= 6, `${count} stops`);
+    // Two batches of ten: an append each, and before one of them a write of the keys of content left erased.
+    assert.ok(count >= 3, `${count} stops`);
   });
 
   stops.run();
