@@ -11,7 +11,11 @@ export const ReportIdString = Type.String({
 const IdempotencyKey = Type.String({ description: 'The Idempotency-Key header of the request that wrote the event' });
 
 /** A key id of the key store, base64url (the embedded log's keys are numbered; Kafka's are random). */
-export const KeyIdString = Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$', description: 'Id of the content key in the key store (base64url)' });
+export const KeyIdString = Type.String({
+  pattern: '^[A-Za-z0-9_-]{1,32}$',
+  description:
+    'Id of the content key in the key store (base64url). On Kafka, the key of its record in the key topic (REPORTS_KEY_TOPIC, "<topic>.keys"), which only trusted consumers may read: a value of 65 bytes (the format byte 1, the 32-byte AES-256 secret, the 32-byte SHA-256 of the content), or a tombstone once the key is destroyed (the report was deleted, or the create was void): then the content is erased',
+});
 
 export const SealedContent = Type.Object(
   {
@@ -23,7 +27,11 @@ export const SealedContent = Type.Object(
         'base64 of the AES-256-GCM ciphertext of the content (name in UTF-8, then 0xFF and the tag in UTF-8 when there is one) followed by the 16-byte tag; nonce 12 zero bytes (a key seals one content); associated data "ReportCreated\\n<id>\\n<expectedversion or empty>"',
     }),
   },
-  { additionalProperties: false, description: 'Name and tag sealed under a key of their own, which the key store destroys when the report is deleted' },
+  {
+    additionalProperties: false,
+    description:
+      'Name and tag sealed under a key of their own, which the key store destroys when the report is deleted. To open: read the key `key` from the key topic and decrypt `box` with AES-256-GCM under its secret (nonce 12 zero bytes, associated data "ReportCreated\\n<data.id>\\n<expectedversion or empty>", the last 16 bytes of the box the tag); the plaintext is the name in UTF-8, then 0xFF and the tag when there is one. projections/sealing.ts `openContent` does it. No key: the content is erased, and a consumer keeps none of it',
+  },
 );
 
 /** A create written before erasure existed (or by another producer): name and tag in the clear. */
@@ -34,7 +42,7 @@ export const PlainReportCreatedData = Type.Object(
     tag: Type.Optional(Type.String()),
     idempotencyKey: Type.Optional(IdempotencyKey),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'Name and tag in the clear: a create written before erasure, or by another producer; as valid as a sealed one' },
 );
 export type PlainReportCreatedData = Static<typeof PlainReportCreatedData>;
 
@@ -45,7 +53,7 @@ export const SealedReportCreatedData = Type.Object(
     sealed: SealedContent,
     idempotencyKey: Type.Optional(IdempotencyKey),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'A create as the service writes it: name and tag sealed (`sealed`) in place of `name` and `tag`' },
 );
 export type SealedReportCreatedData = Static<typeof SealedReportCreatedData>;
 
