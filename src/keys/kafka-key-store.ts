@@ -16,7 +16,7 @@ import { LogUnavailableError, type LogRecord } from '../log/event-log.js';
 import { BrokerReachability } from '../log/kafka/brokers.js';
 import { createKafkaClient, describeStartError } from '../log/kafka/client.js';
 import { isConnectivityFailure, KafkaRefusedError } from '../log/kafka/errors.js';
-import { ensureKeyTopic, KeyTopicMissingError, type KeyTopicFacts } from '../log/kafka/key-topic.js';
+import { ensureKeyTopic, type KeyTopicFacts } from '../log/kafka/key-topic.js';
 import { ROLL_MARGIN_MS, ROLL_SPREAD_MS, rollAfterMs } from '../log/kafka/key-topic-settings.js';
 import { partitionOfKey } from '../log/kafka/key-partition.js';
 import { PartitionHeads } from '../log/kafka/partition-heads.js';
@@ -69,8 +69,7 @@ export async function openKafkaKeyStore({ config, logger, writeTimeoutMs, maxPen
     await admin.connect();
     facts = await ensureKeyTopic(admin, config, createTopic);
   } catch (error) {
-    // A tool reading beside the servers takes a missing key topic for a store without keys (kafka-tool-keys.ts).
-    throw error instanceof KeyTopicMissingError ? error : describeStartError(error, config);
+    throw describeStartError(error, config);
   } finally {
     await settleWithin(DISCONNECT_MS, admin.disconnect());
   }

@@ -1,6 +1,6 @@
 // The key topic as the tools read it (kafka-tool-keys.ts): a lookup answers until the tool closes
-// its keys, a later lookup reads what was put and destroyed since, and a topic without a key topic
-// (written before erasure) holds no key until a server creates one.
+// its keys, a later lookup reads what was put and destroyed since, a topic without a key topic
+// (written before erasure) holds no key until a server creates one, and a tool writes nothing.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openKafkaToolKeys } from '../../src/keys/kafka-tool-keys.js';
@@ -48,6 +48,27 @@ withKafka('tool keys', (brokers) => {
       const key = store.mint(digestOf('later'));
       await store.put([key]).finally(() => store.close());
       assert.equal((await keys.lookup()).get(key.id), key);
+    } finally {
+      await keys.close();
+    }
+  });
+
+  tool('opens no producer: followed past the time a store would roll its tombstone\'s segment, the key topic stays as it was', async (context) => {
+    const topic = uniqueTopic('tool-keys-no-writes');
+    context.topics.push(topic);
+    // A short bound: a store that read the tombstone would write a roll record about 2.5 to 4.5 s after it.
+    const { store } = await openTestKeyStore(brokers, topic, { REPORTS_KEY_ERASURE_BOUND_MS: '10000' });
+    const key = store.mint(digestOf('destroyed'));
+    await store.put([key]);
+    await store.destroy([key.id]);
+    await store.close();
+    const records = () => withAdmin(brokers, async (admin) => (await admin.fetchTopicOffsets(topic)).reduce((sum, { high }) => sum + Number(high), 0));
+    const before = await records();
+    const keys = await open(topic);
+    try {
+      assert.is((await keys.lookup()).get(key.id), undefined);
+      await new Promise((resolve) => setTimeout(resolve, 6000));
+      assert.is(await records(), before, 'a record was written to the key topic');
     } finally {
       await keys.close();
     }
