@@ -26,7 +26,8 @@ import { KeyFollower } from './key-follower.js';
 import { checkContentKey, checkKeyId, CONTENT_DIGEST_BYTES } from './key-record.js';
 import { KeyMemory } from './key-memory.js';
 import { RollRecords } from './roll-records.js';
-import { keyIdText, type ContentKey, type KeyId, type KeyLookup, type LookupOptions, type KeyStore, type KeyStoreStats, type KeyWriteOptions } from './key-store.js';
+import { mintKeyId, partitionOfKeyId } from './kafka-key-ids.js';
+import { keyIdText, type ContentKey, type KeyId, type KeyLookup, type LookupOptions, type KeyStore, type KeyStoreStats, type KeyWriteOptions, type MintOptions } from './key-store.js';
 import { messagesOf, offsetsOf, putWrite, requestsOf, type KeyWrite } from './key-writes.js';
 import { SegmentRolls } from './segment-rolls.js';
 
@@ -133,10 +134,12 @@ class KafkaKeys implements KafkaKeyStore {
     this.follower = parts.follow({ apply: (record) => this.apply(record), applied: () => this.applied(), failed: (error) => this.stopped(error) });
   }
 
-  mint(contentDigest: Buffer): ContentKey {
+  mint(contentDigest: Buffer, { partitionKey }: MintOptions = {}): ContentKey {
     if (contentDigest.length !== CONTENT_DIGEST_BYTES) throw new RangeError(`a content digest is ${CONTENT_DIGEST_BYTES} bytes, got ${contentDigest.length}`);
-    // 128 random bits: an id is never drawn twice in practice, so none is ever reused.
-    return { id: this.parts.random(16), secret: this.parts.random(CONTENT_KEY_BYTES), contentDigest: Buffer.from(contentDigest) };
+    const { random, facts } = this.parts;
+    // The report's event partition (same count, same partitioner), led by the same broker (key-topic.ts).
+    const partition = partitionKey === undefined ? random(2).readUInt16BE(0) % facts.partitions : partitionOfKey(partitionKey, facts.partitions);
+    return { id: mintKeyId(partition, random), secret: random(CONTENT_KEY_BYTES), contentDigest: Buffer.from(contentDigest) };
   }
 
   async put(keys: readonly ContentKey[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
@@ -205,7 +208,7 @@ class KafkaKeys implements KafkaKeyStore {
   }
 
   private partitionOf(idText: string): number {
-    return partitionOfKey(idText, this.parts.facts.partitions);
+    return partitionOfKeyId(idText, this.parts.facts.partitions);
   }
 
   /** One group commit: the writes' messages in as few produce requests as the topic takes, then memory. */
