@@ -19,14 +19,15 @@ export interface PartitionLanesOptions<M, R> {
   readonly flush: LaneFlush<M, R>;
   /** Appends allowed to wait in one lane (REPORTS_MAX_PENDING_APPENDS): a stuck partition cannot take the others' room. */
   readonly maxPendingPerLane?: number;
+  /** Where the appends' timeouts are kept (one timer for all lanes); lanes' own unless given (an owner that clears them at close). */
+  readonly deadlines?: Deadlines;
 }
 
 export class PartitionLanes<M = LogMessage, R = LogPosition> {
   private readonly lanes: Batcher<readonly M[], R[]>[];
   private readonly partitionOf: (message: M) => number;
 
-  constructor({ partitions, partitionOf, flush, maxPendingPerLane }: PartitionLanesOptions<M, R>) {
-    const deadlines = new Deadlines();
+  constructor({ partitions, partitionOf, flush, maxPendingPerLane, deadlines = new Deadlines() }: PartitionLanesOptions<M, R>) {
     this.partitionOf = partitionOf;
     this.lanes = Array.from(
       { length: partitions },
