@@ -1,9 +1,10 @@
 // The Kafka adapter of the key store: content keys in a compacted key topic beside the event topic
 // (key-record.ts for the records, log/kafka/key-topic-settings.ts for the topic and the erasure
-// bound). A put or destroy resolves once the key or its tombstone is acknowledged by every
-// in-sync replica (idempotent producer, acks=-1); writes waiting together share one produce
-// request. Every instance follows the whole topic into memory (key-follower.ts) and answers from
-// there, catching up with the partition's head first when a key is not there yet. Secrets and
+// bound), each in its report's partition (kafka-key-ids.ts). A put or destroy resolves once the key
+// or its tombstone is acknowledged by every in-sync replica (idempotent producer, acks=-1); writes
+// go in one lane per partition, and those waiting together share one produce request
+// (key-lanes.ts). Every instance follows the whole topic into memory (key-follower.ts) and answers
+// from there, catching up with the partition's head first when a key is not there yet. Secrets and
 // digests are never logged: lines name topics, partitions, offsets and counts only.
 import { randomBytes } from 'node:crypto';
 import type { Producer } from 'kafkajs';
@@ -11,11 +12,9 @@ import type { Logger } from 'pino';
 import { CONTENT_KEY_BYTES } from '../../projections/sealing.js';
 import type { KafkaConfig } from '../config.js';
 import { Deadlines } from '../deadlines.js';
-import { Batcher } from '../log/batcher.js';
 import { LogUnavailableError, type LogRecord } from '../log/event-log.js';
 import { BrokerReachability } from '../log/kafka/brokers.js';
 import { createKafkaClient, describeStartError } from '../log/kafka/client.js';
-import { isConnectivityFailure, KafkaRefusedError } from '../log/kafka/errors.js';
 import { ensureKeyTopic, type KeyTopicFacts } from '../log/kafka/key-topic.js';
 import { ROLL_MARGIN_MS, ROLL_SPREAD_MS, rollAfterMs } from '../log/kafka/key-topic-settings.js';
 import { partitionOfKey } from '../log/kafka/key-partition.js';
@@ -26,8 +25,10 @@ import { KeyFollower } from './key-follower.js';
 import { checkContentKey, checkKeyId, CONTENT_DIGEST_BYTES } from './key-record.js';
 import { KeyMemory } from './key-memory.js';
 import { RollRecords } from './roll-records.js';
-import { keyIdText, type ContentKey, type KeyId, type KeyLookup, type LookupOptions, type KeyStore, type KeyStoreStats, type KeyWriteOptions } from './key-store.js';
-import { messagesOf, offsetsOf, putWrite, requestsOf, type KeyWrite } from './key-writes.js';
+import { mintKeyId, partitionOfKeyId } from './kafka-key-ids.js';
+import { keyIdText, type ContentKey, type KeyId, type KeyLookup, type LookupOptions, type KeyStore, type KeyStoreStats, type KeyWriteOptions, type MintOptions } from './key-store.js';
+import { KeyLanes } from './key-lanes.js';
+import { messagesOf, putWrite, type KeyWrite } from './key-writes.js';
 import { SegmentRolls } from './segment-rolls.js';
 
 export interface KafkaKeyStoreOptions {
@@ -35,7 +36,7 @@ export interface KafkaKeyStoreOptions {
   readonly logger: Logger;
   /** Bounds each produce request (as the event log's: see produceTiming), and a get's or lookup's catch-up. */
   readonly writeTimeoutMs: number;
-  /** Writes allowed to wait for the next produce request (REPORTS_MAX_PENDING_APPENDS); one more is refused with LogOverloadedError. */
+  /** Writes allowed to wait for a partition's next produce request (REPORTS_MAX_PENDING_APPENDS); one more is refused with LogOverloadedError. */
   readonly maxPendingWrites?: number;
   /** Random bytes: key ids and secrets, and this instance's spread of roll records. */
   readonly random?: (bytes: number) => Buffer;
@@ -79,7 +80,10 @@ export async function openKafkaKeyStore({ config, logger, writeTimeoutMs, maxPen
   brokers.watch(producer);
   const heads = new PartitionHeads({ kafka: fastClient, topic: config.keyTopic, partitions: facts.partitions, brokers, ...(maxPendingWrites === undefined ? {} : { maxPending: maxPendingWrites }) });
   const follow: KafkaKeysParts['follow'] = (handlers) => new KeyFollower({ kafka: fastClient, topic: config.keyTopic, partitions: facts.partitions, brokers, heads, ...handlers });
-  const store = new KafkaKeys({ config, log, writeTimeoutMs, produceTimeoutMs, maxPendingWrites, random, facts, producer, follow });
+  const deadlines = new Deadlines();
+  const { partitions, maxMessageBytes } = facts;
+  const lanes = new KeyLanes({ send: (record) => producer.send(record), topic: config.keyTopic, partitions, produceTimeoutMs, maxMessageBytes, maxPendingPerLane: maxPendingWrites, leaderOf: (partition) => heads.leaderOf(partition), deadlines });
+  const store = new KafkaKeys({ config, log, writeTimeoutMs, random, facts, producer, lanes, deadlines, follow });
   try {
     await producer.connect();
     await store.caughtUp();
@@ -98,11 +102,13 @@ interface KafkaKeysParts {
   readonly config: KafkaConfig;
   readonly log: Logger;
   readonly writeTimeoutMs: number;
-  readonly produceTimeoutMs: number;
-  readonly maxPendingWrites: number | undefined;
   readonly random: (bytes: number) => Buffer;
   readonly facts: KeyTopicFacts;
   readonly producer: Producer;
+  /** The writes, in one lane per partition, sent by `producer`. */
+  readonly lanes: KeyLanes;
+  /** The writes' timeouts (cleared at close). */
+  readonly deadlines: Deadlines;
   readonly follow: (handlers: Pick<ConstructorParameters<typeof KeyFollower>[0], 'apply' | 'applied' | 'failed'>) => KeyFollower;
 }
 
@@ -110,8 +116,6 @@ class KafkaKeys implements KafkaKeyStore {
   readonly description: string;
   readonly erasureWithinMs: number;
   private readonly memory: KeyMemory;
-  private readonly deadlines = new Deadlines();
-  private readonly batcher: Batcher<KeyWrite, undefined>;
   private readonly rolls: SegmentRolls;
   private readonly rollRecords: RollRecords;
   private readonly follower: KeyFollower;
@@ -120,35 +124,36 @@ class KafkaKeys implements KafkaKeyStore {
   private closed = false;
 
   constructor(private readonly parts: KafkaKeysParts) {
-    const { config, facts, producer, maxPendingWrites, random } = parts;
+    const { config, facts, producer, random } = parts;
     this.description = `kafka-keys:${config.keyTopic}@${config.brokers.join(',')}`;
     this.erasureWithinMs = facts.erasureWithinMs;
-    this.batcher = new Batcher((writes) => this.flush(writes), { deadlines: this.deadlines, ...(maxPendingWrites === undefined ? {} : { maxPending: maxPendingWrites }) });
     this.memory = new KeyMemory(config.keyTopic, (idText) => this.partitionOf(idText));
     this.rolls = new SegmentRolls(rollAfterMs(facts.timing), ROLL_MARGIN_MS + Math.floor((random(2).readUInt16BE(0) / 0x10000) * ROLL_SPREAD_MS));
-    this.rollRecords = new RollRecords(this.rolls, (partitions) => this.batcher.add({ kind: 'roll', partitions }, undefined, parts.writeTimeoutMs), parts.log);
+    this.rollRecords = new RollRecords(this.rolls, (partitions) => this.write({ kind: 'roll', partitions }, parts.writeTimeoutMs), parts.log);
     producer.on(producer.events.REQUEST, ({ payload }) => {
       if (payload.apiName === 'Produce') this.counts.produceRequests += 1;
     });
     this.follower = parts.follow({ apply: (record) => this.apply(record), applied: () => this.applied(), failed: (error) => this.stopped(error) });
   }
 
-  mint(contentDigest: Buffer): ContentKey {
+  mint(contentDigest: Buffer, { partitionKey }: MintOptions = {}): ContentKey {
     if (contentDigest.length !== CONTENT_DIGEST_BYTES) throw new RangeError(`a content digest is ${CONTENT_DIGEST_BYTES} bytes, got ${contentDigest.length}`);
-    // 128 random bits: an id is never drawn twice in practice, so none is ever reused.
-    return { id: this.parts.random(16), secret: this.parts.random(CONTENT_KEY_BYTES), contentDigest: Buffer.from(contentDigest) };
+    const { random, facts } = this.parts;
+    // The report's event partition (same count, same partitioner), led by the same broker (key-topic.ts).
+    const partition = partitionKey === undefined ? random(2).readUInt16BE(0) % facts.partitions : partitionOfKey(partitionKey, facts.partitions);
+    return { id: mintKeyId(partition, random), secret: random(CONTENT_KEY_BYTES), contentDigest: Buffer.from(contentDigest) };
   }
 
   async put(keys: readonly ContentKey[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
     this.checkOpen();
     keys.forEach(checkContentKey);
-    if (keys.length > 0) await this.batcher.add(putWrite(keys, (key) => keyIdText(key.id)), undefined, timeoutMs);
+    if (keys.length > 0) await this.write(putWrite(keys, (key) => keyIdText(key.id)), timeoutMs);
   }
 
   async destroy(ids: readonly KeyId[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
     this.checkOpen();
     ids.forEach(checkKeyId);
-    if (ids.length > 0) await this.batcher.add({ kind: 'destroy', idTexts: ids.map(keyIdText) }, undefined, timeoutMs);
+    if (ids.length > 0) await this.write({ kind: 'destroy', idTexts: ids.map(keyIdText) }, timeoutMs);
   }
 
   async get(id: KeyId): Promise<ContentKey | undefined> {
@@ -189,8 +194,8 @@ class KafkaKeys implements KafkaKeyStore {
     this.closed = true;
     this.rollRecords.stop();
     // A send stuck while the broker is away must not hold the shutdown forever.
-    await settleWithin(this.parts.writeTimeoutMs, this.batcher.idle());
-    this.deadlines.clear();
+    await settleWithin(this.parts.writeTimeoutMs, this.parts.lanes.idle());
+    this.parts.deadlines.clear();
     await settleWithin(DISCONNECT_MS, this.parts.producer.disconnect());
     await this.follower.close();
     this.memory.clear();
@@ -205,31 +210,15 @@ class KafkaKeys implements KafkaKeyStore {
   }
 
   private partitionOf(idText: string): number {
-    return partitionOfKey(idText, this.parts.facts.partitions);
+    return partitionOfKeyId(idText, this.parts.facts.partitions);
   }
 
-  /** One group commit: the writes' messages in as few produce requests as the topic takes, then memory. */
-  private async flush(writes: KeyWrite[]): Promise<undefined[]> {
-    const timestamp = String(Date.now());
-    const messages = writes.flatMap((write) => messagesOf(write, (idText) => this.partitionOf(idText), timestamp));
-    const offsets: number[] = [];
-    for (const request of requestsOf(messages, this.parts.facts.maxMessageBytes)) {
-      const answer = await this.parts.producer.send({ topic: this.parts.config.keyTopic, acks: -1, timeout: this.parts.produceTimeoutMs, messages: request }).catch((error: unknown) => {
-        throw this.failure(error);
-      });
-      offsets.push(...offsetsOf(request, answer));
-    }
-    this.written(writes, offsets);
-    return writes.map(() => undefined);
-  }
-
-  /** What acknowledged writes change in memory, and in the counts. */
-  private written(writes: readonly KeyWrite[], offsets: readonly number[]): void {
-    this.memory.written(writes, offsets, this.follower.position);
-    for (const write of writes) {
-      if (write.kind === 'destroy') this.counts.erasures += write.idTexts.length;
-      if (write.kind === 'roll') this.counts.rollRecords += write.partitions.length;
-    }
+  /** Writes to the lanes of the write's partitions; once all acknowledged, memory and the counts. */
+  private async write(write: KeyWrite, timeoutMs: number | undefined): Promise<void> {
+    const offsets = await this.parts.lanes.write(messagesOf(write, (idText) => this.partitionOf(idText)), timeoutMs);
+    this.memory.written([write], offsets, this.follower.position);
+    if (write.kind === 'destroy') this.counts.erasures += write.idTexts.length;
+    if (write.kind === 'roll') this.counts.rollRecords += write.partitions.length;
   }
 
   private apply(record: LogRecord): void {
@@ -248,12 +237,6 @@ class KafkaKeys implements KafkaKeyStore {
   private stopped(error: Error): void {
     this.followFailure = error;
     this.parts.log.error({ err: error }, 'stopped following the key topic: keys can no longer be read');
-  }
-
-  private failure(error: unknown): Error {
-    if (!isConnectivityFailure(error)) return new KafkaRefusedError(error);
-    const reason = error instanceof Error ? error.message : String(error);
-    return new LogUnavailableError(`the key topic ${this.parts.config.keyTopic} is unavailable: ${reason}`, { cause: error });
   }
 }
 

@@ -8,11 +8,11 @@ import type { Logger } from 'pino';
 import type { KafkaConfig } from '../config.js';
 import { BrokerReachability } from '../log/kafka/brokers.js';
 import { createKafkaClient, describeStartError } from '../log/kafka/client.js';
-import { partitionOfKey } from '../log/kafka/key-partition.js';
 import { ensureKeyTopic, KeyTopicMissingError, type KeyTopicFacts } from '../log/kafka/key-topic.js';
 import { PartitionHeads } from '../log/kafka/partition-heads.js';
 import { createFastClient } from '../log/kafka/producer.js';
 import { DISCONNECT_MS, settleWithin } from '../log/settle-within.js';
+import { partitionOfKeyId } from './kafka-key-ids.js';
 import { KeyFollower } from './key-follower.js';
 import { KeyMemory } from './key-memory.js';
 import { keyIdText, NO_KEYS, type ContentKey, type KeyId, type KeyLookup } from './key-store.js';
@@ -55,7 +55,7 @@ async function openKeyReader({ config, logger, writeTimeoutMs = TOOL_READ_TIMEOU
   if (facts === undefined) return undefined;
   for (const warning of facts.warnings) log.warn(warning);
   const kafka = createFastClient(config, log, brokers, writeTimeoutMs);
-  const partitionOf = (idText: string) => partitionOfKey(idText, facts.partitions);
+  const partitionOf = (idText: string) => partitionOfKeyId(idText, facts.partitions);
   const memory = new KeyMemory(config.keyTopic, partitionOf);
   let failure: Error | undefined;
   const follower = new KeyFollower({

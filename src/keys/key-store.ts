@@ -21,6 +21,15 @@ export interface ContentKey {
   readonly contentDigest: Buffer;
 }
 
+export interface MintOptions {
+  /**
+   * What the content belongs to: the report id. A store that spreads its keys over partitions (the
+   * key topic) mints the key in that report's partition, so that its writes wait on the broker that
+   * the report's events wait on, and on no other. Without it, any partition.
+   */
+  readonly partitionKey?: string;
+}
+
 export interface KeyWriteOptions {
   /** Settles within this many milliseconds (AppendTimeoutError), as a log append does. */
   readonly timeoutMs?: number;
@@ -51,7 +60,7 @@ export interface KeyStore {
    * A new key for one event's content: a fresh random secret under an id never used before in this
    * store. Nothing is written: `put` makes it durable.
    */
-  mint(contentDigest: Buffer): ContentKey;
+  mint(contentDigest: Buffer, options?: MintOptions): ContentKey;
   /** Makes the keys durable; resolves once they are (keys waiting together share one sync). */
   put(keys: readonly ContentKey[], options?: KeyWriteOptions): Promise<void>;
   /**

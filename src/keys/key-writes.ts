@@ -1,7 +1,8 @@
 // What the key store writes to the key topic, as Kafka messages: keys (put), tombstones (destroy)
-// and roll records (segment-rolls.ts). Writes waiting together go out in one produce request (group
-// commit), split only where the topic's max.message.bytes would refuse a batch.
-import type { Message, RecordMetadata } from 'kafkajs';
+// and roll records (segment-rolls.ts), each to its partition. Writes waiting together for a
+// partition go out in one produce request (group commit, key-lanes.ts), split only where the
+// topic's max.message.bytes would refuse a batch.
+import type { RecordMetadata } from 'kafkajs';
 import type { ContentKey } from './key-store.js';
 import { encodeKeyValue, ROLL_KEY } from './key-record.js';
 
@@ -15,20 +16,23 @@ export function putWrite(keys: readonly ContentKey[], idText: (key: ContentKey) 
   return { kind: 'put', idTexts: keys.map(idText), values: keys.map(encodeKeyValue) };
 }
 
-/** One message of a write, with the partition it goes to. */
-export interface KeyMessage extends Message {
+/** One message of a write, with the partition it goes to (stamped with its time when sent). */
+export interface KeyMessage {
+  readonly key: string;
+  /** null: a tombstone. */
+  readonly value: Buffer | null;
   readonly partition: number;
 }
 
 /** The messages of `write`, in order. */
-export function messagesOf(write: KeyWrite, partitionOf: (idText: string) => number, timestamp: string): KeyMessage[] {
+export function messagesOf(write: KeyWrite, partitionOf: (idText: string) => number): KeyMessage[] {
   switch (write.kind) {
     case 'put':
-      return write.idTexts.map((key, i) => ({ key, value: write.values[i] as Buffer, partition: partitionOf(key), timestamp }));
+      return write.idTexts.map((key, i) => ({ key, value: write.values[i] as Buffer, partition: partitionOf(key) }));
     case 'destroy':
-      return write.idTexts.map((key) => ({ key, value: null, partition: partitionOf(key), timestamp }));
+      return write.idTexts.map((key) => ({ key, value: null, partition: partitionOf(key) }));
     case 'roll':
-      return write.partitions.map((partition) => ({ key: ROLL_KEY, value: null, partition, timestamp }));
+      return write.partitions.map((partition) => ({ key: ROLL_KEY, value: null, partition }));
   }
 }
 
@@ -39,7 +43,7 @@ export function messagesOf(write: KeyWrite, partitionOf: (idText: string) => num
 const RECORD_BYTES_AT_MOST = 160;
 const BATCH_HEADER_BYTES = 61;
 
-/** Splits messages into produce requests whose batches fit under max.message.bytes (each partition's batch is bounded by it). */
+/** Splits one partition's messages into produce requests whose batches fit under max.message.bytes (it bounds a partition's batch). */
 export function requestsOf(messages: readonly KeyMessage[], maxMessageBytes: number): KeyMessage[][] {
   const perRequest = Math.max(1, Math.floor((maxMessageBytes - BATCH_HEADER_BYTES) / RECORD_BYTES_AT_MOST));
   const requests: KeyMessage[][] = [];
@@ -48,19 +52,17 @@ export function requestsOf(messages: readonly KeyMessage[], maxMessageBytes: num
 }
 
 /**
- * The offset of each message of one produce request, from the broker's answer: a partition's
- * messages are one batch with consecutive offsets from its base offset, in the order sent. Where
- * the answer has none (-1: a retried batch the broker had already written), Infinity.
+ * Per partition of one produce request, the offsets of its messages from the broker's answer: a
+ * partition's messages are one batch with consecutive offsets from its base offset, in the order
+ * sent. Where the answer has none (-1: a retried batch the broker had already written), Infinity:
+ * written, at an offset not known.
  */
-export function offsetsOf(messages: readonly KeyMessage[], answer: readonly RecordMetadata[]): number[] {
-  const next = new Map<number, number>();
-  for (const entry of answer) {
-    const base = Number(entry.baseOffset ?? entry.offset);
-    next.set(entry.partition, Number.isSafeInteger(base) && base >= 0 ? base : Infinity);
+export function offsetsOf(byPartition: ReadonlyMap<number, readonly KeyMessage[]>, answer: readonly RecordMetadata[]): Map<number, number[]> {
+  const offsets = new Map<number, number[]>();
+  for (const [partition, messages] of byPartition) {
+    const entry = answer.find((candidate) => candidate.partition === partition);
+    const base = Number(entry?.baseOffset ?? entry?.offset);
+    offsets.set(partition, messages.map((_, i) => (Number.isSafeInteger(base) && base >= 0 ? base + i : Infinity)));
   }
-  return messages.map(({ partition }) => {
-    const offset = next.get(partition) ?? Infinity;
-    next.set(partition, offset + 1);
-    return offset;
-  });
+  return offsets;
 }

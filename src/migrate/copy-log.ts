@@ -109,7 +109,7 @@ export async function copyLog(source: MigrationSource, target: MigrationTarget, 
       const live = change.kind === 'created' && end.reports.has(event.data.id) && end.reports.version(event.data.id) === before + 1;
       const keyId = contentKeyId(event);
       const opened = openCreate(event, keyId === undefined ? undefined : sourceKeys.get(keyId));
-      const copied = resealCreate(event, opened, { live, mint: (digest) => target.keys.mint(digest) });
+      const copied = resealCreate(event, opened, { live, mint: (digest) => target.keys.mint(digest, { partitionKey: event.data.id }) });
       if (copied.live) resealed += 1;
       else erased += 1;
       // A create that took effect and is not live at the end: the delete after it took the report one version further.

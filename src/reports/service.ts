@@ -159,7 +159,7 @@ export class ReportService {
   private async sealedCreate(command: CreateCommand, idempotencyKey: string | undefined, expectedVersion: number, deadline: number): Promise<{ event: ReportEvent; key: ContentKey }> {
     const { keys } = this.options;
     const report = storedReport(command);
-    const key = keys.mint(contentDigest(report));
+    const key = keys.mint(contentDigest(report), { partitionKey: command.id });
     const basis = eventBasis(expectedVersion);
     const sealed = sealContent(report, keyIdText(key.id), key.secret, { id: command.id, ...(basis === undefined ? {} : { expectedversion: basis }) });
     const data = idempotencyKey === undefined ? { id: command.id, sealed } : { id: command.id, sealed, idempotencyKey };

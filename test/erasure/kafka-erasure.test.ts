@@ -2,13 +2,15 @@
 // is physically gone from every file of the key topic within REPORTS_KEY_ERASURE_BOUND_MS (short
 // here: the test broker's cleaner looks every second), and the event topic never held the name in
 // the clear. A create that loses a race to another instance is void, and its key destroyed, as every
-// instance sees.
+// instance sees. A create's key is in its report's partition.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isSealedReport } from '../../projections/reports.js';
+import { partitionOfKeyId } from '../../src/keys/kafka-key-ids.js';
 import { parseKeyId } from '../../src/keys/key-store.js';
+import { partitionOfKey } from '../../src/log/kafka/key-partition.js';
 import { brokerRunDir } from '../helpers/kafka-broker.js';
 import { startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
 import { until } from '../helpers/async.js';
@@ -109,6 +111,19 @@ withKafka('erasure on Kafka', (brokers) => {
       }
     } finally {
       await Promise.all([a.dispose(), b.dispose()]);
+    }
+  });
+
+  erasure("a create's key is in the key topic's partition of its report's events", async () => {
+    const server = await startKafkaServer(brokers, { REPORTS_TOPIC_PARTITIONS: '3' });
+    try {
+      const ids = ['1', '2', '3', '4', '5', '6'];
+      for (const id of ids) assert.is((await server.request('/reports', { method: 'POST', json: `{"id": ${id}, "name": "report ${id}"}` })).status, 200);
+      const partitions = ids.map((id) => partitionOfKey(id, 3));
+      assert.equal(new Set(partitions).size, 3, 'the ids span every partition');
+      assert.equal(ids.map((id) => partitionOfKeyId(sealedKeyOf(server, id), 3)), partitions);
+    } finally {
+      await server.dispose();
     }
   });
 

@@ -1,6 +1,6 @@
 // The key store on a broker that stops answering (SIGSTOP: connections open, nothing answers), a
 // private one so the shared test broker is never paused: a write not acknowledged within its
-// timeoutMs is rejected with AppendTimeoutError, one beyond the cap at once with LogOverloadedError,
+// timeoutMs is rejected with AppendTimeoutError, one beyond its partition's cap at once with LogOverloadedError,
 // a read that must catch up answers LogUnavailableError within the write timeout, and once the
 // broker resumes, writes and reads succeed again and close leaves nothing behind.
 import { suite } from 'uvu';
@@ -15,6 +15,8 @@ const WRITE_TIMEOUT_MS = 2000;
 const TIMEOUT_MS = 500;
 
 const failure = (work: Promise<unknown>) => work.then(() => undefined, (error: unknown) => error);
+/** Keys of one report, so of one partition: the cap is per partition. */
+const ONE_REPORT = { partitionKey: '1' };
 
 withKafka('key store, paused broker', () => {
   const paused = suite<{ broker: KafkaBroker; keys: TestKeyStore }>('kafka: the key store when the broker does not answer');
@@ -30,11 +32,11 @@ withKafka('key store, paused broker', () => {
   });
 
   paused('writes time out and are refused beyond the cap, reads answer unavailable, and all succeed once the broker resumes', async ({ broker, keys: { store } }) => {
-    const kept = store.mint(digestOf('kept'));
+    const kept = store.mint(digestOf('kept'), ONE_REPORT);
     await store.put([kept]);
     broker.pause();
     try {
-      const keys = Array.from({ length: 4 }, (_, i) => store.mint(digestOf(`stuck ${i}`)));
+      const keys = Array.from({ length: 4 }, (_, i) => store.mint(digestOf(`stuck ${i}`), ONE_REPORT));
       const started = performance.now();
       const inFlight = failure(store.put([keys[0] as ContentKey], { timeoutMs: TIMEOUT_MS }));
       const waiting = [failure(store.put([keys[1] as ContentKey], { timeoutMs: TIMEOUT_MS })), failure(store.destroy([kept.id], { timeoutMs: TIMEOUT_MS }))];

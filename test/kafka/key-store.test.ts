@@ -5,6 +5,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import kafkajs from 'kafkajs';
+import { PARTITIONED_ID_BYTES } from '../../src/keys/kafka-key-ids.js';
 import { keyIdText, type ContentKey } from '../../src/keys/key-store.js';
 import { LogUnavailableError } from '../../src/log/event-log.js';
 import { partitionOfKey } from '../../src/log/kafka/key-partition.js';
@@ -36,7 +37,7 @@ withKafka('key store', (brokers) => {
 
   shared('a key put through one instance is read by the other, which catches up with its partition for it', async ({ a, b }) => {
     const key = a.store.mint(digestOf('Q3 revenue'));
-    assert.is(key.id.length, 16);
+    assert.is(key.id.length, PARTITIONED_ID_BYTES);
     await a.store.put([key]);
     assert.equal(await a.store.get(key.id), key, 'read-your-writes on the writer');
     assert.is(b.store.stats().keys, 0, 'the other has not read it yet');

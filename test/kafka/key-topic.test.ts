@@ -22,11 +22,15 @@ async function refusal(brokers: string, topic: string, env: Record<string, strin
   throw new Error('the key store opened');
 }
 
-async function createTopic(brokers: string, topic: string, config: Record<string, string>): Promise<void> {
+async function createTopic(brokers: string, topic: string, config: Record<string, string>, numPartitions = 1): Promise<void> {
   await withAdmin(brokers, (admin) =>
-    admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions: 1, replicationFactor: 1, configEntries: Object.entries(config).map(([name, value]) => ({ name, value })) }] }),
+    admin.createTopics({ waitForLeaders: true, topics: [{ topic, numPartitions, replicationFactor: 1, configEntries: Object.entries(config).map(([name, value]) => ({ name, value })) }] }),
   );
 }
+
+const EVENT_TOPIC_CONFIG = { 'retention.ms': '-1', 'retention.bytes': '-1', 'cleanup.policy': 'delete' };
+
+const partitionCount = async (brokers: string, topic: string) => withAdmin(brokers, async (admin) => (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]?.partitions.length);
 
 const deleteTopic = (brokers: string, topic: string) => withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic] }));
 
@@ -41,6 +45,7 @@ withKafka('key topic', (brokers) => {
     await store.close();
     await withAdmin(brokers, async (admin) => {
       assert.is((await admin.fetchTopicMetadata({ topics: [name] })).topics[0]?.partitions.length, 5);
+      assert.is((await admin.fetchTopicMetadata({ topics: [`${name}.events`] })).topics[0]?.partitions.length, 5, 'the event topic, created first');
       const names = ['cleanup.policy', 'retention.ms', 'max.compaction.lag.ms', 'segment.ms', 'min.cleanable.dirty.ratio', 'delete.retention.ms', 'file.delete.delay.ms', 'unclean.leader.election.enable'];
       const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name, configNames: names }] });
       const config = Object.fromEntries((described.resources[0]?.configEntries ?? []).map((entry) => [entry.configName, entry.configValue]));
@@ -56,6 +61,28 @@ withKafka('key topic', (brokers) => {
       });
     });
     await deleteTopic(brokers, name);
+  });
+
+  topic('is created with the partitions of an existing event topic, whatever REPORTS_TOPIC_PARTITIONS says', async () => {
+    const name = uniqueTopic('keys-following');
+    await createTopic(brokers, `${name}.events`, EVENT_TOPIC_CONFIG, 4);
+    const { store, logText } = await openTestKeyStore(brokers, name, { REPORTS_TOPIC_PARTITIONS: '2' });
+    await store.close();
+    assert.is(await partitionCount(brokers, name), 4);
+    assert.not.match(logText(), /other replicas|partitions and topic/);
+    await deleteTopic(brokers, name);
+    await deleteTopic(brokers, `${name}.events`);
+  });
+
+  topic('an existing key topic with other partitions than the event topic is used, with a warning naming both', async () => {
+    const name = uniqueTopic('keys-unmatched');
+    await createTopic(brokers, `${name}.events`, EVENT_TOPIC_CONFIG, 3);
+    await createTopic(brokers, name, { 'cleanup.policy': 'compact', 'max.compaction.lag.ms': '30000', 'segment.ms': '10000', 'file.delete.delay.ms': '0' });
+    const { store, logText } = await openTestKeyStore(brokers, name, { REPORTS_KEY_ERASURE_BOUND_MS: '60000' });
+    await store.close();
+    assert.match(logText(), new RegExp(`key topic ${name.replaceAll('.', '\\.')} has 1 partition and topic ${name.replaceAll('.', '\\.')}\\.events 3 partitions`));
+    await deleteTopic(brokers, name);
+    await deleteTopic(brokers, `${name}.events`);
   });
 
   topic('a key topic that is not compacted is refused, naming cleanup.policy', async () => {

@@ -135,7 +135,7 @@ class KafkaLog implements EventLog, KeyedHeads, CommitFeed {
     this.coalescer = new ProduceCoalescer((byPartition) => this.produce(byPartition), (partition) => parts.heads.leaderOf(partition) ?? -1 - partition);
     this.lanes = new PartitionLanes({
       partitions,
-      partitionOf: (key) => partitionOfKey(key, partitions),
+      partitionOf: ({ key }) => partitionOfKey(key, partitions),
       flush: async (partition, appends) => {
         const results: LogPosition[][] = [];
         for (const group of groupBySize(appends, limits.maxMessageBytes)) {
