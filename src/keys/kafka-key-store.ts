@@ -20,6 +20,7 @@ import { ROLL_MARGIN_MS, ROLL_SPREAD_MS, rollAfterMs } from '../log/kafka/key-to
 import { partitionOfKey } from '../log/kafka/key-partition.js';
 import { PartitionHeads } from '../log/kafka/partition-heads.js';
 import { createFastClient, createProducer } from '../log/kafka/producer.js';
+import type { RenewingProducer } from '../log/kafka/renewing-producer.js';
 import { DISCONNECT_MS, settleWithin } from '../log/settle-within.js';
 import { KeyFollower } from './key-follower.js';
 import { checkContentKey, checkKeyId, CONTENT_DIGEST_BYTES } from './key-record.js';
@@ -76,14 +77,20 @@ export async function openKafkaKeyStore({ config, logger, writeTimeoutMs, maxPen
   }
   for (const warning of facts.warnings) log.warn(warning);
   const fastClient = createFastClient(config, log, brokers, writeTimeoutMs);
-  const { producer, produceTimeoutMs } = createProducer(fastClient, writeTimeoutMs);
-  brokers.watch(producer);
+  const counts = { erasures: 0, produceRequests: 0, rollRecords: 0 };
+  const prepare = (created: Producer) => {
+    brokers.watch(created);
+    created.on(created.events.REQUEST, ({ payload }) => {
+      if (payload.apiName === 'Produce') counts.produceRequests += 1;
+    });
+  };
+  const { producer, produceTimeoutMs } = createProducer(fastClient, writeTimeoutMs, { prepare, logger: log });
   const heads = new PartitionHeads({ kafka: fastClient, topic: config.keyTopic, partitions: facts.partitions, brokers, ...(maxPendingWrites === undefined ? {} : { maxPending: maxPendingWrites }) });
   const follow: KafkaKeysParts['follow'] = (handlers) => new KeyFollower({ kafka: fastClient, topic: config.keyTopic, partitions: facts.partitions, brokers, heads, ...handlers });
   const deadlines = new Deadlines();
   const { partitions, maxMessageBytes } = facts;
   const lanes = new KeyLanes({ send: (record) => producer.send(record), topic: config.keyTopic, partitions, produceTimeoutMs, maxMessageBytes, maxPendingPerLane: maxPendingWrites, leaderOf: (partition) => heads.leaderOf(partition), deadlines });
-  const store = new KafkaKeys({ config, log, writeTimeoutMs, random, facts, producer, lanes, deadlines, follow });
+  const store = new KafkaKeys({ config, log, writeTimeoutMs, random, facts, producer, lanes, deadlines, follow, counts });
   try {
     await producer.connect();
     await store.caughtUp();
@@ -104,7 +111,9 @@ interface KafkaKeysParts {
   readonly writeTimeoutMs: number;
   readonly random: (bytes: number) => Buffer;
   readonly facts: KeyTopicFacts;
-  readonly producer: Producer;
+  readonly producer: RenewingProducer<Producer>;
+  /** What the store counts (for /metrics); the producers' requests are counted as they are made. */
+  readonly counts: { erasures: number; produceRequests: number; rollRecords: number };
   /** The writes, in one lane per partition, sent by `producer`. */
   readonly lanes: KeyLanes;
   /** The writes' timeouts (cleared at close). */
@@ -119,20 +128,16 @@ class KafkaKeys implements KafkaKeyStore {
   private readonly rolls: SegmentRolls;
   private readonly rollRecords: RollRecords;
   private readonly follower: KeyFollower;
-  private counts = { erasures: 0, produceRequests: 0, rollRecords: 0 };
   private followFailure: Error | undefined;
   private closed = false;
 
   constructor(private readonly parts: KafkaKeysParts) {
-    const { config, facts, producer, random } = parts;
+    const { config, facts, random } = parts;
     this.description = `kafka-keys:${config.keyTopic}@${config.brokers.join(',')}`;
     this.erasureWithinMs = facts.erasureWithinMs;
     this.memory = new KeyMemory(config.keyTopic, (idText) => this.partitionOf(idText));
     this.rolls = new SegmentRolls(rollAfterMs(facts.timing), ROLL_MARGIN_MS + Math.floor((random(2).readUInt16BE(0) / 0x10000) * ROLL_SPREAD_MS));
     this.rollRecords = new RollRecords(this.rolls, (partitions) => this.write({ kind: 'roll', partitions }, parts.writeTimeoutMs), parts.log);
-    producer.on(producer.events.REQUEST, ({ payload }) => {
-      if (payload.apiName === 'Produce') this.counts.produceRequests += 1;
-    });
     this.follower = parts.follow({ apply: (record) => this.apply(record), applied: () => this.applied(), failed: (error) => this.stopped(error) });
   }
 
@@ -173,7 +178,7 @@ class KafkaKeys implements KafkaKeyStore {
   }
 
   stats(): KafkaKeyStoreStats {
-    return { ...this.counts, keys: this.memory.size };
+    return { ...this.parts.counts, keys: this.memory.size };
   }
 
   heldIds(): IterableIterator<string> {
@@ -217,8 +222,8 @@ class KafkaKeys implements KafkaKeyStore {
   private async write(write: KeyWrite, timeoutMs: number | undefined): Promise<void> {
     const offsets = await this.parts.lanes.write(messagesOf(write, (idText) => this.partitionOf(idText)), timeoutMs);
     this.memory.written([write], offsets, this.follower.position);
-    if (write.kind === 'destroy') this.counts.erasures += write.idTexts.length;
-    if (write.kind === 'roll') this.counts.rollRecords += write.partitions.length;
+    if (write.kind === 'destroy') this.parts.counts.erasures += write.idTexts.length;
+    if (write.kind === 'roll') this.parts.counts.rollRecords += write.partitions.length;
   }
 
   private apply(record: LogRecord): void {
