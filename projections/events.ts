@@ -8,21 +8,67 @@ export const ReportIdString = Type.String({
   description: 'Report id as a canonical decimal int64 string (no sign for 0, no leading zeros)',
 });
 
-export const ReportCreatedData = Type.Object(
+const IdempotencyKey = Type.String({ description: 'The Idempotency-Key header of the request that wrote the event' });
+
+/** A key id of the key store, base64url (the embedded log's keys are numbered; Kafka's are random). */
+export const KeyIdString = Type.String({
+  pattern: '^[A-Za-z0-9_-]{1,32}$',
+  description:
+    'Id of the content key in the key store (base64url). On Kafka, the key of its record in the key topic (REPORTS_KEY_TOPIC, "<topic>.keys"), which only trusted consumers may read: a value of 65 bytes (the format byte 1, the 32-byte AES-256 secret, the 32-byte SHA-256 of the content), or a tombstone once the key is destroyed (the report was deleted, or the create was void): then the content is erased',
+});
+
+export const SealedContent = Type.Object(
+  {
+    key: KeyIdString,
+    box: Type.String({
+      pattern: '^[A-Za-z0-9+/]*={0,2}$',
+      minLength: 24,
+      description:
+        'base64 of the AES-256-GCM ciphertext of the content (name in UTF-8, then 0xFF and the tag in UTF-8 when there is one) followed by the 16-byte tag; nonce 12 zero bytes (a key seals one content); associated data "ReportCreated\\n<id>\\n<expectedversion or empty>"',
+    }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      'Name and tag sealed under a key of their own, which the key store destroys when the report is deleted. To open: read the key `key` from the key topic and decrypt `box` with AES-256-GCM under its secret (nonce 12 zero bytes, associated data "ReportCreated\\n<data.id>\\n<expectedversion or empty>", the last 16 bytes of the box the tag); the plaintext is the name in UTF-8, then 0xFF and the tag when there is one. projections/sealing.ts `openContent` does it. No key: the content is erased, and a consumer keeps none of it',
+  },
+);
+
+/** A create written before erasure existed (or by another producer): name and tag in the clear. */
+export const PlainReportCreatedData = Type.Object(
   {
     id: ReportIdString,
     name: Type.String(),
     tag: Type.Optional(Type.String()),
-    idempotencyKey: Type.Optional(Type.String({ description: 'The Idempotency-Key header of the request that wrote the event' })),
+    idempotencyKey: Type.Optional(IdempotencyKey),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'Name and tag in the clear: a create written before erasure, or by another producer; as valid as a sealed one' },
 );
+export type PlainReportCreatedData = Static<typeof PlainReportCreatedData>;
+
+/** A create as this service writes it: name and tag sealed. */
+export const SealedReportCreatedData = Type.Object(
+  {
+    id: ReportIdString,
+    sealed: SealedContent,
+    idempotencyKey: Type.Optional(IdempotencyKey),
+  },
+  { additionalProperties: false, description: 'A create as the service writes it: name and tag sealed (`sealed`) in place of `name` and `tag`' },
+);
+export type SealedReportCreatedData = Static<typeof SealedReportCreatedData>;
+
+export const ReportCreatedData = Type.Union([SealedReportCreatedData, PlainReportCreatedData]);
 export type ReportCreatedData = Static<typeof ReportCreatedData>;
+
+/** Whether a create's data is sealed. */
+export function isSealed(data: ReportCreatedData): data is SealedReportCreatedData {
+  return 'sealed' in data;
+}
 
 export const ReportDeletedData = Type.Object(
   {
     id: ReportIdString,
-    idempotencyKey: Type.Optional(Type.String({ description: 'The Idempotency-Key header of the request that wrote the event' })),
+    idempotencyKey: Type.Optional(IdempotencyKey),
   },
   { additionalProperties: false },
 );

@@ -4,35 +4,34 @@
 // the fold voided that event as superseded (decided on a version of the report that others had
 // moved on from): the service decides such a write again and writes it again with the same key, and
 // the key belongs to the event that answers the request.
-import type { Evolution, FoldEvent, ReportsView, StoredReport } from './reports.js';
-
-/** What a request was, in a form two requests can be compared by. */
-export type RequestFingerprint = string;
+//
+// A key remembers what its request was and did, never the request's name or tag: those may be
+// erased (a DELETE forgets the report's content), and a key must not keep them alive. So a key
+// costs the same whatever the report holds, and a retry of a create is compared with the report
+// the key points at (its incarnation: the report's version once created), which is where the
+// content still is, if anywhere.
+import type { Evolution, FoldEvent, ReportsView } from './reports.js';
 
 /**
- * What the first request with a key did, in the domain's words (the HTTP layer maps them to
- * statuses): a create made the report, found the same one (a retry) or conflicted with another; a
- * delete deleted the report or found none.
+ * What the first request with a key did: a create made the report (`created`) or found it in place
+ * (`found`: void because it existed, the same report or another: which, only the content can tell);
+ * a delete deleted the report or found none. `incarnation` is the version of the report that a
+ * create made or found (odd: live).
  */
 export type KeyedOutcome =
-  | { readonly kind: 'created'; readonly report: StoredReport }
-  | { readonly kind: 'unchanged'; readonly report: StoredReport }
-  | { readonly kind: 'conflict' }
+  | { readonly kind: 'created'; readonly incarnation: number }
+  | { readonly kind: 'found'; readonly incarnation: number }
   | { readonly kind: 'deleted' }
   | { readonly kind: 'not-found' };
 
 export interface KeyedRequest {
-  readonly fingerprint: RequestFingerprint;
+  readonly op: 'create' | 'delete';
+  /** The report the request named. */
+  readonly id: string;
   readonly outcome: KeyedOutcome;
 }
 
 export type IdempotencyState = Map<string, KeyedRequest>;
-
-export function createFingerprint(id: string, name: string, tag: string | undefined): RequestFingerprint;
-export function createFingerprint(id: string): RequestFingerprint;
-export function createFingerprint(id: string, name?: string, tag?: string): RequestFingerprint {
-  return name === undefined ? JSON.stringify(['DELETE', id]) : JSON.stringify(['POST', id, name, tag ?? null]);
-}
 
 /**
  * What the request behind `event` did, given the reports *before* the event is folded and what the
@@ -42,14 +41,10 @@ export function createFingerprint(id: string, name?: string, tag?: string): Requ
 export function outcomeOf(reports: ReportsView, event: FoldEvent, change: Evolution): KeyedRequest | undefined {
   if (change.kind === 'void' && change.reason === 'superseded') return undefined;
   const id = event.data.id;
-  if (event.type === 'ReportDeleted') return { fingerprint: createFingerprint(id), outcome: change.kind === 'deleted' ? { kind: 'deleted' } : { kind: 'not-found' } };
-  const { name, tag } = event.data;
-  const fingerprint = createFingerprint(id, name, tag);
-  if (change.kind === 'created') return { fingerprint, outcome: { kind: 'created', report: change.report } };
-  // Void because the report exists: a retry of it, or a conflict with it.
-  const existing = reports.get(id);
-  const same = existing !== undefined && existing.name === name && existing.tag === tag;
-  return { fingerprint, outcome: same ? { kind: 'unchanged', report: existing } : { kind: 'conflict' } };
+  if (event.type === 'ReportDeleted') return { op: 'delete', id, outcome: change.kind === 'deleted' ? { kind: 'deleted' } : { kind: 'not-found' } };
+  // A create took effect (the report's next version), or was void because the report exists.
+  const version = reports.version(id);
+  return { op: 'create', id, outcome: change.kind === 'created' ? { kind: 'created', incarnation: version + 1 } : { kind: 'found', incarnation: version } };
 }
 
 /** Records the key of `event` (if any) with what the fold decided for it; call before `change` is applied. */

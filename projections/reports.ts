@@ -5,12 +5,30 @@
 // a Kafka produce request already sent cannot be recalled, so a write answered 503 may land after
 // its client retried and after other writes were acknowledged; decided on a state that is gone, it
 // changes nothing. Every instance folds each partition in the same order, so all agree.
-import type { ReportCreatedData, ReportDeletedData, ReportEvent } from './events.js';
+import { isSealed, type ReportCreatedData, type ReportDeletedData, type ReportEvent } from './events.js';
+import type { SealedContent } from './sealing.js';
 
-/** What the store knows of one live report. */
+/** A report's content in the clear: what a client sent and reads back. */
 export interface StoredReport {
   readonly name: string;
   readonly tag?: string;
+}
+
+/**
+ * A report's content as its event sealed it (sealing.ts), with the `expectedversion` of that event
+ * (the associated data a box is opened with). Opening it needs the key from the key store; once the
+ * report is deleted, the key is gone and the box opens no more.
+ */
+export interface SealedReport {
+  readonly sealed: SealedContent;
+  readonly expectedversion?: number;
+}
+
+/** What the fold keeps of one live report: its content in the clear (events written before erasure) or sealed. */
+export type ReportContent = StoredReport | SealedReport;
+
+export function isSealedReport(report: ReportContent): report is SealedReport {
+  return 'sealed' in report;
 }
 
 /** What a fold reads of the reports, by canonical decimal id. */
@@ -18,7 +36,7 @@ export interface ReportsView {
   /** Live reports. */
   readonly size: number;
   has(id: string): boolean;
-  get(id: string): StoredReport | undefined;
+  get(id: string): ReportContent | undefined;
   /**
    * How many events have taken effect on report `id` (0: none): odd while it is live, even once
    * deleted. Kept after the report is deleted, so a late write decided on an older version stays void.
@@ -32,7 +50,7 @@ export interface ReportsView {
  * service keeps a compact table of its own.
  */
 export interface ReportsState extends ReportsView {
-  set(id: string, report: StoredReport): unknown;
+  set(id: string, report: ReportContent): unknown;
   delete(id: string): unknown;
 }
 
@@ -52,12 +70,12 @@ export type FoldEvent =
 export type VoidReason = 'exists' | 'absent' | 'superseded';
 
 export type Evolution =
-  | { readonly kind: 'created'; readonly id: string; readonly report: StoredReport }
+  | { readonly kind: 'created'; readonly id: string; readonly report: ReportContent }
   | { readonly kind: 'deleted'; readonly id: string }
   | { readonly kind: 'void'; readonly id: string; readonly reason: VoidReason };
 
 /** A Map of the live reports that also counts each id's versions: the state a consumer folds into. */
-export class ReportsMap extends Map<string, StoredReport> implements ReportsState {
+export class ReportsMap extends Map<string, ReportContent> implements ReportsState {
   readonly #versions = new Map<string, number>();
 
   constructor() {
@@ -69,7 +87,7 @@ export class ReportsMap extends Map<string, StoredReport> implements ReportsStat
     return this.#versions.get(id) ?? 0;
   }
 
-  override set(id: string, report: StoredReport): this {
+  override set(id: string, report: ReportContent): this {
     super.set(id, report);
     this.#versions.set(id, this.version(id) + 1);
     return this;
@@ -99,14 +117,19 @@ export function evolution(state: ReportsView, event: FoldEvent): Evolution {
     case 'ReportCreated': {
       if (live) return { kind: 'void', id, reason: 'exists' };
       if (superseded(state, id, event.expectedversion)) return { kind: 'void', id, reason: 'superseded' };
-      const { name, tag } = event.data;
-      return { kind: 'created', id, report: tag === undefined ? { name } : { name, tag } };
+      return { kind: 'created', id, report: contentOf(event.data, event.expectedversion) };
     }
     case 'ReportDeleted':
       if (!live) return { kind: 'void', id, reason: 'absent' };
       if (superseded(state, id, event.expectedversion)) return { kind: 'void', id, reason: 'superseded' };
       return { kind: 'deleted', id };
   }
+}
+
+/** What a create's data makes the report: its content in the clear, or sealed with what opens it. */
+function contentOf(data: ReportCreatedData, expectedversion: number | undefined): ReportContent {
+  if (isSealed(data)) return expectedversion === undefined ? { sealed: data.sealed } : { sealed: data.sealed, expectedversion };
+  return data.tag === undefined ? { name: data.name } : { name: data.name, tag: data.tag };
 }
 
 /** An event without a basis (written before the rule, or by another producer) is judged by existence alone. */

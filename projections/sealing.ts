@@ -10,7 +10,7 @@
 // nonce must never repeat under one key, and no key is used twice. The associated data binds the
 // box to its event: `<type>\n<report id>\n<expectedversion or empty>`, so a box copied into another
 // event (another id, another decision) does not open.
-import { createCipheriv, createDecipheriv, createHash } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hash } from 'node:crypto';
 import type { StoredReport } from './reports.js';
 
 /** Bytes of a content key (AES-256). */
@@ -61,7 +61,8 @@ export function contentOf(bytes: Buffer): StoredReport {
  * forgets it with the key.
  */
 export function contentDigest(report: StoredReport): Buffer {
-  return createHash('sha256').update(contentBytes(report)).digest();
+  // The one-shot form: no Hash object per create.
+  return hash('sha256', contentBytes(report), 'buffer');
 }
 
 /** The box (ciphertext and tag) of `report` under `secret`, for the event `context` names. */
@@ -69,8 +70,9 @@ export function sealBox(report: StoredReport, secret: Buffer, context: SealConte
   const cipher = createCipheriv('aes-256-gcm', secret, NONCE, { authTagLength: SEAL_TAG_BYTES });
   cipher.setAAD(associatedData(context));
   const sealed = cipher.update(contentBytes(report));
-  const final = cipher.final();
-  return Buffer.concat([sealed, final, cipher.getAuthTag()]);
+  // GCM is a stream mode: final() adds no bytes, only computes the tag.
+  cipher.final();
+  return Buffer.concat([sealed, cipher.getAuthTag()], sealed.length + SEAL_TAG_BYTES);
 }
 
 /** The content of `box`, or undefined when `secret` is not its key or the box was changed. */

@@ -22,6 +22,10 @@ export interface KafkaConfig {
   readonly replicationFactor: number;
   readonly ssl: boolean;
   readonly sasl?: { readonly mechanism: SaslMechanism; readonly username: string; readonly password: string };
+  /** The compacted topic of content keys beside the event topic (src/keys/kafka-key-store.ts). */
+  readonly keyTopic: string;
+  /** How long a destroyed key may stay in the key topic's files at most: the topic's settings are derived from it and checked against it. */
+  readonly keyErasureBoundMs: number;
 }
 
 export interface Config {
@@ -64,7 +68,7 @@ export const CONFIG_VARIABLES = [
   'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'REPORTS_BODY_LIMIT', 'REPORTS_NAME_MAX_CHARS', 'REPORTS_TAG_MAX_CHARS',
   'REPORTS_WRITE_TIMEOUT_MS', 'LOG_LEVEL', 'REPORTS_EVENT_SOURCE', 'REPORTS_SNAPSHOT_EVERY', 'REPORTS_PROJECTION_STALL_MS',
   'REPORTS_HEADERS_TIMEOUT_MS', 'REPORTS_REQUEST_TIMEOUT_MS', 'REPORTS_KEEP_ALIVE_TIMEOUT_MS', 'REPORTS_MAX_CONNECTIONS',
-  'REPORTS_MAX_PENDING_APPENDS',
+  'REPORTS_MAX_PENDING_APPENDS', 'REPORTS_KEY_TOPIC', 'REPORTS_KEY_ERASURE_BOUND_MS',
 ] as const;
 /** The helpers below take only these names, so the list cannot fall behind what is read. */
 export type ConfigVariable = (typeof CONFIG_VARIABLES)[number];
@@ -172,6 +176,9 @@ export function checkToken(token: string, variable: string): void {
 
 /** The topic when REPORTS_TOPIC is not set (also what the AsyncAPI document names on the file log). */
 export const DEFAULT_TOPIC = 'reports.events';
+/** A day: how long a destroyed key may stay in the key topic's files unless REPORTS_KEY_ERASURE_BOUND_MS says otherwise. */
+export const DEFAULT_KEY_ERASURE_BOUND_MS = 86_400_000;
+const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
 
 function kafkaConfig(env: Env): KafkaConfig | undefined {
   const raw = text(env, 'KAFKA_BROKERS');
@@ -181,7 +188,10 @@ function kafkaConfig(env: Env): KafkaConfig | undefined {
     if (!/^[^\s:]+:\d{1,5}$/.test(broker)) throw new ConfigError('KAFKA_BROKERS', `entries must be host:port, got "${broker}"`);
   }
   const topic = text(env, 'REPORTS_TOPIC') ?? DEFAULT_TOPIC;
-  if (!/^[a-zA-Z0-9._-]{1,249}$/.test(topic)) throw new ConfigError('REPORTS_TOPIC', `is not a valid Kafka topic name: "${topic}"`);
+  if (!TOPIC_NAME.test(topic)) throw new ConfigError('REPORTS_TOPIC', `is not a valid Kafka topic name: "${topic}"`);
+  const keyTopic = text(env, 'REPORTS_KEY_TOPIC') ?? `${topic}.keys`;
+  if (!TOPIC_NAME.test(keyTopic)) throw new ConfigError('REPORTS_KEY_TOPIC', `is not a valid Kafka topic name: "${keyTopic}"`);
+  if (keyTopic === topic) throw new ConfigError('REPORTS_KEY_TOPIC', `must differ from REPORTS_TOPIC ("${topic}"): keys need a compacted topic of their own`);
   const mechanism = text(env, 'KAFKA_SASL_MECHANISM');
   let sasl: KafkaConfig['sasl'];
   if (mechanism !== undefined) {
@@ -199,6 +209,9 @@ function kafkaConfig(env: Env): KafkaConfig | undefined {
     replicationFactor: integer(env, 'REPORTS_TOPIC_REPLICATION_FACTOR', -1, -1, 32),
     ssl: bool(env, 'KAFKA_SSL'),
     ...(sasl ? { sasl: Object.freeze(sasl) } : {}),
+    keyTopic,
+    // At least 10 s: the bound must hold the broker's cleaner back-off and a nudge's margin (docs/kafka.md).
+    keyErasureBoundMs: integer(env, 'REPORTS_KEY_ERASURE_BOUND_MS', DEFAULT_KEY_ERASURE_BOUND_MS, 10_000, 30 * DEFAULT_KEY_ERASURE_BOUND_MS),
   });
 }
 

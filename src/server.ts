@@ -15,6 +15,10 @@ import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
 import { createOpenApiDocument } from './http/openapi.js';
 import type { EventLog } from './log/event-log.js';
 import { openEventLog } from './log/open-log.js';
+import type { KeyStore } from './keys/key-store.js';
+import { openKeyStore } from './keys/open-key-store.js';
+import { checkNewestKeyHeld, sweepBound, sweepOrphanKeys } from './keys/key-upkeep.js';
+import { stateDigest } from './projection/fold-log.js';
 import { Projector } from './projection/projector.js';
 import { ProjectionHealth, startHeadProbe } from './projection/health.js';
 import { defaultFoldThreads } from './read-model/sharded-fold.js';
@@ -34,9 +38,14 @@ import { makePrivate } from './log/file/data-dir.js';
 export interface RunningServer {
   readonly url: string;
   readonly log: EventLog;
+  readonly keys: KeyStore;
   readonly projector: Projector;
-  /** Stops accepting, lets requests in flight finish, then stops the projector and closes the log. */
-  close(): Promise<void>;
+  /**
+   * Stops accepting, lets requests in flight finish, then stops the projector and closes the key
+   * store and the log; resolves with the state digest of what was folded (as `reports replay` prints
+   * it), unless the key store could not be read.
+   */
+  close(): Promise<{ digest?: string }>;
 }
 
 export interface ServerDeps {
@@ -47,9 +56,14 @@ export interface ServerDeps {
   readonly shutdownGraceMs?: number;
   /** Spans of writes (default: the global OpenTelemetry tracer, a no-op unless an SDK is registered). */
   readonly tracer?: Tracer;
+  /**
+   * Called when the server must not go on after its start (the key store does not hold the keys
+   * the log refers to, found once the log is folded): `reports serve` stops and exits 1. Default: logged only.
+   */
+  readonly onFatal?: (error: Error) => void;
 }
 
-export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer }: ServerDeps): Promise<RunningServer> {
+export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer, onFatal = () => undefined }: ServerDeps): Promise<RunningServer> {
   await checkStartSettings(config);
   await warnOpenDataDir(config.dataDir, logger);
   const snapshots = snapshotDir(config.dataDir);
@@ -58,41 +72,72 @@ export async function startServer(config: Config, { logger, announceToken = (gen
   // The newest snapshot is read first: the log's start-up scan resumes where its history ends.
   const newest = await readNewestSnapshot(snapshots, logger);
   const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
+  let keys: KeyStore | undefined;
   try {
+    keys = await openKeyStore(log, config, logger);
     const tokens = await resolveTokens(config, { logger });
     warnShortTokens(config.metricsTokens, 'REPORTS_METRICS_TOKEN', logger);
     if (tokens.generated) announceToken(tokens.generated);
     const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger, ...(newest ? { newest } : {}) });
     if (snapshot) logger.info({ events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
     const model = snapshot?.model ?? createReadModel();
+    // A snapshot names the newest key its history refers to: a key store that never held it stops the start now.
+    checkNewestKeyHeld(model, keys);
+    const openedKeys = keys;
+    const sweepBelow = sweepBound(keys);
     // Opened at the newest snapshot's resume point but folding from before it: scan that part now,
     // so damage there stops the start as at any open.
     if (hasResumableScan(log)) await log.scanFrom(model.cursor);
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
     const health = new ProjectionHealth(config.projectionStallMs);
-    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp: () => autoSnapshot.onCaughtUp() });
+    const onCaughtUp = () => {
+      autoSnapshot.onCaughtUp();
+      try {
+        checkNewestKeyHeld(model, openedKeys);
+      } catch (error) {
+        logger.fatal({ err: error }, 'the key store does not hold the keys the event log refers to');
+        onFatal(error as Error);
+        return;
+      }
+      if (sweepBelow !== undefined) sweeping = sweepOrphanKeys(model, openedKeys, sweepBelow, logger).catch((error: unknown) => void logger.warn({ err: error }, 'could not sweep the key store'));
+    };
+    let sweeping: Promise<unknown> = Promise.resolve();
+    // The service exists once the app is wired, after the projector starts; it is asked for nothing before it caught up.
+    const wired: { service?: ReportService } = {};
+    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp, onErased: (ended) => wired.service?.eraseLater(ended) });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
-    const app = createWiredApp(config, { log, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
+    const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
+    wired.service = service;
     // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
     const handle = app.callback();
     const server = await listen((req, res) => void handle(req, res), config, logger);
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-    logger.info({ url, log: log.description }, 'listening');
+    logger.info({ url, log: log.description, keys: keys.description }, 'listening');
     return {
       url,
       log,
+      keys: openedKeys,
       projector,
       close: async () => {
         await closeServer(server, shutdownGraceMs);
         stopProbe();
+        service.stop();
         await projector.stop();
         await autoSnapshot.idle();
+        await sweeping;
+        // The digest of what this instance folded, with the keys it holds (never waiting on a broker
+        // at shutdown); a key store that failed (closed with a failed log) gives none.
+        const lookup = await openedKeys.lookup({ fresh: false }).catch((error: unknown) => void logger.warn({ err: error }, 'could not read the key store for the state digest'));
+        const digest = lookup === undefined ? undefined : stateDigest(model.reports, lookup);
+        await openedKeys.close();
         await log.close();
+        return digest === undefined ? {} : { digest };
       },
     };
   } catch (error) {
+    await keys?.close();
     await log.close();
     throw error;
   }
@@ -104,12 +149,13 @@ export async function startServer(config: Config, { logger, announceToken = (gen
  */
 export function createWiredApp(
   config: Config,
-  { log, projector, logger, tokenEntries, tracer }: { log: EventLog; projector: Projector; logger: Logger; tokenEntries: readonly string[]; tracer?: Tracer },
-): Koa {
+  { log, keys, projector, logger, tokenEntries, tracer }: { log: EventLog; keys: KeyStore; projector: Projector; logger: Logger; tokenEntries: readonly string[]; tracer?: Tracer },
+): { app: Koa; service: ReportService } {
   const metricsToken = config.metricsTokens.length > 0;
-  const metrics = createMetrics({ log, projector, health: projector.health, runtimeVersion: metricsToken });
+  const metrics = createMetrics({ log, keys, projector, health: projector.health, runtimeVersion: metricsToken });
   const service = new ReportService({
     log,
+    keys,
     logger,
     projector,
     writeTimeoutMs: config.writeTimeoutMs,
@@ -121,8 +167,9 @@ export function createWiredApp(
     onHeadRead: () => metrics.observeHeadRead(),
     ...(tracer ? { tracer } : {}),
   });
+  metrics.observeService(service);
   const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
-  return createApp({
+  const app = createApp({
     logger,
     metrics,
     service,
@@ -135,6 +182,7 @@ export function createWiredApp(
     openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION, { metricsToken }),
     asyncApiDocument: createAsyncApiDocument(topicFacts(config), SERVICE_VERSION),
   });
+  return { app, service };
 }
 
 /** Makes the data directory 0700 if group or others may use it, saying so (or that it could not). */

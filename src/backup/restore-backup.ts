@@ -1,18 +1,29 @@
-// `reports restore`'s work: puts a backup in place of a data directory's log and snapshots, only
-// while no server holds the directory. It takes the directory's lock first and keeps it to the end,
-// so a running server makes it refuse at once, and no server can start meanwhile. The backup is
-// checked again (it may have been moved or altered since it was taken) against its manifest. The
-// new log is written beside the old one and renamed over it; the old log is kept as
-// `events.log.before-restore-<time>`, the old snapshots (derived data) are removed, the token file
-// stays. Killed at any moment, it leaves one whole log; a snapshot is checked against the log at
-// every start, so one of another history is never used.
+// `reports restore`'s work: puts a backup in place of a data directory's log, keys and snapshots,
+// only while no server holds the directory. It takes the directory's lock first and keeps it to the
+// end, so a running server makes it refuse at once, and no server can start meanwhile. The backup
+// is checked again (it may have been moved or altered since it was taken) against its manifest.
+// A restore never brings a deleted report back: before anything changes, the whole restore is built
+// in a staging directory (restore-staging.ts), where every deletion made since the backup was taken
+// (the data directory's keys.db records them, outside what a restore replaces) is applied again to
+// the backup's history and every create written in the clear is sealed. Then keys.db is renamed
+// into place (it opens the old log as well as the new one), the old snapshots are removed, the new
+// log is renamed over the old one, and the backup's snapshot follows when it holds nothing in the
+// clear. Killed at any moment, it leaves one whole log with the keys it needs (and at worst a
+// staging directory, removed by the next restore or start); a snapshot is checked against the log
+// at every start, so one of another history is never used. The token file stays.
 import { rename, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { startProgress } from '../cli/progress.js';
 import type { CliIo } from '../cli/usage.js';
-import { ensurePrivateDir, syncDir } from '../log/file/data-dir.js';
+import type { SealedCounts } from '../history/rewrite-history.js';
+import { KEYS_FILE } from '../keys/key-file.js';
+import { NO_KEYS } from '../keys/key-store.js';
+import { readKeyTable } from '../keys/key-tables.js';
+import type { SlotTable } from '../keys/slot-table.js';
+import { ensurePrivateDir, STAGING_DIR, syncDir } from '../log/file/data-dir.js';
 import { DataDirLockedError, lockDir, type DirLock } from '../log/file/lock.js';
+import { installGeneration } from '../log/file/log-generation.js';
 import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
 import { snapshotDir } from '../snapshot/snapshot-store.js';
 import { openRegularFile } from '../regular-file.js';
@@ -20,19 +31,33 @@ import { removeStaleFiles } from '../stale-files.js';
 import { BackupError, readManifest, type BackupManifest } from './backup-manifest.js';
 import { refuseInsideDataDir } from './backup-place.js';
 import { copyDurably } from './durable-files.js';
+import { keepReplacedLog, type ReplacedLog } from './replaced-log.js';
+import { stageRestore, type StagedRestore } from './restore-staging.js';
 import { verifyBackupDir, type VerifiedBackup } from './verify-backup.js';
 
 export interface RestoreOptions {
   readonly src: string;
   readonly dataDir: string;
+  /** The `source` of the ReportDeleted events a restore writes for deletions made since the backup. */
+  readonly eventSource: string;
   readonly io: CliIo;
   readonly logger: Logger;
 }
 
-export interface Restored extends BackupManifest {
+export interface Restored {
+  readonly manifest: BackupManifest;
+  /** Records of the restored log: the backup's, then the deletes applied again. */
+  readonly records: number;
+  readonly digest: string;
   readonly liveReports: number;
-  /** Where the log that was replaced was kept, if there was one. */
-  readonly previousLog: string | undefined;
+  /** Ids of the reports of the backup deleted again (deleted since it was taken). */
+  readonly deletedAgain: readonly string[];
+  /** Creates written in the clear that the restore sealed. */
+  readonly sealed: SealedCounts;
+  /** The snapshot put in place, if any. */
+  readonly snapshot: string | null;
+  /** The log that was replaced: where it was kept, or why not; undefined when there was none. */
+  readonly previousLog: ReplacedLog;
 }
 
 /** A restore was refused because a server holds the data directory. */
@@ -50,21 +75,43 @@ async function lockForRestore(dataDir: string): Promise<DirLock> {
   });
 }
 
-export async function restoreBackup({ src, dataDir, io, logger }: RestoreOptions): Promise<Restored> {
+export async function restoreBackup({ src, dataDir, eventSource, io, logger }: RestoreOptions): Promise<Restored> {
   const source = resolve(src);
   await refuseInsideDataDir(source, dataDir, 'restore from');
   const manifest = await readManifest(source);
   const lock = await lockForRestore(dataDir);
   try {
-    const verified = await verifyBackupDir(source, io, logger);
+    const backupKeys = await keysOfBackup(source, manifest);
+    const verified = await verifyBackupDir(source, io, logger, backupKeys ?? NO_KEYS);
     checkAgainstManifest(source, manifest, verified);
     await ensureRoom(dataDir, manifest.bytes, LOG_RESERVE_BYTES);
+    await removeStaleFiles(dataDir, STAGING_DIR, logger, 'removed the staging directory of an interrupted restore or seal-history');
     await removeStaleFiles(dataDir, /^events\.log\.restore-(\d+)\.tmp$/, logger, 'removed the log of an interrupted restore');
-    const previousLog = await install(source, dataDir, manifest, io);
-    return { ...manifest, liveReports: verified.liveReports, previousLog };
+    const staged = await stageRestore({ source, dataDir, verified, backupKeys, currentKeys: await readKeyTable(dataDir), eventSource, io, logger });
+    try {
+      const previousLog = await keepReplacedLog(dataDir, logger);
+      // A snapshot of a history with content in the clear holds that content.
+      const snapshot = totalSealed(staged.sealed) === 0 ? manifest.snapshot : null;
+      await install(staged, dataDir, snapshot === null ? undefined : join(snapshotDir(source), snapshot), io);
+      return { manifest, records: staged.records, digest: staged.digest, liveReports: staged.liveReports, deletedAgain: staged.deletedAgain, sealed: staged.sealed, snapshot, previousLog };
+    } finally {
+      await rm(staged.dir, { recursive: true, force: true });
+    }
   } finally {
     await lock.release();
   }
+}
+
+function totalSealed({ live, deleted, void: voided }: SealedCounts): number {
+  return live + deleted + voided;
+}
+
+/** The backup's keys.db, checked against its manifest; undefined for a backup without one. */
+async function keysOfBackup(source: string, manifest: BackupManifest): Promise<SlotTable | undefined> {
+  if (manifest.format === 1 || manifest.keys === null) return undefined;
+  const keys = await readKeyTable(source);
+  if (keys?.slots !== manifest.keys.slots) throw new BackupError(`${source} does not match its manifest: its keys.db holds ${keys?.slots ?? 'no'} slots, the manifest says ${manifest.keys.slots}`);
+  return keys;
 }
 
 function checkAgainstManifest(source: string, manifest: BackupManifest, verified: VerifiedBackup): void {
@@ -76,29 +123,25 @@ function checkAgainstManifest(source: string, manifest: BackupManifest, verified
   }
 }
 
-/** Puts the backup's log and snapshot in place; returns where the replaced log was kept. */
-async function install(source: string, dataDir: string, manifest: BackupManifest, io: CliIo): Promise<string | undefined> {
-  const log = join(dataDir, 'events.log');
-  const incoming = `${log}.restore-${process.pid}.tmp`;
-  await copyFile(join(source, 'events.log'), incoming, io, manifest.records);
-  await rm(snapshotDir(dataDir), { recursive: true, force: true });
-  const previous = `${log}.before-restore-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-  const kept = await rename(log, previous).then(() => true, (error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return false;
-    throw error;
-  });
-  await rename(incoming, log);
+/**
+ * Puts the staged keys.db, then the staged log, in place; then the snapshot. keys.db goes first:
+ * it holds every key of the old log too, so a restore killed between the two renames leaves the
+ * old log with keys that open it.
+ */
+async function install(staged: StagedRestore, dataDir: string, snapshot: string | undefined, io: CliIo): Promise<void> {
+  await rename(join(staged.dir, KEYS_FILE), join(dataDir, KEYS_FILE));
   await syncDir(dataDir);
-  if (manifest.snapshot !== null) {
-    const snapshots = snapshotDir(dataDir);
-    await ensurePrivateDir(snapshots);
-    // Under a temporary name, as the server writes its own: a start removes it if this is killed.
-    const temporary = join(snapshots, `${manifest.snapshot}.${process.pid}.tmp`);
-    await copyFile(join(snapshotDir(source), manifest.snapshot), temporary, io);
-    await rename(temporary, join(snapshots, manifest.snapshot));
-    await syncDir(snapshots);
-  }
-  return kept ? previous : undefined;
+  await rm(snapshotDir(dataDir), { recursive: true, force: true });
+  await installGeneration(staged.dir, dataDir);
+  if (snapshot === undefined) return;
+  const snapshots = snapshotDir(dataDir);
+  await ensurePrivateDir(snapshots);
+  const name = basename(snapshot);
+  // Under a temporary name, as the server writes its own: a start removes it if this is killed.
+  const temporary = join(snapshots, `${name}.${process.pid}.tmp`);
+  await copyFile(snapshot, temporary, io);
+  await rename(temporary, join(snapshots, name));
+  await syncDir(snapshots);
 }
 
 /** Copies a whole file durably; with `records`, a progress bar in records on a terminal (by the share of bytes copied). */

@@ -3,9 +3,14 @@
 // so the bytes up to the last whole batch seen now stay as they are: they are copied without any
 // lock, after one fdatasync of the log (the writer's batches written before it are then on disk,
 // so the copy ends on a durable batch; it costs the writer at most the wait of one group commit).
-// The copy and the newest snapshot usable for it go into `DEST.partial-<pid>`, are checked
-// (verify-backup.ts), and only then get their manifest and the name DEST: a backup that is killed
-// leaves no DEST, and its partial directory is removed by the next backup to DEST.
+// keys.db is read right after that prefix is fixed: every create in the prefix had its key put
+// before it was appended, so the keys of the reports live in the prefix are there, unless one of
+// them was deleted in between (its delete is on the log before its key is destroyed or recorded):
+// then the prefix is taken again, up to the log's new end, which holds that delete, until the two
+// agree. The copy, its keys (backup-keys.ts) and the newest snapshot usable for it go into
+// `DEST.partial-<pid>`, are checked (verify-backup.ts, with those keys), and only then get their
+// manifest and the name DEST: a backup that is killed leaves no DEST, and its partial directory is
+// removed by the next backup to DEST.
 import { mkdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
@@ -19,10 +24,21 @@ import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
 import { openRegularFile } from '../regular-file.js';
 import { removeStaleFiles } from '../stale-files.js';
+import { NO_KEYS } from '../keys/key-store.js';
+import { SLOT_BYTES } from '../keys/key-slots.js';
+import { readKeyTable } from '../keys/key-tables.js';
+import { recordedDeletions } from '../keys/recorded-deletions.js';
+import type { SlotTable } from '../keys/slot-table.js';
+import { stateDigest } from '../projection/fold-log.js';
 import { BACKUP_FORMAT, BackupError, writeManifest, type BackupManifest } from './backup-manifest.js';
 import { refuseInsideDataDir } from './backup-place.js';
+import { writeBackupKeys } from './backup-keys.js';
+import { deletedSince } from './deleted-since.js';
 import { copyDurably } from './durable-files.js';
-import { verifyBackupDir } from './verify-backup.js';
+import { verifyBackupDir, type VerifiedBackup } from './verify-backup.js';
+
+/** Times the prefix is taken again because reports of it were deleted while keys.db was read. */
+const CATCH_UP_ROUNDS = 5;
 
 export interface BackupOptions {
   readonly dataDir: string;
@@ -31,13 +47,18 @@ export interface BackupOptions {
   readonly logger: Logger;
 }
 
-export interface TakenBackup extends BackupManifest {
+export type TakenBackup = BackupManifest & {
   readonly dir: string;
   readonly liveReports: number;
+};
+
+interface Prefix {
+  readonly bytes: number;
+  readonly starts: number[];
 }
 
 /** The log's whole batches as of now, made durable: where they end and the byte of every record. */
-async function durablePrefix(file: FileHandle, path: string): Promise<{ bytes: number; starts: number[] }> {
+async function durablePrefix(file: FileHandle, path: string): Promise<Prefix> {
   if ((await checkMagic(file, path)) !== 'ok') return { bytes: 0, starts: [] };
   const scan = await scanFrames(file, FILE_MAGIC.length);
   const problem = scan.problem;
@@ -65,20 +86,21 @@ export async function takeBackup({ dataDir, dest, io, logger }: BackupOptions): 
   });
   const partial = `${target}.partial-${process.pid}`;
   try {
-    const prefix = await durablePrefix(source, path);
     const reserveBytes = await reserveAt(dataDir, parent);
-    await ensureRoom(parent, prefix.bytes, reserveBytes);
     await mkdir(partial, { mode: PRIVATE_DIR_MODE });
-    await copyPrefix(source, prefix, join(partial, 'events.log'), io);
+    const copy = (): Promise<CopiedLog> => copyLogAndKeys({ source, path, dataDir, partial, io, reserveBytes });
+    const first = await copy();
     await copyUsableSnapshot(dataDir, partial, logger, reserveBytes);
-    const verified = await verifyBackupDir(partial, io, logger);
+    const { prefix, keys, verified } = await untilKeysAgree(first, copy, (table) => verifyBackupDir(partial, io, logger, table ?? NO_KEYS), logger);
+    const backupKeys = keys === undefined ? null : await writeBackupKeys(partial, keys, verified.model.reports);
+    await checkBackupKeys(partial, verified);
     // The log is the backup; a snapshot is a shortcut, left out when it does not fold to the same state.
     if (verified.snapshotProblem !== undefined) {
       logger.warn({ reason: verified.snapshotProblem }, 'left the snapshot out of the backup: it does not fold to the state of the log');
       await rm(snapshotDir(partial), { recursive: true, force: true });
     }
     if (verified.records !== prefix.starts.length || verified.bytes !== prefix.bytes) throw new BackupError(`the copy holds ${verified.records} records in ${verified.bytes} bytes, the log ${prefix.starts.length} in ${prefix.bytes}`);
-    const manifest: BackupManifest = { format: BACKUP_FORMAT, createdAt: new Date().toISOString(), log: verified.log, records: verified.records, bytes: prefix.bytes, digest: verified.digest, snapshot: verified.snapshot };
+    const manifest: BackupManifest = { format: BACKUP_FORMAT, createdAt: new Date().toISOString(), log: verified.log, records: verified.records, bytes: prefix.bytes, digest: verified.digest, snapshot: verified.snapshot, keys: backupKeys };
     await writeManifest(partial, manifest);
     await syncDir(partial);
     await rename(partial, target);
@@ -90,6 +112,55 @@ export async function takeBackup({ dataDir, dest, io, logger }: BackupOptions): 
   } finally {
     await source.close();
   }
+}
+
+interface CopiedLog {
+  readonly prefix: Prefix;
+  /** keys.db as read right after the prefix was fixed; undefined when the data directory has none. */
+  readonly keys: SlotTable | undefined;
+}
+
+/** Fixes the log's durable prefix, reads keys.db at once, and copies the prefix into `partial` (over an earlier copy). */
+async function copyLogAndKeys({ source, path, dataDir, partial, io, reserveBytes }: { source: FileHandle; path: string; dataDir: string; partial: string; io: CliIo; reserveBytes: number }): Promise<CopiedLog> {
+  const prefix = await durablePrefix(source, path);
+  const keys = await readKeyTable(dataDir);
+  const target = join(partial, 'events.log');
+  await rm(target, { force: true });
+  await ensureRoom(dirname(partial), prefix.bytes + (keys?.slots ?? 0) * SLOT_BYTES, reserveBytes);
+  await copyPrefix(source, prefix, target, io);
+  return { prefix, keys };
+}
+
+/**
+ * The copy verified with the keys.db read with it, once no report live in it was deleted since its
+ * prefix was fixed (else copied again, up to the log's end, which holds those deletes). A report
+ * found again after the prefix was taken anew has no delete on the log (its key was destroyed some
+ * other way): it stays as it is.
+ */
+async function untilKeysAgree(first: CopiedLog, copyAgain: () => Promise<CopiedLog>, verify: (keys: SlotTable | undefined) => Promise<VerifiedBackup>, logger: Logger): Promise<CopiedLog & { readonly verified: VerifiedBackup }> {
+  let copied = first;
+  let verified = await verify(copied.keys);
+  for (let round = 1, seen = new Set<string>(), fresh = racedIds(verified, copied.keys); fresh.some((id) => !seen.has(id)); round += 1) {
+    if (round === CATCH_UP_ROUNDS) throw new BackupError(`reports of the log kept being deleted as keys.db was read (in each of ${round} tries); try again`);
+    logger.info({ reports: fresh.length }, 'reports of the copied log were deleted while keys.db was read: copying the log on to its end');
+    seen = new Set(fresh);
+    copied = await copyAgain();
+    verified = await verify(copied.keys);
+    fresh = racedIds(verified, copied.keys);
+  }
+  return { ...copied, verified };
+}
+
+/** Live reports of the copy that keys.db says were deleted (their deletes came after the prefix). */
+function racedIds(verified: VerifiedBackup, keys: SlotTable | undefined): string[] {
+  return keys === undefined ? [] : deletedSince(verified.model.reports, recordedDeletions([keys])).map(({ id }) => id);
+}
+
+/** Checks the keys.db written into the backup gives the digest the backup was verified with. */
+async function checkBackupKeys(partial: string, verified: VerifiedBackup): Promise<void> {
+  const written = await readKeyTable(partial);
+  const digest = `sha256:${stateDigest(verified.model.reports, written ?? NO_KEYS)}`;
+  if (digest !== verified.digest) throw new BackupError(`the backup's keys.db gives the digest ${digest}, its log with the data directory's keys ${verified.digest}`);
 }
 
 function escape(text: string): string {

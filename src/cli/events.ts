@@ -1,10 +1,14 @@
 // `reports events [--from POS] [--follow] [--type TYPE]`: the log as NDJSON, one CloudEvent a
-// line with its position; with --follow it keeps streaming until interrupted.
+// line with its position; with --follow it keeps streaming until interrupted. A sealed create
+// prints opened with its key (what the client stored), or without its content, marked erased.
 import { decodeEvent } from '../../projections/codec.js';
+import type { PlainReportCreatedData, ReportCreated } from '../../projections/events.js';
 import { loadConfig } from '../config.js';
 import type { LogRecord } from '../log/event-log.js';
+import { contentKeyId, openCreate, type OpenedCreate } from '../keys/open-create.js';
+import { eventKeys, type EventKeys } from './event-keys.js';
 import { formatPosition, logKind, parseCursor, type LogKind } from './positions.js';
-import { openToolLog, toolLogger } from './tool-log.js';
+import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 import { followRecords, readRecords } from '../log/record-batches.js';
 
@@ -15,6 +19,10 @@ export const eventsCommand = {
   usage: 'reports events [--from POS] [--follow] [--type ReportCreated|ReportDeleted]',
   description: [
     'Prints the event log as NDJSON: {"position":"N" ("P:O" on Kafka),"time":...,"event":<CloudEvent>} a line.',
+    'A sealed ReportCreated prints opened with its key: {...,"opened":"<key id>","event":...} whose data holds',
+    'name and tag in place of "sealed". One whose key is not in the key store (the report was deleted, or the',
+    'create was void) prints {...,"erased":true,"event":...} with data {id, sealed: {key}}: the content is gone;',
+    'one whose key does not open it, {...,"unopenable":true,...} likewise (run `reports verify`).',
     'A record that is not a valid event prints as {"position":...,"invalid":"<reason>"} (left out by --type).',
     '--from POS starts at a position (N on the file log, P:O,P:O on Kafka); --follow keeps streaming',
     'new events until interrupted (Ctrl-C).',
@@ -22,12 +30,35 @@ export const eventsCommand = {
   options: { from: { type: 'string' }, follow: { type: 'boolean' }, type: { type: 'string' } },
 } satisfies CommandSpec;
 
-function line(record: LogRecord, kind: LogKind): { text: string; type: string | undefined } {
+/** A create as printed: its content in the clear, or without the box no key opens. */
+type PrintedCreate = Omit<ReportCreated, 'data'> & { readonly data: PlainReportCreatedData | { readonly id: string; readonly sealed: { readonly key: string }; readonly idempotencyKey?: string } };
+
+/** What a line says of a create's content beside the event, and the event as printed. */
+function printedCreate(event: ReportCreated, opened: OpenedCreate): { mark: Record<string, string | boolean>; event: PrintedCreate } {
+  const { idempotencyKey } = event.data;
+  const keyed = idempotencyKey === undefined ? {} : { idempotencyKey };
+  switch (opened.kind) {
+    case 'plain':
+      return { mark: {}, event };
+    case 'opened':
+      return { mark: { opened: opened.keyId }, event: { ...event, data: { id: event.data.id, ...opened.content, ...keyed } } };
+    case 'erased':
+    case 'unopenable':
+      // The box is left out: nothing can open it. What else the log holds in the clear is printed as it is.
+      return { mark: { [opened.kind]: true }, event: { ...event, data: { id: event.data.id, sealed: { key: opened.keyId }, ...keyed } } };
+  }
+}
+
+async function line(record: LogRecord, kind: LogKind, keys: EventKeys): Promise<{ text: string; type: string | undefined }> {
   const position = formatPosition(record.position, kind);
   const time = new Date(record.timestampMs).toISOString();
   const decoded = decodeEvent(record.value);
   if (!decoded.ok) return { text: JSON.stringify({ position, time, invalid: decoded.reason }), type: undefined };
-  return { text: JSON.stringify({ position, time, event: decoded.event }), type: decoded.event.type };
+  const { event } = decoded;
+  const keyId = event.type === 'ReportCreated' ? contentKeyId(event) : undefined;
+  if (event.type !== 'ReportCreated' || keyId === undefined) return { text: JSON.stringify({ position, time, event }), type: event.type };
+  const printed = printedCreate(event, openCreate(event, await keys.keyFor(record.position, keyId)));
+  return { text: JSON.stringify({ position, time, ...printed.mark, event: printed.event }), type: event.type };
 }
 
 /** Writes and waits when the pipe is full, so a slow reader (e.g. `| less`) is not buffered in memory. */
@@ -43,15 +74,19 @@ export async function runEvents(parsed: ParsedCommand, io: CliIo): Promise<numbe
   const type = stringOption(parsed, 'type');
   if (type !== undefined && !TYPES.some((known) => known === type)) throw new UsageError(`--type must be ${TYPES.join(' or ')}, got "${type}"`, eventsCommand.usage);
   const config = loadConfig(io.env);
-  const log = await openToolLog(config, toolLogger(io, config));
+  const logger = toolLogger(io, config);
+  const log = await openToolLog(config, logger);
   try {
-    const records = parsed.values['follow'] === true ? followRecords(log, from, { signal: io.signal }) : readRecords(log, from, { signal: io.signal });
-    for await (const record of records) {
-      const { text, type: recordType } = line(record, logKind(config));
-      if (type !== undefined && recordType !== type) continue;
-      await write(io, text);
-    }
-    return 0;
+    return await withToolKeys(config, logger, async (toolKeys) => {
+      const keys = await eventKeys(log, toolKeys, io.signal);
+      const records = parsed.values['follow'] === true ? followRecords(log, from, { signal: io.signal }) : readRecords(log, from, { signal: io.signal });
+      for await (const record of records) {
+        const { text, type: recordType } = await line(record, logKind(config), keys);
+        if (type !== undefined && recordType !== type) continue;
+        await write(io, text);
+      }
+      return 0;
+    });
   } finally {
     await log.close();
   }

@@ -22,14 +22,15 @@ const commands: ReadonlyMap<string, Command> = new Map<string, Command>([
   ['snapshot', { summary: 'write a snapshot of the read model', load: async () => import('./snapshot.js').then((m) => ({ spec: m.snapshotCommand, run: m.runSnapshot })) }],
   ['backup', { summary: 'take an online, verified backup of the embedded log', load: async () => import('./backup.js').then((m) => ({ spec: m.backupCommand, run: m.runBackup })) }],
   ['restore', { summary: 'put a backup in place of a stopped server\'s log', load: async () => import('./restore.js').then((m) => ({ spec: m.restoreCommand, run: m.runRestore })) }],
-  ['migrate', { summary: 'copy the embedded log into Kafka (--to-kafka), or a topic into a new one (--to-topic NAME: repartitioning); resumable', load: async () => import('./migrate.js').then((m) => ({ spec: m.migrateCommand, run: m.runMigrate })) }],
+  ['seal-history', { summary: 'seal every create written in the clear (before erasure) in a stopped embedded log', load: async () => import('./seal-history.js').then((m) => ({ spec: m.sealHistoryCommand, run: m.runSealHistory })) }],
+  ['migrate', { summary: 'copy the embedded log into Kafka (--to-kafka), a topic into a new one (--to-topic NAME: repartitioning) or into an embedded log (--to-file DIR), its content sealed anew; resumable', load: async () => import('./migrate.js').then((m) => ({ spec: m.migrateCommand, run: m.runMigrate })) }],
   ['schema', { summary: 'print the event JSON Schemas, the OpenAPI document or the AsyncAPI document of the topic', load: async () => import('./schema.js').then((m) => ({ spec: m.schemaCommand, run: m.runSchema })) }],
 ]);
 
 const USAGE = 'reports <command> [options]   (reports <command> --help for each)';
 
 function overview(): string {
-  const lines = [...commands].map(([name, { summary }]) => `  ${name.padEnd(10)} ${summary}`);
+  const lines = [...commands].map(([name, { summary }]) => `  ${name.padEnd(12)} ${summary}`);
   return `usage: ${USAGE}\n\nCommands:\n${lines.join('\n')}\n\nConfigured by the same environment variables as the server (see README).\n`;
 }
 

@@ -6,7 +6,7 @@ import { defaultFoldThreads } from '../read-model/sharded-fold.js';
 import { foldLog, stateDigest } from '../projection/fold-log.js';
 import { formatCursor, logKind, parseCursor } from './positions.js';
 import { startProgress } from './progress.js';
-import { openToolLog, toolLogger } from './tool-log.js';
+import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 export const replayCommand = {
@@ -44,7 +44,7 @@ export async function runReplay(parsed: ParsedCommand, io: CliIo): Promise<numbe
       voidEvents: model.counts.voidEvents,
       invalidRecords: model.counts.invalid,
       liveReports: model.reports.size,
-      digest: stateDigest(model.reports),
+      digest: await withToolKeys(config, toolLogger(io, config), async (keys) => stateDigest(model.reports, await keys.lookup())),
       position: formatCursor(model.cursor, logKind(config)),
       seconds: (Date.now() - started) / 1000,
     };

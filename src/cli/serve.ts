@@ -61,17 +61,25 @@ export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number
   }
   const { createLogger, flushLogger } = await import('../logger.js');
   const logger = createLogger(config.logLevel, io.stdout);
+  let fatal: Error | undefined;
+  const stopOnFatal = new AbortController();
   try {
-    const server = await startUnlessStopped(config, logger, io);
+    const server = await startUnlessStopped(config, logger, io, (error) => {
+      fatal = error;
+      stopOnFatal.abort();
+    });
     if (server === undefined) return 0;
-    await stopRequested(io.signal);
-    logger.info('stopping: finishing requests in flight');
-    await server.close();
+    await stopRequested(AbortSignal.any([io.signal, stopOnFatal.signal]));
+    logger.info(fatal === undefined ? 'stopping: finishing requests in flight' : 'stopping: the server cannot go on');
+    const { digest } = await server.close();
+    if (fatal !== undefined) {
+      io.stderr.write(`reports serve: ${fatal.message}\n`);
+      return 1;
+    }
     // What this instance had folded, digested as `reports replay` does: instances sharing a topic
     // (and a fault test) compare their read models without a query that could change them.
     const { cursor, reports } = server.projector.model;
-    const { stateDigest } = await import('../projection/fold-log.js');
-    logger.info({ position: formatCursor(cursor, logKind(config)), digest: stateDigest(reports), liveReports: reports.size }, 'stopped');
+    logger.info({ position: formatCursor(cursor, logKind(config)), ...(digest === undefined ? {} : { digest }), liveReports: reports.size }, 'stopped');
     return 0;
   } catch (error) {
     return badSetting(error, io);
@@ -106,11 +114,11 @@ function unlessStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T | ty
  * The started server, or undefined when a stop was asked for first: a signal is honoured at any
  * moment of the start, also while it waits on something that may never answer (a broker away).
  */
-async function startUnlessStopped(config: Config, logger: Logger, io: CliIo): Promise<RunningServer | undefined> {
+async function startUnlessStopped(config: Config, logger: Logger, io: CliIo, onFatal: (error: Error) => void): Promise<RunningServer | undefined> {
   const [{ startServer }, { tokenNotice }] = await Promise.all([import('../server.js'), import('../tokens.js')]);
   if (io.signal.aborted) return undefined;
   // On stderr, not among the JSON lines of stdout that a log collector takes (tokens are never logged).
-  const starting = startServer(config, { logger, announceToken: (generated) => io.stderr.write(tokenNotice(generated, { terminal: io.stderr.isTTY === true })) });
+  const starting = startServer(config, { logger, announceToken: (generated) => io.stderr.write(tokenNotice(generated, { terminal: io.stderr.isTTY === true })), onFatal });
   const first = await unlessStopped(starting, io.signal);
   if (first !== STOPPED) return first;
   logger.info('stopping: a signal arrived during the start');

@@ -9,7 +9,7 @@ import { readAnchors } from '../snapshot/snapshot-anchor.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
 import { formatCursor, logKind } from './positions.js';
 import { startProgress } from './progress.js';
-import { openToolLog, toolLogger } from './tool-log.js';
+import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
 import type { CliIo, CommandSpec, ParsedCommand } from './usage.js';
 import { hasResumableScan } from '../log/capabilities.js';
 import { checkDataDirUser } from '../start-checks.js';
@@ -43,6 +43,7 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
     if (io.signal.aborted) return 130;
     const anchors = await readAnchors(log, model.cursor);
     const resume = hasResumableScan(log) ? log.resumePoint(model.cursor) : undefined;
+    const digest = await withToolKeys(config, logger, async (keys) => stateDigest(model.reports, await keys.lookup()));
     const path = await writeSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, ...(resume === undefined ? {} : { resume }), model });
     io.stdout.write(
       [
@@ -50,7 +51,7 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
         `position:        ${formatCursor(model.cursor, logKind(config)) || '(empty log)'}`,
         `events folded:   ${model.counts.records}${previous ? ` (${model.counts.records - previousRecords} after the previous snapshot)` : ''}`,
         `live reports:    ${model.reports.size}`,
-        `state digest:    sha256:${stateDigest(model.reports)}`,
+        `state digest:    sha256:${digest}`,
         '',
       ].join('\n'),
     );

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { EventLog } from '../log/event-log.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
 import type { CliIo } from './usage.js';
+import { fileToolKeys, type ToolKeys } from '../keys/tool-keys.js';
 
 /** Tools print their results on stdout; their log lines (warnings and worse) go to stderr. */
 export function toolLogger(io: CliIo, config: Config): Logger {
@@ -19,4 +20,27 @@ export async function openToolLog(config: Config, logger: Logger, { createTopic 
     return openKafkaLog({ config: config.kafka, logger, writeTimeoutMs: config.writeTimeoutMs, createTopic, readOnly: !createTopic, probeIntervalMs: 60_000 });
   }
   return openFileLogReader({ dir: config.dataDir, logger });
+}
+
+/**
+ * The keys as the tools see them, for digests and for opening content: keys.db read beside the
+ * server (nothing written), or the key topic followed while the tool runs (never created). Take
+ * the lookup after the head of the log it serves: a key is durable before its event is.
+ */
+export async function openToolKeys(config: Config, logger: Logger): Promise<ToolKeys> {
+  if (config.kafka) {
+    const { openKafkaToolKeys } = await import('../keys/kafka-tool-keys.js');
+    return openKafkaToolKeys({ config: config.kafka, logger });
+  }
+  return fileToolKeys(config.dataDir);
+}
+
+/** `use` with the tools' keys, closed afterwards. */
+export async function withToolKeys<T>(config: Config, logger: Logger, use: (keys: ToolKeys) => Promise<T>): Promise<T> {
+  const keys = await openToolKeys(config, logger);
+  try {
+    return await use(keys);
+  } finally {
+    await keys.close();
+  }
 }

@@ -5,15 +5,18 @@ import { CLOUDEVENTS_CONTENT_TYPE, ReportCreated, ReportDeleted, ReportIdString,
 import { plainSchema, type Json } from '../../projections/json-schema.js';
 import { DEFAULT_TOPIC, type Config } from '../config.js';
 import { SERVICE_CONTACT } from '../version.js';
+import { keyTopicChannel, keyTopicMessages, keyTopicOperation, keyTopicSchemas, OPENING } from './asyncapi-key-topic.js';
 
 export interface TopicFacts {
-  /** The topic (REPORTS_TOPIC), the channel's address. */
+  /** The topic (REPORTS_TOPIC), the events channel's address. */
   readonly topic: string;
+  /** The key topic (REPORTS_KEY_TOPIC), the keys channel's address; `<topic>.keys` unless given. */
+  readonly keyTopic?: string;
 }
 
-/** The facts of the configuration the document states (the default topic name on the file log). */
+/** The facts of the configuration the document states (the default topic names on the file log). */
 export function topicFacts(config: Config): TopicFacts {
-  return { topic: config.kafka?.topic ?? DEFAULT_TOPIC };
+  return { topic: config.kafka?.topic ?? DEFAULT_TOPIC, keyTopic: config.kafka?.keyTopic ?? `${DEFAULT_TOPIC}.keys` };
 }
 
 const FOLD = [
@@ -23,6 +26,11 @@ const FOLD = [
   'so far, deleted ids included) is void: it was decided on a state that later writes changed, and reached the log late.',
   'Every other event applies, and a void one changes nothing. A deleted id may be created again. `projections/` in the package is the',
   'reference implementation of this fold and of decoding (`decodeEvent`); a record that is not a valid event is skipped.',
+].join(' ');
+
+const SEALED = [
+  'A `ReportCreated` carries the report\'s name and tag sealed (`data.sealed`: a key id and a box) under a key of their own, which the service destroys when the report is deleted;',
+  'events written before erasure (or by other producers) carry `name` and `tag` in the clear, and stay valid.',
 ].join(' ');
 
 const TRACING = [
@@ -43,7 +51,7 @@ const EXAMPLES: Record<ReportEvent['type'], ReportEvent> = {
     subject: '9007199254740993',
     traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
     tracestate: 'congo=t61rcWkgMzE',
-    data: { id: '9007199254740993', name: 'Q3 revenue', tag: 'finance', idempotencyKey: '3f9c2a7e-create-9007199254740993' },
+    data: { id: '9007199254740993', sealed: { key: 'A-tc-Q3-f4Efn6uZ5h_MmA', box: '8m1ucT7Z1SgYAqPqHLf7HVFq8r+lDWeeYQctBcve8JH8Ew==' }, idempotencyKey: '3f9c2a7e-create-9007199254740993' },
   },
   ReportDeleted: {
     ...EXAMPLE_ENVELOPE,
@@ -80,7 +88,7 @@ function sendOperation(type: ReportEvent['type'], description: string): Json {
   };
 }
 
-export function createAsyncApiDocument({ topic }: TopicFacts, version: string): Json {
+export function createAsyncApiDocument({ topic, keyTopic = `${topic}.keys` }: TopicFacts, version: string): Json {
   return {
     asyncapi: '3.1.0',
     info: {
@@ -90,6 +98,7 @@ export function createAsyncApiDocument({ topic }: TopicFacts, version: string): 
         `Every change to a report is one event on the Kafka topic \`${topic}\`: \`ReportCreated\` or \`ReportDeleted\`,`,
         'a CloudEvents 1.0 envelope in structured mode. The message key is the report id as a canonical decimal string.',
         'Ids are decimal strings everywhere because JSON numbers cannot hold every int64 exactly.',
+        `\n\n${SEALED} The keys are on the compacted topic \`${keyTopic}\`, for trusted consumers only. ${OPENING}`,
         `\n\n${FOLD}\n\n${TRACING}`,
       ].join(' '),
       license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
@@ -123,10 +132,12 @@ export function createAsyncApiDocument({ topic }: TopicFacts, version: string): 
           },
         },
       },
+      contentKeys: keyTopicChannel(keyTopic),
     },
     operations: {
       sendReportCreated: sendOperation('ReportCreated', 'Written by POST /reports for a new id (an identical retry writes nothing).'),
       sendReportDeleted: sendOperation('ReportDeleted', 'Written by DELETE /reports/{id} for a report that exists.'),
+      sendContentKeys: keyTopicOperation(),
     },
     components: {
       schemas: {
@@ -140,10 +151,12 @@ export function createAsyncApiDocument({ topic }: TopicFacts, version: string): 
           },
           required: ['content-type'],
         },
+        ...keyTopicSchemas(),
       },
       messages: {
-        ReportCreated: message('ReportCreated', 'Report created', 'A report was created with this id, name and optional tag.', 'Fold: void when the id exists already or its version is not `expectedversion`; otherwise the report exists from now on.'),
-        ReportDeleted: message('ReportDeleted', 'Report deleted', 'The report with this id was deleted.', 'Fold: void when the id does not exist or its version is not `expectedversion`; otherwise the report no longer exists and the id may be created again.'),
+        ReportCreated: message('ReportCreated', 'Report created', 'A report was created with this id, name and optional tag (sealed, or in the clear when written before erasure).', 'Fold: void when the id exists already or its version is not `expectedversion`; otherwise the report exists from now on.'),
+        ReportDeleted: message('ReportDeleted', 'Report deleted', 'The report with this id was deleted: its content key is destroyed, and a consumer forgets the name and tag it holds.', 'Fold: void when the id does not exist or its version is not `expectedversion`; otherwise the report no longer exists and the id may be created again.'),
+        ...keyTopicMessages(),
       },
     },
   };

@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { cursorLag, cursorTotal, type EventLog } from '../log/event-log.js';
 import type { Projector } from '../projection/projector.js';
 import type { ProjectionHealth } from '../projection/health.js';
+import type { KeyStore } from '../keys/key-store.js';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -15,10 +16,19 @@ export interface Metrics {
   observeDecidedAgain(): void;
   /** The head of a report's partition was read before an answer that writes nothing. */
   observeHeadRead(): void;
+  /** The erasure figures the command service keeps (keys whose destruction is tried again, content that could not be opened). */
+  observeService(service: ErasureFigures): void;
+}
+
+/** What the command service tells of erasure. */
+export interface ErasureFigures {
+  erasuresPending(): number;
+  contentUnopened(): number;
 }
 
 export interface MetricsDeps {
   readonly log: EventLog;
+  readonly keys: KeyStore;
   readonly projector: Projector;
   readonly health: ProjectionHealth;
   /**
@@ -29,7 +39,7 @@ export interface MetricsDeps {
   readonly now?: () => number;
 }
 
-export function createMetrics({ log, projector, health, runtimeVersion = false, now = Date.now }: MetricsDeps): Metrics {
+export function createMetrics({ log, keys, projector, health, runtimeVersion = false, now = Date.now }: MetricsDeps): Metrics {
   const registry = new Registry();
   /** The rendering the scrapes of this turn of the event loop wait for (render()). */
   let nextRendering: Promise<string> | undefined;
@@ -160,8 +170,36 @@ export function createMetrics({ log, projector, health, runtimeVersion = false, 
     help: "Reads of a report's partition head, so that an answer that writes nothing (404, 409, an unchanged 200) holds every write before the request",
     registers: [registry],
   });
+  new Counter({
+    name: 'reports_erasures_total',
+    help: 'Content keys destroyed since start: a deleted report\'s, or a void create\'s (its name and tag can no longer be opened)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(keys.stats().erasures);
+    },
+  });
+  let erasure: ErasureFigures | undefined;
+  new Gauge({
+    name: 'reports_erasures_pending',
+    help: 'Keys of deleted reports whose destruction the key store has not confirmed yet (tried again every second)',
+    registers: [registry],
+    collect() {
+      this.set(erasure?.erasuresPending() ?? 0);
+    },
+  });
+  new Counter({
+    name: 'reports_content_unopened_total',
+    help: 'Times a live report\'s content could not be opened because its key is missing from the key store (reports verify lists them)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(erasure?.contentUnopened() ?? 0);
+    },
+  });
   return {
     registry,
+    observeService: (service) => void (erasure = service),
     observeDecidedAgain: () => decidedAgain.inc(),
     observeHeadRead: () => headReads.inc(),
     observeRequest({ method, route, status }, durationSeconds) {

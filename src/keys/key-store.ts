@@ -21,6 +21,15 @@ export interface ContentKey {
   readonly contentDigest: Buffer;
 }
 
+export interface MintOptions {
+  /**
+   * What the content belongs to: the report id. A store that spreads its keys over partitions (the
+   * key topic) mints the key in that report's partition, so that its writes wait on the broker that
+   * the report's events wait on, and on no other. Without it, any partition.
+   */
+  readonly partitionKey?: string;
+}
+
 export interface KeyWriteOptions {
   /** Settles within this many milliseconds (AppendTimeoutError), as a log append does. */
   readonly timeoutMs?: number;
@@ -30,6 +39,14 @@ export interface KeyWriteOptions {
 export interface KeyLookup {
   get(id: KeyId): ContentKey | undefined;
 }
+
+export interface LookupOptions {
+  /** Catch up with every key written anywhere before answering (default); false: answer from what is known here now. */
+  readonly fresh?: boolean;
+}
+
+/** A lookup that holds no key: where no key store is at hand, every sealed report reads as keyless. */
+export const NO_KEYS: KeyLookup = { get: () => undefined };
 
 export interface KeyStoreStats {
   /** Keys destroyed since open (reports_erasures_total). */
@@ -43,7 +60,7 @@ export interface KeyStore {
    * A new key for one event's content: a fresh random secret under an id never used before in this
    * store. Nothing is written: `put` makes it durable.
    */
-  mint(contentDigest: Buffer): ContentKey;
+  mint(contentDigest: Buffer, options?: MintOptions): ContentKey;
   /** Makes the keys durable; resolves once they are (keys waiting together share one sync). */
   put(keys: readonly ContentKey[], options?: KeyWriteOptions): Promise<void>;
   /**
@@ -53,8 +70,8 @@ export interface KeyStore {
   destroy(ids: readonly KeyId[], options?: KeyWriteOptions): Promise<void>;
   /** The key as the store holds it now; undefined when destroyed, never stored, or unreadable. */
   get(id: KeyId): Promise<ContentKey | undefined>;
-  /** Every key held now. */
-  lookup(): Promise<KeyLookup>;
+  /** Every key held now (`fresh: false`: what this process has read of it so far, without asking further). */
+  lookup(options?: LookupOptions): Promise<KeyLookup>;
   stats(): KeyStoreStats;
   close(): Promise<void>;
 }

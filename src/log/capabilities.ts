@@ -4,6 +4,7 @@
 // work the same way). A guard looks at the methods themselves, so a log wrapped by a test
 // (Object.create over a real one) keeps what its prototype offers.
 import type { Cursor, EventLog, LogRecord } from './event-log.js';
+import type { KeyStore } from '../keys/key-store.js';
 
 /**
  * Other instances write to this log too (Kafka): what one of them may have written for a key is
@@ -38,6 +39,15 @@ export interface ResumableScan {
    * scans what lies before it only now), failing as the open would have on damage there.
    */
   scanFrom(from: Cursor): Promise<void>;
+}
+
+/**
+ * The log keeps the content keys of its sealed events itself (the embedded log: keys.db beside
+ * events.log, under the same lock): `contentKey` of an appended message is made durable in the same
+ * group commit as the message, and `keyStore()` is that store.
+ */
+export interface KeyCarrier {
+  keyStore(): KeyStore;
 }
 
 /** The records of one durable flush, in log order, handed to a listener in this process. */
@@ -80,3 +90,4 @@ export function offers<C>(log: EventLog, methods: readonly (keyof C & string)[])
 export const hasKeyedHeads = (log: EventLog): log is EventLog & KeyedHeads => offers<KeyedHeads>(log, ['latest', 'partitionFor']);
 export const hasResumableScan = (log: EventLog): log is EventLog & ResumableScan => offers<ResumableScan>(log, ['resumePoint', 'scanFrom']);
 export const hasCommitFeed = (log: EventLog): log is EventLog & CommitFeed => offers<CommitFeed>(log, ['onCommit']);
+export const hasKeyCarrier = (log: EventLog): log is EventLog & KeyCarrier => offers<KeyCarrier>(log, ['keyStore']);

@@ -8,6 +8,7 @@
 // widens that adapter, not the port every caller and test depends on. Reading one record at a
 // time is a helper over the batches (record-batches.ts), not a second method of every adapter.
 import type { ReportEvent } from '../../projections/events.js';
+import type { ContentKey } from '../keys/key-store.js';
 
 export interface LogPosition {
   readonly partition: number;
@@ -26,6 +27,12 @@ export interface LogMessage {
    * sent: only the commit hand-off passes it on, so the projector folds it without decoding.
    */
   readonly event?: ReportEvent;
+  /**
+   * The content key a sealed create's event needs. A log that carries keys (capabilities.ts
+   * KeyCarrier: the embedded log) makes it durable with the message, in the same group commit;
+   * with any other log the appender puts it in the key store first.
+   */
+  readonly contentKey?: ContentKey;
 }
 
 export interface LogRecord extends LogMessage {

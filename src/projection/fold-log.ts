@@ -9,6 +9,7 @@ import { applyRecord, passGap, type Applied, type ReadModel } from '../read-mode
 import { foldSharded } from '../read-model/sharded-fold.js';
 import { ReportTable } from '../read-model/report-table.js';
 import { isFileBacked } from '../log/file/file-range.js';
+import { NO_KEYS, parseKeyId, type KeyLookup } from '../keys/key-store.js';
 
 export interface FoldOptions {
   /** Stop before this cursor (exclusive, per partition); default: the head seen at start. */
@@ -97,6 +98,7 @@ async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, thre
   if (folded === undefined || folded.kind === 'misrouted') return 'go on';
   if (folded.kind === 'aborted') return 'stop';
   model.reports.takeOver(folded.model.reports);
+  if (folded.model.newestKey !== undefined) model.newestKey = folded.model.newestKey;
   for (const [key, request] of folded.model.keys) model.keys.set(key, request);
   Object.assign(model.counts, folded.model.counts);
   model.cursor.set(0, end);
@@ -107,11 +109,13 @@ async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, thre
 
 /**
  * SHA-256 of the canonical read model (projections/canonical.ts): equal for equal states, whatever
- * the log and the order of its partitions.
+ * the log and the order of its partitions, and whether content was written in the clear or sealed.
+ * A sealed report's line takes its content digest from `keys` (the key store as it is now); without
+ * the key store, or for a key it does not hold, the line says null.
  */
-export function stateDigest(reports: ReportTable | LiveReports): string {
+export function stateDigest(reports: ReportTable | LiveReports, keys: KeyLookup = NO_KEYS): string {
   const hash = createHash('sha256');
-  if (!(reports instanceof ReportTable)) return hash.update(canonicalState(reports)).digest('hex');
-  reports.canonicalLines((bytes) => hash.update(bytes));
+  if (!(reports instanceof ReportTable)) return hash.update(canonicalState(reports, ({ sealed }) => keys.get(parseKeyId(sealed.key))?.contentDigest)).digest('hex');
+  reports.canonicalLines((bytes) => hash.update(bytes), (keyId) => keys.get(keyId)?.contentDigest);
   return hash.digest('hex');
 }

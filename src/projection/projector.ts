@@ -10,7 +10,7 @@ import { cursorLag, cursorPassed, cursorReached, cursorTotal, type Cursor, type 
 import { RecordWaiters, type Outcome } from './record-waiters.js';
 import { pause } from '../pause.js';
 import { ProjectionHealth } from './health.js';
-import { applyRecord, createReadModel, passGap, type Applied, type ReadModel } from '../read-model/read-model.js';
+import { applyRecord, createReadModel, passGap, type Applied, type ErasedKey, type ReadModel } from '../read-model/read-model.js';
 import { foldLog, SHARDED_FOLD_RECORDS } from './fold-log.js';
 import { hasCommitFeed } from '../log/capabilities.js';
 
@@ -27,6 +27,8 @@ export interface ProjectorOptions {
   readonly onApplied?: (records: number) => void;
   /** Called once, when the model has caught up with the head seen at start. */
   readonly onCaughtUp?: () => void;
+  /** Told, once caught up, the key of content each folded event ends (read-model.ts ErasedKey): to be destroyed. */
+  readonly onErased?: ErasedKey;
   /**
    * A catch-up of at least SHARDED_FOLD_RECORDS records at start is folded by foldLog, sharded
    * across this many threads when it starts from an empty model on a file log (absent: the follow
@@ -200,7 +202,7 @@ export class Projector {
       const { partition, offset } = record.position;
       const next = model.cursor.get(partition) ?? 0;
       if (offset < next || (handedOver && offset > next)) continue;
-      this.settle(record, applyRecord(model, record, record.event));
+      this.settle(record, applyRecord(model, record, record.event, this.isReady ? options.onErased : undefined));
       applied += 1;
       last = record;
     }

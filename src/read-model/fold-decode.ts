@@ -23,17 +23,21 @@ const TIME = '[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\\.[0-9]+)
 const VERSION = '(?:"expectedversion":(0|[1-9][0-9]{0,9}),)?';
 /** The schema's traceparent pattern; the all-zero ids it forbids are checked after the match. */
 const TRACEPARENT = '(00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2})';
+/** The schema's sealed content: a key id (base64url) and a box (base64, at least SEALED_BOX_MIN_CHARS, checked after). */
+const SEALED = '"sealed":\\{"key":"([A-Za-z0-9_-]{1,32})","box":"([A-Za-z0-9+/]*={0,2})"\\}';
+const SEALED_BOX_MIN_CHARS = 24;
 
 /**
  * The canonical form: groups 1 the subject (which `data.id` must repeat, `\1`), 2 the expected
- * version of a create, 3 the name (a create), 4 the tag, 5 the expected version of a delete, 6 the
- * idempotency key, 7 the traceparent. Event id and source are non-empty.
+ * version of a create, 3 the key id and 4 the box of sealed content, or 5 the name and 6 the tag
+ * in the clear, 7 the expected version of a delete, 8 the idempotency key, 9 the traceparent.
+ * Event id and source are non-empty.
  */
 const CANONICAL = new RegExp(
   [
     `^\\{"specversion":"1\\.0","id":"${PLAIN}+","source":"${PLAIN}+","subject":"${REPORT_ID}","time":"${TIME}",`,
     `"datacontenttype":"application/json","type":"Report`,
-    `(?:Created",${VERSION}"data":\\{"id":"\\1","name":"(${PLAIN}*)"(?:,"tag":"(${PLAIN}*)")?|Deleted",${VERSION}"data":\\{"id":"\\1")`,
+    `(?:Created",${VERSION}"data":\\{"id":"\\1",(?:${SEALED}|"name":"(${PLAIN}*)"(?:,"tag":"(${PLAIN}*)")?)|Deleted",${VERSION}"data":\\{"id":"\\1")`,
     `(?:,"idempotencyKey":"(${PLAIN}*)")?\\}(?:,"traceparent":"${TRACEPARENT}")?\\}$`,
   ].join(''),
 );
@@ -58,18 +62,19 @@ const ZERO_PARENT_ID = '0'.repeat(16);
 export function decodeCanonical(text: string): FoldEvent | undefined {
   const match = CANONICAL.exec(text);
   if (match === null) return undefined;
-  const [, id, createdVersion, name, tag, deletedVersion, idempotencyKey, traceparent] = match as unknown as [string, string, ...Array<string | undefined>];
+  const [, id, createdVersion, key, box, name, tag, deletedVersion, idempotencyKey, traceparent] = match as unknown as [string, string, ...Array<string | undefined>];
   if (!inInt64(id)) return undefined;
+  if (box !== undefined && box.length < SEALED_BOX_MIN_CHARS) return undefined;
   if (traceparent !== undefined && (traceparent.startsWith(ZERO_TRACE_ID, 3) || traceparent.startsWith(ZERO_PARENT_ID, 36))) return undefined;
   const version = createdVersion ?? deletedVersion;
   const expectedversion = version === undefined ? undefined : Number(version);
   if (expectedversion !== undefined && expectedversion > MAX_EXPECTED_VERSION) return undefined;
-  if (name === undefined) {
+  if (name === undefined && box === undefined) {
     const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
     return expectedversion === undefined ? { type: 'ReportDeleted', data } : { type: 'ReportDeleted', expectedversion, data };
   }
-  const plain = tag === undefined ? { id, name } : { id, name, tag };
-  const data = idempotencyKey === undefined ? plain : { ...plain, idempotencyKey };
+  const content = box === undefined ? (tag === undefined ? { id, name: name as string } : { id, name: name as string, tag }) : { id, sealed: { key: key as string, box } };
+  const data = idempotencyKey === undefined ? content : { ...content, idempotencyKey };
   return expectedversion === undefined ? { type: 'ReportCreated', data } : { type: 'ReportCreated', expectedversion, data };
 }
 

@@ -1,8 +1,8 @@
-// The names and tags of the live reports, as records (report-record.ts) appended to large shared
+// The content of the live reports (names and tags, or their sealed boxes), as records (report-record.ts) appended to large shared
 // chunks: no object and no string header per report, and a snapshot or another thread takes the
 // chunks as they are. A record is found by its position, chunk * CHUNK_STRIDE + offset, which the
 // id index keeps in 32 bits. A deleted record leaves a hole until holes are most of the arena.
-import type { StoredReport } from '../../projections/reports.js';
+import type { ReportContent } from '../../projections/reports.js';
 import type { BytesIn, BytesOut } from './bytes.js';
 import { readRecord, recordLength, recordWithin, storedLength, writeRecord } from './report-record.js';
 
@@ -59,16 +59,17 @@ export class RecordArena {
     return recordWithin(chunk, at - chunkIndex * CHUNK_STRIDE, this.loadedBytes?.[chunkIndex] ?? chunk.length);
   }
 
-  read(at: number): StoredReport {
+  /** The content at `at` of a report at `version` (a sealed record's basis is derived from it). */
+  read(at: number, version: number): ReportContent {
     const { chunk, position } = this.locate(at);
-    return readRecord(chunk, position);
+    return readRecord(chunk, position, version);
   }
 
-  /** Appends the record of `name` and `tag`; its position. */
-  write(name: string, tag: string | undefined): number {
-    const bytes = recordLength(name, tag);
+  /** Appends the record of `report`; its position. */
+  write(report: ReportContent): number {
+    const bytes = recordLength(report);
     const { chunk, position, at } = this.reserve(bytes);
-    writeRecord(chunk, position, name, tag);
+    writeRecord(chunk, position, report);
     this.usedBytes += bytes;
     return at;
   }

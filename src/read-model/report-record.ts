@@ -1,17 +1,22 @@
-// One report as the report table stores it, in bytes: u8 flags | name bytes | (tag bytes) | name
-// | (tag), the byte counts as unsigned LEB128 varints (one byte each below 128: three bytes of
-// header for a usual report rather than nine with u32 counts, which pays for the id's version). A
-// string is latin1 when every character fits in one byte, UTF-16 otherwise, so every JS string
-// (lone surrogates included) comes back exactly. A flag says when name and tag are printable ASCII
-// without `"` or `\`, whose JSON form is their bytes in quotes (the digest copies them as they are).
-import type { StoredReport } from '../../projections/reports.js';
+// One report as the report table stores it, in bytes. Content in the clear (events written before
+// erasure): u8 flags | name bytes | (tag bytes) | name | (tag), the byte counts as unsigned LEB128
+// varints (one byte each below 128: three bytes of header for a usual report rather than nine with
+// u32 counts, which pays for the id's version). A string is latin1 when every character fits in
+// one byte, UTF-16 otherwise, so every JS string (lone surrogates included) comes back exactly.
+// Sealed content (projections/sealing.ts): u8 flags | key id bytes | box bytes | key id | box,
+// the box's ciphertext and tag as the event carried them (base64 there, bytes here), so the fold
+// copies them and never opens anything; a flag says whether the event carried `expectedversion`
+// (it is then the report's version less one, the create having taken effect on it).
+import { contentDigest } from '../../projections/sealing.js';
+import { isSealedReport, type ReportContent, type SealedReport, type StoredReport } from '../../projections/reports.js';
 import type { BytesOut } from './bytes.js';
 import type { IdDigits } from './int64-id.js';
 
 const NAME_TWO_BYTE = 1;
 const HAS_TAG = 2;
 const TAG_TWO_BYTE = 4;
-const JSON_PLAIN = 8;
+const SEALED = 16;
+const HAS_BASIS = 32;
 const WIDE = /[^\u0000-\u00ff]/;
 
 /** Bytes of `value` (below 2^32) as a varint: 7 bits a byte. */
@@ -46,46 +51,87 @@ function byteLength(text: string): number {
   return WIDE.test(text) ? text.length * 2 : text.length;
 }
 
-/** Bytes a record of `name` and `tag` takes. */
-export function recordLength(name: string, tag: string | undefined): number {
+/** Bytes the record of `report` takes. */
+export function recordLength(report: ReportContent): number {
+  if (isSealedReport(report)) {
+    const keyBytes = Buffer.byteLength(report.sealed.key, 'base64url');
+    const boxBytes = Buffer.byteLength(report.sealed.box, 'base64');
+    return 1 + varintBytes(keyBytes) + varintBytes(boxBytes) + keyBytes + boxBytes;
+  }
+  return plainLength(report.name, report.tag);
+}
+
+function plainLength(name: string, tag: string | undefined): number {
   const nameBytes = byteLength(name);
   if (tag === undefined) return 1 + varintBytes(nameBytes) + nameBytes;
   const tagBytes = byteLength(tag);
   return 1 + varintBytes(nameBytes) + varintBytes(tagBytes) + nameBytes + tagBytes;
 }
 
-/** Writes the record of `name` and `tag` at `position` (room for recordLength bytes is there). */
-export function writeRecord(chunk: Buffer, position: number, name: string, tag: string | undefined): void {
+/** Writes the record of `report` at `position` (room for recordLength bytes is there). */
+export function writeRecord(chunk: Buffer, position: number, report: ReportContent): void {
+  if (isSealedReport(report)) writeSealed(chunk, position, report);
+  else writePlain(chunk, position, report.name, report.tag);
+}
+
+function writeSealed(chunk: Buffer, position: number, { sealed, expectedversion }: SealedReport): void {
+  const keyBytes = Buffer.byteLength(sealed.key, 'base64url');
+  const boxBytes = Buffer.byteLength(sealed.box, 'base64');
+  chunk[position] = SEALED | (expectedversion === undefined ? 0 : HAS_BASIS);
+  let at = writeVarint(chunk, position + 1, keyBytes);
+  at = writeVarint(chunk, at, boxBytes);
+  at += chunk.write(sealed.key, at, keyBytes, 'base64url');
+  chunk.write(sealed.box, at, boxBytes, 'base64');
+}
+
+function writePlain(chunk: Buffer, position: number, name: string, tag: string | undefined): void {
   const nameWide = WIDE.test(name);
   const nameBytes = nameWide ? name.length * 2 : name.length;
   const tagWide = tag !== undefined && WIDE.test(tag);
   let at = writeVarint(chunk, position + 1, nameBytes);
   if (tag !== undefined) at = writeVarint(chunk, at, tagWide ? tag.length * 2 : tag.length);
-  let plain = nameWide ? (chunk.write(name, at, 'ucs2'), false) : writeOneByte(chunk, at, name);
+  if (nameWide) chunk.write(name, at, 'ucs2');
+  else writeOneByte(chunk, at, name);
   let flags = nameWide ? NAME_TWO_BYTE : 0;
   if (tag !== undefined) {
     flags |= HAS_TAG | (tagWide ? TAG_TWO_BYTE : 0);
-    const tagAt = at + nameBytes;
-    plain = (tagWide ? (chunk.write(tag, tagAt, 'ucs2'), false) : writeOneByte(chunk, tagAt, tag)) && plain;
+    if (tagWide) chunk.write(tag, at + nameBytes, 'ucs2');
+    else writeOneByte(chunk, at + nameBytes, tag);
   }
-  chunk[position] = plain ? flags | JSON_PLAIN : flags;
+  chunk[position] = flags;
 }
 
-/**
- * Writes a string whose characters all fit in one byte, a byte each (a loop beats the encoder call
- * for the short strings reports hold), and tells whether it is JSON-plain.
- */
-function writeOneByte(chunk: Buffer, at: number, text: string): boolean {
-  let plain = true;
-  for (let i = 0; i < text.length; i += 1) {
-    const code = text.charCodeAt(i);
-    chunk[at + i] = code;
-    if (code < 0x20 || code > 0x7e || code === 0x22 || code === 0x5c) plain = false;
-  }
-  return plain;
+/** Writes a string whose characters all fit in one byte, a byte each (a loop beats the encoder call for the short strings reports hold). */
+function writeOneByte(chunk: Buffer, at: number, text: string): void {
+  for (let i = 0; i < text.length; i += 1) chunk[at + i] = text.charCodeAt(i);
 }
 
-export function readRecord(chunk: Buffer, position: number): StoredReport {
+/** Whether the record at `position` holds sealed content. */
+export function isSealedRecord(chunk: Buffer, position: number): boolean {
+  return ((chunk[position] as number) & SEALED) !== 0;
+}
+
+/** The key id and box of the sealed record at `position` (views into the chunk), and whether its event carried a basis. */
+export function sealedParts(chunk: Buffer, position: number): { keyId: Buffer; box: Buffer; hasBasis: boolean } {
+  const flags = chunk[position] as number;
+  const keyBytes = readVarint(chunk, position + 1);
+  let at = position + 1 + varintBytes(keyBytes);
+  const boxBytes = readVarint(chunk, at);
+  at += varintBytes(boxBytes);
+  return { keyId: chunk.subarray(at, at + keyBytes), box: chunk.subarray(at + keyBytes, at + keyBytes + boxBytes), hasBasis: (flags & HAS_BASIS) !== 0 };
+}
+
+/** The report's content; `version` is the report's (a sealed record's basis is that version less one). */
+export function readRecord(chunk: Buffer, position: number, version: number): ReportContent {
+  if (isSealedRecord(chunk, position)) {
+    const { keyId, box, hasBasis } = sealedParts(chunk, position);
+    const sealed = { key: keyId.toString('base64url'), box: box.toString('base64') };
+    return hasBasis ? { sealed, expectedversion: version - 1 } : { sealed };
+  }
+  return readPlain(chunk, position);
+}
+
+function readPlain(chunk: Buffer, position: number): StoredReport {
   const flags = chunk[position] as number;
   const nameBytes = readVarint(chunk, position + 1);
   let start = position + 1 + varintBytes(nameBytes);
@@ -114,7 +160,8 @@ export function recordWithin(chunk: Buffer, position: number, used: number): boo
   if (position < 0 || position >= used) return false;
   const name = varintBefore(chunk, position + 1, used);
   if (name === undefined) return false;
-  if (((chunk[position] as number) & HAS_TAG) === 0) return name.next + name.value <= used;
+  // A sealed record's two counts are its key id's and its box's, laid out as a tagged record's.
+  if (((chunk[position] as number) & (HAS_TAG | SEALED)) === 0) return name.next + name.value <= used;
   const tag = varintBefore(chunk, name.next, used);
   return tag !== undefined && tag.next + name.value + tag.value <= used;
 }
@@ -123,53 +170,46 @@ export function storedLength(chunk: Buffer, position: number): number {
   const flags = chunk[position] as number;
   const nameBytes = readVarint(chunk, position + 1);
   const header = 1 + varintBytes(nameBytes);
-  if ((flags & HAS_TAG) === 0) return header + nameBytes;
+  if ((flags & (HAS_TAG | SEALED)) === 0) return header + nameBytes;
   const tagBytes = readVarint(chunk, position + header);
   return header + varintBytes(tagBytes) + nameBytes + tagBytes;
 }
 
-/** Writes the report's canonical line (projections/canonical.ts) for the id loaded in `id` to `out`. */
-export function writeCanonicalLine(out: BytesOut, chunk: Buffer, position: number, id: IdDigits): void {
-  const flags = chunk[position] as number;
-  if ((flags & JSON_PLAIN) === 0) {
-    writeJsonLine(out, readRecord(chunk, position), id.bytes().toString('latin1'));
-    return;
-  }
-  const nameBytes = readVarint(chunk, position + 1);
-  const tagged = (flags & HAS_TAG) !== 0;
-  let start = position + 1 + varintBytes(nameBytes);
-  const tagBytes = tagged ? readVarint(chunk, start) : 0;
-  if (tagged) start += varintBytes(tagBytes);
-  const room = out.reserve(id.length + nameBytes + tagBytes + (tagged ? 11 : 8));
+/** The content digest of a sealed record's key, from the key store; undefined when the key is not there. */
+export type KeyDigest = (keyId: Buffer) => Buffer | undefined;
+
+const NULL_DIGEST = Buffer.from('null', 'latin1');
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
+
+/**
+ * Writes the report's canonical line (projections/canonical.ts) for the id loaded in `id` to `out`:
+ * `["<id>","<hex of the content digest>"]`, the digest from the key store for sealed content.
+ */
+export function writeCanonicalLine(out: BytesOut, chunk: Buffer, position: number, id: IdDigits, keyDigest: KeyDigest): void {
+  const digest = isSealedRecord(chunk, position) ? keyDigest(sealedParts(chunk, position).keyId) : contentDigest(readPlain(chunk, position));
+  const room = out.reserve(id.length + (digest === undefined ? NULL_DIGEST.length : 66) + 6);
   const buffer = room.buffer;
   let w = room.at;
   buffer[w++] = 0x5b; // [
   buffer[w++] = 0x22; // "
   id.write(buffer, w);
-  w = separator(buffer, w + id.length);
-  for (let i = start, end = start + nameBytes; i < end; i += 1) buffer[w++] = chunk[i] as number;
-  if (tagged) {
-    w = separator(buffer, w);
-    for (let i = start + nameBytes, end = start + nameBytes + tagBytes; i < end; i += 1) buffer[w++] = chunk[i] as number;
-  }
+  w += id.length;
   buffer[w++] = 0x22; // "
+  buffer[w++] = 0x2c; // ,
+  if (digest === undefined) {
+    w += NULL_DIGEST.copy(buffer, w);
+  } else {
+    buffer[w++] = 0x22;
+    // Hex a byte at a time into the line: no string per report.
+    for (let i = 0; i < digest.length; i += 1) {
+      const byte = digest[i] as number;
+      buffer[w++] = HEX[byte >> 4] as number;
+      buffer[w++] = HEX[byte & 15] as number;
+    }
+    buffer[w++] = 0x22;
+  }
   buffer[w++] = 0x5d; // ]
   buffer[w] = 0x0a; // newline
-}
-
-/** A canonical line made with JSON.stringify: for text that needs escapes or is not one byte a character. */
-function writeJsonLine(out: BytesOut, report: StoredReport, id: string): void {
-  const line = `${JSON.stringify(report.tag === undefined ? [id, report.name] : [id, report.name, report.tag])}\n`;
-  const room = out.reserve(Buffer.byteLength(line));
-  room.buffer.write(line, room.at, 'utf8');
-}
-
-/** Writes `","` at `w`; returns the position after it. */
-function separator(buffer: Buffer, w: number): number {
-  buffer[w] = 0x22;
-  buffer[w + 1] = 0x2c;
-  buffer[w + 2] = 0x22;
-  return w + 3;
 }
 
 function decode(chunk: Buffer, start: number, bytes: number, wide: boolean): string {

@@ -2,16 +2,16 @@
 // 135 bytes per report on the heap; this table keeps ~75: the id is two 32-bit words in an
 // open-addressing index (id-index.ts: no string object, every int64 alike), and name and tag are
 // bytes in large shared chunks (record-arena.ts: no object, no string header) rather than JS
-// values. `get` builds the `{name, tag}` value on demand, which only the HTTP answer and the
-// idempotency fold do. Besides the live reports it keeps each id's version (how many events took
+// values; a sealed report's content is its key id and box as bytes. `get` builds the value on
+// demand, which only an answer that reads a report does. Besides the live reports it keeps each id's version (how many events took
 // effect on it), deleted ids included: a deleted report keeps its slot and version, not its record.
-import type { ReportsState, StoredReport } from '../../projections/reports.js';
+import type { ReportContent, ReportsState } from '../../projections/reports.js';
 import { BytesOut, type BytesIn } from './bytes.js';
 import { IdIndex, NO_RECORD, type IdIndexParts } from './id-index.js';
 import { writeIndexBytes } from './id-index-bytes.js';
 import { IdDigits, idText, parseId } from './int64-id.js';
 import { RecordArena, type RecordArenaParts } from './record-arena.js';
-import { writeCanonicalLine } from './report-record.js';
+import { isSealedRecord, sealedParts, writeCanonicalLine, type KeyDigest } from './report-record.js';
 
 /** A table being written as it was at one moment (ReportTable.freeze). */
 export interface FrozenTable {
@@ -29,7 +29,7 @@ export interface ReportTableParts {
   readonly index: IdIndexParts;
 }
 
-export class ReportTable implements ReportsState, Iterable<[string, StoredReport]> {
+export class ReportTable implements ReportsState, Iterable<[string, ReportContent]> {
   private index = new IdIndex();
   private arena = new RecordArena();
   // (# fields: a cache, not part of what two equal tables hold.)
@@ -88,10 +88,10 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
     return slot >= 0 && this.index.recordAt(slot) !== NO_RECORD;
   }
 
-  get(id: string): StoredReport | undefined {
+  get(id: string): ReportContent | undefined {
     const slot = this.slotOf(id);
     const at = slot < 0 ? NO_RECORD : this.index.recordAt(slot);
-    return at === NO_RECORD ? undefined : this.arena.read(at);
+    return at === NO_RECORD ? undefined : this.arena.read(at, this.index.versionAt(slot));
   }
 
   /** How many events have taken effect on report `id` (0: none); kept after the report is deleted. */
@@ -101,10 +101,10 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   /** Creates or replaces the report `id` (a canonical decimal int64, else RangeError); one more event on it. */
-  set(id: string, report: StoredReport): this {
+  set(id: string, report: ReportContent): this {
     const slot = this.slotOf(id);
     if (!this.#lastValid) throw new RangeError(`report id "${id.slice(0, 40)}" is not a canonical decimal int64`);
-    const at = this.arena.write(report.name, report.tag);
+    const at = this.arena.write(report);
     if (slot < 0) {
       this.#lastSlot = this.index.add(this.#key, at, 1);
     } else {
@@ -169,31 +169,40 @@ export class ReportTable implements ReportsState, Iterable<[string, StoredReport
   }
 
   /** The live reports in id order. */
-  *entries(): IterableIterator<[string, StoredReport]> {
+  *entries(): IterableIterator<[string, ReportContent]> {
     const positions: Array<[string, number]> = [];
     this.inIdOrder((id, at) => positions.push([id, at]));
-    for (const [id, at] of positions) yield [id, this.arena.read(at)];
+    for (const [id, at] of positions) yield [id, this.arena.read(at, this.version(id))];
   }
 
-  [Symbol.iterator](): IterableIterator<[string, StoredReport]> {
+  [Symbol.iterator](): IterableIterator<[string, ReportContent]> {
     return this.entries();
   }
 
   /**
-   * Feeds every live report's canonical line (`["id","name"]` or `["id","name","tag"]`, see
+   * Feeds every live report's canonical line (`["id","<content digest>"]`, see
    * projections/canonical.ts) to `update`, in id order, as bytes. Ids are written from their words
-   * and records flagged JSON-plain copied as they are stored, without making strings, which keeps
-   * the digest of a million reports fast.
+   * and a sealed report's digest comes from the key store (`keyDigest`) without a string made,
+   * which keeps the digest of a million reports fast.
    */
-  canonicalLines(update: (bytes: Buffer) => void): void {
+  canonicalLines(update: (bytes: Buffer) => void, keyDigest: KeyDigest): void {
     const out = new BytesOut(update);
     const { keys, count } = this.index.liveInOrder();
     const digits = this.#digits;
     for (let i = 0; i < count; i += 1) {
       const { chunk, position } = this.arena.locate(keys.payload[i] as number);
-      writeCanonicalLine(out, chunk, position, digits.load(keys.low[i] as number, keys.high[i] as number));
+      writeCanonicalLine(out, chunk, position, digits.load(keys.low[i] as number, keys.high[i] as number), keyDigest);
     }
     out.flush();
+  }
+
+  /** Calls `visit` with the key id of every live report whose content is sealed (a view into the table: copy it to keep it). */
+  forEachSealedKey(visit: (keyId: Buffer) => void): void {
+    const { keys, count } = this.index.liveInOrder();
+    for (let i = 0; i < count; i += 1) {
+      const { chunk, position } = this.arena.locate(keys.payload[i] as number);
+      if (isSealedRecord(chunk, position)) visit(sealedParts(chunk, position).keyId);
+    }
   }
 
   /** Calls `visit` with every live id and its record's position, in the canonical order of ids (projections/canonical.ts). */

@@ -39,6 +39,8 @@ export class ShardFold {
   readonly model = createReadModel();
   /** Offset of the first record carrying each idempotency key the shard holds. */
   readonly keyOffsets = new Map<string, number>();
+  /** Where the newest sealed create of this shard lies (its key is the model's newestKey). */
+  newestKeyAt: number | undefined;
   readonly skipped: SkippedRecord[] = [];
   /** A record whose event belongs to another shard: the fold must not be sharded. */
   misrouted: number | undefined;
@@ -104,7 +106,10 @@ export class ShardFold {
       this.skipped.push({ offset, reason: input.reason });
       return;
     }
-    const key = input.event.data.idempotencyKey;
-    if (key !== undefined && !this.keyOffsets.has(key)) this.keyOffsets.set(key, offset);
+    const { event } = input;
+    if (event.type === 'ReportCreated' && 'sealed' in event.data) this.newestKeyAt = offset;
+    // Where the key was claimed: an event void as superseded carries it without claiming it.
+    const key = event.data.idempotencyKey;
+    if (key !== undefined && !this.keyOffsets.has(key) && this.model.keys.has(key)) this.keyOffsets.set(key, offset);
   }
 }

@@ -28,6 +28,8 @@ export type ShardMessage =
       readonly skipped: readonly SkippedRecord[];
       readonly lastTimestampMs: number | undefined;
       readonly misrouted: number | undefined;
+      /** The shard's newest sealed create: its key and offset. */
+      readonly newestKey: readonly [key: string, offset: number] | undefined;
     };
 
 /** Bytes read at a time: large sequential reads. */
@@ -59,10 +61,11 @@ function foldShard(request: ShardRequest): ShardFold {
 }
 
 parentPort?.once('message', (request: ShardRequest) => {
-  const { model, keyOffsets, skipped, misrouted, lastTimestampMs } = foldShard(request);
+  const { model, keyOffsets, skipped, misrouted, lastTimestampMs, newestKeyAt } = foldShard(request);
   const table = model.reports.parts();
   const keys = [...model.keys].map(([key, keyed]) => [key, keyOffsets.get(key) as number, keyed] as const);
-  const message: ShardMessage = { kind: 'done', table, keys, voidEvents: model.counts.voidEvents, skipped, lastTimestampMs, misrouted };
+  const newestKey = model.newestKey === undefined || newestKeyAt === undefined ? undefined : ([model.newestKey, newestKeyAt] as const);
+  const message: ShardMessage = { kind: 'done', table, keys, voidEvents: model.counts.voidEvents, skipped, lastTimestampMs, misrouted, newestKey };
   // The table's buffers move with the message (the thread ends after it): no copy.
   parentPort?.postMessage(message, [...table.arena.chunks, table.index.slots.buffer as ArrayBuffer]);
 });

@@ -113,6 +113,9 @@ function merge(results: readonly Done[], records: number): ShardedFold {
       model.keys.set(key, request);
     }
   }
+  // The newest sealed create of the whole log is the newest of the shards'.
+  const newest = results.map((result) => result.newestKey).reduce((best, candidate) => (candidate !== undefined && (best === undefined || candidate[1] > best[1]) ? candidate : best), undefined);
+  if (newest !== undefined) model.newestKey = newest[0];
   const skipped = results.flatMap((result) => result.skipped).sort((a, b) => a.offset - b.offset);
   model.counts.records = records;
   model.counts.voidEvents = results.reduce((sum, result) => sum + result.voidEvents, 0);

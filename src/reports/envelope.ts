@@ -31,7 +31,7 @@ export function isoClock(nowMs: () => number = Date.now): () => string {
  * been through 2^31 - 1 versions (a CloudEvents Integer is 32-bit) is written without one and folds
  * by existence alone: JSON leaves an undefined attribute out.
  */
-function basis(expectedVersion: number): number | undefined {
+export function eventBasis(expectedVersion: number): number | undefined {
   return expectedVersion <= MAX_EXPECTED_VERSION ? expectedVersion : undefined;
 }
 
@@ -39,10 +39,10 @@ function basis(expectedVersion: number): number | undefined {
 // is the order of the JSON on the log.
 export function reportCreated(context: EnvelopeContext, data: ReportCreatedData, expectedVersion: number): ReportCreated {
   const { source, newId, time } = context;
-  return { specversion: '1.0', id: newId(), source, subject: data.id, time: time(), datacontenttype: 'application/json', type: 'ReportCreated', expectedversion: basis(expectedVersion), data };
+  return { specversion: '1.0', id: newId(), source, subject: data.id, time: time(), datacontenttype: 'application/json', type: 'ReportCreated', expectedversion: eventBasis(expectedVersion), data };
 }
 
 export function reportDeleted(context: EnvelopeContext, data: ReportDeletedData, expectedVersion: number): ReportDeleted {
   const { source, newId, time } = context;
-  return { specversion: '1.0', id: newId(), source, subject: data.id, time: time(), datacontenttype: 'application/json', type: 'ReportDeleted', expectedversion: basis(expectedVersion), data };
+  return { specversion: '1.0', id: newId(), source, subject: data.id, time: time(), datacontenttype: 'application/json', type: 'ReportDeleted', expectedversion: eventBasis(expectedVersion), data };
 }

@@ -3,21 +3,29 @@
 import type { SpanContext, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
-import type { ReportCreatedData, ReportEvent } from '../../projections/events.js';
-import type { StoredReport } from '../../projections/reports.js';
-import { createFingerprint } from '../../projections/idempotency.js';
-import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
-import { AppendOutcomeUnknownError, AppendTimeoutError, LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError, type EventLog, type LogPosition } from '../log/event-log.js';
-import { ProjectionTimeoutError, type Outcome, type Projector } from '../projection/projector.js';
-import { decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision } from './decide.js';
-import { reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
+import type { ReportEvent } from '../../projections/events.js';
+import type { ReportsView, StoredReport } from '../../projections/reports.js';
+import { contentDigest, sealContent } from '../../projections/sealing.js';
+import { keyIdText, parseKeyId, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
+import type { Ended } from '../read-model/read-model.js';
+import { deletionOf, type Deletion } from '../keys/deletion-records.js';
+import { createContentOpener, type ContentOpener } from './report-content.js';
+import { createKeyEraser, type KeyEraser } from './key-eraser.js';
+import { UnavailableError } from '../errors.js';
+import { AppendTimeoutError, type EventLog, type LogPosition } from '../log/event-log.js';
+import { answerToFailure, conflict, createdThenDeleted, deleteAnswer, keyMismatch, notFound, unconfirmed } from './answers.js';
+import type { Outcome, Projector } from '../projection/projector.js';
+import { answerReplayedCreate, decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision, type ReportView } from './decide.js';
+import { eventBasis, reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { WriteOutcomes, type WriteTicket } from './write-outcomes.js';
 import { createWriteTracing, defaultTracer, parentContext, type WriteTracing } from './tracing.js';
-import { hasKeyedHeads } from '../log/capabilities.js';
+import { hasKeyCarrier, hasKeyedHeads } from '../log/capabilities.js';
 
 export interface ReportServiceOptions extends EnvelopeContext {
   readonly log: EventLog;
+  /** Where the keys that seal names and tags live (src/keys/). */
+  readonly keys: KeyStore;
   readonly projector: Projector;
   readonly writeTimeoutMs: number;
   readonly logger: Logger;
@@ -44,10 +52,14 @@ export class ReportService {
   private readonly outcomes = new WriteOutcomes();
   private readonly tracing: WriteTracing;
   private readonly clockMs: () => number;
+  private readonly opener: ContentOpener;
+  private readonly eraser: KeyEraser;
 
   constructor(private readonly options: ReportServiceOptions) {
     this.tracing = createWriteTracing(options.tracer ?? defaultTracer());
     this.clockMs = options.clockMs ?? (() => performance.now());
+    this.opener = createContentOpener(options.keys, options.logger);
+    this.eraser = createKeyEraser(options.keys, options.logger);
   }
 
   /** Whether writes are answered 503 lately and none is confirmed (for /readyz). */
@@ -68,28 +80,32 @@ export class ReportService {
   create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext): Promise<StoredReport> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     const { id } = command;
-    // Only a request with a key is ever compared with another.
-    const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id, command.name, command.tag);
     return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       for (let decisions = 1; ; decisions += 1) {
-        const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
-        if (keyed.kind !== 'new') return createAnswer(id, keyed);
-        let decision = decideCreate(state, command);
+        const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'create', id });
+        if (keyed.kind !== 'new') return this.replayCreate(keyed, state, command);
+        let decision = decideCreate(await this.view(state, id), command);
         // An answer that writes nothing must not come from state older than the request. (After a
         // void write it does not: the state holds everything before that write's own event.)
-        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(state, command);
+        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(await this.view(state, id), command);
         if (decision.kind === 'unchanged') return decision.report;
         if (decision.kind === 'conflict') throw conflict(id);
         this.beforeWriteAgain(id, decisions, deadline);
-        const outcome = await this.write(reportCreated(this.options, createdData(command, idempotencyKey), decision.expectedVersion), deadline, traceContext, ticket);
+        const { event, key } = await this.sealedCreate(command, idempotencyKey, decision.expectedVersion, deadline);
+        const outcome = await this.write(event, deadline, traceContext, key);
         // Decided on a state other writes had moved on from by the time the event reached the log
-        // (another instance's, not yet folded here): decided again on the state that now holds them.
-        if (outcome === 'void') continue;
-        if (idempotencyKey !== undefined) return createAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
+        // (another instance's, not yet folded here): its key is destroyed (the event can never take
+        // effect), and the request decided again on the state that now holds those writes.
+        if (outcome === 'void') {
+          await this.erase([key.id], id, deadline);
+          continue;
+        }
+        this.outcomes.confirmed(ticket);
+        if (idempotencyKey !== undefined) return this.replayCreate(decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'create', id }), state, command);
         if (outcome === 'created') return storedReport(command);
         // The outcome is no longer remembered (rare): the state says whether the report is this one.
-        const projected = state.get(id);
+        const projected = (await this.view(state, id)).content;
         if (projected !== undefined && sameReport(projected, command)) return projected;
         throw unconfirmed(id);
       }
@@ -98,24 +114,99 @@ export class ReportService {
 
   delete(id: string, idempotencyKey?: string, traceContext?: SpanContext): Promise<void> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
-    const fingerprint = idempotencyKey === undefined ? '' : createFingerprint(id);
     return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       for (let decisions = 1; ; decisions += 1) {
-        const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint);
+        const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id });
         if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
-        let decision = decideDelete(state, id);
+        let decision = decideDelete(bareView(state, id));
         // A 404 must not come from state older than the request (nor does it after a void write).
-        if (decisions === 1 && decision.kind === 'not-found' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(state, id);
+        if (decisions === 1 && decision.kind === 'not-found' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(bareView(state, id));
         if (decision.kind === 'not-found') throw notFound(id);
         this.beforeWriteAgain(id, decisions, deadline);
+        // The key of the incarnation this delete ends (none for content written in the clear).
+        const live = state.get(id);
         const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
-        const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion), deadline, traceContext, ticket);
+        const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion), deadline, traceContext);
         if (outcome === 'void') continue;
-        if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, fingerprint));
+        // Deleted: its content is erased, and the deletion recorded, before the answer says so.
+        if (outcome === 'deleted') await this.erase(deletionOf(id, decision.expectedVersion, live), id, deadline);
+        // Confirmed only now: a delete whose key the store did not destroy in time is answered 503,
+        // and must count against readiness (the key topic's leader may be the broker that stopped).
+        this.outcomes.confirmed(ticket);
+        if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id }));
         return;
       }
     }));
+  }
+
+  /** The report as a decision reads it; its content opened only when it is live (a create of an id that exists). */
+  private view(state: ReportsView, id: string): Promise<ReportView> | ReportView {
+    return state.has(id) ? this.opener.view(state, id) : bareView(state, id);
+  }
+
+  /** A retry of a keyed create: the first answer again, compared with the report its key points at. */
+  private async replayCreate(keyed: KeyDecision, state: ReportsView, command: CreateCommand): Promise<StoredReport> {
+    if (keyed.kind !== 'replay') throw keyMismatch();
+    const answer = answerReplayedCreate(keyed.request, await this.view(state, command.id), command);
+    if (answer.kind === 'unchanged') return answer.report;
+    if (answer.kind === 'conflict') throw conflict(command.id);
+    if (answer.kind === 'deleted-since') throw createdThenDeleted(command.id);
+    throw keyMismatch();
+  }
+
+  /**
+   * The create event for `command`, its name and tag sealed under a new key that is durable before
+   * this returns: a crash before the event is appended leaves a key nothing refers to (swept at the
+   * next start), never an event whose content has no key.
+   */
+  private async sealedCreate(command: CreateCommand, idempotencyKey: string | undefined, expectedVersion: number, deadline: number): Promise<{ event: ReportEvent; key: ContentKey }> {
+    const { keys } = this.options;
+    const report = storedReport(command);
+    const key = keys.mint(contentDigest(report), { partitionKey: command.id });
+    const basis = eventBasis(expectedVersion);
+    const sealed = sealContent(report, keyIdText(key.id), key.secret, { id: command.id, ...(basis === undefined ? {} : { expectedversion: basis }) });
+    const data = idempotencyKey === undefined ? { id: command.id, sealed } : { id: command.id, sealed, idempotencyKey };
+    // A log that carries keys makes it durable with the event, in one group commit; otherwise it goes first.
+    if (!hasKeyCarrier(this.options.log)) {
+      try {
+        await keys.put([key], { timeoutMs: this.remaining(deadline) });
+      } catch (error) {
+        throw this.answerTo(error, command.id);
+      }
+    }
+    return { event: reportCreated(this.options, data, expectedVersion), key };
+  }
+
+  /** Destroys keys before the request's answer (503 when the store does not confirm it in time: retrying is safe). */
+  private async erase(ids: readonly KeyId[] | Deletion, id: string, deadline: number): Promise<void> {
+    try {
+      await this.eraser.erase(ids, this.remaining(deadline));
+    } catch (error) {
+      this.options.logger.warn({ err: error, subject: id }, 'the key store did not confirm the destruction of a key; trying again in the background');
+      throw new UnavailableError(`report ${id} was written, but the destruction of its content key is not confirmed yet; retrying the same request is safe`);
+    }
+  }
+
+  /** Erases in the background what an event another writer wrote ends (read-model.ts Ended). */
+  eraseLater(ended: Ended): void {
+    if (ended.kind === 'void') this.eraser.eraseLater([parseKeyId(ended.key)]);
+    else this.eraser.eraseLater(ended.key === undefined ? { reportId: ended.reportId, version: ended.version } : { reportId: ended.reportId, version: ended.version, key: parseKeyId(ended.key) });
+  }
+
+  /** Keys whose destruction is still being tried again (for /metrics). */
+  erasuresPending(): number {
+    return this.eraser.pending();
+  }
+
+  /** Live reports whose content could not be opened since start (a missing key; for /metrics). */
+  contentUnopened(): number {
+    return this.opener.unopened();
+  }
+
+  /** Stops the background work (key destructions tried again): at shutdown. */
+  stop(): void {
+    this.eraser.stop();
   }
 
   /**
@@ -166,20 +257,19 @@ export class ReportService {
     return this.options.projector.model.reports;
   }
 
-  private async write(event: ReportEvent, deadline: number, traceContext: SpanContext | undefined, ticket: WriteTicket): Promise<Outcome> {
+  private async write(event: ReportEvent, deadline: number, traceContext: SpanContext | undefined, contentKey?: ContentKey): Promise<Outcome> {
     const started = this.clockMs();
     const parent = parentContext(traceContext);
     try {
       const append = (traced: ReportEvent) => {
         // The event goes along with its bytes: the log hands it to the projector, which folds it undecoded.
         // The log settles the append by the deadline itself (one shared timer, no per-request signal).
-        return this.options.log.append([{ key: traced.subject, value: encodeEvent(traced), event: traced }], { timeoutMs: this.remaining(deadline) });
+        const message = { key: traced.subject, value: encodeEvent(traced), event: traced };
+        return this.options.log.append([contentKey === undefined ? message : { ...message, contentKey }], { timeoutMs: this.remaining(deadline) });
       };
       const [position] = await this.tracing.append(parent, event, append);
       this.options.onAppend?.(this.clockMs() - started);
-      const outcome = await this.tracing.wait(parent, () => this.options.projector.waitFor(position as LogPosition, this.remaining(deadline)));
-      this.outcomes.confirmed(ticket);
-      return outcome;
+      return await this.tracing.wait(parent, () => this.options.projector.waitFor(position as LogPosition, this.remaining(deadline)));
     } catch (error) {
       throw this.answerTo(error, event.subject);
     }
@@ -187,24 +277,7 @@ export class ReportService {
 
   /** Maps a failure of the log or of the projection to the answer the client gets. */
   private answerTo(error: unknown, subject: string): unknown {
-    if (error instanceof RecordTooLargeError) return new EventTooLargeError(error.sizeBytes, error.limitBytes);
-    if (error instanceof LogOverloadedError) {
-      return new UnavailableError(`${error.maxPending} writes are already waiting for the event log (REPORTS_MAX_PENDING_APPENDS); retry shortly`, 2);
-    }
-    if (error instanceof LogRefusingWritesError) return new UnavailableError(error.message, 30);
-    if (error instanceof LogUnavailableError) {
-      // The adapter's message can name files or broker addresses: log it, never send it.
-      this.options.logger.warn({ err: error, subject }, 'the event log is unavailable');
-      return new UnavailableError('the event log is unavailable; retrying the same request is safe');
-    }
-    if (error instanceof AppendOutcomeUnknownError) {
-      this.options.logger.warn({ err: error, subject }, 'the event log did not say whether it took a write');
-      return new UnavailableError('the event log did not confirm the write; retrying the same request is safe');
-    }
-    if (error instanceof AppendTimeoutError || error instanceof ProjectionTimeoutError) {
-      return new UnavailableError(`the event log did not confirm the write within ${this.options.writeTimeoutMs} ms; retrying the same request is safe`);
-    }
-    return error;
+    return answerToFailure(error, subject, this.options.writeTimeoutMs, this.options.logger);
   }
 }
 
@@ -216,45 +289,14 @@ function queueKeys(id: string, idempotencyKey: string | undefined): string | str
   return idempotencyKey === undefined ? id : [id, `key:${idempotencyKey}`];
 }
 
-function createdData({ id, name, tag }: CreateCommand, idempotencyKey: string | undefined): ReportCreatedData {
-  if (idempotencyKey === undefined) return tag === undefined ? { id, name } : { id, name, tag };
-  return tag === undefined ? { id, name, idempotencyKey } : { id, name, tag, idempotencyKey };
+/** The report as a decision reads it, without its content (an absent report, or a delete). */
+function bareView(state: ReportsView, id: string): ReportView {
+  return { version: state.version(id), live: state.has(id) };
 }
 
 /** The report a create that took effect made: what the fold stored for it. */
 function storedReport({ name, tag }: CreateCommand): StoredReport {
   return tag === undefined ? { name } : { name, tag };
-}
-
-function keyMismatch(): UnprocessableError {
-  return new UnprocessableError('this Idempotency-Key was already used for a different request');
-}
-
-function createAnswer(id: string, decision: KeyDecision): StoredReport {
-  if (decision.kind === 'mismatch' || decision.kind === 'new') throw keyMismatch();
-  const { outcome } = decision;
-  if (outcome.kind === 'created' || outcome.kind === 'unchanged') return outcome.report;
-  if (outcome.kind === 'conflict') throw conflict(id);
-  throw keyMismatch();
-}
-
-function deleteAnswer(id: string, decision: KeyDecision): void {
-  if (decision.kind === 'mismatch' || decision.kind === 'new') throw keyMismatch();
-  if (decision.outcome.kind === 'not-found') throw notFound(id);
-  if (decision.outcome.kind !== 'deleted') throw keyMismatch();
-}
-
-function conflict(id: string): ConflictError {
-  return new ConflictError(`report ${id} already exists with a different name or tag`);
-}
-
-/** The log took the write, but what the fold did with it is no longer known here. */
-function unconfirmed(id: string): UnavailableError {
-  return new UnavailableError(`the write of report ${id} reached the event log, but its outcome could not be confirmed; retrying the same request is safe`);
-}
-
-function notFound(id: string): NotFoundError {
-  return new NotFoundError(`report ${id} does not exist`);
 }
 
 /** `work`'s result, or an AppendTimeoutError once `ms` have passed (the work itself is left to finish). */

@@ -45,6 +45,9 @@ const SETTLE_SLOTS_PER_TURN = 20_000;
  */
 const COPY_WORDS_PER_TURN = 262_144;
 
+/** Idempotency keys encoded per turn (about 1 ms here): a million keys at once held the loop for a second. */
+const KEYS_PER_TURN = 20_000;
+
 /** The interval grows to this fraction of the model (reports and idempotency keys) in records. */
 export const MODEL_SHARE = 4;
 
@@ -82,7 +85,7 @@ export function createAutoSnapshot({ dir, log, logger, model, every, slices = { 
       let encoded: EncodedModel;
       try {
         while (!frozen.copySome(copyWords)) await nextTurn();
-        encoded = frozen.encoded();
+        encoded = await frozen.encoded(KEYS_PER_TURN, nextTurn);
       } finally {
         // Whatever happened: writes stop copying first, and the next snapshot can freeze again.
         frozen.release();

@@ -1,23 +1,24 @@
-// The snapshot file format (5): binary, versioned, checksummed, written as a stream.
-//   magic "RSSNAP\0\5" | u32 length + UTF-8 JSON meta (log, cursor, counts, createdAt, anchors)
+// The snapshot file format (6): binary, versioned, checksummed, written as a stream.
+//   magic "RSSNAP\0\6" | u32 length + UTF-8 JSON meta (log, cursor, counts, createdAt, anchors)
 //   | the reports table (report-table.ts: record chunks, then the id index's slots as raw words,
-//   every int64 id in 8 bytes with its version) | u32 length + UTF-8 JSON idempotency keys |
-//   SHA-256 of everything before it (32 bytes)
+//   every int64 id in 8 bytes with its version; sealed content as its events sealed it) | the
+//   idempotency keys (keys-section.ts) | SHA-256 of everything before it (32 bytes)
 // A file whose checksum does not match is never trusted; one whose checksum matches is still
 // checked for shape, since a checksum only proves that some writer wrote it. Any other format is
-// refused, naming the format found (the server folds the log instead). Format 4 held idempotency
-// keys claimed by superseded events, which the fold no longer records.
+// refused, naming the format found (the server folds the log instead). Formats 4 and 5 held idempotency
+// keys claimed by superseded events, which the fold no longer records, and their requests' names
+// and tags, which a key no longer remembers.
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { IdempotencyState, KeyedOutcome } from '../../projections/idempotency.js';
+import { readKeys, writeKeys } from './keys-section.js';
 import { BytesIn, BytesOut } from '../read-model/bytes.js';
 import type { Cursor } from '../log/event-log.js';
 import { createReadModel, type FoldCounts, type ReadModel } from '../read-model/read-model.js';
 import { ReportTable } from '../read-model/report-table.js';
 
-export const SNAPSHOT_FORMAT = 5 as const;
-export const SNAPSHOT_MAGIC = Buffer.from('RSSNAP\u0000\u0005', 'latin1');
+export const SNAPSHOT_FORMAT = 6 as const;
+export const SNAPSHOT_MAGIC = Buffer.from('RSSNAP\u0000\u0006', 'latin1');
 export const CHECKSUM_BYTES = 32;
 
 /**
@@ -45,36 +46,16 @@ const Meta = Type.Object({
   counts: Type.Object({ records: Type.Integer({ minimum: 0 }), voidEvents: Type.Integer({ minimum: 0 }), invalid: Type.Integer({ minimum: 0 }) }),
   anchors: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Union([Type.String(), Type.Null()])])),
   resume: Type.Optional(Type.String()),
+  newestKey: Type.Optional(Type.String()),
 });
 type Meta = Static<typeof Meta>;
 const checkMeta = TypeCompiler.Compile(Meta);
-
-const Outcome = Type.Union([Type.Literal('created'), Type.Literal('unchanged'), Type.Literal('conflict'), Type.Literal('deleted'), Type.Literal('not-found')]);
-// [key, fingerprint, outcome] or, for created/unchanged, [key, fingerprint, outcome, name] / [..., name, tag]
-const KeyRow = Type.Union([
-  Type.Tuple([Type.String(), Type.String(), Outcome]),
-  Type.Tuple([Type.String(), Type.String(), Outcome, Type.String()]),
-  Type.Tuple([Type.String(), Type.String(), Outcome, Type.String(), Type.String()]),
-]);
-const checkKeys = TypeCompiler.Compile(Type.Array(KeyRow));
-type KeyRow = Static<typeof KeyRow>;
-
-function keyRow(key: string, fingerprint: string, outcome: KeyedOutcome): KeyRow {
-  if (outcome.kind !== 'created' && outcome.kind !== 'unchanged') return [key, fingerprint, outcome.kind];
-  const { name, tag } = outcome.report;
-  return tag === undefined ? [key, fingerprint, outcome.kind, name] : [key, fingerprint, outcome.kind, name, tag];
-}
-
-function outcomeOf([, , kind, name, tag]: KeyRow): KeyedOutcome {
-  if (kind !== 'created' && kind !== 'unchanged') return { kind };
-  if (name === undefined) throw new RangeError(`a ${kind} idempotency outcome without its report`);
-  return { kind, report: tag === undefined ? { name } : { name, tag } };
-}
 
 /** The read model encoded at one moment: what a snapshot file holds besides its header. */
 export interface EncodedModel {
   readonly cursor: Cursor;
   readonly counts: FoldCounts;
+  readonly newestKey?: string;
   /** The reports and idempotency-key sections. */
   readonly sections: readonly Buffer[];
 }
@@ -84,49 +65,49 @@ export function encodeModel(model: ReadModel): EncodedModel {
   const sections: Buffer[] = [];
   const out = new BytesOut((bytes) => sections.push(bytes));
   model.reports.writeTo(out);
-  out.text(keysText(model));
+  // With no slice boundary the writer finishes before it returns its promise.
+  void writeKeys(out, model.keys, model.keys.size, Number.POSITIVE_INFINITY, () => Promise.resolve());
   out.flush();
-  return { cursor: new Map(model.cursor), counts: { ...model.counts }, sections };
+  return { cursor: new Map(model.cursor), counts: { ...model.counts }, ...newest(model), sections };
+}
+
+function newest({ newestKey }: ReadModel): { newestKey?: string } {
+  return newestKey === undefined ? {} : { newestKey };
 }
 
 /** The read model as encodeModel would encode it now, finished later while the model goes on changing (freezeModel). */
 export interface ModelFreeze {
   /** Copies at least `words` more words of the id index; whether all are copied. */
   copySome(words: number): boolean;
-  /** The encoding as of the freeze, once copySome said all are copied. */
-  encoded(): EncodedModel;
+  /** The encoding as of the freeze, once copySome said all are copied; the keys written `keysPerSlice` a turn. */
+  encoded(keysPerSlice: number, nextSlice: () => Promise<unknown>): Promise<EncodedModel>;
   /** Gives the freeze up (the snapshot failed). */
   release(): void;
 }
 
 /**
- * encodeModel spread over turns of the event loop: everything but the id index's slots is encoded
- * now (the records' bytes handed on, the keys and cursor taken as they are), the slots copied a
- * slice per copySome while writes go on (copy on write, ReportTable.freeze).
+ * encodeModel spread over turns of the event loop: the records' bytes handed on and the cursor taken
+ * now, the id index's slots copied a slice per copySome while writes go on (copy on write,
+ * ReportTable.freeze), then the keys there were at the freeze written a slice per turn.
  */
 export function freezeModel(model: ReadModel): ModelFreeze {
-  // Everything that can throw (a keys text past V8's longest string) comes before the index is
-  // frozen: a freeze that nobody releases would refuse every later one.
-  const keys = keysText(model);
   const cursor = new Map(model.cursor);
   const counts = { ...model.counts };
+  const newestKey = newest(model);
+  const keyCount = model.keys.size;
   const sections: Buffer[] = [];
   const out = new BytesOut((bytes) => sections.push(bytes));
   const table = model.reports.freeze(out);
   return {
     copySome: (words) => table.copySome(words),
-    encoded() {
+    async encoded(keysPerSlice, nextSlice) {
       table.finish();
-      out.text(keys);
+      await writeKeys(out, model.keys, keyCount, keysPerSlice, nextSlice);
       out.flush();
-      return { cursor, counts, sections };
+      return { cursor, counts, ...newestKey, sections };
     },
     release: () => table.release(),
   };
-}
-
-function keysText(model: ReadModel): string {
-  return JSON.stringify([...model.keys].map(([key, { fingerprint, outcome }]) => keyRow(key, fingerprint, outcome)));
 }
 
 /** The snapshot file's bytes before the checksum, in order: magic, meta, the model's sections. */
@@ -134,7 +115,7 @@ export function snapshotBody({ log, createdAt, anchors, resume }: Omit<Snapshot,
   const head: Buffer[] = [];
   const out = new BytesOut((bytes) => head.push(bytes));
   out.bytes(SNAPSHOT_MAGIC);
-  const meta: Meta = { log, createdAt, cursor: [...encoded.cursor], counts: { ...encoded.counts }, anchors: [...anchors], ...(resume === undefined ? {} : { resume }) };
+  const meta: Meta = { log, createdAt, cursor: [...encoded.cursor], counts: { ...encoded.counts }, anchors: [...anchors], ...(resume === undefined ? {} : { resume }), ...(encoded.newestKey === undefined ? {} : { newestKey: encoded.newestKey }) };
   out.text(JSON.stringify(meta));
   out.flush();
   return [...head, ...encoded.sections];
@@ -176,11 +157,9 @@ export function decodeSnapshot(file: Buffer): Decoded {
     const meta: unknown = JSON.parse(input.text());
     if (!checkMeta.Check(meta)) return { ok: false, reason: `the meta data has the wrong shape at ${checkMeta.Errors(meta).First()?.path ?? '/'}` };
     const reports = ReportTable.readFrom(input);
-    const rows: unknown = JSON.parse(input.text());
-    if (!checkKeys.Check(rows)) return { ok: false, reason: `the idempotency keys have the wrong shape at ${checkKeys.Errors(rows).First()?.path ?? '/'}` };
+    const keys = readKeys(input);
     if (!input.done) return { ok: false, reason: 'bytes follow the last section' };
-    const keys: IdempotencyState = new Map(rows.map((row) => [row[0], { fingerprint: row[1], outcome: outcomeOf(row) }]));
-    const model = createReadModel({ reports, keys, cursor: new Map(meta.cursor), counts: meta.counts });
+    const model = createReadModel({ reports, keys, cursor: new Map(meta.cursor), counts: meta.counts, ...(meta.newestKey === undefined ? {} : { newestKey: meta.newestKey }) });
     return { ok: true, snapshot: { log: meta.log, createdAt: meta.createdAt, anchors: new Map(meta.anchors), ...(meta.resume === undefined ? {} : { resume: meta.resume }), model } };
   } catch (error) {
     if (error instanceof RangeError || error instanceof SyntaxError) return { ok: false, reason: `malformed: ${error.message}` };

@@ -17,6 +17,8 @@ declare module 'autocannon' {
     connections?: number;
     /** Seconds. */
     duration?: number;
+    /** Requests to send in all, instead of a duration. */
+    amount?: number;
     /** Seconds before a request counts as a timeout (and an error). */
     timeout?: number;
     method?: string;

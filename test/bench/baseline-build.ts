@@ -1,6 +1,7 @@
 // `BENCH_BASELINE=<commit>`: the service as it was at another commit, built beside this checkout
 // (.cache/bench-baseline/<sha>: `git archive` of the commit's sources, this checkout's
-// node_modules, its own `tsc -p src/tsconfig.json`), so that one run of a bench measures both and a
+// node_modules, its own `tsc -p src/tsconfig.json`), so that one run of a bench (`make bench`,
+// `make bench-start`) measures both and a
 // change's cost is a ratio taken on one machine at one time. Built once per commit.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
@@ -14,9 +15,11 @@ export interface BaselineBuild {
   readonly name: string;
   /** The baseline's dist/src/main.js. */
   readonly mainScript: string;
+  /** The baseline's dist/src/cli/main.js (the `reports` CLI). */
+  readonly cliScript: string;
 }
 
-/** Builds (once) the service at `revision` and returns where its entry point is. */
+/** Builds (once) the service at `revision` and returns where its entry points are. */
 export function buildBaseline(revision: string, progress: (line: string) => void): BaselineBuild {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
   const sha = git('rev-parse', '--verify', `${revision}^{commit}`);
@@ -30,5 +33,5 @@ export function buildBaseline(revision: string, progress: (line: string) => void
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
     execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', join(dir, 'src', 'tsconfig.json')], { cwd: dir, stdio: 'inherit' });
   }
-  return { name: sha.slice(0, 10), mainScript };
+  return { name: sha.slice(0, 10), mainScript, cliScript: join(dir, 'dist', 'src', 'cli', 'main.js') };
 }

@@ -18,6 +18,8 @@ export interface Measured {
   readonly paced?: LoadResult;
   /** Services only: identical retries of created ids, answers that write nothing (200 from the read model). */
   readonly retries?: LoadResult;
+  /** Services only: deletes of created ids, each once. */
+  readonly deletes?: LoadResult;
 }
 
 export interface RunShape {
@@ -78,6 +80,8 @@ export function printReport(results: readonly Measured[], shape: RunShape): void
   console.log(`\nPOST /reports repeating ids already created (identical retries: answers that write nothing), ${shape.connections} connections, ${shape.durationS} s`);
   const retryHeader = ['target', 'req/s (mean)', 'p50 ms', 'p99 ms', 'non-2xx', 'vs creates'];
   console.log(textTable([retryHeader, ...services.map(retryRow)]));
+  console.log(`\nDELETE /reports/{id} of the reports created above, each once, ${shape.connections} connections`);
+  console.log(textTable([retryHeader, ...services.map((result) => retryRow({ ...result, retries: result.deletes }))]));
   console.log('On Kafka each such answer first catches up with the head of the id\'s partition (one offsets request); the file');
   console.log('log has a single writer, so its read model is already fresh. vs creates: req/s ÷ req/s of new-id creates above.');
 }
@@ -99,10 +103,11 @@ export function printBaselineRatios(results: readonly Measured[], baseline: stri
       fixed(per(result.load.requestsPerSecondMean, twin.load.requestsPerSecondMean), 2),
       fixed(per(twin.cores.server === undefined ? undefined : twin.cores.server / twin.load.requestsPerSecondMean, result.cores.server === undefined ? undefined : result.cores.server / result.load.requestsPerSecondMean), 2),
       fixed(per(result.retries?.requestsPerSecondMean, twin.retries?.requestsPerSecondMean), 2),
+      fixed(per(result.deletes?.requestsPerSecondMean, twin.deletes?.requestsPerSecondMean), 2),
       fixed(per(result.paced?.p99Ms, twin.paced?.p99Ms), 2),
     ]);
   }
   console.log(`\nThis checkout ÷ the baseline ${baseline} (BENCH_BASELINE), each pair measured one after the other in this run`);
-  console.log(textTable([['target', 'creates req/s', 'CPU per create (baseline ÷ this)', 'identical retries req/s', 'p99 at the fixed rate'], ...rows]));
+  console.log(textTable([['target', 'creates req/s', 'CPU per create (baseline ÷ this)', 'identical retries req/s', 'deletes req/s', 'p99 at the fixed rate'], ...rows]));
   console.log('Above 1 is better for the first three columns; below 1 is better for the p99.');
 }

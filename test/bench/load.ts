@@ -2,7 +2,7 @@
 // never sent before, so each one is a real create (an append) and never an idempotent retry.
 // (The fixed-rate load is open-loop.ts.)
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
-import autocannon from 'autocannon';
+import autocannon, { type RequestParams } from 'autocannon';
 
 export interface LoadOptions {
   readonly url: string;
@@ -12,6 +12,10 @@ export interface LoadOptions {
   readonly token?: string;
   /** The next unused id; shared between the warm-up and the measured run. */
   readonly nextId: () => number;
+  /** DELETE /reports/{id} instead of a create (each id once: stop after `amount` requests). */
+  readonly method?: 'POST' | 'DELETE';
+  /** Stop after this many requests rather than after `durationS`. */
+  readonly amount?: number;
 }
 
 export interface LoadResult {
@@ -38,16 +42,20 @@ export function reportBody(id: number): string {
   return JSON.stringify({ id, name: `bench ${id}`, tag: 'bench' });
 }
 
-export async function runLoad({ url, connections, durationS, token, nextId }: LoadOptions): Promise<LoadResult> {
+export async function runLoad({ url, connections, durationS, token, nextId, method = 'POST', amount }: LoadOptions): Promise<LoadResult> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   if (token !== undefined) headers['Authorization'] = `Bearer ${token}`;
   // autocannon's own latency histogram has 1 ms resolution; this one has 1 µs.
   const latencyUs = createHistogram();
+  const request =
+    method === 'POST'
+      ? { method, path: '/reports', headers, setupRequest: (sent: RequestParams) => ({ ...sent, body: reportBody(nextId()) }) }
+      : { method, path: '/reports', headers, setupRequest: (sent: RequestParams) => ({ ...sent, path: `/reports/${nextId()}` }) };
   const instance = autocannon({
     url: `${url}/reports`,
     connections,
-    duration: durationS,
-    requests: [{ method: 'POST', path: '/reports', headers, setupRequest: (request) => ({ ...request, body: reportBody(nextId()) }) }],
+    ...(amount === undefined ? { duration: durationS } : { amount }),
+    requests: [request],
   });
   instance.on('response', (_client, _status, _bytes, responseTimeMs) => {
     latencyUs.record(Math.max(1, Math.round(responseTimeMs * 1000)));

@@ -175,7 +175,11 @@ async function measure(target: Target, token: string, postgresBin: string | unde
     let retried = 0;
     progress(`${target.name}: identical retries for ${settings.durationS} s`);
     const retries = await runLoad({ ...load, durationS: settings.durationS, nextId: () => (retried = (retried % created) + 1) });
-    return { name: target.name, kind: target.kind, load: result, logStats, cores, paced, retries };
+    // Deletes of the reports created above, each once (the first of them, as many as the creates' run made).
+    let deleted = 0;
+    progress(`${target.name}: deletes of ${result.completed} reports`);
+    const deletes = await runLoad({ ...load, durationS: settings.durationS, method: 'DELETE', amount: result.completed, nextId: () => ++deleted });
+    return { name: target.name, kind: target.kind, load: result, logStats, cores, paced, retries, deletes };
   } finally {
     await server.stop();
     children.delete(server);

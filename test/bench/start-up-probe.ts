@@ -2,6 +2,7 @@
 // process: `reports replay` and `reports snapshot` (the CLI) to their exit, and the server from
 // spawn to its first /readyz 200 with its RSS and its heap after GC (gc-probe.ts) once ready; for
 // each, the CPU seconds it took too (cpu-probe.ts, /proc), which the machine's other loads move less.
+// This checkout's build unless given another's (a BENCH_BASELINE build, baseline-build.ts).
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,6 +47,8 @@ export interface ProbeOptions {
   readonly token: string;
   /** Events of the largest history: how long a start may take. */
   readonly events: number;
+  /** The build to run (its CLI and its server): this checkout's unless set. */
+  readonly build?: { readonly cliScript: string; readonly mainScript: string };
 }
 
 /** User + system CPU seconds of a live process: fields 14 and 15 of /proc/<pid>/stat. */
@@ -71,7 +74,7 @@ async function heapUsedAfterGc(pid: number, file: string): Promise<number> {
   return usage.heapUsed + usage.external;
 }
 
-export function createStartUpProbe({ root, token, events }: ProbeOptions): StartUpProbe {
+export function createStartUpProbe({ root, token, events, build = { cliScript: CLI, mainScript: SERVICE_MAIN } }: ProbeOptions): StartUpProbe {
   let running: ServerProcess | undefined;
   const env = (dataDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ ...baseEnv(), REPORTS_DATA_DIR: dataDir, REPORTS_TOKENS: token, REPORTS_SNAPSHOT_EVERY: '0', LOG_LEVEL: 'warn', ...extra });
 
@@ -79,7 +82,7 @@ export function createStartUpProbe({ root, token, events }: ProbeOptions): Start
     const cpuFile = join(root, 'cpu.txt');
     rmSync(cpuFile, { force: true });
     const started = performance.now();
-    const child = spawn(process.execPath, ['--import', CPU_PROBE, CLI, ...args], { env: env(dataDir, { BENCH_CPU_FILE: cpuFile }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', CPU_PROBE, build.cliScript, ...args], { env: env(dataDir, { BENCH_CPU_FILE: cpuFile }), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -96,7 +99,7 @@ export function createStartUpProbe({ root, token, events }: ProbeOptions): Start
   const startAndProbe = async (dataDir: string): Promise<Started> => {
     const heapFile = join(root, 'heap.json');
     const server = await startServerProcess({
-      script: SERVICE_MAIN,
+      script: build.mainScript,
       env: env(dataDir, { BENCH_HEAP_FILE: heapFile }),
       nodeArgs: ['--expose-gc', '--import', GC_PROBE],
       readyPath: '/readyz',

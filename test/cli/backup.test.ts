@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { stateDigest } from '../../src/projection/fold-log.js';
 import { withTimeout } from '../helpers/async.js';
 import { startChildServer } from '../helpers/child-server.js';
-import { reports, replaySummary } from '../helpers/cli.js';
+import { reports } from '../helpers/cli.js';
+import { logDigest, serverDigest } from '../helpers/digest.js';
 import { created } from '../helpers/events.js';
 import { appendToFileLog, eventsLogPath, flipByte } from '../helpers/file-history.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
@@ -70,7 +70,7 @@ function keepWriting(request: TestRequest, workers = 8): { acknowledged: () => n
 async function expectServerDigest(dataDir: string, digest: string): Promise<void> {
   const server = await startTestServer({}, { dataDir });
   try {
-    assert.is(`sha256:${stateDigest(server.projector.model.reports)}`, digest, 'the restored server\'s state');
+    assert.is(await serverDigest(server), digest, 'the restored server\'s state');
   } finally {
     await server.close();
   }
@@ -101,7 +101,7 @@ online('copies a verified prefix while the server writes on; the server restored
     await server.close();
   }
   assert.ok(during > 0, 'writes were acknowledged while the backup ran');
-  assert.is(`sha256:${(await replaySummary({ REPORTS_DATA_DIR: dataDir }, ['--to', String(taken.records)])).digest}`, taken.digest, 'the digest of that prefix of the live log');
+  assert.is(await logDigest(dataDir, taken.records), taken.digest, 'the digest of that prefix of the live log');
   const restored = await restore(dataDir, join(dir, 'backup'));
   assert.equal([restored.records, restored.digest], [taken.records, taken.digest]);
   await expectServerDigest(dataDir, taken.digest);
@@ -198,7 +198,7 @@ killed('a SIGKILLed backup leaves no backup; the next one to the same place remo
   assert.match(notOne.stderr, 'is not a backup');
   const taken = await backup(dataDir, join(dir, 'backup'));
   assert.equal((await readdir(dir)).sort(), ['backup', 'data']);
-  assert.is(taken.digest, `sha256:${(await replaySummary({ REPORTS_DATA_DIR: dataDir })).digest}`);
+  assert.is(taken.digest, await logDigest(dataDir));
 });
 
 killed('a server SIGKILLed during the backup: the backup completes, holds only durable records, and restores to its digest', async ({ dir }) => {
@@ -220,7 +220,7 @@ killed('a server SIGKILLed during the backup: the backup completes, holds only d
     await server.waitExit();
   }
   assert.ok(taken.records >= 10_000);
-  assert.is(`sha256:${(await replaySummary({ REPORTS_DATA_DIR: dataDir }, ['--to', String(taken.records)])).digest}`, taken.digest);
+  assert.is(await logDigest(dataDir, taken.records), taken.digest);
   const restored = await restore(dataDir, join(dir, 'backup'));
   assert.is(restored.digest, taken.digest);
   await expectServerDigest(dataDir, taken.digest);

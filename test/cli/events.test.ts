@@ -225,6 +225,7 @@ withKafka('reports events', (brokers) => {
     }, 1);
     assert.is(printed.length, 5);
     assert.equal(printed.at(-1)?.event?.subject, fresh);
+    assert.equal(printed.at(-1)?.event?.data, { id: fresh, name: 'followed' }, 'opened with its key from the key topic');
   });
 
   kafka.run();

@@ -18,6 +18,8 @@ interface Findings {
   readonly records: number;
   readonly voidEvents: number;
   readonly problems: number;
+  readonly sealedReports: number;
+  readonly unopenedReports: number;
   readonly first?: { readonly position: string; readonly reason: string };
 }
 
@@ -38,7 +40,7 @@ async function expectSoundAfterServerStart(dir: string, records: number): Promis
   await server.dispose();
   const { code, stdout } = await run(dir);
   assert.is(code, 0);
-  assert.is(stdout, `OK: ${records} records, 0 void events\n`);
+  assert.is(stdout, `OK: ${records} records, 0 void events, 0 live sealed reports opened with their keys\n`);
 }
 
 const five = (): Entry[] => [created('1', 'a'), created('2', 'b'), created('3', 'c'), deleted('2'), created('4', 'd', 'x')];
@@ -56,21 +58,21 @@ verify('a sound log written through a server exits 0 and says how many records i
   }
   const { code, stdout } = await run(dir);
   assert.is(code, 0);
-  assert.is(stdout, 'OK: 3 records, 0 void events\n');
+  assert.is(stdout, 'OK: 3 records, 0 void events, 1 live sealed report opened with its key\n');
 });
 
 verify('--json prints the findings as one object', async ({ dir }) => {
   await appendToFileLog(dir, five());
   const { code, stdout } = await run(dir, true);
   assert.is(code, 0);
-  assert.equal(JSON.parse(stdout) as Findings, { ok: true, records: 5, voidEvents: 0, problems: 0 });
+  assert.equal(JSON.parse(stdout) as Findings, { ok: true, records: 5, voidEvents: 0, problems: 0, sealedReports: 0, unopenedReports: 0 });
 });
 
 verify('an empty log is sound', async ({ dir }) => {
   await appendToFileLog(dir, []);
   const { code, stdout } = await run(dir);
   assert.is(code, 0);
-  assert.is(stdout, 'OK: 0 records, 0 void events\n');
+  assert.is(stdout, 'OK: 0 records, 0 void events, 0 live sealed reports opened with their keys\n');
 });
 
 verify('a corrupt byte in a middle record exits 1 and names that record', async ({ dir }) => {
@@ -169,7 +171,7 @@ withKafka('reports verify', (brokers) => {
       assert.is((await deleteReport(server, ids[0] as string)).status, 204);
       const { code, stdout } = await reports(['verify'], { env: { ...env, REPORTS_DATA_DIR: server.dataDir } });
       assert.is(code, 0);
-      assert.is(stdout, 'OK: 4 records, 0 void events\n');
+      assert.is(stdout, 'OK: 4 records, 0 void events, 2 live sealed reports opened with their keys\n');
     } finally {
       await server.dispose();
     }
@@ -180,7 +182,7 @@ withKafka('reports verify', (brokers) => {
     await appendToTopic(brokers, topic, [created('1', 'first'), created('1', 'second')]);
     const { code, stdout } = await reports(['verify'], { env });
     assert.is(code, 0);
-    assert.is(stdout, 'OK: 2 records, 1 void events\n');
+    assert.is(stdout, 'OK: 2 records, 1 void events, 0 live sealed reports opened with their keys\n');
   });
 
   kafka('a record that is not an event exits 1 naming its partition and offset', async (context) => {

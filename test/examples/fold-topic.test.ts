@@ -1,13 +1,20 @@
-// The topic contract's consumer example (docs/topic-contract.md) folds a real topic to the same digest
-// as `reports replay`, and continues the trace of each traced write; the page quotes this very file.
+// The topic contract's consumer example (docs/topic-contract.md) folds a real, sealed topic to the
+// digest `reports replay` prints, opening live reports' names with the key topic and holding none
+// of a deleted report's (nor of a live report whose key is not there); and continues the trace of
+// each traced write. The page quotes this very file.
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { stateDigest } from '../../src/projection/fold-log.js';
-import { startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
+import { replaySummary } from '../helpers/cli.js';
+import { serverDigest } from '../helpers/digest.js';
+import { created, deleted } from '../helpers/events.js';
+import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
+import { appendSealedToTopic } from '../helpers/sealed-history.js';
+import { appendToTopic } from '../helpers/topic-history.js';
+import { distinctive } from '../http/requests.js';
 import { foldTopic } from './fold-topic.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -20,26 +27,54 @@ readme('quotes test/examples/fold-topic.ts verbatim', async () => {
 readme.run();
 
 withKafka('consumer example', (brokers) => {
-  const consumer = suite('fold-topic consumer');
-  consumer('folds the topic to the digest of the service read model', async () => {
-    const topic = uniqueTopic('consumer');
+  const consumer = suite<{ topics: string[] }>('fold-topic consumer', { topics: [] });
+  consumer.after(async ({ topics }) => {
+    await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: topics.flatMap((topic) => [topic, `${topic}.keys`]) }));
+  });
+  const topicFor = (context: { topics: string[] }, prefix: string) => {
+    const topic = uniqueTopic(prefix);
+    context.topics.push(topic);
+    return topic;
+  };
+
+  consumer('folds a sealed topic to the digest `reports replay` prints, holding the names of live reports only', async (context) => {
+    const topic = topicFor(context, 'consumer');
     const server = await startKafkaServer(brokers, {}, topic);
+    const names = new Map<number, string>();
     try {
       for (let id = 1; id <= 30; id += 1) {
-        const response = await server.request('/reports', { method: 'POST', json: `{"id": ${id}, "name": "r${id}"${id % 3 === 0 ? ', "tag": "t"' : ''}}` });
+        names.set(id, distinctive(`r${id}`));
+        const response = await server.request('/reports', { method: 'POST', json: `{"id": ${id}, "name": "${names.get(id)}"${id % 3 === 0 ? ', "tag": "t"' : ''}}` });
         assert.is(response.status, 200);
       }
       for (let id = 1; id <= 30; id += 4) assert.is((await server.request(`/reports/${id}`, { method: 'DELETE' })).status, 204);
-      const { reports, digest } = await foldTopic([brokers], topic);
-      assert.is(reports.size, server.projector.model.reports.size);
-      assert.is(digest, stateDigest(server.projector.model.reports));
+      const folded = await foldTopic([brokers], topic);
+      assert.is(folded.reports.size, server.projector.model.reports.size);
+      assert.is(`sha256:${folded.digest}`, await serverDigest(server));
+      assert.is(folded.digest, (await replaySummary(kafkaEnv(brokers, topic))).digest);
+      const held = JSON.stringify([...folded.names, ...folded.reports]);
+      for (const [id, name] of names) {
+        const deleted = (id - 1) % 4 === 0;
+        assert.equal(folded.names.get(String(id)), deleted ? undefined : { name, ...(id % 3 === 0 ? { tag: 't' } : {}) });
+        if (deleted) assert.not.ok(held.includes(name), `the consumer holds the name of deleted report ${id}`);
+      }
     } finally {
       await server.dispose();
     }
   });
 
-  consumer('continues the trace of a traced write in the span that folds its event', async () => {
-    const topic = uniqueTopic('consumer-trace');
+  consumer('events written in the clear fold as before; a live report whose key is not there is held without its name', async (context) => {
+    const topic = topicFor(context, 'consumer-mixed');
+    await appendToTopic(brokers, topic, [created('1', 'written before erasure', 'old'), created('2', 'deleted before erasure'), deleted('2')]);
+    await appendSealedToTopic(brokers, topic, [created('3', 'sealed'), created('4', 'key lost')], (keys, [, lost]) => keys.destroy(lost ? [lost.id] : []));
+    const folded = await foldTopic([brokers], topic);
+    assert.is(folded.digest, (await replaySummary(kafkaEnv(brokers, topic))).digest);
+    assert.equal([...folded.names].sort(), [['1', { name: 'written before erasure', tag: 'old' }], ['3', { name: 'sealed' }]]);
+    assert.equal([folded.reports.size, folded.reports.has('4')], [3, true]);
+  });
+
+  consumer('continues the trace of a traced write in the span that folds its event', async (context) => {
+    const topic = topicFor(context, 'consumer-trace');
     const server = await startKafkaServer(brokers, {}, topic);
     const [traceId, parentId] = ['5c3e1f0a9b8d7c6e5f4a3b2c1d0e9f8a', '1a2b3c4d5e6f7a8b'];
     try {

@@ -40,6 +40,8 @@ export function messageValidators(document: AsyncAPIDocumentInterface): Map<stri
   const ajv = new Ajv({ allErrors: true });
   // The parser marks every schema it resolved with this extension; every other keyword stays strict.
   ajv.addKeyword('x-parser-schema-id');
+  // The key topic's values are bytes (`format: binary`): validated as a string of one character a byte.
+  ajv.addFormat('binary', true);
   const validators = new Map<string, MessageValidators>();
   for (const message of document.messages().all()) {
     const key = message.bindings().get('kafka')?.value<{ key?: object }>().key;

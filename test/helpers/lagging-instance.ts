@@ -15,6 +15,7 @@ import { hasKeyedHeads } from '../../src/log/capabilities.js';
 import { openEventLog } from '../../src/log/open-log.js';
 import { Projector } from '../../src/projection/projector.js';
 import { createWiredApp } from '../../src/server.js';
+import { openKeyStore } from '../../src/keys/open-key-store.js';
 import { memoryLogger, tempDir, TEST_TOKEN } from './server.js';
 import { requestTo, type TestRequest } from './request.js';
 
@@ -126,7 +127,8 @@ export async function startLaggingInstance(env: Env): Promise<LaggingInstance> {
   const projector = new Projector({ log, logger, retryDelayMs: 50 });
   projector.start();
   await projector.caughtUp();
-  const app = createWiredApp(config, { log, projector, logger, tokenEntries: [TEST_TOKEN] });
+  const keys = await openKeyStore(log, config, logger);
+  const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: [TEST_TOKEN] });
   const server: Server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const request = requestTo(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
@@ -138,7 +140,9 @@ export async function startLaggingInstance(env: Env): Promise<LaggingInstance> {
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+      service.stop();
       await projector.stop();
+      await keys.close();
       await log.close();
       await rm(dataDir, { recursive: true, force: true });
     },

@@ -1,6 +1,7 @@
 // GET /asyncapi.json: the AsyncAPI 3.1 document of the topic, served without a token, clean under
 // the official parser (no errors, no warnings), with the payload schemas of projections/events.ts;
 // and the records the service really writes (file log and Kafka) validate against it.
+import type { AsyncAPIDocumentInterface } from '@asyncapi/parser';
 import kafkajs from 'kafkajs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -20,6 +21,9 @@ function at(document: unknown, ...path: string[]): unknown {
   for (const key of path) node = typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[key] : undefined;
   return node;
 }
+
+/** The messages of the event topic's channel (the key topic's are in asyncapi-keys.test.ts). */
+const eventMessages = (document: AsyncAPIDocumentInterface | undefined) => document?.channels().get('reportEvents')?.messages().all() ?? [];
 
 const fetchDocument = async (server: TestServer) => expectJson(await server.request('/asyncapi.json', { token: null }), 200);
 
@@ -62,14 +66,15 @@ served('would fail the parser if the document were broken (the parser is live)',
   assert.ok(withSeverity(diagnostics, 'error').length > 0, describeDiagnostics(diagnostics));
 });
 
-served('describes one channel at the topic with both events, sent by the service', async ({ server }) => {
+served('describes a channel at the topic with both events, and one at the key topic, sent by the service', async ({ server }) => {
   const { document } = await parseAsyncApi(await fetchDocument(server));
   const channels = document?.channels().all() ?? [];
-  assert.equal(channels.map((channel) => channel.address()), ['reports.events']);
-  assert.equal(channels[0]?.messages().all().map((message) => message.name()).sort(), ['ReportCreated', 'ReportDeleted']);
+  assert.equal(channels.map((channel) => channel.address()), ['reports.events', 'reports.events.keys']);
+  assert.equal(eventMessages(document).map((message) => message.name()).sort(), ['ReportCreated', 'ReportDeleted']);
   assert.equal(document?.operations().all().map((operation) => [operation.action(), operation.messages().all().map((m) => m.name())]), [
     ['send', ['ReportCreated']],
     ['send', ['ReportDeleted']],
+    ['send', ['ContentKey', 'ContentKeyDestroyed', 'SegmentRoll']],
   ]);
 });
 
@@ -82,7 +87,7 @@ served('takes the payload schemas from the same definitions as events.schema.jso
 
 served('states the structured-mode content type, its Kafka header and the key', async ({ server }) => {
   const { document } = await parseAsyncApi(await fetchDocument(server));
-  for (const message of document?.messages().all() ?? []) {
+  for (const message of eventMessages(document)) {
     assert.is(message.contentType(), 'application/cloudevents+json');
     assert.equal(message.headers()?.required(), ['content-type']);
     assert.is(message.headers()?.properties()?.['content-type']?.const(), 'application/cloudevents+json');
@@ -95,7 +100,7 @@ served('states the structured-mode content type, its Kafka header and the key', 
 
 served('documents traceparent and tracestate as optional envelope attributes', async ({ server }) => {
   const { document } = await parseAsyncApi(await fetchDocument(server));
-  for (const message of document?.messages().all() ?? []) {
+  for (const message of eventMessages(document)) {
     const payload = message.payload();
     assert.ok(payload?.properties()?.['traceparent'], `${message.name()} has no traceparent`);
     assert.ok(payload?.properties()?.['tracestate'], `${message.name()} has no tracestate`);
@@ -114,7 +119,7 @@ served('has examples that validate against their own message', async ({ server }
   const { document } = await parseAsyncApi(await fetchDocument(server));
   assert.ok(document);
   const validators = messageValidators(document);
-  for (const message of document.messages().all()) {
+  for (const message of eventMessages(document)) {
     const [example] = message.examples().all();
     const value = example?.payload();
     const record: WireRecord = { key: String(at(value, 'subject')), headers: example?.headers() as Record<string, string>, value };

@@ -2,6 +2,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { EventLog } from '../../src/log/event-log.js';
+import type { KeyStore } from '../../src/keys/key-store.js';
 import { createMetrics } from '../../src/http/metrics.js';
 import type { ProjectionHealth } from '../../src/projection/health.js';
 import type { Projector } from '../../src/projection/projector.js';
@@ -10,7 +11,8 @@ function stubbedMetrics() {
   const log = { head: () => Promise.resolve(new Map<number, number>()), stats: () => ({ appends: 0, flushes: 0 }) } as unknown as EventLog;
   const projector = { model: { cursor: new Map<number, number>(), reports: { size: 0 }, counts: { invalid: 0 } } } as unknown as Projector;
   const health = { observations: () => ({}), verdict: () => ({ stalled: false }) } as unknown as ProjectionHealth;
-  const metrics = createMetrics({ log, projector, health });
+  const keys = { stats: () => ({ erasures: 0 }) } as unknown as KeyStore;
+  const metrics = createMetrics({ log, keys, projector, health });
   const render = metrics.registry.metrics.bind(metrics.registry);
   let renderings = 0;
   metrics.registry.metrics = () => {

@@ -10,6 +10,7 @@ import { created } from '../helpers/events.js';
 import { loadConfig } from '../../src/config.js';
 import { openFileLog } from '../../src/log/file/file-log.js';
 import { createWiredApp } from '../../src/server.js';
+import { openKeyStore } from '../../src/keys/open-key-store.js';
 import { Projector } from '../../src/projection/projector.js';
 import { memoryLogger, startTestServer, tempDir, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 import { until } from '../helpers/async.js';
@@ -69,13 +70,15 @@ catchingUp.before(async (context) => {
   const log = await openFileLog({ dir, logger });
   const projector = new Projector({ log, logger });
   const config = loadConfig({ REPORTS_DATA_DIR: dir, REPORTS_WRITE_TIMEOUT_MS: '1000' });
-  const app = createWiredApp(config, { log, projector, logger, tokenEntries: [TEST_TOKEN] });
+  const keys = await openKeyStore(log, config, logger);
+  const { app } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: [TEST_TOKEN] });
   const handle = app.callback();
   const server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   context.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   context.close = async () => {
     await new Promise((resolve) => server.close(resolve));
+    await keys.close();
     await log.close();
     await rm(dir, { recursive: true, force: true });
   };

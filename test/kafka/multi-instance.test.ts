@@ -4,6 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { caughtUp, startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
 import type { TestServer } from '../helpers/server.js';
+import { openedReport } from '../helpers/opened.js';
 
 const json = (id: string, name: string) => JSON.stringify({ id: Number(id), name }).replace(/"id":\d+/, `"id":${id}`);
 
@@ -50,8 +51,8 @@ withKafka('several instances', (brokers) => {
       assert.is(winners.length, 1, `round ${round}: ${JSON.stringify(statuses)}`);
       assert.is(statuses.filter(({ status }) => status === 409).length, attempts.length - 1);
       await Promise.all([caughtUp(a), caughtUp(b)]);
-      assert.equal(a.projector.model.reports.get(report), { name: winners[0]?.name });
-      assert.equal(b.projector.model.reports.get(report), a.projector.model.reports.get(report));
+      assert.equal(await openedReport(a.projector.model.reports, a.keys, report), { name: winners[0]?.name });
+      assert.equal(await openedReport(b.projector.model.reports, b.keys, report), await openedReport(a.projector.model.reports, a.keys, report));
     }
   });
 

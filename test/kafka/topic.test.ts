@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert';
 import kafkajs from 'kafkajs';
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
 import { startTestServer } from '../helpers/server.js';
+import { openedReport } from '../helpers/opened.js';
 
 async function startError(env: Record<string, string>): Promise<string> {
   try {
@@ -56,7 +57,7 @@ withKafka('topic', (brokers) => {
     assert.is((await first.request('/reports', { method: 'POST', json: '{"id": 42, "name": "kept"}' })).status, 200);
     await first.dispose();
     const second = await startKafkaServer(brokers, {}, name);
-    assert.equal(second.projector.model.reports.get('42'), { name: 'kept' });
+    assert.equal(await openedReport(second.projector.model.reports, second.keys, '42'), { name: 'kept' });
     assert.is((await second.request('/reports', { method: 'POST', json: '{"id": 42, "name": "other"}' })).status, 409);
     await second.dispose();
     await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [name] }));
@@ -84,8 +85,13 @@ withKafka('topic', (brokers) => {
       });
     });
     await consumer.disconnect();
+    // The name and tag travel sealed, under a key the delete destroyed.
+    const [create] = seen;
+    const sealed = (create?.data as { sealed?: { key: string; box: string } } | undefined)?.sealed;
+    assert.ok(sealed !== undefined && /^[A-Za-z0-9_-]+$/.test(sealed.key) && sealed.box.length >= 24, 'the create carries sealed content');
+    assert.not.ok(JSON.stringify(create).includes('wire'), 'no name in the clear');
     assert.equal(seen, [
-      { key: '9007199254740993', type: 'ReportCreated', headers: 'application/cloudevents+json', data: { id: '9007199254740993', name: 'wire', tag: 't' }, subject: '9007199254740993' },
+      { key: '9007199254740993', type: 'ReportCreated', headers: 'application/cloudevents+json', data: { id: '9007199254740993', sealed }, subject: '9007199254740993' },
       { key: '9007199254740993', type: 'ReportDeleted', headers: 'application/cloudevents+json', data: { id: '9007199254740993' }, subject: '9007199254740993' },
     ]);
     await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [name] }));

@@ -13,6 +13,7 @@ import { memoryLogger } from '../helpers/server.js';
 import { created } from '../helpers/events.js';
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
 import { followRecords, readRecords } from '../../src/log/record-batches.js';
+import { openedReport } from '../helpers/opened.js';
 
 async function eventually(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -54,14 +55,14 @@ withKafka('transactions', (brokers) => {
     try {
       await commitOneAbortOne(brokers, topic);
       await eventually('the running instance passed every offset', () => running.projector.progress().cursor.get(0) === 4);
-      assert.equal(running.projector.model.reports.get('77'), { name: 'committed' });
-      assert.is(running.projector.model.reports.get('78'), undefined);
+      assert.equal(await openedReport(running.projector.model.reports, running.keys, '77'), { name: 'committed' });
+      assert.is(await openedReport(running.projector.model.reports, running.keys, '78'), undefined);
       assert.is((await running.request('/readyz')).status, 200);
 
       const restarted = await withTimeout(startKafkaServer(brokers, { REPORTS_TOPIC_PARTITIONS: '1' }, topic), 20_000, 'a restarted instance to catch up');
       try {
-        assert.equal(restarted.projector.model.reports.get('77'), { name: 'committed' });
-        assert.is(restarted.projector.model.reports.get('78'), undefined);
+        assert.equal(await openedReport(restarted.projector.model.reports, restarted.keys, '77'), { name: 'committed' });
+        assert.is(await openedReport(restarted.projector.model.reports, restarted.keys, '78'), undefined);
         assert.is((await restarted.request('/readyz')).status, 200);
         assert.is((await restarted.request('/reports', { method: 'POST', json: '{"id": 79, "name": "after"}' })).status, 200);
       } finally {

@@ -1,10 +1,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ReportEvent } from '../../projections/events.js';
-import { createState, evolution, evolve, fold, type Evolution, type StoredReport } from '../../projections/reports.js';
+import { createState, evolution, evolve, fold, type Evolution, type ReportContent, type StoredReport } from '../../projections/reports.js';
 import { basedOn, created, deleted } from '../helpers/events.js';
 
-const entries = (state: ReadonlyMap<string, StoredReport>) => Object.fromEntries(state);
+const entries = (state: ReadonlyMap<string, ReportContent>) => Object.fromEntries(state);
 
 interface Row {
   readonly sentence: string;

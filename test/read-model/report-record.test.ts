@@ -1,9 +1,13 @@
 // A report's record: every name and tag comes back exactly, whatever its length (the byte counts
-// are varints: one byte below 128, more above) and characters, and the record's length is what
-// was reserved for it; its canonical line is JSON.stringify's.
+// are varints: one byte below 128, more above) and characters, and so does sealed content (its key
+// id and box, as the event carried them); the record's length is what was reserved for it; its
+// canonical line is the content digest's, from the key store for sealed content.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { StoredReport } from '../../projections/reports.js';
+import { randomBytes } from 'node:crypto';
+import { canonicalLine } from '../../projections/canonical.js';
+import type { ReportContent, StoredReport } from '../../projections/reports.js';
+import { contentDigest } from '../../projections/sealing.js';
 import { BytesOut } from '../../src/read-model/bytes.js';
 import { IdDigits } from '../../src/read-model/int64-id.js';
 import { readRecord, recordLength, storedLength, writeCanonicalLine, writeRecord } from '../../src/read-model/report-record.js';
@@ -19,30 +23,46 @@ function reports(): StoredReport[] {
   return all;
 }
 
+/** Sealed content of each box size where a varint gains a byte, with and without the event's basis. */
+function sealed(): ReportContent[] {
+  return [0, 100, 111, 112, 16_383, 16_384].flatMap((bytes) => {
+    const content = { key: randomBytes(6).toString('base64url'), box: randomBytes(bytes + 16).toString('base64') };
+    return [{ sealed: content }, { sealed: content, expectedversion: 6 }];
+  });
+}
+
 const record = suite('writeRecord');
 
-record('writes a record that reads back exactly and takes the bytes recordLength said, at any offset', () => {
-  for (const report of reports()) {
-    const length = recordLength(report.name, report.tag);
+record('writes a record that reads back exactly and takes the bytes recordLength said, at any offset, in the clear or sealed', () => {
+  for (const report of [...reports(), ...sealed()]) {
+    const length = recordLength(report);
     const chunk = Buffer.alloc(length + 10, 0xee);
-    writeRecord(chunk, 7, report.name, report.tag);
-    assert.equal(readRecord(chunk, 7), report);
+    writeRecord(chunk, 7, report);
+    assert.equal(readRecord(chunk, 7, 7), report);
     assert.is(storedLength(chunk, 7), length);
     assert.equal([chunk[6], chunk[7 + length]], [0xee, 0xee], 'nothing written around it');
   }
 });
 
-record('gives the canonical line JSON.stringify gives, plain or not', () => {
+record('gives the canonical line of the content digest: taken of the content in the clear, from the key store for sealed content', () => {
   const digits = new IdDigits().load(0x2a, 0);
-  for (const report of reports().filter((candidate) => candidate.name.length < 20_000)) {
-    const chunk = Buffer.alloc(recordLength(report.name, report.tag));
-    writeRecord(chunk, 0, report.name, report.tag);
+  const line = (report: ReportContent, keyDigest: (keyId: Buffer) => Buffer | undefined) => {
+    const chunk = Buffer.alloc(recordLength(report));
+    writeRecord(chunk, 0, report);
     const lines: Buffer[] = [];
     const out = new BytesOut((bytes) => lines.push(Buffer.from(bytes)));
-    writeCanonicalLine(out, chunk, 0, digits);
+    writeCanonicalLine(out, chunk, 0, digits, keyDigest);
     out.flush();
-    assert.is(Buffer.concat(lines).toString('utf8'), `${JSON.stringify(report.tag === undefined ? ['42', report.name] : ['42', report.name, report.tag])}\n`);
+    return Buffer.concat(lines).toString('utf8');
+  };
+  for (const report of reports().filter((candidate) => candidate.name.length < 20_000)) {
+    assert.is(line(report, () => undefined), canonicalLine('42', contentDigest(report)));
   }
+  const digest = contentDigest({ name: 'sealed' });
+  const [first] = sealed();
+  const keyId = Buffer.from((first as { sealed: { key: string } }).sealed.key, 'base64url');
+  assert.is(line(first as ReportContent, (id) => (id.equals(keyId) ? digest : undefined)), canonicalLine('42', digest));
+  assert.is(line(first as ReportContent, () => undefined), '["42",null]\n');
 });
 
 record.run();

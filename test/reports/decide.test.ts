@@ -1,53 +1,74 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { fold } from '../../projections/reports.js';
-import { decideCreate, decideDelete, sameReport } from '../../src/reports/decide.js';
-import { created, deleted } from '../helpers/events.js';
+import type { StoredReport } from '../../projections/reports.js';
+import { answerReplayedCreate, decideCreate, decideDelete, decideKey, sameReport, type ReportView } from '../../src/reports/decide.js';
 
-const state = fold([created('1', 'plain'), created('2', 'tagged', 't'), created('3', 'gone'), deleted('3')]);
+const absent = (version = 0): ReportView => ({ version, live: false });
+const live = (content: StoredReport | undefined, version = 1): ReportView => (content === undefined ? { version, live: true } : { version, live: true, content });
 
 const create = suite('decideCreate');
 create('appends for an id that was never created, decided on its version 0', () => {
-  assert.equal(decideCreate(state, { id: '9', name: 'n' }), { kind: 'append', expectedVersion: 0 });
+  assert.equal(decideCreate(absent(), { id: '9', name: 'n' }), { kind: 'append', expectedVersion: 0 });
 });
 create('appends for an id that was deleted, decided on the version its delete left', () => {
-  assert.equal(decideCreate(state, { id: '3', name: 'gone' }), { kind: 'append', expectedVersion: 2 });
+  assert.equal(decideCreate(absent(2), { id: '3', name: 'gone' }), { kind: 'append', expectedVersion: 2 });
 });
 create('changes nothing for a retry with the same name and no tag', () => {
-  assert.equal(decideCreate(state, { id: '1', name: 'plain' }), { kind: 'unchanged', report: { name: 'plain' } });
+  assert.equal(decideCreate(live({ name: 'plain' }), { id: '1', name: 'plain' }), { kind: 'unchanged', report: { name: 'plain' } });
 });
 create('changes nothing for a retry with the same name and tag', () => {
-  assert.equal(decideCreate(state, { id: '2', name: 'tagged', tag: 't' }), { kind: 'unchanged', report: { name: 'tagged', tag: 't' } });
+  assert.equal(decideCreate(live({ name: 'tagged', tag: 't' }), { id: '2', name: 'tagged', tag: 't' }), { kind: 'unchanged', report: { name: 'tagged', tag: 't' } });
 });
 create('conflicts when the id exists with another name', () => {
-  assert.equal(decideCreate(state, { id: '1', name: 'other' }), { kind: 'conflict', existing: { name: 'plain' } });
+  assert.equal(decideCreate(live({ name: 'plain' }), { id: '1', name: 'other' }), { kind: 'conflict' });
 });
-create('conflicts when the retry adds a tag the report does not have', () => {
-  assert.is(decideCreate(state, { id: '1', name: 'plain', tag: 't' }).kind, 'conflict');
+create('conflicts when the retry adds a tag the report does not have, drops the one it has, or has another', () => {
+  assert.is(decideCreate(live({ name: 'plain' }), { id: '1', name: 'plain', tag: 't' }).kind, 'conflict');
+  assert.is(decideCreate(live({ name: 'tagged', tag: 't' }), { id: '2', name: 'tagged' }).kind, 'conflict');
+  assert.is(decideCreate(live({ name: 'tagged', tag: 't' }), { id: '2', name: 'tagged', tag: 'u' }).kind, 'conflict');
 });
-create('conflicts when the retry drops the tag the report has', () => {
-  assert.is(decideCreate(state, { id: '2', name: 'tagged' }).kind, 'conflict');
-});
-create('conflicts when the retry has another tag', () => {
-  assert.is(decideCreate(state, { id: '2', name: 'tagged', tag: 'u' }).kind, 'conflict');
-});
-create('does not change the state', () => {
-  decideCreate(state, { id: '9', name: 'n' });
-  assert.equal(Object.fromEntries(state), { 1: { name: 'plain' }, 2: { name: 'tagged', tag: 't' } });
+create('conflicts when the report exists and its content cannot be opened (its key is missing)', () => {
+  assert.is(decideCreate(live(undefined), { id: '1', name: 'anything' }).kind, 'conflict');
 });
 create.run();
 
 const remove = suite('decideDelete');
 remove('appends for an existing report, decided on its current version', () => {
-  assert.equal(decideDelete(state, '1'), { kind: 'append', expectedVersion: 1 });
+  assert.equal(decideDelete(live({ name: 'x' }, 3)), { kind: 'append', expectedVersion: 3 });
+  assert.equal(decideDelete(live(undefined, 5)), { kind: 'append', expectedVersion: 5 });
 });
-remove('answers not-found for an id never created', () => {
-  assert.equal(decideDelete(state, '9'), { kind: 'not-found' });
-});
-remove('answers not-found for an id already deleted', () => {
-  assert.equal(decideDelete(state, '3'), { kind: 'not-found' });
+remove('answers not-found for an id never created or already deleted', () => {
+  assert.equal(decideDelete(absent()), { kind: 'not-found' });
+  assert.equal(decideDelete(absent(2)), { kind: 'not-found' });
 });
 remove.run();
+
+const keyed = suite('decideKey and answerReplayedCreate');
+keyed('a key seen before replays for the same kind of request on the same report, and is a mismatch otherwise', () => {
+  const keys = new Map([['k', { op: 'create' as const, id: '1', outcome: { kind: 'created' as const, incarnation: 1 } }]]);
+  assert.equal(decideKey(keys, undefined, { op: 'create', id: '1' }), { kind: 'new' });
+  assert.equal(decideKey(keys, 'other', { op: 'create', id: '1' }), { kind: 'new' });
+  assert.equal(decideKey(keys, 'k', { op: 'create', id: '1' }), { kind: 'replay', request: keys.get('k') });
+  assert.equal(decideKey(keys, 'k', { op: 'create', id: '2' }), { kind: 'mismatch' });
+  assert.equal(decideKey(keys, 'k', { op: 'delete', id: '1' }), { kind: 'mismatch' });
+});
+keyed('a retry of a create that made the report answers it again while it is that report, and 422 for another body', () => {
+  const request = { op: 'create' as const, id: '1', outcome: { kind: 'created' as const, incarnation: 3 } };
+  assert.equal(answerReplayedCreate(request, live({ name: 'a' }, 3), { id: '1', name: 'a' }), { kind: 'unchanged', report: { name: 'a' } });
+  assert.equal(answerReplayedCreate(request, live({ name: 'a' }, 3), { id: '1', name: 'b' }), { kind: 'mismatch' });
+});
+keyed('a retry of a create whose report was deleted since (and perhaps created again) is told so, and nothing is compared', () => {
+  const request = { op: 'create' as const, id: '1', outcome: { kind: 'created' as const, incarnation: 3 } };
+  assert.equal(answerReplayedCreate(request, absent(4), { id: '1', name: 'a' }), { kind: 'deleted-since' });
+  assert.equal(answerReplayedCreate(request, live({ name: 'a' }, 5), { id: '1', name: 'a' }), { kind: 'deleted-since' });
+});
+keyed('a retry of a create that found the report in place: 200 for its body, the conflict again for another', () => {
+  const request = { op: 'create' as const, id: '1', outcome: { kind: 'found' as const, incarnation: 1 } };
+  assert.equal(answerReplayedCreate(request, live({ name: 'a' }), { id: '1', name: 'a' }), { kind: 'unchanged', report: { name: 'a' } });
+  assert.equal(answerReplayedCreate(request, live({ name: 'a' }), { id: '1', name: 'b' }), { kind: 'conflict' });
+  assert.equal(answerReplayedCreate(request, live(undefined), { id: '1', name: 'a' }), { kind: 'conflict' });
+});
+keyed.run();
 
 const same = suite('sameReport');
 same('treats an empty tag and an absent tag as different', () => {

@@ -11,16 +11,20 @@ import type { ReportEvent } from '../../projections/events.js';
 import { ConflictError, NotFoundError, UnavailableError } from '../../src/errors.js';
 import type { AppendOptions, EventLog, LogMessage, LogPosition } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
+import type { KeyCarrier } from '../../src/log/capabilities.js';
 import { Projector } from '../../src/projection/projector.js';
+import type { KeyStore } from '../../src/keys/key-store.js';
 import { MAX_DECISIONS, ReportService } from '../../src/reports/service.js';
 import { rejection } from '../helpers/async.js';
 import { basedOn, created, deleted } from '../helpers/events.js';
+import { openedReport } from '../helpers/opened.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
 
 interface Context {
   dir: string;
-  log: FileLog;
+  log: FileLog & KeyCarrier;
   projector: Projector;
+  keys: KeyStore;
   service: ReportService;
   /** Events another writer appends right before the service's next append. */
   interlude: ReportEvent[];
@@ -49,11 +53,14 @@ late.before.each(async (context) => {
   context.projector.start();
   await context.projector.caughtUp();
   const envelope = { source: 'urn:report-store:test', newId: () => crypto.randomUUID(), time: () => new Date().toISOString() };
-  context.service = new ReportService({ log: interleaved, projector: context.projector, writeTimeoutMs: 5000, logger, ...envelope, onDecidedAgain: () => (context.decidedAgain += 1) });
+  context.keys = context.log.keyStore();
+  context.service = new ReportService({ keys: context.keys, log: interleaved, projector: context.projector, writeTimeoutMs: 5000, logger, ...envelope, onDecidedAgain: () => (context.decidedAgain += 1) });
 });
 
-late.after.each(async ({ projector, log, dir }) => {
+late.after.each(async ({ projector, keys, service, log, dir }) => {
+  service.stop();
   await projector.stop();
+  await keys.close();
   await log.close();
   await rm(dir, { recursive: true, force: true });
 });
@@ -77,10 +84,10 @@ late('a delete decided before another delete answers 404: the report was absent 
   assert.is(context.decidedAgain, 0);
 });
 
-late('a create decided before a create and a delete by others is decided again and creates the report (200)', async ({ service, projector, interlude }) => {
+late('a create decided before a create and a delete by others is decided again and creates the report (200)', async ({ service, projector, interlude, keys }) => {
   interlude.push(basedOn(created('2', 'theirs'), 0), basedOn(deleted('2'), 1));
   assert.equal(await service.create({ id: '2', name: 'mine' }), { name: 'mine' });
-  assert.equal(projector.model.reports.get('2'), { name: 'mine' });
+  assert.equal(await openedReport(projector.model.reports, keys, '2'), { name: 'mine' });
   assert.is(projector.model.reports.version('2'), 3);
 });
 
@@ -96,7 +103,7 @@ late('a create decided before another body was created answers 409, and one befo
 late('a superseded create with an Idempotency-Key is written again with the key, which then answers its retries', async ({ service, projector, interlude }) => {
   interlude.push(basedOn(created('3', 'theirs'), 0), basedOn(deleted('3'), 1));
   assert.equal(await service.create({ id: '3', name: 'mine' }, 'key-3'), { name: 'mine' });
-  assert.equal(projector.model.keys.get('key-3')?.outcome, { kind: 'created', report: { name: 'mine' } });
+  assert.equal(projector.model.keys.get('key-3')?.outcome, { kind: 'created', incarnation: 3 });
   assert.equal(await service.create({ id: '3', name: 'mine' }, 'key-3'), { name: 'mine' });
   assert.is(projector.model.reports.version('3'), 3);
 });

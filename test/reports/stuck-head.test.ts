@@ -9,15 +9,18 @@ import { UnavailableError } from '../../src/errors.js';
 import type { KeyedHeads } from '../../src/log/capabilities.js';
 import type { EventLog } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
+import type { KeyCarrier } from '../../src/log/capabilities.js';
 import { Projector } from '../../src/projection/projector.js';
+import type { KeyStore } from '../../src/keys/key-store.js';
 import { ReportService } from '../../src/reports/service.js';
 import { rejection } from '../helpers/async.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
 
 interface Context {
   dir: string;
-  log: FileLog;
+  log: FileLog & KeyCarrier;
   projector: Projector;
+  keys: KeyStore;
   nowMs: number;
   service: ReportService;
 }
@@ -36,11 +39,14 @@ stuck.before.each(async (context) => {
   context.projector.start();
   await context.projector.caughtUp();
   const envelope = { source: 'urn:report-store:test', newId: () => crypto.randomUUID(), time: () => new Date().toISOString() };
-  context.service = new ReportService({ log, projector: context.projector, writeTimeoutMs: 200, logger, clockMs: () => context.nowMs, ...envelope });
+  context.keys = context.log.keyStore();
+  context.service = new ReportService({ keys: context.keys, log, projector: context.projector, writeTimeoutMs: 200, logger, clockMs: () => context.nowMs, ...envelope });
 });
 
-stuck.after.each(async ({ projector, log, dir }) => {
+stuck.after.each(async ({ projector, keys, service, log, dir }) => {
+  service.stop();
   await projector.stop();
+  await keys.close();
   await log.close();
   await rm(dir, { recursive: true, force: true });
 });

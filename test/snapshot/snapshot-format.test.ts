@@ -1,4 +1,4 @@
-// The snapshot file format (4): magic, meta, reports, idempotency keys, SHA-256. Reports, versions
+// The snapshot file format (6): magic, meta, reports, idempotency keys, SHA-256. Reports, versions
 // and keys survive the round trip exactly; a file that was changed, cut, written by another format or
 // shaped wrongly under a matching checksum is refused.
 import { createHash } from 'node:crypto';
@@ -19,11 +19,11 @@ const reports = new Map([
 ]);
 
 const keys: IdempotencyState = new Map([
-  ['create-tagged', { fingerprint: '["POST","42","x","t"]', outcome: { kind: 'created', report: { name: 'x', tag: 't' } } }],
-  ['create-plain', { fingerprint: '["POST","1","plain",null]', outcome: { kind: 'unchanged', report: { name: 'plain' } } }],
-  ['delete-done', { fingerprint: '["DELETE","7"]', outcome: { kind: 'deleted' } }],
-  ['delete-missing', { fingerprint: '["DELETE","8"]', outcome: { kind: 'not-found' } }],
-  ['create-conflict', { fingerprint: '["POST","1","other",null]', outcome: { kind: 'conflict' } }],
+  ['create-tagged', { op: 'create', id: '42', outcome: { kind: 'created', incarnation: 1 } }],
+  ['create-plain', { op: 'create', id: '-9223372036854775808', outcome: { kind: 'found', incarnation: 2147483647 } }],
+  ['delete-done', { op: 'delete', id: '7', outcome: { kind: 'deleted' } }],
+  ['delete-missing', { op: 'delete', id: '8', outcome: { kind: 'not-found' } }],
+  [`${'k'.repeat(255)}`, { op: 'create', id: '1', outcome: { kind: 'created', incarnation: 5 } }],
 ]);
 
 const plain = {
@@ -173,20 +173,34 @@ format('refuses a reports section cut short, a malformed id index and a report o
 });
 
 format('refuses idempotency keys of the wrong shape and trailing bytes under a matching checksum', () => {
-  const badKeys = decodeSnapshot(fileWith(goodMeta, (out) => {
+  const keyOfKind = (kind: number, incarnation: number) => (out: BytesOut) => {
     emptyTable(out);
-    out.text(JSON.stringify([['k', 'f', 'teapot']]));
+    out.u32(1);
+    out.u8(1);
+    out.bytes(Buffer.from('k'));
+    out.u8(kind);
+    out.u8(1);
+    out.bytes(Buffer.from('1'));
+    out.f64(incarnation);
+  };
+  const badKind = decodeSnapshot(fileWith(goodMeta, keyOfKind(9, 1)));
+  assert.match(badKind.ok ? '' : badKind.reason, 'an idempotency key of kind 9');
+  const badIncarnation = decodeSnapshot(fileWith(goodMeta, keyOfKind(0, 0.5)));
+  assert.match(badIncarnation.ok ? '' : badIncarnation.reason, 'an idempotency key of incarnation 0.5');
+  const cut = decodeSnapshot(fileWith(goodMeta, (out) => {
+    emptyTable(out);
+    out.u32(2);
   }));
-  assert.match(badKeys.ok ? '' : badKeys.reason, 'idempotency keys have the wrong shape');
+  assert.match(cut.ok ? '' : cut.reason, /the data ends at byte/);
   const trailing = decodeSnapshot(fileWith(goodMeta, (out) => {
     emptyTable(out);
-    out.text('[]');
+    out.u32(0);
     out.u8(1);
   }));
   assert.match(trailing.ok ? '' : trailing.reason, 'bytes follow the last section');
 });
 
-format('a frozen model encodes as the model was at the freeze, though reports, keys and cursor change while its index is copied', () => {
+format('a frozen model encodes as the model was at the freeze, though reports, keys and cursor change while its index is copied and its keys written', async () => {
   const model = createReadModel({ reports: reportTable(Array.from({ length: 50_000 }, (_, i) => [String(i * 7), { name: `report ${i}`, tag: 'x' }] as [string, { name: string; tag: string }])), keys: new Map(keys), cursor: new Map([[0, 50_000]]), counts: { records: 50_000 } });
   const bytes = ({ cursor, counts, sections }: EncodedModel) => ({ cursor: [...cursor], counts, body: Buffer.concat(sections) });
   const atFreeze = bytes(encodeModel(model));
@@ -197,24 +211,28 @@ format('a frozen model encodes as the model was at the freeze, though reports, k
     turns += 1;
     for (let k = 0; k < 20; k += 1) model.reports.delete(String((turns * 20 + k) * 7));
     model.reports.set(String((next += 1) * 7), { name: 'new' });
-    model.keys.set(`k${turns}`, { fingerprint: 'f', outcome: { kind: 'deleted' } });
+    model.keys.set(`k${turns}`, { op: 'delete', id: '1', outcome: { kind: 'deleted' } });
     model.cursor.set(0, next);
     model.counts.records = next;
   }
   assert.ok(turns > 3, `${turns} turns`);
-  assert.equal(bytes(frozen.encoded()), atFreeze);
+  // The keys are written a few a turn, while more are added.
+  let keyTurns = 0;
+  const encoded = await frozen.encoded(2, () => {
+    keyTurns += 1;
+    model.keys.set(`later ${keyTurns}`, { op: 'delete', id: '2', outcome: { kind: 'not-found' } });
+    return Promise.resolve();
+  });
+  assert.equal(bytes(encoded), atFreeze);
+  assert.is(keyTurns, Math.ceil(keys.size / 2) - 1, 'one turn between two slices of keys');
   assert.ok(model.reports.size < 50_000, 'the model did change');
 });
 
-format('a freeze that fails (the keys do not fit in one string) leaves the index free for the next one', () => {
-  const model = createReadModel({ reports: reportTable([['1', { name: 'one' }]]), keys: new Map(keys) });
-  const iterate = model.keys[Symbol.iterator].bind(model.keys);
-  Object.defineProperty(model.keys, Symbol.iterator, { configurable: true, value: () => { throw new RangeError('Invalid string length'); } });
-  assert.throws(() => freezeModel(model), /Invalid string length/);
-  Object.defineProperty(model.keys, Symbol.iterator, { configurable: true, value: iterate });
-  const frozen = freezeModel(model);
-  assert.ok(frozen.copySome(Number.POSITIVE_INFINITY));
-  assert.equal(Buffer.concat(frozen.encoded().sections), Buffer.concat(encodeModel(model).sections));
+format('holds no idempotency key\'s request content: a key costs the same whatever its report holds', () => {
+  const small = createReadModel({ keys: new Map([['k', { op: 'create', id: '1', outcome: { kind: 'created', incarnation: 1 } }]]) });
+  const model = createReadModel({ reports: reportTable([['1', { name: 'n'.repeat(4096), tag: 't'.repeat(4096) }]]), keys: new Map([['k', { op: 'create', id: '1', outcome: { kind: 'created', incarnation: 1 } }]]) });
+  const keysBytes = (m: typeof model) => Buffer.concat(encodeModel(m).sections).length - Buffer.concat((() => { const parts: Buffer[] = []; const out = new BytesOut((b) => parts.push(Buffer.from(b))); m.reports.writeTo(out); out.flush(); return parts; })()).length;
+  assert.is(keysBytes(model), keysBytes(small));
 });
 
 format.run();

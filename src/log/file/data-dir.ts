@@ -7,6 +7,16 @@ import { dirname, join, resolve } from 'node:path';
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
 
+/** Who stages a new log (and keys.db) in the data directory before putting it in place. */
+export type StagingKind = 'restore' | 'seal-history';
+/** A staging directory, its writer's pid the first group: what a killed writer left is removed by name. */
+export const STAGING_DIR = /^(?:restore|seal-history)-(\d+)\.staging$/;
+
+/** The staging directory of this process for `kind` in `dataDir`. */
+export function stagingDir(dataDir: string, kind: StagingKind): string {
+  return join(dataDir, `${kind}-${process.pid}.staging`);
+}
+
 /** Makes a directory's entries (files created, renamed or removed in it) durable. */
 export async function syncDir(dir: string): Promise<void> {
   const handle = await open(dir, 'r');

@@ -16,9 +16,11 @@ import { FrameIndex, parseBatchPoint } from './frame-index.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../batcher.js';
 import { lockDir, type DirLock } from './lock.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './data-dir.js';
-import { scanLog, type ResumeCheck } from './recovery.js';
+import { scanLog, type ResumeCheck, type ScanResult } from './recovery.js';
 import { expectRegularFile } from '../../regular-file.js';
-import { CommitListeners, type CommitFeed, type CommitListener, type ResumableScan, type ResumeFrom } from '../capabilities.js';
+import { CommitListeners, type CommitFeed, type CommitListener, type KeyCarrier, type ResumableScan, type ResumeFrom } from '../capabilities.js';
+import { openFileKeyStore, type FileKeyStore } from '../../keys/file-key-store.js';
+import { batchLacksKeys } from './unkeyed-tail.js';
 import { LogUnavailableError, RecordTooLargeError, payloadBytes, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from '../event-log.js';
 import type { FileBacked, FileRange } from './file-range.js';
 
@@ -47,13 +49,16 @@ export interface FileLog extends EventLog, ResumableScan, FileBacked {
   stats(): FileLogStats;
 }
 
-/** The writer also hands its commits over in memory. */
-export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS, resumeFrom }: FileLogOptions): Promise<FileLog & CommitFeed> {
+/** The writer also hands its commits over in memory, and carries the content keys of its events (keys.db). */
+export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS, resumeFrom }: FileLogOptions): Promise<FileLog & CommitFeed & KeyCarrier> {
   await ensurePrivateDir(dir);
   const lock = await lockDir(dir);
   const path = join(dir, 'events.log');
   let file: FileHandle | undefined;
+  let keys: FileKeyStore | undefined;
   try {
+    // Opened under the lock: its open may cut a torn tail, which only the directory's holder may do.
+    keys = await openFileKeyStore({ dir, logger, maxPending: maxPendingAppends, create: true });
     file = await open(path, 'a+', PRIVATE_FILE_MODE);
     // A FIFO or a directory in its place: named now, rather than a read that blocks or fails later.
     await expectRegularFile(file, path);
@@ -62,10 +67,11 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     await syncDir(dir);
     const durable = await openDurable(path);
     file = durable.handle;
-    const scan = await scanLog(file, path, resumeCheck(resumeFrom));
+    let scan = await scanLog(file, path, resumeCheck(resumeFrom));
     if (scan.tornTail) {
       logger.warn({ path, ...scan.tornTail }, 'cut a torn tail off the event log (an append that was never acknowledged)');
     }
+    scan = await cutUnkeyedBatch(file, scan, keys, path, logger);
     // A writer killed between its write and its sync leaves whole batches in the page cache only,
     // and the scan keeps them. An O_DSYNC write makes only its own bytes durable, so those would
     // stay in the cache under newer acknowledged batches (a hole after a power loss): flush them now.
@@ -75,12 +81,25 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     const index = new FrameIndex(path, file, scan.starts, scan.validBytes, scan.firstOffset, scan.firstByte);
     index.lastBatch = scan.lastBatch;
     await index.learnIdentity();
-    return new FileLogWriter(index, durable, lock, now, maxPendingAppends);
+    return new FileLogWriter(index, durable, keys, lock, now, maxPendingAppends);
   } catch (error) {
     await file?.close().catch(() => undefined);
+    await keys?.close().catch(() => undefined);
     await lock.release();
     throw error;
   }
+}
+
+/** Cuts the last batch when a key one of its sealed creates needs was never made durable (unkeyed-tail.ts). */
+async function cutUnkeyedBatch(file: FileHandle, scan: ScanResult, keys: FileKeyStore, path: string, logger: Logger): Promise<ScanResult> {
+  const batch = scan.lastBatch;
+  if (batch === undefined || !(await batchLacksKeys(file, batch, keys))) return scan;
+  const cutBytes = scan.validBytes - batch.byte;
+  await file.truncate(batch.byte);
+  await file.sync();
+  logger.warn({ path, bytePosition: batch.byte, recordOffset: batch.offset, cutBytes }, 'cut the last batch off the event log: a content key it needs never reached keys.db (never acknowledged)');
+  const { lastBatch: _cut, ...rest } = scan;
+  return { ...rest, starts: scan.starts.slice(0, batch.offset - scan.firstOffset), validBytes: batch.byte };
 }
 
 function resumeCheck(resume: ResumeFrom | undefined): ResumeCheck | undefined {
@@ -88,7 +107,7 @@ function resumeCheck(resume: ResumeFrom | undefined): ResumeCheck | undefined {
   return resume === undefined || point === undefined ? undefined : { point, lastRecord: resume.records - 1, lastRecordDigest: resume.lastRecordDigest };
 }
 
-class FileLogWriter implements FileLog, CommitFeed {
+class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
   readonly description: string;
   readonly maxRecordBytes = MAX_RECORD_BYTES;
   /** Group commit: appends that arrive while a durable write is in flight go together in the next one. */
@@ -105,6 +124,8 @@ class FileLogWriter implements FileLog, CommitFeed {
     private readonly index: FrameIndex,
     /** The index's file, for the writes. */
     private readonly durable: DurableFile,
+    /** keys.db: the content keys of the sealed creates, written with the batches that need them. */
+    private readonly keys: FileKeyStore,
     private readonly lock: DirLock,
     private readonly now: () => number,
     maxPending: number,
@@ -139,8 +160,10 @@ class FileLogWriter implements FileLog, CommitFeed {
     // One batch per durable write: recovery keeps or cuts it whole.
     const batch = encodeMessageBatch(messages, timestampMs);
     const batchByte = this.index.endByte;
+    const contentKeys = messages.flatMap(({ contentKey }) => (contentKey === undefined ? [] : [contentKey]));
     try {
-      await this.durable.write(batch.bytes, batchByte);
+      // The batch and its keys at once, each with its own sync: acknowledged once both are durable.
+      await Promise.all([this.durable.write(batch.bytes, batchByte), contentKeys.length === 0 ? undefined : this.keys.put(contentKeys)]);
     } catch (cause) {
       // After a failed durable write the page cache and the disk may disagree; appending on top
       // could acknowledge data that is not there. Fail every append until a restart re-scans.
@@ -159,6 +182,10 @@ class FileLogWriter implements FileLog, CommitFeed {
 
   onCommit(listener: CommitListener): () => void {
     return this.committed.add(listener);
+  }
+
+  keyStore(): FileKeyStore {
+    return this.keys;
   }
 
   fileRange(records: number): Promise<FileRange | undefined> {
@@ -210,6 +237,7 @@ class FileLogWriter implements FileLog, CommitFeed {
     await this.batcher.idle();
     for (const listener of [...this.listeners]) listener();
     await this.index.file.close();
+    await this.keys.close();
     await this.lock.release();
   }
 }

@@ -8,6 +8,7 @@ import { CLOUDEVENTS_CONTENT_TYPE } from '../../../projections/events.js';
 import type { KafkaConfig } from '../../config.js';
 import { createKafkaClient, describeStartError } from './client.js';
 import { createFastClient, createProducer } from './producer.js';
+import type { RenewingProducer } from './renewing-producer.js';
 import { groupBySize, maxRecordBytes } from './record-size.js';
 import { KafkaHealth } from './health.js';
 import { BrokerReachability } from './brokers.js';
@@ -48,9 +49,8 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
   const kafka = createKafkaClient(config, logger, { brokers });
   const admin = kafka.admin();
   const fastClient = createFastClient(config, logger, brokers, writeTimeoutMs);
-  const { producer, produceTimeoutMs } = readOnly ? { producer: undefined, produceTimeoutMs: 0 } : createProducer(fastClient, writeTimeoutMs);
+  const { producer, produceTimeoutMs } = readOnly ? { producer: undefined, produceTimeoutMs: 0 } : createProducer(fastClient, writeTimeoutMs, { prepare: (created) => brokers.watch(created), logger });
   brokers.watch(admin);
-  if (producer) brokers.watch(producer);
   try {
     await admin.connect();
     const { partitions, maxMessageBytes, minInsyncReplicas, warnings } = await ensureTopic(admin, config, createTopic);
@@ -100,7 +100,7 @@ interface KafkaLogParts {
   /** A client of one broker alone (same security settings), for asking whether it is back. */
   readonly clientOf: (broker: string) => Kafka;
   readonly admin: Admin;
-  readonly producer: Producer | undefined;
+  readonly producer: RenewingProducer<Producer> | undefined;
   readonly config: KafkaConfig;
   readonly partitions: number;
   readonly limits: KafkaLogLimits;
@@ -135,7 +135,7 @@ class KafkaLog implements EventLog, KeyedHeads, CommitFeed {
     this.coalescer = new ProduceCoalescer((byPartition) => this.produce(byPartition), (partition) => parts.heads.leaderOf(partition) ?? -1 - partition);
     this.lanes = new PartitionLanes({
       partitions,
-      partitionOf: (key) => partitionOfKey(key, partitions),
+      partitionOf: ({ key }) => partitionOfKey(key, partitions),
       flush: async (partition, appends) => {
         const results: LogPosition[][] = [];
         for (const group of groupBySize(appends, limits.maxMessageBytes)) {

@@ -5,7 +5,8 @@
 // creates at 0.37x the file log's rate, from 0.65x with one request for all). A leader that stops
 // answering holds only its own partitions' request, as before. Grouping follows the service's view
 // of the leaders (at most a second old); where it is stale (during an election) a request may span
-// two brokers, and waits for both.
+// two brokers, and waits for both. Generic in what a message is and what its answer is: the event
+// log's appends and positions, the key store's key records and offsets.
 import type { RecordMetadata } from 'kafkajs';
 import { AppendOutcomeUnknownError, type LogMessage, type LogPosition, type LogRecord } from '../event-log.js';
 
@@ -13,31 +14,31 @@ import { AppendOutcomeUnknownError, type LogMessage, type LogPosition, type LogR
  * Sends the messages of each partition in one produce request; per partition, the positions of its
  * messages or why they have none (the request as a whole may also fail).
  */
-export type CoalescedSend = (byPartition: ReadonlyMap<number, readonly LogMessage[]>) => Promise<Map<number, LogPosition[] | Error>>;
+export type CoalescedSend<M = LogMessage, P = LogPosition> = (byPartition: ReadonlyMap<number, readonly M[]>) => Promise<Map<number, P[] | Error>>;
 
-interface Waiting {
-  readonly messages: readonly LogMessage[];
-  readonly resolve: (positions: LogPosition[]) => void;
+interface Waiting<M, P> {
+  readonly messages: readonly M[];
+  readonly resolve: (positions: P[]) => void;
   readonly reject: (error: unknown) => void;
 }
 
 /** One leader's requests: at most one out; what arrives meanwhile goes in the next. */
-interface Group {
-  waiting: Map<number, Waiting>;
+interface Group<M, P> {
+  waiting: Map<number, Waiting<M, P>>;
   busy: boolean;
 }
 
-export class ProduceCoalescer {
-  private readonly groups = new Map<number, Group>();
+export class ProduceCoalescer<M = LogMessage, P = LogPosition> {
+  private readonly groups = new Map<number, Group<M, P>>();
 
   constructor(
-    private readonly send: CoalescedSend,
+    private readonly send: CoalescedSend<M, P>,
     /** The group of a partition: its leader's node id, or anything unique to it when unknown. */
     private readonly groupOf: (partition: number) => number,
   ) {}
 
   /** One partition's messages (at most one call per partition is out at a time: the lanes see to it). */
-  produce(partition: number, messages: readonly LogMessage[]): Promise<LogPosition[]> {
+  produce(partition: number, messages: readonly M[]): Promise<P[]> {
     return new Promise((resolve, reject) => {
       const key = this.groupOf(partition);
       let group = this.groups.get(key);
@@ -55,7 +56,7 @@ export class ProduceCoalescer {
   }
 
   /** Sends the group's waiting partitions after this turn's continuations (lanes answered together join). */
-  private schedule(key: number, group: Group): void {
+  private schedule(key: number, group: Group<M, P>): void {
     group.busy = true;
     setImmediate(() => {
       const partitions = group.waiting;

@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import type { KafkaConfig } from '../../config.js';
 import type { BrokerReachability } from './brokers.js';
 import { createKafkaClient, REQUEST_TIMEOUT_MS } from './client.js';
+import { RenewingProducer } from './renewing-producer.js';
+import { DISCONNECT_MS, settleWithin } from '../settle-within.js';
 
 const { Partitioners } = kafkajs;
 
@@ -31,18 +33,28 @@ export function createFastClient(config: KafkaConfig, logger: Logger, brokers: B
   return createKafkaClient(config, logger, { brokers, requestTimeoutMs: produceTiming(writeTimeoutMs).requestTimeoutMs });
 }
 
-/** The producer, on the fast client, and how long a produce request may wait for the replicas. */
-export function createProducer(fastClient: Kafka, writeTimeoutMs: number): { producer: Producer; produceTimeoutMs: number } {
+/**
+ * The producer, on the fast client, and how long a produce request may wait for the replicas. It is
+ * replaced after a failed send (renewing-producer.ts); `prepare` is given each one before it
+ * connects (to watch its brokers, count its requests).
+ */
+export function createProducer(fastClient: Kafka, writeTimeoutMs: number, { prepare, logger }: { prepare: (producer: Producer) => void; logger: Logger }): { producer: RenewingProducer<Producer>; produceTimeoutMs: number } {
   const timing = produceTiming(writeTimeoutMs);
-  const producer = fastClient.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
-    metadataMaxAge: timing.metadataMaxAgeMs,
-    // Unlimited retries are what makes the idempotent producer safe; a request that gives up first
-    // answers 503 and its message, if not yet sent, is dropped by its lane.
-    retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 2000 },
-  });
-  return { producer, produceTimeoutMs: timing.produceTimeoutMs };
+  const create = () => {
+    const producer = fastClient.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+      metadataMaxAge: timing.metadataMaxAgeMs,
+      // Unlimited retries are what makes the idempotent producer safe; a request that gives up first
+      // answers 503 and its message, if not yet sent, is dropped by its lane.
+      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 2000 },
+    });
+    prepare(producer);
+    return producer;
+  };
+  const onRenewed = (error: unknown) =>
+    logger.warn({ err: error }, 'a produce request failed, and may have been written all the same: the next ones go out on a new producer, so that the broker cannot take them for duplicates of it');
+  return { producer: new RenewingProducer({ create, onRenewed, disconnect: (producer) => settleWithin(DISCONNECT_MS, producer.disconnect()) }), produceTimeoutMs: timing.produceTimeoutMs };
 }

@@ -70,7 +70,7 @@ function creationConfig(replicationFactor: number): Record<string, string> {
 }
 
 /** A new topic's leaders can take a moment to serve offsets ("not the leader"); wait for that. */
-async function offsetsServed(admin: Admin, topic: string, timeoutMs = 15_000): Promise<void> {
+export async function offsetsServed(admin: Admin, topic: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

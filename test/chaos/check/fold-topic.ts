@@ -1,12 +1,17 @@
 // Folds the topic with the project's own fold (projections/), as every consumer does, and links
 // each event to the request that wrote it by the trace-id of its traceparent. What the checks read:
-// whether each event took effect (the fold's verdict, whatever rule the fold implements). A request
+// whether each event took effect (the fold's verdict, whatever rule the fold implements). The
+// service seals names: an event's name is its request's (the service sealed what it was sent), and
+// the digest of a live report's content is taken of that name, so the state digest this computes
+// holds the instances to the names the clients sent, through their key stores. A request
 // may have written several events: a write the fold voids as decided on a stale state is decided
 // again and written again, so only its last event can answer it, and the earlier ones must be void.
 import { createHash } from 'node:crypto';
 import { canonicalState } from '../../../projections/canonical.js';
 import { decodeEvent } from '../../../projections/codec.js';
-import { createState, evolve } from '../../../projections/reports.js';
+import { createState, evolve, isSealedReport, type ReportContent } from '../../../projections/reports.js';
+import { isSealed } from '../../../projections/events.js';
+import { contentDigest } from '../../../projections/sealing.js';
 import type { RequestRecord, TopicRecord } from '../history.js';
 
 export interface FoldedEvent {
@@ -47,6 +52,12 @@ export function holds(request: RequestRecord, event: FoldedEvent): boolean {
   return request.op === 'create' ? event.nameAfter === request.name : event.effective && event.nameAfter === undefined;
 }
 
+/** A live report's name: in the clear, or the name its sealed key's request sent. */
+function nameOf(report: ReportContent | undefined, sealedNames: ReadonlyMap<string, string>): string | undefined {
+  if (report === undefined) return undefined;
+  return isSealedReport(report) ? sealedNames.get(report.sealed.key) : report.name;
+}
+
 function traceIdOf(traceparent: string | undefined): string | undefined {
   return traceparent?.split('-')[1];
 }
@@ -54,6 +65,8 @@ function traceIdOf(traceparent: string | undefined): string | undefined {
 export function foldTopic(records: readonly TopicRecord[], requests: readonly RequestRecord[]): FoldedTopic {
   const requestByTrace = new Map(requests.map((request) => [request.traceId, request]));
   const state = createState();
+  /** The name each sealed key's event carried: its request's. */
+  const sealedNames = new Map<string, string>();
   const events: FoldedEvent[] = [];
   const byId = new Map<string, FoldedEvent[]>();
   const ofRequest = new Map<number, FoldedEvent[]>();
@@ -69,8 +82,10 @@ export function foldTopic(records: readonly TopicRecord[], requests: readonly Re
     const { event } = decoded;
     const request = requestByTrace.get(traceIdOf(event.traceparent) ?? '');
     const effective = evolve(state, event).kind !== 'void';
-    const name = event.type === 'ReportCreated' ? { name: event.data.name } : {};
-    const nameAfter = state.get(event.data.id)?.name;
+    const created = event.type === 'ReportCreated' ? (isSealed(event.data) ? request?.name : event.data.name) : undefined;
+    if (event.type === 'ReportCreated' && isSealed(event.data) && created !== undefined) sealedNames.set(event.data.sealed.key, created);
+    const name = created === undefined ? {} : { name: created };
+    const nameAfter = nameOf(state.get(event.data.id), sealedNames);
     const folded: FoldedEvent = { partition, offset, landedMs: timestampMs, type: event.type, id: event.data.id, ...name, effective, nameAfter, ...(request ? { request } : {}) };
     events.push(folded);
     const ofId = byId.get(folded.id);
@@ -84,6 +99,11 @@ export function foldTopic(records: readonly TopicRecord[], requests: readonly Re
     byRequest.set(seq, attempts.at(-1) as FoldedEvent);
     unexplained.push(...attempts.slice(0, -1).filter((attempt) => attempt.effective));
   }
-  const digest = createHash('sha256').update(canonicalState(state)).digest('hex');
+  const digest = createHash('sha256')
+    .update(canonicalState(state, ({ sealed }) => {
+      const sent = sealedNames.get(sealed.key);
+      return sent === undefined ? undefined : contentDigest({ name: sent });
+    }))
+    .digest('hex');
   return { events, byId, byRequest, invalid, unexplained, digest };
 }

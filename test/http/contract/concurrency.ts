@@ -2,6 +2,7 @@
 import * as assert from 'uvu/assert';
 import { deleteReport, logHead, postReport, serverSuite, type StartServer } from '../requests.js';
 import { expectError, expectJson, expectNoContent, expectReport } from '../responses.js';
+import { openedReport } from '../../helpers/opened.js';
 
 const WRITERS = 50;
 
@@ -31,7 +32,7 @@ export function concurrencyContract(logName: string, start: StartServer, nextId:
     }
     assert.is(winners.length, 1);
     const winner = winners[0] as string;
-    assert.equal(server.projector.model.reports.get(id), { name: winner });
+    assert.equal(await openedReport(server.projector.model.reports, server.keys, id), { name: winner });
     await expectReport(await postReport(server, id, winner), { name: winner });
   });
 

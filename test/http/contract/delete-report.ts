@@ -2,6 +2,7 @@
 import * as assert from 'uvu/assert';
 import { claim, deleteReport, logHead, postReport, serverSuite, type StartServer } from '../requests.js';
 import { expectError, expectNoContent, expectReport } from '../responses.js';
+import { openedReport } from '../../helpers/opened.js';
 
 export function deleteReportContract(logName: string, start: StartServer, nextId: () => string): void {
   const remove = serverSuite(`${logName}: DELETE /reports/{id}`, start);
@@ -55,7 +56,7 @@ export function deleteReportContract(logName: string, start: StartServer, nextId
     await expectReport(await postReport(server, id, 'before', 'a'), { name: 'before', tag: 'a' });
     await expectNoContent(await deleteReport(server, id));
     await expectReport(await postReport(server, id, 'after'), { name: 'after' });
-    assert.equal(server.projector.model.reports.get(id), { name: 'after' });
+    assert.equal(await openedReport(server.projector.model.reports, server.keys, id), { name: 'after' });
     await expectError(await postReport(server, id, 'before', 'a'), 409);
   });
 

@@ -46,13 +46,16 @@ export function idempotencyContract(logName: string, start: StartServer, nextId:
     await expectError(await remove(server, nextId(), key), 422);
   });
 
-  keys('an id deleted with a key can be created again without one', async ({ server }) => {
+  keys('an id deleted with a key can be created again without one; the old key\'s retry is told the report was deleted since', async ({ server }) => {
     const [id, key] = [nextId(), distinctive('key')];
     await expectReport(await post(server, id, 'before', key), { name: 'before' });
     await expectNoContent(await remove(server, id, distinctive('key')));
     await expectReport(await post(server, id, 'after'), { name: 'after' });
-    // The first key still answers what it answered first.
-    await expectReport(await post(server, id, 'before', key), { name: 'before' });
+    // The first key's report was deleted, its content erased: its retry is told so, and nothing is
+    // written or brought back.
+    const before = await logHead(server);
+    await expectError(await post(server, id, 'before', key), 409, /created report .* which has been deleted since/);
+    assert.is(await logHead(server), before);
   });
 
   keys('concurrent retries with one key give one append and the same answer', async ({ server }) => {

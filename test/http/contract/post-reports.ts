@@ -2,6 +2,7 @@
 import * as assert from 'uvu/assert';
 import { claim, deleteReport, logHead, postJson, postReport, reportBody, serverSuite, type StartServer } from '../requests.js';
 import { expectError, expectNoContent, expectReport } from '../responses.js';
+import { openedReport } from '../../helpers/opened.js';
 
 export function postReportsContract(logName: string, start: StartServer, nextId: () => string): void {
   const create = serverSuite(`${logName}: POST /reports`, start);
@@ -19,7 +20,7 @@ export function postReportsContract(logName: string, start: StartServer, nextId:
     const before = await logHead(server);
     await expectReport(await postReport(server, id, 'projected', 't'), { name: 'projected', tag: 't' });
     assert.is(await logHead(server), before + 1);
-    assert.equal(server.projector.model.reports.get(id), { name: 'projected', tag: 't' });
+    assert.equal(await openedReport(server.projector.model.reports, server.keys, id), { name: 'projected', tag: 't' });
   });
 
   create('treats a null tag as absent', async ({ server }) => {
@@ -50,7 +51,7 @@ export function postReportsContract(logName: string, start: StartServer, nextId:
     const before = await logHead(server);
     await expectError(await postReport(server, id, 'two'), 409, new RegExp(id));
     assert.is(await logHead(server), before);
-    assert.equal(server.projector.model.reports.get(id), { name: 'one' });
+    assert.equal(await openedReport(server.projector.model.reports, server.keys, id), { name: 'one' });
   });
 
   create('returns 409 when the id exists with another tag', async ({ server }) => {
@@ -135,14 +136,14 @@ export function postReportsContract(logName: string, start: StartServer, nextId:
     await expectReport(await postReport(server, even, 'even'), { name: 'even' });
     await expectError(await postReport(server, odd, 'even'), 409);
     await expectError(await postReport(server, even, 'odd'), 409);
-    assert.equal(server.projector.model.reports.get(odd), { name: 'odd' });
+    assert.equal(await openedReport(server.projector.model.reports, server.keys, odd), { name: 'odd' });
   });
 
   for (const bound of ['-9223372036854775808', '9223372036854775807']) {
     ids(`accepts the int64 bound ${bound}`, async ({ server }) => {
       await claim(server, bound);
       await expectReport(await postReport(server, bound, 'bound'), { name: 'bound' });
-      assert.equal(server.projector.model.reports.get(bound), { name: 'bound' });
+      assert.equal(await openedReport(server.projector.model.reports, server.keys, bound), { name: 'bound' });
       await expectNoContent(await deleteReport(server, bound));
     });
   }

@@ -6,7 +6,7 @@ import { rejection } from '../../helpers/async.js';
 
 const message = (key: string): LogMessage => ({ key, value: Buffer.from(key) });
 /** Keys name their partition: "2:x" goes to partition 2. */
-const partitionOf = (key: string) => Number(key.split(':')[0]);
+const partitionOf = ({ key }: LogMessage) => Number(key.split(':')[0]);
 
 /** A flush that numbers each partition's records from 0 and remembers the requests, per partition. */
 function countingFlush(requests: Array<{ partition: number; keys: string[] }>): LaneFlush {

@@ -51,7 +51,7 @@ coalescer('calls in later turns go in later requests', async () => {
 coalescer('what arrives while a leader has a request out waits and goes in its next request', async () => {
   let release: () => void = () => undefined;
   const requests: number[][] = [];
-  const produce = new ProduceCoalescer((byPartition) => {
+  const produce = new ProduceCoalescer<LogMessage, LogPosition>((byPartition) => {
     requests.push([...byPartition.keys()].sort());
     const answer = new Map([...byPartition].map(([partition, messages]): [number, LogPosition[]] => [partition, messages.map((_, offset) => ({ partition, offset }))]));
     return requests.length === 1 ? new Promise((resolve) => (release = () => resolve(answer))) : Promise.resolve(answer);

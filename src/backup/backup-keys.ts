@@ -1,0 +1,38 @@
+// The keys.db of a backup: exactly the keys of the reports live in its log, read from the data
+// directory's keys.db right after the log's prefix was fixed. Every other slot is written
+// destroyed: the key of a report deleted within the prefix whose destruction had not reached
+// keys.db yet (a backup taken after a delete must not hold its key), a void create's, and the keys
+// put after the prefix (harmless, but a backup holds nothing it does not need). Deletion slots
+// are kept as they are (ids and versions only): the backup's own record of deletions, which a
+// restore into an empty data directory re-applies.
+import { KEYS_FILE } from '../keys/key-file.js';
+import { slotOfKeyId, SlotState } from '../keys/key-slots.js';
+import { writeKeyFile } from '../keys/key-tables.js';
+import type { SlotTable } from '../keys/slot-table.js';
+import type { ReportTable } from '../read-model/report-table.js';
+import { join } from 'node:path';
+
+export interface BackupKeys {
+  /** Slots in the backup's keys.db (those of the data directory's when it was read). */
+  readonly slots: number;
+  /** Live keys it holds: one per live sealed report of the backup. */
+  readonly held: number;
+}
+
+/** Writes `dir`/keys.db from `table`, holding the keys of `reports` only; fsynced. */
+export async function writeBackupKeys(dir: string, table: SlotTable, reports: ReportTable): Promise<BackupKeys> {
+  const used = new Set<number>();
+  reports.forEachSealedKey((keyId) => {
+    const slot = slotOfKeyId(keyId);
+    if (slot !== undefined) used.add(slot);
+  });
+  let held = 0;
+  await writeKeyFile(join(dir, KEYS_FILE), table.slots, (slot) => {
+    const view = table.view(slot);
+    if (view.kind === 'deletion') return { deletion: { reportId: view.reportId, version: view.version } };
+    if (view.kind !== 'live' || !used.has(slot)) return SlotState.destroyed;
+    held += 1;
+    return { secret: view.secret, contentDigest: view.contentDigest };
+  });
+  return { slots: table.slots, held };
+}

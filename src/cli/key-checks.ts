@@ -1,0 +1,40 @@
+// The check of sealed content that `reports verify` adds to those of the log (log-checks.ts): every
+// live report whose content is sealed has its key in the key store, the key opens its box, and the
+// digest kept with the key is that of what it opens (the state digest reads it). A problem names
+// the report and the key id, never the content.
+import { isSealedReport, type ReportContent } from '../../projections/reports.js';
+import { contentDigest, openContent } from '../../projections/sealing.js';
+import { parseKeyId, type KeyLookup } from '../keys/key-store.js';
+
+export interface ContentFindings {
+  /** Live reports whose content is sealed. */
+  sealedReports: number;
+  /** Those of them whose content cannot be opened: no key, or a key that does not open it. */
+  unopenedReports: number;
+}
+
+export type ContentProblem = (id: string, reason: string) => void;
+
+/** Checks the live reports of `reports` against `keys`, calling `problem` for each that fails. */
+export function checkContentKeys(reports: Iterable<[string, ReportContent]>, keys: KeyLookup, problem: ContentProblem): ContentFindings {
+  const findings: ContentFindings = { sealedReports: 0, unopenedReports: 0 };
+  for (const [id, report] of reports) {
+    if (!isSealedReport(report)) continue;
+    findings.sealedReports += 1;
+    const keyId = report.sealed.key;
+    const key = keys.get(parseKeyId(keyId));
+    if (key === undefined) {
+      findings.unopenedReports += 1;
+      problem(id, `live report ${id}: its content key ${keyId} is not in the key store, so its name and tag cannot be read (a lost key, or another producer's event)`);
+      continue;
+    }
+    const content = openContent(report.sealed, key.secret, { id, ...(report.expectedversion === undefined ? {} : { expectedversion: report.expectedversion }) });
+    if (content === undefined) {
+      findings.unopenedReports += 1;
+      problem(id, `live report ${id}: its content key ${keyId} does not open its content (damage, or a box copied from another event)`);
+    } else if (!contentDigest(content).equals(key.contentDigest)) {
+      problem(id, `live report ${id}: the content digest kept with key ${keyId} is not that of the content it opens (the state digest would be wrong)`);
+    }
+  }
+  return findings;
+}

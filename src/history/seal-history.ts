@@ -1,0 +1,137 @@
+// `reports seal-history`'s work: makes a stopped data directory forget the content of reports
+// deleted before erasure existed. Their creates were written in the clear; the log is written again
+// as a new generation, record for record (offsets and timestamps unchanged), every create in the
+// clear sealed (rewrite-history.ts: a live report's under a new key, the others' under a key
+// destroyed at once), checked to fold to the same state digest as the old one, and put in place by
+// one rename. The snapshots go first (they hold content in the clear, deleted reports' included,
+// and would be used with the new log), the old log with the rename. Killed at any moment, the data
+// directory holds the old log or the new one, whole, with every key either needs: keys are durable
+// before the rename, and those the old log never refers to are orphans the next start sweeps.
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { startProgress } from '../cli/progress.js';
+import type { CliIo } from '../cli/usage.js';
+import { openFileKeyStore, type FileKeyStore } from '../keys/file-key-store.js';
+import { PRIVATE_DIR_MODE, stagingDir, syncDir } from '../log/file/data-dir.js';
+import { openFileLogReader } from '../log/file/file-log-reader.js';
+import type { FileLog } from '../log/file/file-log.js';
+import { DataDirLockedError, lockDir, type DirLock } from '../log/file/lock.js';
+import { createLogGeneration, installGeneration, LOG_FILE } from '../log/file/log-generation.js';
+import { stateDigest } from '../projection/fold-log.js';
+import { snapshotDir } from '../snapshot/snapshot-store.js';
+import { foldedDigest } from './folded-digest.js';
+import { analyseHistory } from './plain-fates.js';
+import { rewriteHistory, type SealedCounts } from './rewrite-history.js';
+
+export interface SealHistoryOptions {
+  readonly dataDir: string;
+  readonly io: CliIo;
+  readonly logger: Logger;
+}
+
+export interface SealedHistory {
+  /** Records in the log, before and after. */
+  readonly records: number;
+  /** What was sealed; undefined when every create was sealed already (nothing written). */
+  readonly sealed: SealedCounts | undefined;
+  /** The state digest, before and after (`sha256:<hex>`). */
+  readonly digest: string;
+  readonly snapshotsRemoved: number;
+  /** Logs an earlier restore kept beside this one (`events.log.before-restore-<time>`): not rewritten. */
+  readonly keptLogs: readonly string[];
+}
+
+/** The rewrite was refused or did not check out; the data directory is as it was. */
+export class SealHistoryError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SealHistoryError';
+  }
+}
+
+async function lockForRewrite(dataDir: string): Promise<DirLock> {
+  await stat(join(dataDir, LOG_FILE)).catch(() => {
+    throw new SealHistoryError(`no event log at ${join(dataDir, LOG_FILE)} (REPORTS_DATA_DIR)`);
+  });
+  return lockDir(dataDir).catch((error: unknown) => {
+    throw error instanceof DataDirLockedError ? new SealHistoryError(`refusing to rewrite the log of ${dataDir}: a server (process ${error.ownerPid}) is running on it; stop it first`) : error;
+  });
+}
+
+/** Runs `work` with a progress bar of `total` records on a terminal. */
+async function phase<T>(io: CliIo, label: string, total: number, work: (onProgress: (records: number) => void) => Promise<T>): Promise<T> {
+  const progress = startProgress(io, label, total);
+  try {
+    return await work((records) => progress.update(records));
+  } finally {
+    progress.stop();
+  }
+}
+
+export async function sealHistory({ dataDir, io, logger }: SealHistoryOptions): Promise<SealedHistory> {
+  const lock = await lockForRewrite(dataDir);
+  try {
+    // Opened first: it removes what an earlier run that was killed left, before this one stages anything.
+    const keys = await openFileKeyStore({ dir: dataDir, logger, create: true });
+    try {
+      const log = await openFileLogReader({ dir: dataDir, logger });
+      try {
+        return await sealOpened({ dataDir, log, keys, io, logger });
+      } finally {
+        await log.close();
+      }
+    } finally {
+      await keys.close();
+    }
+  } finally {
+    await lock.release();
+  }
+}
+
+interface Opened {
+  readonly dataDir: string;
+  readonly log: FileLog;
+  readonly keys: FileKeyStore;
+  readonly io: CliIo;
+  readonly logger: Logger;
+}
+
+async function sealOpened({ dataDir, log, keys, io, logger }: Opened): Promise<SealedHistory> {
+  const records = (await log.head()).get(0) ?? 0;
+  const { signal } = io;
+  const { model, fates } = await phase(io, 'read', records, (onProgress) => analyseHistory(log, { signal, onProgress }));
+  signal.throwIfAborted();
+  const digest = `sha256:${stateDigest(model.reports, await keys.lookup())}`;
+  const keptLogs = (await readdir(dataDir)).filter((name) => name.startsWith(`${LOG_FILE}.before-restore-`));
+  if (fates.plainCreates === 0) return { records, sealed: undefined, digest, snapshotsRemoved: 0, keptLogs };
+  const staging = stagingDir(dataDir, 'seal-history');
+  await mkdir(staging, { mode: PRIVATE_DIR_MODE });
+  try {
+    const target = await createLogGeneration(staging);
+    const sealed = await phase(io, 'seal', records, (onProgress) => rewriteHistory({ source: log, target, keys, fates, signal, onProgress })).catch(async (error: unknown) => {
+      await target.abandon();
+      throw error;
+    });
+    await target.finish();
+    signal.throwIfAborted();
+    const after = await phase(io, 'verify', records, (onProgress) => foldedDigest(staging, () => keys.lookup(), logger, { signal, onProgress }));
+    if (after.digest !== digest || after.model.counts.records !== records) {
+      throw new SealHistoryError(`the rewritten log folds to ${after.digest} in ${after.model.counts.records} records, the log to ${digest} in ${records}; nothing was changed`);
+    }
+    const snapshotsRemoved = await removeSnapshots(dataDir);
+    await installGeneration(staging, dataDir);
+    return { records, sealed, digest, snapshotsRemoved, keptLogs };
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/** Removes every snapshot (and the directory); how many there were. */
+async function removeSnapshots(dataDir: string): Promise<number> {
+  const dir = snapshotDir(dataDir);
+  const names = await readdir(dir).catch(() => [] as string[]);
+  await rm(dir, { recursive: true, force: true });
+  await syncDir(dataDir);
+  return names.filter((name) => name.endsWith('.snap')).length;
+}

@@ -1,0 +1,31 @@
+// The keys.db a restore puts in place: the data directory's (current) and the backup's, merged
+// slot by slot over the longer of the two, so that ids keep going up from the highest either ever
+// gave out (a key minted after the restore never takes an id the current store used). A deletion
+// either records stays recorded; a key the current store destroyed stays destroyed (a restore
+// never brings a destroyed key back); a key live in either is kept, the current one's first: the
+// backup's for its reports, the current store's so that the log being replaced still opens with
+// this file until the restore has put the new log in place (the next start sweeps the keys no
+// report of the restored history uses). Every other slot (reserved, damaged, or what the backup
+// left out) is written destroyed.
+import { SlotState, type SlotContent, type SlotView } from './key-slots.js';
+import type { SlotTable } from './slot-table.js';
+
+export interface MergedKeys {
+  readonly slots: number;
+  contentOf(slot: number): SlotContent;
+}
+
+export function mergeKeyTables(current: SlotTable | undefined, backup: SlotTable | undefined): MergedKeys {
+  const viewIn = (table: SlotTable | undefined, slot: number): SlotView | undefined => (table !== undefined && slot < table.slots ? table.view(slot) : undefined);
+  return {
+    slots: Math.max(current?.slots ?? 0, backup?.slots ?? 0),
+    contentOf(slot) {
+      const mine = viewIn(current, slot);
+      const theirs = viewIn(backup, slot);
+      for (const view of [mine, theirs]) if (view?.kind === 'deletion') return { deletion: { reportId: view.reportId, version: view.version } };
+      if (mine?.kind === 'destroyed') return SlotState.destroyed;
+      for (const view of [mine, theirs]) if (view?.kind === 'live') return { secret: view.secret, contentDigest: view.contentDigest };
+      return SlotState.destroyed;
+    },
+  };
+}

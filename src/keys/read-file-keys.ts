@@ -1,0 +1,44 @@
+// keys.db read by a tool beside the server (`reports replay`, `verify`, `snapshot`, `events`,
+// `backup`): every key it holds now, or one key at a time, without writing anything: no torn tail
+// is cut (the server holding the file may be writing it), a damaged header refuses the read in one
+// line naming the file, and keys.db absent reads as no key at all (a store written before erasure,
+// whose events are all in the clear).
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readAt } from '../log/file/read-at.js';
+import { KeyStoreDamagedError } from './key-store-errors.js';
+import { KEYS_FILE } from './key-file.js';
+import { HEADER_BYTES, headerProblem, SLOT_BYTES, slotOfKeyId, slotPosition, viewSlot } from './key-slots.js';
+import { readKeyTable } from './key-tables.js';
+import { NO_KEYS, type ContentKey, type KeyId, type KeyLookup } from './key-store.js';
+
+export async function readFileKeys(dir: string): Promise<KeyLookup> {
+  return (await readKeyTable(dir)) ?? NO_KEYS;
+}
+
+/** keys.db of `dir` open for reading one key at a time, its header checked; undefined when there is none. */
+export async function openKeysForReading(dir: string): Promise<FileHandle | undefined> {
+  const path = join(dir, KEYS_FILE);
+  const handle = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (handle === undefined) return undefined;
+  try {
+    const problem = headerProblem(await readAt(handle, 0, HEADER_BYTES));
+    if (problem !== undefined) throw new KeyStoreDamagedError(path, problem);
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/** The key `id` as keys.db holds it now: undefined unless its slot is whole, sound and live. */
+export async function readFileKey(handle: FileHandle, id: KeyId): Promise<ContentKey | undefined> {
+  const slot = slotOfKeyId(id);
+  if (slot === undefined) return undefined;
+  const bytes = await readAt(handle, slotPosition(slot), SLOT_BYTES);
+  const view = bytes.length === SLOT_BYTES ? viewSlot(bytes, 0) : undefined;
+  return view?.kind === 'live' ? { id: Buffer.from(id), secret: view.secret, contentDigest: view.contentDigest } : undefined;
+}

@@ -1,0 +1,31 @@
+// The embedded log writes each group commit's records and the content keys their sealed creates
+// need at the same time (events.log and keys.db, each with one sync), and acknowledges the group only
+// once both are durable: a create costs one round of syncs, not two after one another. So after a
+// crash the last batch of the log may be on disk while some of its keys are not: that batch was never
+// acknowledged, and is cut as a torn tail is. No batch before it can be in that state, since a group
+// commit starts only once the one before it is durable in both files.
+import type { FileHandle } from 'node:fs/promises';
+import { isSealed } from '../../../projections/events.js';
+import { decodeForFold } from '../../read-model/fold-decode.js';
+import { parseKeyId } from '../../keys/key-store.js';
+import type { FileKeyStore } from '../../keys/file-key-store.js';
+import { BATCH_HEADER_BYTES, checkBatchBody, checkBatchHeader } from './batches.js';
+import { decodeFrame } from './frames.js';
+import { readAt } from './read-at.js';
+import type { BatchPoint } from './recovery.js';
+
+/** Whether a sealed create of the batch at `batch` names a key that was never made durable. */
+export async function batchLacksKeys(file: FileHandle, batch: BatchPoint, keys: Pick<FileKeyStore, 'wasPut'>): Promise<boolean> {
+  const header = await readAt(file, batch.byte, BATCH_HEADER_BYTES);
+  const check = header.length === BATCH_HEADER_BYTES ? checkBatchHeader(header, 0) : undefined;
+  if (check?.kind !== 'header') return false;
+  const body = await readAt(file, batch.byte + BATCH_HEADER_BYTES, check.bodyBytes);
+  const frames = body.length === check.bodyBytes ? checkBatchBody(body, check.frameCount) : undefined;
+  if (frames === undefined || !('frames' in frames)) return false;
+  const ids = frames.frames.flatMap((frame) => {
+    const input = decodeForFold(decodeFrame(body, frame).value);
+    return input.ok && input.event.type === 'ReportCreated' && isSealed(input.event.data) ? [parseKeyId(input.event.data.sealed.key)] : [];
+  });
+  // A key destroyed since (a void create's) was put: only one never made durable is missing.
+  return !(await keys.wasPut(ids));
+}

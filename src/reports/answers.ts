@@ -1,0 +1,58 @@
+// The answers the command side gives that are not a report: errors in the domain's words, each with
+// its HTTP status (errors.ts), and what a failure of the log, the key store or the projection
+// becomes for the client.
+import type { Logger } from 'pino';
+import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
+import { AppendOutcomeUnknownError, AppendTimeoutError, LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError } from '../log/event-log.js';
+import { ProjectionTimeoutError } from '../projection/projector.js';
+import type { KeyDecision } from './decide.js';
+
+export function keyMismatch(): UnprocessableError {
+  return new UnprocessableError('this Idempotency-Key was already used for a different request');
+}
+
+export function deleteAnswer(id: string, decision: KeyDecision): void {
+  if (decision.kind !== 'replay') throw keyMismatch();
+  if (decision.request.outcome.kind === 'not-found') throw notFound(id);
+  if (decision.request.outcome.kind !== 'deleted') throw keyMismatch();
+}
+
+/** A retry with the key of a create whose report has been deleted since: its content may be erased, and nothing is created again. */
+export function createdThenDeleted(id: string): ConflictError {
+  return new ConflictError(`the request with this Idempotency-Key created report ${id}, which has been deleted since; nothing was written (send a new request, with a new key, to create it again)`);
+}
+
+export function conflict(id: string): ConflictError {
+  return new ConflictError(`report ${id} already exists with a different name or tag`);
+}
+
+/** The log took the write, but what the fold did with it is no longer known here. */
+export function unconfirmed(id: string): UnavailableError {
+  return new UnavailableError(`the write of report ${id} reached the event log, but its outcome could not be confirmed; retrying the same request is safe`);
+}
+
+export function notFound(id: string): NotFoundError {
+  return new NotFoundError(`report ${id} does not exist`);
+}
+
+/** Maps a failure of the log (or key store) or of the projection to the answer the client gets; logs what it must not send. */
+export function answerToFailure(error: unknown, subject: string, writeTimeoutMs: number, logger: Logger): unknown {
+  if (error instanceof RecordTooLargeError) return new EventTooLargeError(error.sizeBytes, error.limitBytes);
+  if (error instanceof LogOverloadedError) {
+    return new UnavailableError(`${error.maxPending} writes are already waiting for the event log (REPORTS_MAX_PENDING_APPENDS); retry shortly`, 2);
+  }
+  if (error instanceof LogRefusingWritesError) return new UnavailableError(error.message, 30);
+  if (error instanceof LogUnavailableError) {
+    // The adapter's message can name files or broker addresses: log it, never send it.
+    logger.warn({ err: error, subject }, 'the event log is unavailable');
+    return new UnavailableError('the event log is unavailable; retrying the same request is safe');
+  }
+  if (error instanceof AppendOutcomeUnknownError) {
+    logger.warn({ err: error, subject }, 'the event log did not say whether it took a write');
+    return new UnavailableError('the event log did not confirm the write; retrying the same request is safe');
+  }
+  if (error instanceof AppendTimeoutError || error instanceof ProjectionTimeoutError) {
+    return new UnavailableError(`the event log did not confirm the write within ${writeTimeoutMs} ms; retrying the same request is safe`);
+  }
+  return error;
+}

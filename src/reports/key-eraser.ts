@@ -1,0 +1,136 @@
+// Destroys content keys for the service: a deleted report's key before its 204 (and, where the key
+// store keeps a record of deletions, the record of the delete with it: a report written in the
+// clear has no key, but its deletion is recorded all the same), a void create's key before it is
+// decided again. A destruction the store could not confirm in time fails the request (503: the
+// delete took effect, its erasure is not confirmed) and is tried again in the background until the
+// store confirms it, so an unreachable key store delays the erasure but never forgets it.
+// The projector asks too (`eraseLater`), for every delete and void create it folds whoever wrote
+// it: another instance's, or a write answered 503 that landed late, whose writer no longer waits.
+// What was erased lately is remembered, so what this process has just erased is not asked for again.
+import type { Logger } from 'pino';
+import { recordsDeletions, type Deletion } from '../keys/deletion-records.js';
+import type { KeyId, KeyStore, KeyWriteOptions } from '../keys/key-store.js';
+
+const RETRY_MS = 1000;
+/** What the projector asks for is erased together, this soon after the first. */
+const LATER_MS = 10;
+/** Erasures remembered, so that the projector does not ask for them again. */
+const RECENTLY_ERASED = 4096;
+
+/** A key to destroy, or what a delete that took effect ends (its key, and its record). */
+export type Erasable = readonly KeyId[] | Deletion;
+
+export interface KeyEraser {
+  /** Erases within `timeoutMs`; rejects if the store did not confirm (and keeps trying). */
+  erase(what: Erasable, timeoutMs: number): Promise<void>;
+  /** Erases in the background (tried again until confirmed), unless it was erased lately here. */
+  eraseLater(what: Erasable): void;
+  /** Keys (and deletions) whose erasure is still being tried again. */
+  pending(): number;
+  /** Stops trying again (at shutdown: what is left is swept at the next start). */
+  stop(): void;
+}
+
+interface Erasure {
+  readonly ids: readonly KeyId[];
+  readonly deletions: readonly Deletion[];
+}
+
+const keyName = (id: KeyId) => `key:${id.toString('hex')}`;
+const deletionName = ({ reportId, version }: Deletion) => `deleted:${reportId}/${version}`;
+
+export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_MS): KeyEraser {
+  const waitingKeys = new Map<string, KeyId>();
+  const waitingDeletions = new Map<string, Deletion>();
+  const recentlyErased = new Set<string>();
+  /** Erasures a request is writing now (`erase`). */
+  const beingWritten = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  // A store without a record of deletions is asked for the key's destruction only.
+  const erasureOf = (what: Erasable): Erasure => {
+    if (Array.isArray(what)) return { ids: what as readonly KeyId[], deletions: [] };
+    const deletion = what as Deletion;
+    if (recordsDeletions(keys)) return { ids: [], deletions: [deletion] };
+    return { ids: deletion.key === undefined ? [] : [deletion.key], deletions: [] };
+  };
+  const write = async ({ ids, deletions }: Erasure, options?: KeyWriteOptions): Promise<void> => {
+    await Promise.all([
+      ids.length > 0 ? keys.destroy(ids, options) : undefined,
+      deletions.length > 0 && recordsDeletions(keys) ? keys.recordDeletions(deletions, options) : undefined,
+    ]);
+  };
+  const namesOf = ({ ids, deletions }: Erasure) => [...ids.map(keyName), ...deletions.map(deletionName)];
+  const erased = ({ ids, deletions }: Erasure) => {
+    const names = [...ids.map(keyName), ...deletions.map(deletionName), ...deletions.flatMap((deletion) => (deletion.key === undefined ? [] : [keyName(deletion.key)]))];
+    for (const name of names) {
+      waitingKeys.delete(name);
+      waitingDeletions.delete(name);
+      recentlyErased.add(name);
+      if (recentlyErased.size > RECENTLY_ERASED) recentlyErased.delete(recentlyErased.values().next().value as string);
+    }
+  };
+  const wait = ({ ids, deletions }: Erasure) => {
+    for (const id of ids) waitingKeys.set(keyName(id), id);
+    for (const deletion of deletions) waitingDeletions.set(deletionName(deletion), deletion);
+  };
+  const retry = () => {
+    timer = undefined;
+    if (stopped || waitingKeys.size + waitingDeletions.size === 0) return;
+    const erasure = { ids: [...waitingKeys.values()], deletions: [...waitingDeletions.values()] };
+    write(erasure).then(
+      () => {
+        erased(erasure);
+        logger.debug({ keys: erasure.ids.length, deletions: erasure.deletions.length }, 'erased in the background');
+        schedule();
+      },
+      (error: unknown) => {
+        logger.warn({ err: error, keys: erasure.ids.length, deletions: erasure.deletions.length }, 'the key store still does not confirm the destruction of keys; trying again');
+        schedule();
+      },
+    );
+  };
+  const schedule = (delayMs = retryMs) => {
+    if (timer === undefined && !stopped && waitingKeys.size + waitingDeletions.size > 0) timer = setTimeout(retry, delayMs);
+  };
+  return {
+    async erase(what, timeoutMs) {
+      const erasure = erasureOf(what);
+      if (erasure.ids.length + erasure.deletions.length === 0) return;
+      // Written here, so not by the background meanwhile: the fold queues the same erasure when it
+      // folds the request's own event, and a deletion record written twice takes two slots.
+      const names = namesOf(erasure);
+      for (const name of names) {
+        waitingKeys.delete(name);
+        waitingDeletions.delete(name);
+        beingWritten.add(name);
+      }
+      try {
+        await write(erasure, { timeoutMs });
+        erased(erasure);
+      } catch (error) {
+        wait(erasure);
+        schedule();
+        throw error;
+      } finally {
+        for (const name of names) beingWritten.delete(name);
+      }
+    },
+    eraseLater(what) {
+      const erasure = erasureOf(what);
+      const settled = (name: string) => recentlyErased.has(name) || beingWritten.has(name);
+      const fresh = {
+        ids: erasure.ids.filter((id) => !settled(keyName(id))),
+        deletions: erasure.deletions.filter((deletion) => !settled(deletionName(deletion))),
+      };
+      if (fresh.ids.length + fresh.deletions.length === 0) return;
+      wait(fresh);
+      schedule(LATER_MS);
+    },
+    pending: () => waitingKeys.size + waitingDeletions.size,
+    stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
+}

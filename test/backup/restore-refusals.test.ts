@@ -1,0 +1,94 @@
+// What `reports restore` refuses, changing nothing, and what it will not keep: a backup whose
+// keys.db does not match its manifest; a backup of format 1 (taken before backups held keys.db)
+// whose log refers to keys the data directory's keys.db does not hold (where it does, it restores);
+// a replaced log that cannot be read whole is not kept.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { reports } from '../helpers/cli.js';
+import { logDigest, serverDigest } from '../helpers/digest.js';
+import { eventsLogPath, flipByte, frameStarts } from '../helpers/file-history.js';
+import { startTestServer, tempDir } from '../helpers/server.js';
+import { postReport } from '../http/requests.js';
+
+async function serverWrote(dataDir: string, ids: readonly string[]): Promise<void> {
+  const server = await startTestServer({}, { dataDir });
+  try {
+    for (const id of ids) assert.is((await postReport(server, id, `report ${id}`)).status, 200);
+  } finally {
+    await server.close();
+  }
+}
+
+const env = (dataDir: string) => ({ env: { REPORTS_DATA_DIR: dataDir } });
+const manifestPath = (dir: string) => join(dir, 'backup.json');
+
+async function editManifest(dir: string, edit: (manifest: Record<string, unknown>) => void): Promise<void> {
+  const manifest = JSON.parse(await readFile(manifestPath(dir), 'utf8')) as Record<string, unknown>;
+  edit(manifest);
+  await writeFile(manifestPath(dir), JSON.stringify(manifest));
+}
+
+const refusals = suite<{ dir: string }>('reports restore refuses');
+refusals.before.each(async (context) => {
+  context.dir = await tempDir('reports-restore-refusals-');
+});
+refusals.after.each(async ({ dir }) => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+refusals('a backup whose keys.db does not match its manifest', async ({ dir }) => {
+  const dataDir = join(dir, 'data');
+  await serverWrote(dataDir, ['1']);
+  const backup = join(dir, 'backup');
+  assert.is((await reports(['backup', backup], env(dataDir))).code, 0);
+  await editManifest(backup, (manifest) => void (manifest['keys'] = { slots: 5, held: 1 }));
+  const refused = await reports(['restore', backup], env(join(dir, 'elsewhere')));
+  assert.is(refused.code, 1);
+  assert.match(refused.stderr, 'does not match its manifest: its keys.db holds 1 slots, the manifest says 5');
+  assert.equal(await readdir(join(dir, 'elsewhere')).then((names) => names.filter((name) => !name.startsWith('LOCK'))), []);
+});
+
+refusals('a backup of format 1 whose log refers to keys no keys.db holds; where the data directory holds them it restores', async ({ dir }) => {
+  const dataDir = join(dir, 'data');
+  await serverWrote(dataDir, ['1', '2']);
+  const backup = join(dir, 'backup');
+  assert.is((await reports(['backup', backup], env(dataDir))).code, 0);
+  // As a backup of format 1 was: no keys.db, its digest taken without keys.
+  await rm(join(backup, 'keys.db'));
+  const digest = await logDigest(backup);
+  await editManifest(backup, (manifest) => {
+    manifest['format'] = 1;
+    manifest['digest'] = digest;
+    delete manifest['keys'];
+  });
+  const refused = await reports(['restore', backup], env(join(dir, 'elsewhere')));
+  assert.is(refused.code, 1);
+  assert.match(refused.stderr, 'which neither the backup (taken before backups held keys.db) nor the data directory\'s keys.db holds; nothing was changed');
+  assert.not.ok((await readdir(join(dir, 'elsewhere'))).some((name) => name === 'events.log' || name.endsWith('.staging')));
+  const restored = await reports(['restore', backup], env(dataDir));
+  assert.is(restored.code, 0, restored.stderr);
+  const server = await startTestServer({}, { dataDir });
+  try {
+    assert.match(restored.stdout, `state digest:    ${await serverDigest(server)} (the backup printed ${digest})`);
+  } finally {
+    await server.close();
+  }
+});
+
+refusals('to keep a replaced log that cannot be read whole', async ({ dir }) => {
+  const dataDir = join(dir, 'data');
+  await serverWrote(dataDir, ['1']);
+  const backup = join(dir, 'backup');
+  assert.is((await reports(['backup', backup], env(dataDir))).code, 0);
+  await serverWrote(dataDir, ['2']);
+  await serverWrote(dataDir, ['3']);
+  await flipByte(eventsLogPath(dataDir), ((await frameStarts(dataDir))[1] as number) + 12);
+  const restored = await reports(['restore', backup], env(dataDir));
+  assert.is(restored.code, 0, restored.stderr);
+  assert.match(restored.stdout, /^previous log: {4}not kept: it could not be read whole to check it for content in the clear \(.*corrupt record #1/m);
+  assert.not.ok((await readdir(dataDir)).some((name) => name.startsWith('events.log.before-restore-')));
+});
+
+refusals.run();

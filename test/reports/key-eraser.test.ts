@@ -1,0 +1,103 @@
+// The service's eraser: a delete that took effect is erased through the store's record of
+// deletions where it keeps one (its key destroyed with it), through a plain destroy of its key
+// where it does not; an erasure the store does not confirm is tried again until it does.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Deletion } from '../../src/keys/deletion-records.js';
+import { NO_KEYS, type KeyId, type KeyStore } from '../../src/keys/key-store.js';
+import { createKeyEraser } from '../../src/reports/key-eraser.js';
+import { rejection, until } from '../helpers/async.js';
+import { memoryLogger } from '../helpers/server.js';
+
+interface FakeStore extends KeyStore {
+  readonly destroyed: KeyId[][];
+  readonly recorded: Deletion[][];
+  failing: boolean;
+}
+
+function fakeStore(recordsDeletions: boolean): FakeStore {
+  const store = {
+    description: 'keys:fake',
+    destroyed: [] as KeyId[][],
+    recorded: [] as Deletion[][],
+    failing: false,
+    mint: () => {
+      throw new Error('not used');
+    },
+    put: () => Promise.resolve(),
+    destroy(ids: readonly KeyId[]) {
+      if (store.failing) return Promise.reject(new Error('the disk is gone'));
+      store.destroyed.push([...ids]);
+      return Promise.resolve();
+    },
+    get: () => Promise.resolve(undefined),
+    lookup: () => Promise.resolve(NO_KEYS),
+    stats: () => ({ erasures: 0 }),
+    close: () => Promise.resolve(),
+  };
+  if (!recordsDeletions) return store;
+  return Object.assign(store, {
+    recordDeletions(deletions: readonly Deletion[]) {
+      if (store.failing) return Promise.reject(new Error('the disk is gone'));
+      store.recorded.push([...deletions]);
+      return Promise.resolve();
+    },
+  });
+}
+
+const key = Buffer.from('000000000007', 'hex');
+const eraser = suite('createKeyEraser');
+
+eraser('records a deletion where the store keeps a record of them, and destroys only its key where it does not', async () => {
+  const recording = fakeStore(true);
+  await createKeyEraser(recording, memoryLogger().logger).erase({ reportId: '7', version: 2, key }, 1000);
+  await createKeyEraser(recording, memoryLogger().logger).erase({ reportId: '8', version: 2 }, 1000);
+  assert.equal([recording.recorded, recording.destroyed], [[[{ reportId: '7', version: 2, key }], [{ reportId: '8', version: 2 }]], []]);
+  const plain = fakeStore(false);
+  await createKeyEraser(plain, memoryLogger().logger).erase({ reportId: '7', version: 2, key }, 1000);
+  await createKeyEraser(plain, memoryLogger().logger).erase({ reportId: '8', version: 2 }, 1000);
+  assert.equal(plain.destroyed, [[key]]);
+});
+
+eraser('tries an unconfirmed deletion again in the background until the store confirms it', async () => {
+  const store = fakeStore(true);
+  store.failing = true;
+  const erasing = createKeyEraser(store, memoryLogger().logger, 10);
+  assert.instance(await rejection(erasing.erase({ reportId: '7', version: 2, key }, 1000)), Error);
+  assert.instance(await rejection(erasing.erase([key], 1000)), Error);
+  assert.is(erasing.pending(), 2);
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  store.failing = false;
+  await until(() => erasing.pending() === 0, 'the erasures confirmed');
+  assert.equal(store.recorded.at(-1), [{ reportId: '7', version: 2, key }]);
+  assert.equal(store.destroyed.at(-1), [key]);
+  erasing.stop();
+});
+
+eraser('writes a deletion once when the fold queues it around the request erasing it (a record written twice takes two slots)', async () => {
+  const store = fakeStore(true);
+  // A store slower to confirm than the background's delay, as a disk under load.
+  Object.assign(store, {
+    recordDeletions: (deletions: readonly Deletion[]) =>
+      new Promise<void>((resolve) =>
+        setTimeout(() => {
+          store.recorded.push([...deletions]);
+          resolve();
+        }, 40),
+      ),
+  });
+  const erasing = createKeyEraser(store, memoryLogger().logger, 5);
+  const deletion = { reportId: '8', version: 2 };
+  // The fold queues it as it folds the request's own event, then the request erases it.
+  erasing.eraseLater(deletion);
+  const erased = erasing.erase(deletion, 1000);
+  // And the fold may queue it again while the request's write is out.
+  erasing.eraseLater(deletion);
+  await erased;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(store.recorded, [[deletion]]);
+  assert.is(erasing.pending(), 0);
+  erasing.stop();
+});
+
+eraser.run();
