@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { createSecretSource } from './secret-source.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../log/batcher.js';
 import { STAGING_DIR } from '../log/file/data-dir.js';
+import { openDurable } from '../log/file/durable-write.js';
 import { readAt } from '../log/file/read-at.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { openKeyFile, type KeyFile } from './key-file.js';
@@ -19,7 +20,7 @@ import type { ContentKey, KeyId, KeyStore, KeyStoreStats, KeyWriteOptions } from
 import { MintedSlots } from './minted-slots.js';
 import { planSlotWrites, type KeyWrite, type SlotErasure } from './slot-plan.js';
 import { readSlotTable, type SlotTable } from './slot-table.js';
-import { writeRunsDurably } from './slot-writes.js';
+import { writeRunsDurably, type SlotFile } from './slot-writes.js';
 import { referencedSlots, sweepOrphanSlots } from './sweep-orphans.js';
 
 export interface FileKeyStoreOptions {
@@ -70,8 +71,14 @@ export async function openFileKeyStore({ dir, logger, maxPending = DEFAULT_MAX_P
   // a copy of keys.db there, holding keys a later delete would destroy here only: gone first.
   await removeStaleFiles(dir, STAGING_DIR, logger, 'removed the staging directory of an interrupted restore or seal-history');
   const file = await openKeyFile({ dir, logger, create });
-  logger.info({ path: file.path, slots: file.slots }, 'opened the key store');
-  return new FileKeys(file, logger, maxPending);
+  try {
+    const durable = await openDurable(file.path);
+    logger.info({ path: file.path, slots: file.slots }, 'opened the key store');
+    return new FileKeys(file, { fd: file.handle.fd, durable }, logger, maxPending);
+  } catch (error) {
+    await file.handle.close();
+    throw error;
+  }
 }
 
 /** Keys kept in memory for `get` (a few hundred KB). */
@@ -100,6 +107,8 @@ class FileKeys implements FileKeyStore {
 
   constructor(
     private readonly file: KeyFile,
+    /** The file's descriptors for the group commits' writes. */
+    private readonly slotFile: SlotFile,
     private readonly logger: Logger,
     maxPending: number,
   ) {
@@ -202,7 +211,7 @@ class FileKeys implements FileKeyStore {
     if (this.failure) throw this.failure;
     const plan = planSlotWrites(writes, this.written);
     if (plan.runs.length > 0) {
-      this.writing = writeRunsDurably(this.file.handle.fd, plan.runs);
+      this.writing = writeRunsDurably(this.slotFile, plan.runs);
       try {
         await this.writing;
       } catch (cause) {
@@ -301,6 +310,7 @@ class FileKeys implements FileKeyStore {
     this.closed = true;
     // Writes already accepted are written and synced before the file is closed.
     await this.batcher.idle();
+    await this.slotFile.durable.handle.close();
     await this.file.handle.close();
   }
 }
