@@ -18,6 +18,7 @@ import { DIGEST_BYTES, keyIdOfSlot, SECRET_BYTES, SLOT_BYTES, slotOfKeyId, slotP
 import { KeyStoreUnavailableError } from './key-store-errors.js';
 import type { ContentKey, KeyId, KeyStore, KeyStoreStats, KeyWriteOptions } from './key-store.js';
 import { MintedSlots } from './minted-slots.js';
+import { RecentKeys } from './recent-keys.js';
 import { planSlotWrites, type KeyWrite, type SlotErasure } from './slot-plan.js';
 import { readSlotTable, type SlotTable } from './slot-table.js';
 import { writeRunsDurably, type SlotFile } from './slot-writes.js';
@@ -101,7 +102,7 @@ class FileKeys implements FileKeyStore {
    * opens its report without reading keys.db: at most RECENT_KEYS, and a key leaves it the moment
    * its destruction (or its deletion's record) is asked for, before anything is written.
    */
-  private readonly recent = new Map<number, ContentKey>();
+  private readonly recent = new RecentKeys(RECENT_KEYS);
   /** Erasures asked for so far: a key read while one was asked for is not kept (it may be that one). */
   private erasing = 0;
 
@@ -145,7 +146,7 @@ class FileKeys implements FileKeyStore {
       const taken = this.ids.takeForPut(keys, ({ secret, contentDigest }) => secret.length === SECRET_BYTES && contentDigest.length === DIGEST_BYTES);
       return this.batcher.add({ kind: 'put', keys: taken }, undefined, timeoutMs).then(() => {
         // The newest of them only: memory keeps RECENT_KEYS at most.
-        for (const key of keys.slice(-RECENT_KEYS)) this.remember(slotOfKeyId(key.id) as number, key);
+        for (const key of keys.slice(-RECENT_KEYS)) this.recent.remember(slotOfKeyId(key.id) as number, key);
       });
     } catch (error) {
       return Promise.reject(error);
@@ -187,16 +188,10 @@ class FileKeys implements FileKeyStore {
     return this.batcher.add({ kind: 'erase', slots }, undefined, timeoutMs);
   }
 
-  private remember(slot: number, key: ContentKey): void {
-    this.recent.delete(slot);
-    this.recent.set(slot, key);
-    if (this.recent.size > RECENT_KEYS) this.recent.delete(this.recent.keys().next().value as number);
-  }
-
   /** Keys whose erasure is asked for leave memory at once. */
   private forget(slots: readonly number[]): void {
     this.erasing += 1;
-    for (const slot of slots) this.recent.delete(slot);
+    for (const slot of slots) this.recent.forget(slot);
   }
 
   private refusal(): Error | undefined {
@@ -254,7 +249,7 @@ class FileKeys implements FileKeyStore {
     if (view.kind !== 'live') return undefined;
     const key = { id: Buffer.from(id), secret: view.secret, contentDigest: view.contentDigest };
     // An erasure asked for while this read was under way must not put the key back in memory.
-    if (this.erasing === erasingBefore) this.remember(slot, key);
+    if (this.erasing === erasingBefore) this.recent.remember(slot, key);
     return key;
   }
 
