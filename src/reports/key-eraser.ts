@@ -43,6 +43,18 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
   const waitingKeys = new Map<string, KeyId>();
   const waitingDeletions = new Map<string, Deletion>();
   const recentlyErased = new Set<string>();
+  // Oldest first, overwritten in turn: a Set evicting its first entry walks past every entry deleted
+  // before it (V8 keeps them until the table is rebuilt), thousands of steps an erasure at this size.
+  const recentOrder: (string | undefined)[] = new Array<string | undefined>(RECENTLY_ERASED).fill(undefined);
+  let recentNext = 0;
+  const remember = (name: string) => {
+    if (recentlyErased.has(name)) return;
+    const evicted = recentOrder[recentNext];
+    if (evicted !== undefined) recentlyErased.delete(evicted);
+    recentOrder[recentNext] = name;
+    recentNext = (recentNext + 1) % RECENTLY_ERASED;
+    recentlyErased.add(name);
+  };
   /** Erasures a request is writing now (`erase`). */
   const beingWritten = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
@@ -66,8 +78,7 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
     for (const name of names) {
       waitingKeys.delete(name);
       waitingDeletions.delete(name);
-      recentlyErased.add(name);
-      if (recentlyErased.size > RECENTLY_ERASED) recentlyErased.delete(recentlyErased.values().next().value as string);
+      remember(name);
     }
   };
   const wait = ({ ids, deletions }: Erasure) => {

@@ -100,4 +100,22 @@ eraser('writes a deletion once when the fold queues it around the request erasin
   erasing.stop();
 });
 
+eraser('remembers the newest 4,096 erasures: the fold asks again only for one older than those', async () => {
+  const plain = fakeStore(false);
+  const erasing = createKeyEraser(plain, memoryLogger().logger, 5);
+  const keyOf = (n: number) => Buffer.from(n.toString(16).padStart(12, '0'), 'hex');
+  for (let n = 1; n <= 4097; n += 1) await erasing.erase([keyOf(n)], 1000);
+  // Erased again by a request: remembered once, so it does not push out another.
+  await erasing.erase([keyOf(4097)], 1000);
+  plain.destroyed.length = 0;
+  erasing.eraseLater([keyOf(2)]);
+  erasing.eraseLater([keyOf(4097)]);
+  assert.is(erasing.pending(), 0, 'the newest 4,096 (2 to 4,097) are remembered');
+  erasing.eraseLater([keyOf(1)]);
+  assert.is(erasing.pending(), 1);
+  await until(() => erasing.pending() === 0, 'the oldest erased again');
+  assert.equal(plain.destroyed, [[keyOf(1)]]);
+  erasing.stop();
+});
+
 eraser.run();
