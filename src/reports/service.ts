@@ -4,7 +4,7 @@ import type { SpanContext, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
-import type { ReportsView, StoredReport } from '../../projections/reports.js';
+import type { ReportContent, ReportsView, StoredReport } from '../../projections/reports.js';
 import { contentDigest, sealContent } from '../../projections/sealing.js';
 import { keyIdText, parseKeyId, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
 import type { Ended } from '../read-model/read-model.js';
@@ -13,9 +13,9 @@ import { createContentOpener, type ContentOpener } from './report-content.js';
 import { createKeyEraser, type KeyEraser } from './key-eraser.js';
 import { UnavailableError } from '../errors.js';
 import { AppendTimeoutError, type EventLog, type LogPosition } from '../log/event-log.js';
-import { answerToFailure, conflict, createdThenDeleted, deleteAnswer, keyMismatch, notFound, unconfirmed } from './answers.js';
+import { answerToFailure, conflict, contentUnopened, createdThenDeleted, deleteAnswer, keyMismatch, notFound, preconditionFailed, unconfirmed } from './answers.js';
 import type { Outcome, Projector } from '../projection/projector.js';
-import { answerReplayedCreate, decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision, type ReportView } from './decide.js';
+import { answerReplayedCreate, decideCreate, decideDelete, decideKey, decideRead, NO_PRECONDITIONS, sameReport, type CreateCommand, type KeyDecision, type Preconditions, type ReportView } from './decide.js';
 import { eventBasis, reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { WriteOutcomes, type WriteTicket } from './write-outcomes.js';
@@ -47,6 +47,9 @@ export interface ReportServiceOptions extends EnvelopeContext {
  */
 export const MAX_DECISIONS = 4;
 
+/** What a read answers: the report at its version (the ETag), or only the version when the client's copy is current (304). */
+export type ReadAnswer = { readonly kind: 'report'; readonly report: StoredReport; readonly version: number } | { readonly kind: 'not-modified'; readonly version: number };
+
 export class ReportService {
   private readonly queue = new KeyedQueue();
   private readonly outcomes = new WriteOutcomes();
@@ -75,9 +78,11 @@ export class ReportService {
   /**
    * Creates the report, or returns the existing one for an identical retry. With an idempotency
    * key, a request seen before gets its first answer again, and another request with the key a 422.
-   * `traceContext` (the request's traceparent) is carried into the event it writes.
+   * `traceContext` (the request's traceparent) is carried into the event it writes. `preconditions`
+   * (If-Match, If-None-Match) are evaluated after the key, before the content is compared: a retry
+   * with a key seen before is the same request, and gets the first answer whatever they say now.
    */
-  create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext): Promise<StoredReport> {
+  create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext, preconditions: Preconditions = NO_PRECONDITIONS): Promise<StoredReport> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     const { id } = command;
     return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
@@ -85,12 +90,13 @@ export class ReportService {
       for (let decisions = 1; ; decisions += 1) {
         const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'create', id });
         if (keyed.kind !== 'new') return this.replayCreate(keyed, state, command);
-        let decision = decideCreate(await this.view(state, id), command);
+        let decision = decideCreate(await this.view(state, id), command, preconditions);
         // An answer that writes nothing must not come from state older than the request. (After a
         // void write it does not: the state holds everything before that write's own event.)
-        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(await this.view(state, id), command);
+        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(await this.view(state, id), command, preconditions);
         if (decision.kind === 'unchanged') return decision.report;
         if (decision.kind === 'conflict') throw conflict(id);
+        if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
         this.beforeWriteAgain(id, decisions, deadline);
         const { event, key } = await this.sealedCreate(command, idempotencyKey, decision.expectedVersion, deadline);
         const outcome = await this.write(event, deadline, traceContext, ticket, key);
@@ -111,17 +117,24 @@ export class ReportService {
     }));
   }
 
-  delete(id: string, idempotencyKey?: string, traceContext?: SpanContext): Promise<void> {
+  /**
+   * Deletes the report. With If-Match, the event names the version the condition matched as its
+   * `expectedversion`: if another write takes effect first, the fold voids it, and the request is
+   * decided again on the state that holds that write, where a version named by If-Match no longer
+   * is the report's (versions only grow): 412, or 404 when the other write deleted it.
+   */
+  delete(id: string, idempotencyKey?: string, traceContext?: SpanContext, preconditions: Preconditions = NO_PRECONDITIONS): Promise<void> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       for (let decisions = 1; ; decisions += 1) {
         const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id });
         if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
-        let decision = decideDelete(bareView(state, id));
-        // A 404 must not come from state older than the request (nor does it after a void write).
-        if (decisions === 1 && decision.kind === 'not-found' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(bareView(state, id));
+        let decision = decideDelete(bareView(state, id), preconditions);
+        // A 404 or 412 must not come from state older than the request (nor does it after a void write).
+        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(bareView(state, id), preconditions);
         if (decision.kind === 'not-found') throw notFound(id);
+        if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
         this.beforeWriteAgain(id, decisions, deadline);
         // The key of the incarnation this delete ends (none for content written in the clear).
         const live = state.get(id);
@@ -134,6 +147,50 @@ export class ReportService {
         return;
       }
     }));
+  }
+
+  /**
+   * The report as the projected state holds it, caught up with everything written for `id` before
+   * the request (by any instance), as every answer that writes nothing is. A true If-None-Match
+   * answers the version alone, without opening the content.
+   */
+  async read(id: string, preconditions: Preconditions = NO_PRECONDITIONS): Promise<ReadAnswer> {
+    const deadline = this.clockMs() + this.options.writeTimeoutMs;
+    const state = this.readyState(deadline);
+    await this.caughtUpWith(id, deadline);
+    for (let attempt = 1; ; attempt += 1) {
+      const decision = decideRead(bareView(state, id), preconditions);
+      if (decision.kind === 'not-found') throw notFound(id);
+      if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
+      if (decision.kind === 'not-modified') return decision;
+      const report = state.get(id);
+      const content = report === undefined ? undefined : await this.openContent(id, report);
+      if (content !== undefined) return { kind: 'report', report: content, version: decision.version };
+      // No key: a delete destroys the key once its event is folded here or on another instance, so
+      // a key gone while the report still looks live here may be a delete this state has not folded
+      // yet. Read again once caught up with it; a report still live at this version lacks its key.
+      if (!(await this.movedOn(id, decision.version, deadline))) {
+        if (report !== undefined) this.opener.missing(id, report);
+        throw contentUnopened(id);
+      }
+      if (attempt >= MAX_DECISIONS) throw new UnavailableError(`report ${id} changed each of the ${MAX_DECISIONS} times it was read; retry`);
+    }
+  }
+
+  /** Whether report `id` is no longer at `version`, in the state here or once caught up with its partition. */
+  private async movedOn(id: string, version: number, deadline: number): Promise<boolean> {
+    const { reports } = this.options.projector.model;
+    if (reports.version(id) !== version) return true;
+    return (await this.caughtUpWith(id, deadline)) && reports.version(id) !== version;
+  }
+
+  /** The content of a live report, opened with its key; a key store that does not answer in time is 503. */
+  private async openContent(id: string, report: ReportContent): Promise<StoredReport | undefined> {
+    try {
+      return await this.opener.open(id, report);
+    } catch (error) {
+      throw this.answerTo(error, id);
+    }
   }
 
   /** The report as a decision reads it; its content opened only when it is live (a create of an id that exists). */
