@@ -6,6 +6,13 @@
 import { BadRequestError } from '../errors.js';
 import type { Preconditions, VersionCondition } from '../reports/decide.js';
 
+/**
+ * A report read may be kept by the client's own cache but never by a shared one, and is checked
+ * with the server (If-None-Match) before each use: a deleted report's content must not outlive its
+ * erasure in a proxy, and a cached copy is never served after the report changed.
+ */
+export const REPORT_CACHE_CONTROL = 'private, no-cache';
+
 /** The ETag of a report at `version`. */
 export function reportEtag(version: number): string {
   return `"${version}"`;

@@ -8,7 +8,7 @@ import type { StoredReport } from '../../projections/reports.js';
 import type { ReportService } from '../reports/service.js';
 import { parseTraceContext } from '../reports/tracing.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
-import { parsePreconditions, reportEtag } from './etag.js';
+import { parsePreconditions, REPORT_CACHE_CONTROL, reportEtag } from './etag.js';
 import type { Authenticate } from './auth.js';
 import { jsonReader } from './json-request.js';
 import type { Metrics } from './metrics.js';
@@ -99,13 +99,6 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
   for (const path of ['/openapi.json', '/asyncapi.json', '/healthz', '/readyz', '/metrics']) router.all(path, onlyAllow(get));
   return router;
 }
-
-/**
- * A report read may be kept by the client's own cache but never by a shared one, and is checked
- * with the server (If-None-Match) before each use: a deleted report's content must not outlive its
- * erasure in a proxy, and a cached copy is never served after the report changed.
- */
-export const REPORT_CACHE_CONTROL = 'private, no-cache';
 
 /** The Report body: an absent tag stays absent (never null). */
 function reportBody(report: StoredReport): StoredReport {
