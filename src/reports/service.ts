@@ -4,18 +4,19 @@ import type { SpanContext, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
-import type { ReportContent, ReportsView, StoredReport } from '../../projections/reports.js';
+import type { ReportsView, StoredReport } from '../../projections/reports.js';
 import { contentDigest, sealContent } from '../../projections/sealing.js';
 import { keyIdText, parseKeyId, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
 import type { Ended } from '../read-model/read-model.js';
 import { deletionOf, type Deletion } from '../keys/deletion-records.js';
 import { createContentOpener, type ContentOpener } from './report-content.js';
 import { createKeyEraser, type KeyEraser } from './key-eraser.js';
+import { createReportReader, type ReadAnswer, type ReadReport } from './report-reader.js';
 import { UnavailableError } from '../errors.js';
 import { AppendTimeoutError, type EventLog, type LogPosition } from '../log/event-log.js';
-import { answerToFailure, conflict, contentUnopened, createdThenDeleted, deleteAnswer, keyMismatch, notFound, preconditionFailed, unconfirmed } from './answers.js';
+import { answerToFailure, conflict, createdThenDeleted, deleteAnswer, keyMismatch, notFound, preconditionFailed, unconfirmed } from './answers.js';
 import type { Outcome, Projector } from '../projection/projector.js';
-import { answerReplayedCreate, decideCreate, decideDelete, decideKey, decideRead, NO_PRECONDITIONS, sameReport, type CreateCommand, type KeyDecision, type Preconditions, type ReportView } from './decide.js';
+import { answerReplayedCreate, decideCreate, decideDelete, decideKey, NO_PRECONDITIONS, sameReport, type CreateCommand, type KeyDecision, type Preconditions, type ReportView } from './decide.js';
 import { eventBasis, reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { WriteOutcomes, type WriteTicket } from './write-outcomes.js';
@@ -47,9 +48,6 @@ export interface ReportServiceOptions extends EnvelopeContext {
  */
 export const MAX_DECISIONS = 4;
 
-/** What a read answers: the report at its version (the ETag), or only the version when the client's copy is current (304). */
-export type ReadAnswer = { readonly kind: 'report'; readonly report: StoredReport; readonly version: number } | { readonly kind: 'not-modified'; readonly version: number };
-
 export class ReportService {
   private readonly queue = new KeyedQueue();
   private readonly outcomes = new WriteOutcomes();
@@ -57,12 +55,21 @@ export class ReportService {
   private readonly clockMs: () => number;
   private readonly opener: ContentOpener;
   private readonly eraser: KeyEraser;
+  private readonly reader: ReadReport;
 
   constructor(private readonly options: ReportServiceOptions) {
     this.tracing = createWriteTracing(options.tracer ?? defaultTracer());
     this.clockMs = options.clockMs ?? (() => performance.now());
     this.opener = createContentOpener(options.keys, options.logger);
     this.eraser = createKeyEraser(options.keys, options.logger);
+    this.reader = createReportReader({
+      opener: this.opener,
+      writeTimeoutMs: options.writeTimeoutMs,
+      clockMs: this.clockMs,
+      readyState: (deadline) => this.readyState(deadline),
+      caughtUpWith: (id, deadline) => this.caughtUpWith(id, deadline),
+      answerTo: (error, id) => this.answerTo(error, id),
+    });
   }
 
   /** Whether writes are answered 503 lately and none is confirmed (for /readyz). */
@@ -149,48 +156,9 @@ export class ReportService {
     }));
   }
 
-  /**
-   * The report as the projected state holds it, caught up with everything written for `id` before
-   * the request (by any instance), as every answer that writes nothing is. A true If-None-Match
-   * answers the version alone, without opening the content.
-   */
-  async read(id: string, preconditions: Preconditions = NO_PRECONDITIONS): Promise<ReadAnswer> {
-    const deadline = this.clockMs() + this.options.writeTimeoutMs;
-    const state = this.readyState(deadline);
-    await this.caughtUpWith(id, deadline);
-    for (let attempt = 1; ; attempt += 1) {
-      const decision = decideRead(bareView(state, id), preconditions);
-      if (decision.kind === 'not-found') throw notFound(id);
-      if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
-      if (decision.kind === 'not-modified') return decision;
-      const report = state.get(id);
-      const content = report === undefined ? undefined : await this.openContent(id, report);
-      if (content !== undefined) return { kind: 'report', report: content, version: decision.version };
-      // No key: a delete destroys the key once its event is folded here or on another instance, so
-      // a key gone while the report still looks live here may be a delete this state has not folded
-      // yet. Read again once caught up with it; a report still live at this version lacks its key.
-      if (!(await this.movedOn(id, decision.version, deadline))) {
-        if (report !== undefined) this.opener.missing(id, report);
-        throw contentUnopened(id);
-      }
-      if (attempt >= MAX_DECISIONS) throw new UnavailableError(`report ${id} changed each of the ${MAX_DECISIONS} times it was read; retry`);
-    }
-  }
-
-  /** Whether report `id` is no longer at `version`, in the state here or once caught up with its partition. */
-  private async movedOn(id: string, version: number, deadline: number): Promise<boolean> {
-    const { reports } = this.options.projector.model;
-    if (reports.version(id) !== version) return true;
-    return (await this.caughtUpWith(id, deadline)) && reports.version(id) !== version;
-  }
-
-  /** The content of a live report, opened with its key; a key store that does not answer in time is 503. */
-  private async openContent(id: string, report: ReportContent): Promise<StoredReport | undefined> {
-    try {
-      return await this.opener.open(id, report);
-    } catch (error) {
-      throw this.answerTo(error, id);
-    }
+  /** The report and its version (GET): see report-reader.ts. */
+  read(id: string, preconditions: Preconditions = NO_PRECONDITIONS): Promise<ReadAnswer> {
+    return this.reader(id, preconditions);
   }
 
   /** The report as a decision reads it; its content opened only when it is live (a create of an id that exists). */

@@ -5,11 +5,12 @@
 import { rm } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { NotFoundError, PreconditionFailedError, UnopenedContentError } from '../../src/errors.js';
+import { NotFoundError, PreconditionFailedError, UnavailableError, UnopenedContentError } from '../../src/errors.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import type { KeyCarrier } from '../../src/log/capabilities.js';
 import type { ContentKey, KeyId, KeyStore } from '../../src/keys/key-store.js';
 import { Projector } from '../../src/projection/projector.js';
+import { MAX_READS } from '../../src/reports/report-reader.js';
 import { ReportService } from '../../src/reports/service.js';
 import { isSealedReport } from '../../projections/reports.js';
 import { parseKeyId } from '../../src/keys/key-store.js';
@@ -26,6 +27,8 @@ interface Context {
   keyGate: Promise<void> | undefined;
   /** Key reads the service began. */
   keyReads: number;
+  /** When set, run by each key read before it looks (a write racing the read). */
+  beforeKeyRead: (() => Promise<void>) | undefined;
 }
 
 const read = suite<Context>('ReportService.read');
@@ -37,12 +40,14 @@ read.before.each(async (context) => {
   context.keys = context.log.keyStore();
   context.keyGate = undefined;
   context.keyReads = 0;
+  context.beforeKeyRead = undefined;
   const keys = context.keys;
   // The service's key store: the real one, whose reads can be held until a test lets them look.
   const gated: KeyStore = Object.assign(Object.create(keys) as KeyStore, {
     async get(id: KeyId): Promise<ContentKey | undefined> {
       context.keyReads += 1;
       await context.keyGate;
+      await context.beforeKeyRead?.();
       return keys.get(id);
     },
   });
@@ -105,6 +110,24 @@ read('answers If-None-Match with the version alone, opening nothing', async (con
   assert.equal(await service.read('4', { ifNoneMatch: { kind: 'versions', versions: [1] } }), { kind: 'not-modified', version: 1 });
   assert.is(context.keyReads, 0);
   assert.instance(await rejection(service.read('4', { ifMatch: { kind: 'versions', versions: [3] } })), PreconditionFailedError);
+});
+
+read(`answers 503 once the report changed under each of ${MAX_READS} reads in a row`, async (context) => {
+  const { service } = context;
+  await service.create({ id: '5', name: 'busy' });
+  // Each key read finds the key it was asked for destroyed: the report was deleted and created again meanwhile.
+  const recreate = async (): Promise<void> => {
+    context.beforeKeyRead = undefined;
+    await service.delete('5');
+    await service.create({ id: '5', name: 'busy' });
+    context.beforeKeyRead = recreate;
+  };
+  context.beforeKeyRead = recreate;
+  const error = await rejection(service.read('5'));
+  assert.instance(error, UnavailableError);
+  assert.match((error as Error).message, new RegExp(`report 5 changed each of the ${MAX_READS} times it was read`));
+  assert.is(context.keyReads, MAX_READS, 'each read opened a key once');
+  assert.is(service.contentUnopened(), 0);
 });
 
 read.run();
