@@ -2,7 +2,9 @@
 // (test/helpers/lagging-instance.ts): a GET through an instance that has not folded a write still
 // answers with it; a stale If-Match is 412 through either instance, whether the instance finds it
 // stale before it writes (nothing written) or only the fold does (its event is void, and nothing
-// changes); an If-Match the instance has not seen yet, but which is current, deletes.
+// changes); an If-Match the instance has not seen yet, but which is current, deletes; a create with
+// If-None-Match: * of a report the other instance made first is 412 by the fold. The file log's twin:
+// test/reports/two-instances.test.ts.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { cursorTotal } from '../../src/log/event-log.js';
@@ -98,6 +100,23 @@ withKafka('conditional requests across instances', (brokers) => {
       assert.equal(await send(b, 'DELETE', id, { headers: { 'If-Match': '"3"' } }), { status: 204, etag: null, body: '' });
       assert.is(await records(a), before + 1);
       assert.is((await send(a, 'GET', id)).status, 404);
+    }
+  });
+
+  across('a create with If-None-Match: * through B, which has not folded A\'s create, is 412: its event (expectedversion 0) is void and A\'s report stays', async ({ a, b }) => {
+    for (let index = 0; index < REPORTS; index += 1) {
+      const id = 7_000_000 + index;
+      assert.is((await send(a, 'POST', id, { name: 'from A' })).status, 200);
+      const before = await records(a);
+      const voidBefore = b.projector.model.counts.voidEvents;
+      const throughB = await send(b, 'POST', id, { name: 'from B', headers: { 'If-None-Match': '*' } });
+      assert.is(throughB.status, 412, throughB.body);
+      assert.match(throughB.body, /If-None-Match/);
+      // B's state had no report, so B wrote its create; the fold voided it.
+      assert.is(await records(a), before + 1);
+      assert.is(b.projector.model.counts.voidEvents, voidBefore + 1);
+      assert.equal(await send(a, 'GET', id), { status: 200, etag: '"1"', body: '{"name":"from A"}' });
+      assert.equal(await send(b, 'GET', id), { status: 200, etag: '"1"', body: '{"name":"from A"}' });
     }
   });
 

@@ -197,6 +197,26 @@ export function getReportContract(logName: string, start: StartServer, nextId: (
     });
   }
 
+  cached('answers HEAD with conditions as GET, without a body: 304 with the ETag, 412, 400, and 404 once deleted', async ({ server }) => {
+    const id = nextId();
+    await expectReport(await postReport(server, id, 'head first'), { name: 'head first' });
+    for (const [headers, status] of [[{ 'If-None-Match': '"1"' }, 304], [{ 'If-Match': '"2"' }, 412], [{ 'If-Match': 'abc' }, 400], [{ 'If-None-Match': '"2"' }, 200]] as const) {
+      const got = await getReport(server, id, headers);
+      const gotBody = await got.text();
+      const head = await getReport(server, id, headers, 'HEAD');
+      assert.is(head.status, status, JSON.stringify(headers));
+      assert.is(got.status, status, JSON.stringify(headers));
+      for (const name of ['etag', 'cache-control', 'content-type']) assert.is(head.headers.get(name), got.headers.get(name), `${name} for ${JSON.stringify(headers)}`);
+      if (status !== 304) assert.is(head.headers.get('content-length'), String(Buffer.byteLength(gotBody)), JSON.stringify(headers));
+      assert.is(await head.text(), '');
+    }
+    await expectNoContent(await deleteReport(server, id));
+    const gone = await getReport(server, id, { 'If-None-Match': '"1"' }, 'HEAD');
+    assert.is(gone.status, 404);
+    assert.is(gone.headers.get('etag'), null);
+    assert.is(await gone.text(), '');
+  });
+
   cached('answers a 304 from the version alone, with the report live but its key gone', async ({ server }) => {
     const id = nextId();
     await expectReport(await postReport(server, id, 'version only'), { name: 'version only' });
