@@ -45,6 +45,12 @@ export class ConflictError extends AppError {
   }
 }
 
+export class PreconditionFailedError extends AppError {
+  constructor(message: string) {
+    super(412, message);
+  }
+}
+
 export class PayloadTooLargeError extends AppError {
   constructor(limitBytes: number) {
     super(413, `request body is larger than the limit of ${limitBytes} bytes`);
@@ -66,6 +72,13 @@ export class UnsupportedMediaTypeError extends AppError {
 export class UnprocessableError extends AppError {
   constructor(message: string) {
     super(422, message);
+  }
+}
+
+/** A live report's content that cannot be opened: its key is missing from the key store (retrying does not help). */
+export class UnopenedContentError extends AppError {
+  constructor(message: string) {
+    super(500, message);
   }
 }
 

@@ -1,5 +1,6 @@
 // The OpenAPI 3.1 document, generated from the TypeBox schemas that validate requests.
 import { IDEMPOTENCY_KEY_MAX_CHARS } from './idempotency-key.js';
+import { ENTITY_TAGS_PATTERN, REPORT_CACHE_CONTROL } from './etag.js';
 import { ErrorBody, StatusBody, newReportSchema, ReportIdParam, reportSchema, type FieldLimits } from './schemas.js';
 import { SERVICE_CONTACT } from '../version.js';
 
@@ -45,6 +46,36 @@ const idempotencyKey: Json = {
 };
 const methodNotAllowed = errorResponse('Known path, wrong method', { Allow: header('The methods this path accepts') });
 
+const etagHeader: Json = {
+  description: 'The version of the report, a strong ETag: a quoted decimal ("1" once created; every write to the id counts, so "3" after a delete and a create again)',
+  schema: { type: 'string', pattern: '^"[1-9][0-9]*"$' },
+};
+const cacheControl: Json = { description: 'Kept by the client only, and checked with If-None-Match before each use', schema: { type: 'string', const: REPORT_CACHE_CONTROL } };
+// `format` names what the pattern checks, so that tools (the schemathesis run of the tests) can make valid values.
+const conditionSchema: Json = { type: 'string', format: 'entity-tags', pattern: ENTITY_TAGS_PATTERN };
+const ifMatch: Json = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description:
+    'Carry the request out only if the report is at one of these versions (its ETag; compared strongly), or exists at all (`*`); otherwise 412 and nothing is done. ' +
+    'A DELETE of a report that does not exist is 404 whatever it says. A malformed value is 400.',
+  schema: conditionSchema,
+};
+const ifNoneMatch: Json = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description:
+    'Carry the request out only if the report is at none of these versions (compared weakly), or does not exist (`*`): otherwise 304 to a GET or HEAD, 412 to a write. ' +
+    'A malformed value is 400.',
+  schema: conditionSchema,
+};
+const preconditionFailed = errorResponse('If-Match names no current version of the report, or If-None-Match names its current one (or is `*` and it exists); nothing was done');
+const reportIdParam = (what: string): Json => ({ name: 'id', in: 'path', required: true, description: `The id of the report to ${what}`, schema: toJsonSchema(ReportIdParam) });
+const unopened = errorResponse("The report exists, but its content cannot be opened: its key is missing from the key store (an event of another producer, or a lost key; `reports verify` lists them)");
+const notModified: Json = { description: 'If-None-Match names the current version: the client\'s copy is current (no body)', headers: { ETag: etagHeader, 'Cache-Control': cacheControl } };
+
 export interface OpenApiOptions {
   /** Whether /metrics asks for a token of its own (REPORTS_METRICS_TOKEN). */
   readonly metricsToken?: boolean;
@@ -56,7 +87,7 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
     info: {
       title: 'Report Store',
       version,
-      description: 'Create and delete reports. Event-sourced: every change is an event on an append-only log.',
+      description: 'Create, read and delete reports. Event-sourced: every change is an event on an append-only log.',
       license: { name: 'MIT', identifier: 'MIT' },
       contact: { ...SERVICE_CONTACT },
     },
@@ -72,7 +103,7 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
           tags: ['reports'],
           summary: 'Create a report',
           description: 'Creates a report. Retrying with the same id, name and tag returns the existing report and writes nothing.',
-          parameters: [idempotencyKey],
+          parameters: [idempotencyKey, ifMatch, ifNoneMatch],
           requestBody: { required: true, content: jsonContent(ref('NewReport')) },
           responses: {
             '200': { description: 'The report, read back from the projected state', content: jsonContent(ref('Report')) },
@@ -80,6 +111,7 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
             '401': unauthorized,
             '405': methodNotAllowed,
             '409': errorResponse('A report with this id exists with a different name or tag'),
+            '412': preconditionFailed,
             '413': errorResponse('Body larger than the configured limit'),
             '415': errorResponse('Content-Type is not application/json'),
             '422': keyReused,
@@ -88,18 +120,57 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
         },
       },
       '/reports/{id}': {
+        get: {
+          operationId: 'getReport',
+          tags: ['reports'],
+          summary: 'Read a report',
+          description:
+            'The report as the projected state holds it, caught up with every write made before the request on any instance, with its version as ETag. ' +
+            'With If-None-Match naming that version: 304 without a body.',
+          parameters: [reportIdParam('read'), ifNoneMatch, ifMatch],
+          responses: {
+            '200': { description: 'The report', headers: { ETag: etagHeader, 'Cache-Control': cacheControl }, content: jsonContent(ref('Report')) },
+            '304': notModified,
+            '400': errorResponse('The id is not a decimal int64, or If-Match or If-None-Match is malformed'),
+            '401': unauthorized,
+            '404': errorResponse('No such report (never created, or deleted)'),
+            '405': methodNotAllowed,
+            '412': preconditionFailed,
+            '500': unopened,
+            '503': unavailable,
+          },
+        },
+        head: {
+          operationId: 'headReport',
+          tags: ['reports'],
+          summary: 'The headers of a report read',
+          description: 'As GET, with the same status and headers (ETag, Content-Type, Content-Length) and no body.',
+          parameters: [reportIdParam('read'), ifNoneMatch, ifMatch],
+          responses: {
+            '200': { description: 'The report exists', headers: { ETag: etagHeader, 'Cache-Control': cacheControl } },
+            '304': notModified,
+            '400': { description: 'The id is not a decimal int64, or If-Match or If-None-Match is malformed' },
+            '401': { description: 'Missing, malformed or unknown bearer token', headers: { 'WWW-Authenticate': header('Bearer realm="reports" (RFC 6750)') } },
+            '404': { description: 'No such report' },
+            '405': { description: 'Known path, wrong method', headers: { Allow: header('The methods this path accepts') } },
+            '412': { description: 'A precondition does not hold' },
+            '500': { description: 'The content of the report cannot be opened' },
+            '503': { description: 'Not caught up in time; retry', headers: { 'Retry-After': header('Seconds to wait before retrying') } },
+          },
+        },
         delete: {
           operationId: 'deleteReport',
           tags: ['reports'],
           summary: 'Delete a report',
           description: 'Deletes a single report by id. The id may be created again afterwards.',
-          parameters: [{ name: 'id', in: 'path', required: true, description: 'The id of the report to delete', schema: toJsonSchema(ReportIdParam) }, idempotencyKey],
+          parameters: [reportIdParam('delete'), idempotencyKey, ifMatch, ifNoneMatch],
           responses: {
             '204': { description: 'Deleted' },
-            '400': errorResponse('The id is not a decimal int64'),
+            '400': errorResponse('The id is not a decimal int64, or If-Match or If-None-Match is malformed'),
             '401': unauthorized,
             '404': errorResponse('No such report (never created, or already deleted)'),
             '405': methodNotAllowed,
+            '412': preconditionFailed,
             '422': keyReused,
             '503': unavailable,
           },

@@ -4,9 +4,11 @@ import type { Middleware } from 'koa';
 import { MethodNotAllowedError, UnavailableError } from '../errors.js';
 import type { EventLog } from '../log/event-log.js';
 import type { ProjectionHealth } from '../projection/health.js';
+import type { StoredReport } from '../../projections/reports.js';
 import type { ReportService } from '../reports/service.js';
 import { parseTraceContext } from '../reports/tracing.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
+import { parsePreconditions, REPORT_CACHE_CONTROL, reportEtag } from './etag.js';
 import type { Authenticate } from './auth.js';
 import { jsonReader } from './json-request.js';
 import type { Metrics } from './metrics.js';
@@ -47,18 +49,28 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
   router.post('/reports', async (ctx) => {
     auth(ctx);
     const command = parseNewReport(await readJson(ctx));
-    const report = await service.create(command, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx));
-    ctx.body = report.tag === undefined ? { name: report.name } : { name: report.name, tag: report.tag };
+    const report = await service.create(command, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), preconditions(ctx));
+    ctx.body = reportBody(report);
   });
   router.all('/reports', onlyAllow(['POST']));
 
+  // GET answers HEAD too (@koa/router), and Koa sends a HEAD's headers without the body.
+  router.get('/reports/:id', async (ctx) => {
+    auth(ctx);
+    const id = parseReportId(ctx.params['id'] ?? '');
+    const answer = await service.read(id, preconditions(ctx));
+    ctx.set('ETag', reportEtag(answer.version));
+    ctx.set('Cache-Control', REPORT_CACHE_CONTROL);
+    if (answer.kind === 'not-modified') ctx.status = 304;
+    else ctx.body = reportBody(answer.report);
+  });
   router.delete('/reports/:id', async (ctx) => {
     auth(ctx);
     const id = parseReportId(ctx.params['id'] ?? '');
-    await service.delete(id, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx));
+    await service.delete(id, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), preconditions(ctx));
     ctx.status = 204;
   });
-  router.all('/reports/:id', onlyAllow(['DELETE']));
+  router.all('/reports/:id', onlyAllow(['GET', 'HEAD', 'DELETE']));
 
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
@@ -88,12 +100,22 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
   return router;
 }
 
+/** The Report body: an absent tag stays absent (never null). */
+function reportBody(report: StoredReport): StoredReport {
+  return report.tag === undefined ? { name: report.name } : { name: report.name, tag: report.tag };
+}
+
 type WithHeaders = { readonly headers: Readonly<Record<string, string | string[] | undefined>> };
 
 /** The raw header: `ctx.get` answers '' both when it is absent and when it is empty, which differ here. */
 function header(ctx: WithHeaders, name: string): string | undefined {
   const value = ctx.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The request's If-Match and If-None-Match (400 when malformed). */
+function preconditions(ctx: WithHeaders) {
+  return parsePreconditions(header(ctx, 'if-match'), header(ctx, 'if-none-match'));
 }
 
 /** The W3C trace context of the request; an invalid traceparent is ignored (never a 400), as the W3C asks. */

@@ -11,11 +11,12 @@ import type { Ended } from '../read-model/read-model.js';
 import { deletionOf, type Deletion } from '../keys/deletion-records.js';
 import { createContentOpener, type ContentOpener } from './report-content.js';
 import { createKeyEraser, type KeyEraser } from './key-eraser.js';
+import { createReportReader, type ReadAnswer, type ReadReport } from './report-reader.js';
 import { UnavailableError } from '../errors.js';
 import { AppendTimeoutError, type EventLog, type LogPosition } from '../log/event-log.js';
-import { answerToFailure, conflict, createdThenDeleted, deleteAnswer, keyMismatch, notFound, unconfirmed } from './answers.js';
+import { answerToFailure, conflict, createdThenDeleted, deleteAnswer, keyMismatch, notFound, preconditionFailed, unconfirmed } from './answers.js';
 import type { Outcome, Projector } from '../projection/projector.js';
-import { answerReplayedCreate, decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision, type ReportView } from './decide.js';
+import { answerReplayedCreate, decideCreate, decideDelete, decideKey, NO_PRECONDITIONS, sameReport, type CreateCommand, type KeyDecision, type Preconditions, type ReportView } from './decide.js';
 import { eventBasis, reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
 import { KeyedQueue } from './keyed-queue.js';
 import { WriteOutcomes, type WriteTicket } from './write-outcomes.js';
@@ -54,12 +55,21 @@ export class ReportService {
   private readonly clockMs: () => number;
   private readonly opener: ContentOpener;
   private readonly eraser: KeyEraser;
+  private readonly reader: ReadReport;
 
   constructor(private readonly options: ReportServiceOptions) {
     this.tracing = createWriteTracing(options.tracer ?? defaultTracer());
     this.clockMs = options.clockMs ?? (() => performance.now());
     this.opener = createContentOpener(options.keys, options.logger);
     this.eraser = createKeyEraser(options.keys, options.logger);
+    this.reader = createReportReader({
+      opener: this.opener,
+      writeTimeoutMs: options.writeTimeoutMs,
+      clockMs: this.clockMs,
+      readyState: (deadline) => this.readyState(deadline),
+      caughtUpWith: (id, deadline) => this.caughtUpWith(id, deadline),
+      answerTo: (error, id) => this.answerTo(error, id),
+    });
   }
 
   /** Whether writes are answered 503 lately and none is confirmed (for /readyz). */
@@ -75,9 +85,11 @@ export class ReportService {
   /**
    * Creates the report, or returns the existing one for an identical retry. With an idempotency
    * key, a request seen before gets its first answer again, and another request with the key a 422.
-   * `traceContext` (the request's traceparent) is carried into the event it writes.
+   * `traceContext` (the request's traceparent) is carried into the event it writes. `preconditions`
+   * (If-Match, If-None-Match) are evaluated after the key, before the content is compared: a retry
+   * with a key seen before is the same request, and gets the first answer whatever they say now.
    */
-  create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext): Promise<StoredReport> {
+  create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext, preconditions: Preconditions = NO_PRECONDITIONS): Promise<StoredReport> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     const { id } = command;
     return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
@@ -85,12 +97,13 @@ export class ReportService {
       for (let decisions = 1; ; decisions += 1) {
         const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'create', id });
         if (keyed.kind !== 'new') return this.replayCreate(keyed, state, command);
-        let decision = decideCreate(await this.view(state, id), command);
+        let decision = decideCreate(await this.view(state, id), command, preconditions);
         // An answer that writes nothing must not come from state older than the request. (After a
         // void write it does not: the state holds everything before that write's own event.)
-        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(await this.view(state, id), command);
+        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(await this.view(state, id), command, preconditions);
         if (decision.kind === 'unchanged') return decision.report;
         if (decision.kind === 'conflict') throw conflict(id);
+        if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
         this.beforeWriteAgain(id, decisions, deadline);
         const { event, key } = await this.sealedCreate(command, idempotencyKey, decision.expectedVersion, deadline);
         const outcome = await this.write(event, deadline, traceContext, ticket, key);
@@ -111,17 +124,24 @@ export class ReportService {
     }));
   }
 
-  delete(id: string, idempotencyKey?: string, traceContext?: SpanContext): Promise<void> {
+  /**
+   * Deletes the report. With If-Match, the event names the version the condition matched as its
+   * `expectedversion`: if another write takes effect first, the fold voids it, and the request is
+   * decided again on the state that holds that write, where a version named by If-Match no longer
+   * is the report's (versions only grow): 412, or 404 when the other write deleted it.
+   */
+  delete(id: string, idempotencyKey?: string, traceContext?: SpanContext, preconditions: Preconditions = NO_PRECONDITIONS): Promise<void> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       for (let decisions = 1; ; decisions += 1) {
         const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id });
         if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
-        let decision = decideDelete(bareView(state, id));
-        // A 404 must not come from state older than the request (nor does it after a void write).
-        if (decisions === 1 && decision.kind === 'not-found' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(bareView(state, id));
+        let decision = decideDelete(bareView(state, id), preconditions);
+        // A 404 or 412 must not come from state older than the request (nor does it after a void write).
+        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(bareView(state, id), preconditions);
         if (decision.kind === 'not-found') throw notFound(id);
+        if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
         this.beforeWriteAgain(id, decisions, deadline);
         // The key of the incarnation this delete ends (none for content written in the clear).
         const live = state.get(id);
@@ -134,6 +154,11 @@ export class ReportService {
         return;
       }
     }));
+  }
+
+  /** The report and its version (GET): see report-reader.ts. */
+  read(id: string, preconditions: Preconditions = NO_PRECONDITIONS): Promise<ReadAnswer> {
+    return this.reader(id, preconditions);
   }
 
   /** The report as a decision reads it; its content opened only when it is live (a create of an id that exists). */

@@ -22,6 +22,8 @@ import { requestTo, type TestRequest } from './request.js';
 export interface LaggingInstance {
   readonly request: TestRequest;
   readonly projector: Projector;
+  /** The instance's log (its follow held as described above). */
+  readonly log: EventLog;
   /** From now on, records of others come through only as described above. */
   hold(): void;
   /** The /metrics text. */
@@ -135,6 +137,7 @@ export async function startLaggingInstance(env: Env): Promise<LaggingInstance> {
   return {
     request,
     projector,
+    log,
     hold: () => held.hold(projector.model.cursor),
     metrics: async () => (await request('/metrics', { token: null })).text(),
     async close() {
