@@ -43,6 +43,8 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
   const waitingKeys = new Map<string, KeyId>();
   const waitingDeletions = new Map<string, Deletion>();
   const recentlyErased = new Set<string>();
+  /** Erasures a request is writing now (`erase`). */
+  const beingWritten = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   // A store without a record of deletions is asked for the key's destruction only.
@@ -58,6 +60,7 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
       deletions.length > 0 && recordsDeletions(keys) ? keys.recordDeletions(deletions, options) : undefined,
     ]);
   };
+  const namesOf = ({ ids, deletions }: Erasure) => [...ids.map(keyName), ...deletions.map(deletionName)];
   const erased = ({ ids, deletions }: Erasure) => {
     const names = [...ids.map(keyName), ...deletions.map(deletionName), ...deletions.flatMap((deletion) => (deletion.key === undefined ? [] : [keyName(deletion.key)]))];
     for (const name of names) {
@@ -94,6 +97,14 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
     async erase(what, timeoutMs) {
       const erasure = erasureOf(what);
       if (erasure.ids.length + erasure.deletions.length === 0) return;
+      // Written here, so not by the background meanwhile: the fold queues the same erasure when it
+      // folds the request's own event, and a deletion record written twice takes two slots.
+      const names = namesOf(erasure);
+      for (const name of names) {
+        waitingKeys.delete(name);
+        waitingDeletions.delete(name);
+        beingWritten.add(name);
+      }
       try {
         await write(erasure, { timeoutMs });
         erased(erasure);
@@ -101,13 +112,16 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
         wait(erasure);
         schedule();
         throw error;
+      } finally {
+        for (const name of names) beingWritten.delete(name);
       }
     },
     eraseLater(what) {
       const erasure = erasureOf(what);
+      const settled = (name: string) => recentlyErased.has(name) || beingWritten.has(name);
       const fresh = {
-        ids: erasure.ids.filter((id) => !recentlyErased.has(keyName(id))),
-        deletions: erasure.deletions.filter((deletion) => !recentlyErased.has(deletionName(deletion))),
+        ids: erasure.ids.filter((id) => !settled(keyName(id))),
+        deletions: erasure.deletions.filter((deletion) => !settled(deletionName(deletion))),
       };
       if (fresh.ids.length + fresh.deletions.length === 0) return;
       wait(fresh);

@@ -106,7 +106,7 @@ export class ReportService {
         if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
         this.beforeWriteAgain(id, decisions, deadline);
         const { event, key } = await this.sealedCreate(command, idempotencyKey, decision.expectedVersion, deadline);
-        const outcome = await this.write(event, deadline, traceContext, ticket, key);
+        const outcome = await this.write(event, deadline, traceContext, key);
         // Decided on a state other writes had moved on from by the time the event reached the log
         // (another instance's, not yet folded here): its key is destroyed (the event can never take
         // effect), and the request decided again on the state that now holds those writes.
@@ -114,6 +114,7 @@ export class ReportService {
           await this.erase([key.id], id, deadline);
           continue;
         }
+        this.outcomes.confirmed(ticket);
         if (idempotencyKey !== undefined) return this.replayCreate(decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'create', id }), state, command);
         if (outcome === 'created') return storedReport(command);
         // The outcome is no longer remembered (rare): the state says whether the report is this one.
@@ -146,10 +147,13 @@ export class ReportService {
         // The key of the incarnation this delete ends (none for content written in the clear).
         const live = state.get(id);
         const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
-        const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion), deadline, traceContext, ticket);
+        const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion), deadline, traceContext);
         if (outcome === 'void') continue;
         // Deleted: its content is erased, and the deletion recorded, before the answer says so.
         if (outcome === 'deleted') await this.erase(deletionOf(id, decision.expectedVersion, live), id, deadline);
+        // Confirmed only now: a delete whose key the store did not destroy in time is answered 503,
+        // and must count against readiness (the key topic's leader may be the broker that stopped).
+        this.outcomes.confirmed(ticket);
         if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id }));
         return;
       }
@@ -278,7 +282,7 @@ export class ReportService {
     return this.options.projector.model.reports;
   }
 
-  private async write(event: ReportEvent, deadline: number, traceContext: SpanContext | undefined, ticket: WriteTicket, contentKey?: ContentKey): Promise<Outcome> {
+  private async write(event: ReportEvent, deadline: number, traceContext: SpanContext | undefined, contentKey?: ContentKey): Promise<Outcome> {
     const started = this.clockMs();
     const parent = parentContext(traceContext);
     try {
@@ -290,9 +294,7 @@ export class ReportService {
       };
       const [position] = await this.tracing.append(parent, event, append);
       this.options.onAppend?.(this.clockMs() - started);
-      const outcome = await this.tracing.wait(parent, () => this.options.projector.waitFor(position as LogPosition, this.remaining(deadline)));
-      this.outcomes.confirmed(ticket);
-      return outcome;
+      return await this.tracing.wait(parent, () => this.options.projector.waitFor(position as LogPosition, this.remaining(deadline)));
     } catch (error) {
       throw this.answerTo(error, event.subject);
     }

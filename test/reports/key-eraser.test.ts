@@ -74,4 +74,30 @@ eraser('tries an unconfirmed deletion again in the background until the store co
   erasing.stop();
 });
 
+eraser('writes a deletion once when the fold queues it around the request erasing it (a record written twice takes two slots)', async () => {
+  const store = fakeStore(true);
+  // A store slower to confirm than the background's delay, as a disk under load.
+  Object.assign(store, {
+    recordDeletions: (deletions: readonly Deletion[]) =>
+      new Promise<void>((resolve) =>
+        setTimeout(() => {
+          store.recorded.push([...deletions]);
+          resolve();
+        }, 40),
+      ),
+  });
+  const erasing = createKeyEraser(store, memoryLogger().logger, 5);
+  const deletion = { reportId: '8', version: 2 };
+  // The fold queues it as it folds the request's own event, then the request erases it.
+  erasing.eraseLater(deletion);
+  const erased = erasing.erase(deletion, 1000);
+  // And the fold may queue it again while the request's write is out.
+  erasing.eraseLater(deletion);
+  await erased;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(store.recorded, [[deletion]]);
+  assert.is(erasing.pending(), 0);
+  erasing.stop();
+});
+
 eraser.run();
