@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
 import { createHttpServer } from './http/http-server.js';
-import { bearerAuth, createTokenCheck, digestsOf } from './http/auth.js';
+import { bearerAuth } from './http/auth.js';
 import { createMetrics } from './http/metrics.js';
 import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
 import { createOpenApiDocument } from './http/openapi.js';
@@ -29,7 +29,8 @@ import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
 import { resumeOf } from './snapshot/snapshot-anchor.js';
 import { removeStaleTemporaries } from './snapshot/snapshot-space.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
-import { resolveTokens, tokenNotice, warnShortTokens, type GeneratedToken } from './tokens.js';
+import { resolveTokens, tokenNotice, variableSpecs, warnShortTokens, type GeneratedToken } from './tokens/sources.js';
+import { createTokenSet, type CurrentTokens } from './tokens/token-set.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
 import { hasResumableScan } from './log/capabilities.js';
@@ -76,7 +77,7 @@ export async function startServer(config: Config, { logger, announceToken = (gen
   try {
     keys = await openKeyStore(log, config, logger);
     const tokens = await resolveTokens(config, { logger });
-    warnShortTokens(config.metricsTokens, 'REPORTS_METRICS_TOKEN', logger);
+    warnShortTokens(variableSpecs(config.metricsTokens, 'REPORTS_METRICS_TOKEN'), logger);
     if (tokens.generated) announceToken(tokens.generated);
     const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger, ...(newest ? { newest } : {}) });
     if (snapshot) logger.info({ events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
@@ -107,7 +108,8 @@ export async function startServer(config: Config, { logger, announceToken = (gen
     const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp, onErased: (ended) => wired.service?.eraseLater(ended) });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
-    const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
+    const current: CurrentTokens = { current: tokens.set };
+    const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokens: current, ...(tracer ? { tracer } : {}) });
     wired.service = service;
     // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
     const handle = app.callback();
@@ -149,7 +151,7 @@ export async function startServer(config: Config, { logger, announceToken = (gen
  */
 export function createWiredApp(
   config: Config,
-  { log, keys, projector, logger, tokenEntries, tracer }: { log: EventLog; keys: KeyStore; projector: Projector; logger: Logger; tokenEntries: readonly string[]; tracer?: Tracer },
+  { log, keys, projector, logger, tokens, tracer }: { log: EventLog; keys: KeyStore; projector: Projector; logger: Logger; tokens: CurrentTokens; tracer?: Tracer },
 ): { app: Koa; service: ReportService } {
   const metricsToken = config.metricsTokens.length > 0;
   const metrics = createMetrics({ log, keys, projector, health: projector.health, runtimeVersion: metricsToken });
@@ -175,8 +177,8 @@ export function createWiredApp(
     service,
     health: projector.health,
     log,
-    auth: bearerAuth(createTokenCheck(digestsOf(tokenEntries))),
-    ...(metricsToken ? { metricsAuth: bearerAuth(createTokenCheck(digestsOf(config.metricsTokens)), 'metrics') } : {}),
+    auth: bearerAuth(tokens),
+    ...(metricsToken ? { metricsAuth: bearerAuth({ current: createTokenSet(variableSpecs(config.metricsTokens, 'REPORTS_METRICS_TOKEN')) }, 'metrics') } : {}),
     limits,
     bodyLimitBytes: config.bodyLimitBytes,
     openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION, { metricsToken }),

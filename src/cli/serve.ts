@@ -115,7 +115,7 @@ function unlessStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T | ty
  * moment of the start, also while it waits on something that may never answer (a broker away).
  */
 async function startUnlessStopped(config: Config, logger: Logger, io: CliIo, onFatal: (error: Error) => void): Promise<RunningServer | undefined> {
-  const [{ startServer }, { tokenNotice }] = await Promise.all([import('../server.js'), import('../tokens.js')]);
+  const [{ startServer }, { tokenNotice }] = await Promise.all([import('../server.js'), import('../tokens/sources.js')]);
   if (io.signal.aborted) return undefined;
   // On stderr, not among the JSON lines of stdout that a log collector takes (tokens are never logged).
   const starting = startServer(config, { logger, announceToken: (generated) => io.stderr.write(tokenNotice(generated, { terminal: io.stderr.isTTY === true })), onFatal });

@@ -7,7 +7,7 @@ import type { ProjectionHealth } from '../projection/health.js';
 import type { ReportService } from '../reports/service.js';
 import { parseTraceContext } from '../reports/tracing.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
-import type { Authenticate } from './auth.js';
+import { READ, WRITE, type Authorize } from './auth.js';
 import { jsonReader } from './json-request.js';
 import type { Metrics } from './metrics.js';
 import { createNewReportParser, parseReportId } from './new-report.js';
@@ -17,9 +17,10 @@ export interface RouteDeps {
   readonly service: ReportService;
   readonly log: EventLog;
   readonly metrics: Metrics;
-  readonly auth: Authenticate;
+  /** The token and scope check every route of the API calls first (`auth(ctx, 'read')`, `auth(ctx, 'write')`). */
+  readonly auth: Authorize;
   /** The token check of /metrics, when REPORTS_METRICS_TOKEN is set. */
-  readonly metricsAuth?: Authenticate;
+  readonly metricsAuth?: Authorize;
   readonly limits: FieldLimits;
   readonly bodyLimitBytes: number;
   readonly openApiDocument: unknown;
@@ -45,17 +46,17 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
   // One handler per route, calling the token check and the body reader in order (rather than
   // three middleware steps each request pays for).
   router.post('/reports', async (ctx) => {
-    auth(ctx);
+    const { authContext } = auth(ctx, WRITE);
     const command = parseNewReport(await readJson(ctx));
-    const report = await service.create(command, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx));
+    const report = await service.create(command, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), authContext);
     ctx.body = report.tag === undefined ? { name: report.name } : { name: report.name, tag: report.tag };
   });
   router.all('/reports', onlyAllow(['POST']));
 
   router.delete('/reports/:id', async (ctx) => {
-    auth(ctx);
+    const { authContext } = auth(ctx, WRITE);
     const id = parseReportId(ctx.params['id'] ?? '');
-    await service.delete(id, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx));
+    await service.delete(id, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), authContext);
     ctx.status = 204;
   });
   router.all('/reports/:id', onlyAllow(['DELETE']));
@@ -80,7 +81,7 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
     ctx.body = { status: 'ready' };
   });
   router.get('/metrics', async (ctx) => {
-    metricsAuth?.(ctx);
+    metricsAuth?.(ctx, READ);
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.render();
   });
