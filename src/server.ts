@@ -29,7 +29,9 @@ import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
 import { resumeOf } from './snapshot/snapshot-anchor.js';
 import { removeStaleTemporaries } from './snapshot/snapshot-space.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
-import { resolveTokens, tokenNotice, variableSpecs, warnShortTokens, type GeneratedToken } from './tokens/sources.js';
+import type { ReloadRequests } from './process-signals.js';
+import { reloadTokens, resolveTokens, tokenNotice, variableSpecs, warnShortTokens, type GeneratedToken, type TokenSource } from './tokens/sources.js';
+import { startTokenReloader, type TokenReloader, type TokenReloadFigures } from './tokens/token-reloader.js';
 import { createTokenSet, type CurrentTokens } from './tokens/token-set.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
@@ -41,6 +43,8 @@ export interface RunningServer {
   readonly log: EventLog;
   readonly keys: KeyStore;
   readonly projector: Projector;
+  /** Reads the tokens again and swaps them in, as a SIGHUP does; resolves with whether the file's tokens are in use. */
+  reloadTokens(trigger?: string): Promise<boolean>;
   /**
    * Stops accepting, lets requests in flight finish, then stops the projector and closes the key
    * store and the log; resolves with the state digest of what was folded (as `reports replay` prints
@@ -62,9 +66,13 @@ export interface ServerDeps {
    * the log refers to, found once the log is folded): `reports serve` stops and exits 1. Default: logged only.
    */
   readonly onFatal?: (error: Error) => void;
+  /** Requests to reload the tokens (`reports serve`: SIGHUP). */
+  readonly reloadRequests?: ReloadRequests;
+  /** Whether a change of the tokens file reloads them (default true). */
+  readonly watchTokensFile?: boolean;
 }
 
-export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer, onFatal = () => undefined }: ServerDeps): Promise<RunningServer> {
+export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer, onFatal = () => undefined, reloadRequests, watchTokensFile = true }: ServerDeps): Promise<RunningServer> {
   await checkStartSettings(config);
   await warnOpenDataDir(config.dataDir, logger);
   const snapshots = snapshotDir(config.dataDir);
@@ -74,6 +82,7 @@ export async function startServer(config: Config, { logger, announceToken = (gen
   const newest = await readNewestSnapshot(snapshots, logger);
   const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
   let keys: KeyStore | undefined;
+  let reloader: TokenReloader | undefined;
   try {
     keys = await openKeyStore(log, config, logger);
     const tokens = await resolveTokens(config, { logger });
@@ -109,7 +118,9 @@ export async function startServer(config: Config, { logger, announceToken = (gen
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
     const current: CurrentTokens = { current: tokens.set };
-    const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokens: current, ...(tracer ? { tracer } : {}) });
+    const tokenReloader = startTokenReloader({ tokens: current, load: tokenLoader(config, tokens, logger), logger, ...(watchTokensFile && tokens.file ? { watchPath: tokens.file.path } : {}) });
+    reloader = tokenReloader;
+    const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokens: current, tokenReloads: () => tokenReloader.figures(), ...(tracer ? { tracer } : {}) });
     wired.service = service;
     // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
     const handle = app.callback();
@@ -117,12 +128,16 @@ export async function startServer(config: Config, { logger, announceToken = (gen
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, log: log.description, keys: keys.description }, 'listening');
+    const unsubscribe = reloadRequests?.subscribe((trigger) => void tokenReloader.reload(trigger));
     return {
       url,
       log,
       keys: openedKeys,
       projector,
+      reloadTokens: (trigger = 'reloadTokens') => tokenReloader.reload(trigger),
       close: async () => {
+        unsubscribe?.();
+        tokenReloader.close();
         await closeServer(server, shutdownGraceMs);
         stopProbe();
         service.stop();
@@ -139,10 +154,17 @@ export async function startServer(config: Config, { logger, announceToken = (gen
       },
     };
   } catch (error) {
+    reloader?.close();
     await keys?.close();
     await log.close();
     throw error;
   }
+}
+
+/** How a reload reads the tokens: the file again, through the same parsing as the start; with REPORTS_TOKENS alone, that variable as parsed at start. */
+function tokenLoader(config: Config, { file }: TokenSource, logger: Logger) {
+  if (file === undefined) return () => Promise.resolve(createTokenSet(variableSpecs(config.tokens, 'REPORTS_TOKENS')));
+  return () => reloadTokens(config, file, { logger });
 }
 
 /**
@@ -151,7 +173,7 @@ export async function startServer(config: Config, { logger, announceToken = (gen
  */
 export function createWiredApp(
   config: Config,
-  { log, keys, projector, logger, tokens, tracer }: { log: EventLog; keys: KeyStore; projector: Projector; logger: Logger; tokens: CurrentTokens; tracer?: Tracer },
+  { log, keys, projector, logger, tokens, tokenReloads, tracer }: { log: EventLog; keys: KeyStore; projector: Projector; logger: Logger; tokens: CurrentTokens; tokenReloads?: () => TokenReloadFigures; tracer?: Tracer },
 ): { app: Koa; service: ReportService } {
   const metricsToken = config.metricsTokens.length > 0;
   const metrics = createMetrics({ log, keys, projector, health: projector.health, runtimeVersion: metricsToken });
@@ -170,6 +192,7 @@ export function createWiredApp(
     ...(tracer ? { tracer } : {}),
   });
   metrics.observeService(service);
+  if (tokenReloads !== undefined) metrics.observeTokenReloads(tokenReloads);
   const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
   const app = createApp({
     logger,
