@@ -1,7 +1,7 @@
 // Rotation without a restart, in-process: a reload (as a SIGHUP asks, or a change of the tokens
 // file) swaps the whole set; a removed token is refused from the next request on, a request already
 // authorised finishes; a file that does not parse keeps the set in use and says why in one line.
-import { appendFile, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -204,6 +204,34 @@ watching('takes a bad file as a SIGHUP does: the set in use stays, and one line 
 });
 
 watching.run();
+
+const volume = suite<Context>('a Kubernetes Secret volume');
+volume.before.each(async (context) => {
+  // As the kubelet lays one out: the file is a link through `..data`, a link to a timestamped directory.
+  context.dir = await tempDir('reports-reload-');
+  const mount = join(context.dir, 'secret');
+  await mkdir(join(mount, '..2026_11_26_01'), { recursive: true });
+  await writeFile(join(mount, '..2026_11_26_01', 'tokens'), `alpha write,read ${ALPHA}\nbeta write,read ${BETA}\n`, { mode: 0o600 });
+  await symlink('..2026_11_26_01', join(mount, '..data'));
+  await symlink('..data/tokens', join(mount, 'tokens'));
+  context.file = join(mount, 'tokens');
+  context.server = await startTestServer({ REPORTS_TOKENS: '', REPORTS_TOKENS_FILE: context.file }, { dataDir: join(context.dir, 'data') });
+});
+volume.after.each(stop);
+
+volume('reloads when the volume swaps its ..data link to a new directory', async ({ server, dir }) => {
+  const mount = join(dir, 'secret');
+  await mkdir(join(mount, '..2026_11_26_02'));
+  await writeFile(join(mount, '..2026_11_26_02', 'tokens'), `alpha write,read ${ALPHA}\n`, { mode: 0o600 });
+  await symlink('..2026_11_26_02', join(mount, '..data_tmp'));
+  await rename(join(mount, '..data_tmp'), join(mount, '..data'));
+  await until(() => fileReloads(server).length === 1, 'a reload after the swap');
+  assert.equal(fileReloads(server)[0]?.['removed'], ['beta']);
+  assert.is(await post(server, BETA, 1), 401);
+  assert.is(await post(server, ALPHA, 2), 200);
+});
+
+volume.run();
 
 const generated = suite<{ dir: string; server: TestServer }>('the generated token file');
 generated.before.each(async (context) => {
