@@ -136,7 +136,7 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: 'Authorization: Bearer <token>. A token has the scopes read (GET of reports, the event feed) and write (POST, DELETE), or fewer when its line in the tokens file names them; an operation lists the scope it needs in its security requirement.',
+          description: 'Authorization: Bearer <token>. A token has the scopes read (GET of reports, the event feed) and write (POST, DELETE), or fewer when its line in the tokens file names them; the description of an operation names the scope it needs, and its 403 answers a token without it.',
         },
         ...(metricsToken ? { metricsAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <a token of REPORTS_METRICS_TOKEN>' } } : {}),
       },
