@@ -27,6 +27,13 @@ export class UnauthorizedError extends AppError {
   }
 }
 
+export class ForbiddenError extends AppError {
+  constructor(message: string, scope: string, realm = 'reports') {
+    // RFC 6750 §3.1: the token is valid but lacks the scope the request needs, which the challenge names.
+    super(403, message, { 'WWW-Authenticate': `Bearer realm="${realm}", error="insufficient_scope", scope="${scope}"` });
+  }
+}
+
 export class NotFoundError extends AppError {
   constructor(message: string) {
     super(404, message);

@@ -31,6 +31,12 @@ function errorResponse(description: string, headers?: Record<string, Json>): Jso
 const unauthorized = errorResponse('Missing, malformed or unknown bearer token', {
   'WWW-Authenticate': header('Bearer realm="reports", with error="invalid_token" when a token was given (RFC 6750)'),
 });
+/** 403: a valid token without the scope the operation needs (RFC 6750 insufficient_scope). */
+function forbidden(scope: string): Json {
+  return errorResponse(`The token is valid but does not have the scope ${scope} (a named token of the tokens file limited to other scopes)`, {
+    'WWW-Authenticate': header(`Bearer realm="reports", error="insufficient_scope", scope="${scope}" (RFC 6750)`),
+  });
+}
 const unavailable = errorResponse('The event log is unreachable or did not confirm the write in time; a retry of the same request is safe', {
   'Retry-After': header('Seconds to wait before retrying'),
 });
@@ -102,13 +108,14 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
           operationId: 'createReport',
           tags: ['reports'],
           summary: 'Create a report',
-          description: 'Creates a report. Retrying with the same id, name and tag returns the existing report and writes nothing.',
+          description: 'Creates a report. Retrying with the same id, name and tag returns the existing report and writes nothing. Needs a token with the scope write.',
           parameters: [idempotencyKey, ifMatch, ifNoneMatch],
           requestBody: { required: true, content: jsonContent(ref('NewReport')) },
           responses: {
             '200': { description: 'The report, read back from the projected state', content: jsonContent(ref('Report')) },
             '400': errorResponse('Body is not valid JSON or does not match NewReport'),
             '401': unauthorized,
+            '403': forbidden('write'),
             '405': methodNotAllowed,
             '409': errorResponse('A report with this id exists with a different name or tag'),
             '412': preconditionFailed,
@@ -162,12 +169,13 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
           operationId: 'deleteReport',
           tags: ['reports'],
           summary: 'Delete a report',
-          description: 'Deletes a single report by id. The id may be created again afterwards.',
+          description: 'Deletes a single report by id. The id may be created again afterwards. Needs a token with the scope write.',
           parameters: [reportIdParam('delete'), idempotencyKey, ifMatch, ifNoneMatch],
           responses: {
             '204': { description: 'Deleted' },
             '400': errorResponse('The id is not a decimal int64, or If-Match or If-None-Match is malformed'),
             '401': unauthorized,
+            '403': forbidden('write'),
             '404': errorResponse('No such report (never created, or already deleted)'),
             '405': methodNotAllowed,
             '412': preconditionFailed,
@@ -196,7 +204,11 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
     },
     components: {
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'Authorization: Bearer <token>. A token has the scopes read (GET of reports, the event feed) and write (POST, DELETE), or fewer when its line in the tokens file names them; the description of an operation names the scope it needs, and its 403 answers a token without it.',
+        },
         ...(metricsToken ? { metricsAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <a token of REPORTS_METRICS_TOKEN>' } } : {}),
       },
       schemas: {

@@ -9,7 +9,7 @@ import type { ReportService } from '../reports/service.js';
 import { parseTraceContext } from '../reports/tracing.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
 import { parsePreconditions, REPORT_CACHE_CONTROL, reportEtag } from './etag.js';
-import type { Authenticate } from './auth.js';
+import { READ, WRITE, type Authorize } from './auth.js';
 import { jsonReader } from './json-request.js';
 import type { Metrics } from './metrics.js';
 import { createNewReportParser, parseReportId } from './new-report.js';
@@ -19,9 +19,10 @@ export interface RouteDeps {
   readonly service: ReportService;
   readonly log: EventLog;
   readonly metrics: Metrics;
-  readonly auth: Authenticate;
+  /** The token and scope check every route of the API calls first (`auth(ctx, 'read')`, `auth(ctx, 'write')`). */
+  readonly auth: Authorize;
   /** The token check of /metrics, when REPORTS_METRICS_TOKEN is set. */
-  readonly metricsAuth?: Authenticate;
+  readonly metricsAuth?: Authorize;
   readonly limits: FieldLimits;
   readonly bodyLimitBytes: number;
   readonly openApiDocument: unknown;
@@ -47,16 +48,16 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
   // One handler per route, calling the token check and the body reader in order (rather than
   // three middleware steps each request pays for).
   router.post('/reports', async (ctx) => {
-    auth(ctx);
+    const { authContext } = auth(ctx, WRITE);
     const command = parseNewReport(await readJson(ctx));
-    const report = await service.create(command, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), preconditions(ctx));
+    const report = await service.create(command, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), preconditions(ctx), authContext);
     ctx.body = reportBody(report);
   });
   router.all('/reports', onlyAllow(['POST']));
 
   // GET answers HEAD too (@koa/router), and Koa sends a HEAD's headers without the body.
   router.get('/reports/:id', async (ctx) => {
-    auth(ctx);
+    auth(ctx, READ);
     const id = parseReportId(ctx.params['id'] ?? '');
     const answer = await service.read(id, preconditions(ctx));
     ctx.set('ETag', reportEtag(answer.version));
@@ -65,9 +66,9 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
     else ctx.body = reportBody(answer.report);
   });
   router.delete('/reports/:id', async (ctx) => {
-    auth(ctx);
+    const { authContext } = auth(ctx, WRITE);
     const id = parseReportId(ctx.params['id'] ?? '');
-    await service.delete(id, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), preconditions(ctx));
+    await service.delete(id, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), preconditions(ctx), authContext);
     ctx.status = 204;
   });
   router.all('/reports/:id', onlyAllow(['GET', 'HEAD', 'DELETE']));
@@ -92,7 +93,7 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
     ctx.body = { status: 'ready' };
   });
   router.get('/metrics', async (ctx) => {
-    metricsAuth?.(ctx);
+    metricsAuth?.(ctx, READ);
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.render();
   });

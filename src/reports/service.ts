@@ -3,7 +3,7 @@
 import type { SpanContext, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
-import type { ReportEvent } from '../../projections/events.js';
+import type { AuthContext, ReportEvent } from '../../projections/events.js';
 import type { ReportsView, StoredReport } from '../../projections/reports.js';
 import { contentDigest, sealContent } from '../../projections/sealing.js';
 import { keyIdText, parseKeyId, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
@@ -85,11 +85,12 @@ export class ReportService {
   /**
    * Creates the report, or returns the existing one for an identical retry. With an idempotency
    * key, a request seen before gets its first answer again, and another request with the key a 422.
-   * `traceContext` (the request's traceparent) is carried into the event it writes. `preconditions`
-   * (If-Match, If-None-Match) are evaluated after the key, before the content is compared: a retry
-   * with a key seen before is the same request, and gets the first answer whatever they say now.
+   * `traceContext` (the request's traceparent) and `auth` (who asks: the CloudEvents authcontext)
+   * are carried into the event it writes. `preconditions` (If-Match, If-None-Match) are evaluated
+   * after the key, before the content is compared: a retry with a key seen before is the same
+   * request, and gets the first answer whatever they say now.
    */
-  create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext, preconditions: Preconditions = NO_PRECONDITIONS): Promise<StoredReport> {
+  create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext, preconditions: Preconditions = NO_PRECONDITIONS, auth?: AuthContext): Promise<StoredReport> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     const { id } = command;
     return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
@@ -105,7 +106,7 @@ export class ReportService {
         if (decision.kind === 'conflict') throw conflict(id);
         if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
         this.beforeWriteAgain(id, decisions, deadline);
-        const { event, key } = await this.sealedCreate(command, idempotencyKey, decision.expectedVersion, deadline);
+        const { event, key } = await this.sealedCreate(command, idempotencyKey, decision.expectedVersion, deadline, auth);
         const outcome = await this.write(event, deadline, traceContext, key);
         // Decided on a state other writes had moved on from by the time the event reached the log
         // (another instance's, not yet folded here): its key is destroyed (the event can never take
@@ -129,9 +130,10 @@ export class ReportService {
    * Deletes the report. With If-Match, the event names the version the condition matched as its
    * `expectedversion`: if another write takes effect first, the fold voids it, and the request is
    * decided again on the state that holds that write, where a version named by If-Match no longer
-   * is the report's (versions only grow): 412, or 404 when the other write deleted it.
+   * is the report's (versions only grow): 412, or 404 when the other write deleted it. `auth` (who
+   * asks) goes into the event as its authcontext, as for a create.
    */
-  delete(id: string, idempotencyKey?: string, traceContext?: SpanContext, preconditions: Preconditions = NO_PRECONDITIONS): Promise<void> {
+  delete(id: string, idempotencyKey?: string, traceContext?: SpanContext, preconditions: Preconditions = NO_PRECONDITIONS, auth?: AuthContext): Promise<void> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
@@ -147,7 +149,7 @@ export class ReportService {
         // The key of the incarnation this delete ends (none for content written in the clear).
         const live = state.get(id);
         const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
-        const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion), deadline, traceContext);
+        const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion, auth), deadline, traceContext);
         if (outcome === 'void') continue;
         // Deleted: its content is erased, and the deletion recorded, before the answer says so.
         if (outcome === 'deleted') await this.erase(deletionOf(id, decision.expectedVersion, live), id, deadline);
@@ -185,7 +187,7 @@ export class ReportService {
    * this returns: a crash before the event is appended leaves a key nothing refers to (swept at the
    * next start), never an event whose content has no key.
    */
-  private async sealedCreate(command: CreateCommand, idempotencyKey: string | undefined, expectedVersion: number, deadline: number): Promise<{ event: ReportEvent; key: ContentKey }> {
+  private async sealedCreate(command: CreateCommand, idempotencyKey: string | undefined, expectedVersion: number, deadline: number, auth: AuthContext | undefined): Promise<{ event: ReportEvent; key: ContentKey }> {
     const { keys } = this.options;
     const report = storedReport(command);
     const key = keys.mint(contentDigest(report), { partitionKey: command.id });
@@ -200,7 +202,7 @@ export class ReportService {
         throw this.answerTo(error, command.id);
       }
     }
-    return { event: reportCreated(this.options, data, expectedVersion), key };
+    return { event: reportCreated(this.options, data, expectedVersion, auth), key };
   }
 
   /** Destroys keys before the request's answer (503 when the store does not confirm it in time: retrying is safe). */

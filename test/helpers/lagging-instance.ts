@@ -18,6 +18,7 @@ import { createWiredApp } from '../../src/server.js';
 import { openKeyStore } from '../../src/keys/open-key-store.js';
 import { memoryLogger, tempDir, TEST_TOKEN } from './server.js';
 import { requestTo, type TestRequest } from './request.js';
+import { testTokens } from './token.js';
 
 export interface LaggingInstance {
   readonly request: TestRequest;
@@ -130,7 +131,7 @@ export async function startLaggingInstance(env: Env): Promise<LaggingInstance> {
   projector.start();
   await projector.caughtUp();
   const keys = await openKeyStore(log, config, logger);
-  const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: [TEST_TOKEN] });
+  const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokens: testTokens() });
   const server: Server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const request = requestTo(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);

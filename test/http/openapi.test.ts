@@ -56,13 +56,13 @@ openapi('would fail the lint if the document were broken (the linter is live)', 
 openapi('lists every status of POST /reports', async ({ server }) => {
   const document = await fetchDocument(() => server.request('/openapi.json'));
   const statuses = Object.keys(at(document, 'paths', '/reports', 'post', 'responses') as object).sort();
-  assert.equal(statuses, ['200', '400', '401', '405', '409', '412', '413', '415', '422', '503']);
+  assert.equal(statuses, ['200', '400', '401', '403', '405', '409', '412', '413', '415', '422', '503']);
 });
 
 openapi('lists every status of DELETE /reports/{id}', async ({ server }) => {
   const document = await fetchDocument(() => server.request('/openapi.json'));
   const statuses = Object.keys(at(document, 'paths', '/reports/{id}', 'delete', 'responses') as object).sort();
-  assert.equal(statuses, ['204', '400', '401', '404', '405', '412', '422', '503']);
+  assert.equal(statuses, ['204', '400', '401', '403', '404', '405', '412', '422', '503']);
 });
 
 openapi('lists every status of GET and HEAD /reports/{id}', async ({ server }) => {
@@ -92,11 +92,12 @@ openapi('documents ETag on reads, If-Match on every report operation and If-None
   }
 });
 
-openapi('documents the WWW-Authenticate, Allow and Retry-After headers', async ({ server }) => {
+openapi('documents the WWW-Authenticate (401 and 403), Allow and Retry-After headers', async ({ server }) => {
   const document = await fetchDocument(() => server.request('/openapi.json'));
   for (const operation of [['/reports', 'post'], ['/reports/{id}', 'delete'], ['/reports/{id}', 'get'], ['/reports/{id}', 'head']] as const) {
     const responses = ['paths', ...operation, 'responses'];
     assert.ok(at(document, ...responses, '401', 'headers', 'WWW-Authenticate'));
+    assert.ok(at(document, ...responses, '403', 'headers', 'WWW-Authenticate'));
     assert.ok(at(document, ...responses, '405', 'headers', 'Allow'));
     assert.ok(at(document, ...responses, '503', 'headers', 'Retry-After'));
   }

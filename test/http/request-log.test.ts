@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
-import type { GeneratedToken } from '../../src/tokens.js';
+import type { GeneratedToken } from '../../src/tokens/sources.js';
 import { memoryLogger, startTestServer, tempDir, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 
 const requestLog = suite<{ server: TestServer }>('request log');

@@ -1,0 +1,121 @@
+// Named tokens and their scopes over HTTP: a token outside its scopes is answered 403 after the
+// token check (401) and before anything else, its body unread; the name, never the token, goes into
+// the access log line and, as the CloudEvents authcontext, into the event the request writes, which
+// `reports events` prints: who deleted report 42, and when.
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { reports } from '../helpers/cli.js';
+import { errorAnswer, openSocket } from '../helpers/raw-http.js';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+import { withTimeout } from '../helpers/async.js';
+
+const ADMIN = 'admin-token-0123456789abcdef';
+const READER = 'reader-token-0123456789abcdef';
+const WRITER = 'writer-token-0123456789abcdef';
+const TOKENS = `# the three kinds\n${ADMIN}\nreader read ${READER}\ncleanup-job write ${WRITER}\n`;
+
+const scopes = suite<{ server: TestServer }>('scopes');
+
+scopes.before(async (context) => {
+  const dir = await tempDir('reports-scopes-');
+  const file = join(dir, 'tokens');
+  await writeFile(file, TOKENS, { mode: 0o600 });
+  context.server = await startTestServer({ REPORTS_TOKENS: '', REPORTS_TOKENS_FILE: file }, { dataDir: dir });
+});
+scopes.after(async ({ server }) => {
+  await server.dispose();
+  await rm(server.dataDir, { recursive: true, force: true });
+});
+
+const requestLines = (server: TestServer) => server.logLines().filter((line) => line['msg'] === 'request');
+
+scopes('answers a read-only token 403 on POST and DELETE, with the Error body and an insufficient_scope challenge, and writes nothing', async ({ server }) => {
+  const post = await server.request('/reports', { method: 'POST', json: { id: 4200, name: 'not yours' }, token: READER });
+  assert.is(post.status, 403);
+  assert.is(post.headers.get('www-authenticate'), 'Bearer realm="reports", error="insufficient_scope", scope="write"');
+  assert.equal(await post.json(), { error: 403, message: 'the token "reader" does not have the scope write, which this request needs (it has read)' });
+  assert.is((await server.request('/reports', { method: 'POST', json: { id: 4201, name: 'mine' }, token: ADMIN })).status, 200);
+  const del = await server.request('/reports/4201', { method: 'DELETE', token: READER });
+  assert.is(del.status, 403);
+  assert.equal(((await del.json()) as { error: number }).error, 403);
+  // Neither 403 wrote anything: 4200 was never created, 4201 still exists.
+  assert.is((await server.request('/reports/4200', { method: 'DELETE', token: ADMIN })).status, 404);
+  assert.is((await server.request('/reports/4201', { method: 'DELETE', token: ADMIN })).status, 204);
+});
+
+scopes('checks the token first: no token or an unknown one is 401, never 403', async ({ server }) => {
+  assert.is((await server.request('/reports', { method: 'POST', json: { id: 1, name: 'x' }, token: null })).status, 401);
+  assert.is((await server.request('/reports/1', { method: 'DELETE', token: 'not-a-configured-token-0123' })).status, 401);
+});
+
+scopes('answers 403 before the content type, the size or the JSON is looked at', async ({ server }) => {
+  const headers = { 'Content-Type': 'text/plain' };
+  assert.is((await server.request('/reports', { method: 'POST', body: 'not json', headers, token: READER })).status, 403);
+  assert.is((await server.request('/reports', { method: 'POST', json: 'x'.repeat(200_000), token: READER })).status, 403);
+  assert.is((await server.request('/reports', { method: 'POST', json: '{', token: READER })).status, 403);
+  assert.is((await server.request('/reports', { method: 'POST', json: '{', token: WRITER })).status, 400, 'the same request with the scope is read');
+});
+
+scopes('answers 403 to a huge POST without waiting for its body: the answer comes with none of it sent', async ({ server }) => {
+  const socket = await openSocket(server.url);
+  try {
+    const chunks: Buffer[] = [];
+    const answered = new Promise<string>((resolve) => {
+      socket.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (/\r\n\r\n\{.*\}$/s.test(text)) resolve(text);
+      });
+    });
+    // 1 GB announced and not one byte of it sent: a server that read the body first would wait (or answer 413).
+    socket.write(`POST /reports HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${READER}\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n`);
+    const { status, body } = errorAnswer(await withTimeout(answered, 5000, 'the answer to a POST whose body was never sent'));
+    assert.is(status, 403);
+    assert.is(body.error, 403);
+  } finally {
+    socket.destroy();
+  }
+});
+
+scopes('lets a write-only token create and delete', async ({ server }) => {
+  assert.is((await server.request('/reports', { method: 'POST', json: { id: 4300, name: 'job' }, token: WRITER })).status, 200);
+  assert.is((await server.request('/reports/4300', { method: 'DELETE', token: WRITER })).status, 204);
+});
+
+scopes('puts the token\'s name in the access log line, none for an unnamed token, and never a token', async ({ server }) => {
+  const before = requestLines(server).length;
+  await (await server.request('/reports/4400', { method: 'DELETE', token: WRITER })).arrayBuffer();
+  await (await server.request('/reports', { method: 'POST', json: { id: 4400, name: 'x' }, token: READER })).arrayBuffer();
+  await (await server.request('/reports/4400', { method: 'DELETE', token: ADMIN })).arrayBuffer();
+  await (await server.request('/reports/4400', { method: 'DELETE', token: 'unknown-token-0123456789' })).arrayBuffer();
+  const lines = requestLines(server).slice(before);
+  assert.equal(lines.map(({ status, tokenName }) => ({ status, tokenName })), [
+    { status: 404, tokenName: 'cleanup-job' },
+    { status: 403, tokenName: 'reader' },
+    { status: 404, tokenName: undefined },
+    { status: 401, tokenName: undefined },
+  ]);
+  const text = JSON.stringify(server.logLines());
+  for (const token of [ADMIN, READER, WRITER]) assert.not.match(text, token);
+});
+
+scopes('writes the name into the event as the CloudEvents authcontext, and `reports events` prints who deleted report 42 and when', async ({ server }) => {
+  assert.is((await server.request('/reports', { method: 'POST', json: { id: 42, name: 'answer' }, token: ADMIN })).status, 200);
+  assert.is((await server.request('/reports/42', { method: 'DELETE', token: WRITER })).status, 204);
+  const { code, stdout, stderr } = await reports(['events', '--type', 'ReportDeleted'], { env: { REPORTS_DATA_DIR: server.dataDir } });
+  assert.is(code, 0, stderr);
+  const deletions = stdout.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { event: Record<string, unknown> }).filter(({ event }) => event['subject'] === '42');
+  assert.is(deletions.length, 1);
+  const [{ event }] = deletions as [{ event: Record<string, unknown> }];
+  assert.is(event['authtype'], 'api_key');
+  assert.is(event['authid'], 'cleanup-job');
+  assert.match(String(event['time']), /^\d{4}-\d{2}-\d{2}T/);
+  const created = await reports(['events', '--type', 'ReportCreated'], { env: { REPORTS_DATA_DIR: server.dataDir } });
+  const create = created.stdout.split('\n').find((line) => line.includes('"subject":"42"')) ?? '';
+  assert.match(create, '"authtype":"api_key","data"', 'an unnamed token: authtype without authid');
+  for (const token of [ADMIN, READER, WRITER]) assert.not.match(stdout + created.stdout, token);
+});
+
+scopes.run();
