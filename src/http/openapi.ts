@@ -31,11 +31,11 @@ function errorResponse(description: string, headers?: Record<string, Json>): Jso
 const unauthorized = errorResponse('Missing, malformed or unknown bearer token', {
   'WWW-Authenticate': header('Bearer realm="reports", with error="invalid_token" when a token was given (RFC 6750)'),
 });
+const forbiddenText = (scope: string) => `The token is valid but does not have the scope ${scope} (a named token of the tokens file limited to other scopes)`;
+const insufficientScope = (scope: string) => header(`Bearer realm="reports", error="insufficient_scope", scope="${scope}" (RFC 6750)`);
 /** 403: a valid token without the scope the operation needs (RFC 6750 insufficient_scope). */
 function forbidden(scope: string): Json {
-  return errorResponse(`The token is valid but does not have the scope ${scope} (a named token of the tokens file limited to other scopes)`, {
-    'WWW-Authenticate': header(`Bearer realm="reports", error="insufficient_scope", scope="${scope}" (RFC 6750)`),
-  });
+  return errorResponse(forbiddenText(scope), { 'WWW-Authenticate': insufficientScope(scope) });
 }
 const unavailable = errorResponse('The event log is unreachable or did not confirm the write in time; a retry of the same request is safe', {
   'Retry-After': header('Seconds to wait before retrying'),
@@ -133,13 +133,14 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
           summary: 'Read a report',
           description:
             'The report as the projected state holds it, caught up with every write made before the request on any instance, with its version as ETag. ' +
-            'With If-None-Match naming that version: 304 without a body.',
+            'With If-None-Match naming that version: 304 without a body. Needs a token with the scope read.',
           parameters: [reportIdParam('read'), ifNoneMatch, ifMatch],
           responses: {
             '200': { description: 'The report', headers: { ETag: etagHeader, 'Cache-Control': cacheControl }, content: jsonContent(ref('Report')) },
             '304': notModified,
             '400': errorResponse('The id is not a decimal int64, or If-Match or If-None-Match is malformed'),
             '401': unauthorized,
+            '403': forbidden('read'),
             '404': errorResponse('No such report (never created, or deleted)'),
             '405': methodNotAllowed,
             '412': preconditionFailed,
@@ -151,13 +152,14 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
           operationId: 'headReport',
           tags: ['reports'],
           summary: 'The headers of a report read',
-          description: 'As GET, with the same status and headers (ETag, Content-Type, Content-Length) and no body.',
+          description: 'As GET, with the same status and headers (ETag, Content-Type, Content-Length) and no body. Needs a token with the scope read.',
           parameters: [reportIdParam('read'), ifNoneMatch, ifMatch],
           responses: {
             '200': { description: 'The report exists', headers: { ETag: etagHeader, 'Cache-Control': cacheControl } },
             '304': notModified,
             '400': { description: 'The id is not a decimal int64, or If-Match or If-None-Match is malformed' },
             '401': { description: 'Missing, malformed or unknown bearer token', headers: { 'WWW-Authenticate': header('Bearer realm="reports" (RFC 6750)') } },
+            '403': { description: forbiddenText('read'), headers: { 'WWW-Authenticate': insufficientScope('read') } },
             '404': { description: 'No such report' },
             '405': { description: 'Known path, wrong method', headers: { Allow: header('The methods this path accepts') } },
             '412': { description: 'A precondition does not hold' },

@@ -69,7 +69,7 @@ openapi('lists every status of GET and HEAD /reports/{id}', async ({ server }) =
   const document = await fetchDocument(() => server.request('/openapi.json'));
   for (const method of ['get', 'head']) {
     const statuses = Object.keys(at(document, 'paths', '/reports/{id}', method, 'responses') as object).sort();
-    assert.equal(statuses, ['200', '304', '400', '401', '404', '405', '412', '500', '503'], method);
+    assert.equal(statuses, ['200', '304', '400', '401', '403', '404', '405', '412', '500', '503'], method);
   }
   assert.equal(at(document, 'paths', '/reports/{id}', 'get', 'responses', '200', 'content', 'application/json', 'schema'), { $ref: '#/components/schemas/Report' });
   assert.is(at(document, 'paths', '/reports/{id}', 'head', 'responses', '200', 'content'), undefined, 'a HEAD answer has no body');
@@ -101,6 +101,15 @@ openapi('documents the WWW-Authenticate (401 and 403), Allow and Retry-After hea
     assert.ok(at(document, ...responses, '405', 'headers', 'Allow'));
     assert.ok(at(document, ...responses, '503', 'headers', 'Retry-After'));
   }
+});
+
+openapi('names the scope each report operation needs: read for GET and HEAD, write for POST and DELETE, in its description and its 403 challenge', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json'));
+  for (const [path, method, scope] of [['/reports', 'post', 'write'], ['/reports/{id}', 'delete', 'write'], ['/reports/{id}', 'get', 'read'], ['/reports/{id}', 'head', 'read']] as const) {
+    assert.match(String(at(document, 'paths', path, method, 'description')), `Needs a token with the scope ${scope}.`, `${method} ${path}`);
+    assert.match(String(at(document, 'paths', path, method, 'responses', '403', 'headers', 'WWW-Authenticate', 'description')), `error="insufficient_scope", scope="${scope}"`, `${method} ${path}`);
+  }
+  assert.is(at(document, 'paths', '/reports/{id}', 'head', 'responses', '403', 'content'), undefined, 'a HEAD answer has no body');
 });
 
 openapi('requires bearer auth on every report operation and none on the operational routes', async ({ server }) => {
