@@ -79,6 +79,42 @@ scopes('answers 403 to a huge POST without waiting for its body: the answer come
   }
 });
 
+scopes('answers a write-only token 403 on GET and HEAD of a report, with the Error body and an insufficient_scope challenge, before the id, the preconditions or the store are looked at', async ({ server }) => {
+  assert.is((await server.request('/reports', { method: 'POST', json: { id: 4500, name: 'kept', tag: 'secret' }, token: WRITER })).status, 200);
+  const get = await server.request('/reports/4500', { token: WRITER });
+  assert.is(get.status, 403);
+  assert.is(get.headers.get('www-authenticate'), 'Bearer realm="reports", error="insufficient_scope", scope="read"');
+  assert.is(get.headers.get('etag'), null, 'a 403 says nothing of the report, not even its version');
+  assert.equal(await get.json(), { error: 403, message: 'the token "cleanup-job" does not have the scope read, which this request needs (it has write)' });
+  const head = await server.request('/reports/4500', { method: 'HEAD', token: WRITER });
+  assert.is(head.status, 403);
+  assert.is(head.headers.get('www-authenticate'), 'Bearer realm="reports", error="insufficient_scope", scope="read"');
+  assert.is(await head.text(), '');
+  // What would be 400 (a bad id, a malformed If-None-Match), 404 (no such report) or 304 to a token that may read.
+  assert.is((await server.request('/reports/abc', { token: WRITER })).status, 403);
+  assert.is((await server.request('/reports/4500', { token: WRITER, headers: { 'If-None-Match': 'not-an-etag' } })).status, 403);
+  assert.is((await server.request('/reports/4501', { token: WRITER })).status, 403);
+  assert.is((await server.request('/reports/4500', { token: WRITER, headers: { 'If-None-Match': '"1"' } })).status, 403);
+  assert.is((await server.request('/reports/abc', { token: ADMIN })).status, 400, 'the same requests with the scope');
+  assert.is((await server.request('/reports/4501', { token: ADMIN })).status, 404);
+  assert.is((await server.request('/reports/4500', { token: null })).status, 401, 'no token: 401, never 403');
+});
+
+scopes('lets a read-only token read a report (200 with its body and ETag, 304 on its version) and answers it 403 on POST and DELETE of that report', async ({ server }) => {
+  assert.is((await server.request('/reports', { method: 'POST', json: { id: 4600, name: 'readable', tag: 'r' }, token: ADMIN })).status, 200);
+  const get = await server.request('/reports/4600', { token: READER });
+  assert.is(get.status, 200);
+  assert.is(get.headers.get('etag'), '"1"');
+  assert.equal(await get.json(), { name: 'readable', tag: 'r' });
+  assert.is((await server.request('/reports/4600', { method: 'HEAD', token: READER })).status, 200);
+  assert.is((await server.request('/reports/4600', { token: READER, headers: { 'If-None-Match': '"1"' } })).status, 304);
+  assert.is((await server.request('/reports/4600', { method: 'DELETE', token: READER, headers: { 'If-Match': '"1"' } })).status, 403);
+  assert.is((await server.request('/reports', { method: 'POST', json: { id: 4600, name: 'readable', tag: 'r' }, token: READER })).status, 403);
+  const after = await server.request('/reports/4600', { token: READER });
+  assert.is(after.status, 200, 'the 403s wrote nothing');
+  assert.is(after.headers.get('etag'), '"1"');
+});
+
 scopes('lets a write-only token create and delete', async ({ server }) => {
   assert.is((await server.request('/reports', { method: 'POST', json: { id: 4300, name: 'job' }, token: WRITER })).status, 200);
   assert.is((await server.request('/reports/4300', { method: 'DELETE', token: WRITER })).status, 204);
