@@ -154,4 +154,17 @@ scopes('writes the name into the event as the CloudEvents authcontext, and `repo
   for (const token of [ADMIN, READER, WRITER]) assert.not.match(stdout + created.stdout, token);
 });
 
+scopes('writes the name into the events of conditional writes too: a POST with If-None-Match: * and a DELETE with If-Match', async ({ server }) => {
+  assert.is((await server.request('/reports', { method: 'POST', json: { id: 4700, name: 'once' }, token: WRITER, headers: { 'If-None-Match': '*' } })).status, 200);
+  assert.is((await server.request('/reports', { method: 'POST', json: { id: 4700, name: 'once' }, token: WRITER, headers: { 'If-None-Match': '*' } })).status, 412);
+  assert.is((await server.request('/reports/4700', { method: 'DELETE', token: WRITER, headers: { 'If-Match': '"1"' } })).status, 204);
+  const { code, stdout, stderr } = await reports(['events'], { env: { REPORTS_DATA_DIR: server.dataDir } });
+  assert.is(code, 0, stderr);
+  const events = stdout.split('\n').filter((line) => line !== '').map((line) => (JSON.parse(line) as { event: Record<string, unknown> }).event).filter((event) => event['subject'] === '4700');
+  assert.equal(events.map((event) => [event['type'], event['expectedversion'], event['authtype'], event['authid']]), [
+    ['ReportCreated', 0, 'api_key', 'cleanup-job'],
+    ['ReportDeleted', 1, 'api_key', 'cleanup-job'],
+  ]);
+});
+
 scopes.run();

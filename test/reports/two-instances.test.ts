@@ -69,13 +69,15 @@ pair.after.each(async ({ a, b, log, dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** The records appended from `from` on, with their events' `type` and `expectedversion`. */
-async function appendedSince({ log }: Context, from: number): Promise<{ type: string; expectedversion?: number }[]> {
+/** The events appended from `from` on, as written. */
+async function eventsSince({ log }: Context, from: number): Promise<{ type: string; expectedversion?: number; authtype?: string; authid?: string }[]> {
   const records: LogRecord[] = (await collect(log.readBatches(new Map([[0, from]])))).flat();
-  return records.map(({ value }) => {
-    const { type, expectedversion } = JSON.parse(Buffer.from(value).toString('utf8')) as { type: string; expectedversion?: number };
-    return expectedversion === undefined ? { type } : { type, expectedversion };
-  });
+  return records.map(({ value }) => JSON.parse(Buffer.from(value).toString('utf8')) as { type: string; expectedversion?: number });
+}
+
+/** The records appended from `from` on, with their events' `type` and `expectedversion`. */
+async function appendedSince(context: Context, from: number): Promise<{ type: string; expectedversion?: number }[]> {
+  return (await eventsSince(context, from)).map(({ type, expectedversion }) => (expectedversion === undefined ? { type } : { type, expectedversion }));
 }
 
 async function head({ log }: Context): Promise<number> {
@@ -143,6 +145,33 @@ pair('a create through B with If-None-Match: * decided before A created the repo
     assert.is(projector.model.counts.voidEvents, 1);
     assert.equal(await service.read('4'), { kind: 'report', report: { name: 'from A' }, version: 1 });
   }
+});
+
+pair('a conditional write carries the request\'s authcontext in every event it writes, also when it is decided again after the fold voided its first one', async (context) => {
+  const { a, b } = context;
+  const cleaner = { authtype: 'api_key', authid: 'cleanup-job' } as const;
+  await a.service.create({ id: '5', name: 'first' });
+  const before = await head(context);
+  // A moves report 5 on (deleted, created again: version 3) before B's delete lands: B's first event
+  // is voided, and If-Match: * still holds on the state that holds A's writes, so B deletes.
+  context.beforeAppendOfB = async () => {
+    await a.service.delete('5');
+    await a.service.create({ id: '5', name: 'second' });
+  };
+  await b.service.delete('5', undefined, undefined, { ifMatch: { kind: 'any' } }, cleaner);
+  await b.service.create({ id: '6', name: 'new' }, undefined, undefined, { ifNoneMatch: { kind: 'any' } }, { authtype: 'api_key', authid: 'importer' });
+  await b.service.delete('6', undefined, undefined, { ifMatch: { kind: 'versions', versions: [1] } }, cleaner);
+  const written = (await eventsSince(context, before)).map(({ type, expectedversion, authtype, authid }) => ({ type, expectedversion, authtype, authid }));
+  assert.equal(written, [
+    { type: 'ReportDeleted', expectedversion: 1, authtype: undefined, authid: undefined },
+    { type: 'ReportCreated', expectedversion: 2, authtype: undefined, authid: undefined },
+    { type: 'ReportDeleted', expectedversion: 1, ...cleaner },
+    { type: 'ReportDeleted', expectedversion: 3, ...cleaner },
+    { type: 'ReportCreated', expectedversion: 0, authtype: 'api_key', authid: 'importer' },
+    { type: 'ReportDeleted', expectedversion: 1, ...cleaner },
+  ]);
+  assert.is(b.projector.model.counts.voidEvents, 1);
+  assert.instance(await rejection(a.service.read('5')), NotFoundError);
 });
 
 pair.run();
