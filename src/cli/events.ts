@@ -7,7 +7,7 @@ import { loadConfig } from '../config.js';
 import type { LogRecord } from '../log/event-log.js';
 import { contentKeyId, openCreate, type OpenedCreate } from '../keys/open-create.js';
 import { eventKeys, type EventKeys } from './event-keys.js';
-import { formatPosition, logKind, parseCursor, type LogKind } from './positions.js';
+import { formatPosition, logKind, parseCursor, type LogKind } from '../log/positions.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 import { followRecords, readRecords } from '../log/record-batches.js';
