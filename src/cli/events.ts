@@ -2,10 +2,9 @@
 // line with its position; with --follow it keeps streaming until interrupted. A sealed create
 // prints opened with its key (what the client stored), or without its content, marked erased.
 import { decodeEvent } from '../../projections/codec.js';
-import type { PlainReportCreatedData, ReportCreated } from '../../projections/events.js';
 import { loadConfig } from '../config.js';
 import type { LogRecord } from '../log/event-log.js';
-import { contentKeyId, openCreate, type OpenedCreate } from '../keys/open-create.js';
+import { contentKeyId, openCreate, shownCreate } from '../keys/open-create.js';
 import { eventKeys, type EventKeys } from './event-keys.js';
 import { formatPosition, logKind, parseCursor, type LogKind } from '../log/positions.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
@@ -30,25 +29,6 @@ export const eventsCommand = {
   options: { from: { type: 'string' }, follow: { type: 'boolean' }, type: { type: 'string' } },
 } satisfies CommandSpec;
 
-/** A create as printed: its content in the clear, or without the box no key opens. */
-type PrintedCreate = Omit<ReportCreated, 'data'> & { readonly data: PlainReportCreatedData | { readonly id: string; readonly sealed: { readonly key: string }; readonly idempotencyKey?: string } };
-
-/** What a line says of a create's content beside the event, and the event as printed. */
-function printedCreate(event: ReportCreated, opened: OpenedCreate): { mark: Record<string, string | boolean>; event: PrintedCreate } {
-  const { idempotencyKey } = event.data;
-  const keyed = idempotencyKey === undefined ? {} : { idempotencyKey };
-  switch (opened.kind) {
-    case 'plain':
-      return { mark: {}, event };
-    case 'opened':
-      return { mark: { opened: opened.keyId }, event: { ...event, data: { id: event.data.id, ...opened.content, ...keyed } } };
-    case 'erased':
-    case 'unopenable':
-      // The box is left out: nothing can open it. What else the log holds in the clear is printed as it is.
-      return { mark: { [opened.kind]: true }, event: { ...event, data: { id: event.data.id, sealed: { key: opened.keyId }, ...keyed } } };
-  }
-}
-
 async function line(record: LogRecord, kind: LogKind, keys: EventKeys): Promise<{ text: string; type: string | undefined }> {
   const position = formatPosition(record.position, kind);
   const time = new Date(record.timestampMs).toISOString();
@@ -57,7 +37,7 @@ async function line(record: LogRecord, kind: LogKind, keys: EventKeys): Promise<
   const { event } = decoded;
   const keyId = event.type === 'ReportCreated' ? contentKeyId(event) : undefined;
   if (event.type !== 'ReportCreated' || keyId === undefined) return { text: JSON.stringify({ position, time, event }), type: event.type };
-  const printed = printedCreate(event, openCreate(event, await keys.keyFor(record.position, keyId)));
+  const printed = shownCreate(event, openCreate(event, await keys.keyFor(record.position, keyId)));
   return { text: JSON.stringify({ position, time, ...printed.mark, event: printed.event }), type: event.type };
 }
 
