@@ -1,12 +1,10 @@
 // `reports events [--from POS] [--follow] [--type TYPE]`: the log as NDJSON, one CloudEvent a
 // line with its position; with --follow it keeps streaming until interrupted. A sealed create
 // prints opened with its key (what the client stored), or without its content, marked erased.
-import { decodeEvent } from '../../projections/codec.js';
 import { loadConfig } from '../config.js';
-import type { LogRecord } from '../log/event-log.js';
-import { contentKeyId, openCreate, shownCreate } from '../keys/open-create.js';
-import { eventKeys, type EventKeys } from './event-keys.js';
-import { formatPosition, logKind, parseCursor, type LogKind } from '../log/positions.js';
+import { eventKeys } from './event-keys.js';
+import { shownLine } from '../feed/shown-line.js';
+import { logKind, parseCursor } from '../log/positions.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 import { followRecords, readRecords } from '../log/record-batches.js';
@@ -29,18 +27,6 @@ export const eventsCommand = {
   options: { from: { type: 'string' }, follow: { type: 'boolean' }, type: { type: 'string' } },
 } satisfies CommandSpec;
 
-async function line(record: LogRecord, kind: LogKind, keys: EventKeys): Promise<{ text: string; type: string | undefined }> {
-  const position = formatPosition(record.position, kind);
-  const time = new Date(record.timestampMs).toISOString();
-  const decoded = decodeEvent(record.value);
-  if (!decoded.ok) return { text: JSON.stringify({ position, time, invalid: decoded.reason }), type: undefined };
-  const { event } = decoded;
-  const keyId = event.type === 'ReportCreated' ? contentKeyId(event) : undefined;
-  if (event.type !== 'ReportCreated' || keyId === undefined) return { text: JSON.stringify({ position, time, event }), type: event.type };
-  const printed = shownCreate(event, openCreate(event, await keys.keyFor(record.position, keyId)));
-  return { text: JSON.stringify({ position, time, ...printed.mark, event: printed.event }), type: event.type };
-}
-
 /** Writes and waits when the pipe is full, so a slow reader (e.g. `| less`) is not buffered in memory. */
 function write(io: CliIo, text: string): Promise<void> | undefined {
   if (io.stdout.write(`${text}\n`)) return undefined;
@@ -61,7 +47,7 @@ export async function runEvents(parsed: ParsedCommand, io: CliIo): Promise<numbe
       const keys = await eventKeys(log, toolKeys, io.signal);
       const records = parsed.values['follow'] === true ? followRecords(log, from, { signal: io.signal }) : readRecords(log, from, { signal: io.signal });
       for await (const record of records) {
-        const { text, type: recordType } = await line(record, logKind(config), keys);
+        const { text, type: recordType } = await shownLine(record, logKind(config), (position, id) => keys.keyFor(position, id));
         if (type !== undefined && recordType !== type) continue;
         await write(io, text);
       }
