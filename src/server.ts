@@ -32,7 +32,9 @@ import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/
 import { resolveTokens, tokenNotice, warnShortTokens, type GeneratedToken } from './tokens.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
-import { hasResumableScan } from './log/capabilities.js';
+import { hasResumableScan, type CommitListener } from './log/capabilities.js';
+import { FeedHub } from './feed/feed-hub.js';
+import { logKind } from './log/positions.js';
 import { makePrivate } from './log/file/data-dir.js';
 
 export interface RunningServer {
@@ -107,7 +109,7 @@ export async function startServer(config: Config, { logger, announceToken = (gen
     const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp, onErased: (ended) => wired.service?.eraseLater(ended) });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
-    const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
+    const { app, service, feeds } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
     wired.service = service;
     // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
     const handle = app.callback();
@@ -121,6 +123,8 @@ export async function startServer(config: Config, { logger, announceToken = (gen
       keys: openedKeys,
       projector,
       close: async () => {
+        // Feeds never end by themselves: each is ended with a last line saying where to resume.
+        feeds.close();
         await closeServer(server, shutdownGraceMs);
         stopProbe();
         service.stop();
@@ -150,7 +154,7 @@ export async function startServer(config: Config, { logger, announceToken = (gen
 export function createWiredApp(
   config: Config,
   { log, keys, projector, logger, tokenEntries, tracer }: { log: EventLog; keys: KeyStore; projector: Projector; logger: Logger; tokenEntries: readonly string[]; tracer?: Tracer },
-): { app: Koa; service: ReportService } {
+): { app: Koa; service: ReportService; feeds: FeedHub } {
   const metricsToken = config.metricsTokens.length > 0;
   const metrics = createMetrics({ log, keys, projector, health: projector.health, runtimeVersion: metricsToken });
   const service = new ReportService({
@@ -169,7 +173,17 @@ export function createWiredApp(
   });
   metrics.observeService(service);
   const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
+  const feeds = new FeedHub(config.feed.maxFeeds);
+  const feed = {
+    hub: feeds,
+    source: { log, cursor: () => projector.model.cursor, onApplied: (listener: CommitListener) => projector.onRecordsApplied(listener) },
+    keys,
+    kind: logKind(config),
+    limits: config.feed,
+    caughtUp: () => projector.isCaughtUp(),
+  };
   const app = createApp({
+    feed,
     logger,
     metrics,
     service,
@@ -182,7 +196,7 @@ export function createWiredApp(
     openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION, { metricsToken }),
     asyncApiDocument: createAsyncApiDocument(topicFacts(config), SERVICE_VERSION),
   });
-  return { app, service };
+  return { app, service, feeds };
 }
 
 /** Makes the data directory 0700 if group or others may use it, saying so (or that it could not). */

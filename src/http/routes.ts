@@ -12,6 +12,7 @@ import { jsonReader } from './json-request.js';
 import type { Metrics } from './metrics.js';
 import { createNewReportParser, parseReportId } from './new-report.js';
 import type { FieldLimits } from './schemas.js';
+import { eventsRoute, type EventsRouteDeps } from './events-route.js';
 
 export interface RouteDeps {
   readonly service: ReportService;
@@ -26,6 +27,8 @@ export interface RouteDeps {
   readonly asyncApiDocument: unknown;
   /** Whether the projection has caught up and keeps up (/readyz). */
   readonly health: ProjectionHealth;
+  /** GET /events. */
+  readonly feed: EventsRouteDeps;
 }
 
 function onlyAllow(methods: readonly string[]): Middleware {
@@ -34,13 +37,15 @@ function onlyAllow(methods: readonly string[]): Middleware {
   };
 }
 
-export function createRouter({ service, log, metrics, auth, metricsAuth, limits, bodyLimitBytes, openApiDocument, asyncApiDocument, health }: RouteDeps): Router {
+export function createRouter({ service, log, metrics, auth, metricsAuth, limits, bodyLimitBytes, openApiDocument, asyncApiDocument, health, feed }: RouteDeps): Router {
   // Paths are exact: /REPORTS and /reports/ are unknown paths (404), not aliases.
   const router = new Router({ sensitive: true, strict: true });
   const parseNewReport = createNewReportParser(limits);
   const get = ['GET', 'HEAD'];
 
   const readJson = jsonReader(bodyLimitBytes);
+  // What a token may read is checked here and only here (today: any valid token; a `read` scope slots in).
+  const allowRead: Authenticate = auth;
 
   // One handler per route, calling the token check and the body reader in order (rather than
   // three middleware steps each request pays for).
@@ -59,6 +64,9 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
     ctx.status = 204;
   });
   router.all('/reports/:id', onlyAllow(['DELETE']));
+
+  router.get('/events', eventsRoute(feed, allowRead));
+  router.all('/events', onlyAllow(get));
 
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
