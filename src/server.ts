@@ -181,6 +181,7 @@ export function createWiredApp(
     kind: logKind(config),
     limits: config.feed,
     caughtUp: () => projector.isCaughtUp(),
+    logger,
   };
   const app = createApp({
     feed,

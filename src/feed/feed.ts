@@ -36,7 +36,7 @@ export interface FeedOptions {
   readonly show: (record: LogRecord) => Promise<ShownLine>;
   readonly bufferBytes: number;
   readonly heartbeatMs: number;
-  /** How long a cut-off client gets to take the last line before its connection is closed. */
+  /** How long a client the server ends gets to take the last line before its connection is closed (default: heartbeatMs). */
   readonly endGraceMs?: number;
 }
 
@@ -58,6 +58,8 @@ export class Feed {
   private ended: FeedEnd | undefined;
   private readonly stop = new AbortController();
   private wake: () => void = () => undefined;
+  /** Ends a wait for the client (an overflow cuts it short). */
+  private interrupt: () => void = () => undefined;
   private unsubscribe: () => void = () => undefined;
 
   constructor(
@@ -174,6 +176,7 @@ export class Feed {
       this.queue = [];
       this.queuedBytes = 0;
       this.unsubscribe();
+      this.interrupt();
     }
     this.wake();
   }
@@ -198,8 +201,10 @@ export class Feed {
       const done = () => {
         this.out.off('drain', done);
         this.stop.signal.removeEventListener('abort', done);
+        this.interrupt = () => undefined;
         resolve();
       };
+      this.interrupt = done;
       this.out.on('drain', done);
       this.stop.signal.addEventListener('abort', done);
     });
@@ -219,7 +224,7 @@ export class Feed {
   private close(ended: { reason: string; after: string | null }): void {
     const { out } = this;
     if (out.destroyed || out.writableEnded) return;
-    const force = setTimeout(() => out.destroy(), this.options.endGraceMs ?? 1000);
+    const force = setTimeout(() => out.destroy(), this.options.endGraceMs ?? this.options.heartbeatMs);
     out.once('close', () => clearTimeout(force));
     out.end(endFrame(this.options.format, ended.reason, ended.after));
   }

@@ -10,6 +10,7 @@ import { cursorAfter, FEED_CONTENT_TYPES, type FeedFormat } from '../feed/feed-f
 import { shownLine } from '../feed/shown-line.js';
 import type { KeyStore } from '../keys/key-store.js';
 import { parseCursor, type LogKind } from '../log/positions.js';
+import type { Logger } from 'pino';
 import type { Authenticate } from './auth.js';
 
 export interface EventsRouteDeps {
@@ -20,6 +21,7 @@ export interface EventsRouteDeps {
   readonly limits: FeedLimits;
   /** Whether the projector has caught up at start: before, the feed could not hand over what it applies. */
   readonly caughtUp: () => boolean;
+  readonly logger: Logger;
 }
 
 /** `text/event-stream` when the client asks for it, NDJSON otherwise. */
@@ -42,7 +44,7 @@ export function feedStart(after: string | string[] | undefined, lastEventId: str
 }
 
 /** The handler of GET (and HEAD) /events, after `allowRead`: the one token check the feed makes. */
-export function eventsRoute({ hub, source, keys, kind, limits, caughtUp }: EventsRouteDeps, allowRead: Authenticate) {
+export function eventsRoute({ hub, source, keys, kind, limits, caughtUp, logger }: EventsRouteDeps, allowRead: Authenticate) {
   return async (ctx: Context): Promise<void> => {
     allowRead(ctx);
     const lastEventId = ctx.headers['last-event-id'];
@@ -61,7 +63,7 @@ export function eventsRoute({ hub, source, keys, kind, limits, caughtUp }: Event
     // No-transform and no buffering: a proxy that holds events back until it has a bufferful breaks a feed.
     res.writeHead(200, { 'Content-Type': FEED_CONTENT_TYPES[format], 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' });
     res.flushHeaders();
-    await hub.run(res, {
+    const ended = await hub.run(res, {
       source,
       from,
       format,
@@ -70,5 +72,7 @@ export function eventsRoute({ hub, source, keys, kind, limits, caughtUp }: Event
       bufferBytes: limits.bufferBytes,
       heartbeatMs: limits.heartbeatMs,
     });
+    // A client cut off (or one the server ended) is worth a line: it resumes from `after`.
+    if (ended.by === 'server') logger.info({ reason: ended.reason, after: ended.after }, 'feed ended by the server');
   };
 }
