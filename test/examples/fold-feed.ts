@@ -70,7 +70,9 @@ if (process.argv[1]?.endsWith('fold-feed.js')) {
   const timer = setInterval(() => console.log(`live reports: ${folder.reports.size}; after ${folder.after ?? '-'}; state digest: ${folder.digest()}`), 1000);
   while (!stop.signal.aborted) {
     const ended = await followFeed(url, token, folder, stop.signal).catch((error: unknown) => String(error));
-    if (ended !== undefined && !stop.signal.aborted) console.error(`feed ended (${ended}); resuming after ${folder.after ?? 'the start'}`);
+    if (ended === undefined || stop.signal.aborted) continue;
+    console.error(`feed ended (${ended}); resuming after ${folder.after ?? 'the start'} in a second`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   clearInterval(timer);
 }
