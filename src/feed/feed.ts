@@ -152,7 +152,11 @@ export class Feed {
   }
 
   private async readHistory(target: Cursor): Promise<void> {
-    for await (const batch of this.options.source.log.readBatches(this.next, { signal: this.stop.signal })) {
+    // A partition the client is already past (an `after` beyond the head) is read from the target:
+    // nothing of it is sent before it, and no log is asked for an offset it does not hold yet.
+    const from = new Map(this.next);
+    for (const [partition, offset] of target) if ((from.get(partition) ?? 0) > offset) from.set(partition, offset);
+    for await (const batch of this.options.source.log.readBatches(from, { signal: this.stop.signal })) {
       for (const record of batch) {
         const { partition, offset } = record.position;
         if (offset >= (target.get(partition) ?? 0)) continue; // handed over

@@ -52,16 +52,16 @@ export function eventsRoute({ hub, source, keys, kind, limits, caughtUp, logger 
     const format = feedFormat(ctx.get('Accept'));
     if (!caughtUp()) throw new UnavailableError('the read model is catching up with the event log; retry shortly');
     hub.admit();
+    // No-transform and no buffering: a proxy that holds events back until it has a bufferful breaks a feed.
+    const headers = { 'Content-Type': FEED_CONTENT_TYPES[format], 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' };
+    ctx.status = 200;
     if (ctx.method === 'HEAD') {
-      ctx.status = 200;
-      ctx.type = FEED_CONTENT_TYPES[format];
+      ctx.set(headers);
       return;
     }
-    ctx.status = 200;
     ctx.respond = false;
     const { res } = ctx;
-    // No-transform and no buffering: a proxy that holds events back until it has a bufferful breaks a feed.
-    res.writeHead(200, { 'Content-Type': FEED_CONTENT_TYPES[format], 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' });
+    res.writeHead(200, headers);
     res.flushHeaders();
     const ended = await hub.run(res, {
       source,

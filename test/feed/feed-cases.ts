@@ -112,12 +112,34 @@ export function feedCases(setup: FeedLogSetup): void {
     }
   });
 
+  if (setup.name === 'Kafka') {
+    test('a position beyond the head of one partition waits on it and sends the other partitions\' events', async () => {
+      const server = await setup.start();
+      try {
+        for (let i = 0; i < 12; i += 1) assert.is((await postReport(server, nextId(), distinctive('r'))).status, 200);
+        const head = await server.log.head();
+        const [busiest, records] = [...head].sort(([, a], [, b]) => b - a)[0] as [number, number];
+        const feed = await FeedClient.open(server.url, { query: `?after=${busiest}:${records + 1000}` });
+        const others = [...head.values()].reduce((sum, offset) => sum + offset, 0) - records;
+        await feed.waitFor((f) => f.events().length === others, 'the other partitions\' events');
+        assert.ok(feed.events().every((line) => !line.position?.startsWith(`${busiest}:`)));
+        await feed.close();
+      } finally {
+        await server.dispose();
+      }
+    });
+  }
+
   test('401 without a token, 405 for other methods, 503 with the Error body beyond REPORTS_MAX_FEEDS', async () => {
     const server = await setup.start({ REPORTS_MAX_FEEDS: '2' });
     try {
       const unauthorized = await server.request('/events', { token: null });
       assert.is(unauthorized.status, 401);
       assert.is(((await unauthorized.json()) as { error: number }).error, 401);
+      const head = await server.request('/events', { method: 'HEAD', headers: { Accept: 'text/event-stream' } });
+      assert.is(head.status, 200);
+      assert.is(head.headers.get('content-type'), 'text/event-stream');
+      assert.is(await head.text(), '');
       const post = await server.request('/events', { method: 'POST' });
       assert.is(post.status, 405);
       await post.arrayBuffer();
