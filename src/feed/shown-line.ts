@@ -1,7 +1,7 @@
 // One record as `reports events` prints it and GET /events sends it: {"position","time",…marks,
 // "event"} with the event a CloudEvent in structured mode as the log holds it, but for sealed
 // content, which is never shown: a live report's opened with its key, anything else without the box.
-import { decodeEvent } from '../../projections/codec.js';
+import { decodeEvent, type Decoded } from '../../projections/codec.js';
 import type { LogPosition, LogRecord } from '../log/event-log.js';
 import type { ContentKey, KeyId } from '../keys/key-store.js';
 import { contentKeyId, openCreate, shownCreate } from '../keys/open-create.js';
@@ -20,7 +20,8 @@ export interface ShownLine {
 export async function shownLine(record: LogRecord, kind: LogKind, keyFor: KeyFor): Promise<ShownLine> {
   const position = formatPosition(record.position, kind);
   const time = new Date(record.timestampMs).toISOString();
-  const decoded = decodeEvent(record.value);
+  // A record this process appended carries the event its value encodes: no need to parse it again.
+  const decoded: Decoded = record.event === undefined ? decodeEvent(record.value) : { ok: true, event: record.event };
   if (!decoded.ok) return { text: JSON.stringify({ position, time, invalid: decoded.reason }), type: undefined };
   const { event } = decoded;
   const keyId = event.type === 'ReportCreated' ? contentKeyId(event) : undefined;
