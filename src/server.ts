@@ -35,7 +35,9 @@ import { startTokenReloader, type TokenReloader, type TokenReloadFigures } from 
 import { createTokenSet, type CurrentTokens } from './tokens/token-set.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
-import { hasResumableScan } from './log/capabilities.js';
+import { hasResumableScan, type CommitListener } from './log/capabilities.js';
+import { FeedHub } from './feed/feed-hub.js';
+import { logKind } from './log/positions.js';
 import { makePrivate } from './log/file/data-dir.js';
 
 export interface RunningServer {
@@ -120,7 +122,7 @@ export async function startServer(config: Config, { logger, announceToken = (gen
     const current: CurrentTokens = { current: tokens.set };
     const tokenReloader = startTokenReloader({ tokens: current, load: tokenLoader(config, tokens, logger), logger, ...(watchTokensFile && tokens.file ? { watchPath: tokens.file.path } : {}) });
     reloader = tokenReloader;
-    const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokens: current, tokenReloads: () => tokenReloader.figures(), ...(tracer ? { tracer } : {}) });
+    const { app, service, feeds } = createWiredApp(config, { log, keys, projector, logger, tokens: current, tokenReloads: () => tokenReloader.figures(), ...(tracer ? { tracer } : {}) });
     wired.service = service;
     // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
     const handle = app.callback();
@@ -138,6 +140,8 @@ export async function startServer(config: Config, { logger, announceToken = (gen
       close: async () => {
         unsubscribe?.();
         tokenReloader.close();
+        // Feeds never end by themselves: each is ended with a last line saying where to resume.
+        feeds.close();
         await closeServer(server, shutdownGraceMs);
         stopProbe();
         service.stop();
@@ -174,7 +178,7 @@ function tokenLoader(config: Config, { file }: TokenSource, logger: Logger) {
 export function createWiredApp(
   config: Config,
   { log, keys, projector, logger, tokens, tokenReloads, tracer }: { log: EventLog; keys: KeyStore; projector: Projector; logger: Logger; tokens: CurrentTokens; tokenReloads?: () => TokenReloadFigures; tracer?: Tracer },
-): { app: Koa; service: ReportService } {
+): { app: Koa; service: ReportService; feeds: FeedHub } {
   const metricsToken = config.metricsTokens.length > 0;
   const metrics = createMetrics({ log, keys, projector, health: projector.health, runtimeVersion: metricsToken });
   const service = new ReportService({
@@ -194,7 +198,18 @@ export function createWiredApp(
   metrics.observeService(service);
   if (tokenReloads !== undefined) metrics.observeTokenReloads(tokenReloads);
   const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
+  const feeds = new FeedHub(config.feed.maxFeeds);
+  const feed = {
+    hub: feeds,
+    source: { log, cursor: () => projector.model.cursor, onApplied: (listener: CommitListener) => projector.onRecordsApplied(listener) },
+    keys,
+    kind: logKind(config),
+    limits: config.feed,
+    caughtUp: () => projector.isCaughtUp(),
+    logger,
+  };
   const app = createApp({
+    feed,
     logger,
     metrics,
     service,
@@ -207,7 +222,7 @@ export function createWiredApp(
     openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION, { metricsToken }),
     asyncApiDocument: createAsyncApiDocument(topicFacts(config), SERVICE_VERSION),
   });
-  return { app, service };
+  return { app, service, feeds };
 }
 
 /** Makes the data directory 0700 if group or others may use it, saying so (or that it could not). */

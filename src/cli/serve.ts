@@ -4,7 +4,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { settleWithin } from '../log/settle-within.js';
 import type { RunningServer } from '../server.js';
 import { checkStartSettings } from '../start-checks.js';
-import { formatCursor, logKind } from './positions.js';
+import { formatCursor, logKind } from '../log/positions.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 export const serveCommand = {

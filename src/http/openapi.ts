@@ -100,7 +100,7 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
     // Relative: the API is where this document was fetched from, whatever HOST and PORT (or a proxy
     // in front) made that address. `reports schema openapi` prints the same document.
     servers: [{ url: '/', description: 'The address this document was fetched from' }],
-    tags: [{ name: 'reports', description: 'Reports in the store' }, { name: 'operations', description: 'Health, readiness, metrics, this document and the AsyncAPI document of the events' }],
+    tags: [{ name: 'reports', description: 'Reports in the store' }, { name: 'events', description: 'The event log as a feed' }, { name: 'operations', description: 'Health, readiness, metrics, this document and the AsyncAPI document of the events' }],
     security: [{ bearerAuth: [] }],
     paths: {
       '/reports': {
@@ -186,6 +186,7 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
           },
         },
       },
+      '/events': { get: eventsOperation() },
       '/openapi.json': operationsGet('getOpenApi', 'This document', 'The OpenAPI 3.1 document of this interface, generated at start from the schemas that validate requests, with the configured limits.', {
         description: 'OpenAPI 3.1 document',
         content: { 'application/json': { schema: { type: 'object' } } },
@@ -219,6 +220,62 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
         Error: toJsonSchema(ErrorBody),
         Status: toJsonSchema(StatusBody),
       },
+    },
+  };
+}
+
+const FEED_LINE_DESCRIPTION =
+  'One event a line: `{"position": "N" ("P:O" on Kafka), "time": "<ISO 8601>", "event": <the CloudEvent in structured mode, as on the topic>}`. ' +
+  'Sealed content is never sent: a live report\'s ReportCreated comes opened (`"opened": "<key id>"`, data with name and tag), any other ' +
+  '(deleted, void) without its box, marked `"erased": true` (data `{id, sealed: {key}}`; `"unopenable": true` when its key does not open it). ' +
+  'A record that is not a valid event: `{"position", "time", "invalid": "<reason>"}`. An empty line is a heartbeat. The server ends a feed ' +
+  '(a client that reads too slowly, a shutdown) with `{"end": "<why>", "after": "<where to resume>"|null}`.';
+
+/** GET /events: the log as a feed. Streams until the client goes away, so schemathesis leaves it out (test/http/schemathesis.toml). */
+function eventsOperation(): Record<string, Json> {
+  return {
+    operationId: 'followEvents',
+    tags: ['events'],
+    summary: 'Follow the event log',
+    description:
+      'The events from a position on, then every new one as it is applied, until the client goes away: NDJSON by default, server-sent events ' +
+      'when the Accept header asks for text/event-stream. Works the same on the file log and on Kafka, from any instance. A heartbeat ' +
+      '(REPORTS_FEED_HEARTBEAT_MS) keeps a quiet feed open through proxies. Each feed has a bounded buffer (REPORTS_FEED_BUFFER): a client ' +
+      'that reads too slowly is cut off with a last line saying where to resume. At most REPORTS_MAX_FEEDS feeds at once. Needs the scope read.',
+    parameters: [
+      {
+        name: 'after',
+        in: 'query',
+        required: false,
+        description: 'Start after this position, as the feed and `reports events` print it: `N` on the file log, `P:O[,P:O...]` on Kafka (each partition after its offset; a partition not named from its start). A position beyond the head waits for it. Absent: from the start of the log.',
+        schema: { type: 'string', pattern: '^(\\d+|\\d+:\\d+(,\\d+:\\d+)*)$' },
+      },
+      {
+        name: 'Last-Event-ID',
+        in: 'header',
+        required: false,
+        description: 'As `after`, and taking its place: an EventSource reconnecting sends the `id:` of the last event it got.',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': {
+        description: 'The feed, streamed until the client goes away or the server ends it',
+        content: {
+          'application/x-ndjson': { schema: { type: 'string', description: FEED_LINE_DESCRIPTION } },
+          'text/event-stream': {
+            schema: {
+              type: 'string',
+              description: 'Each event `id: <the position to resume after it>` and `data: <the line as in NDJSON>`; a heartbeat is the comment `: heartbeat`; the last line of a feed the server ends is an `event: end` with that line as its data.',
+            },
+          },
+        },
+      },
+      '400': errorResponse('`after` or `Last-Event-ID` is not a position'),
+      '401': unauthorized,
+      '403': forbidden('read'),
+      '405': methodNotAllowed,
+      '503': errorResponse('REPORTS_MAX_FEEDS feeds are open, the read model is still catching up at start, or the server is shutting down', { 'Retry-After': header('Seconds to wait before retrying') }),
     },
   };
 }

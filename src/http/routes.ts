@@ -14,6 +14,7 @@ import { jsonReader } from './json-request.js';
 import type { Metrics } from './metrics.js';
 import { createNewReportParser, parseReportId } from './new-report.js';
 import type { FieldLimits } from './schemas.js';
+import { eventsRoute, type EventsRouteDeps } from './events-route.js';
 
 export interface RouteDeps {
   readonly service: ReportService;
@@ -29,6 +30,8 @@ export interface RouteDeps {
   readonly asyncApiDocument: unknown;
   /** Whether the projection has caught up and keeps up (/readyz). */
   readonly health: ProjectionHealth;
+  /** GET /events. */
+  readonly feed: EventsRouteDeps;
 }
 
 function onlyAllow(methods: readonly string[]): Middleware {
@@ -37,7 +40,7 @@ function onlyAllow(methods: readonly string[]): Middleware {
   };
 }
 
-export function createRouter({ service, log, metrics, auth, metricsAuth, limits, bodyLimitBytes, openApiDocument, asyncApiDocument, health }: RouteDeps): Router {
+export function createRouter({ service, log, metrics, auth, metricsAuth, limits, bodyLimitBytes, openApiDocument, asyncApiDocument, health, feed }: RouteDeps): Router {
   // Paths are exact: /REPORTS and /reports/ are unknown paths (404), not aliases.
   const router = new Router({ sensitive: true, strict: true });
   const parseNewReport = createNewReportParser(limits);
@@ -72,6 +75,9 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
     ctx.status = 204;
   });
   router.all('/reports/:id', onlyAllow(['GET', 'HEAD', 'DELETE']));
+
+  router.get('/events', eventsRoute(feed, auth));
+  router.all('/events', onlyAllow(get));
 
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument;

@@ -115,6 +115,17 @@ scopes('lets a read-only token read a report (200 with its body and ETag, 304 on
   assert.is(after.headers.get('etag'), '"1"');
 });
 
+scopes('answers a write-only token 403 on the feed, before a feed is opened, and lets a read-only token follow it', async ({ server }) => {
+  const refused = await server.request('/events', { token: WRITER });
+  assert.is(refused.status, 403);
+  assert.is(refused.headers.get('www-authenticate'), 'Bearer realm="reports", error="insufficient_scope", scope="read"');
+  assert.equal(await refused.json(), { error: 403, message: 'the token "cleanup-job" does not have the scope read, which this request needs (it has write)' });
+  assert.is((await server.request('/events?after=not-a-position', { token: WRITER })).status, 403, 'the scope before the position');
+  const followed = await server.request('/events', { method: 'HEAD', token: READER });
+  assert.is(followed.status, 200);
+  assert.match(followed.headers.get('content-type') ?? '', /^application\/x-ndjson/);
+});
+
 scopes('lets a write-only token create and delete', async ({ server }) => {
   assert.is((await server.request('/reports', { method: 'POST', json: { id: 4300, name: 'job' }, token: WRITER })).status, 200);
   assert.is((await server.request('/reports/4300', { method: 'DELETE', token: WRITER })).status, 204);
