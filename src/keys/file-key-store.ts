@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { createSecretSource } from './secret-source.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../log/batcher.js';
 import { STAGING_DIR } from '../log/file/data-dir.js';
+import { openDurable } from '../log/file/durable-write.js';
 import { readAt } from '../log/file/read-at.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { openKeyFile, type KeyFile } from './key-file.js';
@@ -17,9 +18,10 @@ import { DIGEST_BYTES, keyIdOfSlot, SECRET_BYTES, SLOT_BYTES, slotOfKeyId, slotP
 import { KeyStoreUnavailableError } from './key-store-errors.js';
 import type { ContentKey, KeyId, KeyStore, KeyStoreStats, KeyWriteOptions } from './key-store.js';
 import { MintedSlots } from './minted-slots.js';
+import { RecentKeys } from './recent-keys.js';
 import { planSlotWrites, type KeyWrite, type SlotErasure } from './slot-plan.js';
 import { readSlotTable, type SlotTable } from './slot-table.js';
-import { writeRunsDurably } from './slot-writes.js';
+import { writeRunsDurably, type SlotFile } from './slot-writes.js';
 import { referencedSlots, sweepOrphanSlots } from './sweep-orphans.js';
 
 export interface FileKeyStoreOptions {
@@ -70,8 +72,14 @@ export async function openFileKeyStore({ dir, logger, maxPending = DEFAULT_MAX_P
   // a copy of keys.db there, holding keys a later delete would destroy here only: gone first.
   await removeStaleFiles(dir, STAGING_DIR, logger, 'removed the staging directory of an interrupted restore or seal-history');
   const file = await openKeyFile({ dir, logger, create });
-  logger.info({ path: file.path, slots: file.slots }, 'opened the key store');
-  return new FileKeys(file, logger, maxPending);
+  try {
+    const durable = await openDurable(file.path);
+    logger.info({ path: file.path, slots: file.slots }, 'opened the key store');
+    return new FileKeys(file, { fd: file.handle.fd, durable }, logger, maxPending);
+  } catch (error) {
+    await file.handle.close();
+    throw error;
+  }
 }
 
 /** Keys kept in memory for `get` (a few hundred KB). */
@@ -94,12 +102,14 @@ class FileKeys implements FileKeyStore {
    * opens its report without reading keys.db: at most RECENT_KEYS, and a key leaves it the moment
    * its destruction (or its deletion's record) is asked for, before anything is written.
    */
-  private readonly recent = new Map<number, ContentKey>();
+  private readonly recent = new RecentKeys(RECENT_KEYS);
   /** Erasures asked for so far: a key read while one was asked for is not kept (it may be that one). */
   private erasing = 0;
 
   constructor(
     private readonly file: KeyFile,
+    /** The file's descriptors for the group commits' writes. */
+    private readonly slotFile: SlotFile,
     private readonly logger: Logger,
     maxPending: number,
   ) {
@@ -136,7 +146,7 @@ class FileKeys implements FileKeyStore {
       const taken = this.ids.takeForPut(keys, ({ secret, contentDigest }) => secret.length === SECRET_BYTES && contentDigest.length === DIGEST_BYTES);
       return this.batcher.add({ kind: 'put', keys: taken }, undefined, timeoutMs).then(() => {
         // The newest of them only: memory keeps RECENT_KEYS at most.
-        for (const key of keys.slice(-RECENT_KEYS)) this.remember(slotOfKeyId(key.id) as number, key);
+        for (const key of keys.slice(-RECENT_KEYS)) this.recent.remember(slotOfKeyId(key.id) as number, key);
       });
     } catch (error) {
       return Promise.reject(error);
@@ -178,16 +188,10 @@ class FileKeys implements FileKeyStore {
     return this.batcher.add({ kind: 'erase', slots }, undefined, timeoutMs);
   }
 
-  private remember(slot: number, key: ContentKey): void {
-    this.recent.delete(slot);
-    this.recent.set(slot, key);
-    if (this.recent.size > RECENT_KEYS) this.recent.delete(this.recent.keys().next().value as number);
-  }
-
   /** Keys whose erasure is asked for leave memory at once. */
   private forget(slots: readonly number[]): void {
     this.erasing += 1;
-    for (const slot of slots) this.recent.delete(slot);
+    for (const slot of slots) this.recent.forget(slot);
   }
 
   private refusal(): Error | undefined {
@@ -202,7 +206,7 @@ class FileKeys implements FileKeyStore {
     if (this.failure) throw this.failure;
     const plan = planSlotWrites(writes, this.written);
     if (plan.runs.length > 0) {
-      this.writing = writeRunsDurably(this.file.handle.fd, plan.runs);
+      this.writing = writeRunsDurably(this.slotFile, plan.runs);
       try {
         await this.writing;
       } catch (cause) {
@@ -245,7 +249,7 @@ class FileKeys implements FileKeyStore {
     if (view.kind !== 'live') return undefined;
     const key = { id: Buffer.from(id), secret: view.secret, contentDigest: view.contentDigest };
     // An erasure asked for while this read was under way must not put the key back in memory.
-    if (this.erasing === erasingBefore) this.remember(slot, key);
+    if (this.erasing === erasingBefore) this.recent.remember(slot, key);
     return key;
   }
 
@@ -301,6 +305,7 @@ class FileKeys implements FileKeyStore {
     this.closed = true;
     // Writes already accepted are written and synced before the file is closed.
     await this.batcher.idle();
+    await this.slotFile.durable.handle.close();
     await this.file.handle.close();
   }
 }

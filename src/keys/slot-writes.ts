@@ -1,19 +1,34 @@
-// One group commit's slots made durable: every run written (at once, through libuv's thread pool),
-// then one fdatasync for all of them. Not O_DSYNC as the event log's writes are (durable-write.ts):
-// the log writes one run per commit, where O_DSYNC saves a trip through the thread pool, but the
-// key store's destroys are scattered over the file, one run each, and under O_DSYNC each run waits
-// for its own flush to the disk. Measured on the development machine, busy with other work
-// (2026-11-26, test/bench/key-store-sync.ts, three runs, medians): 30 destroys scattered over
-// 100,000 keys took 1.3-1.5 ms written at once then fdatasynced, 1.9-2.3 ms written at once through
-// O_DSYNC and 5.7-7.0 ms in turn through O_DSYNC; one run at the end costs about the same either
-// way (0.25-0.35 ms for 30 or 300 slots, O_DSYNC 0.03-0.06 ms less), not worth a second descriptor.
-// The callback API of node:fs, as the log's.
+// One group commit's slots made durable. A group of one run (puts, which take the slots at the end
+// of the file, or destroys of slots next to each other) is one write through an O_DSYNC descriptor
+// (durable-write.ts, as the event log's batches): one system call and one trip through libuv's
+// thread pool. Runs scattered over the file are written at once through the plain descriptor, then
+// one fdatasync for all of them: under O_DSYNC each run would wait for its own flush to the disk.
+// Measured on the development machine, busy with other work (2026-11-26,
+// test/bench/key-store-sync.ts, three runs, medians): 30 destroys scattered over 100,000 keys took
+// 1.3-1.5 ms written at once then fdatasynced, 1.9-2.3 ms written at once through O_DSYNC and
+// 5.7-7.0 ms in turn through O_DSYNC. A single run costs about the same latency either way, but
+// the trip through the pool saved is CPU on the event loop's core, once a group commit of the log
+// (docs/performance.md). The callback API of node:fs, as the log's.
 import { fdatasync, write } from 'node:fs';
+import type { DurableFile } from '../log/file/durable-write.js';
 import { slotPosition } from './key-slots.js';
 import type { SlotRun } from './slot-plan.js';
 
-/** Writes every run at its slot, then syncs the file's data; resolves once all of it is on disk. */
-export async function writeRunsDurably(fd: number, runs: readonly SlotRun[]): Promise<void> {
+/** keys.db open twice for writing: a plain descriptor, and one whose writes are durable when they resolve. */
+export interface SlotFile {
+  readonly fd: number;
+  readonly durable: DurableFile;
+}
+
+/** Writes every run at its slot, durably; resolves once all of it is on disk. */
+export function writeRunsDurably(file: SlotFile, runs: readonly SlotRun[]): Promise<void> {
+  const [only] = runs;
+  if (runs.length === 1 && only !== undefined) return file.durable.write(only.bytes, slotPosition(only.slot));
+  return writeThenSync(file.fd, runs);
+}
+
+/** Every run written at once through `fd`, then one fdatasync. */
+export async function writeThenSync(fd: number, runs: readonly SlotRun[]): Promise<void> {
   const outcomes = await Promise.allSettled(runs.map(({ slot, bytes }) => writeAll(fd, bytes, slotPosition(slot))));
   // Every write has settled before the failure is reported, so none is left running on a file
   // the caller may close.

@@ -3,7 +3,7 @@
 // system's; use the data directory's disk). Each line compares ways in alternate rounds, so that
 // every way meets the same disk and the same neighbours on a shared machine; it prints the median
 // and 90th percentile of each:
-//   - put of 1, 30 and 300 keys through the store (one run at the end, written then fdatasynced),
+//   - put of 1, 30 and 300 keys through the store (one run at the end, one O_DSYNC write),
 //     against the same run written then fdatasynced without the store, and through an O_DSYNC
 //     descriptor (as the event log writes);
 //   - destroy of 30 keys scattered over 100,000 through the store (30 writes at once, then one
@@ -16,7 +16,7 @@ import { pino } from 'pino';
 import { openFileKeyStore, type FileKeyStore } from '../../src/keys/file-key-store.js';
 import { encodeSlot, keyIdOfSlot, SLOT_BYTES, slotOfKeyId, slotPosition, SlotState } from '../../src/keys/key-slots.js';
 import type { ContentKey } from '../../src/keys/key-store.js';
-import { writeRunsDurably } from '../../src/keys/slot-writes.js';
+import { writeThenSync } from '../../src/keys/slot-writes.js';
 import { openDurable, type DurableFile } from '../../src/log/file/durable-write.js';
 
 const ROUNDS = 41;
@@ -69,7 +69,7 @@ async function compare(store: FileKeyStore, copy: { readonly dsync: DurableFile;
     };
     console.log(`put of ${count}: ${await alternate({
       'store': (round) => store.put(minted[round] as ContentKey[]),
-      'write, fdatasync': () => writeRunsDurably(copy.plain.fd, [nextRun()]),
+      'write, fdatasync': () => writeThenSync(copy.plain.fd, [nextRun()]),
       'O_DSYNC': () => {
         const { slot, bytes } = nextRun();
         return copy.dsync.write(bytes, slotPosition(slot));

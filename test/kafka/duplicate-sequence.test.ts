@@ -71,7 +71,7 @@ withKafka('a failed send and the next one', () => {
   const test = suite<{ broker: KafkaBroker; kafka: Kafka }>('kafka: the send after a failed one');
 
   test.before(async (context) => {
-    context.broker = await startBroker({ name: 'sequence', port: 29110, controllerPort: 29111, saslPort: 29112, fresh: true, onExit: 'kill' });
+    context.broker = await startBroker({ name: 'sequence', port: 29120, controllerPort: 29121, saslPort: 29122, fresh: true, onExit: 'kill' });
     context.kafka = new KafkaClient({ brokers: [context.broker.brokers], requestTimeout: 1000, logLevel: logLevel.NOTHING, retry: { retries: 1 } });
   });
   test.after(async ({ broker }) => {

@@ -42,7 +42,10 @@ withKafka('key store, paused broker', () => {
       const waiting = [failure(store.put([keys[1] as ContentKey], { timeoutMs: TIMEOUT_MS })), failure(store.destroy([kept.id], { timeoutMs: TIMEOUT_MS }))];
       assert.instance(await failure(store.put([keys[3] as ContentKey])), LogOverloadedError);
       assert.ok(performance.now() - started < 100, 'refused at once');
-      for (const write of [inFlight, ...waiting]) assert.instance(await write, AppendTimeoutError);
+      for (const write of [inFlight, ...waiting]) {
+        const error = await write;
+        assert.instance(error, AppendTimeoutError, String(error));
+      }
       const writesMs = performance.now() - started;
       assert.ok(writesMs >= TIMEOUT_MS - 50 && writesMs < TIMEOUT_MS + 1000, `writes answered after ${writesMs.toFixed(0)} ms`);
       assert.equal(await store.get(kept.id), kept, 'a key in memory is answered without the broker');
