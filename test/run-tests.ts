@@ -6,6 +6,9 @@
 // as the rest: the cluster fault suite mostly waits on its faults (its three brokers are its own),
 // so it costs the run little time beside the others instead of three minutes after them. Its output
 // is printed when it ends, and its counts are in the summary.
+// A file still running after TEST_FILE_TIMEOUT_S (default 600) seconds ends the run: it is named
+// with what it holds open, counted as failed, and the summary line is printed, so a hung test fails
+// CI in minutes instead of holding it until CI's own time-out with nothing said.
 // uvu is imported only after UVU_DEFER is set, so suites queue up here.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -56,7 +59,25 @@ function runAlongside(patterns: readonly string[]): Promise<SideRun> {
   });
 }
 
+/** What keeps the process alive, counted by kind: `TCPSocketWrap × 300, Timeout × 2`. */
+function openResources(): string {
+  const counts = new Map<string, number>();
+  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  return [...counts].map(([kind, count]) => (count === 1 ? kind : `${kind} × ${count}`)).join(', ');
+}
+
+/** A promise that rejects after `seconds` unless cleared first. */
+function hangAfter(seconds: number): { hung: Promise<never>; clear(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still running after ${seconds} s`)), seconds * 1000);
+  });
+  return { hung, clear: () => clearTimeout(timer) };
+}
+
 async function main(): Promise<void> {
+  const fileTimeoutS = Number(process.env.TEST_FILE_TIMEOUT_S ?? 600);
+  if (!(fileTimeoutS > 0)) throw new Error(`TEST_FILE_TIMEOUT_S must be a positive number of seconds, not ${process.env.TEST_FILE_TIMEOUT_S}`);
   const root = dirname(fileURLToPath(import.meta.url));
   const { values, positionals: patterns } = parseArgs({ options: { skip: { type: 'string', multiple: true, default: [] }, alongside: { type: 'string', multiple: true, default: [] } }, allowPositionals: true });
   const skipped = [...values.skip, ...values.alongside];
@@ -81,8 +102,15 @@ async function main(): Promise<void> {
     process.stdout.write(`${name ?? ''}\n`);
     const fileStarted = Date.now();
     let fileFailed = false;
+    const { hung, clear } = hangAfter(fileTimeoutS);
     for (const run of runs) {
-      const [errors, ran, skips, max] = await run();
+      const outcome = await Promise.race([run(), hung]).catch((error: Error) => error);
+      if (outcome instanceof Error) {
+        process.stdout.write(`\nrun-tests: ${name ?? 'a file'} ${outcome.message} (TEST_FILE_TIMEOUT_S): counted as failed, the run stops here; open: ${openResources()}\n`);
+        process.stdout.write(`${passed} passed, ${total - passed - skippedTests + 1} failed\n`);
+        process.exit(1);
+      }
+      const [errors, ran, skips, max] = outcome;
       total += max;
       passed += ran;
       skippedTests += skips;
@@ -91,6 +119,7 @@ async function main(): Promise<void> {
         process.stdout.write(`\n${errors}\n`);
       }
     }
+    clear();
     if (fileFailed) failedFiles += 1;
     // Per file, so the slow suites are easy to find (and to name in --skip).
     process.stdout.write(` ${((Date.now() - fileStarted) / 1000).toFixed(1)} s\n`);
@@ -109,7 +138,7 @@ async function main(): Promise<void> {
   // Whatever a suite left open (a server, a pooled keep-alive connection, a timer) must not hold the
   // run: one such kept a finished run alive for nine minutes. Name it, then exit with the verdict.
   setTimeout(() => {
-    process.stderr.write(`run-tests: still open 10 s after the last suite: ${process.getActiveResourcesInfo().join(', ')}; exiting\n`);
+    process.stderr.write(`run-tests: still open 10 s after the last suite: ${openResources()}; exiting\n`);
     process.exit();
   }, 10_000).unref();
 }

@@ -13,10 +13,11 @@ import { openDurable } from '../log/file/durable-write.js';
 import { readAt } from '../log/file/read-at.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { openKeyFile, type KeyFile } from './key-file.js';
-import { checkDeletion, type Deletion, type DeletionRecords } from './deletion-records.js';
+import { checkDeletion, type Deletion } from './deletion-records.js';
 import { DIGEST_BYTES, keyIdOfSlot, SECRET_BYTES, SLOT_BYTES, slotOfKeyId, slotPosition, slotSound, viewSlot } from './key-slots.js';
 import { KeyStoreUnavailableError } from './key-store-errors.js';
-import type { ContentKey, KeyId, KeyStore, KeyStoreStats, KeyWriteOptions } from './key-store.js';
+import type { ContentKey, KeyId, KeyWriteOptions } from './key-store.js';
+import type { FileKeyStore, FileKeyStoreOptions, FileKeyStoreStats } from './file-key-store-types.js';
 import { MintedSlots } from './minted-slots.js';
 import { RecentKeys } from './recent-keys.js';
 import { planSlotWrites, type KeyWrite, type SlotErasure } from './slot-plan.js';
@@ -24,48 +25,7 @@ import { readSlotTable, type SlotTable } from './slot-table.js';
 import { writeRunsDurably, type SlotFile } from './slot-writes.js';
 import { referencedSlots, sweepOrphanSlots } from './sweep-orphans.js';
 
-export interface FileKeyStoreOptions {
-  /** The data directory (the embedded log's, whose lock this process holds); the keys are `keys.db` in it. */
-  readonly dir: string;
-  readonly logger: Logger;
-  /** Key writes allowed to wait for the next sync (as the log's REPORTS_MAX_PENDING_APPENDS). */
-  readonly maxPending?: number;
-  /** Create keys.db when it is missing (no event refers to a key yet); otherwise a missing file stops the open. */
-  readonly create?: boolean;
-}
-
-export interface FileKeyStoreStats extends KeyStoreStats {
-  /** Keys made durable since open. */
-  readonly puts: number;
-  /** Group commits, each one fdatasync. */
-  readonly syncs: number;
-  /** Reads (get, lookup) that met a slot failing its check. */
-  readonly unreadable: number;
-  /** Deletions recorded since open. */
-  readonly deletions: number;
-}
-
-export interface FileKeyStore extends KeyStore, DeletionRecords {
-  /** Slots minted and durable: every id below this is in the file (the next id minted is at least this). */
-  readonly slots: number;
-  /** Whether `id` names a slot in the file (live, destroyed or reserved): at start, the newest id the log names must. */
-  holds(id: KeyId): boolean;
-  /** Every slot as it is now (keys, deletions, damage). */
-  lookup(): Promise<SlotTable>;
-  /**
-   * Whether every key of `ids` was made durable (live now, or destroyed since): false when one's
-   * slot lies beyond the file or is reserved, never written (a put a crash cut short).
-   */
-  wasPut(ids: readonly KeyId[]): Promise<boolean>;
-  /** Checks every slot; returns the slot numbers that fail their check. */
-  verify(): Promise<number[]>;
-  /**
-   * Destroys every live key below slot `below` that `isReferenced` says no live report uses, and
-   * every slot below it failing its check that none uses; returns how many slots it destroyed.
-   */
-  sweepOrphans(forEachReferenced: (visit: (id: KeyId) => void) => void, options: { readonly below: number }): Promise<number>;
-  stats(): FileKeyStoreStats;
-}
+export type { FileKeyStore, FileKeyStoreOptions, FileKeyStoreStats } from './file-key-store-types.js';
 
 export async function openFileKeyStore({ dir, logger, maxPending = DEFAULT_MAX_PENDING_APPENDS, create = false }: FileKeyStoreOptions): Promise<FileKeyStore> {
   // A restore or a seal-history killed before it put its staging directory in place may have left

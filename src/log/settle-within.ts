@@ -1,3 +1,5 @@
+import { AppendTimeoutError } from './event-log.js';
+
 /** How long a Kafka disconnect may take before it is abandoned (the broker may be gone). */
 export const DISCONNECT_MS = 2000;
 
@@ -9,4 +11,15 @@ export async function settleWithin(ms: number, work: Promise<unknown>): Promise<
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
+}
+
+/** `work`'s result, or an AppendTimeoutError once `ms` have passed (the work itself is left to finish). */
+export async function beforeDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new AppendTimeoutError(ms)), ms)));
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

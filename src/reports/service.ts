@@ -13,7 +13,8 @@ import { createContentOpener, type ContentOpener } from './report-content.js';
 import { createKeyEraser, type KeyEraser } from './key-eraser.js';
 import { createReportReader, type ReadAnswer, type ReadReport } from './report-reader.js';
 import { UnavailableError } from '../errors.js';
-import { AppendTimeoutError, type EventLog, type LogPosition } from '../log/event-log.js';
+import type { EventLog, LogPosition } from '../log/event-log.js';
+import { beforeDeadline } from '../log/settle-within.js';
 import { answerToFailure, conflict, createdThenDeleted, deleteAnswer, keyMismatch, notFound, preconditionFailed, unconfirmed } from './answers.js';
 import type { Outcome, Projector } from '../projection/projector.js';
 import { answerReplayedCreate, decideCreate, decideDelete, decideKey, NO_PRECONDITIONS, sameReport, type CreateCommand, type KeyDecision, type Preconditions, type ReportView } from './decide.js';
@@ -153,8 +154,7 @@ export class ReportService {
         if (outcome === 'void') continue;
         // Deleted: its content is erased, and the deletion recorded, before the answer says so.
         if (outcome === 'deleted') await this.erase(deletionOf(id, decision.expectedVersion, live), id, deadline);
-        // Confirmed only now: a delete whose key the store did not destroy in time is answered 503,
-        // and must count against readiness (the key topic's leader may be the broker that stopped).
+        // Confirmed once erased: a delete answered 503 for its key counts against readiness.
         this.outcomes.confirmed(ticket);
         if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id }));
         return;
@@ -324,15 +324,4 @@ function bareView(state: ReportsView, id: string): ReportView {
 /** The report a create that took effect made: what the fold stored for it. */
 function storedReport({ name, tag }: CreateCommand): StoredReport {
   return tag === undefined ? { name } : { name, tag };
-}
-
-/** `work`'s result, or an AppendTimeoutError once `ms` have passed (the work itself is left to finish). */
-async function beforeDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new AppendTimeoutError(ms)), ms)));
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -13,10 +13,12 @@
  *
  * Any broker still running when the Node process exits normally, or on SIGINT/SIGTERM, is stopped
  * by an exit hook; with `watch`, even a process killed outright leaves no broker behind.
- * Use distinct ports per broker; a port already in use makes startBroker() reject.
+ * Use distinct ports per broker; a port already in use makes startBroker() reject. A suite's own
+ * broker is best started with startOwnBroker (free ports, a name no other run shares).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -328,4 +330,35 @@ export async function startBroker(opts: KafkaBrokerOptions): Promise<KafkaBroker
   const broker = new LocalKafkaBroker(opts);
   await broker.up(opts.fresh === true);
   return broker;
+}
+
+/** `count` ports free on 127.0.0.1 now (each found by listening on port 0). */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: count }, () => new Promise<Server>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    })),
+  );
+  const ports = servers.map((server) => (server.address() as AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+/**
+ * A fresh broker of one suite's own (to stop, pause or kill) on free ports, named `name` and this
+ * process's pid: test runs side by side (CI runs two Node versions at once) must never share one,
+ * or one run's fault lands on the other's broker. `removeOwnBroker` stops it and deletes its state.
+ */
+export async function startOwnBroker(name: string, opts: Omit<KafkaBrokerOptions, 'name' | 'port' | 'controllerPort' | 'saslPort' | 'fresh'> = {}): Promise<KafkaBroker> {
+  const [port, controllerPort, saslPort] = (await freePorts(3)) as [number, number, number];
+  return startBroker({ ...opts, name: `${name}-${process.pid}`, port, controllerPort, saslPort, fresh: true });
+}
+
+/** Stops (or kills: quicker, for throw-away data) a broker of startOwnBroker's, and deletes its run directory (its data and logs). */
+export async function removeOwnBroker(broker: KafkaBroker | undefined, how: 'stop' | 'kill' = 'stop'): Promise<void> {
+  if (broker === undefined) return;
+  await (how === 'kill' ? broker.kill() : broker.stop());
+  rmSync(brokerRunDir(broker.name), { recursive: true, force: true });
 }

@@ -16,16 +16,20 @@
  * Nodes are SIGKILLed by an exit hook (and by a watcher if this process is killed outright).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import kafkajs, { type Admin } from 'kafkajs';
-import { brokerRunDir, startBroker, type KafkaBroker } from './kafka-broker.js';
+import { brokerRunDir, freePorts, startBroker, type KafkaBroker } from './kafka-broker.js';
 import { warmProducerIds } from './kafka-producer-ids.js';
 
 export interface KafkaClusterOptions {
   /** Node i keeps its state in .cache/kafka/run/<name>-<i>/. */
   readonly name: string;
-  readonly basePort: number;
+  /**
+   * Node i's ports are basePort + 10(i-1) + 0, 1, 2. Without it, the ports are free ones and the
+   * name gets this process's pid, so that test runs side by side never share a cluster.
+   */
+  readonly basePort?: number;
   readonly nodes?: number;
   readonly heap?: string;
   /** Broker settings on top of CLUSTER_PROPERTIES. */
@@ -220,6 +224,12 @@ export class KafkaCluster {
     await Promise.all(this.nodes.filter((node) => node.broker.isRunning()).map((node) => node.broker.kill().catch(() => undefined)));
     for (const node of this.nodes) this.states.set(node.id, 'down');
   }
+
+  /** close(), then deletes every node's run directory (its data and logs): for a cluster of one suite's own. */
+  async remove(): Promise<void> {
+    await this.close();
+    for (const node of this.nodes) rmSync(brokerRunDir(`${this.name}-${node.id}`), { recursive: true, force: true });
+  }
 }
 
 /**
@@ -229,13 +239,16 @@ export class KafkaCluster {
 export async function startCluster(options: KafkaClusterOptions): Promise<KafkaCluster> {
   const count = options.nodes ?? 3;
   const ids = Array.from({ length: count }, (_, i) => i + 1);
-  const port = (nodeId: number, offset: number) => options.basePort + 10 * (nodeId - 1) + offset;
+  const { basePort } = options;
+  const free = basePort === undefined ? await freePorts(3 * count) : [];
+  const port = (nodeId: number, offset: number) => (basePort === undefined ? (free[3 * (nodeId - 1) + offset] as number) : basePort + 10 * (nodeId - 1) + offset);
+  const name = basePort === undefined ? `${options.name}-${process.pid}` : options.name;
   const voters = ids.map((nodeId) => `${nodeId}@127.0.0.1:${port(nodeId, 1)}`).join(',');
   const id = clusterId();
   const started = await Promise.allSettled(
     ids.map(async (nodeId): Promise<ClusterNode> => {
       const broker = await startBroker({
-        name: `${options.name}-${nodeId}`,
+        name: `${name}-${nodeId}`,
         port: port(nodeId, 0),
         controllerPort: port(nodeId, 1),
         saslPort: port(nodeId, 2),
@@ -248,7 +261,7 @@ export async function startCluster(options: KafkaClusterOptions): Promise<KafkaC
     }),
   );
   const nodes = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-  const cluster = new KafkaCluster(options.name, nodes);
+  const cluster = new KafkaCluster(name, nodes);
   const failed = started.find((result) => result.status === 'rejected');
   try {
     if (failed !== undefined) throw failed.reason;

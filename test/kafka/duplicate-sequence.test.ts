@@ -6,7 +6,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import kafkajs, { type Kafka, type Producer } from 'kafkajs';
-import { startBroker, type KafkaBroker } from '../helpers/kafka-broker.js';
+import { removeOwnBroker, startOwnBroker, type KafkaBroker } from '../helpers/kafka-broker.js';
 import { uniqueTopic, withKafka } from '../helpers/kafka.js';
 import { RenewingProducer, type Sender } from '../../src/log/kafka/renewing-producer.js';
 
@@ -71,11 +71,11 @@ withKafka('a failed send and the next one', () => {
   const test = suite<{ broker: KafkaBroker; kafka: Kafka }>('kafka: the send after a failed one');
 
   test.before(async (context) => {
-    context.broker = await startBroker({ name: 'sequence', port: 29120, controllerPort: 29121, saslPort: 29122, fresh: true, onExit: 'kill' });
+    context.broker = await startOwnBroker('sequence', { onExit: 'kill' });
     context.kafka = new KafkaClient({ brokers: [context.broker.brokers], requestTimeout: 1000, logLevel: logLevel.NOTHING, retry: { retries: 1 } });
   });
   test.after(async ({ broker }) => {
-    await broker?.kill();
+    await removeOwnBroker(broker, 'kill');
   });
 
   test('kafkajs alone: the next send is answered with the failed one\'s offset and is not written', async ({ broker, kafka }) => {

@@ -3,7 +3,7 @@
 // the broker is back writes succeed without a restart and nothing answered 200 is lost.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startBroker, type KafkaBroker } from '../helpers/kafka-broker.js';
+import { removeOwnBroker, startOwnBroker, type KafkaBroker } from '../helpers/kafka-broker.js';
 import { startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
 import type { TestServer } from '../helpers/server.js';
 import { openedReport } from '../helpers/opened.js';
@@ -35,7 +35,7 @@ withKafka('broker faults', () => {
   const faults = suite<{ broker: KafkaBroker; server: TestServer; second: TestServer; topic: string; acknowledged: Map<number, string> }>('kafka: broker stopped and started');
 
   faults.before(async (context) => {
-    context.broker = await startBroker({ name: 'faults', port: 19192, controllerPort: 19193, saslPort: 19194, fresh: true });
+    context.broker = await startOwnBroker('faults');
     context.topic = uniqueTopic('faults');
     context.server = await startKafkaServer(context.broker.brokers, { REPORTS_WRITE_TIMEOUT_MS: String(WRITE_TIMEOUT_MS) }, context.topic);
     context.second = await startKafkaServer(context.broker.brokers, { REPORTS_WRITE_TIMEOUT_MS: String(WRITE_TIMEOUT_MS) }, context.topic);
@@ -45,7 +45,7 @@ withKafka('broker faults', () => {
   });
   faults.after(async ({ server, broker }) => {
     await server?.dispose();
-    await broker?.stop();
+    await removeOwnBroker(broker);
   });
 
   faults('writes succeed while the broker is up', async ({ server, acknowledged }) => {

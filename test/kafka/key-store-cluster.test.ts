@@ -16,7 +16,6 @@ import { digestOf, openTestKeyStore } from '../helpers/kafka-keys.js';
 import { uniqueTopic, withKafka } from '../helpers/kafka.js';
 
 /** Nodes on 29600, 29610, 29620 (+1 controller, +2 SASL): apart from the cluster fault suite's 28100. */
-const BASE_PORT = 29600;
 const WRITE_TIMEOUT_MS = 2000;
 const EVENT_TOPIC_CONFIG = [
   { name: 'retention.ms', value: '-1' },
@@ -37,10 +36,10 @@ withKafka('key store on a cluster', () => {
 
   lanes.before(async (context) => {
     // min.insync.replicas=1 for the unreplicated topics of the pause test (the cluster's default is 2).
-    context.cluster = await startCluster({ name: 'keys-lanes', basePort: BASE_PORT, properties: { 'min.insync.replicas': '1' } });
+    context.cluster = await startCluster({ name: 'keys-lanes', properties: { 'min.insync.replicas': '1' } });
   });
   lanes.after(async ({ cluster }) => {
-    await cluster?.close();
+    await cluster?.remove();
   });
 
   /** Creates the event topic of `keyTopic` (as kafka-keys.ts names it) with these replicas per partition. */

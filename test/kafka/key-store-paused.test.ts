@@ -7,7 +7,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ContentKey } from '../../src/keys/key-store.js';
 import { AppendTimeoutError, LogOverloadedError, LogUnavailableError } from '../../src/log/event-log.js';
-import { startBroker, type KafkaBroker } from '../helpers/kafka-broker.js';
+import { removeOwnBroker, startOwnBroker, type KafkaBroker } from '../helpers/kafka-broker.js';
 import { digestOf, openTestKeyStore, type TestKeyStore } from '../helpers/kafka-keys.js';
 import { uniqueTopic, withKafka } from '../helpers/kafka.js';
 
@@ -22,13 +22,13 @@ withKafka('key store, paused broker', () => {
   const paused = suite<{ broker: KafkaBroker; keys: TestKeyStore }>('kafka: the key store when the broker does not answer');
 
   paused.before(async (context) => {
-    context.broker = await startBroker({ name: 'keys-paused', port: 29110, controllerPort: 29111, saslPort: 29112, fresh: true, onExit: 'kill' });
+    context.broker = await startOwnBroker('keys-paused', { onExit: 'kill' });
     context.keys = await openTestKeyStore(context.broker.brokers, uniqueTopic('keys-paused'), {}, { maxPendingWrites: 2, writeTimeoutMs: WRITE_TIMEOUT_MS });
   });
   paused.after(async ({ broker, keys }) => {
     broker?.resume();
     await keys?.store.close();
-    await broker?.kill();
+    await removeOwnBroker(broker, 'kill');
   });
 
   paused('writes time out and are refused beyond the cap, reads answer unavailable, and all succeed once the broker resumes', async ({ broker, keys: { store } }) => {

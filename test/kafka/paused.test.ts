@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startBroker, type KafkaBroker } from '../helpers/kafka-broker.js';
+import { removeOwnBroker, startOwnBroker, type KafkaBroker } from '../helpers/kafka-broker.js';
 import { startChildServer, type ChildServer } from '../helpers/child-server.js';
 import { kafkaEnv, uniqueTopic, withKafka } from '../helpers/kafka.js';
 
@@ -36,7 +36,7 @@ withKafka('paused broker', () => {
   const paused = suite<{ broker: KafkaBroker; server: ChildServer }>('kafka: broker paused under load');
 
   paused.before(async (context) => {
-    context.broker = await startBroker({ name: 'paused', port: 29100, controllerPort: 29101, saslPort: 29102, fresh: true });
+    context.broker = await startOwnBroker('paused');
     const env = { REPORTS_WRITE_TIMEOUT_MS: String(WRITE_TIMEOUT_MS), REPORTS_MAX_PENDING_APPENDS: String(MAX_PENDING) };
     context.server = await startChildServer(kafkaEnv(context.broker.brokers, uniqueTopic('paused'), env));
     await context.server.waitReady();
@@ -44,7 +44,7 @@ withKafka('paused broker', () => {
   paused.after(async ({ server, broker }) => {
     broker?.resume();
     server?.kill('SIGKILL');
-    await broker?.stop();
+    await removeOwnBroker(broker);
   });
 
   paused('every request is answered within its write timeout, memory stays bounded, and writes succeed once the broker resumes', async ({ broker, server }) => {

@@ -42,11 +42,6 @@ export class RenewingProducer<P extends Sender = Sender> {
     this.current = { producer: options.create(), connected: Promise.resolve(), inFlight: 0, retired: false };
   }
 
-  /** The producer in use (for listeners that count its requests). */
-  get producer(): P {
-    return this.current.producer;
-  }
-
   /** How many times the producer was replaced after a failed send. */
   renewed(): number {
     return this.renewals;
