@@ -2,7 +2,7 @@
 // to do. Content is handed in opened (the service opens a sealed report's box with its key first,
 // and only when the decision needs it: a create of an id that exists).
 import type { KeyedRequest } from '../../projections/idempotency.js';
-import type { StoredReport } from '../../projections/reports.js';
+import type { ReportsView, StoredReport } from '../../projections/reports.js';
 
 export interface CreateCommand {
   /** Canonical decimal form of the int64 id. */
@@ -167,4 +167,14 @@ export function answerReplayedCreate(request: KeyedRequest, report: ReportView, 
   if (report.content === undefined) return CONFLICT;
   if (sameReport(report.content, command)) return { kind: 'unchanged', report: report.content };
   return outcome.kind === 'created' ? { kind: 'mismatch' } : CONFLICT;
+}
+
+/** The report as a decision reads it, without its content (an absent report, or a delete). */
+export function bareView(state: ReportsView, id: string): ReportView {
+  return { version: state.version(id), live: state.has(id) };
+}
+
+/** The report a create that took effect made: what the fold stored for it. */
+export function storedReport({ name, tag }: CreateCommand): StoredReport {
+  return tag === undefined ? { name } : { name, tag };
 }

@@ -5,8 +5,7 @@ import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
 import type { AuthContext, ReportEvent } from '../../projections/events.js';
 import type { ReportsView, StoredReport } from '../../projections/reports.js';
-import { contentDigest, sealContent } from '../../projections/sealing.js';
-import { keyIdText, parseKeyId, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
+import { parseKeyId, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
 import type { Ended } from '../read-model/read-model.js';
 import { deletionOf, type Deletion } from '../keys/deletion-records.js';
 import { createContentOpener, type ContentOpener } from './report-content.js';
@@ -17,12 +16,13 @@ import type { EventLog, LogPosition } from '../log/event-log.js';
 import { beforeDeadline } from '../log/settle-within.js';
 import { answerToFailure, conflict, createdThenDeleted, deleteAnswer, keyMismatch, notFound, preconditionFailed, unconfirmed } from './answers.js';
 import type { Outcome, Projector } from '../projection/projector.js';
-import { answerReplayedCreate, decideCreate, decideDelete, decideKey, NO_PRECONDITIONS, sameReport, type CreateCommand, type KeyDecision, type Preconditions, type ReportView } from './decide.js';
-import { eventBasis, reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
-import { KeyedQueue } from './keyed-queue.js';
+import { answerReplayedCreate, bareView, decideCreate, decideDelete, decideKey, NO_PRECONDITIONS, sameReport, storedReport, type CreateCommand, type KeyDecision, type Preconditions, type ReportView } from './decide.js';
+import { reportDeleted, type EnvelopeContext } from './envelope.js';
+import { eraseBeforeAnswer, sealedCreate, type CreateToSeal } from './sealed-create.js';
+import { KeyedQueue, queueKeys } from './keyed-queue.js';
 import { WriteOutcomes, type WriteTicket } from './write-outcomes.js';
 import { createWriteTracing, defaultTracer, parentContext, type WriteTracing } from './tracing.js';
-import { hasKeyCarrier, hasKeyedHeads } from '../log/capabilities.js';
+import { hasKeyedHeads } from '../log/capabilities.js';
 
 export interface ReportServiceOptions extends EnvelopeContext {
   readonly log: EventLog;
@@ -107,7 +107,7 @@ export class ReportService {
         if (decision.kind === 'conflict') throw conflict(id);
         if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
         this.beforeWriteAgain(id, decisions, deadline);
-        const { event, key } = await this.sealedCreate(command, idempotencyKey, decision.expectedVersion, deadline, auth);
+        const { event, key } = await this.sealedCreate({ id, report: storedReport(command), idempotencyKey, expectedVersion: decision.expectedVersion, auth }, deadline);
         const outcome = await this.write(event, deadline, traceContext, key);
         // Decided on a state other writes had moved on from by the time the event reached the log
         // (another instance's, not yet folded here): its key is destroyed (the event can never take
@@ -182,37 +182,16 @@ export class ReportService {
     throw keyMismatch();
   }
 
-  /**
-   * The create event for `command`, its name and tag sealed under a new key that is durable before
-   * this returns: a crash before the event is appended leaves a key nothing refers to (swept at the
-   * next start), never an event whose content has no key.
-   */
-  private async sealedCreate(command: CreateCommand, idempotencyKey: string | undefined, expectedVersion: number, deadline: number, auth: AuthContext | undefined): Promise<{ event: ReportEvent; key: ContentKey }> {
-    const { keys } = this.options;
-    const report = storedReport(command);
-    const key = keys.mint(contentDigest(report), { partitionKey: command.id });
-    const basis = eventBasis(expectedVersion);
-    const sealed = sealContent(report, keyIdText(key.id), key.secret, { id: command.id, ...(basis === undefined ? {} : { expectedversion: basis }) });
-    const data = idempotencyKey === undefined ? { id: command.id, sealed } : { id: command.id, sealed, idempotencyKey };
-    // A log that carries keys makes it durable with the event, in one group commit; otherwise it goes first.
-    if (!hasKeyCarrier(this.options.log)) {
-      try {
-        await keys.put([key], { timeoutMs: this.remaining(deadline) });
-      } catch (error) {
-        throw this.answerTo(error, command.id);
-      }
+  private async sealedCreate(create: CreateToSeal, deadline: number): Promise<{ event: ReportEvent; key: ContentKey }> {
+    try {
+      return await sealedCreate(this.options, create, this.remaining(deadline));
+    } catch (error) {
+      throw this.answerTo(error, create.id);
     }
-    return { event: reportCreated(this.options, data, expectedVersion, auth), key };
   }
 
-  /** Destroys keys before the request's answer (503 when the store does not confirm it in time: retrying is safe). */
-  private async erase(ids: readonly KeyId[] | Deletion, id: string, deadline: number): Promise<void> {
-    try {
-      await this.eraser.erase(ids, this.remaining(deadline));
-    } catch (error) {
-      this.options.logger.warn({ err: error, subject: id }, 'the key store did not confirm the destruction of a key; trying again in the background');
-      throw new UnavailableError(`report ${id} was written, but the destruction of its content key is not confirmed yet; retrying the same request is safe`);
-    }
+  private erase(what: readonly KeyId[] | Deletion, id: string, deadline: number): Promise<void> {
+    return eraseBeforeAnswer(this.eraser, this.options.logger, what, id, this.remaining(deadline));
   }
 
   /** Erases in the background what an event another writer wrote ends (read-model.ts Ended). */
@@ -306,22 +285,4 @@ export class ReportService {
   private answerTo(error: unknown, subject: string): unknown {
     return answerToFailure(error, subject, this.options.writeTimeoutMs, this.options.logger);
   }
-}
-
-/**
- * A request waits for earlier ones on its id and on its Idempotency-Key, so a reused key sees the
- * first outcome. Ids are decimal, so an id never looks like a `key:` entry.
- */
-function queueKeys(id: string, idempotencyKey: string | undefined): string | string[] {
-  return idempotencyKey === undefined ? id : [id, `key:${idempotencyKey}`];
-}
-
-/** The report as a decision reads it, without its content (an absent report, or a delete). */
-function bareView(state: ReportsView, id: string): ReportView {
-  return { version: state.version(id), live: state.has(id) };
-}
-
-/** The report a create that took effect made: what the fold stored for it. */
-function storedReport({ name, tag }: CreateCommand): StoredReport {
-  return tag === undefined ? { name } : { name, tag };
 }
