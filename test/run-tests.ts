@@ -67,7 +67,7 @@ function openResources(): string {
 }
 
 /** A promise that rejects after `seconds` unless cleared first. */
-function hangAfter(seconds: number): { hung: Promise<never>; clear(): void } {
+function hangAfter(seconds: number): { hung: Promise<never>; clear: () => void } {
   let timer: NodeJS.Timeout | undefined;
   const hung = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`still running after ${seconds} s`)), seconds * 1000);
