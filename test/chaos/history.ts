@@ -74,6 +74,11 @@ export interface RunHistory {
   readonly stops: readonly InstanceStop[];
   /** The digest `reports replay` printed for the final topic. */
   readonly replayDigest: string;
+  /**
+   * The creates (`P:O`) that `reports events` printed without their content (erased or unopenable):
+   * their key is not in the key topic. A live report's create among them is why a digest disagrees.
+   */
+  readonly unopened?: readonly string[];
   readonly endMs: number;
 }
 

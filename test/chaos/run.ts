@@ -53,6 +53,18 @@ async function replayDigest(brokers: string, topic: string): Promise<string> {
   return (JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { digest?: string }).digest ?? '';
 }
 
+/** The creates `reports events` prints without their content (`P:O`): their key is not in the key topic. */
+async function unopenedCreates(brokers: string, topic: string): Promise<string[]> {
+  const env = { PATH: process.env['PATH'] ?? '', KAFKA_BROKERS: brokers, REPORTS_TOPIC: topic, LOG_LEVEL: 'warn' };
+  const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'events', '--type', 'ReportCreated'], { env, timeout: 120_000, maxBuffer: 256 * 1024 * 1024 });
+  return stdout
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { position: string; erased?: boolean; unopenable?: boolean })
+    .filter((shown) => shown.erased === true || shown.unopenable === true)
+    .map((shown) => shown.position);
+}
+
 /** The faults under the workload, until the cluster is whole again and writes went on a while. */
 async function underLoad(cluster: KafkaCluster, instances: Instances, scenario: Scenario, timing: Timing, topic: string, notes: string[], log: (line: string) => void) {
   const recorder = new Recorder((name) => instances.url(name));
@@ -84,9 +96,9 @@ export async function runScenario(cluster: KafkaCluster, scenario: Scenario, tim
     // Writes still on their way (a producer retrying) land before the instances are compared.
     await instances.waitCaughtUp(await settledEnd(cluster.brokers, topic, 3000));
     const stops = await instances.stopAll();
-    const [contents, replayed] = await Promise.all([readTopic(cluster.brokers, topic), replayDigest(cluster.brokers, topic)]);
+    const [contents, replayed, unopened] = await Promise.all([readTopic(cluster.brokers, topic), replayDigest(cluster.brokers, topic), unopenedCreates(cluster.brokers, topic)]);
     const { requests, polls } = recorder;
-    const history: RunHistory = { scenario: scenario.name, partitions: contents.partitions, writeTimeoutMs: WRITE_TIMEOUT_MS, requests, polls, faults, topic: contents.records, topicEnd: contents.end, stops, replayDigest: replayed, endMs };
+    const history: RunHistory = { scenario: scenario.name, partitions: contents.partitions, writeTimeoutMs: WRITE_TIMEOUT_MS, requests, polls, faults, topic: contents.records, topicEnd: contents.end, stops, replayDigest: replayed, unopened, endMs };
     return { history, notes: [...instances.startFailures, ...notes] };
   } finally {
     await instances.dispose();

@@ -35,7 +35,8 @@ withKafka('key store', (brokers) => {
     assert.is(key.id.length, PARTITIONED_ID_BYTES);
     await a.store.put([key]);
     assert.equal(await a.store.get(key.id), key, 'read-your-writes on the writer');
-    assert.is(b.store.stats().keys, 0, 'the other has not read it yet');
+    // The other follows the topic in the background, and may or may not have read the key by now:
+    // either way its get answers it (catching up with the key's partition when it has not).
     assert.equal(await b.store.get(key.id), key);
     assert.is(await b.store.get(Buffer.alloc(16, 7)), undefined, 'a key never put');
   });

@@ -30,6 +30,18 @@ verdict('reports a replay digest that differs from the fresh fold', () => {
   assert.is(result.digests.problems.length, 1);
 });
 
+verdict('names a live report whose create no longer opens, and not a deleted one whose create does not either', () => {
+  const story = created();
+  story.write({ op: 'create', id: '2', name: 'two', sentMs: 20, answeredMs: 30, status: 200 });
+  story.write({ op: 'delete', id: '2', sentMs: 40, answeredMs: 50, status: 204 });
+  const history = story.history();
+  const createOf = (id: string) => history.topic.find((record) => record.value.toString().includes('"ReportCreated"') && record.value.toString().includes(`"id":"${id}"`));
+  const positions = ['1', '2'].map((id) => createOf(id)).map((record) => `${record?.partition}:${record?.offset}`);
+  const result = judge({ ...history, unopened: positions });
+  assert.is(result.digests.problems.length, 1);
+  assert.match(result.digests.problems[0] ?? '', new RegExp(`^report 1 is live, but its create at ${positions[0]} no longer opens`));
+});
+
 /** A's write stuck from 0 to its 503 at 5 s; meanwhile A loses a race a second (B's create lands first), /readyz 200 throughout. */
 function racesLostBesideAStuckWrite(landed: boolean): Story {
   const story = new Story();

@@ -44,8 +44,27 @@ function nonEmpty(position: string): string {
   return position.split(',').filter((entry) => entry !== '' && !entry.endsWith(':0')).join(',');
 }
 
-function digestCheck(history: RunHistory, fold: string): DigestCheck {
+/**
+ * The live reports whose create `reports events` printed without content: their key was destroyed
+ * or never written, so every instance digests them as unopenable while the fold holds their name.
+ */
+export function liveWithoutKey(folded: FoldedTopic, unopened: readonly string[]): string[] {
+  const gone = new Set(unopened);
   const problems: string[] = [];
+  for (const [id, events] of folded.byId) {
+    const last = events.at(-1);
+    if (last === undefined || last.nameAfter === undefined) continue;
+    const create = [...events].reverse().find((event) => event.type === 'ReportCreated' && event.effective);
+    if (create === undefined || !gone.has(`${create.partition}:${create.offset}`)) continue;
+    const story = events.map((event) => `${event.type === 'ReportCreated' ? 'create' : 'delete'} ${event.partition}:${event.offset}${event.effective ? '' : ' (void)'}${event.request ? ` by request ${event.request.seq} via ${event.request.instance} -> ${event.request.status}` : ''}`);
+    problems.push(`report ${id} is live, but its create at ${create.partition}:${create.offset} no longer opens (its key is not in the key topic): ${story.join('; ')}`);
+  }
+  return problems;
+}
+
+function digestCheck(history: RunHistory, folded: FoldedTopic): DigestCheck {
+  const fold = folded.digest;
+  const problems: string[] = [...liveWithoutKey(folded, history.unopened ?? [])];
   if (history.replayDigest !== fold) problems.push(`reports replay printed ${history.replayDigest}, the fresh fold gives ${fold}`);
   for (const stop of history.stops) {
     if (stop.digest !== fold) problems.push(`instance ${stop.instance} stopped with digest ${stop.digest}, the fresh fold gives ${fold}`);
@@ -70,7 +89,7 @@ export function judge(history: RunHistory): RunVerdict {
     landed: landedUnknowns(history.requests, folded),
     invalidRecords: folded.invalid,
     unexplainedEvents: folded.unexplained.length,
-    digests: digestCheck(history, folded.digest),
+    digests: digestCheck(history, folded),
     faults: availabilityPerFault(history.faults, history.endMs, history.requests, history.partitions),
     readiness: readinessProblems(history.requests, history.polls, history.endMs, landedBeforeAnswer(history.requests, folded)),
     folded,
