@@ -111,6 +111,28 @@ export const ExpectedVersion = Type.Integer({
     'Version of the report the write was decided on: the number of events that had taken effect on this report id before it (0: none; odd: live). The event is void unless the report is still at this version.',
 });
 
+/**
+ * The CloudEvents authcontext extension: who wrote the event. `authtype` is the kind of principal
+ * (the extension's values: `app_user`, `user`, `service_account`, `api_key`, `system`; the service
+ * writes `api_key`, a bearer token), `authid` its label (the token's name from the tokens file;
+ * absent for an unnamed token). Informational only: neither is sealed or checked by the fold, and
+ * any string is accepted, so another producer's values never make an event invalid.
+ */
+export const AuthType = Type.String({
+  minLength: 1,
+  description: 'CloudEvents authcontext extension: the kind of principal that wrote the event; the service writes `api_key` (a bearer token)',
+});
+export const AuthId = Type.String({
+  minLength: 1,
+  description: 'CloudEvents authcontext extension: the principal that wrote the event; the service writes the name of the token (tokens file) and leaves it out for an unnamed token. Never the token itself',
+});
+
+/** The authcontext attributes of an event a request writes (authclaims is never written). */
+export interface AuthContext {
+  readonly authtype: string;
+  readonly authid?: string;
+}
+
 const RFC3339 = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$';
 
 function cloudEvent<Name extends string, Data extends TSchema>(type: Name, data: Data) {
@@ -121,6 +143,8 @@ function cloudEvent<Name extends string, Data extends TSchema>(type: Name, data:
       source: Type.String({ minLength: 1, description: 'URI of the service instance that wrote the event' }),
       type: Type.Literal(type),
       expectedversion: Type.Optional(ExpectedVersion),
+      authtype: Type.Optional(AuthType),
+      authid: Type.Optional(AuthId),
       subject: ReportIdString,
       // A pattern rather than `format: date-time`: TypeBox rejects formats it has no checker for.
       time: Type.String({ pattern: RFC3339, description: 'RFC 3339 time the event was written' }),

@@ -49,6 +49,17 @@ export interface Config {
   readonly http: HttpLimits;
   /** Appends allowed to wait for the log; more answer 503 at once (bounded memory while it is stuck). */
   readonly maxPendingAppends: number;
+  readonly feed: FeedLimits;
+}
+
+/** What GET /events allows: how many feeds at once, how far one may fall behind, how often it hears from the server. */
+export interface FeedLimits {
+  /** Feeds open at once; one more is answered 503. */
+  readonly maxFeeds: number;
+  /** Bytes of events a feed may have waiting for its client; a client that lets more pile up is cut off. */
+  readonly bufferBytes: number;
+  /** A heartbeat (NDJSON: an empty line; SSE: a comment) this often, so proxies keep a quiet feed open. */
+  readonly heartbeatMs: number;
 }
 
 /** What the HTTP server allows a client before cutting it off (slow and idle clients, connection floods). */
@@ -68,7 +79,8 @@ export const CONFIG_VARIABLES = [
   'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'REPORTS_BODY_LIMIT', 'REPORTS_NAME_MAX_CHARS', 'REPORTS_TAG_MAX_CHARS',
   'REPORTS_WRITE_TIMEOUT_MS', 'LOG_LEVEL', 'REPORTS_EVENT_SOURCE', 'REPORTS_SNAPSHOT_EVERY', 'REPORTS_PROJECTION_STALL_MS',
   'REPORTS_HEADERS_TIMEOUT_MS', 'REPORTS_REQUEST_TIMEOUT_MS', 'REPORTS_KEEP_ALIVE_TIMEOUT_MS', 'REPORTS_MAX_CONNECTIONS',
-  'REPORTS_MAX_PENDING_APPENDS', 'REPORTS_KEY_TOPIC', 'REPORTS_KEY_ERASURE_BOUND_MS',
+  'REPORTS_MAX_PENDING_APPENDS', 'REPORTS_KEY_TOPIC', 'REPORTS_KEY_ERASURE_BOUND_MS', 'REPORTS_MAX_FEEDS', 'REPORTS_FEED_BUFFER',
+  'REPORTS_FEED_HEARTBEAT_MS',
 ] as const;
 /** The helpers below take only these names, so the list cannot fall behind what is read. */
 export type ConfigVariable = (typeof CONFIG_VARIABLES)[number];
@@ -112,14 +124,14 @@ function oneOf<T extends string>(env: Env, name: ConfigVariable, allowed: readon
 
 const SIZE_UNITS: Record<string, number> = { '': 1, b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2 };
 
-function byteSize(env: Env, name: ConfigVariable, fallback: number): number {
+function byteSize(env: Env, name: ConfigVariable, fallback: number, max = 8 * 1024 ** 2): number {
   const raw = numeric(env, name);
   if (raw === undefined) return fallback;
   const match = /^(\d+)\s*([a-z]*)$/i.exec(raw);
   const unit = SIZE_UNITS[match?.[2]?.toLowerCase() ?? 'x'];
   if (!match || unit === undefined) throw new ConfigError(name, `must be a size such as 65536, 64kb or 1mb, got "${raw}"`);
   const bytes = Number(match[1]) * unit;
-  if (bytes < 1024 || bytes > 8 * 1024 ** 2) throw new ConfigError(name, `must be between 1kb and 8mb, got "${raw}"`);
+  if (bytes < 1024 || bytes > max) throw new ConfigError(name, `must be between 1kb and ${max / 1024 ** 2}mb, got "${raw}"`);
   return bytes;
 }
 
@@ -236,6 +248,11 @@ export function loadConfig(env: Env): Config {
     projectionStallMs: integer(env, 'REPORTS_PROJECTION_STALL_MS', 10_000, 100, 3_600_000),
     http: httpLimits(env),
     maxPendingAppends: integer(env, 'REPORTS_MAX_PENDING_APPENDS', 10_000, 1, 1_000_000),
+    feed: Object.freeze({
+      maxFeeds: integer(env, 'REPORTS_MAX_FEEDS', 100, 0, 100_000),
+      bufferBytes: byteSize(env, 'REPORTS_FEED_BUFFER', 1024 ** 2, 64 * 1024 ** 2),
+      heartbeatMs: integer(env, 'REPORTS_FEED_HEARTBEAT_MS', 15_000, 10, 3_600_000),
+    }),
   };
   return Object.freeze(config);
 }

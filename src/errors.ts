@@ -27,6 +27,13 @@ export class UnauthorizedError extends AppError {
   }
 }
 
+export class ForbiddenError extends AppError {
+  constructor(message: string, scope: string, realm = 'reports') {
+    // RFC 6750 §3.1: the token is valid but lacks the scope the request needs, which the challenge names.
+    super(403, message, { 'WWW-Authenticate': `Bearer realm="${realm}", error="insufficient_scope", scope="${scope}"` });
+  }
+}
+
 export class NotFoundError extends AppError {
   constructor(message: string) {
     super(404, message);
@@ -42,6 +49,12 @@ export class MethodNotAllowedError extends AppError {
 export class ConflictError extends AppError {
   constructor(message: string) {
     super(409, message);
+  }
+}
+
+export class PreconditionFailedError extends AppError {
+  constructor(message: string) {
+    super(412, message);
   }
 }
 
@@ -66,6 +79,13 @@ export class UnsupportedMediaTypeError extends AppError {
 export class UnprocessableError extends AppError {
   constructor(message: string) {
     super(422, message);
+  }
+}
+
+/** A live report's content that cannot be opened: its key is missing from the key store (retrying does not help). */
+export class UnopenedContentError extends AppError {
+  constructor(message: string) {
+    super(500, message);
   }
 }
 

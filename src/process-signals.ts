@@ -21,3 +21,35 @@ export function processStopSignal(): AbortSignal {
   }
   return stop.signal;
 }
+
+/** Requests to reload what may change while the service runs (the tokens). */
+export interface ReloadRequests {
+  /** Calls `listener` with the request's name on each request; returns the function that stops it. */
+  subscribe(listener: (trigger: string) => void): () => void;
+}
+
+/**
+ * SIGHUP as reload requests, for `reports serve` only (any other command ends on a hang-up, as a
+ * tool does). Installed with the stop signals, before the rest of the program is loaded: Node's
+ * default for SIGHUP ends the process, so one sent during the start would otherwise kill it. One
+ * that comes before anyone listens is passed on to the first listener (the start may have read the
+ * tokens before the file changed).
+ */
+export function processReloadSignal(): ReloadRequests {
+  const listeners = new Set<(trigger: string) => void>();
+  let missed = false;
+  process.on('SIGHUP', () => {
+    if (listeners.size === 0) missed = true;
+    for (const listener of listeners) listener('SIGHUP');
+  });
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      if (missed) {
+        missed = false;
+        listener('SIGHUP');
+      }
+      return () => void listeners.delete(listener);
+    },
+  };
+}

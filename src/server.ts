@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
 import { createHttpServer } from './http/http-server.js';
-import { bearerAuth, createTokenCheck, digestsOf } from './http/auth.js';
+import { bearerAuth } from './http/auth.js';
 import { createMetrics } from './http/metrics.js';
 import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
 import { createOpenApiDocument } from './http/openapi.js';
@@ -29,10 +29,15 @@ import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
 import { resumeOf } from './snapshot/snapshot-anchor.js';
 import { removeStaleTemporaries } from './snapshot/snapshot-space.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
-import { resolveTokens, tokenNotice, warnShortTokens, type GeneratedToken } from './tokens.js';
+import type { ReloadRequests } from './process-signals.js';
+import { reloadTokens, resolveTokens, tokenNotice, variableSpecs, warnShortTokens, type GeneratedToken, type TokenSource } from './tokens/sources.js';
+import { startTokenReloader, type TokenReloader, type TokenReloadFigures } from './tokens/token-reloader.js';
+import { createTokenSet, type CurrentTokens } from './tokens/token-set.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
-import { hasResumableScan } from './log/capabilities.js';
+import { hasResumableScan, type CommitListener } from './log/capabilities.js';
+import { FeedHub } from './feed/feed-hub.js';
+import { logKind } from './log/positions.js';
 import { makePrivate } from './log/file/data-dir.js';
 
 export interface RunningServer {
@@ -40,6 +45,8 @@ export interface RunningServer {
   readonly log: EventLog;
   readonly keys: KeyStore;
   readonly projector: Projector;
+  /** Reads the tokens again and swaps them in, as a SIGHUP does; resolves with whether the file's tokens are in use. */
+  reloadTokens(trigger?: string): Promise<boolean>;
   /**
    * Stops accepting, lets requests in flight finish, then stops the projector and closes the key
    * store and the log; resolves with the state digest of what was folded (as `reports replay` prints
@@ -61,9 +68,13 @@ export interface ServerDeps {
    * the log refers to, found once the log is folded): `reports serve` stops and exits 1. Default: logged only.
    */
   readonly onFatal?: (error: Error) => void;
+  /** Requests to reload the tokens (`reports serve`: SIGHUP). */
+  readonly reloadRequests?: ReloadRequests;
+  /** Whether a change of the tokens file reloads them (default true). */
+  readonly watchTokensFile?: boolean;
 }
 
-export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer, onFatal = () => undefined }: ServerDeps): Promise<RunningServer> {
+export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer, onFatal = () => undefined, reloadRequests, watchTokensFile = true }: ServerDeps): Promise<RunningServer> {
   await checkStartSettings(config);
   await warnOpenDataDir(config.dataDir, logger);
   const snapshots = snapshotDir(config.dataDir);
@@ -73,10 +84,11 @@ export async function startServer(config: Config, { logger, announceToken = (gen
   const newest = await readNewestSnapshot(snapshots, logger);
   const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
   let keys: KeyStore | undefined;
+  let reloader: TokenReloader | undefined;
   try {
     keys = await openKeyStore(log, config, logger);
     const tokens = await resolveTokens(config, { logger });
-    warnShortTokens(config.metricsTokens, 'REPORTS_METRICS_TOKEN', logger);
+    warnShortTokens(variableSpecs(config.metricsTokens, 'REPORTS_METRICS_TOKEN'), logger);
     if (tokens.generated) announceToken(tokens.generated);
     const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger, ...(newest ? { newest } : {}) });
     if (snapshot) logger.info({ events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
@@ -107,7 +119,10 @@ export async function startServer(config: Config, { logger, announceToken = (gen
     const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp, onErased: (ended) => wired.service?.eraseLater(ended) });
     projector.start();
     const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
-    const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: tokens.entries, ...(tracer ? { tracer } : {}) });
+    const current: CurrentTokens = { current: tokens.set };
+    const tokenReloader = startTokenReloader({ tokens: current, load: tokenLoader(config, tokens, logger), logger, ...(watchTokensFile && tokens.file ? { watchPath: tokens.file.path } : {}) });
+    reloader = tokenReloader;
+    const { app, service, feeds } = createWiredApp(config, { log, keys, projector, logger, tokens: current, tokenReloads: () => tokenReloader.figures(), ...(tracer ? { tracer } : {}) });
     wired.service = service;
     // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
     const handle = app.callback();
@@ -115,12 +130,18 @@ export async function startServer(config: Config, { logger, announceToken = (gen
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, log: log.description, keys: keys.description }, 'listening');
+    const unsubscribe = reloadRequests?.subscribe((trigger) => void tokenReloader.reload(trigger));
     return {
       url,
       log,
       keys: openedKeys,
       projector,
+      reloadTokens: (trigger = 'reloadTokens') => tokenReloader.reload(trigger),
       close: async () => {
+        unsubscribe?.();
+        tokenReloader.close();
+        // Feeds never end by themselves: each is ended with a last line saying where to resume.
+        feeds.close();
         await closeServer(server, shutdownGraceMs);
         stopProbe();
         service.stop();
@@ -137,10 +158,17 @@ export async function startServer(config: Config, { logger, announceToken = (gen
       },
     };
   } catch (error) {
+    reloader?.close();
     await keys?.close();
     await log.close();
     throw error;
   }
+}
+
+/** How a reload reads the tokens: the file again, through the same parsing as the start; with REPORTS_TOKENS alone, that variable as parsed at start. */
+function tokenLoader(config: Config, { file }: TokenSource, logger: Logger) {
+  if (file === undefined) return () => Promise.resolve(createTokenSet(variableSpecs(config.tokens, 'REPORTS_TOKENS')));
+  return () => reloadTokens(config, file, { logger });
 }
 
 /**
@@ -149,8 +177,8 @@ export async function startServer(config: Config, { logger, announceToken = (gen
  */
 export function createWiredApp(
   config: Config,
-  { log, keys, projector, logger, tokenEntries, tracer }: { log: EventLog; keys: KeyStore; projector: Projector; logger: Logger; tokenEntries: readonly string[]; tracer?: Tracer },
-): { app: Koa; service: ReportService } {
+  { log, keys, projector, logger, tokens, tokenReloads, tracer }: { log: EventLog; keys: KeyStore; projector: Projector; logger: Logger; tokens: CurrentTokens; tokenReloads?: () => TokenReloadFigures; tracer?: Tracer },
+): { app: Koa; service: ReportService; feeds: FeedHub } {
   const metricsToken = config.metricsTokens.length > 0;
   const metrics = createMetrics({ log, keys, projector, health: projector.health, runtimeVersion: metricsToken });
   const service = new ReportService({
@@ -168,21 +196,33 @@ export function createWiredApp(
     ...(tracer ? { tracer } : {}),
   });
   metrics.observeService(service);
+  if (tokenReloads !== undefined) metrics.observeTokenReloads(tokenReloads);
   const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
+  const feeds = new FeedHub(config.feed.maxFeeds);
+  const feed = {
+    hub: feeds,
+    source: { log, cursor: () => projector.model.cursor, onApplied: (listener: CommitListener) => projector.onRecordsApplied(listener) },
+    keys,
+    kind: logKind(config),
+    limits: config.feed,
+    caughtUp: () => projector.isCaughtUp(),
+    logger,
+  };
   const app = createApp({
+    feed,
     logger,
     metrics,
     service,
     health: projector.health,
     log,
-    auth: bearerAuth(createTokenCheck(digestsOf(tokenEntries))),
-    ...(metricsToken ? { metricsAuth: bearerAuth(createTokenCheck(digestsOf(config.metricsTokens)), 'metrics') } : {}),
+    auth: bearerAuth(tokens),
+    ...(metricsToken ? { metricsAuth: bearerAuth({ current: createTokenSet(variableSpecs(config.metricsTokens, 'REPORTS_METRICS_TOKEN')) }, 'metrics') } : {}),
     limits,
     bodyLimitBytes: config.bodyLimitBytes,
     openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION, { metricsToken }),
     asyncApiDocument: createAsyncApiDocument(topicFacts(config), SERVICE_VERSION),
   });
-  return { app, service };
+  return { app, service, feeds };
 }
 
 /** Makes the data directory 0700 if group or others may use it, saying so (or that it could not). */

@@ -29,6 +29,7 @@ defaults('uses the documented defaults for an empty environment', () => {
   assert.is(config.writeTimeoutMs, 5000);
   assert.equal(config.http, { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5000, maxConnections: 1000 });
   assert.is(config.logLevel, 'info');
+  assert.equal(config.feed, { maxFeeds: 100, bufferBytes: 1024 ** 2, heartbeatMs: 15_000 });
 });
 defaults('treats empty and blank variables as unset', () => {
   assert.equal(loadConfig({ PORT: '', HOST: '  ', KAFKA_BROKERS: '', LOG_LEVEL: '' }), loadConfig({}));
@@ -53,6 +54,10 @@ parsed('reads PORT and HOST', () => {
 });
 parsed('reads REPORTS_TOKENS as a trimmed comma-separated list with sha256 entries', () => {
   assert.equal(loadConfig({ REPORTS_TOKENS: ` alpha , ${HASH},,beta~1 ` }).tokens, ['alpha', HASH, 'beta~1']);
+});
+parsed('reads the feed limits: REPORTS_MAX_FEEDS, REPORTS_FEED_BUFFER as a size, REPORTS_FEED_HEARTBEAT_MS', () => {
+  assert.equal(loadConfig({ REPORTS_MAX_FEEDS: '0', REPORTS_FEED_BUFFER: '64mb', REPORTS_FEED_HEARTBEAT_MS: '250' }).feed, { maxFeeds: 0, bufferBytes: 64 * 1024 ** 2, heartbeatMs: 250 });
+  assert.ok(Object.isFrozen(loadConfig({}).feed));
 });
 parsed('reads REPORTS_TOKENS_FILE and REPORTS_DATA_DIR', () => {
   const config = loadConfig({ REPORTS_TOKENS_FILE: '/etc/reports/tokens', REPORTS_DATA_DIR: '/var/lib/reports' });
@@ -104,6 +109,10 @@ const bad: readonly [string, Env, string][] = [
   ['REPORTS_HEADERS_TIMEOUT_MS longer than REPORTS_REQUEST_TIMEOUT_MS', { REPORTS_HEADERS_TIMEOUT_MS: '20000', REPORTS_REQUEST_TIMEOUT_MS: '10000' }, 'REPORTS_HEADERS_TIMEOUT_MS'],
   ['REPORTS_MAX_CONNECTIONS of zero', { REPORTS_MAX_CONNECTIONS: '0' }, 'REPORTS_MAX_CONNECTIONS'],
   ['unknown LOG_LEVEL', { LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+  ['REPORTS_MAX_FEEDS that is negative', { REPORTS_MAX_FEEDS: '-1' }, 'REPORTS_MAX_FEEDS'],
+  ['REPORTS_FEED_BUFFER above 64mb', { REPORTS_FEED_BUFFER: '65mb' }, 'REPORTS_FEED_BUFFER'],
+  ['REPORTS_FEED_BUFFER below 1kb', { REPORTS_FEED_BUFFER: '100' }, 'REPORTS_FEED_BUFFER'],
+  ['REPORTS_FEED_HEARTBEAT_MS below 10', { REPORTS_FEED_HEARTBEAT_MS: '5' }, 'REPORTS_FEED_HEARTBEAT_MS'],
   ['KAFKA_BROKERS without host:port', { KAFKA_BROKERS: 'nohostport' }, 'KAFKA_BROKERS'],
   ['KAFKA_BROKERS with one bad entry', { KAFKA_BROKERS: 'a:9092,b' }, 'KAFKA_BROKERS'],
   ['KAFKA_SASL_MECHANISM without a username', { KAFKA_BROKERS: 'a:9092', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_PASSWORD: 'p' }, 'KAFKA_SASL_USERNAME'],
@@ -127,6 +136,7 @@ const numeric: Readonly<Record<string, string>> = {
   PORT: '8081', REPORTS_BODY_LIMIT: '64kb', REPORTS_NAME_MAX_CHARS: '10', REPORTS_TAG_MAX_CHARS: '10', REPORTS_WRITE_TIMEOUT_MS: '100',
   REPORTS_HEADERS_TIMEOUT_MS: '1000', REPORTS_REQUEST_TIMEOUT_MS: '20000', REPORTS_KEEP_ALIVE_TIMEOUT_MS: '1000', REPORTS_MAX_CONNECTIONS: '5',
   REPORTS_SNAPSHOT_EVERY: '5', REPORTS_PROJECTION_STALL_MS: '1000', REPORTS_MAX_PENDING_APPENDS: '5', REPORTS_TOPIC_PARTITIONS: '3', REPORTS_TOPIC_REPLICATION_FACTOR: '1',
+  REPORTS_MAX_FEEDS: '3', REPORTS_FEED_BUFFER: '2mb', REPORTS_FEED_HEARTBEAT_MS: '500',
 };
 const withBrokers = (env: Env): Env => ({ KAFKA_BROKERS: 'a:9092', ...env });
 

@@ -2,7 +2,7 @@
 // src/backup/take-backup.ts). On Kafka the topic itself is the backup (docs/operations.md: Backups).
 import { loadConfig } from '../config.js';
 import { takeBackup } from '../backup/take-backup.js';
-import { formatCursor } from './positions.js';
+import { formatCursor } from '../log/positions.js';
 import { toolLogger } from './tool-log.js';
 import { UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 

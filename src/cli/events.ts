@@ -1,13 +1,10 @@
 // `reports events [--from POS] [--follow] [--type TYPE]`: the log as NDJSON, one CloudEvent a
 // line with its position; with --follow it keeps streaming until interrupted. A sealed create
 // prints opened with its key (what the client stored), or without its content, marked erased.
-import { decodeEvent } from '../../projections/codec.js';
-import type { PlainReportCreatedData, ReportCreated } from '../../projections/events.js';
 import { loadConfig } from '../config.js';
-import type { LogRecord } from '../log/event-log.js';
-import { contentKeyId, openCreate, type OpenedCreate } from '../keys/open-create.js';
-import { eventKeys, type EventKeys } from './event-keys.js';
-import { formatPosition, logKind, parseCursor, type LogKind } from './positions.js';
+import { eventKeys } from './event-keys.js';
+import { shownLine } from '../feed/shown-line.js';
+import { logKind, parseCursor } from '../log/positions.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 import { followRecords, readRecords } from '../log/record-batches.js';
@@ -30,37 +27,6 @@ export const eventsCommand = {
   options: { from: { type: 'string' }, follow: { type: 'boolean' }, type: { type: 'string' } },
 } satisfies CommandSpec;
 
-/** A create as printed: its content in the clear, or without the box no key opens. */
-type PrintedCreate = Omit<ReportCreated, 'data'> & { readonly data: PlainReportCreatedData | { readonly id: string; readonly sealed: { readonly key: string }; readonly idempotencyKey?: string } };
-
-/** What a line says of a create's content beside the event, and the event as printed. */
-function printedCreate(event: ReportCreated, opened: OpenedCreate): { mark: Record<string, string | boolean>; event: PrintedCreate } {
-  const { idempotencyKey } = event.data;
-  const keyed = idempotencyKey === undefined ? {} : { idempotencyKey };
-  switch (opened.kind) {
-    case 'plain':
-      return { mark: {}, event };
-    case 'opened':
-      return { mark: { opened: opened.keyId }, event: { ...event, data: { id: event.data.id, ...opened.content, ...keyed } } };
-    case 'erased':
-    case 'unopenable':
-      // The box is left out: nothing can open it. What else the log holds in the clear is printed as it is.
-      return { mark: { [opened.kind]: true }, event: { ...event, data: { id: event.data.id, sealed: { key: opened.keyId }, ...keyed } } };
-  }
-}
-
-async function line(record: LogRecord, kind: LogKind, keys: EventKeys): Promise<{ text: string; type: string | undefined }> {
-  const position = formatPosition(record.position, kind);
-  const time = new Date(record.timestampMs).toISOString();
-  const decoded = decodeEvent(record.value);
-  if (!decoded.ok) return { text: JSON.stringify({ position, time, invalid: decoded.reason }), type: undefined };
-  const { event } = decoded;
-  const keyId = event.type === 'ReportCreated' ? contentKeyId(event) : undefined;
-  if (event.type !== 'ReportCreated' || keyId === undefined) return { text: JSON.stringify({ position, time, event }), type: event.type };
-  const printed = printedCreate(event, openCreate(event, await keys.keyFor(record.position, keyId)));
-  return { text: JSON.stringify({ position, time, ...printed.mark, event: printed.event }), type: event.type };
-}
-
 /** Writes and waits when the pipe is full, so a slow reader (e.g. `| less`) is not buffered in memory. */
 function write(io: CliIo, text: string): Promise<void> | undefined {
   if (io.stdout.write(`${text}\n`)) return undefined;
@@ -81,7 +47,7 @@ export async function runEvents(parsed: ParsedCommand, io: CliIo): Promise<numbe
       const keys = await eventKeys(log, toolKeys, io.signal);
       const records = parsed.values['follow'] === true ? followRecords(log, from, { signal: io.signal }) : readRecords(log, from, { signal: io.signal });
       for await (const record of records) {
-        const { text, type: recordType } = await line(record, logKind(config), keys);
+        const { text, type: recordType } = await shownLine(record, logKind(config), (position, id) => keys.keyFor(position, id));
         if (type !== undefined && recordType !== type) continue;
         await write(io, text);
       }

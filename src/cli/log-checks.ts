@@ -8,7 +8,7 @@ import { cursorTotal, type EventLog, type LogPosition } from '../log/event-log.j
 import { FILE_MAGIC } from '../log/file/frames.js';
 import { checkMagic, scanFrames } from '../log/file/recovery.js';
 import { applyRecord, createReadModel, type ReadModel } from '../read-model/read-model.js';
-import { formatPosition, type LogKind } from './positions.js';
+import { formatPosition, type LogKind } from '../log/positions.js';
 import { startProgress } from './progress.js';
 import type { CliIo } from './usage.js';
 import { hasKeyedHeads } from '../log/capabilities.js';

@@ -4,7 +4,7 @@
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config.js';
-import { processStopSignal } from '../process-signals.js';
+import { processReloadSignal, processStopSignal } from '../process-signals.js';
 import { helpText, parseCommand, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 type Run = (parsed: ParsedCommand, io: CliIo) => number | Promise<number>;
@@ -80,13 +80,15 @@ function isEntryPoint(): boolean {
 
 if (isEntryPoint()) {
   const signal = processStopSignal();
+  // SIGHUP reloads the server's tokens; every other command ends on it, as a tool does.
+  const reload = process.argv[2] === 'serve' ? processReloadSignal() : undefined;
   // `reports events | head`: the reader went away. Exit as a tool killed by SIGPIPE does (128 + 13),
   // without Node's stack trace for an unhandled 'error' event.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code !== 'EPIPE') throw error;
     process.exit(141);
   });
-  runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, signal }).then(
+  runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, signal, ...(reload ? { reload } : {}) }).then(
     (code) => process.exit(code),
     (error: unknown) => {
       process.stderr.write(`reports: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);

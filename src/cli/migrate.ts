@@ -13,7 +13,7 @@ import { openFileLogReader } from '../log/file/file-log-reader.js';
 import { copyLog, type MigrationSource } from '../migrate/copy-log.js';
 import type { MigrationTarget } from '../migrate/target-writer.js';
 import { cursorTotal } from '../log/event-log.js';
-import { formatPosition, type LogKind } from './positions.js';
+import { formatPosition, type LogKind } from '../log/positions.js';
 import { startProgress } from './progress.js';
 import { toolLogger } from './tool-log.js';
 import { UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';

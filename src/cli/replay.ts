@@ -4,7 +4,7 @@ import { loadConfig } from '../config.js';
 import { createReadModel } from '../read-model/read-model.js';
 import { defaultFoldThreads } from '../read-model/sharded-fold.js';
 import { foldLog, stateDigest } from '../projection/fold-log.js';
-import { formatCursor, logKind, parseCursor } from './positions.js';
+import { formatCursor, logKind, parseCursor } from '../log/positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';

@@ -3,7 +3,7 @@
 // runs on it (see src/backup/restore-backup.ts).
 import { loadConfig } from '../config.js';
 import { restoreBackup, type Restored } from '../backup/restore-backup.js';
-import { formatCursor } from './positions.js';
+import { formatCursor } from '../log/positions.js';
 import { checkDataDirUser } from '../start-checks.js';
 import { toolLogger } from './tool-log.js';
 import { UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { settleWithin } from '../log/settle-within.js';
 import type { RunningServer } from '../server.js';
 import { checkStartSettings } from '../start-checks.js';
-import { formatCursor, logKind } from './positions.js';
+import { formatCursor, logKind } from '../log/positions.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 export const serveCommand = {
@@ -15,6 +15,7 @@ export const serveCommand = {
     'REPORTS_DATA_DIR, KAFKA_BROKERS, ...); the flags override their variables.',
     'SIGTERM or SIGINT stops accepting, finishes requests in flight, flushes and releases the log, exits 0;',
     'during the start it stops the start; a second one exits at once. A bad setting exits 2 naming the variable.',
+    'SIGHUP (and a change of the tokens file) reloads the tokens; a file that does not parse keeps those in use.',
   ].join('\n'),
   options: { host: { type: 'string' }, port: { type: 'string' }, 'data-dir': { type: 'string' } },
 } satisfies CommandSpec;
@@ -115,10 +116,10 @@ function unlessStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T | ty
  * moment of the start, also while it waits on something that may never answer (a broker away).
  */
 async function startUnlessStopped(config: Config, logger: Logger, io: CliIo, onFatal: (error: Error) => void): Promise<RunningServer | undefined> {
-  const [{ startServer }, { tokenNotice }] = await Promise.all([import('../server.js'), import('../tokens.js')]);
+  const [{ startServer }, { tokenNotice }] = await Promise.all([import('../server.js'), import('../tokens/sources.js')]);
   if (io.signal.aborted) return undefined;
   // On stderr, not among the JSON lines of stdout that a log collector takes (tokens are never logged).
-  const starting = startServer(config, { logger, announceToken: (generated) => io.stderr.write(tokenNotice(generated, { terminal: io.stderr.isTTY === true })), onFatal });
+  const starting = startServer(config, { logger, announceToken: (generated) => io.stderr.write(tokenNotice(generated, { terminal: io.stderr.isTTY === true })), onFatal, ...(io.reload ? { reloadRequests: io.reload } : {}) });
   const first = await unlessStopped(starting, io.signal);
   if (first !== STOPPED) return first;
   logger.info('stopping: a signal arrived during the start');

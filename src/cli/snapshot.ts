@@ -7,7 +7,7 @@ import { cursorTotal } from '../log/event-log.js';
 import { defaultFoldThreads } from '../read-model/sharded-fold.js';
 import { readAnchors } from '../snapshot/snapshot-anchor.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
-import { formatCursor, logKind } from './positions.js';
+import { formatCursor, logKind } from '../log/positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
 import type { CliIo, CommandSpec, ParsedCommand } from './usage.js';

@@ -1,6 +1,7 @@
 // Argument parsing for every subcommand: node:util parseArgs (strict), with --help, and one
 // error type that main.ts turns into exit code 2 plus a usage line.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ReloadRequests } from '../process-signals.js';
 
 export class UsageError extends Error {
   constructor(message: string, readonly usage: string) {
@@ -16,6 +17,8 @@ export interface CliIo {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Aborts on SIGINT/SIGTERM, so long commands (`--follow`) end cleanly. */
   readonly signal: AbortSignal;
+  /** Requests to reload the tokens (SIGHUP), for `reports serve`. */
+  readonly reload?: ReloadRequests;
 }
 
 type OptionSpecs = NonNullable<ParseArgsConfig['options']>;

@@ -30,7 +30,8 @@ export function createApp(deps: AppDeps): Koa {
       const route = ctx._matchedRoute === undefined ? 'unmatched' : String(ctx._matchedRoute);
       const { method, status } = ctx;
       metrics.observeRequest({ method, route, status }, durationMs / 1000);
-      logger.info({ method, route, status, durationMs: Math.round(durationMs * 1000) / 1000 }, 'request');
+      // tokenName: who asked (a named token's name; pino leaves it out when undefined). Never the token.
+      logger.info({ method, route, status, durationMs: Math.round(durationMs * 1000) / 1000, tokenName: ctx.state.tokenName }, 'request');
     }
   });
   const router = createRouter(deps);

@@ -39,6 +39,12 @@ const TRACING = [
   'parent (or a link) of the span in which it processes the event. Events without them are equally valid.',
 ].join(' ');
 
+const AUTH = [
+  'An event written by a request says who wrote it, as the CloudEvents authcontext extension attributes `authtype`',
+  '(`api_key`: a bearer token) and `authid` (the token\'s name in the service\'s tokens file; absent for an unnamed token).',
+  'Never the token itself. They are informational (nothing checks or seals them) and optional: events without them are equally valid.',
+].join(' ');
+
 const ref = (path: string) => ({ $ref: `#/${path}` });
 
 const EXAMPLE_ENVELOPE = { specversion: '1.0', source: 'urn:report-store', time: '2026-11-22T08:08:12.083Z', datacontenttype: 'application/json' } as const;
@@ -58,6 +64,9 @@ const EXAMPLES: Record<ReportEvent['type'], ReportEvent> = {
     id: '1d7e9b40-2c6f-4a8d-b3e1-5a0c9f4e6b21',
     type: 'ReportDeleted',
     subject: '9007199254740993',
+    expectedversion: 1,
+    authtype: 'api_key',
+    authid: 'cleanup-job',
     data: { id: '9007199254740993' },
   },
 };
@@ -99,7 +108,7 @@ export function createAsyncApiDocument({ topic, keyTopic = `${topic}.keys` }: To
         'a CloudEvents 1.0 envelope in structured mode. The message key is the report id as a canonical decimal string.',
         'Ids are decimal strings everywhere because JSON numbers cannot hold every int64 exactly.',
         `\n\n${SEALED} The keys are on the compacted topic \`${keyTopic}\`, for trusted consumers only. ${OPENING}`,
-        `\n\n${FOLD}\n\n${TRACING}`,
+        `\n\n${FOLD}\n\n${TRACING}\n\n${AUTH}`,
       ].join(' '),
       license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
       contact: { ...SERVICE_CONTACT },

@@ -1,56 +1,47 @@
-// Bearer token check (RFC 6750). Tokens are held as SHA-256 digests and compared in constant time,
-// so neither the configured secrets nor their timing leak.
-import { createHash, timingSafeEqual } from 'node:crypto';
+// Bearer token check (RFC 6750) with scopes: `auth(ctx, 'read')` / `auth(ctx, 'write')` is the
+// first thing a route does, so a request without a valid token (401) or outside its token's scopes
+// (403) learns nothing about its body or the store, and no body is read for it.
 import type { Context } from 'koa';
-import { UnauthorizedError } from '../errors.js';
+import { ForbiddenError, UnauthorizedError } from '../errors.js';
+import type { Scope } from '../tokens/scopes.js';
+import type { CurrentTokens, TokenGrant } from '../tokens/token-set.js';
 
-export function tokenDigest(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+export { READ, SCOPES, WRITE, type Scope } from '../tokens/scopes.js';
+
+declare module 'koa' {
+  interface DefaultState {
+    /** The name of the request's token (the access log line says who), once it is authorised. */
+    tokenName?: string;
+  }
 }
 
-/** Digests of configured entries: plain tokens are hashed, `sha256:<hex>` entries are taken as they are. */
-export function digestsOf(entries: readonly string[]): Buffer[] {
-  return entries.map((entry) => (entry.startsWith('sha256:') ? Buffer.from(entry.slice(7), 'hex') : tokenDigest(entry)));
-}
-
-export interface TokenCheckOptions {
-  /** How a presented token is hashed (tests count the calls). */
-  readonly digest?: (token: string) => Buffer;
-}
+/** What `auth` reads and writes of a request. */
+export type AuthorizedContext = Pick<Context, 'get' | 'state'>;
 
 /**
- * Checks a presented token against the configured digests. A token that matched is remembered,
- * so a client's token is hashed once rather than on every request. Only matching tokens are kept,
- * and a token is the only string with its digest, so the set never holds more entries than there
- * are configured tokens, whatever clients send. An unknown token is hashed and compared with every
- * digest each time; looking it up first compares it only with tokens of the same string hash.
+ * Throws UnauthorizedError (401) unless the request carries a valid bearer token, then
+ * ForbiddenError (403) unless the token has `scope`; returns the token's grant (its authcontext
+ * goes into the event the request writes). Sets `ctx.state.tokenName` for the access log.
  */
-export function createTokenCheck(digests: readonly Buffer[], { digest: digestOf = tokenDigest }: TokenCheckOptions = {}): (token: string) => boolean {
-  const verified = new Set<string>();
-  return (token) => {
-    if (verified.has(token)) return true;
-    const presented = digestOf(token);
-    let match = false;
-    // No early exit: every digest is compared whatever the result.
-    for (const digest of digests) match = timingSafeEqual(presented, digest) || match;
-    if (match && verified.size < digests.length) verified.add(token);
-    return match;
-  };
-}
+export type Authorize = (ctx: AuthorizedContext, scope: Scope) => TokenGrant;
 
-/** Throws UnauthorizedError unless the request carries a valid bearer token. */
-export type Authenticate = (ctx: Pick<Context, 'get'>) => void;
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 /**
  * A plain check rather than a middleware: the routes call it first, so it costs no step of its own.
+ * It reads `tokens.current` on every request, so a reload's new set applies from the next one.
  * `realm` tells the two sets of tokens apart in the challenge: `reports` (the API), `metrics`.
  */
-export function bearerAuth(isValid: (token: string) => boolean, realm = 'reports'): Authenticate {
-  return (ctx) => {
+export function bearerAuth(tokens: CurrentTokens, realm = 'reports'): Authorize {
+  return (ctx, scope) => {
     const header = ctx.get('Authorization');
     if (header === '') throw new UnauthorizedError('the Authorization header is missing; send "Authorization: Bearer <token>"', false, realm);
-    const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
+    const match = BEARER.exec(header);
     if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>"', false, realm);
-    if (!isValid(match[1] as string)) throw new UnauthorizedError('the bearer token in the Authorization header is not valid', true, realm);
+    const grant = tokens.current.grantFor(match[1] as string);
+    if (grant === undefined) throw new UnauthorizedError('the bearer token in the Authorization header is not valid', true, realm);
+    if (grant.name !== undefined) ctx.state.tokenName = grant.name;
+    if (!grant.scopes.has(scope)) throw new ForbiddenError(`the token "${grant.name ?? ''}" does not have the scope ${scope}, which this request needs (it has ${[...grant.scopes].join(', ')})`, scope, realm);
+    return grant;
   };
 }

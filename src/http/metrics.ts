@@ -5,6 +5,7 @@ import { cursorLag, cursorTotal, type EventLog } from '../log/event-log.js';
 import type { Projector } from '../projection/projector.js';
 import type { ProjectionHealth } from '../projection/health.js';
 import type { KeyStore } from '../keys/key-store.js';
+import type { TokenReloadFigures } from '../tokens/token-reloader.js';
 
 export interface Metrics {
   readonly registry: Registry;
@@ -18,6 +19,8 @@ export interface Metrics {
   observeHeadRead(): void;
   /** The erasure figures the command service keeps (keys whose destruction is tried again, content that could not be opened). */
   observeService(service: ErasureFigures): void;
+  /** The reloads of the tokens (SIGHUP, a change of the tokens file). */
+  observeTokenReloads(reloads: () => TokenReloadFigures): void;
 }
 
 /** What the command service tells of erasure. */
@@ -197,9 +200,37 @@ export function createMetrics({ log, keys, projector, health, runtimeVersion = f
       this.inc(erasure?.contentUnopened() ?? 0);
     },
   });
+  let tokenReloads: () => TokenReloadFigures = () => ({ reloads: 0, failures: 0, lastSucceeded: true });
+  new Counter({
+    name: 'reports_token_reloads_total',
+    help: 'Reloads of the tokens since start (SIGHUP, a change of the tokens file), failed ones included',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(tokenReloads().reloads);
+    },
+  });
+  new Counter({
+    name: 'reports_token_reload_failures_total',
+    help: 'Reloads of the tokens that kept the tokens in use because the file could not be read or parsed (the log says why)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(tokenReloads().failures);
+    },
+  });
+  new Gauge({
+    name: 'reports_token_reload_last_succeeded',
+    help: '0 while the last reload of the tokens failed (the file on disk is not the set in use), else 1',
+    registers: [registry],
+    collect() {
+      this.set(tokenReloads().lastSucceeded ? 1 : 0);
+    },
+  });
   return {
     registry,
     observeService: (service) => void (erasure = service),
+    observeTokenReloads: (reloads) => void (tokenReloads = reloads),
     observeDecidedAgain: () => decidedAgain.inc(),
     observeHeadRead: () => headReads.inc(),
     observeRequest({ method, route, status }, durationSeconds) {

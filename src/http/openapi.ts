@@ -1,5 +1,6 @@
 // The OpenAPI 3.1 document, generated from the TypeBox schemas that validate requests.
 import { IDEMPOTENCY_KEY_MAX_CHARS } from './idempotency-key.js';
+import { ENTITY_TAGS_PATTERN, REPORT_CACHE_CONTROL } from './etag.js';
 import { ErrorBody, StatusBody, newReportSchema, ReportIdParam, reportSchema, type FieldLimits } from './schemas.js';
 import { SERVICE_CONTACT } from '../version.js';
 
@@ -30,6 +31,12 @@ function errorResponse(description: string, headers?: Record<string, Json>): Jso
 const unauthorized = errorResponse('Missing, malformed or unknown bearer token', {
   'WWW-Authenticate': header('Bearer realm="reports", with error="invalid_token" when a token was given (RFC 6750)'),
 });
+const forbiddenText = (scope: string) => `The token is valid but does not have the scope ${scope} (a named token of the tokens file limited to other scopes)`;
+const insufficientScope = (scope: string) => header(`Bearer realm="reports", error="insufficient_scope", scope="${scope}" (RFC 6750)`);
+/** 403: a valid token without the scope the operation needs (RFC 6750 insufficient_scope). */
+function forbidden(scope: string): Json {
+  return errorResponse(forbiddenText(scope), { 'WWW-Authenticate': insufficientScope(scope) });
+}
 const unavailable = errorResponse('The event log is unreachable or did not confirm the write in time; a retry of the same request is safe', {
   'Retry-After': header('Seconds to wait before retrying'),
 });
@@ -45,6 +52,36 @@ const idempotencyKey: Json = {
 };
 const methodNotAllowed = errorResponse('Known path, wrong method', { Allow: header('The methods this path accepts') });
 
+const etagHeader: Json = {
+  description: 'The version of the report, a strong ETag: a quoted decimal ("1" once created; every write to the id counts, so "3" after a delete and a create again)',
+  schema: { type: 'string', pattern: '^"[1-9][0-9]*"$' },
+};
+const cacheControl: Json = { description: 'Kept by the client only, and checked with If-None-Match before each use', schema: { type: 'string', const: REPORT_CACHE_CONTROL } };
+// `format` names what the pattern checks, so that tools (the schemathesis run of the tests) can make valid values.
+const conditionSchema: Json = { type: 'string', format: 'entity-tags', pattern: ENTITY_TAGS_PATTERN };
+const ifMatch: Json = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description:
+    'Carry the request out only if the report is at one of these versions (its ETag; compared strongly), or exists at all (`*`); otherwise 412 and nothing is done. ' +
+    'A DELETE of a report that does not exist is 404 whatever it says. A malformed value is 400.',
+  schema: conditionSchema,
+};
+const ifNoneMatch: Json = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description:
+    'Carry the request out only if the report is at none of these versions (compared weakly), or does not exist (`*`): otherwise 304 to a GET or HEAD, 412 to a write. ' +
+    'A malformed value is 400.',
+  schema: conditionSchema,
+};
+const preconditionFailed = errorResponse('If-Match names no current version of the report, or If-None-Match names its current one (or is `*` and it exists); nothing was done');
+const reportIdParam = (what: string): Json => ({ name: 'id', in: 'path', required: true, description: `The id of the report to ${what}`, schema: toJsonSchema(ReportIdParam) });
+const unopened = errorResponse("The report exists, but its content cannot be opened: its key is missing from the key store (an event of another producer, or a lost key; `reports verify` lists them)");
+const notModified: Json = { description: 'If-None-Match names the current version: the client\'s copy is current (no body)', headers: { ETag: etagHeader, 'Cache-Control': cacheControl } };
+
 export interface OpenApiOptions {
   /** Whether /metrics asks for a token of its own (REPORTS_METRICS_TOKEN). */
   readonly metricsToken?: boolean;
@@ -56,14 +93,14 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
     info: {
       title: 'Report Store',
       version,
-      description: 'Create and delete reports. Event-sourced: every change is an event on an append-only log.',
+      description: 'Create, read and delete reports. Event-sourced: every change is an event on an append-only log.',
       license: { name: 'MIT', identifier: 'MIT' },
       contact: { ...SERVICE_CONTACT },
     },
     // Relative: the API is where this document was fetched from, whatever HOST and PORT (or a proxy
     // in front) made that address. `reports schema openapi` prints the same document.
     servers: [{ url: '/', description: 'The address this document was fetched from' }],
-    tags: [{ name: 'reports', description: 'Reports in the store' }, { name: 'operations', description: 'Health, readiness, metrics, this document and the AsyncAPI document of the events' }],
+    tags: [{ name: 'reports', description: 'Reports in the store' }, { name: 'events', description: 'The event log as a feed' }, { name: 'operations', description: 'Health, readiness, metrics, this document and the AsyncAPI document of the events' }],
     security: [{ bearerAuth: [] }],
     paths: {
       '/reports': {
@@ -71,15 +108,17 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
           operationId: 'createReport',
           tags: ['reports'],
           summary: 'Create a report',
-          description: 'Creates a report. Retrying with the same id, name and tag returns the existing report and writes nothing.',
-          parameters: [idempotencyKey],
+          description: 'Creates a report. Retrying with the same id, name and tag returns the existing report and writes nothing. Needs a token with the scope write.',
+          parameters: [idempotencyKey, ifMatch, ifNoneMatch],
           requestBody: { required: true, content: jsonContent(ref('NewReport')) },
           responses: {
             '200': { description: 'The report, read back from the projected state', content: jsonContent(ref('Report')) },
             '400': errorResponse('Body is not valid JSON or does not match NewReport'),
             '401': unauthorized,
+            '403': forbidden('write'),
             '405': methodNotAllowed,
             '409': errorResponse('A report with this id exists with a different name or tag'),
+            '412': preconditionFailed,
             '413': errorResponse('Body larger than the configured limit'),
             '415': errorResponse('Content-Type is not application/json'),
             '422': keyReused,
@@ -88,23 +127,66 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
         },
       },
       '/reports/{id}': {
+        get: {
+          operationId: 'getReport',
+          tags: ['reports'],
+          summary: 'Read a report',
+          description:
+            'The report as the projected state holds it, caught up with every write made before the request on any instance, with its version as ETag. ' +
+            'With If-None-Match naming that version: 304 without a body. Needs a token with the scope read.',
+          parameters: [reportIdParam('read'), ifNoneMatch, ifMatch],
+          responses: {
+            '200': { description: 'The report', headers: { ETag: etagHeader, 'Cache-Control': cacheControl }, content: jsonContent(ref('Report')) },
+            '304': notModified,
+            '400': errorResponse('The id is not a decimal int64, or If-Match or If-None-Match is malformed'),
+            '401': unauthorized,
+            '403': forbidden('read'),
+            '404': errorResponse('No such report (never created, or deleted)'),
+            '405': methodNotAllowed,
+            '412': preconditionFailed,
+            '500': unopened,
+            '503': unavailable,
+          },
+        },
+        head: {
+          operationId: 'headReport',
+          tags: ['reports'],
+          summary: 'The headers of a report read',
+          description: 'As GET, with the same status and headers (ETag, Content-Type, Content-Length) and no body. Needs a token with the scope read.',
+          parameters: [reportIdParam('read'), ifNoneMatch, ifMatch],
+          responses: {
+            '200': { description: 'The report exists', headers: { ETag: etagHeader, 'Cache-Control': cacheControl } },
+            '304': notModified,
+            '400': { description: 'The id is not a decimal int64, or If-Match or If-None-Match is malformed' },
+            '401': { description: 'Missing, malformed or unknown bearer token', headers: { 'WWW-Authenticate': header('Bearer realm="reports" (RFC 6750)') } },
+            '403': { description: forbiddenText('read'), headers: { 'WWW-Authenticate': insufficientScope('read') } },
+            '404': { description: 'No such report' },
+            '405': { description: 'Known path, wrong method', headers: { Allow: header('The methods this path accepts') } },
+            '412': { description: 'A precondition does not hold' },
+            '500': { description: 'The content of the report cannot be opened' },
+            '503': { description: 'Not caught up in time; retry', headers: { 'Retry-After': header('Seconds to wait before retrying') } },
+          },
+        },
         delete: {
           operationId: 'deleteReport',
           tags: ['reports'],
           summary: 'Delete a report',
-          description: 'Deletes a single report by id. The id may be created again afterwards.',
-          parameters: [{ name: 'id', in: 'path', required: true, description: 'The id of the report to delete', schema: toJsonSchema(ReportIdParam) }, idempotencyKey],
+          description: 'Deletes a single report by id. The id may be created again afterwards. Needs a token with the scope write.',
+          parameters: [reportIdParam('delete'), idempotencyKey, ifMatch, ifNoneMatch],
           responses: {
             '204': { description: 'Deleted' },
-            '400': errorResponse('The id is not a decimal int64'),
+            '400': errorResponse('The id is not a decimal int64, or If-Match or If-None-Match is malformed'),
             '401': unauthorized,
+            '403': forbidden('write'),
             '404': errorResponse('No such report (never created, or already deleted)'),
             '405': methodNotAllowed,
+            '412': preconditionFailed,
             '422': keyReused,
             '503': unavailable,
           },
         },
       },
+      '/events': { get: eventsOperation() },
       '/openapi.json': operationsGet('getOpenApi', 'This document', 'The OpenAPI 3.1 document of this interface, generated at start from the schemas that validate requests, with the configured limits.', {
         description: 'OpenAPI 3.1 document',
         content: { 'application/json': { schema: { type: 'object' } } },
@@ -125,7 +207,11 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
     },
     components: {
       securitySchemes: {
-        bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>' },
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'Authorization: Bearer <token>. A token has the scopes read (GET of reports, the event feed) and write (POST, DELETE), or fewer when its line in the tokens file names them; the description of an operation names the scope it needs, and its 403 answers a token without it.',
+        },
         ...(metricsToken ? { metricsAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <a token of REPORTS_METRICS_TOKEN>' } } : {}),
       },
       schemas: {
@@ -134,6 +220,62 @@ export function createOpenApiDocument(limits: FieldLimits, version: string, { me
         Error: toJsonSchema(ErrorBody),
         Status: toJsonSchema(StatusBody),
       },
+    },
+  };
+}
+
+const FEED_LINE_DESCRIPTION =
+  'One event a line: `{"position": "N" ("P:O" on Kafka), "time": "<ISO 8601>", "event": <the CloudEvent in structured mode, as on the topic>}`. ' +
+  'Sealed content is never sent: a live report\'s ReportCreated comes opened (`"opened": "<key id>"`, data with name and tag), any other ' +
+  '(deleted, void) without its box, marked `"erased": true` (data `{id, sealed: {key}}`; `"unopenable": true` when its key does not open it). ' +
+  'A record that is not a valid event: `{"position", "time", "invalid": "<reason>"}`. An empty line is a heartbeat. The server ends a feed ' +
+  '(a client that reads too slowly, a shutdown) with `{"end": "<why>", "after": "<where to resume>"|null}`.';
+
+/** GET /events: the log as a feed. Streams until the client goes away, so schemathesis leaves it out (test/http/schemathesis.toml). */
+function eventsOperation(): Record<string, Json> {
+  return {
+    operationId: 'followEvents',
+    tags: ['events'],
+    summary: 'Follow the event log',
+    description:
+      'The events from a position on, then every new one as it is applied, until the client goes away: NDJSON by default, server-sent events ' +
+      'when the Accept header asks for text/event-stream. Works the same on the file log and on Kafka, from any instance. A heartbeat ' +
+      '(REPORTS_FEED_HEARTBEAT_MS) keeps a quiet feed open through proxies. Each feed has a bounded buffer (REPORTS_FEED_BUFFER): a client ' +
+      'that reads too slowly is cut off with a last line saying where to resume. At most REPORTS_MAX_FEEDS feeds at once. Needs the scope read.',
+    parameters: [
+      {
+        name: 'after',
+        in: 'query',
+        required: false,
+        description: 'Start after this position, as the feed and `reports events` print it: `N` on the file log, `P:O[,P:O...]` on Kafka (each partition after its offset; a partition not named from its start). A position beyond the head waits for it. Absent: from the start of the log.',
+        schema: { type: 'string', pattern: '^(\\d+|\\d+:\\d+(,\\d+:\\d+)*)$' },
+      },
+      {
+        name: 'Last-Event-ID',
+        in: 'header',
+        required: false,
+        description: 'As `after`, and taking its place: an EventSource reconnecting sends the `id:` of the last event it got.',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': {
+        description: 'The feed, streamed until the client goes away or the server ends it',
+        content: {
+          'application/x-ndjson': { schema: { type: 'string', description: FEED_LINE_DESCRIPTION } },
+          'text/event-stream': {
+            schema: {
+              type: 'string',
+              description: 'Each event `id: <the position to resume after it>` and `data: <the line as in NDJSON>`; a heartbeat is the comment `: heartbeat`; the last line of a feed the server ends is an `event: end` with that line as its data.',
+            },
+          },
+        },
+      },
+      '400': errorResponse('`after` or `Last-Event-ID` is not a position'),
+      '401': unauthorized,
+      '403': forbidden('read'),
+      '405': methodNotAllowed,
+      '503': errorResponse('REPORTS_MAX_FEEDS feeds are open, the read model is still catching up at start, or the server is shutting down', { 'Retry-After': header('Seconds to wait before retrying') }),
     },
   };
 }

@@ -4,28 +4,34 @@ import type { Middleware } from 'koa';
 import { MethodNotAllowedError, UnavailableError } from '../errors.js';
 import type { EventLog } from '../log/event-log.js';
 import type { ProjectionHealth } from '../projection/health.js';
+import type { StoredReport } from '../../projections/reports.js';
 import type { ReportService } from '../reports/service.js';
 import { parseTraceContext } from '../reports/tracing.js';
 import { parseIdempotencyKey } from './idempotency-key.js';
-import type { Authenticate } from './auth.js';
+import { parsePreconditions, REPORT_CACHE_CONTROL, reportEtag } from './etag.js';
+import { READ, WRITE, type Authorize } from './auth.js';
 import { jsonReader } from './json-request.js';
 import type { Metrics } from './metrics.js';
 import { createNewReportParser, parseReportId } from './new-report.js';
 import type { FieldLimits } from './schemas.js';
+import { eventsRoute, type EventsRouteDeps } from './events-route.js';
 
 export interface RouteDeps {
   readonly service: ReportService;
   readonly log: EventLog;
   readonly metrics: Metrics;
-  readonly auth: Authenticate;
+  /** The token and scope check every route of the API calls first (`auth(ctx, 'read')`, `auth(ctx, 'write')`). */
+  readonly auth: Authorize;
   /** The token check of /metrics, when REPORTS_METRICS_TOKEN is set. */
-  readonly metricsAuth?: Authenticate;
+  readonly metricsAuth?: Authorize;
   readonly limits: FieldLimits;
   readonly bodyLimitBytes: number;
   readonly openApiDocument: unknown;
   readonly asyncApiDocument: unknown;
   /** Whether the projection has caught up and keeps up (/readyz). */
   readonly health: ProjectionHealth;
+  /** GET /events. */
+  readonly feed: EventsRouteDeps;
 }
 
 function onlyAllow(methods: readonly string[]): Middleware {
@@ -34,7 +40,7 @@ function onlyAllow(methods: readonly string[]): Middleware {
   };
 }
 
-export function createRouter({ service, log, metrics, auth, metricsAuth, limits, bodyLimitBytes, openApiDocument, asyncApiDocument, health }: RouteDeps): Router {
+export function createRouter({ service, log, metrics, auth, metricsAuth, limits, bodyLimitBytes, openApiDocument, asyncApiDocument, health, feed }: RouteDeps): Router {
   // Paths are exact: /REPORTS and /reports/ are unknown paths (404), not aliases.
   const router = new Router({ sensitive: true, strict: true });
   const parseNewReport = createNewReportParser(limits);
@@ -45,20 +51,33 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
   // One handler per route, calling the token check and the body reader in order (rather than
   // three middleware steps each request pays for).
   router.post('/reports', async (ctx) => {
-    auth(ctx);
+    const { authContext } = auth(ctx, WRITE);
     const command = parseNewReport(await readJson(ctx));
-    const report = await service.create(command, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx));
-    ctx.body = report.tag === undefined ? { name: report.name } : { name: report.name, tag: report.tag };
+    const report = await service.create(command, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), preconditions(ctx), authContext);
+    ctx.body = reportBody(report);
   });
   router.all('/reports', onlyAllow(['POST']));
 
-  router.delete('/reports/:id', async (ctx) => {
-    auth(ctx);
+  // GET answers HEAD too (@koa/router), and Koa sends a HEAD's headers without the body.
+  router.get('/reports/:id', async (ctx) => {
+    auth(ctx, READ);
     const id = parseReportId(ctx.params['id'] ?? '');
-    await service.delete(id, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx));
+    const answer = await service.read(id, preconditions(ctx));
+    ctx.set('ETag', reportEtag(answer.version));
+    ctx.set('Cache-Control', REPORT_CACHE_CONTROL);
+    if (answer.kind === 'not-modified') ctx.status = 304;
+    else ctx.body = reportBody(answer.report);
+  });
+  router.delete('/reports/:id', async (ctx) => {
+    const { authContext } = auth(ctx, WRITE);
+    const id = parseReportId(ctx.params['id'] ?? '');
+    await service.delete(id, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), preconditions(ctx), authContext);
     ctx.status = 204;
   });
-  router.all('/reports/:id', onlyAllow(['DELETE']));
+  router.all('/reports/:id', onlyAllow(['GET', 'HEAD', 'DELETE']));
+
+  router.get('/events', eventsRoute(feed, auth));
+  router.all('/events', onlyAllow(get));
 
   router.get('/openapi.json', (ctx) => {
     ctx.body = openApiDocument;
@@ -80,12 +99,17 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
     ctx.body = { status: 'ready' };
   });
   router.get('/metrics', async (ctx) => {
-    metricsAuth?.(ctx);
+    metricsAuth?.(ctx, READ);
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.render();
   });
   for (const path of ['/openapi.json', '/asyncapi.json', '/healthz', '/readyz', '/metrics']) router.all(path, onlyAllow(get));
   return router;
+}
+
+/** The Report body: an absent tag stays absent (never null). */
+function reportBody(report: StoredReport): StoredReport {
+  return report.tag === undefined ? { name: report.name } : { name: report.name, tag: report.tag };
 }
 
 type WithHeaders = { readonly headers: Readonly<Record<string, string | string[] | undefined>> };
@@ -94,6 +118,11 @@ type WithHeaders = { readonly headers: Readonly<Record<string, string | string[]
 function header(ctx: WithHeaders, name: string): string | undefined {
   const value = ctx.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The request's If-Match and If-None-Match (400 when malformed). */
+function preconditions(ctx: WithHeaders) {
+  return parsePreconditions(header(ctx, 'if-match'), header(ctx, 'if-none-match'));
 }
 
 /** The W3C trace context of the request; an invalid traceparent is ignored (never a 400), as the W3C asks. */

@@ -1,8 +1,9 @@
 // What a tool makes of a create's content with the key the store holds for it (`reports events`,
-// `verify`, `migrate`): in the clear as it was written, opened with its key, or not to be had: no
-// key in the store (destroyed because the report was deleted or the create was void; or missing: a
-// lost key, another producer's) or a key that does not open the box (damage).
-import { isSealed, type ReportCreated } from '../../projections/events.js';
+// `verify`, `migrate`, the feed of GET /events): in the clear as it was written, opened with its
+// key, or not to be had: no key in the store (destroyed because the report was deleted or the
+// create was void; or missing: a lost key, another producer's) or a key that does not open the box
+// (damage).
+import { isSealed, type PlainReportCreatedData, type ReportCreated } from '../../projections/events.js';
 import type { StoredReport } from '../../projections/reports.js';
 import { openContent } from '../../projections/sealing.js';
 import { parseKeyId, type ContentKey, type KeyId } from './key-store.js';
@@ -28,4 +29,33 @@ export function openCreate({ data, expectedversion }: CreateToOpen, key: Content
   if (key === undefined) return { kind: 'erased', keyId };
   const content = openContent(data.sealed, key.secret, { id: data.id, ...(expectedversion === undefined ? {} : { expectedversion }) });
   return content === undefined ? { kind: 'unopenable', keyId } : { kind: 'opened', content, keyId, key };
+}
+
+/** A create's data with the box left out: the content no key opens (erased, or unopenable). */
+export interface BoxlessCreatedData {
+  readonly id: string;
+  readonly sealed: { readonly key: string };
+  readonly idempotencyKey?: string;
+}
+
+/** A create as shown to people and consumers: its content in the clear, or without the box no key opens. */
+export type ShownCreate = Omit<ReportCreated, 'data'> & { readonly data: PlainReportCreatedData | BoxlessCreatedData };
+
+/**
+ * What a line says of a create's content beside the event (`opened` with the key id, `erased` or
+ * `unopenable`), and the event as shown: sealed content is never shown, only opened or left out.
+ */
+export function shownCreate(event: ReportCreated, opened: OpenedCreate): { mark: Record<string, string | boolean>; event: ShownCreate } {
+  const { idempotencyKey } = event.data;
+  const keyed = idempotencyKey === undefined ? {} : { idempotencyKey };
+  switch (opened.kind) {
+    case 'plain':
+      return { mark: {}, event };
+    case 'opened':
+      return { mark: { opened: opened.keyId }, event: { ...event, data: { id: event.data.id, ...opened.content, ...keyed } } };
+    case 'erased':
+    case 'unopenable':
+      // The box is left out: nothing can open it. What else the log holds in the clear is shown as it is.
+      return { mark: { [opened.kind]: true }, event: { ...event, data: { id: event.data.id, sealed: { key: opened.keyId }, ...keyed } } };
+  }
 }

@@ -12,7 +12,7 @@ import { pause } from '../pause.js';
 import { ProjectionHealth } from './health.js';
 import { applyRecord, createReadModel, passGap, type Applied, type ErasedKey, type ReadModel } from '../read-model/read-model.js';
 import { foldLog, SHARDED_FOLD_RECORDS } from './fold-log.js';
-import { hasCommitFeed } from '../log/capabilities.js';
+import { CommitListeners, hasCommitFeed, type CommitListener } from '../log/capabilities.js';
 
 export { ProjectionTimeoutError } from './projection-timeout.js';
 export type { Outcome } from './record-waiters.js';
@@ -67,6 +67,8 @@ export class Projector {
   private lastCatchUpReportMs = 0;
   private running: Promise<void> | undefined;
   private unsubscribe: () => void = () => undefined;
+  /** Told the records applied, in the order applied (the feed's live part). */
+  private readonly appliedListeners = new CommitListeners();
 
   constructor(options: ProjectorOptions) {
     this.options = options;
@@ -198,18 +200,35 @@ export class Projector {
     const { model, options } = this;
     let applied = 0;
     let last: LogRecord | undefined;
-    for (const record of batch) {
+    /** The records applied, once one of the batch was skipped (until then: the batch so far). */
+    let some: LogRecord[] | undefined;
+    for (let index = 0; index < batch.length; index += 1) {
+      const record = batch[index] as LogRecord;
       const { partition, offset } = record.position;
       const next = model.cursor.get(partition) ?? 0;
-      if (offset < next || (handedOver && offset > next)) continue;
+      if (offset < next || (handedOver && offset > next)) {
+        some ??= batch.slice(0, index);
+        continue;
+      }
       this.settle(record, applyRecord(model, record, record.event, this.isReady ? options.onErased : undefined));
       applied += 1;
       last = record;
+      some?.push(record);
     }
     if (last === undefined) return;
     this.health.applied(last.timestampMs);
     this.catchUpWaiters.moved(model.cursor);
     options.onApplied?.(applied);
+    this.appliedListeners.notify(() => some ?? batch);
+  }
+
+  /**
+   * `listener` is told, synchronously, the records of every batch the projector applies from now
+   * on, in the order applied (every partition's records in offset order, each once), but for those
+   * a catch-up at start folds on threads (before `isCaughtUp()`). Returns the unsubscribe function.
+   */
+  onRecordsApplied(listener: CommitListener): () => void {
+    return this.appliedListeners.add(listener);
   }
 
   private checkCaughtUp(target: Cursor): void {

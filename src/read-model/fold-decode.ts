@@ -1,7 +1,7 @@
 // Decoding a record for the fold. JSON.parse of the whole CloudEvent and the compiled schema check
 // cost about 1.5 µs an event, most of a long replay. Nearly every record is what this service
-// writes: its attributes in the order the envelope puts them (src/reports/envelope.ts, then a
-// traceparent from tracing.ts), strings of printable ASCII without escapes. One regular
+// writes: its attributes in the order the envelope puts them (src/reports/envelope.ts, the
+// authcontext attributes included, then a traceparent from tracing.ts), strings of printable ASCII without escapes. One regular
 // expression recognises exactly those and checks what the schema says on the way (about 0.15 µs).
 // Anything else (another order, an escape, a non-ASCII character, whitespace, `tracestate`) goes to
 // decodeEvent, which decides. The fast path never accepts what decodeEvent refuses and takes out
@@ -21,6 +21,8 @@ const REPORT_ID = '(0|-?[1-9][0-9]{0,18})';
 const TIME = '[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})';
 /** The schema's expectedversion: a non-negative integer; its bound is checked after the match. */
 const VERSION = '(?:"expectedversion":(0|[1-9][0-9]{0,9}),)?';
+/** The authcontext extension as the envelope writes it (authtype, then authid if any): non-empty strings the fold does not need. */
+const AUTH = `(?:"authtype":"${PLAIN}+",(?:"authid":"${PLAIN}+",)?)?`;
 /** The schema's traceparent pattern; the all-zero ids it forbids are checked after the match. */
 const TRACEPARENT = '(00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2})';
 /** The schema's sealed content: a key id (base64url) and a box (base64, at least SEALED_BOX_MIN_CHARS, checked after). */
@@ -37,7 +39,7 @@ const CANONICAL = new RegExp(
   [
     `^\\{"specversion":"1\\.0","id":"${PLAIN}+","source":"${PLAIN}+","subject":"${REPORT_ID}","time":"${TIME}",`,
     `"datacontenttype":"application/json","type":"Report`,
-    `(?:Created",${VERSION}"data":\\{"id":"\\1",(?:${SEALED}|"name":"(${PLAIN}*)"(?:,"tag":"(${PLAIN}*)")?)|Deleted",${VERSION}"data":\\{"id":"\\1")`,
+    `(?:Created",${VERSION}${AUTH}"data":\\{"id":"\\1",(?:${SEALED}|"name":"(${PLAIN}*)"(?:,"tag":"(${PLAIN}*)")?)|Deleted",${VERSION}${AUTH}"data":\\{"id":"\\1")`,
     `(?:,"idempotencyKey":"(${PLAIN}*)")?\\}(?:,"traceparent":"${TRACEPARENT}")?\\}$`,
   ].join(''),
 );

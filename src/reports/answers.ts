@@ -2,10 +2,10 @@
 // its HTTP status (errors.ts), and what a failure of the log, the key store or the projection
 // becomes for the client.
 import type { Logger } from 'pino';
-import { ConflictError, EventTooLargeError, NotFoundError, UnavailableError, UnprocessableError } from '../errors.js';
+import { ConflictError, EventTooLargeError, NotFoundError, PreconditionFailedError, UnavailableError, UnopenedContentError, UnprocessableError } from '../errors.js';
 import { AppendOutcomeUnknownError, AppendTimeoutError, LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError } from '../log/event-log.js';
 import { ProjectionTimeoutError } from '../projection/projector.js';
-import type { KeyDecision } from './decide.js';
+import type { FailedCondition, KeyDecision } from './decide.js';
 
 export function keyMismatch(): UnprocessableError {
   return new UnprocessableError('this Idempotency-Key was already used for a different request');
@@ -33,6 +33,17 @@ export function unconfirmed(id: string): UnavailableError {
 
 export function notFound(id: string): NotFoundError {
   return new NotFoundError(`report ${id} does not exist`);
+}
+
+/** A precondition that does not hold: nothing was done, whatever the method. */
+export function preconditionFailed(id: string, failed: FailedCondition): PreconditionFailedError {
+  if (failed === 'if-match') return new PreconditionFailedError(`report ${id} is not at a version the If-Match header names (it has changed, or does not exist); nothing was done: read it again for its current ETag`);
+  return new PreconditionFailedError(`report ${id} exists at a version the If-None-Match header names (or the header is "*"); nothing was done`);
+}
+
+/** A live report whose key is missing (another producer's event, a lost key): its content cannot be given. */
+export function contentUnopened(id: string): UnopenedContentError {
+  return new UnopenedContentError(`the content of report ${id} cannot be opened: its key is missing from the key store (an event of another producer, or a lost key); \`reports verify\` lists such reports`);
 }
 
 /** Maps a failure of the log (or key store) or of the projection to the answer the client gets; logs what it must not send. */

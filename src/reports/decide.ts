@@ -2,7 +2,7 @@
 // to do. Content is handed in opened (the service opens a sealed report's box with its key first,
 // and only when the decision needs it: a create of an id that exists).
 import type { KeyedRequest } from '../../projections/idempotency.js';
-import type { StoredReport } from '../../projections/reports.js';
+import type { ReportsView, StoredReport } from '../../projections/reports.js';
 
 export interface CreateCommand {
   /** Canonical decimal form of the int64 id. */
@@ -31,27 +31,103 @@ export interface AppendDecision {
   readonly expectedVersion: number;
 }
 
-export type CreateDecision = AppendDecision | { readonly kind: 'unchanged'; readonly report: StoredReport } | { readonly kind: 'conflict' };
+/** A request's precondition on the report was false (HTTP 412): nothing is written. */
+export interface PreconditionFailed {
+  readonly kind: 'precondition-failed';
+  /** The condition that failed. */
+  readonly failed: FailedCondition;
+}
 
-export type DeleteDecision = AppendDecision | { readonly kind: 'not-found' };
+export type FailedCondition = 'if-match' | 'if-none-match';
+
+export type CreateDecision = AppendDecision | { readonly kind: 'unchanged'; readonly report: StoredReport } | { readonly kind: 'conflict' } | PreconditionFailed;
+
+export type DeleteDecision = AppendDecision | { readonly kind: 'not-found' } | PreconditionFailed;
+
+/** A read: the report's version to answer with, its content still to be opened; or 304 (`not-modified`); or 404. */
+export type ReadDecision = { readonly kind: 'read'; readonly version: number } | { readonly kind: 'not-modified'; readonly version: number } | { readonly kind: 'not-found' } | PreconditionFailed;
+
+/**
+ * What a request asks of the report's version before it is carried out (HTTP If-Match and
+ * If-None-Match, parsed by the shell: src/http/etag.ts). `any` (`*`): the report exists. `versions`:
+ * it exists at one of these versions. Only a live report has a version a client can name (an
+ * ETag is given for live reports only), so neither ever holds for an absent one.
+ */
+export type VersionCondition = { readonly kind: 'any' } | { readonly kind: 'versions'; readonly versions: readonly number[] };
+
+export interface Preconditions {
+  /** Carry the request out only if this holds (else 412). */
+  readonly ifMatch?: VersionCondition;
+  /** Carry the request out only if this does not hold (else 304 to a read, 412 to a write). */
+  readonly ifNoneMatch?: VersionCondition;
+}
+
+export const NO_PRECONDITIONS: Preconditions = Object.freeze({});
 
 // Decisions that carry nothing are shared constants: decided on every request, allocated once.
 const NOT_FOUND: { readonly kind: 'not-found' } = Object.freeze({ kind: 'not-found' });
 const CONFLICT: { readonly kind: 'conflict' } = Object.freeze({ kind: 'conflict' });
 const NEW_KEY: { readonly kind: 'new' } = Object.freeze({ kind: 'new' });
+const PRECONDITION_FAILED: Readonly<Record<FailedCondition, PreconditionFailed>> = Object.freeze({
+  'if-match': Object.freeze({ kind: 'precondition-failed', failed: 'if-match' }),
+  'if-none-match': Object.freeze({ kind: 'precondition-failed', failed: 'if-none-match' }),
+});
 
 export function sameReport(report: StoredReport, command: CreateCommand): boolean {
   return report.name === command.name && report.tag === command.tag;
 }
 
-/** A create of an existing id with the same body is a retry and changes nothing; another body (or one that cannot be compared) conflicts. */
-export function decideCreate(report: ReportView, command: CreateCommand): CreateDecision {
+/** Whether `condition` holds for the report as read. */
+export function conditionHolds(report: Pick<ReportView, 'version' | 'live'>, condition: VersionCondition): boolean {
+  if (!report.live) return false;
+  return condition.kind === 'any' || condition.versions.includes(report.version);
+}
+
+/**
+ * Which precondition fails, in RFC 9110's order (13.2.2: If-Match first, then If-None-Match), or
+ * undefined when the request may go on. The date conditions are not evaluated: a report has no
+ * modification date.
+ */
+export function failedPrecondition(report: Pick<ReportView, 'version' | 'live'>, { ifMatch, ifNoneMatch }: Preconditions): FailedCondition | undefined {
+  if (ifMatch !== undefined && !conditionHolds(report, ifMatch)) return 'if-match';
+  if (ifNoneMatch !== undefined && conditionHolds(report, ifNoneMatch)) return 'if-none-match';
+  return undefined;
+}
+
+/**
+ * A create of an existing id with the same body is a retry and changes nothing; another body (or
+ * one that cannot be compared) conflicts. Preconditions come first (412), before the body is
+ * compared: RFC 9110 evaluates them before the request's content is processed. A create with
+ * If-Match never writes (the condition needs a live report, which a create leaves as it is); one
+ * with `If-None-Match: *` creates only an absent report (412 for any existing one).
+ */
+export function decideCreate(report: ReportView, command: CreateCommand, preconditions: Preconditions = NO_PRECONDITIONS): CreateDecision {
+  const failed = failedPrecondition(report, preconditions);
+  if (failed !== undefined) return PRECONDITION_FAILED[failed];
   if (!report.live) return { kind: 'append', expectedVersion: report.version };
   return report.content !== undefined && sameReport(report.content, command) ? { kind: 'unchanged', report: report.content } : CONFLICT;
 }
 
-export function decideDelete(report: ReportView): DeleteDecision {
-  return report.live ? { kind: 'append', expectedVersion: report.version } : NOT_FOUND;
+/**
+ * A delete of a live report appends, decided on its version: a delete with If-Match carries the
+ * version it matched as the event's `expectedversion`, so the fold voids it if another write took
+ * effect in between. An absent report is 404 whatever the preconditions: RFC 9110 (13.2.1) has a
+ * server ignore them when the answer without them would not be a success.
+ */
+export function decideDelete(report: ReportView, preconditions: Preconditions = NO_PRECONDITIONS): DeleteDecision {
+  if (!report.live) return NOT_FOUND;
+  const failed = failedPrecondition(report, preconditions);
+  if (failed !== undefined) return PRECONDITION_FAILED[failed];
+  return { kind: 'append', expectedVersion: report.version };
+}
+
+/** A read of a live report answers its version (the ETag); a true If-None-Match is 304, a false If-Match 412; absent is 404 whatever they say. */
+export function decideRead(report: Pick<ReportView, 'version' | 'live'>, preconditions: Preconditions = NO_PRECONDITIONS): ReadDecision {
+  if (!report.live) return NOT_FOUND;
+  const failed = failedPrecondition(report, preconditions);
+  if (failed === 'if-match') return PRECONDITION_FAILED[failed];
+  if (failed === 'if-none-match') return { kind: 'not-modified', version: report.version };
+  return { kind: 'read', version: report.version };
 }
 
 /** What a request with a key is, to tell a retry of the first request with that key from another one. */
@@ -91,4 +167,14 @@ export function answerReplayedCreate(request: KeyedRequest, report: ReportView, 
   if (report.content === undefined) return CONFLICT;
   if (sameReport(report.content, command)) return { kind: 'unchanged', report: report.content };
   return outcome.kind === 'created' ? { kind: 'mismatch' } : CONFLICT;
+}
+
+/** The report as a decision reads it, without its content (an absent report, or a delete). */
+export function bareView(state: ReportsView, id: string): ReportView {
+  return { version: state.version(id), live: state.has(id) };
+}
+
+/** The report a create that took effect made: what the fold stored for it. */
+export function storedReport({ name, tag }: CreateCommand): StoredReport {
+  return tag === undefined ? { name } : { name, tag };
 }

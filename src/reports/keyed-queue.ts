@@ -53,3 +53,11 @@ function start<T>(task: () => Promise<T>): Promise<T> {
     return Promise.reject(error);
   }
 }
+
+/**
+ * A request waits for earlier ones on its id and on its Idempotency-Key, so a reused key sees the
+ * first outcome. Ids are decimal, so an id never looks like a `key:` entry.
+ */
+export function queueKeys(id: string, idempotencyKey: string | undefined): string | string[] {
+  return idempotencyKey === undefined ? id : [id, `key:${idempotencyKey}`];
+}

@@ -3,25 +3,26 @@
 import type { SpanContext, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
-import type { ReportEvent } from '../../projections/events.js';
+import type { AuthContext, ReportEvent } from '../../projections/events.js';
 import type { ReportsView, StoredReport } from '../../projections/reports.js';
-import { contentDigest, sealContent } from '../../projections/sealing.js';
-import { keyIdText, parseKeyId, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
+import { parseKeyId, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
 import type { Ended } from '../read-model/read-model.js';
 import { deletionOf, type Deletion } from '../keys/deletion-records.js';
 import { createContentOpener, type ContentOpener } from './report-content.js';
 import { createKeyEraser, type KeyEraser } from './key-eraser.js';
+import { createReportReader, type ReadAnswer, type ReadReport } from './report-reader.js';
 import { UnavailableError } from '../errors.js';
 import type { EventLog, LogPosition } from '../log/event-log.js';
 import { beforeDeadline } from '../log/settle-within.js';
-import { answerToFailure, conflict, createdThenDeleted, deleteAnswer, keyMismatch, notFound, unconfirmed } from './answers.js';
+import { answerToFailure, conflict, createdThenDeleted, deleteAnswer, keyMismatch, notFound, preconditionFailed, unconfirmed } from './answers.js';
 import type { Outcome, Projector } from '../projection/projector.js';
-import { answerReplayedCreate, decideCreate, decideDelete, decideKey, sameReport, type CreateCommand, type KeyDecision, type ReportView } from './decide.js';
-import { eventBasis, reportCreated, reportDeleted, type EnvelopeContext } from './envelope.js';
-import { KeyedQueue } from './keyed-queue.js';
+import { answerReplayedCreate, bareView, decideCreate, decideDelete, decideKey, NO_PRECONDITIONS, sameReport, storedReport, type CreateCommand, type KeyDecision, type Preconditions, type ReportView } from './decide.js';
+import { reportDeleted, type EnvelopeContext } from './envelope.js';
+import { eraseBeforeAnswer, sealedCreate, type CreateToSeal } from './sealed-create.js';
+import { KeyedQueue, queueKeys } from './keyed-queue.js';
 import { WriteOutcomes, type WriteTicket } from './write-outcomes.js';
 import { createWriteTracing, defaultTracer, parentContext, type WriteTracing } from './tracing.js';
-import { hasKeyCarrier, hasKeyedHeads } from '../log/capabilities.js';
+import { hasKeyedHeads } from '../log/capabilities.js';
 
 export interface ReportServiceOptions extends EnvelopeContext {
   readonly log: EventLog;
@@ -55,12 +56,21 @@ export class ReportService {
   private readonly clockMs: () => number;
   private readonly opener: ContentOpener;
   private readonly eraser: KeyEraser;
+  private readonly reader: ReadReport;
 
   constructor(private readonly options: ReportServiceOptions) {
     this.tracing = createWriteTracing(options.tracer ?? defaultTracer());
     this.clockMs = options.clockMs ?? (() => performance.now());
     this.opener = createContentOpener(options.keys, options.logger);
     this.eraser = createKeyEraser(options.keys, options.logger);
+    this.reader = createReportReader({
+      opener: this.opener,
+      writeTimeoutMs: options.writeTimeoutMs,
+      clockMs: this.clockMs,
+      readyState: (deadline) => this.readyState(deadline),
+      caughtUpWith: (id, deadline) => this.caughtUpWith(id, deadline),
+      answerTo: (error, id) => this.answerTo(error, id),
+    });
   }
 
   /** Whether writes are answered 503 lately and none is confirmed (for /readyz). */
@@ -76,9 +86,12 @@ export class ReportService {
   /**
    * Creates the report, or returns the existing one for an identical retry. With an idempotency
    * key, a request seen before gets its first answer again, and another request with the key a 422.
-   * `traceContext` (the request's traceparent) is carried into the event it writes.
+   * `traceContext` (the request's traceparent) and `auth` (who asks: the CloudEvents authcontext)
+   * are carried into the event it writes. `preconditions` (If-Match, If-None-Match) are evaluated
+   * after the key, before the content is compared: a retry with a key seen before is the same
+   * request, and gets the first answer whatever they say now.
    */
-  create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext): Promise<StoredReport> {
+  create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext, preconditions: Preconditions = NO_PRECONDITIONS, auth?: AuthContext): Promise<StoredReport> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     const { id } = command;
     return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
@@ -86,14 +99,15 @@ export class ReportService {
       for (let decisions = 1; ; decisions += 1) {
         const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'create', id });
         if (keyed.kind !== 'new') return this.replayCreate(keyed, state, command);
-        let decision = decideCreate(await this.view(state, id), command);
+        let decision = decideCreate(await this.view(state, id), command, preconditions);
         // An answer that writes nothing must not come from state older than the request. (After a
         // void write it does not: the state holds everything before that write's own event.)
-        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(await this.view(state, id), command);
+        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(await this.view(state, id), command, preconditions);
         if (decision.kind === 'unchanged') return decision.report;
         if (decision.kind === 'conflict') throw conflict(id);
+        if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
         this.beforeWriteAgain(id, decisions, deadline);
-        const { event, key } = await this.sealedCreate(command, idempotencyKey, decision.expectedVersion, deadline);
+        const { event, key } = await this.sealedCreate({ id, report: storedReport(command), idempotencyKey, expectedVersion: decision.expectedVersion, auth }, deadline);
         const outcome = await this.write(event, deadline, traceContext, key);
         // Decided on a state other writes had moved on from by the time the event reached the log
         // (another instance's, not yet folded here): its key is destroyed (the event can never take
@@ -113,22 +127,30 @@ export class ReportService {
     }));
   }
 
-  delete(id: string, idempotencyKey?: string, traceContext?: SpanContext): Promise<void> {
+  /**
+   * Deletes the report. With If-Match, the event names the version the condition matched as its
+   * `expectedversion`: if another write takes effect first, the fold voids it, and the request is
+   * decided again on the state that holds that write, where a version named by If-Match no longer
+   * is the report's (versions only grow): 412, or 404 when the other write deleted it. `auth` (who
+   * asks) goes into the event as its authcontext, as for a create.
+   */
+  delete(id: string, idempotencyKey?: string, traceContext?: SpanContext, preconditions: Preconditions = NO_PRECONDITIONS, auth?: AuthContext): Promise<void> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
       const state = this.readyState(deadline);
       for (let decisions = 1; ; decisions += 1) {
         const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id });
         if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
-        let decision = decideDelete(bareView(state, id));
-        // A 404 must not come from state older than the request (nor does it after a void write).
-        if (decisions === 1 && decision.kind === 'not-found' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(bareView(state, id));
+        let decision = decideDelete(bareView(state, id), preconditions);
+        // A 404 or 412 must not come from state older than the request (nor does it after a void write).
+        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(bareView(state, id), preconditions);
         if (decision.kind === 'not-found') throw notFound(id);
+        if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
         this.beforeWriteAgain(id, decisions, deadline);
         // The key of the incarnation this delete ends (none for content written in the clear).
         const live = state.get(id);
         const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
-        const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion), deadline, traceContext);
+        const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion, auth), deadline, traceContext);
         if (outcome === 'void') continue;
         // Deleted: its content is erased, and the deletion recorded, before the answer says so.
         if (outcome === 'deleted') await this.erase(deletionOf(id, decision.expectedVersion, live), id, deadline);
@@ -138,6 +160,11 @@ export class ReportService {
         return;
       }
     }));
+  }
+
+  /** The report and its version (GET): see report-reader.ts. */
+  read(id: string, preconditions: Preconditions = NO_PRECONDITIONS): Promise<ReadAnswer> {
+    return this.reader(id, preconditions);
   }
 
   /** The report as a decision reads it; its content opened only when it is live (a create of an id that exists). */
@@ -155,37 +182,16 @@ export class ReportService {
     throw keyMismatch();
   }
 
-  /**
-   * The create event for `command`, its name and tag sealed under a new key that is durable before
-   * this returns: a crash before the event is appended leaves a key nothing refers to (swept at the
-   * next start), never an event whose content has no key.
-   */
-  private async sealedCreate(command: CreateCommand, idempotencyKey: string | undefined, expectedVersion: number, deadline: number): Promise<{ event: ReportEvent; key: ContentKey }> {
-    const { keys } = this.options;
-    const report = storedReport(command);
-    const key = keys.mint(contentDigest(report), { partitionKey: command.id });
-    const basis = eventBasis(expectedVersion);
-    const sealed = sealContent(report, keyIdText(key.id), key.secret, { id: command.id, ...(basis === undefined ? {} : { expectedversion: basis }) });
-    const data = idempotencyKey === undefined ? { id: command.id, sealed } : { id: command.id, sealed, idempotencyKey };
-    // A log that carries keys makes it durable with the event, in one group commit; otherwise it goes first.
-    if (!hasKeyCarrier(this.options.log)) {
-      try {
-        await keys.put([key], { timeoutMs: this.remaining(deadline) });
-      } catch (error) {
-        throw this.answerTo(error, command.id);
-      }
+  private async sealedCreate(create: CreateToSeal, deadline: number): Promise<{ event: ReportEvent; key: ContentKey }> {
+    try {
+      return await sealedCreate(this.options, create, this.remaining(deadline));
+    } catch (error) {
+      throw this.answerTo(error, create.id);
     }
-    return { event: reportCreated(this.options, data, expectedVersion), key };
   }
 
-  /** Destroys keys before the request's answer (503 when the store does not confirm it in time: retrying is safe). */
-  private async erase(ids: readonly KeyId[] | Deletion, id: string, deadline: number): Promise<void> {
-    try {
-      await this.eraser.erase(ids, this.remaining(deadline));
-    } catch (error) {
-      this.options.logger.warn({ err: error, subject: id }, 'the key store did not confirm the destruction of a key; trying again in the background');
-      throw new UnavailableError(`report ${id} was written, but the destruction of its content key is not confirmed yet; retrying the same request is safe`);
-    }
+  private erase(what: readonly KeyId[] | Deletion, id: string, deadline: number): Promise<void> {
+    return eraseBeforeAnswer(this.eraser, this.options.logger, what, id, this.remaining(deadline));
   }
 
   /** Erases in the background what an event another writer wrote ends (read-model.ts Ended). */
@@ -279,22 +285,4 @@ export class ReportService {
   private answerTo(error: unknown, subject: string): unknown {
     return answerToFailure(error, subject, this.options.writeTimeoutMs, this.options.logger);
   }
-}
-
-/**
- * A request waits for earlier ones on its id and on its Idempotency-Key, so a reused key sees the
- * first outcome. Ids are decimal, so an id never looks like a `key:` entry.
- */
-function queueKeys(id: string, idempotencyKey: string | undefined): string | string[] {
-  return idempotencyKey === undefined ? id : [id, `key:${idempotencyKey}`];
-}
-
-/** The report as a decision reads it, without its content (an absent report, or a delete). */
-function bareView(state: ReportsView, id: string): ReportView {
-  return { version: state.version(id), live: state.has(id) };
-}
-
-/** The report a create that took effect made: what the fold stored for it. */
-function storedReport({ name, tag }: CreateCommand): StoredReport {
-  return tag === undefined ? { name } : { name, tag };
 }

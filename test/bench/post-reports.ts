@@ -7,6 +7,9 @@
 // nothing, but exits 1 when a target answered with errors, because then the figures describe the
 // failure and not the service. `BENCH_BASELINE=<commit>` measures the service as it was at that
 // commit too, each service target right before its twin, and prints the ratios (baseline-build.ts).
+// `BENCH_FEED=1` measures each service target again with a consumer of GET /events attached (curl
+// in a process of its own, reading the feed as fast as it comes), right after it, and prints the ratios.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem, release } from 'node:os';
@@ -44,7 +47,11 @@ const settings = {
   only: (process.env['BENCH_TARGETS'] ?? '').split(',').map((part) => part.trim()).filter((part) => part !== ''),
   cpuProfileDir: process.env['BENCH_CPU_PROF']?.trim() || undefined,
   baseline: process.env['BENCH_BASELINE']?.trim() || undefined,
+  feed: ['1', 'true', 'yes'].includes(process.env['BENCH_FEED']?.trim().toLowerCase() ?? ''),
 };
+
+/** The name of a target's twin measured with a feed consumer attached. */
+const withFeed = (name: string) => `${name} + a GET /events consumer`;
 
 interface Target {
   readonly name: string;
@@ -52,6 +59,8 @@ interface Target {
   readonly env: NodeJS.ProcessEnv;
   /** Another build's entry point (a baseline's); SCRIPTS[kind] when absent. */
   readonly script?: string;
+  /** Measured with a consumer of GET /events attached (BENCH_FEED). */
+  readonly feed?: boolean;
 }
 
 function positive(name: string, fallback: number): number {
@@ -117,6 +126,7 @@ function targets(token: string, postgresBin: string | undefined, baseline: Basel
     const target: Target = { name, kind: 'service', env: { ...baseEnv(), REPORTS_TOKENS: token, ...env } };
     if (baseline !== undefined) list.push({ ...target, name: `${name} (baseline ${baseline.name})`, script: baseline.mainScript, ...(env['REPORTS_TOPIC'] === undefined ? {} : { env: { ...target.env, REPORTS_TOPIC: `${env['REPORTS_TOPIC']}.baseline` } }) });
     list.push(target);
+    if (settings.feed) list.push({ ...target, name: withFeed(name), feed: true, ...(env['REPORTS_TOPIC'] === undefined ? {} : { env: { ...target.env, REPORTS_TOPIC: `${env['REPORTS_TOPIC']}.feed` } }) });
   };
   service('service, file log, LOG_LEVEL=warn', { LOG_LEVEL: 'warn' });
   service('service, file log, LOG_LEVEL=info', { LOG_LEVEL: 'info' });
@@ -153,6 +163,7 @@ async function measure(target: Target, token: string, postgresBin: string | unde
     ...(isService ? { readyPath: '/readyz' } : {}),
   });
   children.add(server);
+  const consumer = target.feed === true ? attachFeedConsumer(server.url, token) : undefined;
   try {
     let lastId = 0;
     const load = { url: server.url, connections: CONNECTIONS, nextId: () => ++lastId, ...(target.kind === 'bare' ? {} : { token }) };
@@ -181,6 +192,7 @@ async function measure(target: Target, token: string, postgresBin: string | unde
     const deletes = await runLoad({ ...load, durationS: settings.durationS, method: 'DELETE', amount: result.completed, nextId: () => ++deleted });
     return { name: target.name, kind: target.kind, load: result, logStats, cores, paced, retries, deletes };
   } finally {
+    if (consumer !== undefined) progress(`${target.name}: the feed consumer read ${await consumer.stop()} bytes`);
     await server.stop();
     children.delete(server);
     if (db !== undefined) {
@@ -191,6 +203,33 @@ async function measure(target: Target, token: string, postgresBin: string | unde
     removeTempDir(dataDir);
     if (profileDir !== undefined) printProfile(target.name, profileDir);
   }
+}
+
+/** curl following GET /events, counting the bytes it reads (to its stdout). */
+function attachFeedConsumer(url: string, token: string): { stop(): Promise<number> } {
+  const child: ChildProcess = spawn('curl', ['-sN', `${url}/events`, '-H', `Authorization: Bearer ${token}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let bytes = 0;
+  child.stdout?.on('data', (chunk: Buffer) => (bytes += chunk.length));
+  const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  return {
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      return bytes;
+    },
+  };
+}
+
+/** Each service target measured with a feed consumer against itself without, one right after the other. */
+function printFeedRatios(results: readonly Measured[]): void {
+  const rows: string[][] = [];
+  for (const result of results) {
+    const fed = results.find((other) => other.name === withFeed(result.name));
+    if (fed === undefined) continue;
+    rows.push([result.name, (fed.load.requestsPerSecondMean / result.load.requestsPerSecondMean).toFixed(2), fed.paced && result.paced ? (fed.paced.p99Ms / result.paced.p99Ms).toFixed(2) : '—']);
+  }
+  console.log('\nWith a GET /events consumer attached ÷ without (BENCH_FEED), each pair measured one after the other in this run');
+  console.log(textTable([['target', 'creates req/s', 'p99 at the fixed rate'], ...rows]));
 }
 
 /** What a phase that did not run counts for. */
@@ -238,6 +277,7 @@ async function main(): Promise<number> {
   for (const target of chosen) results.push(await measure(target, token, postgresBin));
   printReport(results, { connections: CONNECTIONS, durationS: settings.durationS, warmupS: settings.warmupS, ratePerS: settings.ratePerS });
   if (baseline !== undefined) printBaselineRatios(results, baseline.name);
+  if (settings.feed) printFeedRatios(results);
   const broken = results.filter((result) => failedShare(result) > BROKEN_SHARE);
   for (const { name, load, paced: maybePaced } of broken) {
     const paced = maybePaced ?? EMPTY_LOAD;

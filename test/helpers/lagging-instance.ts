@@ -18,10 +18,13 @@ import { createWiredApp } from '../../src/server.js';
 import { openKeyStore } from '../../src/keys/open-key-store.js';
 import { memoryLogger, tempDir, TEST_TOKEN } from './server.js';
 import { requestTo, type TestRequest } from './request.js';
+import { testTokens } from './token.js';
 
 export interface LaggingInstance {
   readonly request: TestRequest;
   readonly projector: Projector;
+  /** The instance's log (its follow held as described above). */
+  readonly log: EventLog;
   /** From now on, records of others come through only as described above. */
   hold(): void;
   /** The /metrics text. */
@@ -128,13 +131,14 @@ export async function startLaggingInstance(env: Env): Promise<LaggingInstance> {
   projector.start();
   await projector.caughtUp();
   const keys = await openKeyStore(log, config, logger);
-  const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: [TEST_TOKEN] });
+  const { app, service } = createWiredApp(config, { log, keys, projector, logger, tokens: testTokens() });
   const server: Server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const request = requestTo(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
   return {
     request,
     projector,
+    log,
     hold: () => held.hold(projector.model.cursor),
     metrics: async () => (await request('/metrics', { token: null })).text(),
     async close() {

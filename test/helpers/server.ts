@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { loadConfig, type Env } from '../../src/config.js';
+import type { ReloadRequests } from '../../src/process-signals.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { requestTo, type TestRequest } from './request.js';
 import { TEST_TOKEN } from './token.js';
@@ -39,7 +40,14 @@ export interface TestServer extends RunningServer {
   readonly request: TestRequest;
 }
 
-export async function startTestServer(env: Env = {}, options: { dataDir?: string; tracer?: Tracer } = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  readonly dataDir?: string;
+  readonly tracer?: Tracer;
+  readonly reloadRequests?: ReloadRequests;
+  readonly watchTokensFile?: boolean;
+}
+
+export async function startTestServer(env: Env = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await tempDir());
   // The tests' fetch and the server share one event loop: after a long synchronous step in a test
   // (a schema parser, a big fold) both keep-alive timers have expired at once, and the server's
@@ -47,7 +55,8 @@ export async function startTestServer(env: Env = {}, options: { dataDir?: string
   // connections are kept for ten minutes unless a test sets the time-out itself.
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', REPORTS_TOKENS: TEST_TOKEN, REPORTS_DATA_DIR: dataDir, REPORTS_KEEP_ALIVE_TIMEOUT_MS: '600000', ...env });
   const { logger, lines } = memoryLogger();
-  const server = await startServer(config, { logger, announceToken: () => undefined, shutdownGraceMs: 2000, ...(options.tracer ? { tracer: options.tracer } : {}) });
+  const { tracer, reloadRequests, watchTokensFile } = options;
+  const server = await startServer(config, { logger, announceToken: () => undefined, shutdownGraceMs: 2000, ...(tracer ? { tracer } : {}), ...(reloadRequests ? { reloadRequests } : {}), ...(watchTokensFile === undefined ? {} : { watchTokensFile }) });
   await server.projector.caughtUp();
   return {
     ...server,

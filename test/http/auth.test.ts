@@ -1,41 +1,71 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createTokenCheck, digestsOf, tokenDigest } from '../../src/http/auth.js';
+import { AppError, ForbiddenError, UnauthorizedError } from '../../src/errors.js';
+import { bearerAuth, type AuthorizedContext } from '../../src/http/auth.js';
+import { ALL_SCOPES } from '../../src/tokens/scopes.js';
+import { createTokenSet, type CurrentTokens } from '../../src/tokens/token-set.js';
 
-const check = suite('createTokenCheck');
-
-function countingDigest() {
-  const hashed: string[] = [];
-  return { hashed, digest: (token: string) => (hashed.push(token), tokenDigest(token)) };
+function request(authorization: string): AuthorizedContext & { state: { tokenName?: string } } {
+  const state: { tokenName?: string } = {};
+  return { get: (name: string) => (name.toLowerCase() === 'authorization' ? authorization : ''), state };
 }
 
-check('accepts configured tokens, plain or as sha256: entries, and refuses others', () => {
-  const isValid = createTokenCheck(digestsOf(['plain-token', `sha256:${tokenDigest('hashed-token').toString('hex')}`]));
-  assert.ok(isValid('plain-token'));
-  assert.ok(isValid('hashed-token'));
-  assert.not.ok(isValid('other-token'));
-  assert.not.ok(isValid('plain-token '));
-  assert.not.ok(isValid(''));
-});
-
-check('hashes a valid token once, however often it is presented', () => {
-  const { hashed, digest } = countingDigest();
-  const isValid = createTokenCheck(digestsOf(['one', 'two']), { digest });
-  for (let i = 0; i < 100; i++) {
-    assert.ok(isValid('one'));
-    assert.ok(isValid('two'));
+function thrown(work: () => unknown): AppError {
+  try {
+    work();
+  } catch (error) {
+    assert.instance(error, AppError);
+    return error as AppError;
   }
-  assert.equal(hashed, ['one', 'two']);
+  assert.unreachable('nothing was thrown');
+  throw new Error('unreachable');
+}
+
+const tokens = (): CurrentTokens => ({
+  current: createTokenSet([
+    { token: 'admin-token', scopes: ALL_SCOPES, origin: 'line 1', variable: 'REPORTS_TOKENS_FILE' },
+    { token: 'reader-token', name: 'reader', scopes: new Set(['read'] as const), origin: 'line 2', variable: 'REPORTS_TOKENS_FILE' },
+  ]),
 });
 
-check('never remembers an unknown token: it is hashed and refused every time', () => {
-  const { hashed, digest } = countingDigest();
-  const isValid = createTokenCheck(digestsOf(['one']), { digest });
-  for (let i = 0; i < 50; i++) assert.not.ok(isValid(`guess-${i % 5}`));
-  assert.is(hashed.length, 50);
-  assert.ok(isValid('one'));
-  assert.not.ok(isValid('guess-0'));
-  assert.is(hashed.length, 52);
+const auth = suite('bearerAuth');
+
+auth('returns the grant of a token with the scope, and names a named token for the access log', () => {
+  const check = bearerAuth(tokens());
+  const admin = request('Bearer admin-token');
+  assert.equal(check(admin, 'write').authContext, { authtype: 'api_key' });
+  assert.is(admin.state.tokenName, undefined);
+  const reader = request('bearer  reader-token ');
+  assert.equal(check(reader, 'read').authContext, { authtype: 'api_key', authid: 'reader' });
+  assert.is(reader.state.tokenName, 'reader');
 });
 
-check.run();
+auth('answers 401 without a valid token, before any scope is looked at', () => {
+  const check = bearerAuth(tokens());
+  for (const header of ['', 'Basic abc', 'Bearer ', 'Bearer unknown-token']) {
+    const error = thrown(() => check(request(header), 'read'));
+    assert.instance(error, UnauthorizedError);
+    assert.is(error.status, 401);
+  }
+});
+
+auth('answers 403 with an insufficient_scope challenge to a token outside its scopes, naming it and never the token', () => {
+  const reader = request('Bearer reader-token');
+  const error = thrown(() => bearerAuth(tokens())(reader, 'write'));
+  assert.instance(error, ForbiddenError);
+  assert.is(error.status, 403);
+  assert.is(error.message, 'the token "reader" does not have the scope write, which this request needs (it has read)');
+  assert.equal(error.headers, { 'WWW-Authenticate': 'Bearer realm="reports", error="insufficient_scope", scope="write"' });
+  assert.is(reader.state.tokenName, 'reader', 'the access log line of a 403 says whose token it was');
+});
+
+auth('reads the set in use on every request, so a swapped set applies from the next one', () => {
+  const current = tokens();
+  const check = bearerAuth(current);
+  assert.ok(check(request('Bearer reader-token'), 'read'));
+  current.current = createTokenSet([{ token: 'admin-token', scopes: ALL_SCOPES, origin: 'line 1', variable: 'REPORTS_TOKENS_FILE' }]);
+  assert.is(thrown(() => check(request('Bearer reader-token'), 'read')).status, 401);
+  assert.ok(check(request('Bearer admin-token'), 'write'));
+});
+
+auth.run();

@@ -4,7 +4,9 @@
 // runs wrote to does not disturb them.
 import { authContract } from './contract/auth.js';
 import { concurrencyContract } from './contract/concurrency.js';
+import { conditionalWritesContract } from './contract/conditional-writes.js';
 import { deleteReportContract } from './contract/delete-report.js';
+import { getReportContract } from './contract/get-report.js';
 import { idempotencyContract } from './contract/idempotency.js';
 import { operationsContract } from './contract/operations.js';
 import { postReportsContract } from './contract/post-reports.js';
@@ -17,6 +19,8 @@ export function httpContract(logName: string, start: StartServer): void {
   const nextId = idSource();
   postReportsContract(logName, start, nextId);
   deleteReportContract(logName, start, nextId);
+  getReportContract(logName, start, nextId);
+  conditionalWritesContract(logName, start, nextId);
   authContract(logName, start, nextId);
   operationsContract(logName, start, nextId);
   concurrencyContract(logName, start, nextId);

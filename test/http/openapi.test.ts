@@ -56,32 +56,69 @@ openapi('would fail the lint if the document were broken (the linter is live)', 
 openapi('lists every status of POST /reports', async ({ server }) => {
   const document = await fetchDocument(() => server.request('/openapi.json'));
   const statuses = Object.keys(at(document, 'paths', '/reports', 'post', 'responses') as object).sort();
-  assert.equal(statuses, ['200', '400', '401', '405', '409', '413', '415', '422', '503']);
+  assert.equal(statuses, ['200', '400', '401', '403', '405', '409', '412', '413', '415', '422', '503']);
 });
 
 openapi('lists every status of DELETE /reports/{id}', async ({ server }) => {
   const document = await fetchDocument(() => server.request('/openapi.json'));
   const statuses = Object.keys(at(document, 'paths', '/reports/{id}', 'delete', 'responses') as object).sort();
-  assert.equal(statuses, ['204', '400', '401', '404', '405', '422', '503']);
+  assert.equal(statuses, ['204', '400', '401', '403', '404', '405', '412', '422', '503']);
 });
 
-openapi('documents the WWW-Authenticate, Allow and Retry-After headers', async ({ server }) => {
+openapi('lists every status of GET and HEAD /reports/{id}', async ({ server }) => {
   const document = await fetchDocument(() => server.request('/openapi.json'));
-  for (const operation of [['/reports', 'post'], ['/reports/{id}', 'delete']] as const) {
+  for (const method of ['get', 'head']) {
+    const statuses = Object.keys(at(document, 'paths', '/reports/{id}', method, 'responses') as object).sort();
+    assert.equal(statuses, ['200', '304', '400', '401', '403', '404', '405', '412', '500', '503'], method);
+  }
+  assert.equal(at(document, 'paths', '/reports/{id}', 'get', 'responses', '200', 'content', 'application/json', 'schema'), { $ref: '#/components/schemas/Report' });
+  assert.is(at(document, 'paths', '/reports/{id}', 'head', 'responses', '200', 'content'), undefined, 'a HEAD answer has no body');
+});
+
+openapi('documents ETag on reads, If-Match on every report operation and If-None-Match with the pattern the server parses', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json'));
+  for (const method of ['get', 'head']) {
+    for (const status of ['200', '304']) assert.ok(at(document, 'paths', '/reports/{id}', method, 'responses', status, 'headers', 'ETag'), `${method} ${status}`);
+  }
+  for (const [path, method] of [['/reports', 'post'], ['/reports/{id}', 'delete'], ['/reports/{id}', 'get'], ['/reports/{id}', 'head']] as const) {
+    const parameters = at(document, 'paths', path, method, 'parameters') as { name: string; in: string; schema: { pattern: string } }[];
+    for (const name of ['If-Match', 'If-None-Match']) {
+      const parameter = parameters.find((p) => p.name === name);
+      assert.is(parameter?.in, 'header', `${method} ${path} ${name}`);
+      const pattern = new RegExp(parameter?.schema.pattern ?? '');
+      for (const value of ['*', '"1"', 'W/"3", "5"']) assert.ok(pattern.test(value), value);
+      for (const value of ['1', '', '"1" "2"']) assert.not.ok(pattern.test(value), value);
+    }
+  }
+});
+
+openapi('documents the WWW-Authenticate (401 and 403), Allow and Retry-After headers', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json'));
+  for (const operation of [['/reports', 'post'], ['/reports/{id}', 'delete'], ['/reports/{id}', 'get'], ['/reports/{id}', 'head']] as const) {
     const responses = ['paths', ...operation, 'responses'];
     assert.ok(at(document, ...responses, '401', 'headers', 'WWW-Authenticate'));
+    assert.ok(at(document, ...responses, '403', 'headers', 'WWW-Authenticate'));
     assert.ok(at(document, ...responses, '405', 'headers', 'Allow'));
     assert.ok(at(document, ...responses, '503', 'headers', 'Retry-After'));
   }
 });
 
-openapi('requires bearer auth on both report operations and none on the operational routes', async ({ server }) => {
+openapi('names the scope each report operation needs: read for GET and HEAD, write for POST and DELETE, in its description and its 403 challenge', async ({ server }) => {
+  const document = await fetchDocument(() => server.request('/openapi.json'));
+  for (const [path, method, scope] of [['/reports', 'post', 'write'], ['/reports/{id}', 'delete', 'write'], ['/reports/{id}', 'get', 'read'], ['/reports/{id}', 'head', 'read']] as const) {
+    assert.match(String(at(document, 'paths', path, method, 'description')), `Needs a token with the scope ${scope}.`, `${method} ${path}`);
+    assert.match(String(at(document, 'paths', path, method, 'responses', '403', 'headers', 'WWW-Authenticate', 'description')), `error="insufficient_scope", scope="${scope}"`, `${method} ${path}`);
+  }
+  assert.is(at(document, 'paths', '/reports/{id}', 'head', 'responses', '403', 'content'), undefined, 'a HEAD answer has no body');
+});
+
+openapi('requires bearer auth on every report operation and none on the operational routes', async ({ server }) => {
   const document = await fetchDocument(() => server.request('/openapi.json'));
   assert.is(at(document, 'components', 'securitySchemes', 'bearerAuth', 'type'), 'http');
   assert.is(at(document, 'components', 'securitySchemes', 'bearerAuth', 'scheme'), 'bearer');
   assert.equal(at(document, 'security'), [{ bearerAuth: [] }]);
   assert.is(at(document, 'paths', '/reports', 'post', 'security'), undefined);
-  assert.is(at(document, 'paths', '/reports/{id}', 'delete', 'security'), undefined);
+  for (const method of ['get', 'head', 'delete']) assert.is(at(document, 'paths', '/reports/{id}', method, 'security'), undefined);
   for (const path of ['/openapi.json', '/asyncapi.json', '/healthz', '/readyz', '/metrics']) assert.equal(at(document, 'paths', path, 'get', 'security'), [], path);
 });
 

@@ -13,6 +13,7 @@ import { createWiredApp } from '../../src/server.js';
 import { openKeyStore } from '../../src/keys/open-key-store.js';
 import { Projector } from '../../src/projection/projector.js';
 import { memoryLogger, startTestServer, tempDir, TEST_TOKEN, type TestServer } from '../helpers/server.js';
+import { testTokens } from '../helpers/token.js';
 import { until } from '../helpers/async.js';
 import { expectError } from './responses.js';
 
@@ -71,7 +72,7 @@ catchingUp.before(async (context) => {
   const projector = new Projector({ log, logger });
   const config = loadConfig({ REPORTS_DATA_DIR: dir, REPORTS_WRITE_TIMEOUT_MS: '1000' });
   const keys = await openKeyStore(log, config, logger);
-  const { app } = createWiredApp(config, { log, keys, projector, logger, tokenEntries: [TEST_TOKEN] });
+  const { app } = createWiredApp(config, { log, keys, projector, logger, tokens: testTokens() });
   const handle = app.callback();
   const server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

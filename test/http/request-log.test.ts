@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { loadConfig } from '../../src/config.js';
 import { startServer } from '../../src/server.js';
-import type { GeneratedToken } from '../../src/tokens.js';
+import type { GeneratedToken } from '../../src/tokens/sources.js';
 import { memoryLogger, startTestServer, tempDir, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 
 const requestLog = suite<{ server: TestServer }>('request log');
@@ -33,6 +33,25 @@ requestLog('writes one line per request with method, route template, status and 
     ],
   );
   for (const line of lines) assert.type(line['durationMs'], 'number');
+});
+
+requestLog('logs a GET of a report by route template, never its id, name or tag', async ({ server }) => {
+  const [name, tag] = ['name-that-must-not-be-logged', 'tag-that-must-not-be-logged'];
+  await (await server.request('/reports', { method: 'POST', json: `{"id": 4646464646, "name": "${name}", "tag": "${tag}"}` })).arrayBuffer();
+  const before = requestLines(server).length;
+  const got = await server.request('/reports/4646464646');
+  assert.equal(await got.json(), { name, tag });
+  await (await server.request('/reports/4646464646', { method: 'HEAD' })).arrayBuffer();
+  const lines = requestLines(server).slice(before);
+  assert.equal(
+    lines.map(({ method, route, status }) => ({ method, route, status })),
+    [
+      { method: 'GET', route: '/reports/:id', status: 200 },
+      { method: 'HEAD', route: '/reports/:id', status: 200 },
+    ],
+  );
+  const text = JSON.stringify(server.logLines());
+  for (const secret of [name, tag, '4646464646']) assert.not.match(text, secret);
 });
 
 requestLog('never logs a configured or presented token', async ({ server }) => {

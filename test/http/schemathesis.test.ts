@@ -16,7 +16,7 @@ const MIN_CASES = 1000;
 /** Runs in `cwd`: schemathesis keeps a cache of crashes in `.schemathesis/` of its working directory. */
 function run(command: string, args: string[], cwd: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: `${root}test/http/schemathesis_hooks.py` } });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));

@@ -1,5 +1,6 @@
-// Answers that write nothing (404 to a DELETE, 200 or 409 to a create that appends nothing) come
-// from state that has seen every write made before the request arrived, on any instance.
+// Answers that write nothing (404 to a DELETE, 200 or 409 to a create that appends nothing, every
+// answer to a GET) come from state that has seen every write made before the request arrived, on
+// any instance.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { caughtUp, startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
@@ -53,6 +54,23 @@ withKafka('fresh answers', (brokers) => {
     await caughtUp(a);
     const missing = ids.filter((id) => !a.projector.model.reports.has(String(id)));
     assert.equal(missing, []);
+  });
+
+  fresh('a create, then a delete, on A, each followed at once by a GET on B: 200 with the report and ETag "1", then 404', async ({ a, b }) => {
+    const statuses = new Map<string, number>();
+    await inParallel(300, async (index) => {
+      const id = 3_000_000 + index;
+      assert.is((await a.request('/reports', { method: 'POST', json: json(id, `read ${id}`) })).status, 200);
+      const got = await b.request(`/reports/${id}`);
+      const body = got.status === 200 ? ((await got.json()) as { name: string }) : (await got.arrayBuffer(), undefined);
+      const created = `${got.status} ${got.headers.get('etag') ?? ''} ${body?.name === `read ${id}` ? 'same body' : 'other body'}`;
+      statuses.set(created, (statuses.get(created) ?? 0) + 1);
+      assert.is((await a.request(`/reports/${id}`, { method: 'DELETE' })).status, 204);
+      const gone = await b.request(`/reports/${id}`);
+      await gone.arrayBuffer();
+      statuses.set(`${gone.status}`, (statuses.get(`${gone.status}`) ?? 0) + 1);
+    });
+    assert.equal([...statuses].sort(), [['200 "1" same body', 300], ['404', 300]]);
   });
 
   fresh.run();

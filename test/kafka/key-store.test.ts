@@ -11,15 +11,10 @@ import { LogUnavailableError } from '../../src/log/event-log.js';
 import { partitionOfKey } from '../../src/log/kafka/key-partition.js';
 import { digestOf, openTestKeyStore, type TestKeyStore } from '../helpers/kafka-keys.js';
 import { uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
+import { activeResources, untilNoMoreThan } from '../helpers/resources.js';
 
 const deleteTopic = (brokers: string, topic: string) => withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic] }));
 
-/** Open resources by type, without the terminal's. */
-function resources(): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const type of process.getActiveResourcesInfo()) if (type !== 'TTYWrap') counts.set(type, (counts.get(type) ?? 0) + 1);
-  return counts;
-}
 
 withKafka('key store', (brokers) => {
   const shared = suite<{ topic: string; a: TestKeyStore; b: TestKeyStore }>('kafka: the key store, two instances on one key topic');
@@ -110,7 +105,7 @@ withKafka('key store', (brokers) => {
   const hygiene = suite('kafka: the key store leaves nothing behind');
 
   hygiene('close leaves no socket, timer or fetch loop behind', async () => {
-    const before = resources();
+    const before = activeResources();
     const topic = uniqueTopic('keys-close');
     const a = await openTestKeyStore(brokers, topic, { REPORTS_TOPIC_PARTITIONS: '3' });
     const b = await openTestKeyStore(brokers, topic, { REPORTS_TOPIC_PARTITIONS: '3' });
@@ -123,14 +118,7 @@ withKafka('key store', (brokers) => {
     await a.store.close();
     await b.store.close();
     await deleteTopic(brokers, topic);
-    // Sockets are shut down asynchronously: give them a moment.
-    const deadline = Date.now() + 5000;
-    let after = resources();
-    while ([...after].some(([type, count]) => count > (before.get(type) ?? 0)) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      after = resources();
-    }
-    assert.equal(Object.fromEntries([...after].filter(([type, count]) => count > (before.get(type) ?? 0))), {}, `before: ${JSON.stringify(Object.fromEntries(before))}`);
+    await untilNoMoreThan(before);
   });
 
   hygiene('no log line carries a secret or a digest, and a record that is not a key is skipped naming only its partition and offset', async () => {

@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { LogUnavailableError, type Cursor, type EventLog, type LogMessage, type LogPosition, type LogRecord } from '../../src/log/event-log.js';
 import { collect, deferred, rejection, withTimeout } from '../helpers/async.js';
 import { followRecords, readRecords } from '../../src/log/record-batches.js';
+import { activeResources, untilNoMoreThan } from '../helpers/resources.js';
 
 export interface OpenedLog {
   readonly log: EventLog;
@@ -197,6 +198,24 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
     const controller = new AbortController();
     controller.abort();
     assert.equal(await withTimeout(collect(followRecords(log, start, { signal: controller.signal })), GUARD_MS, 'follow() with an aborted signal'), []);
+  });
+
+  contract('reads and follows, ended or aborted, leave no socket, timer or fetch loop behind', async ({ log, start }) => {
+    // Records in several partitions (on Kafka), so several fetch loops start together on one broker.
+    await log.append(['31', '32', '33', '34', '35', '36'].map((key) => message(key, `kept ${key}`)));
+    // Once, so what the log opens for good (the first read's connections) is counted as before.
+    await withTimeout(collect(readRecords(log, start)), GUARD_MS, 'a first read');
+    const before = activeResources();
+    for (let round = 0; round < 10; round += 1) {
+      await withTimeout(collect(readRecords(log, start)), GUARD_MS, 'a read to its end');
+      // A follow left after its first record, and one aborted while it waits at the head.
+      for await (const _record of followRecords(log, start)) break;
+      const controller = new AbortController();
+      const following = collect(followRecords(log, await log.head(), { signal: controller.signal }));
+      setTimeout(() => controller.abort(), round * 20);
+      await withTimeout(following, GUARD_MS, 'an aborted follow to end');
+    }
+    await untilNoMoreThan(before);
   });
 
   contract('gives 64 concurrent appenders distinct positions and reads every record back', async ({ log, start }) => {

@@ -11,6 +11,8 @@ import { withTraceContext } from '../../src/reports/tracing.js';
 
 const context = { source: 'urn:report-store:test', newId: () => '6d5f1c2e-8a41-4c1b-9d7e-0f3b2a1c4d5e', time: () => '2026-11-23T10:11:12.345Z' };
 const span = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true };
+const named = { authtype: 'api_key', authid: 'billing-sync.v2' };
+const unnamed = { authtype: 'api_key' };
 
 /** What the fold takes of a decoding: the type and data of the event, or only that it is invalid. */
 function foldView(input: FoldInput): unknown {
@@ -56,6 +58,11 @@ decode('takes the fast path for every kind of event the service writes, with the
     withTraceContext(reportDeleted(context, { id: '7' }, 1), span),
     reportCreated(context, { id: '8', name: 'recreated' }, 2),
     reportDeleted(context, { id: '8', idempotencyKey: 'k' }, 2_147_483_647),
+    reportCreated(context, { id: '9', name: 'by a named token' }, 0, named),
+    reportCreated(context, { id: '10', name: 'by an unnamed token', idempotencyKey: 'k2' }, 0, unnamed),
+    reportDeleted(context, { id: '9' }, 1, named),
+    reportDeleted(context, { id: '10' }, 1, unnamed),
+    withTraceContext(reportDeleted(context, { id: '11' }, 1, named), span),
   ];
   for (const event of events) {
     const bytes = encodeEvent(event);
@@ -104,6 +111,14 @@ decode('leaves to decodeEvent what only it can judge, and agrees with it on ever
     'an expectedversion as a string': text.replace('"expectedversion":0', '"expectedversion":"0"'),
     'an expectedversion with a leading zero': text.replace('"expectedversion":0', '"expectedversion":07'),
     'no expectedversion': text.replace('"expectedversion":0,', ''),
+    'an authtype': text.replace('"expectedversion":0,', '"expectedversion":0,"authtype":"api_key",'),
+    'an authtype and authid': text.replace('"expectedversion":0,', '"expectedversion":0,"authtype":"api_key","authid":"reader",'),
+    'an authid alone': text.replace('"expectedversion":0,', '"expectedversion":0,"authid":"reader",'),
+    'authid before authtype': text.replace('"expectedversion":0,', '"expectedversion":0,"authid":"reader","authtype":"api_key",'),
+    'an empty authtype': text.replace('"expectedversion":0,', '"expectedversion":0,"authtype":"",'),
+    'an empty authid': text.replace('"expectedversion":0,', '"expectedversion":0,"authtype":"api_key","authid":"",'),
+    'a numeric authid': text.replace('"expectedversion":0,', '"expectedversion":0,"authtype":"api_key","authid":7,'),
+    'an authtype without expectedversion': text.replace('"expectedversion":0,', '"authtype":"system",'),
     'trailing text': `${text} `,
     'two objects': `${text}${text}`,
     'not JSON': 'not json',
@@ -113,6 +128,9 @@ decode('leaves to decodeEvent what only it can judge, and agrees with it on ever
   assert.ok(decodeCanonical(variants['time with an offset'] as string) !== undefined, 'an offset time is still canonical');
   assert.ok(decodeCanonical(variants['no expectedversion'] as string) !== undefined, 'an event of an earlier writer, without a basis, is still canonical');
   assert.ok(decodeForFold(Buffer.from(variants['an expectedversion beyond 32 bits'] as string)).ok === false, 'a basis beyond 32 bits is invalid');
+  assert.ok(decodeCanonical(variants['an authtype and authid'] as string) !== undefined, 'the authcontext attributes as the envelope writes them are canonical');
+  assert.ok(decodeForFold(Buffer.from(variants['an empty authid'] as string)).ok === false, 'an empty authid is invalid');
+  assert.ok(decodeForFold(Buffer.from(variants['an authid alone'] as string)).ok, 'an authid without authtype is valid, decoded by decodeEvent');
 });
 
 decode('never disagrees with decodeEvent on randomly mutated records', () => {
@@ -121,6 +139,7 @@ decode('never disagrees with decodeEvent on randomly mutated records', () => {
     encodeEvent(reportCreated(context, { id: '1234567', name: 'Quarterly report 0000001', tag: 'finance', idempotencyKey: 'k' }, 0)),
     encodeEvent(reportDeleted(context, { id: '-98765' }, 1)),
     encodeEvent(withTraceContext(reportCreated(context, { id: '5', name: 'n' }, 0), span)),
+    encodeEvent(reportDeleted(context, { id: '77' }, 3, named)),
   ];
   // Characters a mutation puts in: the JSON syntax and the characters the patterns care about.
   const alphabet = Buffer.from('{}[]":,\\ 0123456789-+.:TZzabcdef\u0001\u007fé', 'utf8');

@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { StoredReport } from '../../projections/reports.js';
-import { answerReplayedCreate, decideCreate, decideDelete, decideKey, sameReport, type ReportView } from '../../src/reports/decide.js';
+import { answerReplayedCreate, decideCreate, decideDelete, decideKey, decideRead, failedPrecondition, sameReport, type ReportView, type VersionCondition } from '../../src/reports/decide.js';
 
 const absent = (version = 0): ReportView => ({ version, live: false });
 const live = (content: StoredReport | undefined, version = 1): ReportView => (content === undefined ? { version, live: true } : { version, live: true, content });
@@ -42,6 +42,59 @@ remove('answers not-found for an id never created or already deleted', () => {
   assert.equal(decideDelete(absent(2)), { kind: 'not-found' });
 });
 remove.run();
+
+const ANY: VersionCondition = { kind: 'any' };
+const versions = (...list: number[]): VersionCondition => ({ kind: 'versions', versions: list });
+
+const conditions = suite('failedPrecondition');
+conditions('If-Match holds for a live report at a version it names, or for any live report with *', () => {
+  assert.is(failedPrecondition(live({ name: 'x' }, 3), { ifMatch: versions(1, 3) }), undefined);
+  assert.is(failedPrecondition(live({ name: 'x' }, 3), { ifMatch: ANY }), undefined);
+  assert.is(failedPrecondition(live({ name: 'x' }, 3), { ifMatch: versions(1) }), 'if-match');
+  assert.is(failedPrecondition(live({ name: 'x' }, 3), { ifMatch: versions() }), 'if-match');
+});
+conditions('If-Match never holds for an absent report, even at the version its delete left', () => {
+  assert.is(failedPrecondition(absent(2), { ifMatch: versions(2) }), 'if-match');
+  assert.is(failedPrecondition(absent(), { ifMatch: ANY }), 'if-match');
+});
+conditions('If-None-Match fails for a live report it names (or with *), and holds for an absent one', () => {
+  assert.is(failedPrecondition(live({ name: 'x' }, 1), { ifNoneMatch: versions(1) }), 'if-none-match');
+  assert.is(failedPrecondition(live({ name: 'x' }, 1), { ifNoneMatch: ANY }), 'if-none-match');
+  assert.is(failedPrecondition(live({ name: 'x' }, 1), { ifNoneMatch: versions(3) }), undefined);
+  assert.is(failedPrecondition(absent(2), { ifNoneMatch: ANY }), undefined);
+});
+conditions('evaluates If-Match before If-None-Match (RFC 9110 13.2.2)', () => {
+  assert.is(failedPrecondition(live({ name: 'x' }, 1), { ifMatch: versions(3), ifNoneMatch: versions(1) }), 'if-match');
+});
+conditions.run();
+
+const conditional = suite('decideDelete, decideCreate and decideRead with preconditions');
+conditional('a delete whose If-Match names the version appends decided on it; another version is precondition-failed', () => {
+  assert.equal(decideDelete(live(undefined, 3), { ifMatch: versions(3) }), { kind: 'append', expectedVersion: 3 });
+  assert.equal(decideDelete(live(undefined, 3), { ifMatch: versions(1) }), { kind: 'precondition-failed', failed: 'if-match' });
+});
+conditional('a delete of an absent report is not-found whatever its preconditions', () => {
+  assert.equal(decideDelete(absent(2), { ifMatch: versions(1) }), { kind: 'not-found' });
+  assert.equal(decideDelete(absent(), { ifNoneMatch: ANY }), { kind: 'not-found' });
+});
+conditional('a create with a failing precondition is precondition-failed before the body is compared', () => {
+  assert.equal(decideCreate(live({ name: 'x' }, 3), { id: '1', name: 'other' }, { ifMatch: versions(1) }), { kind: 'precondition-failed', failed: 'if-match' });
+  assert.equal(decideCreate(live({ name: 'x' }, 3), { id: '1', name: 'x' }, { ifNoneMatch: ANY }), { kind: 'precondition-failed', failed: 'if-none-match' });
+  assert.equal(decideCreate(absent(2), { id: '1', name: 'x' }, { ifMatch: ANY }), { kind: 'precondition-failed', failed: 'if-match' });
+});
+conditional('a create whose preconditions hold decides as without them', () => {
+  assert.equal(decideCreate(live({ name: 'x' }, 3), { id: '1', name: 'x' }, { ifMatch: versions(3) }), { kind: 'unchanged', report: { name: 'x' } });
+  assert.equal(decideCreate(live({ name: 'x' }, 3), { id: '1', name: 'y' }, { ifMatch: ANY }), { kind: 'conflict' });
+  assert.equal(decideCreate(absent(2), { id: '1', name: 'x' }, { ifNoneMatch: ANY }), { kind: 'append', expectedVersion: 2 });
+});
+conditional('a read answers the version of a live report, not-modified when If-None-Match names it, not-found when absent', () => {
+  assert.equal(decideRead(live(undefined, 5)), { kind: 'read', version: 5 });
+  assert.equal(decideRead(live(undefined, 5), { ifNoneMatch: versions(5) }), { kind: 'not-modified', version: 5 });
+  assert.equal(decideRead(live(undefined, 5), { ifNoneMatch: versions(3) }), { kind: 'read', version: 5 });
+  assert.equal(decideRead(live(undefined, 5), { ifMatch: versions(3) }), { kind: 'precondition-failed', failed: 'if-match' });
+  assert.equal(decideRead(absent(4), { ifNoneMatch: ANY }), { kind: 'not-found' });
+});
+conditional.run();
 
 const keyed = suite('decideKey and answerReplayedCreate');
 keyed('a key seen before replays for the same kind of request on the same report, and is a mismatch otherwise', () => {

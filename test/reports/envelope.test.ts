@@ -17,9 +17,12 @@ const envelopeFields = {
   datacontenttype: 'application/json',
 };
 
+/** The event as the log holds it: JSON leaves out the attributes that are undefined. */
+const asWritten = (event: object): unknown => JSON.parse(JSON.stringify(event));
+
 const created = suite('reportCreated');
 created('fills every CloudEvents field of the topic contract, and the version it was decided on', () => {
-  assert.equal(reportCreated(context, { id: '-42', name: 'n', tag: 't' }, 2), {
+  assert.equal(asWritten(reportCreated(context, { id: '-42', name: 'n', tag: 't' }, 2)), {
     ...envelopeFields,
     type: 'ReportCreated',
     expectedversion: 2,
@@ -29,7 +32,7 @@ created('fills every CloudEvents field of the topic contract, and the version it
 });
 created('passes the ReportEvent schema through the codec', () => {
   const event = reportCreated(context, { id: '9223372036854775807', name: '' }, 0);
-  assert.equal(decodeEvent(encodeEvent(event)), { ok: true, event });
+  assert.equal(decodeEvent(encodeEvent(event)), { ok: true, event: asWritten(event) });
 });
 created('writes expectedversion right before data, the order the fold\'s fast decoder knows', () => {
   assert.match(encodeEvent(reportCreated(context, { id: '1', name: 'a' }, 0)).toString(), /"type":"ReportCreated","expectedversion":0,"data":/);
@@ -41,6 +44,15 @@ created('writes no expectedversion once the version is beyond a 32-bit integer (
   assert.not.match(beyond.toString(), /expectedversion/);
   assert.ok(decodeEvent(beyond).ok);
 });
+created('carries who wrote it as the CloudEvents authcontext extension, right after expectedversion', () => {
+  const named = reportCreated(context, { id: '5', name: 'n' }, 0, { authtype: 'api_key', authid: 'billing' });
+  assert.match(encodeEvent(named).toString(), /"expectedversion":0,"authtype":"api_key","authid":"billing","data":/);
+  assert.equal(decodeEvent(encodeEvent(named)), { ok: true, event: asWritten(named) });
+  const unnamed = encodeEvent(reportCreated(context, { id: '5', name: 'n' }, 0, { authtype: 'api_key' })).toString();
+  assert.match(unnamed, /"expectedversion":0,"authtype":"api_key","data":/);
+  assert.not.match(unnamed, /authid/);
+  assert.not.match(encodeEvent(reportCreated(context, { id: '5', name: 'n' }, 0)).toString(), /auth/, 'none without a writer (tools, tests)');
+});
 created('takes a new event id for every event', () => {
   let n = 0;
   const counting = { ...context, newId: () => `id-${(n += 1)}` };
@@ -50,11 +62,16 @@ created.run();
 
 const deleted = suite('reportDeleted');
 deleted('fills every CloudEvents field of the topic contract', () => {
-  assert.equal(reportDeleted(context, { id: '0' }, 1), { ...envelopeFields, type: 'ReportDeleted', expectedversion: 1, subject: '0', data: { id: '0' } });
+  assert.equal(asWritten(reportDeleted(context, { id: '0' }, 1)), { ...envelopeFields, type: 'ReportDeleted', expectedversion: 1, subject: '0', data: { id: '0' } });
+});
+deleted('carries who deleted it as the CloudEvents authcontext extension', () => {
+  const event = reportDeleted(context, { id: '42' }, 1, { authtype: 'api_key', authid: 'cleanup-job' });
+  assert.equal(asWritten(event), { ...envelopeFields, type: 'ReportDeleted', expectedversion: 1, authtype: 'api_key', authid: 'cleanup-job', subject: '42', data: { id: '42' } });
+  assert.equal(decodeEvent(encodeEvent(event)), { ok: true, event: asWritten(event) });
 });
 deleted('passes the ReportEvent schema through the codec', () => {
   const event = reportDeleted(context, { id: '-9223372036854775808' }, 3);
-  assert.equal(decodeEvent(encodeEvent(event)), { ok: true, event });
+  assert.equal(decodeEvent(encodeEvent(event)), { ok: true, event: asWritten(event) });
 });
 deleted.run();
 

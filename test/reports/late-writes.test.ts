@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { rm } from 'node:fs/promises';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
-import { ConflictError, NotFoundError, UnavailableError } from '../../src/errors.js';
+import { ConflictError, NotFoundError, PreconditionFailedError, UnavailableError } from '../../src/errors.js';
 import type { AppendOptions, EventLog, LogMessage, LogPosition } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import type { KeyCarrier } from '../../src/log/capabilities.js';
@@ -115,6 +115,51 @@ late('a superseded delete with an Idempotency-Key is written again and its retry
   assert.equal(projector.model.keys.get('key-7')?.outcome, { kind: 'deleted' });
   await service.delete('7', 'key-7');
   assert.is(projector.model.reports.has('7'), false);
+});
+
+late('a delete with If-Match decided before a delete and a re-create by others answers 412, not 204: the new report stays', async (context) => {
+  const { service, projector, interlude, log } = context;
+  await service.create({ id: '9', name: 'first' });
+  interlude.push(basedOn(deleted('9'), 1), basedOn(created('9', 'second'), 2));
+  const before = (await log.head()).get(0);
+  const error = await rejection(service.delete('9', undefined, undefined, { ifMatch: { kind: 'versions', versions: [1] } }));
+  assert.instance(error, PreconditionFailedError);
+  assert.match((error as Error).message, /If-Match/);
+  // The others' two events and this delete's, void: it names version 1, and the report was at 3.
+  assert.is((await log.head()).get(0), (before ?? 0) + 3);
+  assert.is(projector.model.counts.voidEvents, 1);
+  assert.is(projector.model.reports.version('9'), 3);
+  assert.equal(await openedReport(projector.model.reports, context.keys, '9'), { name: 'second' });
+  assert.is(context.decidedAgain, 0, 'a version the report has left is never matched again: nothing is written again');
+});
+
+late('a delete with If-Match decided before another delete answers 404, as the retry of its Idempotency-Key does', async (context) => {
+  const { service, projector, interlude } = context;
+  await service.create({ id: '10', name: 'first' });
+  interlude.push(basedOn(deleted('10'), 1));
+  const ifMatch = { ifMatch: { kind: 'versions', versions: [1] } } as const;
+  assert.instance(await rejection(service.delete('10', 'key-10', undefined, ifMatch)), NotFoundError);
+  // Its void event found no report: the key records that, and a retry gets the same answer.
+  assert.equal(projector.model.keys.get('key-10')?.outcome, { kind: 'not-found' });
+  assert.instance(await rejection(service.delete('10', 'key-10', undefined, ifMatch)), NotFoundError);
+});
+
+late('a delete with If-Match: * decided before a delete and a re-create is decided again and deletes the new report', async (context) => {
+  const { service, projector, interlude } = context;
+  await service.create({ id: '11', name: 'first' });
+  interlude.push(basedOn(deleted('11'), 1), basedOn(created('11', 'second'), 2));
+  await service.delete('11', undefined, undefined, { ifMatch: { kind: 'any' } });
+  assert.is(projector.model.reports.version('11'), 4);
+  assert.is(context.decidedAgain, 1);
+});
+
+late('a create with If-None-Match: * decided before another create answers 412, not 200 or 409', async (context) => {
+  const { service, projector, interlude } = context;
+  interlude.push(basedOn(created('12', 'theirs'), 0));
+  const error = await rejection(service.create({ id: '12', name: 'theirs' }, undefined, undefined, { ifNoneMatch: { kind: 'any' } }));
+  assert.instance(error, PreconditionFailedError);
+  assert.match((error as Error).message, /If-None-Match/);
+  assert.is(projector.model.reports.version('12'), 1);
 });
 
 late(`a write that others supersede at every attempt gives up after ${MAX_DECISIONS} with 503, having changed nothing`, async (context) => {

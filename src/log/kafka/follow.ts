@@ -6,6 +6,7 @@
 import type { Kafka } from 'kafkajs';
 import type { Cursor, LogGap, LogRecord } from '../event-log.js';
 import type { BrokerReachability } from './brokers.js';
+import { fetchGated } from './fetch-gate.js';
 import { groupFreeCluster } from './group-free-cluster.js';
 import { ItemChannel } from './item-channel.js';
 import { followPartition, type FollowItem } from './partition-fetch.js';
@@ -31,7 +32,8 @@ export interface FollowOptions {
 /** Yields the records from `from` on, and a gap where offsets hold nothing the reader gets, a fetched batch at a time. */
 export async function* followTopicBatches({ kafka, topic, partitions, from, signal, brokers }: FollowOptions): AsyncIterable<readonly FollowItem[]> {
   if (signal?.aborted) return;
-  const cluster = groupFreeCluster(kafka, brokers);
+  // Gated: fetch loops starting together on one leader each opened a socket and closed only one (two left per read).
+  const cluster = fetchGated(groupFreeCluster(kafka, brokers));
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   signal?.addEventListener('abort', onAbort, { once: true });

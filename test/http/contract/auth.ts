@@ -1,4 +1,4 @@
-// Bearer authentication on both report routes, and the order of the checks: 404/405 for the path and method, then 401, then 415, 413 and 400.
+// Bearer authentication on the report routes, and the order of the checks: 404/405 for the path and method, then 401, then 415, 413 and 400.
 import { createHash } from 'node:crypto';
 import * as assert from 'uvu/assert';
 import { TEST_TOKEN, type TestServer } from '../../helpers/server.js';
@@ -11,7 +11,7 @@ const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').diges
 
 interface Route {
   readonly label: string;
-  /** Sends a request that succeeds with a good token: 200 for POST, 404 for DELETE of a fresh id. */
+  /** Sends a request that succeeds with a good token: 200 for POST, 404 for DELETE or GET of a fresh id. */
   send(server: TestServer, headers: Record<string, string>): Promise<Response>;
   readonly accepted: 200 | 404;
 }
@@ -31,6 +31,11 @@ export function authContract(logName: string, start: StartServer, nextId: () => 
     {
       label: 'DELETE /reports/{id}',
       send: (server, headers) => server.request(`/reports/${nextId()}`, { method: 'DELETE', token: null, headers }),
+      accepted: 404,
+    },
+    {
+      label: 'GET /reports/{id}',
+      send: (server, headers) => server.request(`/reports/${nextId()}`, { token: null, headers }),
       accepted: 404,
     },
   ];

@@ -9,8 +9,8 @@ export function operationsContract(logName: string, start: StartServer, nextId: 
   const routing = serverSuite(`${logName}: routing`, start);
 
   const wrongMethods: ReadonlyArray<[method: string, path: string, allow: string]> = [
-    ['PUT', '/reports/1', 'DELETE'],
-    ['GET', '/reports/1', 'DELETE'],
+    ['PUT', '/reports/1', 'GET, HEAD, DELETE'],
+    ['POST', '/reports/1', 'GET, HEAD, DELETE'],
     ['GET', '/reports', 'POST'],
     ['DELETE', '/reports', 'POST'],
     ['POST', '/healthz', 'GET, HEAD'],
@@ -67,9 +67,16 @@ export function operationsContract(logName: string, start: StartServer, nextId: 
     const id = nextId();
     await expectReport(await postReport(server, id, 'metered'), { name: 'metered' });
     await expectError(await deleteReport(server, nextId()), 404);
+    await expectReport(await server.request(`/reports/${id}`), { name: 'metered' });
+    const notModified = await server.request(`/reports/${id}`, { headers: { 'If-None-Match': '"1"' } });
+    assert.is(notModified.status, 304);
+    await (await server.request(`/reports/${id}`, { method: 'HEAD' })).arrayBuffer();
     const text = await scrape(await server.request('/metrics'));
     assert.match(text, /^http_requests_total\{method="POST",route="\/reports",status="200"\} [1-9]/m);
     assert.match(text, /^http_requests_total\{method="DELETE",route="\/reports\/:id",status="404"\} [1-9]/m);
+    assert.match(text, /^http_requests_total\{method="GET",route="\/reports\/:id",status="200"\} [1-9]/m);
+    assert.match(text, /^http_requests_total\{method="GET",route="\/reports\/:id",status="304"\} [1-9]/m);
+    assert.match(text, /^http_requests_total\{method="HEAD",route="\/reports\/:id",status="200"\} [1-9]/m);
     assert.match(text, /^http_request_duration_seconds_bucket\{le="[^"]+",method="POST",route="\/reports",status="200"\} /m);
   });
 
@@ -104,6 +111,7 @@ export function operationsContract(logName: string, start: StartServer, nextId: 
     const id = nextId();
     const [name, tag, badToken, path] = [distinctive('name'), distinctive('tag'), distinctive('token'), distinctive('/path')];
     await expectReport(await postReport(server, id, name, tag), { name, tag });
+    await expectReport(await server.request(`/reports/${id}`), { name, tag });
     await expectError(await deleteReport(server, nextId(), { token: badToken }), 401);
     await expectError(await server.request(path), 404);
     const text = await scrape(await server.request('/metrics'));

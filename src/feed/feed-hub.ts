@@ -1,0 +1,40 @@
+// The feeds open now: at most REPORTS_MAX_FEEDS at once (one more is answered 503 before anything
+// is read), each ended with a last line when the server shuts down.
+import type { Writable } from 'node:stream';
+import { UnavailableError } from '../errors.js';
+import { Feed, type FeedEnd, type FeedOptions } from './feed.js';
+
+export class FeedHub {
+  private readonly feeds = new Set<Feed>();
+  private closing = false;
+
+  constructor(private readonly maxFeeds: number) {}
+
+  get open(): number {
+    return this.feeds.size;
+  }
+
+  /** Throws 503 when no feed may be opened now; call before anything is written to the client. */
+  admit(): void {
+    if (this.closing) throw new UnavailableError('the server is shutting down');
+    if (this.feeds.size >= this.maxFeeds) throw new UnavailableError(`${this.maxFeeds} feeds are open, the most this server serves at once (REPORTS_MAX_FEEDS); retry shortly`, 5);
+  }
+
+  /** Runs a feed to its end, counted among the open ones meanwhile. */
+  async run(out: Writable, options: FeedOptions): Promise<FeedEnd> {
+    this.admit();
+    const feed = new Feed(out, options);
+    this.feeds.add(feed);
+    try {
+      return await feed.run();
+    } finally {
+      this.feeds.delete(feed);
+    }
+  }
+
+  /** Ends every feed (each with a last line saying where to resume) and admits no more. */
+  close(): void {
+    this.closing = true;
+    for (const feed of this.feeds) feed.end('the server is shutting down');
+  }
+}

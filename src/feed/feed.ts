@@ -1,0 +1,235 @@
+// One client's feed (GET /events): the history from its position up to what the projector has
+// applied, read from the log, then every record the projector applies from then on, handed over
+// as applied (Projector.onRecordsApplied). One source serves every feed: on Kafka the projector
+// already follows the whole topic, so a feed sees every instance's writes without a fetch loop of
+// its own, and the log is read only to catch up.
+//
+// A client never holds anyone up: the projector hands a feed its records by pushing them on the
+// feed's queue (nothing else happens in its step), and the feed writes to its socket only as fast
+// as the client reads. A feed whose queue grows past its bound is cut off, with a last line saying
+// where to resume, unless it is still catching up and took at least a buffer's worth meanwhile
+// (a fast client reading a long history): then the queue is dropped and the feed reads the log
+// again from where it is. A client that takes nothing for two heartbeat intervals is cut off too.
+import type { Writable } from 'node:stream';
+import { cursorReached, type Cursor, type EventLog, type LogRecord } from '../log/event-log.js';
+import type { CommitListener } from '../log/capabilities.js';
+import type { LogKind } from '../log/positions.js';
+import { endFrame, eventFrame, heartbeatFrame, resumeAfter, type FeedFormat } from './feed-frames.js';
+import type { ShownLine } from './shown-line.js';
+
+/** Where a feed's records come from: the projector's applied records, and the log for the history before them. */
+export interface FeedSource {
+  readonly log: Pick<EventLog, 'readBatches'>;
+  /** The projected cursor now: every record before it has been applied (and handed to listeners added before it moved). */
+  cursor(): Cursor;
+  /** Hands `listener` every batch the projector applies from now on; returns the unsubscribe function. */
+  onApplied(listener: CommitListener): () => void;
+}
+
+export interface FeedOptions {
+  readonly source: FeedSource;
+  /** The next offset of each partition to send (absent: from the partition's start). */
+  readonly from: Cursor;
+  readonly format: FeedFormat;
+  readonly kind: LogKind;
+  /** A record as sent (shown-line.ts). */
+  readonly show: (record: LogRecord) => Promise<ShownLine>;
+  readonly bufferBytes: number;
+  readonly heartbeatMs: number;
+  /** How long a client the server ends gets to take the last line before its connection is closed (default: heartbeatMs). */
+  readonly endGraceMs?: number;
+}
+
+/** Why a feed ended: the client went away, the server ended it (cut off, shutting down). */
+export type FeedEnd = { readonly by: 'client' } | { readonly by: 'server'; readonly reason: string; readonly after: string | null };
+
+export class Feed {
+  private readonly next: Map<number, number>;
+  private queue: LogRecord[] = [];
+  private queuedBytes = 0;
+  /** The queue overflowed; in catch-up the feed reads the log again, live it is cut off. */
+  private overflowed = false;
+  /** Bytes of records the client took since the current round started (a read of the log, then live). */
+  private takenThisRound = 0;
+  private live = false;
+  private waitingForClient = false;
+  /** Heartbeat ticks the client has taken nothing for while a write waited on it. */
+  private stalledTicks = 0;
+  private ended: FeedEnd | undefined;
+  private readonly stop = new AbortController();
+  private wake: () => void = () => undefined;
+  /** Ends a wait for the client (an overflow cuts it short). */
+  private interrupt: () => void = () => undefined;
+  private unsubscribe: () => void = () => undefined;
+
+  constructor(
+    private readonly out: Writable,
+    private readonly options: FeedOptions,
+  ) {
+    this.next = new Map(options.from);
+  }
+
+  /** Where the client resumes now (`?after=`). */
+  after(): string | null {
+    return resumeAfter(this.next, this.options.kind);
+  }
+
+  /** Ends the feed from the server's side: a last line with `reason` and where to resume, then the connection. */
+  end(reason: string): void {
+    if (this.ended) return;
+    this.ended = { by: 'server', reason, after: this.after() };
+    this.stop.abort();
+    this.wake();
+  }
+
+  /** Runs the feed until the client goes away or the server ends it. Never rejects for the client's sake. */
+  async run(): Promise<FeedEnd> {
+    const { out, options } = this;
+    const gone = () => {
+      if (!this.ended) this.ended = { by: 'client' };
+      this.stop.abort();
+      this.wake();
+    };
+    out.once('close', gone);
+    out.once('error', gone);
+    const heartbeat = setInterval(() => this.beat(), options.heartbeatMs);
+    try {
+      while (!this.stop.signal.aborted) {
+        await this.round();
+        if (this.overflowed && !this.stop.signal.aborted) {
+          // A client that took less than a buffer while the writes filled one reads slower than they come.
+          if (this.live || this.takenThisRound < options.bufferBytes) this.end(`the client read too slowly: more than ${options.bufferBytes} bytes of events waited for it`);
+        }
+      }
+    } catch (error) {
+      if (!this.stop.signal.aborted) this.end(`the feed failed: ${(error as Error).message}`);
+    } finally {
+      clearInterval(heartbeat);
+      this.unsubscribe();
+      this.queue = [];
+      out.off('close', gone);
+      out.off('error', gone);
+    }
+    const ended = this.ended ?? { by: 'client' };
+    if (ended.by === 'server') this.close(ended);
+    return ended;
+  }
+
+  /** One round: subscribe, read the log up to the projected cursor of that moment, then the handed-over records. */
+  private async round(): Promise<void> {
+    const { source } = this.options;
+    this.queue = [];
+    this.queuedBytes = 0;
+    this.overflowed = false;
+    this.takenThisRound = 0;
+    this.live = false;
+    // Subscribed before the cursor is read, in one step: every record at or past `target` is handed over.
+    this.unsubscribe = source.onApplied((records) => this.take(records));
+    const target = new Map(source.cursor());
+    try {
+      if (!cursorReached(this.next, target)) await this.readHistory(target);
+      if (this.overflowed || this.stop.signal.aborted) return;
+      this.live = true;
+      while (!this.stop.signal.aborted && !this.overflowed) {
+        if (this.queue.length === 0) {
+          await new Promise<void>((resolve) => {
+            this.wake = resolve;
+          });
+          continue;
+        }
+        const records = this.queue;
+        this.queue = [];
+        this.queuedBytes = 0;
+        for (const record of records) {
+          if (this.stop.signal.aborted || this.overflowed) return;
+          await this.send(record);
+        }
+      }
+    } finally {
+      this.unsubscribe();
+      this.unsubscribe = () => undefined;
+    }
+  }
+
+  private async readHistory(target: Cursor): Promise<void> {
+    // A partition the client is already past (an `after` beyond the head) is read from the target:
+    // nothing of it is sent before it, and no log is asked for an offset it does not hold yet.
+    const from = new Map(this.next);
+    for (const [partition, offset] of target) if ((from.get(partition) ?? 0) > offset) from.set(partition, offset);
+    for await (const batch of this.options.source.log.readBatches(from, { signal: this.stop.signal })) {
+      for (const record of batch) {
+        const { partition, offset } = record.position;
+        if (offset >= (target.get(partition) ?? 0)) continue; // handed over
+        if (this.stop.signal.aborted || this.overflowed) return;
+        await this.send(record);
+      }
+      if (cursorReached(this.next, target)) return;
+    }
+  }
+
+  /** The projector's hand-over: queued only (this runs in the projector's step). */
+  private take(records: readonly LogRecord[]): void {
+    if (this.overflowed || this.ended) return;
+    for (const record of records) {
+      if (record.position.offset < (this.next.get(record.position.partition) ?? 0)) continue;
+      this.queue.push(record);
+      this.queuedBytes += record.value.length;
+    }
+    if (this.queuedBytes > this.options.bufferBytes) {
+      this.overflowed = true;
+      this.queue = [];
+      this.queuedBytes = 0;
+      this.unsubscribe();
+      this.interrupt();
+    }
+    this.wake();
+  }
+
+  private async send(record: LogRecord): Promise<void> {
+    const { partition, offset } = record.position;
+    if (offset < (this.next.get(partition) ?? 0)) return;
+    const shown = await this.options.show(record);
+    if (this.stop.signal.aborted) return;
+    this.next.set(partition, offset + 1);
+    this.takenThisRound += record.value.length;
+    const after = this.options.format === 'sse' ? (this.after() ?? '') : '';
+    if (this.out.write(eventFrame(this.options.format, shown.text, after))) return;
+    this.waitingForClient = true;
+    await this.drained();
+    this.waitingForClient = false;
+    this.stalledTicks = 0;
+  }
+
+  private drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        this.out.off('drain', done);
+        this.stop.signal.removeEventListener('abort', done);
+        this.interrupt = () => undefined;
+        resolve();
+      };
+      this.interrupt = done;
+      this.out.on('drain', done);
+      this.stop.signal.addEventListener('abort', done);
+    });
+  }
+
+  private beat(): void {
+    if (this.ended) return;
+    if (this.waitingForClient) {
+      this.stalledTicks += 1;
+      if (this.stalledTicks >= 2) this.end(`the client took nothing for ${2 * this.options.heartbeatMs} ms`);
+      return;
+    }
+    this.out.write(heartbeatFrame(this.options.format));
+  }
+
+  /** The last line, then the connection: at once once flushed, or after a grace when the client does not take it. */
+  private close(ended: { reason: string; after: string | null }): void {
+    const { out } = this;
+    if (out.destroyed || out.writableEnded) return;
+    const force = setTimeout(() => out.destroy(), this.options.endGraceMs ?? this.options.heartbeatMs);
+    out.once('close', () => clearTimeout(force));
+    out.end(endFrame(this.options.format, ended.reason, ended.after));
+  }
+}

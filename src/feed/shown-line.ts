@@ -1,0 +1,31 @@
+// One record as `reports events` prints it and GET /events sends it: {"position","time",…marks,
+// "event"} with the event a CloudEvent in structured mode as the log holds it, but for sealed
+// content, which is never shown: a live report's opened with its key, anything else without the box.
+import { decodeEvent, type Decoded } from '../../projections/codec.js';
+import type { LogPosition, LogRecord } from '../log/event-log.js';
+import type { ContentKey, KeyId } from '../keys/key-store.js';
+import { contentKeyId, openCreate, shownCreate } from '../keys/open-create.js';
+import { formatPosition, type LogKind } from '../log/positions.js';
+
+/** The content key of the event at `position`; undefined when the store does not hold it. */
+export type KeyFor = (position: LogPosition, id: KeyId) => Promise<ContentKey | undefined>;
+
+export interface ShownLine {
+  /** The JSON line (without its newline). */
+  readonly text: string;
+  /** The event's type; undefined for a record that is not a valid event. */
+  readonly type: string | undefined;
+}
+
+export async function shownLine(record: LogRecord, kind: LogKind, keyFor: KeyFor): Promise<ShownLine> {
+  const position = formatPosition(record.position, kind);
+  const time = new Date(record.timestampMs).toISOString();
+  // A record this process appended carries the event its value encodes: no need to parse it again.
+  const decoded: Decoded = record.event === undefined ? decodeEvent(record.value) : { ok: true, event: record.event };
+  if (!decoded.ok) return { text: JSON.stringify({ position, time, invalid: decoded.reason }), type: undefined };
+  const { event } = decoded;
+  const keyId = event.type === 'ReportCreated' ? contentKeyId(event) : undefined;
+  if (event.type !== 'ReportCreated' || keyId === undefined) return { text: JSON.stringify({ position, time, event }), type: event.type };
+  const shown = shownCreate(event, openCreate(event, await keyFor(record.position, keyId)));
+  return { text: JSON.stringify({ position, time, ...shown.mark, event: shown.event }), type: event.type };
+}

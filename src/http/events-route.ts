@@ -1,0 +1,78 @@
+// GET /events: the log as a feed (src/feed/). Checks the token, the position and the cap, then
+// answers 200 and streams until the client goes away or the server ends the feed; every refusal
+// comes before the first byte, as an Error body.
+import type { Context } from 'koa';
+import { BadRequestError, UnavailableError } from '../errors.js';
+import type { FeedLimits } from '../config.js';
+import type { FeedHub } from '../feed/feed-hub.js';
+import type { FeedSource } from '../feed/feed.js';
+import { cursorAfter, FEED_CONTENT_TYPES, type FeedFormat } from '../feed/feed-frames.js';
+import { shownLine } from '../feed/shown-line.js';
+import type { KeyStore } from '../keys/key-store.js';
+import { parseCursor, type LogKind } from '../log/positions.js';
+import type { Logger } from 'pino';
+import { READ, type Authorize } from './auth.js';
+
+export interface EventsRouteDeps {
+  readonly hub: FeedHub;
+  readonly source: FeedSource;
+  readonly keys: Pick<KeyStore, 'get'>;
+  readonly kind: LogKind;
+  readonly limits: FeedLimits;
+  /** Whether the projector has caught up at start: before, the feed could not hand over what it applies. */
+  readonly caughtUp: () => boolean;
+  readonly logger: Logger;
+}
+
+/** `text/event-stream` when the client asks for it, NDJSON otherwise. */
+export function feedFormat(accept: string): FeedFormat {
+  return /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept) ? 'sse' : 'ndjson';
+}
+
+/**
+ * Where the feed starts: after `Last-Event-ID` (an EventSource reconnecting sends it, with the URL
+ * it first opened, so it wins over `after`), else after `?after=`, else at the log's start.
+ */
+export function feedStart(after: string | string[] | undefined, lastEventId: string | undefined, kind: LogKind): Map<number, number> {
+  const [name, text] = lastEventId !== undefined && lastEventId !== '' ? ['Last-Event-ID', lastEventId] : ['after', after];
+  if (text === undefined) return new Map();
+  if (Array.isArray(text)) throw new BadRequestError('after may be given once');
+  const cursor = parseCursor(text);
+  const form = kind === 'file' ? 'N (a position reports events prints)' : 'P:O[,P:O...] (positions reports events prints)';
+  if (cursor === undefined) throw new BadRequestError(`${name} must be ${form}, got "${text.slice(0, 100)}"`);
+  return cursorAfter(cursor);
+}
+
+/** The handler of GET (and HEAD) /events: a token with the scope read (401, then 403, before anything else). */
+export function eventsRoute({ hub, source, keys, kind, limits, caughtUp, logger }: EventsRouteDeps, auth: Authorize) {
+  return async (ctx: Context): Promise<void> => {
+    auth(ctx, READ);
+    const lastEventId = ctx.headers['last-event-id'];
+    const from = feedStart(ctx.query['after'], Array.isArray(lastEventId) ? lastEventId.join(',') : lastEventId, kind);
+    const format = feedFormat(ctx.get('Accept'));
+    if (!caughtUp()) throw new UnavailableError('the read model is catching up with the event log; retry shortly');
+    hub.admit();
+    // No-transform and no buffering: a proxy that holds events back until it has a bufferful breaks a feed.
+    const headers = { 'Content-Type': FEED_CONTENT_TYPES[format], 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' };
+    ctx.status = 200;
+    if (ctx.method === 'HEAD') {
+      ctx.set(headers);
+      return;
+    }
+    ctx.respond = false;
+    const { res } = ctx;
+    res.writeHead(200, headers);
+    res.flushHeaders();
+    const ended = await hub.run(res, {
+      source,
+      from,
+      format,
+      kind,
+      show: (record) => shownLine(record, kind, (_position, id) => keys.get(id)),
+      bufferBytes: limits.bufferBytes,
+      heartbeatMs: limits.heartbeatMs,
+    });
+    // A client cut off (or one the server ended) is worth a line: it resumes from `after`.
+    if (ended.by === 'server') logger.info({ reason: ended.reason, after: ended.after }, 'feed ended by the server');
+  };
+}

@@ -1,0 +1,134 @@
+// Where the accepted tokens come from: REPORTS_TOKENS, REPORTS_TOKENS_FILE, or — with neither — the
+// data directory's `token`, created on first start with one random token (mode 0600) and printed
+// once, so a first run works without set-up and is never open to anyone. The file (the configured
+// one, or `token`) takes the same lines either way and is what a reload reads again.
+import { randomBytes } from 'node:crypto';
+import { open, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { ConfigError, type Config } from '../config.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file/data-dir.js';
+import { ALL_SCOPES } from './scopes.js';
+import { parseTokenLines, type TokenFileOrigin } from './token-lines.js';
+import { createTokenSet, type TokenSet, type TokenSpec } from './token-set.js';
+
+/** A token created on this start, to be shown once. */
+export interface GeneratedToken {
+  readonly path: string;
+  readonly token: string;
+}
+
+/**
+ * What a start that created the token says about it. The token itself only on a terminal, where a
+ * person reads it once: anywhere else the output is collected (`docker compose logs`, journald, a
+ * log shipper) and would keep the secret, so only the file is named.
+ */
+export function tokenNotice({ path, token }: GeneratedToken, { terminal }: { terminal: boolean }): string {
+  const created = `No token configured: created one and saved it in ${path} (mode 0600).`;
+  if (!terminal) return `${created} It is not printed here, where output may be collected; read it from the file.\n`;
+  return `${created} It is shown only this once:\n  Authorization: Bearer ${token}\n`;
+}
+
+/** The file a server's tokens are read from, again at each reload. */
+export interface TokensFile extends TokenFileOrigin {
+  /** The data directory's `token`, which a start creates when it is missing. */
+  readonly generated: boolean;
+}
+
+/** REPORTS_TOKENS_FILE; else the data directory's `token` when REPORTS_TOKENS is not set either; else none (REPORTS_TOKENS alone, read at start only). */
+export function tokensFileOf(config: Pick<Config, 'tokens' | 'tokensFile' | 'dataDir'>): TokensFile | undefined {
+  if (config.tokensFile !== undefined) return { path: config.tokensFile, variable: 'REPORTS_TOKENS_FILE', generated: false };
+  if (config.tokens.length > 0) return undefined;
+  return { path: join(config.dataDir, 'token'), variable: 'REPORTS_TOKENS', generated: true };
+}
+
+export interface TokenSource {
+  readonly set: TokenSet;
+  /** Set when the token was generated on this start (to be announced once). */
+  readonly generated?: GeneratedToken;
+  readonly file?: TokensFile;
+}
+
+/**
+ * A plain token shorter than this gets a warning: the 66 characters a bearer token may hold carry
+ * about 6 bits each, so a shorter one cannot hold 128 random bits (a generated token has 43
+ * characters, 256 bits). Not refused: it may be what a deployment already relies on.
+ */
+export const SHORT_TOKEN_CHARS = 22;
+
+/** Warns, naming where it is configured (never the token), about each plain token too short to be safe. */
+export function warnShortTokens(specs: readonly Pick<TokenSpec, 'token' | 'origin' | 'variable'>[], logger: Logger | undefined): void {
+  for (const { token, origin, variable } of specs) {
+    if (token.startsWith('sha256:') || token.length >= SHORT_TOKEN_CHARS) continue;
+    logger?.warn({ variable, where: origin, characters: token.length }, `${origin}: a token shorter than ${SHORT_TOKEN_CHARS} characters, easy to guess; use a random one (openssl rand -base64 32)`);
+  }
+}
+
+/** The entries of a comma-separated variable (REPORTS_TOKENS, REPORTS_METRICS_TOKEN): unnamed, every scope. */
+export function variableSpecs(tokens: readonly string[], variable: string): TokenSpec[] {
+  return tokens.map((token, index) => ({ token, scopes: ALL_SCOPES, origin: `${variable} entry ${index + 1}`, variable }));
+}
+
+async function readTokensFile(file: TokensFile, logger: Logger | undefined): Promise<TokenSpec[]> {
+  let text: string;
+  try {
+    text = await readFile(file.path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(file.variable, `cannot read ${file.path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  const lines = parseTokenLines(text, file);
+  if (lines.length === 0) throw new ConfigError(file.variable, `${file.path} holds no token${file.generated ? '; delete it to have a new token generated at the next start' : ''}`);
+  const mode = (await stat(file.path)).mode & 0o777;
+  if ((mode & 0o077) !== 0) logger?.warn({ path: file.path, mode: mode.toString(8) }, `${file.path} is readable by other users (group or others); chmod 600 it`);
+  const specs = lines.map(({ line, ...rest }) => ({ ...rest, origin: `${file.path} line ${line}`, variable: file.variable }));
+  warnShortTokens(specs, logger);
+  return specs;
+}
+
+/** Writes the generated token durably: the file and then its directory entry. */
+async function saveToken(dataDir: string, path: string, token: string): Promise<void> {
+  await ensurePrivateDir(dataDir);
+  // 'wx': never overwrite a token another start wrote in the meantime.
+  const file = await open(path, 'wx', PRIVATE_FILE_MODE);
+  try {
+    await file.writeFile(`${token}\n`);
+    // Without this an OS crash can leave an empty token file, which stops every later start.
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  await syncDir(dataDir);
+}
+
+async function missing(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return false;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw error;
+  }
+}
+
+/** The tokens at start: the variable's, then the file's; the data directory's `token` is created when it is the file and missing. */
+export async function resolveTokens(config: Pick<Config, 'tokens' | 'tokensFile' | 'dataDir'>, { logger }: { logger?: Logger } = {}): Promise<TokenSource> {
+  const fromVariable = variableSpecs(config.tokens, 'REPORTS_TOKENS');
+  warnShortTokens(fromVariable, logger);
+  const file = tokensFileOf(config);
+  if (file === undefined) return { set: createTokenSet(fromVariable) };
+  if (file.generated && (await missing(file.path))) {
+    const token = randomBytes(32).toString('base64url');
+    await saveToken(config.dataDir, file.path, token);
+    return { set: createTokenSet([{ token, scopes: ALL_SCOPES, origin: `${file.path} line 1`, variable: file.variable }]), generated: { path: file.path, token }, file };
+  }
+  return { set: createTokenSet([...fromVariable, ...(await readTokensFile(file, logger))]), file };
+}
+
+/**
+ * The tokens again, for a reload: the file read and parsed as at start (the variable's as parsed
+ * then; the environment cannot change). Never creates a file: a `token` deleted since the start is
+ * an error, and the set in use stays.
+ */
+export async function reloadTokens(config: Pick<Config, 'tokens'>, file: TokensFile, { logger }: { logger?: Logger } = {}): Promise<TokenSet> {
+  return createTokenSet([...variableSpecs(config.tokens, 'REPORTS_TOKENS'), ...(await readTokensFile(file, logger))]);
+}

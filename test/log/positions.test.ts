@@ -1,0 +1,35 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { formatCursor, formatPosition, parseCursor } from '../../src/log/positions.js';
+
+const parse = suite('parseCursor');
+
+parse('reads N as the file log\'s one partition and P:O,… as partitions and offsets', () => {
+  assert.equal(parseCursor('17'), new Map([[0, 17]]));
+  assert.equal(parseCursor('0:4,2:9'), new Map([[0, 4], [2, 9]]));
+  assert.equal(parseCursor('1:3, 0:2'), new Map([[1, 3], [0, 2]]));
+});
+
+parse('refuses what is not a position', () => {
+  for (const text of ['', ' ', '-1', '1.5', '1e3', '0x10', 'a', '0:', ':1', '0:1,', '0:1:2', '0:-1', '+1']) assert.is(parseCursor(text), undefined, JSON.stringify(text));
+});
+
+parse('refuses a number too large to be held exactly, rather than reading another', () => {
+  assert.is(parseCursor('9007199254740993'), undefined);
+  assert.is(parseCursor('0:99999999999999999999'), undefined);
+  assert.is(parseCursor('99999999999999999999:0'), undefined);
+  assert.equal(parseCursor('9007199254740991'), new Map([[0, 9007199254740991]]));
+});
+
+parse.run();
+
+const format = suite('formatPosition and formatCursor');
+
+format('write N on the file log and P:O on Kafka, partitions in order', () => {
+  assert.is(formatPosition({ partition: 0, offset: 5 }, 'file'), '5');
+  assert.is(formatPosition({ partition: 2, offset: 5 }, 'kafka'), '2:5');
+  assert.is(formatCursor(new Map([[2, 1], [0, 7]]), 'kafka'), '0:7,2:1');
+  assert.equal(parseCursor(formatCursor(new Map([[2, 1], [0, 7]]), 'kafka')), new Map([[0, 7], [2, 1]]));
+});
+
+format.run();
