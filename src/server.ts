@@ -31,7 +31,7 @@ import { removeStaleTemporaries } from './snapshot/snapshot-space.js';
 import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
 import type { ReloadRequests } from './process-signals.js';
 import { reloadTokens, resolveTokens, tokenNotice, variableSpecs, warnShortTokens, type GeneratedToken, type TokenSource } from './tokens/sources.js';
-import { startTokenReloader, type TokenReloader, type TokenReloadFigures } from './tokens/token-reloader.js';
+import { startTokenReloader, type TokenReloadFigures } from './tokens/token-reloader.js';
 import { createTokenSet, type CurrentTokens } from './tokens/token-set.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
@@ -39,6 +39,7 @@ import { hasResumableScan, type CommitListener } from './log/capabilities.js';
 import { FeedHub } from './feed/feed-hub.js';
 import { logKind } from './log/positions.js';
 import { makePrivate } from './log/file/data-dir.js';
+import { Closers } from './closers.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -72,10 +73,12 @@ export interface ServerDeps {
   readonly reloadRequests?: ReloadRequests;
   /** Whether a change of the tokens file reloads them (default true). */
   readonly watchTokensFile?: boolean;
+  /** The caller ran checkStartSettings already (`reports serve` does, before loading this module): they run once. */
+  readonly settingsChecked?: boolean;
 }
 
-export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer, onFatal = () => undefined, reloadRequests, watchTokensFile = true }: ServerDeps): Promise<RunningServer> {
-  await checkStartSettings(config);
+export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer, onFatal = () => undefined, reloadRequests, watchTokensFile = true, settingsChecked = false }: ServerDeps): Promise<RunningServer> {
+  if (!settingsChecked) await checkStartSettings(config);
   await warnOpenDataDir(config.dataDir, logger);
   const snapshots = snapshotDir(config.dataDir);
   // Before anything is written (the lock included): on a full disk, what a dead writer left is the room.
@@ -83,10 +86,12 @@ export async function startServer(config: Config, { logger, announceToken = (gen
   // The newest snapshot is read first: the log's start-up scan resumes where its history ends.
   const newest = await readNewestSnapshot(snapshots, logger);
   const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
-  let keys: KeyStore | undefined;
-  let reloader: TokenReloader | undefined;
+  const closers = new Closers();
+  closers.add('event log', () => log.close());
+  const unwind = () => closers.unwind((part, error) => logger.warn({ err: error, part }, 'could not close a part of the server'));
   try {
-    keys = await openKeyStore(log, config, logger);
+    const keys = await openKeyStore(log, config, logger);
+    closers.add('key store', () => keys.close());
     const tokens = await resolveTokens(config, { logger });
     warnShortTokens(variableSpecs(config.metricsTokens, 'REPORTS_METRICS_TOKEN'), logger);
     if (tokens.generated) announceToken(tokens.generated);
@@ -95,72 +100,75 @@ export async function startServer(config: Config, { logger, announceToken = (gen
     const model = snapshot?.model ?? createReadModel();
     // A snapshot names the newest key its history refers to: a key store that never held it stops the start now.
     checkNewestKeyHeld(model, keys);
-    const openedKeys = keys;
     const sweepBelow = sweepBound(keys);
     // Opened at the newest snapshot's resume point but folding from before it: scan that part now,
     // so damage there stops the start as at any open.
     if (hasResumableScan(log)) await log.scanFrom(model.cursor);
+    // At close, once the projector has stopped and before the key store closes: the digest of what
+    // this instance folded, with the keys it holds (never waiting on a broker at shutdown); a key
+    // store that failed (closed with a failed log) gives none.
+    let digest: string | undefined;
+    let closing = false;
+    closers.add('state digest', async () => {
+      if (!closing) return;
+      const lookup = await keys.lookup({ fresh: false }).catch((error: unknown) => void logger.warn({ err: error }, 'could not read the key store for the state digest'));
+      digest = lookup === undefined ? undefined : stateDigest(model.reports, lookup);
+    });
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
     const health = new ProjectionHealth(config.projectionStallMs);
+    let sweeping: Promise<unknown> = Promise.resolve();
     const onCaughtUp = () => {
       autoSnapshot.onCaughtUp();
       try {
-        checkNewestKeyHeld(model, openedKeys);
+        checkNewestKeyHeld(model, keys);
       } catch (error) {
         logger.fatal({ err: error }, 'the key store does not hold the keys the event log refers to');
         onFatal(error as Error);
         return;
       }
-      if (sweepBelow !== undefined) sweeping = sweepOrphanKeys(model, openedKeys, sweepBelow, logger).catch((error: unknown) => void logger.warn({ err: error }, 'could not sweep the key store'));
+      if (sweepBelow !== undefined) sweeping = sweepOrphanKeys(model, keys, sweepBelow, logger).catch((error: unknown) => void logger.warn({ err: error }, 'could not sweep the key store'));
     };
-    let sweeping: Promise<unknown> = Promise.resolve();
     // The service exists once the app is wired, after the projector starts; it is asked for nothing before it caught up.
     const wired: { service?: ReportService } = {};
     const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp, onErased: (ended) => wired.service?.eraseLater(ended) });
     projector.start();
-    const stopProbe = startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) });
+    closers.add('projector', async () => {
+      await projector.stop();
+      await autoSnapshot.idle();
+      await sweeping;
+    });
+    closers.add('head probe', startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) }));
     const current: CurrentTokens = { current: tokens.set };
     const tokenReloader = startTokenReloader({ tokens: current, load: tokenLoader(config, tokens, logger), logger, ...(watchTokensFile && tokens.file ? { watchPath: tokens.file.path } : {}) });
-    reloader = tokenReloader;
+    closers.add('token reloader', () => tokenReloader.close());
     const { app, service, feeds } = createWiredApp(config, { log, keys, projector, logger, tokens: current, tokenReloads: () => tokenReloader.figures(), ...(tracer ? { tracer } : {}) });
     wired.service = service;
+    closers.add('report service', () => service.stop());
     // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
     const handle = app.callback();
     const server = await listen((req, res) => void handle(req, res), config, logger);
+    closers.add('http server', () => closeServer(server, shutdownGraceMs));
+    // Feeds never end by themselves: each is ended with a last line saying where to resume, before the server waits for its connections.
+    closers.add('feeds', () => feeds.close());
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, log: log.description, keys: keys.description }, 'listening');
     const unsubscribe = reloadRequests?.subscribe((trigger) => void tokenReloader.reload(trigger));
+    if (unsubscribe) closers.add('reload requests', unsubscribe);
     return {
       url,
       log,
-      keys: openedKeys,
+      keys,
       projector,
       reloadTokens: (trigger = 'reloadTokens') => tokenReloader.reload(trigger),
       close: async () => {
-        unsubscribe?.();
-        tokenReloader.close();
-        // Feeds never end by themselves: each is ended with a last line saying where to resume.
-        feeds.close();
-        await closeServer(server, shutdownGraceMs);
-        stopProbe();
-        service.stop();
-        await projector.stop();
-        await autoSnapshot.idle();
-        await sweeping;
-        // The digest of what this instance folded, with the keys it holds (never waiting on a broker
-        // at shutdown); a key store that failed (closed with a failed log) gives none.
-        const lookup = await openedKeys.lookup({ fresh: false }).catch((error: unknown) => void logger.warn({ err: error }, 'could not read the key store for the state digest'));
-        const digest = lookup === undefined ? undefined : stateDigest(model.reports, lookup);
-        await openedKeys.close();
-        await log.close();
+        closing = true;
+        await unwind();
         return digest === undefined ? {} : { digest };
       },
     };
   } catch (error) {
-    reloader?.close();
-    await keys?.close();
-    await log.close();
+    await unwind();
     throw error;
   }
 }

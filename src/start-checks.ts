@@ -1,9 +1,10 @@
 // What the configuration names but only the machine can confirm: the data directory can be made
-// and used, the host name resolves, the address can be listened on. A failure is a bad setting
-// (one line naming the variable, exit code 2), found before the start does anything else.
+// and used, the host name resolves, the address can be listened on (a listen on it, closed at
+// once). A failure is a bad setting (one line naming the variable, exit code 2), found before the
+// start does anything else: nothing is opened, replayed or written before these checks pass.
 import { lookup } from 'node:dns/promises';
 import { access, constants } from 'node:fs/promises';
-import { isIP } from 'node:net';
+import { createServer, isIP } from 'node:net';
 import { settingError, type Config } from './config.js';
 import { ensurePrivateDir, foreignOwner } from './log/file/data-dir.js';
 
@@ -23,8 +24,8 @@ export async function checkDataDirUser(dataDir: string): Promise<void> {
   );
 }
 
-/** Throws a ConfigError naming REPORTS_DATA_DIR or HOST when either cannot be used. */
-export async function checkStartSettings({ dataDir, host }: Pick<Config, 'dataDir' | 'host'>): Promise<void> {
+/** Throws a ConfigError naming REPORTS_DATA_DIR, HOST or PORT when it cannot be used. */
+export async function checkStartSettings({ dataDir, host, port }: Pick<Config, 'dataDir' | 'host' | 'port'>): Promise<void> {
   await checkDataDirUser(dataDir);
   try {
     await ensurePrivateDir(dataDir);
@@ -32,9 +33,20 @@ export async function checkStartSettings({ dataDir, host }: Pick<Config, 'dataDi
   } catch (error) {
     throw settingError('dataDir', `cannot use ${dataDir} as the data directory: ${reasonOf(error)}`);
   }
-  if (isIP(host) !== 0) return;
-  await lookup(host).catch((error: NodeJS.ErrnoException) => {
-    throw settingError('host', `cannot resolve "${host}" (${error.code ?? reasonOf(error)})`);
+  if (isIP(host) === 0) {
+    await lookup(host).catch((error: NodeJS.ErrnoException) => {
+      throw settingError('host', `cannot resolve "${host}" (${error.code ?? reasonOf(error)})`);
+    });
+  }
+  await checkListen(host, port);
+}
+
+/** Listens on host:port and closes at once: a port in use (or an address not this machine's) is found before the start opens anything. */
+function checkListen(host: string, port: number): Promise<void> {
+  const probe = createServer();
+  return new Promise((resolve, reject) => {
+    probe.once('error', (error: NodeJS.ErrnoException) => reject(listenError(error, { host, port })));
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
   });
 }
 

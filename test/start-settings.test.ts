@@ -2,7 +2,7 @@
 // when only the machine can tell (a data directory that cannot be made, an address that is not
 // ours, a port in use); and a signal stops the process at any moment of the start, also as pid 1.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFile, rm, symlink } from 'node:fs/promises';
+import { readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
@@ -52,12 +52,13 @@ bad('HOST that is no address (999.1.1.1), not one of this machine\'s, or a name 
   for (const host of ['999.1.1.1', '192.0.2.1', 'no-such-host.invalid']) assertBadSetting(await runServerProcess({ HOST: host, REPORTS_DATA_DIR: dir }), 'HOST');
 });
 
-bad('a PORT another process listens on exits 2 naming PORT', async ({ dir }) => {
+bad('a PORT another process listens on exits 2 naming PORT, before anything is opened in the data directory', async ({ dir }) => {
   const other = createServer();
   await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
   try {
     const { port } = other.address() as { port: number };
     assertBadSetting(await runServerProcess({ PORT: String(port), REPORTS_DATA_DIR: dir }), 'PORT');
+    assert.equal(await readdir(dir), [], 'what the start left in the data directory');
   } finally {
     other.close();
   }

@@ -119,7 +119,7 @@ async function startUnlessStopped(config: Config, logger: Logger, io: CliIo, onF
   const [{ startServer }, { tokenNotice }] = await Promise.all([import('../server.js'), import('../tokens/sources.js')]);
   if (io.signal.aborted) return undefined;
   // On stderr, not among the JSON lines of stdout that a log collector takes (tokens are never logged).
-  const starting = startServer(config, { logger, announceToken: (generated) => io.stderr.write(tokenNotice(generated, { terminal: io.stderr.isTTY === true })), onFatal, ...(io.reload ? { reloadRequests: io.reload } : {}) });
+  const starting = startServer(config, { logger, announceToken: (generated) => io.stderr.write(tokenNotice(generated, { terminal: io.stderr.isTTY === true })), onFatal, settingsChecked: true, ...(io.reload ? { reloadRequests: io.reload } : {}) });
   const first = await unlessStopped(starting, io.signal);
   if (first !== STOPPED) return first;
   logger.info('stopping: a signal arrived during the start');
