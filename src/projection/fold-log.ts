@@ -26,6 +26,8 @@ export interface FoldOptions {
   readonly onSkipped?: (position: LogPosition, reason: string) => void;
   /** Called as the fold goes (after every batch on one thread). */
   readonly onProgress?: (progress: FoldProgress) => void;
+  /** Called when the threads failed and this thread folds instead (slower, not wrong): to say why. */
+  readonly onThreadsFailed?: (error: unknown) => void;
 }
 
 export interface FoldProgress {
@@ -83,7 +85,7 @@ function isEmpty(model: ReadModel): boolean {
  * The sharded fold, when it applies: 'stop' when it folded (or was aborted), 'go on' when the
  * one-thread fold is to do the work (or the rest of it).
  */
-async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, threads, onRecord, onSkipped, onProgress }: FoldOptions): Promise<'stop' | 'go on'> {
+async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, threads, onRecord, onSkipped, onProgress, onThreadsFailed }: FoldOptions): Promise<'stop' | 'go on'> {
   if (threads === undefined || onRecord !== undefined || !isFileBacked(log) || !isEmpty(model)) return 'go on';
   const head = (await log.head()).get(0) ?? 0;
   const end = Math.min(head, to?.get(0) ?? head);
@@ -92,8 +94,8 @@ async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, thre
   if (range === undefined) return 'go on';
   const progress = (records: number) => onProgress?.({ records, lastTimestampMs: undefined });
   // A thread that fails (it could not start, or read the file) leaves the work to this thread, which
-  // folds the same records and fails the same way if the file itself is at fault.
-  const folded = await foldSharded(range, { threads, ...(signal ? { signal } : {}), onProgress: progress }).catch(() => undefined);
+  // folds the same records and fails the same way if the file itself is at fault; it is told, not hidden.
+  const folded = await foldSharded(range, { threads, ...(signal ? { signal } : {}), onProgress: progress }).catch((error: unknown) => void onThreadsFailed?.(error));
   // A record under a key that is not its report's id: only a fold in log order is sure to be right.
   if (folded === undefined || folded.kind === 'misrouted') return 'go on';
   if (folded.kind === 'aborted') return 'stop';

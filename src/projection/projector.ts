@@ -165,6 +165,7 @@ export class Projector {
           reported = records;
           this.reportCatchUp(target, records);
         },
+        onThreadsFailed: (error) => this.options.logger.warn({ err: error, threads }, 'the catch-up could not fold on threads; folding on this one (slower)'),
       });
     } catch (error) {
       // The follow loop goes on from wherever this got to.

@@ -126,7 +126,7 @@ sharded('falls back to one thread when a record is filed under a key that is not
   assertSameModel(model, (await oneThread(log)).model);
 });
 
-sharded('folds on one thread when the threads fail (here: the file they are told to read is not there)', async ({ log, dir }) => {
+sharded('folds on one thread when the threads fail (here: the file they are told to read is not there), and says why', async ({ log, dir }) => {
   const range = await log.fileRange?.(RECORDS);
   assert.ok(range !== undefined);
   const elsewhere = { ...range, path: join(dir, 'missing.log') };
@@ -134,8 +134,11 @@ sharded('folds on one thread when the threads fail (here: the file they are told
   assert.match(String(failure), /missing\.log/);
   const broken: EventLog = Object.assign(Object.create(log) as EventLog, { fileRange: () => Promise.resolve(elsewhere) });
   const model = createReadModel();
-  await foldLog(broken, model, { threads: 2 });
+  const told: unknown[] = [];
+  await foldLog(broken, model, { threads: 2, onThreadsFailed: (error) => told.push(error) });
   assertSameModel(model, (await oneThread(log)).model);
+  assert.is(told.length, 1, 'the failure of the threads is told, not hidden');
+  assert.match(String(told[0]), /missing\.log/);
 });
 
 sharded('an aborted sharded fold leaves the model empty', async ({ log }) => {
