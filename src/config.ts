@@ -1,4 +1,5 @@
-// The only file that knows environment variable names. Parsed once at start, validated, frozen.
+// The only file that reads the environment (other files name a variable only in what they say
+// about it). Parsed once at start, validated, frozen.
 // Empty or blank means unset. A number is taken exactly as written: spaces around it are an error
 // for every numeric setting (" 5 " is most likely a quoting mistake, and a value that is refused
 // at start is cheaper than one that is silently read another way).
