@@ -9,14 +9,21 @@ export class Closers {
     this.parts.push({ name, close });
   }
 
-  /** Closes every registered part, newest first; one that fails is told to `failed`, and the rest still close. */
-  async unwind(failed: (name: string, error: unknown) => void): Promise<void> {
+  /**
+   * Closes every registered part, newest first; one that fails is told to `failed` and the rest
+   * still close. Resolves with the first failure (undefined when all closed), for a caller whose
+   * own failure does not already say what went wrong.
+   */
+  async unwind(failed: (name: string, error: unknown) => void): Promise<Error | undefined> {
+    let first: Error | undefined;
     for (let part = this.parts.pop(); part !== undefined; part = this.parts.pop()) {
       try {
         await part.close();
       } catch (error) {
         failed(part.name, error);
+        first ??= error instanceof Error ? error : new Error(String(error));
       }
     }
+    return first;
   }
 }

@@ -163,7 +163,9 @@ export async function startServer(config: Config, { logger, announceToken = (gen
       reloadTokens: (trigger = 'reloadTokens') => tokenReloader.reload(trigger),
       close: async () => {
         closing = true;
-        await unwind();
+        // Everything is closed whatever fails; then a failure (the log's last write, say) is the caller's.
+        const failure = await unwind();
+        if (failure !== undefined) throw failure;
         return digest === undefined ? {} : { digest };
       },
     };
