@@ -64,6 +64,10 @@ zombie('a server SIGKILLed with its process group and never reaped does not bloc
   assert.ok(server !== undefined, 'the shell has no child');
   assert.is(await lockHolder(context.dir), server, 'the server holds the data directory');
 
+  // The shell is stopped first: killed together, it could still reap the server before its own
+  // SIGKILL took effect (seen once in CI), and then no zombie is left to test. Stopped, it cannot.
+  process.kill(group.pid, 'SIGSTOP');
+  await until(async () => (await processState(group.pid)) === 'T', 'the shell to stop');
   process.kill(-group.pid, 'SIGKILL');
   await untilZombie(server);
   await untilZombie(group.pid);
