@@ -61,15 +61,25 @@ export function contentOf(bytes: Buffer): StoredReport {
  * forgets it with the key.
  */
 export function contentDigest(report: StoredReport): Buffer {
+  return digestOfBytes(contentBytes(report));
+}
+
+/** `contentDigest` of content already in bytes (a create seals and digests the same bytes). */
+export function digestOfBytes(bytes: Buffer): Buffer {
   // The one-shot form: no Hash object per create.
-  return hash('sha256', contentBytes(report), 'buffer');
+  return hash('sha256', bytes, 'buffer');
 }
 
 /** The box (ciphertext and tag) of `report` under `secret`, for the event `context` names. */
 export function sealBox(report: StoredReport, secret: Buffer, context: SealContext): Buffer {
+  return sealBytes(contentBytes(report), secret, context);
+}
+
+/** `sealBox` of content already in bytes. */
+export function sealBytes(content: Buffer, secret: Buffer, context: SealContext): Buffer {
   const cipher = createCipheriv('aes-256-gcm', secret, NONCE, { authTagLength: SEAL_TAG_BYTES });
   cipher.setAAD(associatedData(context));
-  const sealed = cipher.update(contentBytes(report));
+  const sealed = cipher.update(content);
   // GCM is a stream mode: final() adds no bytes, only computes the tag.
   cipher.final();
   return Buffer.concat([sealed, cipher.getAuthTag()], sealed.length + SEAL_TAG_BYTES);

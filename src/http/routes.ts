@@ -1,6 +1,6 @@
 // The routes: they only translate between HTTP and the service.
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { MethodNotAllowedError, UnavailableError } from '../errors.js';
 import type { EventLog } from '../log/event-log.js';
 import type { ProjectionHealth } from '../projection/health.js';
@@ -54,7 +54,7 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
     const { authContext } = auth(ctx, WRITE);
     const command = parseNewReport(await readJson(ctx));
     const report = await service.create(command, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), preconditions(ctx), authContext);
-    ctx.body = reportBody(report);
+    sendReport(ctx, report);
   });
   router.all('/reports', onlyAllow(['POST']));
 
@@ -66,7 +66,7 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
     ctx.set('ETag', reportEtag(answer.version));
     ctx.set('Cache-Control', REPORT_CACHE_CONTROL);
     if (answer.kind === 'not-modified') ctx.status = 304;
-    else ctx.body = reportBody(answer.report);
+    else sendReport(ctx, answer.report);
   });
   router.delete('/reports/:id', async (ctx) => {
     const { authContext } = auth(ctx, WRITE);
@@ -107,9 +107,15 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
   return router;
 }
 
-/** The Report body: an absent tag stays absent (never null). */
-function reportBody(report: StoredReport): StoredReport {
-  return report.tag === undefined ? { name: report.name } : { name: report.name, tag: report.tag };
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The Report body (an absent tag stays absent, never null), as the JSON text with its type given:
+ * Koa would otherwise look the type up by name and stringify the object itself, on every write.
+ */
+function sendReport(ctx: Context, report: StoredReport): void {
+  ctx.set('Content-Type', JSON_TYPE);
+  ctx.body = JSON.stringify(report.tag === undefined ? { name: report.name } : { name: report.name, tag: report.tag });
 }
 
 type WithHeaders = { readonly headers: Readonly<Record<string, string | string[] | undefined>> };

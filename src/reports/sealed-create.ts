@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import type { AuthContext, ReportEvent } from '../../projections/events.js';
 import type { StoredReport } from '../../projections/reports.js';
-import { contentDigest, sealContent } from '../../projections/sealing.js';
+import { contentBytes, digestOfBytes, sealBytes } from '../../projections/sealing.js';
 import type { Deletion } from '../keys/deletion-records.js';
 import { keyIdText, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
 import { hasKeyCarrier } from '../log/capabilities.js';
@@ -34,9 +34,11 @@ export interface CreateToSeal {
 export async function sealedCreate(context: SealingContext, create: CreateToSeal, timeoutMs: number): Promise<{ event: ReportEvent; key: ContentKey }> {
   const { keys } = context;
   const { id, report, idempotencyKey, expectedVersion, auth } = create;
-  const key = keys.mint(contentDigest(report), { partitionKey: id });
+  // The content's bytes once, for its digest and its box.
+  const content = contentBytes(report);
+  const key = keys.mint(digestOfBytes(content), { partitionKey: id });
   const basis = eventBasis(expectedVersion);
-  const sealed = sealContent(report, keyIdText(key.id), key.secret, { id, ...(basis === undefined ? {} : { expectedversion: basis }) });
+  const sealed = { key: keyIdText(key.id), box: sealBytes(content, key.secret, basis === undefined ? { id } : { id, expectedversion: basis }).toString('base64') };
   const data = idempotencyKey === undefined ? { id, sealed } : { id, sealed, idempotencyKey };
   // A log that carries keys makes it durable with the event, in one group commit; otherwise it goes first.
   if (!hasKeyCarrier(context.log)) await keys.put([key], { timeoutMs });

@@ -270,8 +270,9 @@ export class ReportService {
       const append = (traced: ReportEvent) => {
         // The event goes along with its bytes: the log hands it to the projector, which folds it undecoded.
         // The log settles the append by the deadline itself (one shared timer, no per-request signal).
-        const message = { key: traced.subject, value: encodeEvent(traced), event: traced };
-        return this.options.log.append([contentKey === undefined ? message : { ...message, contentKey }], { timeoutMs: this.remaining(deadline) });
+        const value = encodeEvent(traced);
+        const message = contentKey === undefined ? { key: traced.subject, value, event: traced } : { key: traced.subject, value, event: traced, contentKey };
+        return this.options.log.append([message], { timeoutMs: this.remaining(deadline) });
       };
       const [position] = await this.tracing.append(parent, event, append);
       this.options.onAppend?.(this.clockMs() - started);
