@@ -10,7 +10,7 @@ export interface Progress {
 
 export function startProgress(io: CliIo, label: string, total: number): Progress {
   if (!io.stdout.isTTY || total === 0) return { update: () => undefined, stop: () => undefined };
-  const started = Date.now();
+  const started = performance.now();
   const bar = new cliProgress.SingleBar(
     {
       stream: io.stdout,
@@ -25,7 +25,7 @@ export function startProgress(io: CliIo, label: string, total: number): Progress
   bar.start(total, 0, { rate: 0 });
   return {
     update(done) {
-      const seconds = (Date.now() - started) / 1000;
+      const seconds = (performance.now() - started) / 1000;
       bar.update(Math.min(done, total), { rate: seconds > 0 ? Math.round(done / seconds) : 0 });
     },
     stop() {

@@ -35,7 +35,7 @@ export async function runReplay(parsed: ParsedCommand, io: CliIo): Promise<numbe
     let total = 0;
     for (const [partition, offset] of head) total += Math.min(offset, to?.get(partition) ?? offset);
     const progress = startProgress(io, 'replay', total);
-    const started = Date.now();
+    const started = performance.now();
     const model = createReadModel();
     await foldLog(log, model, { ...(to ? { to } : {}), threads: defaultFoldThreads(), signal: io.signal, onProgress: ({ records }) => progress.update(records) });
     progress.stop();
@@ -46,7 +46,7 @@ export async function runReplay(parsed: ParsedCommand, io: CliIo): Promise<numbe
       liveReports: model.reports.size,
       digest: await withToolKeys(config, toolLogger(io, config), async (keys) => stateDigest(model.reports, await keys.lookup())),
       position: formatCursor(model.cursor, logKind(config)),
-      seconds: (Date.now() - started) / 1000,
+      seconds: (performance.now() - started) / 1000,
     };
     if (parsed.values['json'] === true) {
       io.stdout.write(`${JSON.stringify(summary)}\n`);

@@ -39,6 +39,7 @@ export interface MetricsDeps {
    * needs a token (REPORTS_METRICS_TOKEN), since the version tells anyone which runtime fixes are missing.
    */
   readonly runtimeVersion?: boolean;
+  /** The wall clock, for the age of the newest applied record (records carry wall-clock timestamps). */
   readonly now?: () => number;
 }
 
@@ -54,8 +55,9 @@ export function createMetrics({ log, keys, projector, health, runtimeVersion = f
   if (!runtimeVersion) registry.removeSingleMetric('nodejs_version_info');
   // Several gauges need the log head; one scrape asks the log (a Kafka admin request) only once.
   let headAsked: { atMs: number; head: Promise<ReadonlyMap<number, number>> } | undefined;
+  // Its age on the monotonic clock: a wall clock set back an hour would keep one head for that hour.
   const head = () => {
-    const nowMs = now();
+    const nowMs = performance.now();
     if (!headAsked || nowMs - headAsked.atMs > 250) headAsked = { atMs: nowMs, head: log.head() };
     return headAsked.head;
   };

@@ -1,9 +1,12 @@
 // Readiness and stall detection of the projection, in one place for /readyz and /metrics. The
 // projector reports what it applies and when it caught up; a prober reports how far the log's
 // head is ahead. The verdict is a pure function of those observations and the time: asking does
-// not change the answer, however often /readyz or /metrics ask.
+// not change the answer, however often /readyz or /metrics ask. Durations (a stall) go by a
+// monotonic clock, so a wall clock that jumps neither declares a stall nor hides one; only the age
+// of the newest record is wall-clock time, because the log stamps records with the wall clock.
 import { cursorLag, type Cursor } from '../log/event-log.js';
 
+/** Times on the monotonic clock (`performance.now()`), but for the log's record timestamps. */
 export interface HealthObservations {
   /** When the read model first caught up with the head seen at start (undefined: not yet). */
   readonly caughtUpAtMs: number | undefined;
@@ -24,8 +27,8 @@ export interface HealthVerdict {
   readonly lagSeconds: number;
 }
 
-/** The pure detector. */
-export function healthVerdict(observed: HealthObservations, nowMs: number, stallAfterMs: number): HealthVerdict {
+/** The pure detector: `nowMs` on the monotonic clock, `wallNowMs` the wall clock's now (for the lag's age). */
+export function healthVerdict(observed: HealthObservations, nowMs: number, stallAfterMs: number, wallNowMs: number = nowMs): HealthVerdict {
   const waitingSince = observed.waitingSinceMs;
   // Waiting counts from the later of "first seen waiting" and "last applied": progress restarts the clock.
   const quietSince = waitingSince === undefined ? undefined : Math.max(waitingSince, observed.lastAppliedAtMs ?? waitingSince);
@@ -35,7 +38,7 @@ export function healthVerdict(observed: HealthObservations, nowMs: number, stall
     caughtUp: observed.caughtUpAtMs !== undefined,
     lagEvents: observed.lagEvents,
     stalled,
-    lagSeconds: observed.lagEvents > 0 && last !== undefined ? Math.max(0, (nowMs - last) / 1000) : 0,
+    lagSeconds: observed.lagEvents > 0 && last !== undefined ? Math.max(0, (wallNowMs - last) / 1000) : 0,
   };
 }
 
@@ -44,7 +47,10 @@ export class ProjectionHealth {
 
   constructor(
     private readonly stallAfterMs: number,
-    private readonly now: () => number = Date.now,
+    /** The monotonic clock of the durations. */
+    private readonly now: () => number = () => performance.now(),
+    /** The wall clock, for the age of the newest record (stamped by the log with the wall clock). */
+    private readonly wallNow: () => number = Date.now,
   ) {}
 
   /** The projector applied records, the newest accepted by the log at `recordTimestampMs`. */
@@ -64,7 +70,7 @@ export class ProjectionHealth {
   }
 
   verdict(): HealthVerdict {
-    return healthVerdict(this.observed, this.now(), this.stallAfterMs);
+    return healthVerdict(this.observed, this.now(), this.stallAfterMs, this.wallNow());
   }
 
   observations(): HealthObservations {

@@ -81,7 +81,7 @@ export class Projector {
   }
 
   private get now(): number {
-    return (this.options.now ?? Date.now)();
+    return this.options.now === undefined ? performance.now() : this.options.now();
   }
 
   /** Starts following; `caughtUp()` resolves once the log head seen now has been applied. */

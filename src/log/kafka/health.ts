@@ -22,7 +22,8 @@ export class KafkaHealth {
     private readonly logger: Logger,
     private readonly topic: string,
     readonly writes: WriteHealth,
-    private readonly now: () => number = Date.now,
+    /** Monotonic, as WriteHealth's times are. */
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   current(): LogHealth {

@@ -197,12 +197,14 @@ class KafkaLog implements EventLog, KeyedHeads, CommitFeed {
     for (const [partition, messages] of byPartition) for (const { key, value } of messages) kafkaMessages.push({ key, value, timestamp, partition, headers: { 'content-type': CLOUDEVENTS_CONTENT_TYPE } });
     if (this.parts.producer === undefined) throw new LogRefusingWritesError('this Kafka event log was opened read-only');
     const writes = this.parts.health.writes;
-    for (const partition of byPartition.keys()) writes.sent(partition, timestampMs);
+    // The write health measures durations: on the monotonic clock, never the records' wall-clock time.
+    const sentMs = performance.now();
+    for (const partition of byPartition.keys()) writes.sent(partition, sentMs);
     const metadata = await this.parts.producer.send({ topic: this.parts.config.topic, acks: -1, timeout: this.parts.limits.produceTimeoutMs, messages: kafkaMessages }).catch((error: unknown) => {
-      for (const partition of byPartition.keys()) writes.settled(partition, false, Date.now());
+      for (const partition of byPartition.keys()) writes.settled(partition, false, performance.now());
       throw this.parts.health.failed(error);
     });
-    const answeredMs = Date.now();
+    const answeredMs = performance.now();
     for (const partition of byPartition.keys()) writes.settled(partition, true, answeredMs);
     this.produceCount += 1;
     this.appendCount += kafkaMessages.length;

@@ -24,7 +24,8 @@ export class PartitionHeads {
   private cluster: Promise<Cluster> | undefined;
   /** The cluster once connected, for the leaders' view (read synchronously). */
   private ready: Cluster | undefined;
-  private leadersRefreshedMs = 0;
+  /** On the monotonic clock (performance.now()), which starts near 0 with the process. */
+  private leadersRefreshedMs = Number.NEGATIVE_INFINITY;
   /** Per partition: concurrent callers share one request, and a caller never gets a head read before it asked. */
   private readonly reads: (() => Promise<number>)[];
 
@@ -49,7 +50,7 @@ export class PartitionHeads {
   leaderOf(partition: number): number | undefined {
     const cluster = this.ready;
     if (cluster === undefined) return undefined;
-    const now = Date.now();
+    const now = performance.now();
     if (now - this.leadersRefreshedMs >= LEADERS_MAX_AGE_MS) {
       this.leadersRefreshedMs = now;
       cluster.refreshMetadataIfNecessary().catch(() => undefined);

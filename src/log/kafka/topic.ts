@@ -71,13 +71,13 @@ function creationConfig(replicationFactor: number): Record<string, string> {
 
 /** A new topic's leaders can take a moment to serve offsets ("not the leader"); wait for that. */
 export async function offsetsServed(admin: Admin, topic: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
     try {
       await admin.fetchTopicOffsets(topic);
       return;
     } catch (error) {
-      if (Date.now() > deadline) throw error;
+      if (performance.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
