@@ -45,5 +45,10 @@ export interface FileKeyStore extends KeyStore, DeletionRecords {
    * every slot below it failing its check that none uses; returns how many slots it destroyed.
    */
   sweepOrphans(forEachReferenced: (visit: (id: KeyId) => void) => void, options: { readonly below: number }): Promise<number>;
+  /**
+   * After writes failed for want of space (space-watch.ts): cuts the file back to its durable slots
+   * and takes writes again; true when it takes writes (or never stopped), false after any other failure.
+   */
+  resumeAfterFullDisk(): Promise<boolean>;
   stats(): FileKeyStoreStats;
 }

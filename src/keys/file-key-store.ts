@@ -5,11 +5,13 @@
 // nonce). Group commit as the log's: puts and destroys that wait together are written together and
 // share one sync, and each resolves only once it is durable. Nothing logged carries a secret or a
 // content digest: lines name the file and slot numbers only.
+import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { createSecretSource } from './secret-source.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../log/batcher.js';
 import { STAGING_DIR } from '../log/file/data-dir.js';
 import { openDurable } from '../log/file/durable-write.js';
+import { isSpaceError, SpaceWatch } from '../log/file/space-watch.js';
 import { readAt } from '../log/file/read-at.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { openKeyFile, type KeyFile } from './key-file.js';
@@ -65,6 +67,8 @@ class FileKeys implements FileKeyStore {
   private readonly recent = new RecentKeys(RECENT_KEYS);
   /** Erasures asked for so far: a key read while one was asked for is not kept (it may be that one). */
   private erasing = 0;
+  /** While a write failed for want of space: watches for room, then takes writes again. */
+  private readonly spaceWatch: SpaceWatch;
 
   constructor(
     private readonly file: KeyFile,
@@ -77,6 +81,7 @@ class FileKeys implements FileKeyStore {
     this.written = file.slots;
     this.ids = new MintedSlots(file.slots);
     this.batcher = new Batcher((writes) => this.writeGroup(writes), { maxPending });
+    this.spaceWatch = new SpaceWatch({ path: dirname(file.path) });
   }
 
   get slots(): number {
@@ -172,7 +177,13 @@ class FileKeys implements FileKeyStore {
       } catch (cause) {
         // After a failed write the page cache and the disk may disagree, and a later sync could
         // acknowledge what is not there: fail every write until a restart checks the file again.
-        this.failure = new KeyStoreUnavailableError(`the key store ${this.file.path} failed to write; restart the service`, { cause });
+        if (isSpaceError(cause)) {
+          this.failure = new KeyStoreUnavailableError(`the disk of the key store ${this.file.path} is full: writes are refused until space is freed, then resume by themselves`, { cause });
+          this.logger.error({ path: this.file.path, err: cause }, 'the disk of the key store is full: writes answer 503 until space is freed');
+          this.spaceWatch.start(() => this.resumeAfterFullDisk());
+        } else {
+          this.failure = new KeyStoreUnavailableError(`the key store ${this.file.path} failed to write; restart the service`, { cause });
+        }
         throw this.failure;
       } finally {
         this.writing = undefined;
@@ -260,9 +271,24 @@ class FileKeys implements FileKeyStore {
     return swept.live + swept.damaged;
   }
 
+  async resumeAfterFullDisk(): Promise<boolean> {
+    if (this.closed || this.failure === undefined) return true;
+    if (!isSpaceError(this.failure)) return false;
+    // What the failed group wrote past the durable slots (the page cache may hold it): cut off.
+    // Slots minted for its puts stay taken; a later group fills the gap with reserved slots.
+    const { handle } = this.slotFile.durable;
+    await handle.truncate(slotPosition(this.written));
+    await handle.datasync();
+    this.failure = undefined;
+    this.spaceWatch.stop(false);
+    this.logger.info({ path: this.file.path }, 'the key store takes writes again: space was freed');
+    return true;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.spaceWatch.stop();
     // Writes already accepted are written and synced before the file is closed.
     await this.batcher.idle();
     await this.slotFile.durable.handle.close();

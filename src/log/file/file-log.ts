@@ -7,11 +7,12 @@
 // nothing written is read back, decoded or kept around; other followers read the file
 // (file-log-reader.ts is the reader of another process).
 import { open, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { MAX_RECORD_BYTES } from './frames.js';
 import { encodeMessageBatch } from './batches.js';
 import { openDurable, type DurableFile } from './durable-write.js';
+import { isSpaceError, SpaceWatch } from './space-watch.js';
 import { FrameIndex, parseBatchPoint } from './frame-index.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../batcher.js';
 import { lockDir, type DirLock } from './lock.js';
@@ -81,7 +82,7 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     const index = new FrameIndex(path, file, scan.starts, scan.validBytes, scan.firstOffset, scan.firstByte);
     index.lastBatch = scan.lastBatch;
     await index.learnIdentity();
-    return new FileLogWriter(index, durable, keys, lock, now, maxPendingAppends);
+    return new FileLogWriter(index, durable, keys, lock, now, maxPendingAppends, logger);
   } catch (error) {
     await file?.close().catch(() => undefined);
     await keys?.close().catch(() => undefined);
@@ -119,6 +120,8 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
   /** Followers waiting for the next append. */
   private readonly listeners = new Set<() => void>();
   private readonly committed = new CommitListeners();
+  /** While a write failed for want of space: watches for room, then takes writes again. */
+  private readonly spaceWatch: SpaceWatch;
 
   constructor(
     private readonly index: FrameIndex,
@@ -129,9 +132,11 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
     private readonly lock: DirLock,
     private readonly now: () => number,
     maxPending: number,
+    private readonly logger: Logger,
   ) {
     this.description = `file:${index.path}`;
     this.batcher = new Batcher((appends) => this.writeBatch(appends), { maxPending });
+    this.spaceWatch = new SpaceWatch({ path: dirname(index.path) });
   }
 
   get identity(): string {
@@ -161,15 +166,11 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
     const batch = encodeMessageBatch(messages, timestampMs);
     const batchByte = this.index.endByte;
     const contentKeys = messages.flatMap(({ contentKey }) => (contentKey === undefined ? [] : [contentKey]));
-    try {
-      // The batch and its keys at once, each with its own sync: acknowledged once both are durable.
-      await Promise.all([this.durable.write(batch.bytes, batchByte), contentKeys.length === 0 ? undefined : this.keys.put(contentKeys)]);
-    } catch (cause) {
-      // After a failed durable write the page cache and the disk may disagree; appending on top
-      // could acknowledge data that is not there. Fail every append until a restart re-scans.
-      this.failure = new LogUnavailableError(`the event log ${this.index.path} failed to write; restart the service`, { cause });
-      throw this.failure;
-    }
+    // The batch and its keys at once, each with its own sync: acknowledged once both are durable.
+    // Both settle before a failure is acted on, so no write is still running when the file is cut back.
+    const [written, keyed] = await Promise.allSettled([this.durable.write(batch.bytes, batchByte), contentKeys.length === 0 ? undefined : this.keys.put(contentKeys)]);
+    const failed = written.status === 'rejected' ? written : keyed.status === 'rejected' ? keyed : undefined;
+    if (failed !== undefined) throw this.failed(failed.reason);
     this.fsyncCount += 1;
     const first = this.index.records;
     this.index.add(batch, batchByte);
@@ -178,6 +179,33 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
     for (const listener of [...this.listeners]) listener();
     let next = first;
     return appends.map((batch) => batch.map(() => ({ partition: 0, offset: next++ })));
+  }
+
+  /**
+   * After a failed durable write the page cache and the disk may disagree; appending on top could
+   * acknowledge data that is not there. Every append fails until a restart re-scans, or, when the
+   * disk was full, until space is freed and the file is cut back to what was acknowledged.
+   */
+  private failed(cause: unknown): Error {
+    if (!isSpaceError(cause)) {
+      this.failure = new LogUnavailableError(`the event log ${this.index.path} failed to write; restart the service`, { cause });
+      return this.failure;
+    }
+    this.failure = new LogUnavailableError(`the disk of the event log ${this.index.path} is full: writes are refused until space is freed, then resume by themselves`, { cause });
+    this.logger.error({ path: this.index.path, err: cause }, 'the disk of the event log is full: writes answer 503 until space is freed');
+    this.spaceWatch.start(() => this.resumeAfterFullDisk());
+    return this.failure;
+  }
+
+  private async resumeAfterFullDisk(): Promise<boolean> {
+    if (this.closed) return true;
+    if (!(await this.keys.resumeAfterFullDisk())) return false;
+    // The failed batch's bytes (in the page cache, or some on disk) lie past the acknowledged end.
+    await this.index.file.truncate(this.index.endByte);
+    await this.index.file.datasync();
+    this.failure = undefined;
+    this.logger.info({ path: this.index.path }, 'the event log takes writes again: space was freed');
+    return true;
   }
 
   onCommit(listener: CommitListener): () => void {
@@ -233,6 +261,7 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.spaceWatch.stop();
     // Appends already accepted are written and synced before the file is closed.
     await this.batcher.idle();
     for (const listener of [...this.listeners]) listener();

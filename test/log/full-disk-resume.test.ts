@@ -1,0 +1,81 @@
+// A data directory whose file system fills while writes run: the writes that find no room answer
+// 503, /readyz says the log takes no writes, nothing acknowledged is lost, and once an operator
+// frees space the service takes writes again by itself, without a restart; a restart afterwards
+// finds every acknowledged report.
+import { rm, truncate } from 'node:fs/promises';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { until } from '../helpers/async.js';
+import { startTestServer, TEST_TOKEN, type TestServer } from '../helpers/server.js';
+import { fillDisk, mountSmallDisk, withSmallDisks, type SmallDisk } from '../helpers/small-disk.js';
+import { postReport } from '../http/requests.js';
+
+const MiB = 1024 * 1024;
+const nameOf = (id: number) => `${id} `.padEnd(1000, 'n');
+// Snapshots are not what is tried here (test/snapshot/full-disk.test.ts is): none is taken.
+const env = { REPORTS_SNAPSHOT_EVERY: '1000000' };
+
+async function readyStatus(server: TestServer): Promise<number> {
+  return (await fetch(`${server.url}/readyz`)).status;
+}
+
+async function nameStored(server: TestServer, id: number): Promise<string | undefined> {
+  const response = await fetch(`${server.url}/reports/${id}`, { headers: { Authorization: `Bearer ${TEST_TOKEN}` } });
+  return response.status === 200 ? ((await response.json()) as { name: string }).name : undefined;
+}
+
+withSmallDisks('full data directory', () => {
+  const full = suite<{ disk: SmallDisk }>('the embedded log on a data directory that fills up');
+  full.before.each(async (context) => {
+    context.disk = await mountSmallDisk(16 * MiB);
+  });
+  full.after.each(async ({ disk }) => {
+    await disk.unmount();
+  });
+
+  full('answers 503 while the disk is full, tells /readyz, resumes by itself once space is freed, and loses nothing acknowledged', async ({ disk }) => {
+    const dataDir = join(disk.dir, 'data');
+    let server = await startTestServer(env, { dataDir });
+    const acknowledged: number[] = [];
+    try {
+      const filler = join(disk.dir, 'filler');
+      await truncate(filler, (await fillDisk(filler).catch(() => 0)) - 48 * 1024).catch(() => undefined);
+      // Writes until the disk refuses some (about 48 KB of room: a few dozen 1 KB reports).
+      const refused: number[] = [];
+      for (let id = 1; id <= 400 && refused.length < 20; id += 10) {
+        const ids = Array.from({ length: 10 }, (_, i) => id + i);
+        const statuses = await Promise.all(ids.map(async (each) => (await postReport(server, String(each), nameOf(each))).status));
+        statuses.forEach((status, i) => {
+          if (status === 200) acknowledged.push(ids[i] as number);
+          else if (status === 503) refused.push(ids[i] as number);
+          else assert.unreachable(`report ${ids[i]}: status ${status}`);
+        });
+      }
+      assert.ok(refused.length > 0, 'the full disk refused writes');
+      assert.ok(acknowledged.length > 0, 'writes were taken before the disk filled');
+      assert.is(await readyStatus(server), 503, '/readyz while the disk is full');
+      assert.ok(server.logLines().some((line) => line['msg'] === 'the disk of the event log is full: writes answer 503 until space is freed'));
+
+      // The operator frees space: the service takes writes again, no restart.
+      await rm(filler);
+      await until(async () => (await readyStatus(server)) === 200, '/readyz 200 after space was freed', { timeoutMs: 10_000, everyMs: 100 });
+      for (const id of refused) assert.is((await postReport(server, String(id), nameOf(id))).status, 200, `report ${id} after space was freed`);
+      acknowledged.push(...refused);
+      assert.ok(server.logLines().some((line) => line['msg'] === 'the event log takes writes again: space was freed'));
+      for (const id of acknowledged) assert.is(await nameStored(server, id), nameOf(id), `report ${id}`);
+    } finally {
+      await server.close();
+    }
+    // A restart reads the log and keys.db as they were cut back: every acknowledged report, its content opened.
+    server = await startTestServer(env, { dataDir });
+    try {
+      for (const id of acknowledged) assert.is(await nameStored(server, id), nameOf(id), `report ${id} after a restart`);
+      assert.is((await postReport(server, '100000', nameOf(100000))).status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  full.run();
+});
