@@ -27,6 +27,8 @@ export interface KafkaConfig {
   readonly keyTopic: string;
   /** How long a destroyed key may stay in the key topic's files at most: the topic's settings are derived from it and checked against it. */
   readonly keyErasureBoundMs: number;
+  /** How long a start waits for a broker of `brokers` to answer (src/log/kafka/start-retry.ts). */
+  readonly startTimeoutMs: number;
 }
 
 export interface Config {
@@ -81,7 +83,7 @@ export const CONFIG_VARIABLES = [
   'REPORTS_WRITE_TIMEOUT_MS', 'LOG_LEVEL', 'REPORTS_EVENT_SOURCE', 'REPORTS_SNAPSHOT_EVERY', 'REPORTS_PROJECTION_STALL_MS',
   'REPORTS_HEADERS_TIMEOUT_MS', 'REPORTS_REQUEST_TIMEOUT_MS', 'REPORTS_KEEP_ALIVE_TIMEOUT_MS', 'REPORTS_MAX_CONNECTIONS',
   'REPORTS_MAX_PENDING_APPENDS', 'REPORTS_KEY_TOPIC', 'REPORTS_KEY_ERASURE_BOUND_MS', 'REPORTS_MAX_FEEDS', 'REPORTS_FEED_BUFFER',
-  'REPORTS_FEED_HEARTBEAT_MS',
+  'REPORTS_FEED_HEARTBEAT_MS', 'KAFKA_START_TIMEOUT_MS',
 ] as const;
 /** The helpers below take only these names, so the list cannot fall behind what is read. */
 export type ConfigVariable = (typeof CONFIG_VARIABLES)[number];
@@ -218,6 +220,7 @@ function kafkaConfig(env: Env): KafkaConfig | undefined {
     brokers,
     topic,
     clientId: text(env, 'KAFKA_CLIENT_ID') ?? 'report-store',
+    startTimeoutMs: integer(env, 'KAFKA_START_TIMEOUT_MS', 120_000, 0, 3_600_000),
     partitions: integer(env, 'REPORTS_TOPIC_PARTITIONS', 3, 1, 10_000),
     replicationFactor: integer(env, 'REPORTS_TOPIC_REPLICATION_FACTOR', -1, -1, 32),
     ssl: bool(env, 'KAFKA_SSL'),

@@ -9,8 +9,10 @@ import { openFileLog } from './file/file-log.js';
 export async function openEventLog(config: Config, logger: Logger, resumeFrom?: ResumeFrom): Promise<EventLog> {
   if (config.kafka) {
     // Loaded only when used, so the embedded log does not pay for kafkajs at start.
-    const { openKafkaLog } = await import('./kafka/kafka-log.js');
-    return openKafkaLog({ config: config.kafka, logger, writeTimeoutMs: config.writeTimeoutMs, maxPendingAppends: config.maxPendingAppends });
+    const [{ openKafkaLog }, { openWhenKafkaAnswers }] = await Promise.all([import('./kafka/kafka-log.js'), import('./kafka/start-retry.js')]);
+    const kafka = config.kafka;
+    const retry = { timeoutMs: kafka.startTimeoutMs, logger, brokers: kafka.brokers, what: `the event topic ${kafka.topic}` };
+    return openWhenKafkaAnswers(() => openKafkaLog({ config: kafka, logger, writeTimeoutMs: config.writeTimeoutMs, maxPendingAppends: config.maxPendingAppends }), retry);
   }
   return openFileLog({ dir: config.dataDir, logger, maxPendingAppends: config.maxPendingAppends, ...(resumeFrom === undefined ? {} : { resumeFrom }) });
 }

@@ -81,7 +81,16 @@ export function runServerProcess(env: Env, { prefix = [], timeoutMs = START_TIME
  * listens on. `nodeArgs` are Node's own options, such as `--import` of a set-up file; `user` runs it
  * as another user (the tests must run as root).
  */
-export async function startChildServer(env: Env, { nodeArgs = [], user }: { nodeArgs?: readonly string[]; user?: { uid: number; gid: number } } = {}): Promise<ChildServer> {
+export interface ChildServerOptions {
+  readonly nodeArgs?: readonly string[];
+  readonly user?: { uid: number; gid: number };
+  /** How long the start may take until the server logs "listening" (15 s unless given). */
+  readonly startTimeoutMs?: number;
+  /** Told of every line as it comes, from the first (before the start is done). */
+  readonly onLine?: (line: LogLine) => void;
+}
+
+export async function startChildServer(env: Env, { nodeArgs = [], user, startTimeoutMs = START_TIMEOUT_MS, onLine }: ChildServerOptions = {}): Promise<ChildServer> {
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], ...user });
   const lines: LogLine[] = [];
   const watchers = new Set<(line: LogLine) => void>();
@@ -92,6 +101,7 @@ export async function startChildServer(env: Env, { nodeArgs = [], user }: { node
   createInterface({ input: child.stdout! }).on('line', (text) => {
     const line = parse(text) ?? { msg: text };
     lines.push(line);
+    onLine?.(line);
     for (const watcher of [...watchers]) watcher(line);
   });
   const exit = new Promise<ChildExit>((resolve) => {
@@ -119,7 +129,7 @@ export async function startChildServer(env: Env, { nodeArgs = [], user }: { node
 
   let listening: LogLine;
   try {
-    listening = await waitForLine((line) => line['msg'] === 'listening', '"listening"');
+    listening = await waitForLine((line) => line['msg'] === 'listening', '"listening"', startTimeoutMs);
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
