@@ -108,6 +108,31 @@ function assertLateDeliveryUndoesNothing({ verdict, history, notes }: Run): void
   assert.is(finalName(verdict.folded, recreated.id), LATE_FINAL_NAME, `report ${recreated.id} does not end with the name acknowledged last (its events: ${events.join(', ')})`);
 }
 
+/** An event's `time` relative to the end of its run, by the instance that wrote it (its CloudEvents source). */
+function timeOffsetsBySource(history: RunHistory): Map<string, number[]> {
+  const offsets = new Map<string, number[]>();
+  for (const record of history.topic) {
+    const event = JSON.parse(record.value.toString('utf8')) as { source?: unknown; time?: unknown };
+    if (typeof event.source !== 'string' || typeof event.time !== 'string') continue;
+    offsets.set(event.source, [...(offsets.get(event.source) ?? []), Date.parse(event.time) - history.endMs]);
+  }
+  return offsets;
+}
+
+/** Events carry the wall clock their instance was given: B's an hour ahead, then behind; A's and C's the real one. */
+function assertEventTimesAsGiven({ history }: Run): void {
+  const HOUR_MS = 3_600_000;
+  const MARGIN_MS = 10 * 60_000;
+  const offsets = timeOffsetsBySource(history);
+  const of = (name: string) => offsets.get(`urn:report-store:chaos-${name}`) ?? [];
+  assert.ok(of('B').some((offset) => offset > HOUR_MS - MARGIN_MS), 'instance B wrote no event stamped an hour ahead');
+  assert.ok(of('B').some((offset) => offset < -HOUR_MS + MARGIN_MS), 'instance B wrote no event stamped an hour behind');
+  for (const name of ['A', 'C']) {
+    const off = of(name).filter((offset) => Math.abs(offset) > MARGIN_MS);
+    assert.equal(off.length, 0, `instance ${name}'s events are stamped with the real clock (${off.length} are not)`);
+  }
+}
+
 const CHECKS: readonly (readonly [string, (run: Run) => void])[] = [
   ['loses nothing acknowledged, keeps real-time order and one winner per id', assertNothingLost],
   ['every answer matches what its write did', assertAnswersMatchWrites],
@@ -125,6 +150,7 @@ const TARGETS: Readonly<Record<string, readonly (readonly [string, (run: Run) =>
     ['the stuck partition answers within the write timeout', assertStuckAnswersInTime],
   ],
   'late-delivery': [['the report ends with the name acknowledged last', assertLateDeliveryUndoesNothing]],
+  'clock-jumps': [["events carry the wall clock their instance was given", assertEventTimesAsGiven]],
 };
 
 withKafka('kafka cluster faults', () => {

@@ -18,6 +18,8 @@ export interface InstancesOptions {
   readonly topic: string;
   readonly writeTimeoutMs: number;
   readonly partitions: number;
+  /** More environment for some instances (a wall clock that jumps: ../helpers/faketime.ts). */
+  readonly extraEnv?: (name: string) => Readonly<Record<string, string>>;
 }
 
 interface Running {
@@ -101,6 +103,9 @@ export class Instances {
       REPORTS_WRITE_TIMEOUT_MS: String(this.options.writeTimeoutMs),
       REPORTS_DATA_DIR: dataDir,
       KAFKA_CLIENT_ID: `chaos-${name}`,
+      // Which instance wrote an event, for the checks of what a scenario did to one instance.
+      REPORTS_EVENT_SOURCE: `urn:report-store:chaos-${name}`,
+      ...this.options.extraEnv?.(name),
     };
   }
 

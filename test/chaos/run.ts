@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import kafkajs from 'kafkajs';
+import { jumpingClock, type JumpingClock } from '../helpers/faketime.js';
 import type { KafkaCluster } from '../helpers/kafka-cluster.js';
 import type { RunHistory } from './history.js';
 import { Instances } from './instances.js';
@@ -66,13 +67,13 @@ async function unopenedCreates(brokers: string, topic: string): Promise<string[]
 }
 
 /** The faults under the workload, until the cluster is whole again and writes went on a while. */
-async function underLoad(cluster: KafkaCluster, instances: Instances, scenario: Scenario, timing: Timing, topic: string, notes: string[], log: (line: string) => void) {
+async function underLoad(cluster: KafkaCluster, instances: Instances, scenario: Scenario, timing: Timing, topic: string, clock: JumpingClock | undefined, notes: string[], log: (line: string) => void) {
   const recorder = new Recorder((name) => instances.url(name));
   const writeThrough = scenario.workloadOn ? { writeThrough: scenario.workloadOn } : {};
   const workload = startWorkload({ recorder, instances: INSTANCES, ...writeThrough, isUp: (name) => instances.url(name) !== undefined, ...timing });
   try {
     await sleep(timing.warmUpMs);
-    const context: FaultContext = { cluster, instances, recorder, topic, partitions: PARTITIONS, timing, note: (line) => notes.push(line) };
+    const context: FaultContext = { cluster, instances, recorder, topic, partitions: PARTITIONS, timing, clock, note: (line) => notes.push(line) };
     const faults = await scenario.inject(context);
     log(`${scenario.name}: faults done, waiting for the cluster to be whole`);
     await cluster.waitHealthy([topic], 120_000);
@@ -87,11 +88,17 @@ export async function runScenario(cluster: KafkaCluster, scenario: Scenario, tim
   await cluster.waitHealthy();
   const topic = `chaos.${scenario.name}.${randomUUID().slice(0, 8)}`;
   const deferred = scenario.deferred ? { deferred: scenario.deferred } : {};
-  const instances = await Instances.start({ names: INSTANCES, brokers: cluster.brokers, topic, writeTimeoutMs: WRITE_TIMEOUT_MS, partitions: PARTITIONS, ...deferred });
+  const clock = scenario.clockOn === undefined ? undefined : await jumpingClock();
+  const clockOn = new Set(scenario.clockOn);
+  const extraEnv = (name: string) => (clock !== undefined && clockOn.has(name) ? clock.env : {});
+  const instances = await Instances.start({ names: INSTANCES, brokers: cluster.brokers, topic, writeTimeoutMs: WRITE_TIMEOUT_MS, partitions: PARTITIONS, extraEnv, ...deferred }).catch(async (error: unknown) => {
+    await clock?.dispose();
+    throw error;
+  });
   const notes: string[] = [];
   try {
     await cluster.waitHealthy([topic]);
-    const { recorder, faults } = await underLoad(cluster, instances, scenario, timing, topic, notes, log);
+    const { recorder, faults } = await underLoad(cluster, instances, scenario, timing, topic, clock, notes, log);
     const endMs = Date.now();
     // Writes still on their way (a producer retrying) land before the instances are compared.
     await instances.waitCaughtUp(await settledEnd(cluster.brokers, topic, 3000));
@@ -102,5 +109,6 @@ export async function runScenario(cluster: KafkaCluster, scenario: Scenario, tim
     return { history, notes: [...instances.startFailures, ...notes] };
   } finally {
     await instances.dispose();
+    await clock?.dispose();
   }
 }

@@ -1,5 +1,6 @@
 // The faults, each injected on a schedule while the workload runs: what it does to which node, and
 // the window it reports (from injection to repair, and the partitions whose leader it hit).
+import type { JumpingClock } from '../helpers/faketime.js';
 import type { KafkaCluster } from '../helpers/kafka-cluster.js';
 import type { FaultWindow } from './history.js';
 import type { Instances } from './instances.js';
@@ -15,6 +16,8 @@ export interface Timing {
   readonly pauseMs: number;
   readonly twoDownMs: number;
   readonly instanceDownMs: number;
+  /** How long each step of an instance's wall clock (+1 h, then -1 h) lasts. */
+  readonly clockJumpMs: number;
   /** How long the late-delivery script waits for the other instance's retries during the pause. */
   readonly lateDeliveryDeadlineMs: number;
   readonly thinkMs: number;
@@ -36,6 +39,7 @@ export const SHORT: Timing = {
   pauseMs: 16_000,
   twoDownMs: 5000,
   instanceDownMs: 1000,
+  clockJumpMs: 5000,
   lateDeliveryDeadlineMs: 30_000,
   thinkMs: 150,
   uniqueWorkersPerInstance: 2,
@@ -51,6 +55,7 @@ export const LONG: Timing = {
   pauseMs: 35_000,
   twoDownMs: 20_000,
   instanceDownMs: 5000,
+  clockJumpMs: 20_000,
   lateDeliveryDeadlineMs: 60_000,
   thinkMs: 100,
   uniqueWorkersPerInstance: 3,
@@ -66,6 +71,8 @@ export interface FaultContext {
   readonly topic: string;
   readonly partitions: number;
   readonly timing: Timing;
+  /** The wall clock of the instances in Scenario.clockOn. */
+  readonly clock: JumpingClock | undefined;
   /** Notes for the report (what a script saw). */
   note(line: string): void;
 }
@@ -76,6 +83,8 @@ export interface Scenario {
   readonly workloadOn?: readonly string[];
   /** Instances the scenario starts itself (not running when it begins). */
   readonly deferred?: readonly string[];
+  /** Instances that run with a wall clock the scenario moves (FaultContext.clock). */
+  readonly clockOn?: readonly string[];
   inject(context: FaultContext): Promise<FaultWindow[]>;
 }
 
@@ -154,6 +163,25 @@ export const SCENARIOS: readonly Scenario[] = [
         await context.instances.kill('B');
         await sleep(context.timing.instanceDownMs);
         await context.instances.restart('B');
+      })];
+    },
+  },
+  {
+    // The wall clock of one instance stepped forward an hour, then back two (to an hour behind),
+    // then put right, under the workload: NTP or an operator stepping the clock of a running host.
+    name: 'clock-jumps',
+    clockOn: ['B'],
+    async inject(context) {
+      const { clock, timing } = context;
+      if (clock === undefined) throw new Error('clock-jumps runs instance B with a jumping clock');
+      return [await window('wall clock of instance B +1 h, then -1 h', ['instance B'], [], async () => {
+        await clock.set('+1h');
+        await sleep(timing.clockJumpMs);
+        await clock.set('-1h');
+        await sleep(timing.clockJumpMs);
+        await clock.set('+0');
+        // The instance reads the offset again within a second.
+        await sleep(1500);
       })];
     },
   },
