@@ -2,7 +2,7 @@
 // the cluster, each with a data directory of its own. They can be killed and restarted; at the end
 // each is caught up with the whole topic and stopped cleanly, and what it logged at its stop (its
 // position and state digest) is what the checker compares.
-import { rm } from 'node:fs/promises';
+import { chown, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { startChildServer, type ChildServer } from '../helpers/child-server.js';
 import { tempDir } from '../helpers/server.js';
@@ -20,6 +20,8 @@ export interface InstancesOptions {
   readonly partitions: number;
   /** More environment for some instances (a wall clock that jumps: ../helpers/faketime.ts). */
   readonly extraEnv?: (name: string) => Readonly<Record<string, string>>;
+  /** The user an instance runs as, when not this process's (so nftables can tell its packets apart). */
+  readonly userOf?: (name: string) => { readonly uid: number; readonly gid: number } | undefined;
 }
 
 interface Running {
@@ -75,14 +77,16 @@ export class Instances {
   readonly startFailures: string[] = [];
 
   private async launch(name: string): Promise<void> {
+    const user = this.options.userOf?.(name);
     const dataDir = this.running.get(name)?.dataDir ?? (await tempDir(`chaos-${name}-`));
+    if (user !== undefined) await chown(dataDir, user.uid, user.gid);
     const entry: Running = { dataDir, server: undefined };
     this.running.set(name, entry);
     // A start right after the cluster healed can fail (the service gives up on a topic whose
     // metadata has not reached every broker yet): noted, and tried again as an operator would.
     for (let attempt = 1; ; attempt += 1) {
       try {
-        entry.server = await startChildServer(this.env(dataDir, name), { nodeArgs: ['--import', ORPHAN_GUARD] });
+        entry.server = await startChildServer(this.env(dataDir, name), { nodeArgs: ['--import', ORPHAN_GUARD], ...(user === undefined ? {} : { user: { uid: user.uid, gid: user.gid } }) });
         await entry.server.waitReady(60_000);
         return;
       } catch (error) {

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import kafkajs from 'kafkajs';
 import { jumpingClock, type JumpingClock } from '../helpers/faketime.js';
 import type { KafkaCluster } from '../helpers/kafka-cluster.js';
+import { openNetFaults, type NetFaults } from '../helpers/net-faults.js';
 import type { RunHistory } from './history.js';
 import { Instances } from './instances.js';
 import { Recorder } from './recorder.js';
@@ -67,14 +68,19 @@ async function unopenedCreates(brokers: string, topic: string): Promise<string[]
 }
 
 /** The faults under the workload, until the cluster is whole again and writes went on a while. */
-async function underLoad(cluster: KafkaCluster, instances: Instances, scenario: Scenario, timing: Timing, topic: string, clock: JumpingClock | undefined, notes: string[], log: (line: string) => void) {
+interface Injected {
+  readonly clock: JumpingClock | undefined;
+  readonly net: NetFaults | undefined;
+}
+
+async function underLoad(cluster: KafkaCluster, instances: Instances, scenario: Scenario, timing: Timing, topic: string, { clock, net }: Injected, notes: string[], log: (line: string) => void) {
   const recorder = new Recorder((name) => instances.url(name));
   const writeThrough = scenario.workloadOn ? { writeThrough: scenario.workloadOn } : {};
   const workload = startWorkload({ recorder, instances: INSTANCES, ...writeThrough, isUp: (name) => instances.url(name) !== undefined, ...timing });
   try {
     await sleep(timing.warmUpMs);
-    const context: FaultContext = { cluster, instances, recorder, topic, partitions: PARTITIONS, timing, clock, note: (line) => notes.push(line) };
-    const faults = await scenario.inject(context);
+    const context: FaultContext = { cluster, instances, recorder, topic, partitions: PARTITIONS, timing, clock, net, note: (line) => notes.push(line) };
+    const faults = await scenario.inject(context).finally(() => net?.heal());
     log(`${scenario.name}: faults done, waiting for the cluster to be whole`);
     await cluster.waitHealthy([topic], 120_000);
     await sleep(timing.settleMs);
@@ -91,14 +97,20 @@ export async function runScenario(cluster: KafkaCluster, scenario: Scenario, tim
   const clock = scenario.clockOn === undefined ? undefined : await jumpingClock();
   const clockOn = new Set(scenario.clockOn);
   const extraEnv = (name: string) => (clock !== undefined && clockOn.has(name) ? clock.env : {});
-  const instances = await Instances.start({ names: INSTANCES, brokers: cluster.brokers, topic, writeTimeoutMs: WRITE_TIMEOUT_MS, partitions: PARTITIONS, extraEnv, ...deferred }).catch(async (error: unknown) => {
+  const userOf = (name: string) => {
+    const uid = scenario.users?.[name];
+    return uid === undefined ? undefined : { uid, gid: uid };
+  };
+  const net = scenario.network === true ? await openNetFaults() : undefined;
+  const instances = await Instances.start({ names: INSTANCES, brokers: cluster.brokers, topic, writeTimeoutMs: WRITE_TIMEOUT_MS, partitions: PARTITIONS, extraEnv, userOf, ...deferred }).catch(async (error: unknown) => {
     await clock?.dispose();
+    await net?.close();
     throw error;
   });
   const notes: string[] = [];
   try {
     await cluster.waitHealthy([topic]);
-    const { recorder, faults } = await underLoad(cluster, instances, scenario, timing, topic, clock, notes, log);
+    const { recorder, faults } = await underLoad(cluster, instances, scenario, timing, topic, { clock, net }, notes, log);
     const endMs = Date.now();
     // Writes still on their way (a producer retrying) land before the instances are compared.
     await instances.waitCaughtUp(await settledEnd(cluster.brokers, topic, 3000));
@@ -110,5 +122,6 @@ export async function runScenario(cluster: KafkaCluster, scenario: Scenario, tim
   } finally {
     await instances.dispose();
     await clock?.dispose();
+    await net?.close();
   }
 }

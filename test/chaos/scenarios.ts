@@ -2,6 +2,7 @@
 // the window it reports (from injection to repair, and the partitions whose leader it hit).
 import type { JumpingClock } from '../helpers/faketime.js';
 import type { KafkaCluster } from '../helpers/kafka-cluster.js';
+import type { NetFaults } from '../helpers/net-faults.js';
 import type { FaultWindow } from './history.js';
 import type { Instances } from './instances.js';
 import { lateDelivery } from './late-delivery.js';
@@ -18,6 +19,10 @@ export interface Timing {
   readonly instanceDownMs: number;
   /** How long each step of an instance's wall clock (+1 h, then -1 h) lasts. */
   readonly clockJumpMs: number;
+  /** How long packets to the brokers are lost at random. */
+  readonly lossMs: number;
+  /** How long an instance is cut off from one broker. */
+  readonly cutMs: number;
   /** How long the late-delivery script waits for the other instance's retries during the pause. */
   readonly lateDeliveryDeadlineMs: number;
   readonly thinkMs: number;
@@ -40,6 +45,8 @@ export const SHORT: Timing = {
   twoDownMs: 5000,
   instanceDownMs: 1000,
   clockJumpMs: 5000,
+  lossMs: 8000,
+  cutMs: 9000,
   lateDeliveryDeadlineMs: 30_000,
   thinkMs: 150,
   uniqueWorkersPerInstance: 2,
@@ -56,6 +63,8 @@ export const LONG: Timing = {
   twoDownMs: 20_000,
   instanceDownMs: 5000,
   clockJumpMs: 20_000,
+  lossMs: 30_000,
+  cutMs: 20_000,
   lateDeliveryDeadlineMs: 60_000,
   thinkMs: 100,
   uniqueWorkersPerInstance: 3,
@@ -73,6 +82,8 @@ export interface FaultContext {
   readonly timing: Timing;
   /** The wall clock of the instances in Scenario.clockOn. */
   readonly clock: JumpingClock | undefined;
+  /** nftables rules on loopback, when Scenario.network. */
+  readonly net: NetFaults | undefined;
   /** Notes for the report (what a script saw). */
   note(line: string): void;
 }
@@ -85,7 +96,23 @@ export interface Scenario {
   readonly deferred?: readonly string[];
   /** Instances that run with a wall clock the scenario moves (FaultContext.clock). */
   readonly clockOn?: readonly string[];
+  /** Whether the scenario drops packets (FaultContext.net). */
+  readonly network?: boolean;
+  /** Instances that run as a user of their own (by uid), so that a rule can cut their packets alone. */
+  readonly users?: Readonly<Record<string, number>>;
   inject(context: FaultContext): Promise<FaultWindow[]>;
+}
+
+/** The loss of the lossy-network scenario, in per cent of the packets sent to a broker. */
+export const LOSS_PERCENT = 2;
+/** The user instance B runs as in instance-cut-from-broker (no account needed: a uid is enough). */
+const CUT_INSTANCE_UID = 64_002;
+
+const portOf = (address: string) => Number(address.slice(address.lastIndexOf(':') + 1));
+
+function netOf({ net }: FaultContext): NetFaults {
+  if (net === undefined) throw new Error('this scenario drops packets: it needs Scenario.network');
+  return net;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -182,6 +209,38 @@ export const SCENARIOS: readonly Scenario[] = [
         await clock.set('+0');
         // The instance reads the offset again within a second.
         await sleep(1500);
+      })];
+    },
+  },
+  {
+    // Every packet to a broker port (clients' and the other nodes' replication, the KRaft
+    // controllers') lost at random: TCP resends, so this is a slow network with stalls of RTOs.
+    name: 'lossy-network',
+    network: true,
+    async inject(context) {
+      const net = netOf(context);
+      const ports = context.cluster.nodes.flatMap((node) => [portOf(node.address), node.controllerPort]);
+      return [await window(`${LOSS_PERCENT} % of packets to every broker port lost, ${context.timing.lossMs / 1000} s`, ['every node'], [], async () => {
+        const rule = await net.lose(ports, LOSS_PERCENT);
+        await sleep(context.timing.lossMs);
+        await net.remove(rule);
+      })];
+    },
+  },
+  {
+    // One instance cut off from the leader of partition 0 (its packets to that broker's port
+    // dropped, by its user): the other instances and the other partitions go on.
+    name: 'instance-cut-from-broker',
+    network: true,
+    users: { B: CUT_INSTANCE_UID },
+    async inject(context) {
+      const net = netOf(context);
+      const { node, partitions } = await leaderOfFirst(context);
+      const port = portOf(context.cluster.node(node).address);
+      return [await window(`instance B cut off from node ${node}, ${context.timing.cutMs / 1000} s`, ['instance B', `node ${node}`], partitions, async () => {
+        const rule = await net.cut([port], CUT_INSTANCE_UID);
+        await sleep(context.timing.cutMs);
+        await net.remove(rule);
       })];
     },
   },

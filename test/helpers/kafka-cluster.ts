@@ -56,8 +56,10 @@ export const CLUSTER_PROPERTIES: Readonly<Record<string, string>> = {
 
 export interface ClusterNode {
   readonly id: number;
-  /** 127.0.0.1:<PLAINTEXT port>. */
+  /** 127.0.0.1:<PLAINTEXT port>: clients and the other nodes' replication. */
   readonly address: string;
+  /** The KRaft controller listener's port. */
+  readonly controllerPort: number;
   readonly broker: KafkaBroker;
 }
 
@@ -257,7 +259,7 @@ export async function startCluster(options: KafkaClusterOptions): Promise<KafkaC
         onExit: 'kill',
         watch: true,
       });
-      return { id: nodeId, address: broker.brokers, broker };
+      return { id: nodeId, address: broker.brokers, controllerPort: port(nodeId, 1), broker };
     }),
   );
   const nodes = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
