@@ -5,6 +5,7 @@ import type { KafkaCluster } from '../helpers/kafka-cluster.js';
 import type { NetFaults } from '../helpers/net-faults.js';
 import type { FaultWindow } from './history.js';
 import type { Instances } from './instances.js';
+import { fillBrokerDisk, freeBrokerDisk, moveOntoSmallDisk } from './broker-disk.js';
 import { lateDelivery } from './late-delivery.js';
 import type { Recorder } from './recorder.js';
 
@@ -23,6 +24,8 @@ export interface Timing {
   readonly lossMs: number;
   /** How long an instance is cut off from one broker. */
   readonly cutMs: number;
+  /** How long a broker whose disk filled stays down before its disk is freed and it is started again. */
+  readonly fullDiskDownMs: number;
   /** How long the late-delivery script waits for the other instance's retries during the pause. */
   readonly lateDeliveryDeadlineMs: number;
   readonly thinkMs: number;
@@ -47,6 +50,7 @@ export const SHORT: Timing = {
   clockJumpMs: 5000,
   lossMs: 8000,
   cutMs: 9000,
+  fullDiskDownMs: 9000,
   lateDeliveryDeadlineMs: 30_000,
   thinkMs: 150,
   uniqueWorkersPerInstance: 2,
@@ -65,6 +69,7 @@ export const LONG: Timing = {
   clockJumpMs: 20_000,
   lossMs: 30_000,
   cutMs: 20_000,
+  fullDiskDownMs: 20_000,
   lateDeliveryDeadlineMs: 60_000,
   thinkMs: 100,
   uniqueWorkersPerInstance: 3,
@@ -242,6 +247,30 @@ export const SCENARIOS: readonly Scenario[] = [
         await sleep(context.timing.cutMs);
         await net.remove(rule);
       })];
+    },
+  },
+  {
+    // The disk of partition 0's leader fills (its logs on a small tmpfs of their own, moved there
+    // by a clean restart first): Kafka takes its only log directory offline and halts.
+    name: 'broker-disk-full',
+    async inject(context) {
+      const { cluster, topic, timing } = context;
+      const first = await leaderOfFirst(context);
+      const moved = await window('clean restart onto a small disk', [`node ${first.node}`], first.partitions, () => moveOntoSmallDisk(cluster, first.node, [topic]));
+      // Leadership may have moved with the restart: the fault goes to whoever leads partition 0 now, if it is that node.
+      const { node, partitions } = await leaderOfFirst(context);
+      const target = node === first.node ? node : first.node;
+      const led = node === first.node ? partitions : [];
+      const filled = await window(`disk of node ${target} full, ${timing.fullDiskDownMs / 1000} s`, [`node ${target}`], led, async () => {
+        const halted = await fillBrokerDisk(cluster, target, 30_000);
+        context.note(halted ? `node ${target} halted when its disk filled` : `node ${target} was still running 30 s after its disk filled`);
+        await sleep(timing.fullDiskDownMs);
+        await freeBrokerDisk(cluster, target);
+        if (halted) await cluster.wentDown(target);
+        else await cluster.stop(target);
+        await cluster.restart(target);
+      });
+      return [moved, filled];
     },
   },
   // A and B carry only the script: a client, and its retry through an instance started during the

@@ -87,6 +87,8 @@ function nodeEnv(options: KafkaClusterOptions, voters: string, id: string, nodeI
 
 export class KafkaCluster {
   private readonly states = new Map<number, NodeState>();
+  /** Undone once the nodes are stopped (a small disk mounted under a node's data: unmounted). */
+  private readonly undo: (() => Promise<void>)[] = [];
 
   constructor(
     readonly name: string,
@@ -220,11 +222,28 @@ export class KafkaCluster {
     return '';
   }
 
+  /** What close() undoes once the nodes are stopped. */
+  onClose(undo: () => Promise<void>): void {
+    this.undo.push(undo);
+  }
+
+  /** A node that went down by itself (a broker halts when its only log directory fails): down, its pid file cleared. */
+  async wentDown(id: number): Promise<void> {
+    await this.node(id).broker.kill();
+    this.states.set(id, 'down');
+  }
+
+  /** The directory a node keeps its logs in (log.dirs). */
+  dataDir(id: number): string {
+    return path.join(brokerRunDir(`${this.name}-${this.node(id).id}`), 'data');
+  }
+
   /** Stops every node that is still running (SIGKILL: the data is thrown away with the cluster). */
   async close(): Promise<void> {
     // SIGKILL stops a paused JVM too.
     await Promise.all(this.nodes.filter((node) => node.broker.isRunning()).map((node) => node.broker.kill().catch(() => undefined)));
     for (const node of this.nodes) this.states.set(node.id, 'down');
+    for (const undo of this.undo.splice(0)) await undo().catch(() => undefined);
   }
 
   /** close(), then deletes every node's run directory (its data and logs): for a cluster of one suite's own. */
