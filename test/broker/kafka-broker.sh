@@ -26,6 +26,8 @@
 #   KAFKA_QUORUM_VOTERS            controller.quorum.voters [<node id>@127.0.0.1:<controller port>]
 #   KAFKA_CLUSTER_ID               the id storage is formatted with, the same on every node [random]
 #   KAFKA_WATCH_PID                SIGKILL the broker once this process is gone (a test run that died)
+#   KAFKA_RUN_AS_UID               run the JVM as this user id (its run dir given to it): nftables can
+#                                  then tell one node's packets from another's (`meta skuid`)
 #   KAFKA_READY_TIMEOUT_MS [90000] KAFKA_STOP_TIMEOUT [30] (seconds)
 #   JAVA_HOME / JAVA [java], MVN [mvn]
 set -euo pipefail
@@ -68,6 +70,7 @@ NODE_ID="${KAFKA_NODE_ID:-1}"
 QUORUM_VOTERS="${KAFKA_QUORUM_VOTERS:-$NODE_ID@127.0.0.1:$CONTROLLER_PORT}"
 CLUSTER_ID="${KAFKA_CLUSTER_ID:-}"
 WATCH_PID="${KAFKA_WATCH_PID:-}"
+RUN_AS_UID="${KAFKA_RUN_AS_UID:-}"
 
 if [[ -n "${JAVA:-}" ]]; then :
 elif [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then JAVA="$JAVA_HOME/bin/java"
@@ -93,6 +96,7 @@ now_ms() {
 
 validate() {
   [[ "$NAME" =~ ^[A-Za-z0-9._-]+$ ]] || die "KAFKA_BROKER_NAME must match [A-Za-z0-9._-]+ (got '$NAME')"
+  [[ -z "$RUN_AS_UID" || "$RUN_AS_UID" =~ ^[1-9][0-9]*$ ]] || die "KAFKA_RUN_AS_UID must be a user id above 0 (got '$RUN_AS_UID')"
   local p
   for p in "$PORT" "$CONTROLLER_PORT" "$SASL_PORT"; do
     if ! [[ "$p" =~ ^[0-9]+$ ]] || ((p < 1 || p > 65535)); then die "invalid port '$p'"; fi
@@ -427,8 +431,14 @@ cmd_up() {
   if [[ " ${cds[*]-} " == *" -XX:ArchiveClassesAtExit="* ]]; then
     printf '%s\n%s\n' "$CDS_TMP" "$CDS_ARCHIVE" >"$CDS_PENDING"
   fi
+  if [[ -n "$RUN_AS_UID" ]]; then
+    # Another user reads a class-data archive but does not write one (the cache is root's).
+    if [[ " ${cds[*]-} " == *" -XX:ArchiveClassesAtExit="* ]]; then cds=(); rm -f "$CDS_PENDING"; fi
+    chown -R "$RUN_AS_UID:$RUN_AS_UID" "$RUN_DIR"
+  fi
   local -a cmd=("$JAVA" "${HEAP_ARGS[@]}" "${JVM_ARGS[@]}" ${cds[@]+"${cds[@]}"} "-Dkafka.logs.dir=$LOGS_DIR" "-Dlog4j2.configurationFile=$LOG4J_CONFIG"
     -cp "$LIBS_DIR/*" kafka.Kafka "$PROPS_FILE")
+  [[ -z "$RUN_AS_UID" ]] || cmd=(setpriv "--reuid=$RUN_AS_UID" "--regid=$RUN_AS_UID" --clear-groups "${cmd[@]}")
   # Own session: a Ctrl-C aimed at the caller does not reach the broker; `down` stops it cleanly.
   # The inner shell writes its own pid and then becomes the JVM, so the pid file is exact.
   # shellcheck disable=SC2016 # $$ and $0 belong to the inner shell

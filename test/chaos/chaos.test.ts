@@ -165,7 +165,7 @@ withKafka('kafka cluster faults', () => {
     context.runs = new Map();
     // Below Linux's ephemeral range (32768-60999): a client's outgoing connection once took a killed
     // node's port while it was down, and the node could not listen on it again.
-    context.cluster = await startCluster({ name: 'chaos-test', basePort: 28100 });
+    context.cluster = await startCluster({ name: 'chaos-test', basePort: 28100, usersOfTheirOwn: true });
   });
   faults.after(async ({ cluster }) => {
     await cluster?.close();

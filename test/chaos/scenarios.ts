@@ -1,7 +1,7 @@
 // The faults, each injected on a schedule while the workload runs: what it does to which node, and
 // the window it reports (from injection to repair, and the partitions whose leader it hit).
 import type { JumpingClock } from '../helpers/faketime.js';
-import type { KafkaCluster } from '../helpers/kafka-cluster.js';
+import { nodeUid, type ClusterNode, type KafkaCluster } from '../helpers/kafka-cluster.js';
 import type { NetFaults } from '../helpers/net-faults.js';
 import type { FaultWindow } from './history.js';
 import type { Instances } from './instances.js';
@@ -24,6 +24,8 @@ export interface Timing {
   readonly lossMs: number;
   /** How long an instance is cut off from one broker. */
   readonly cutMs: number;
+  /** How long a leader is cut off from the other nodes. */
+  readonly isolateMs: number;
   /** How long a broker whose disk filled stays down before its disk is freed and it is started again. */
   readonly fullDiskDownMs: number;
   /** How long the late-delivery script waits for the other instance's retries during the pause. */
@@ -50,6 +52,7 @@ export const SHORT: Timing = {
   clockJumpMs: 5000,
   lossMs: 8000,
   cutMs: 9000,
+  isolateMs: 12_000,
   fullDiskDownMs: 9000,
   lateDeliveryDeadlineMs: 30_000,
   thinkMs: 150,
@@ -69,6 +72,7 @@ export const LONG: Timing = {
   clockJumpMs: 20_000,
   lossMs: 30_000,
   cutMs: 20_000,
+  isolateMs: 30_000,
   fullDiskDownMs: 20_000,
   lateDeliveryDeadlineMs: 60_000,
   thinkMs: 100,
@@ -114,6 +118,8 @@ export const LOSS_PERCENT = 2;
 const CUT_INSTANCE_UID = 64_002;
 
 const portOf = (address: string) => Number(address.slice(address.lastIndexOf(':') + 1));
+/** A node's ports the other nodes use: its PLAINTEXT listener (replication) and its controller's. */
+const nodePorts = (node: ClusterNode) => [portOf(node.address), node.controllerPort];
 
 function netOf({ net }: FaultContext): NetFaults {
   if (net === undefined) throw new Error('this scenario drops packets: it needs Scenario.network');
@@ -229,6 +235,24 @@ export const SCENARIOS: readonly Scenario[] = [
         const rule = await net.lose(ports, LOSS_PERCENT);
         await sleep(context.timing.lossMs);
         await net.remove(rule);
+      })];
+    },
+  },
+  {
+    // The leader of partition 0 cut off from the other nodes both ways (each node runs as a user of
+    // its own: its packets to their ports and theirs to its ports dropped, by sender), while the
+    // instances still reach it: a leader that takes requests it can no longer replicate.
+    name: 'leader-isolated',
+    network: true,
+    async inject(context) {
+      const net = netOf(context);
+      const { cluster, timing } = context;
+      const { node, partitions } = await leaderOfFirst(context);
+      const others = cluster.nodes.filter((other) => other.id !== node);
+      return [await window(`leader node ${node} cut off from the other nodes, ${timing.isolateMs / 1000} s`, [`node ${node}`], partitions, async () => {
+        const rules = [await net.cut(others.flatMap(nodePorts), nodeUid(node)), ...(await Promise.all(others.map((other) => net.cut(nodePorts(cluster.node(node)), nodeUid(other.id)))))];
+        await sleep(timing.isolateMs);
+        for (const rule of rules) await net.remove(rule);
       })];
     },
   },

@@ -34,6 +34,13 @@ export interface KafkaClusterOptions {
   readonly heap?: string;
   /** Broker settings on top of CLUSTER_PROPERTIES. */
   readonly properties?: Readonly<Record<string, string>>;
+  /** Each node's JVM runs as a user of its own (`uidOf`), so that nftables can cut one node's packets alone. */
+  readonly usersOfTheirOwn?: boolean;
+}
+
+/** The user node `id` runs as with `usersOfTheirOwn` (no account needed: a uid is enough). */
+export function nodeUid(id: number): number {
+  return 64_100 + id;
 }
 
 /** What every node runs with (kafka-broker.sh's single-node settings are overridden here). */
@@ -82,6 +89,7 @@ function nodeEnv(options: KafkaClusterOptions, voters: string, id: string, nodeI
     KAFKA_HEAP: options.heap ?? '-Xms128m -Xmx384m',
     KAFKA_EXTRA_PROPERTIES: Object.entries(properties).map(([key, value]) => `${key}=${value}`).join('\n'),
     KAFKA_STOP_TIMEOUT: '15',
+    ...(options.usersOfTheirOwn === true ? { KAFKA_RUN_AS_UID: String(nodeUid(nodeId)) } : {}),
   };
 }
 
