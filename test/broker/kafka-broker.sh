@@ -12,6 +12,7 @@
 # Environment (defaults in brackets):
 #   KAFKA_BROKER_NAME [default]    state lives in .cache/kafka/run/<name>/ (data, logs, pid, properties)
 #   KAFKA_PORT [9092]              PLAINTEXT listener
+#   KAFKA_ADVERTISED_PORT [KAFKA_PORT]  the PLAINTEXT port clients and other nodes are told (a proxy's)
 #   KAFKA_CONTROLLER_PORT [9093]   KRaft controller listener
 #   KAFKA_SASL_PORT [9094]         SASL_PLAINTEXT listener, mechanism PLAIN
 #   KAFKA_SASL_TEST_USER [reports] / KAFKA_SASL_TEST_PASSWORD [reports-secret]
@@ -50,6 +51,7 @@ LIBS_STAMP="kafka_2.13-$KAFKA_VERSION log4j-$LOG4J_VERSION"
 
 NAME="${KAFKA_BROKER_NAME:-default}"
 PORT="${KAFKA_PORT:-9092}"
+ADVERTISED_PORT="${KAFKA_ADVERTISED_PORT:-$PORT}"
 CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
 SASL_PORT="${KAFKA_SASL_PORT:-9094}"
 SASL_USER="${KAFKA_SASL_TEST_USER:-reports}"
@@ -98,7 +100,7 @@ validate() {
   [[ "$NAME" =~ ^[A-Za-z0-9._-]+$ ]] || die "KAFKA_BROKER_NAME must match [A-Za-z0-9._-]+ (got '$NAME')"
   [[ -z "$RUN_AS_UID" || "$RUN_AS_UID" =~ ^[1-9][0-9]*$ ]] || die "KAFKA_RUN_AS_UID must be a user id above 0 (got '$RUN_AS_UID')"
   local p
-  for p in "$PORT" "$CONTROLLER_PORT" "$SASL_PORT"; do
+  for p in "$PORT" "$CONTROLLER_PORT" "$SASL_PORT" "$ADVERTISED_PORT"; do
     if ! [[ "$p" =~ ^[0-9]+$ ]] || ((p < 1 || p > 65535)); then die "invalid port '$p'"; fi
   done
   [[ "$PORT" != "$CONTROLLER_PORT" && "$PORT" != "$SASL_PORT" && "$CONTROLLER_PORT" != "$SASL_PORT" ]] \
@@ -203,7 +205,7 @@ process.roles=broker,controller
 node.id=$NODE_ID
 controller.quorum.voters=$QUORUM_VOTERS
 listeners=PLAINTEXT://127.0.0.1:$PORT,SASL_PLAINTEXT://127.0.0.1:$SASL_PORT,CONTROLLER://127.0.0.1:$CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$PORT,SASL_PLAINTEXT://127.0.0.1:$SASL_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$ADVERTISED_PORT,SASL_PLAINTEXT://127.0.0.1:$SASL_PORT
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT

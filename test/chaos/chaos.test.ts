@@ -133,6 +133,15 @@ function assertEventTimesAsGiven({ history }: Run): void {
   }
 }
 
+/** Once the network is whole again, writes are taken: no storm of 503s after a slow, lossy stretch. */
+function assertNoUnavailableStormAfter({ history }: Run): void {
+  const healedMs = Math.max(...history.faults.map((fault) => fault.endMs));
+  const after = history.requests.filter((request) => request.sentMs >= healedMs + 1000);
+  const unavailable = after.filter((request) => request.status === 503).length;
+  assert.ok(after.length > 0, 'no write was sent after the network healed');
+  assert.ok(unavailable <= after.length * 0.02, `${unavailable} of ${after.length} writes sent from 1 s after the network healed answered 503`);
+}
+
 const CHECKS: readonly (readonly [string, (run: Run) => void])[] = [
   ['loses nothing acknowledged, keeps real-time order and one winner per id', assertNothingLost],
   ['every answer matches what its write did', assertAnswersMatchWrites],
@@ -150,7 +159,8 @@ const TARGETS: Readonly<Record<string, readonly (readonly [string, (run: Run) =>
     ['the stuck partition answers within the write timeout', assertStuckAnswersInTime],
   ],
   'late-delivery': [['the report ends with the name acknowledged last', assertLateDeliveryUndoesNothing]],
-  'clock-jumps': [["events carry the wall clock their instance was given", assertEventTimesAsGiven]],
+  'clock-jumps': [['events carry the wall clock their instance was given', assertEventTimesAsGiven]],
+  'slow-lossy-network': [['no storm of 503s once the network is whole again', assertNoUnavailableStormAfter]],
 };
 
 withKafka('kafka cluster faults', () => {
@@ -165,7 +175,7 @@ withKafka('kafka cluster faults', () => {
     context.runs = new Map();
     // Below Linux's ephemeral range (32768-60999): a client's outgoing connection once took a killed
     // node's port while it was down, and the node could not listen on it again.
-    context.cluster = await startCluster({ name: 'chaos-test', basePort: 28100, usersOfTheirOwn: true });
+    context.cluster = await startCluster({ name: 'chaos-test', basePort: 28100, usersOfTheirOwn: true, proxied: true });
   });
   faults.after(async ({ cluster }) => {
     await cluster?.close();

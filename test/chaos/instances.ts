@@ -133,7 +133,10 @@ export class Instances {
       if (server === undefined) continue;
       let reached = -1;
       while ((reached = await projectedOffset(server).catch(() => -1)) < end) {
-        if (Date.now() > deadline) throw new Error(`instance ${name} folded ${reached} of ${end} records within ${timeoutMs} ms`);
+        if (Date.now() > deadline) {
+          const last = server.lines().slice(-6).map((line) => `  ${JSON.stringify(line).slice(0, 400)}`).join('\n');
+          throw new Error(`instance ${name} folded ${reached} of ${end} records within ${timeoutMs} ms (-1: /metrics did not answer); its last lines:\n${last}`);
+        }
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }

@@ -23,7 +23,7 @@ async function main(): Promise<number> {
   if (!kafkaAvailable()) throw new Error('make chaos needs Java 17+ and the Kafka jars (Maven, or .cache/kafka/libs)');
   const started = Date.now();
   const log = (line: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
-  const cluster = await startCluster({ name: 'chaos', basePort: Number(values['base-port']), usersOfTheirOwn: true });
+  const cluster = await startCluster({ name: 'chaos', basePort: Number(values['base-port']), usersOfTheirOwn: true, proxied: true });
   log(`cluster up: ${cluster.brokers}`);
   const rows: ScenarioRow[] = [];
   try {

@@ -20,7 +20,7 @@ export interface Timing {
   readonly instanceDownMs: number;
   /** How long each step of an instance's wall clock (+1 h, then -1 h) lasts. */
   readonly clockJumpMs: number;
-  /** How long packets to the brokers are lost at random. */
+  /** How long the network to the brokers is slow and loses packets. */
   readonly lossMs: number;
   /** How long an instance is cut off from one broker. */
   readonly cutMs: number;
@@ -112,8 +112,10 @@ export interface Scenario {
   inject(context: FaultContext): Promise<FaultWindow[]>;
 }
 
-/** The loss of the lossy-network scenario, in per cent of the packets sent to a broker. */
+/** The slow-lossy-network scenario: per cent of the packets sent to a broker lost, and each chunk's delay through the proxies. */
 export const LOSS_PERCENT = 2;
+export const DELAY_MS = 100;
+export const JITTER_MS = 50;
 /** The user instance B runs as in instance-cut-from-broker (no account needed: a uid is enough). */
 const CUT_INSTANCE_UID = 64_002;
 
@@ -124,6 +126,13 @@ const nodePorts = (node: ClusterNode) => [portOf(node.address), node.controllerP
 function netOf({ net }: FaultContext): NetFaults {
   if (net === undefined) throw new Error('this scenario drops packets: it needs Scenario.network');
   return net;
+}
+
+/** The answer times of the writes acknowledged during `window`: how slow the network made them. */
+function latencyNote(recorder: Recorder, { startMs, endMs }: FaultWindow): string {
+  const times = recorder.requests.filter((r) => (r.status === 200 || r.status === 204) && r.sentMs >= startMs && r.sentMs <= endMs).map((r) => r.answeredMs - r.sentMs).sort((a, b) => a - b);
+  const at = (share: number) => times[Math.min(times.length - 1, Math.floor(share * times.length))] ?? 0;
+  return `acknowledged writes sent during the slow network: ${times.length}, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, slowest ${times.at(-1) ?? 0} ms`;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -224,17 +233,28 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
-    // Every packet to a broker port (clients' and the other nodes' replication, the KRaft
-    // controllers') lost at random: TCP resends, so this is a slow network with stalls of RTOs.
-    name: 'lossy-network',
+    // A slow and lossy network: everything the brokers' proxies forward (clients and replication)
+    // delayed by 100 ± 50 ms each way, and 2 % of the packets to every broker port (the proxies',
+    // the brokers' own, the KRaft controllers') lost at random, which TCP resends after a time-out.
+    name: 'slow-lossy-network',
     network: true,
     async inject(context) {
       const net = netOf(context);
-      const ports = context.cluster.nodes.flatMap((node) => [portOf(node.address), node.controllerPort]);
-      return [await window(`${LOSS_PERCENT} % of packets to every broker port lost, ${context.timing.lossMs / 1000} s`, ['every node'], [], async () => {
+      const { cluster, timing } = context;
+      if (cluster.nodes.some((node) => node.proxy === undefined)) throw new Error('slow-lossy-network needs a cluster whose nodes are proxied');
+      const ports = cluster.nodes.flatMap((node) => [portOf(node.address), node.brokerPort, node.controllerPort]);
+      return [await window(`every broker port ${DELAY_MS} ± ${JITTER_MS} ms slower, ${LOSS_PERCENT} % of packets lost, ${timing.lossMs / 1000} s`, ['every node'], [], async () => {
+        cluster.setDelay(DELAY_MS, JITTER_MS);
         const rule = await net.lose(ports, LOSS_PERCENT);
-        await sleep(context.timing.lossMs);
-        await net.remove(rule);
+        try {
+          await sleep(timing.lossMs);
+        } finally {
+          cluster.setDelay(0, 0);
+          await net.remove(rule);
+        }
+      }).then((slow) => {
+        context.note(latencyNote(context.recorder, slow));
+        return slow;
       })];
     },
   },

@@ -15,6 +15,7 @@
  *
  * Nodes are SIGKILLed by an exit hook (and by a watcher if this process is killed outright).
  */
+import { startDelayProxy, type DelayProxy } from './delay-proxy.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -36,6 +37,11 @@ export interface KafkaClusterOptions {
   readonly properties?: Readonly<Record<string, string>>;
   /** Each node's JVM runs as a user of its own (`uidOf`), so that nftables can cut one node's packets alone. */
   readonly usersOfTheirOwn?: boolean;
+  /**
+   * A delay proxy in front of each node's PLAINTEXT port, the port the node advertises (node i's is
+   * basePort + 10(i-1) + 3): clients and replication go through it, and `setDelay` slows them.
+   */
+  readonly proxied?: boolean;
 }
 
 /** The user node `id` runs as with `usersOfTheirOwn` (no account needed: a uid is enough). */
@@ -63,8 +69,11 @@ export const CLUSTER_PROPERTIES: Readonly<Record<string, string>> = {
 
 export interface ClusterNode {
   readonly id: number;
-  /** 127.0.0.1:<PLAINTEXT port>: clients and the other nodes' replication. */
+  /** 127.0.0.1:<advertised PLAINTEXT port> (the proxy's, when proxied): clients and the other nodes' replication. */
   readonly address: string;
+  /** The PLAINTEXT port the broker itself listens on (the proxy forwards to it). */
+  readonly brokerPort: number;
+  readonly proxy?: DelayProxy;
   /** The KRaft controller listener's port. */
   readonly controllerPort: number;
   readonly broker: KafkaBroker;
@@ -230,6 +239,11 @@ export class KafkaCluster {
     return '';
   }
 
+  /** Delays everything the nodes' proxies forward by mean ± jitter ms from now on (0, 0: none). */
+  setDelay(meanMs: number, jitterMs: number): void {
+    for (const node of this.nodes) node.proxy?.setDelay(meanMs, jitterMs);
+  }
+
   /** What close() undoes once the nodes are stopped. */
   onClose(undo: () => Promise<void>): void {
     this.undo.push(undo);
@@ -252,6 +266,7 @@ export class KafkaCluster {
     await Promise.all(this.nodes.filter((node) => node.broker.isRunning()).map((node) => node.broker.kill().catch(() => undefined)));
     for (const node of this.nodes) this.states.set(node.id, 'down');
     for (const undo of this.undo.splice(0)) await undo().catch(() => undefined);
+    await Promise.all(this.nodes.map((node) => node.proxy?.close()));
   }
 
   /** close(), then deletes every node's run directory (its data and logs): for a cluster of one suite's own. */
@@ -269,8 +284,11 @@ export async function startCluster(options: KafkaClusterOptions): Promise<KafkaC
   const count = options.nodes ?? 3;
   const ids = Array.from({ length: count }, (_, i) => i + 1);
   const { basePort } = options;
-  const free = basePort === undefined ? await freePorts(3 * count) : [];
-  const port = (nodeId: number, offset: number) => (basePort === undefined ? (free[3 * (nodeId - 1) + offset] as number) : basePort + 10 * (nodeId - 1) + offset);
+  const free = basePort === undefined ? await freePorts(4 * count) : [];
+  const port = (nodeId: number, offset: number) => (basePort === undefined ? (free[4 * (nodeId - 1) + offset] as number) : basePort + 10 * (nodeId - 1) + offset);
+  // The proxies first: a node's readiness check follows its advertised address.
+  const proxies = new Map<number, DelayProxy>();
+  if (options.proxied === true) for (const nodeId of ids) proxies.set(nodeId, await startDelayProxy(port(nodeId, 3), port(nodeId, 0)));
   const name = basePort === undefined ? `${options.name}-${process.pid}` : options.name;
   const voters = ids.map((nodeId) => `${nodeId}@127.0.0.1:${port(nodeId, 1)}`).join(',');
   const id = clusterId();
@@ -282,11 +300,12 @@ export async function startCluster(options: KafkaClusterOptions): Promise<KafkaC
         controllerPort: port(nodeId, 1),
         saslPort: port(nodeId, 2),
         fresh: true,
-        env: nodeEnv(options, voters, id, nodeId),
+        env: { ...nodeEnv(options, voters, id, nodeId), ...(proxies.has(nodeId) ? { KAFKA_ADVERTISED_PORT: String(port(nodeId, 3)) } : {}) },
         onExit: 'kill',
         watch: true,
       });
-      return { id: nodeId, address: broker.brokers, controllerPort: port(nodeId, 1), broker };
+      const proxy = proxies.get(nodeId);
+      return { id: nodeId, address: proxy === undefined ? broker.brokers : `127.0.0.1:${proxy.port}`, brokerPort: port(nodeId, 0), controllerPort: port(nodeId, 1), broker, ...(proxy === undefined ? {} : { proxy }) };
     }),
   );
   const nodes = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
@@ -299,6 +318,8 @@ export async function startCluster(options: KafkaClusterOptions): Promise<KafkaC
     return cluster;
   } catch (error) {
     await cluster.close();
+    // A node that did not start has its proxy still listening.
+    await Promise.all([...proxies.values()].map((proxy) => proxy.close()));
     throw error;
   }
 }
