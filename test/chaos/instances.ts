@@ -73,6 +73,11 @@ export class Instances {
     return server === undefined || server.exited() ? undefined : server.url;
   }
 
+  /** What an instance logged so far (empty when it is not running). */
+  lines(name: string): readonly Record<string, unknown>[] {
+    return this.running.get(name)?.server?.lines() ?? [];
+  }
+
   /** Start failures seen (and retried): a finding in themselves. */
   readonly startFailures: string[] = [];
 
@@ -86,7 +91,8 @@ export class Instances {
     // metadata has not reached every broker yet): noted, and tried again as an operator would.
     for (let attempt = 1; ; attempt += 1) {
       try {
-        entry.server = await startChildServer(this.env(dataDir, name), { nodeArgs: ['--import', ORPHAN_GUARD], ...(user === undefined ? {} : { user: { uid: user.uid, gid: user.gid } }) });
+        // A start may wait for a broker to answer (KAFKA_START_TIMEOUT_MS) before it listens.
+        entry.server = await startChildServer(this.env(dataDir, name), { nodeArgs: ['--import', ORPHAN_GUARD], startTimeoutMs: 90_000, ...(user === undefined ? {} : { user: { uid: user.uid, gid: user.gid } }) });
         await entry.server.waitReady(60_000);
         return;
       } catch (error) {

@@ -96,7 +96,7 @@ export async function runScenario(cluster: KafkaCluster, scenario: Scenario, tim
   const deferred = scenario.deferred ? { deferred: scenario.deferred } : {};
   const clock = scenario.clockOn === undefined ? undefined : await jumpingClock();
   const clockOn = new Set(scenario.clockOn);
-  const extraEnv = (name: string) => (clock !== undefined && clockOn.has(name) ? clock.env : {});
+  const extraEnv = (name: string) => ({ ...(clock !== undefined && clockOn.has(name) ? clock.env : {}), ...scenario.envOf?.(name, cluster) });
   const userOf = (name: string) => {
     const uid = scenario.users?.[name];
     return uid === undefined ? undefined : { uid, gid: uid };

@@ -105,6 +105,8 @@ export interface Scenario {
   readonly deferred?: readonly string[];
   /** Instances that run with a wall clock the scenario moves (FaultContext.clock). */
   readonly clockOn?: readonly string[];
+  /** More environment for an instance, once the cluster is known (KAFKA_BROKERS of one node only). */
+  readonly envOf?: (name: string, cluster: KafkaCluster) => Readonly<Record<string, string>>;
   /** Whether the scenario drops packets (FaultContext.net). */
   readonly network?: boolean;
   /** Instances that run as a user of their own (by uid), so that a rule can cut their packets alone. */
@@ -116,6 +118,9 @@ export interface Scenario {
 export const LOSS_PERCENT = 2;
 export const DELAY_MS = 100;
 export const JITTER_MS = 50;
+/** The seed-paused scenario: instance B's only seed broker, and how long it stays paused at B's start. */
+const SEED_NODE = 1;
+const SEED_PAUSE_MS = 5000;
 /** The user instance B runs as in instance-cut-from-broker (no account needed: a uid is enough). */
 const CUT_INSTANCE_UID = 64_002;
 
@@ -315,6 +320,28 @@ export const SCENARIOS: readonly Scenario[] = [
         await cluster.restart(target);
       });
       return [moved, filled];
+    },
+  },
+  {
+    // Instance B started late with node 1 as its only seed, while node 1 is paused: the start waits
+    // for it (one line), and goes on once it is resumed, 5 s later.
+    name: 'seed-paused',
+    deferred: ['B'],
+    envOf: (name, cluster): Record<string, string> => (name === 'B' ? { KAFKA_BROKERS: cluster.node(SEED_NODE).address } : {}),
+    async inject(context) {
+      const { cluster, instances } = context;
+      return [await window(`node ${SEED_NODE}, instance B's only seed, paused at its start`, [`node ${SEED_NODE}`, 'instance B'], [], async () => {
+        cluster.pause(SEED_NODE);
+        const starting = instances.startLate('B');
+        try {
+          await sleep(SEED_PAUSE_MS);
+        } finally {
+          cluster.resume(SEED_NODE);
+        }
+        await starting;
+        const waited = instances.lines('B').some((line) => String(line['msg']).startsWith('no broker of KAFKA_BROKERS answers yet'));
+        context.note(waited ? 'instance B waited for its seed broker, then started' : 'instance B started without waiting (its first attempt outlasted the pause)');
+      })];
     },
   },
   // A and B carry only the script: a client, and its retry through an instance started during the

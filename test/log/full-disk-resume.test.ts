@@ -1,20 +1,24 @@
-// A data directory whose file system fills while writes run: the writes that find no room answer
-// 503, /readyz says the log takes no writes, nothing acknowledged is lost, and once an operator
-// frees space the service takes writes again by itself, without a restart; a restart afterwards
-// finds every acknowledged report.
+// A data directory whose file system fills while writes, snapshots and a backup run: the writes
+// that find no room answer 503, /readyz says the log takes no writes, a snapshot is skipped, the
+// backup fails saying why and leaves nothing that passes for a backup, nothing acknowledged is
+// lost, and once an operator frees space the service takes writes again by itself, without a
+// restart; a backup then succeeds, and a restart finds every acknowledged report.
+import { existsSync } from 'node:fs';
 import { rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { MANIFEST_NAME } from '../../src/backup/backup-manifest.js';
 import { until } from '../helpers/async.js';
+import { reports } from '../helpers/cli.js';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 import { fillDisk, mountSmallDisk, withSmallDisks, type SmallDisk } from '../helpers/small-disk.js';
 import { postReport } from '../http/requests.js';
 
 const MiB = 1024 * 1024;
 const nameOf = (id: number) => `${id} `.padEnd(1000, 'n');
-// Snapshots are not what is tried here (test/snapshot/full-disk.test.ts is): none is taken.
-const env = { REPORTS_SNAPSHOT_EVERY: '1000000' };
+// A snapshot is due every 20 writes: on this small disk each is skipped (test/snapshot/full-disk.test.ts).
+const env = { REPORTS_SNAPSHOT_EVERY: '20' };
 
 async function readyStatus(server: TestServer): Promise<number> {
   return (await fetch(`${server.url}/readyz`)).status;
@@ -28,7 +32,8 @@ async function nameStored(server: TestServer, id: number): Promise<string | unde
 withSmallDisks('full data directory', () => {
   const full = suite<{ disk: SmallDisk }>('the embedded log on a data directory that fills up');
   full.before.each(async (context) => {
-    context.disk = await mountSmallDisk(16 * MiB);
+    // Room, once freed, for a backup (which keeps 64 MiB free for the log).
+    context.disk = await mountSmallDisk(96 * MiB);
   });
   full.after.each(async ({ disk }) => {
     await disk.unmount();
@@ -56,6 +61,13 @@ withSmallDisks('full data directory', () => {
       assert.ok(acknowledged.length > 0, 'writes were taken before the disk filled');
       assert.is(await readyStatus(server), 503, '/readyz while the disk is full');
       assert.ok(server.logLines().some((line) => line['msg'] === 'the disk of the event log is full: writes answer 503 until space is freed'));
+      assert.ok(server.logLines().some((line) => line['msg'] === 'skipped a snapshot: it would leave the event log too little free space'));
+      // A backup onto the full disk fails, saying why, and leaves no backup behind.
+      const backupDir = join(disk.dir, 'backup');
+      const failedBackup = await reports(['backup', backupDir], { env: { REPORTS_DATA_DIR: dataDir } });
+      assert.is.not(failedBackup.code, 0, 'a backup onto a full disk fails');
+      assert.match(failedBackup.stderr, /ENOSPC|free space|full/i, `the backup's error: ${failedBackup.stderr}`);
+      assert.is(existsSync(join(backupDir, MANIFEST_NAME)), false, 'what the failed backup left does not pass for a backup');
 
       // The operator frees space: the service takes writes again, no restart.
       await rm(filler);
@@ -64,6 +76,8 @@ withSmallDisks('full data directory', () => {
       acknowledged.push(...refused);
       assert.ok(server.logLines().some((line) => line['msg'] === 'the event log takes writes again: space was freed'));
       for (const id of acknowledged) assert.is(await nameStored(server, id), nameOf(id), `report ${id}`);
+      const backup = await reports(['backup', backupDir], { env: { REPORTS_DATA_DIR: dataDir } });
+      assert.is(backup.code, 0, `the backup once space was freed: ${backup.stderr}`);
     } finally {
       await server.close();
     }
