@@ -14,7 +14,7 @@ import { finalName, judge, type RunVerdict } from './check/verdict.js';
 import type { RunHistory } from './history.js';
 import { LATE_FINAL_NAME } from './late-delivery.js';
 import { runScenario } from './run.js';
-import { SCENARIOS, SHORT } from './scenarios.js';
+import { SCENARIOS, SEED_WAITED, SHORT } from './scenarios.js';
 import { describeRun } from './table.js';
 
 /** Issue 17 item 2: the share of writes to healthy-led partitions acknowledged from 8 s after the fault. */
@@ -142,6 +142,11 @@ function assertNoUnavailableStormAfter({ history }: Run): void {
   assert.ok(unavailable <= after.length * 0.02, `${unavailable} of ${after.length} writes sent from 1 s after the network healed answered 503`);
 }
 
+/** The instance whose only seed was paused waited for it (one line) and then started. */
+function assertWaitedForSeed({ notes }: Run): void {
+  assert.ok(notes.includes(SEED_WAITED), `instance B did not wait for its seed: ${notes.join('; ')}`);
+}
+
 const CHECKS: readonly (readonly [string, (run: Run) => void])[] = [
   ['loses nothing acknowledged, keeps real-time order and one winner per id', assertNothingLost],
   ['every answer matches what its write did', assertAnswersMatchWrites],
@@ -160,6 +165,7 @@ const TARGETS: Readonly<Record<string, readonly (readonly [string, (run: Run) =>
   ],
   'late-delivery': [['the report ends with the name acknowledged last', assertLateDeliveryUndoesNothing]],
   'clock-jumps': [['events carry the wall clock their instance was given', assertEventTimesAsGiven]],
+  'seed-paused': [['the instance waits for its only seed broker, then starts', assertWaitedForSeed]],
   'slow-lossy-network': [['no storm of 503s once the network is whole again', assertNoUnavailableStormAfter]],
 };
 

@@ -26,6 +26,8 @@ export interface Timing {
   readonly cutMs: number;
   /** How long a leader is cut off from the other nodes. */
   readonly isolateMs: number;
+  /** How long an instance's only seed broker stays paused at its start (longer than one attempt to reach it, about 10 s). */
+  readonly seedPauseMs: number;
   /** How long a broker whose disk filled stays down before its disk is freed and it is started again. */
   readonly fullDiskDownMs: number;
   /** How long the late-delivery script waits for the other instance's retries during the pause. */
@@ -53,6 +55,7 @@ export const SHORT: Timing = {
   lossMs: 8000,
   cutMs: 9000,
   isolateMs: 12_000,
+  seedPauseMs: 15_000,
   fullDiskDownMs: 9000,
   lateDeliveryDeadlineMs: 30_000,
   thinkMs: 150,
@@ -73,6 +76,7 @@ export const LONG: Timing = {
   lossMs: 30_000,
   cutMs: 20_000,
   isolateMs: 30_000,
+  seedPauseMs: 30_000,
   fullDiskDownMs: 20_000,
   lateDeliveryDeadlineMs: 60_000,
   thinkMs: 100,
@@ -120,7 +124,8 @@ export const DELAY_MS = 100;
 export const JITTER_MS = 50;
 /** The seed-paused scenario: instance B's only seed broker, and how long it stays paused at B's start. */
 const SEED_NODE = 1;
-const SEED_PAUSE_MS = 5000;
+/** What seed-paused notes when instance B's start waited for its seed (chaos.test.ts checks it). */
+export const SEED_WAITED = 'instance B waited for its seed broker, then started';
 /** The user instance B runs as in instance-cut-from-broker (no account needed: a uid is enough). */
 const CUT_INSTANCE_UID = 64_002;
 
@@ -324,23 +329,24 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     // Instance B started late with node 1 as its only seed, while node 1 is paused: the start waits
-    // for it (one line), and goes on once it is resumed, 5 s later.
+    // for it (one line), and goes on once it is resumed.
     name: 'seed-paused',
     deferred: ['B'],
     envOf: (name, cluster): Record<string, string> => (name === 'B' ? { KAFKA_BROKERS: cluster.node(SEED_NODE).address } : {}),
     async inject(context) {
-      const { cluster, instances } = context;
-      return [await window(`node ${SEED_NODE}, instance B's only seed, paused at its start`, [`node ${SEED_NODE}`, 'instance B'], [], async () => {
+      const { cluster, instances, topic } = context;
+      const led = [...(await cluster.leaders(topic))].filter(([, leader]) => leader === SEED_NODE).map(([partition]) => partition);
+      return [await window(`node ${SEED_NODE}, instance B's only seed, paused at its start`, [`node ${SEED_NODE}`, 'instance B'], led, async () => {
         cluster.pause(SEED_NODE);
         const starting = instances.startLate('B');
         try {
-          await sleep(SEED_PAUSE_MS);
+          await sleep(context.timing.seedPauseMs);
         } finally {
           cluster.resume(SEED_NODE);
         }
         await starting;
         const waited = instances.lines('B').some((line) => String(line['msg']).startsWith('no broker of KAFKA_BROKERS answers yet'));
-        context.note(waited ? 'instance B waited for its seed broker, then started' : 'instance B started without waiting (its first attempt outlasted the pause)');
+        context.note(waited ? SEED_WAITED : 'instance B started without waiting (its first attempt outlasted the pause)');
       })];
     },
   },
