@@ -266,7 +266,7 @@ export class KafkaCluster {
     await Promise.all(this.nodes.filter((node) => node.broker.isRunning()).map((node) => node.broker.kill().catch(() => undefined)));
     for (const node of this.nodes) this.states.set(node.id, 'down');
     for (const undo of this.undo.splice(0)) await undo().catch(() => undefined);
-    await Promise.all(this.nodes.map((node) => node.proxy?.close()));
+    await Promise.all(this.nodes.flatMap((node) => (node.proxy === undefined ? [] : [node.proxy.close()])));
   }
 
   /** close(), then deletes every node's run directory (its data and logs): for a cluster of one suite's own. */
