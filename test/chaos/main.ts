@@ -16,14 +16,14 @@ import { LONG, SCENARIOS, SHORT } from './scenarios.js';
 import { describeRun, formatTable, type ScenarioRow } from './table.js';
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, scenario: { type: 'string', multiple: true }, short: { type: 'boolean' }, 'base-port': { type: 'string', default: '28200' }, history: { type: 'string' } } });
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, scenario: { type: 'string', multiple: true }, short: { type: 'boolean' }, 'base-port': { type: 'string', default: '28200' }, history: { type: 'string' }, 'no-proxy': { type: 'boolean' } } });
   const runs = Number(values.runs);
   const chosen = SCENARIOS.filter((scenario) => values.scenario === undefined || values.scenario.includes(scenario.name));
   if (!Number.isInteger(runs) || runs < 1 || chosen.length === 0) throw new Error(`nothing to run: --runs ${values.runs}, scenarios ${SCENARIOS.map((s) => s.name).join(', ')}`);
   if (!kafkaAvailable()) throw new Error('make chaos needs Java 17+ and the Kafka jars (Maven, or .cache/kafka/libs)');
   const started = Date.now();
   const log = (line: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
-  const cluster = await startCluster({ name: 'chaos', basePort: Number(values['base-port']), usersOfTheirOwn: true, proxied: true });
+  const cluster = await startCluster({ name: 'chaos', basePort: Number(values['base-port']), usersOfTheirOwn: true, proxied: values['no-proxy'] !== true });
   log(`cluster up: ${cluster.brokers}`);
   const rows: ScenarioRow[] = [];
   try {

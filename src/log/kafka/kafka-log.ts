@@ -196,9 +196,8 @@ class KafkaLog implements EventLog, KeyedHeads, CommitFeed {
     const kafkaMessages: Message[] = [];
     for (const [partition, messages] of byPartition) for (const { key, value } of messages) kafkaMessages.push({ key, value, timestamp, partition, headers: { 'content-type': CLOUDEVENTS_CONTENT_TYPE } });
     if (this.parts.producer === undefined) throw new LogRefusingWritesError('this Kafka event log was opened read-only');
-    const writes = this.parts.health.writes;
     // The write health measures durations: on the monotonic clock, never the records' wall-clock time.
-    const sentMs = performance.now();
+    const [writes, sentMs] = [this.parts.health.writes, performance.now()];
     for (const partition of byPartition.keys()) writes.sent(partition, sentMs);
     const metadata = await this.parts.producer.send({ topic: this.parts.config.topic, acks: -1, timeout: this.parts.limits.produceTimeoutMs, messages: kafkaMessages }).catch((error: unknown) => {
       for (const partition of byPartition.keys()) writes.settled(partition, false, performance.now());
@@ -279,14 +278,8 @@ class KafkaLog implements EventLog, KeyedHeads, CommitFeed {
   }
 
   private topicBatches(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<readonly FollowItem[]> {
-    return followTopicBatches({
-      kafka: this.parts.fastClient,
-      topic: this.parts.config.topic,
-      partitions: this.parts.partitions,
-      brokers: this.parts.brokers,
-      from,
-      ...(signal ? { signal } : {}),
-    });
+    const { fastClient: kafka, config, partitions, brokers } = this.parts;
+    return followTopicBatches({ kafka, topic: config.topic, partitions, brokers, from, ...(signal ? { signal } : {}) });
   }
 
   async close(): Promise<void> {
