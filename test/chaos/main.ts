@@ -1,7 +1,9 @@
 // `make chaos`: the long form of the cluster fault suite. Starts a three-node cluster, runs every
 // scenario (or those named) several times, prints what each run found and the table.
 //
-//   node dist/test/chaos/main.js [--runs 3] [--scenario pause-leader]... [--short] [--base-port 28200] [--history DIR]
+//   node dist/test/chaos/main.js [--runs 3] [--scenario pause-leader]... [--short] [--base-port 28200] [--history DIR] [--proxy-all]
+//
+// --proxy-all puts every scenario behind the delay proxies (only slow-lossy-network is, unless given).
 //
 // --history DIR writes each run's history (every request, answer and /readyz poll with its times,
 // and the topic read back) as DIR/<scenario>-<run>.json, to look into what the checker found.
@@ -9,28 +11,32 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { kafkaAvailable } from '../helpers/kafka-broker.js';
-import { startCluster } from '../helpers/kafka-cluster.js';
+import { startCluster, type KafkaCluster } from '../helpers/kafka-cluster.js';
 import { judge, type RunVerdict } from './check/verdict.js';
 import { runScenario } from './run.js';
-import { LONG, SCENARIOS, SHORT } from './scenarios.js';
+import { LONG, SCENARIOS, SHORT, type Scenario } from './scenarios.js';
 import { describeRun, formatTable, type ScenarioRow } from './table.js';
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, scenario: { type: 'string', multiple: true }, short: { type: 'boolean' }, 'base-port': { type: 'string', default: '28200' }, history: { type: 'string' }, 'no-proxy': { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { runs: { type: 'string', default: '3' }, scenario: { type: 'string', multiple: true }, short: { type: 'boolean' }, 'base-port': { type: 'string', default: '28200' }, history: { type: 'string' }, 'proxy-all': { type: 'boolean' } } });
   const runs = Number(values.runs);
   const chosen = SCENARIOS.filter((scenario) => values.scenario === undefined || values.scenario.includes(scenario.name));
   if (!Number.isInteger(runs) || runs < 1 || chosen.length === 0) throw new Error(`nothing to run: --runs ${values.runs}, scenarios ${SCENARIOS.map((s) => s.name).join(', ')}`);
   if (!kafkaAvailable()) throw new Error('make chaos needs Java 17+ and the Kafka jars (Maven, or .cache/kafka/libs)');
   const started = Date.now();
   const log = (line: string) => process.stdout.write(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}\n`);
-  const cluster = await startCluster({ name: 'chaos', basePort: Number(values['base-port']), usersOfTheirOwn: true, proxied: values['no-proxy'] !== true });
+  const basePort = Number(values['base-port']);
+  const cluster = await startCluster({ name: 'chaos', basePort, usersOfTheirOwn: true, proxied: values['proxy-all'] === true });
   log(`cluster up: ${cluster.brokers}`);
+  // The scenarios that slow the network get a cluster behind delay proxies, started when first needed.
+  let proxiedCluster: KafkaCluster | undefined;
+  const clusterFor = async (scenario: Scenario) => (scenario.proxied === true ? (proxiedCluster ??= await startCluster({ name: 'chaos-proxied', basePort: basePort + 50, usersOfTheirOwn: true, proxied: true })) : cluster);
   const rows: ScenarioRow[] = [];
   try {
     for (const scenario of chosen) {
       const verdicts: RunVerdict[] = [];
       for (let run = 1; run <= runs; run += 1) {
-        const { history, notes } = await runScenario(cluster, scenario, values.short === true ? SHORT : LONG, log);
+        const { history, notes } = await runScenario(await clusterFor(scenario), scenario, values.short === true ? SHORT : LONG, log);
         const verdict = judge(history);
         verdicts.push(verdict);
         if (values.history !== undefined) {
@@ -44,6 +50,7 @@ async function main(): Promise<number> {
     }
   } finally {
     await cluster.close();
+    await proxiedCluster?.close();
   }
   process.stdout.write(`\n${formatTable(rows)}\n\n${((Date.now() - started) / 1000).toFixed(0)} s in all\n`);
   return 0;
