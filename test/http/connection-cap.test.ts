@@ -29,6 +29,8 @@ interface Context {
   clients: Socket[];
   sampler: NodeJS.Timeout;
   overBound: number | undefined;
+  /** Hostile connections the server has already ended (a time-out of its own): each frees a slot of the cap. */
+  ended: number;
 }
 
 const cap = suite<Context>(`the default cap of ${DEFAULTS.maxConnections} connections held by hostile clients`);
@@ -46,6 +48,7 @@ cap.before.each(async (context) => {
   await until(async () => (await status(context.server.url, '/readyz')) === 200, 'the server to be ready');
   context.clients = [];
   context.overBound = undefined;
+  context.ended = 0;
   const { pid } = context.server;
   context.sampler = setInterval(() => {
     if (context.server.exited()) return;
@@ -68,7 +71,10 @@ cap.after.each(async (context) => {
 async function connections(context: Context, count: number, opened: (socket: Socket) => void = () => undefined): Promise<void> {
   for (let done = 0; done < count; done += 100) {
     const batch = await Promise.all(Array.from({ length: Math.min(100, count - done) }, () => openSocket(context.server.url, { halfOpen: true })));
-    for (const socket of batch) opened(socket);
+    for (const socket of batch) {
+      socket.once('end', () => (context.ended += 1));
+      opened(socket);
+    }
     context.clients.push(...batch);
   }
 }
@@ -102,6 +108,16 @@ function status(url: string, path: string): Promise<number> {
 const health = (url: string) => status(url, '/healthz');
 
 /**
+ * A new connection is refused (503) while every slot is held. On a loaded machine the filling can
+ * take long enough that the server has already ended the first hostile connections by its own
+ * time-outs, which frees their slots: then a 200 is right too.
+ */
+async function expectCapFull(context: Context): Promise<void> {
+  const answer = await health(context.server.url);
+  assert.ok(answer === 503 || context.ended > 0, `the cap is full: a new connection got ${answer} while no hostile connection had been ended`);
+}
+
+/**
  * Retries GET /healthz until it is served; fails unless that is within the header time-out plus one
  * second of `cappedAt`, when the last hostile connection opened.
  */
@@ -125,7 +141,7 @@ function expectUnderBound(context: Context): void {
 cap('clients that send nothing and keep their connections open: a client retrying is served within the header time-out plus one second', async (context) => {
   await idleClients(context, DEFAULTS.maxConnections);
   const cappedAt = Date.now();
-  assert.is(await health(context.server.url), 503, 'the cap is full');
+  await expectCapFull(context);
   await servedWithinTimeOut(context, cappedAt);
   expectUnderBound(context);
 });
@@ -143,7 +159,7 @@ cap(`half of them, and half pipelining the most that may wait (${MAX_WAITING_REQ
   await idleClients(context, DEFAULTS.maxConnections / 2);
   await pipeliningClients(context, DEFAULTS.maxConnections / 2, MAX_WAITING_REQUESTS + 1, ['/metrics', '/openapi.json', '/healthz']);
   const cappedAt = Date.now();
-  assert.is(await health(context.server.url), 503, 'the cap is full');
+  await expectCapFull(context);
   await servedWithinTimeOut(context, cappedAt);
   expectUnderBound(context);
 });
