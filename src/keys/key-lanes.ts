@@ -48,8 +48,8 @@ export class KeyLanes {
   }
 
   /**
-   * Writes `messages` and resolves with their offsets in order (Infinity where the broker did not
-   * say) once every one is acknowledged; rejects with AppendTimeoutError after `timeoutMs` (a write
+   * Writes `messages` and resolves with their offsets in order once every one is acknowledged
+   * with an offset; rejects with AppendTimeoutError after `timeoutMs` (a write
    * not sent by then never is). Messages of several partitions are as durable as the slowest lane.
    */
   write(messages: readonly KeyMessage[], timeoutMs?: number): Promise<number[]> {
@@ -75,10 +75,11 @@ export class KeyLanes {
     const timestamp = String(Date.now());
     const messages = [...byPartition.values()].flatMap((list) => list.map(({ key, value, partition }) => ({ key, value, partition, timestamp })));
     const { send, topic, produceTimeoutMs } = this.options;
-    const answer = await send({ topic, acks: -1, timeout: produceTimeoutMs, messages }).catch((error: unknown) => {
+    try {
+      return offsetsOf(byPartition, await send({ topic, acks: -1, timeout: produceTimeoutMs, messages }));
+    } catch (error) {
       throw failure(topic, error);
-    });
-    return offsetsOf(byPartition, answer);
+    }
   }
 }
 

@@ -54,15 +54,25 @@ export function requestsOf(messages: readonly KeyMessage[], maxMessageBytes: num
 /**
  * Per partition of one produce request, the offsets of its messages from the broker's answer: a
  * partition's messages are one batch with consecutive offsets from its base offset, in the order
- * sent. Where the answer has none (-1: a retried batch the broker had already written), Infinity:
- * written, at an offset not known.
+ * sent. A partition the answer gives no offset for (missing, or -1) is an error: nothing says its
+ * keys were written, so the write must not be acknowledged (kafkajs resolved sends it never made:
+ * renewing-producer.ts).
  */
 export function offsetsOf(byPartition: ReadonlyMap<number, readonly KeyMessage[]>, answer: readonly RecordMetadata[]): Map<number, number[]> {
   const offsets = new Map<number, number[]>();
   for (const [partition, messages] of byPartition) {
     const entry = answer.find((candidate) => candidate.partition === partition);
     const base = Number(entry?.baseOffset ?? entry?.offset);
-    offsets.set(partition, messages.map((_, i) => (Number.isSafeInteger(base) && base >= 0 ? base + i : Infinity)));
+    if (!Number.isSafeInteger(base) || base < 0) throw new UnwrittenKeysError(partition);
+    offsets.set(partition, messages.map((_, i) => base + i));
   }
   return offsets;
+}
+
+/** A key write whose produce answer gives no offset for a partition: taken as not written (503, safe to retry). */
+export class UnwrittenKeysError extends Error {
+  constructor(readonly partition: number) {
+    super(`the key topic's answer gives no offset for partition ${partition}: the keys sent to it are not known to be written`);
+    this.name = 'UnwrittenKeysError';
+  }
 }

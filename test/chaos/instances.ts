@@ -2,7 +2,8 @@
 // the cluster, each with a data directory of its own. They can be killed and restarted; at the end
 // each is caught up with the whole topic and stopped cleanly, and what it logged at its stop (its
 // position and state digest) is what the checker compares.
-import { chown, rm } from 'node:fs/promises';
+import { chown, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startChildServer, type ChildServer } from '../helpers/child-server.js';
 import { tempDir } from '../helpers/server.js';
@@ -159,6 +160,12 @@ export class Instances {
     server.kill('SIGTERM');
     const line = await server.waitForLine((logged) => logged['msg'] === 'stopped', `instance ${name}'s "stopped" line`, 30_000);
     await server.waitExit(30_000);
+    const logDir = process.env['CHAOS_LOGS'];
+    if (logDir !== undefined && logDir !== '') {
+      await mkdir(logDir, { recursive: true });
+      await writeFile(join(logDir, `${this.options.topic}-${name}.jsonl`), server.lines().map((logged) => JSON.stringify(logged)).join('\n') + '\n');
+      await writeFile(join(logDir, `${this.options.topic}-${name}.stderr`), server.stderr());
+    }
     return { instance: name, position: String(line['position']), digest: String(line['digest']) };
   }
 

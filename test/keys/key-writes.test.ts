@@ -5,7 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeKeyValue, ROLL_KEY } from '../../src/keys/key-record.js';
 import { keyIdText } from '../../src/keys/key-store.js';
-import { messagesOf, offsetsOf, putWrite, requestsOf, type KeyMessage } from '../../src/keys/key-writes.js';
+import { messagesOf, offsetsOf, putWrite, requestsOf, UnwrittenKeysError, type KeyMessage } from '../../src/keys/key-writes.js';
 
 const writes = suite('key writes');
 const partitionOf = (idText: string) => idText.length % 3;
@@ -36,22 +36,30 @@ writes('messages go in one request unless max.message.bytes would refuse its bat
   assert.equal(requestsOf(messages.slice(0, 3), 10).map((request) => request.length), [1, 1, 1]);
 });
 
-writes("a partition's offsets count on from its base offset; Infinity where the answer has none", () => {
+writes("a partition's offsets count on from its base offset", () => {
   const of = (partition: number, count: number): KeyMessage[] => Array.from({ length: count }, (_, i) => ({ key: String(i), value: null, partition }));
   const byPartition = new Map([
     [0, of(0, 3)],
     [1, of(1, 1)],
-    [2, of(2, 1)],
   ]);
   const answer = [
     { topicName: 't', partition: 0, errorCode: 0, baseOffset: '10' },
-    { topicName: 't', partition: 1, errorCode: 0, baseOffset: '-1' },
+    { topicName: 't', partition: 1, errorCode: 0, baseOffset: '4' },
   ];
   assert.equal(offsetsOf(byPartition, answer), new Map([
     [0, [10, 11, 12]],
-    [1, [Infinity]],
-    [2, [Infinity]],
+    [1, [4]],
   ]));
+});
+
+writes('a partition the answer gives no offset for, or -1, is not taken as written', () => {
+  const byPartition = new Map<number, KeyMessage[]>([
+    [0, [{ key: 'a', value: null, partition: 0 }]],
+    [1, [{ key: 'b', value: null, partition: 1 }]],
+  ]);
+  assert.throws(() => offsetsOf(byPartition, [{ topicName: 't', partition: 0, errorCode: 0, baseOffset: '10' }]), (error: unknown) => error instanceof UnwrittenKeysError && error.partition === 1);
+  assert.throws(() => offsetsOf(byPartition, [{ topicName: 't', partition: 0, errorCode: 0, baseOffset: '10' }, { topicName: 't', partition: 1, errorCode: 0, baseOffset: '-1' }]), (error: unknown) => error instanceof UnwrittenKeysError && error.partition === 1);
+  assert.throws(() => offsetsOf(byPartition, []), (error: unknown) => error instanceof UnwrittenKeysError);
 });
 
 writes.run();

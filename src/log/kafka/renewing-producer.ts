@@ -7,6 +7,13 @@
 // producer bumps its epoch after such a failure; kafkajs cannot, so after a failed send the next
 // send goes out on a new producer (a new producer id, its sequences from zero), and the old one is
 // disconnected once its sends in flight have settled.
+//
+// kafkajs can also answer a send without sending it: a partition its metadata does not list is
+// skipped (findLeaderForPartitions), and a send of nothing else resolves with an empty answer. Seen
+// in `make chaos` (two-down behind proxies): after two brokers came back, one instance's key
+// producer answered every send with [] for the rest of the run, and each create it acknowledged had
+// a key that was never written. An answer that does not name every partition sent to is a failure
+// here, and renews the producer like any other.
 import type { ProducerRecord, RecordMetadata } from 'kafkajs';
 
 /** What of a kafkajs producer this needs (a Producer is one). */
@@ -30,6 +37,25 @@ export interface RenewingProducerOptions<P extends Sender> {
   readonly onRenewed?: (error: unknown) => void;
   /** Disconnects a producer, bounded (a broker that does not answer must not hold a disconnect for ever). */
   readonly disconnect?: (producer: P) => Promise<void>;
+}
+
+/** A send kafkajs resolved without an answer for some of its partitions: nothing says those were written. */
+export class UnansweredPartitionsError extends Error {
+  constructor(
+    readonly topic: string,
+    readonly partitions: readonly number[],
+  ) {
+    super(`Kafka's client answered a produce request without partition ${partitions.join(', ')} of ${topic}: it may not have been sent`);
+    this.name = 'UnansweredPartitionsError';
+  }
+}
+
+/** The partitions `record` sends to that `answer` holds no entry for (messages without a partition are not checked). */
+export function partitionsUnanswered(record: ProducerRecord, answer: readonly RecordMetadata[]): number[] {
+  const sent = new Set<number>();
+  for (const { partition } of record.messages) if (partition !== undefined && partition !== null) sent.add(partition);
+  for (const entry of answer) if (entry.topicName === record.topic) sent.delete(entry.partition);
+  return [...sent].sort((a, b) => a - b);
 }
 
 export class RenewingProducer<P extends Sender = Sender> {
@@ -57,7 +83,10 @@ export class RenewingProducer<P extends Sender = Sender> {
     generation.inFlight += 1;
     try {
       await generation.connected;
-      return await generation.producer.send(record);
+      const answer = await generation.producer.send(record);
+      const unanswered = partitionsUnanswered(record, answer);
+      if (unanswered.length > 0) throw new UnansweredPartitionsError(record.topic, unanswered);
+      return answer;
     } catch (error) {
       this.renew(generation, error);
       throw error;

@@ -5,7 +5,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ProducerRecord, RecordMetadata } from 'kafkajs';
-import { RenewingProducer, type Sender } from '../../../src/log/kafka/renewing-producer.js';
+import { RenewingProducer, UnansweredPartitionsError, type Sender } from '../../../src/log/kafka/renewing-producer.js';
 
 interface Pending {
   readonly record: ProducerRecord;
@@ -102,6 +102,36 @@ test('the failed producer is disconnected only once its other sends in flight ha
   await settled();
   assert.is(made[0]?.disconnects, 1);
   assert.is(made.length, 2, 'one failure replaced it once');
+});
+
+test('a send kafkajs answers without one of its partitions fails, and the next goes out on a new producer', async () => {
+  const { producer, made, renewedBy } = renewing();
+  await producer.connect();
+  const toTwo: ProducerRecord = { topic: 't', messages: [{ value: 'a', partition: 0 }, { value: 'b', partition: 2 }] };
+  const skipped = producer.send(toTwo);
+  await settled();
+  // What kafkajs resolves when its metadata lists no leader for partition 2: that partition left out.
+  made[0]?.pending[0]?.resolve([{ topicName: 't', partition: 0, errorCode: 0, baseOffset: '7' }]);
+  const error = await skipped.then(() => undefined, (failure: unknown) => failure);
+  assert.ok(error instanceof UnansweredPartitionsError, 'the send fails');
+  assert.equal(error.partitions, [2]);
+  assert.is(renewedBy[0], error);
+  const empty = producer.send({ topic: 't', messages: [{ value: 'c', partition: 1 }] });
+  await settled();
+  assert.is(made.length, 2, 'the next send goes out on a new producer');
+  made[1]?.pending[0]?.resolve([]);
+  assert.ok((await empty.then(() => undefined, (failure: unknown) => failure)) instanceof UnansweredPartitionsError, 'an empty answer fails too');
+});
+
+test('an answer for every partition sent to is passed on as it came', async () => {
+  const { producer, made } = renewing();
+  await producer.connect();
+  const sent = producer.send({ topic: 't', messages: [{ value: 'a', partition: 1 }, { value: 'b', partition: 1 }] });
+  await settled();
+  const answer: RecordMetadata[] = [{ topicName: 't', partition: 1, errorCode: 0, baseOffset: '3' }];
+  made[0]?.pending[0]?.resolve(answer);
+  assert.is(await sent, answer);
+  assert.is(producer.renewed(), 0);
 });
 
 test('disconnect disconnects the producer in use and those still retiring', async () => {
