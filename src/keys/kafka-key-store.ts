@@ -85,7 +85,7 @@ export async function openKafkaKeyStore({ config, logger, writeTimeoutMs, maxPen
     });
   };
   const { producer, produceTimeoutMs } = createProducer(fastClient, writeTimeoutMs, { prepare, logger: log });
-  const heads = new PartitionHeads({ kafka: fastClient, topic: config.keyTopic, partitions: facts.partitions, brokers, ...(maxPendingWrites === undefined ? {} : { maxPending: maxPendingWrites }) });
+  const heads = new PartitionHeads({ kafka: fastClient, topic: config.keyTopic, partitions: facts.partitions, brokers, minInsyncReplicas: facts.minInsyncReplicas, ...(maxPendingWrites === undefined ? {} : { maxPending: maxPendingWrites }) });
   const follow: KafkaKeysParts['follow'] = (handlers) => new KeyFollower({ kafka: fastClient, topic: config.keyTopic, partitions: facts.partitions, brokers, heads, ...handlers });
   const deadlines = new Deadlines();
   const { partitions, maxMessageBytes } = facts;

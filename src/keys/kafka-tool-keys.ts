@@ -63,7 +63,7 @@ async function openKeyReader({ config, logger, writeTimeoutMs = TOOL_READ_TIMEOU
     topic: config.keyTopic,
     partitions: facts.partitions,
     brokers,
-    heads: new PartitionHeads({ kafka, topic: config.keyTopic, partitions: facts.partitions, brokers }),
+    heads: new PartitionHeads({ kafka, topic: config.keyTopic, partitions: facts.partitions, brokers, minInsyncReplicas: facts.minInsyncReplicas }),
     apply: (record) => {
       if (memory.apply(record) === 'unreadable') log.warn({ partition: record.position.partition, offset: record.position.offset }, 'skipped a record of the key topic that is not a key this version reads');
     },

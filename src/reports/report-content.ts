@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import { isSealedReport, type ReportContent, type ReportsView, type StoredReport } from '../../projections/reports.js';
 import { openContent } from '../../projections/sealing.js';
 import { parseKeyId, type KeyStore } from '../keys/key-store.js';
+import { UnavailableError } from '../errors.js';
+import { LogUnavailableError } from '../log/event-log.js';
 import type { ReportView } from './decide.js';
 
 export interface ContentOpener {
@@ -22,11 +24,23 @@ export interface ContentOpener {
   unopened(): number;
 }
 
+/**
+ * A key store that cannot answer now (its topic unreachable, its leader in doubt) is a 503 like the
+ * event log's, never a 500; its message (broker addresses) is logged, not sent.
+ */
+function keyStoreFailure(error: unknown, id: string, logger: Logger): unknown {
+  if (!(error instanceof LogUnavailableError)) return error;
+  logger.warn({ err: error, subject: id }, 'the key store is unavailable');
+  return new UnavailableError('the key store is unavailable; retrying the same request is safe');
+}
+
 export function createContentOpener(keys: KeyStore, logger: Logger): ContentOpener {
   let unopened = 0;
   const open = async (id: string, report: ReportContent): Promise<StoredReport | undefined> => {
     if (!isSealedReport(report)) return report;
-    const key = await keys.get(parseKeyId(report.sealed.key));
+    const key = await keys.get(parseKeyId(report.sealed.key)).catch((error: unknown) => {
+      throw keyStoreFailure(error, id, logger);
+    });
     return key === undefined ? undefined : openContent(report.sealed, key.secret, { id, ...(report.expectedversion === undefined ? {} : { expectedversion: report.expectedversion }) });
   };
   const missing = (id: string, report: ReportContent): void => {

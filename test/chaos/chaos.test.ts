@@ -190,7 +190,7 @@ withKafka('kafka cluster faults', () => {
     await proxied?.close();
   });
 
-  for (const scenario of SCENARIOS.filter((each) => each.notInMakeTest === undefined)) {
+  for (const scenario of SCENARIOS) {
     faults(`${scenario.name}: the run completes and its history can be judged`, async (context) => {
       // The slow network's cluster, behind delay proxies, is started when first needed (scenarios.ts `proxied`).
       const cluster = scenario.proxied === true ? (context.proxied ??= await startCluster({ name: 'chaos-test-proxied', basePort: 28150, usersOfTheirOwn: true, proxied: true })) : context.cluster;

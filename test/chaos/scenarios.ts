@@ -112,11 +112,6 @@ export interface Scenario {
   /** More environment for an instance, once the cluster is known (KAFKA_BROKERS of one node only). */
   readonly envOf?: (name: string, cluster: KafkaCluster) => Readonly<Record<string, string>>;
   /**
-   * Why the scenario is left out of `make test`'s short form, when it is: it shows a limit the
-   * checker keeps reporting (in `make chaos`) rather than one the service keeps.
-   */
-  readonly notInMakeTest?: string;
-  /**
    * Whether the scenario runs on a cluster of its own whose nodes are behind delay proxies. Only
    * the slow network needs them: with the proxies in front of every node, two-down lost the content
    * keys of acknowledged creates in every run and without them in none (docs/kafka.md), so the other
@@ -287,7 +282,6 @@ export const SCENARIOS: readonly Scenario[] = [
     // instances still reach it: a leader that takes requests it can no longer replicate.
     name: 'leader-isolated',
     network: true,
-    notInMakeTest: 'an isolated leader that does not know it was replaced still answers the partition-head reads of the no-write answers with its stale head, so some of them are stale (docs/kafka.md); make chaos runs and reports it',
     async inject(context) {
       const net = netOf(context);
       const { cluster, timing } = context;

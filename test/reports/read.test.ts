@@ -6,6 +6,7 @@ import { rm } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { NotFoundError, PreconditionFailedError, UnavailableError, UnopenedContentError } from '../../src/errors.js';
+import { LogUnavailableError } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import type { KeyCarrier } from '../../src/log/capabilities.js';
 import type { ContentKey, KeyId, KeyStore } from '../../src/keys/key-store.js';
@@ -102,6 +103,21 @@ read('answers 500 naming the report whose key is missing, and counts it once', a
   assert.is((error as UnopenedContentError).status, 500);
   assert.match((error as Error).message, /report 3 cannot be opened: its key is missing/);
   assert.is(service.contentUnopened(), 1);
+});
+
+read('answers 503, not 500, when the key store cannot answer now (a read, and a create that must compare content)', async (context) => {
+  const { service } = context;
+  await service.create({ id: '5', name: 'kept' });
+  context.beforeKeyRead = () => Promise.reject(new LogUnavailableError('the key topic t.keys cannot be read: its leader is in doubt'));
+  const read = await rejection(service.read('5'));
+  assert.instance(read, UnavailableError);
+  assert.is((read as UnavailableError).status, 503);
+  assert.not.match((read as Error).message, /t\.keys/, 'what the adapter said is logged, not sent');
+  const again = await rejection(service.create({ id: '5', name: 'kept' }));
+  assert.instance(again, UnavailableError);
+  assert.is(service.contentUnopened(), 0, 'an unavailable key store is no missing key');
+  context.beforeKeyRead = undefined;
+  assert.equal(await service.read('5'), { kind: 'report', report: { name: 'kept' }, version: 1 });
 });
 
 read('answers If-None-Match with the version alone, opening nothing', async (context) => {

@@ -59,7 +59,7 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
     logger.info({ topic: config.topic, partitions, maxMessageBytes, brokers: config.brokers }, 'opened the Kafka event log');
     const { clusterId } = await admin.describeCluster();
     const writes = new WriteHealth(partitions, Math.min(STUCK_AFTER_MS, writeTimeoutMs), minInsyncReplicas);
-    const heads = new PartitionHeads({ kafka: fastClient, topic: config.topic, partitions, brokers, ...(maxPendingAppends === undefined ? {} : { maxPending: maxPendingAppends }) });
+    const heads = new PartitionHeads({ kafka: fastClient, topic: config.topic, partitions, brokers, minInsyncReplicas, ...(maxPendingAppends === undefined ? {} : { maxPending: maxPendingAppends }) });
     if (!readOnly) heads.warm();
     const log = new KafkaLog({
       fastClient,

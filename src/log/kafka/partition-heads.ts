@@ -2,7 +2,11 @@
 // fetchTopicOffsets asks every leader and waits for all: with one leader paused, a create or delete
 // on any partition that must first catch up with other writers waited on the paused broker, past
 // its write timeout.
-import type { Cluster, Kafka } from 'kafkajs';
+//
+// Every head read is confirmed by the partition's other replicas (leader-confirmation.ts): a leader
+// cut off from them answers with a head that no longer moves.
+import type { Broker, Cluster, Kafka } from 'kafkajs';
+import { confirmLeader } from './leader-confirmation.js';
 import { sharedRead } from '../batcher.js';
 import { groupFreeCluster } from './group-free-cluster.js';
 import type { BrokerReachability } from './brokers.js';
@@ -15,6 +19,8 @@ export interface PartitionHeadsOptions {
   readonly brokers?: BrokerReachability;
   /** Callers that may wait for one partition's next read (REPORTS_MAX_PENDING_APPENDS). */
   readonly maxPending?: number;
+  /** The topic's min.insync.replicas: replicas - it of the others must confirm a leader (leader-confirmation.ts; 1 when not given). */
+  readonly minInsyncReplicas?: number;
 }
 
 /** How often the leaders' view is refreshed at most (the follower's and the producer's metadata age alike). */
@@ -93,14 +99,30 @@ export class PartitionHeads {
     const { topic } = this.options;
     try {
       await cluster.refreshMetadataIfNecessary();
-      const [answer] = await cluster.fetchTopicsOffset([{ topic, partitions: [{ partition }], fromBeginning: false }]);
-      const offset = Number(answer?.partitions.find((entry) => entry.partition === partition)?.offset);
-      if (!Number.isSafeInteger(offset) || offset < 0) throw new Error(`Kafka gave no head offset for partition ${partition}`);
+      const metadata = cluster.findTopicPartitionMetadata(topic).find((entry) => entry.partitionId === partition);
+      const leader = metadata?.leader;
+      // The head and the other replicas' word at once: no round trip more than before.
+      const [offset] = await Promise.all([this.headFromLeader(cluster, partition), leader === undefined || metadata === undefined ? undefined : confirmLeader({ partition, leader, replicas: metadata.replicas, minInsyncReplicas: this.options.minInsyncReplicas ?? 1, leaderNamedBy: (replica) => this.leaderNamedBy(cluster, replica, partition) })]);
       return offset;
     } catch (error) {
       // The leader may have moved: the next read asks the new one.
       await cluster.refreshMetadata().catch(() => undefined);
       throw error;
     }
+  }
+
+  private async headFromLeader(cluster: Cluster, partition: number): Promise<number> {
+    const [answer] = await cluster.fetchTopicsOffset([{ topic: this.options.topic, partitions: [{ partition }], fromBeginning: false }]);
+    const offset = Number(answer?.partitions.find((entry) => entry.partition === partition)?.offset);
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new Error(`Kafka gave no head offset for partition ${partition}`);
+    return offset;
+  }
+
+  /** The leader of `partition` as broker `nodeId` knows it (-1: none). */
+  private async leaderNamedBy(cluster: Cluster, nodeId: number, partition: number): Promise<number> {
+    const broker: Broker = await cluster.findBroker({ nodeId: String(nodeId) });
+    const { topicMetadata } = await broker.metadata([this.options.topic]);
+    const entry = topicMetadata.find((each) => each.topic === this.options.topic)?.partitionMetadata.find((each) => each.partitionId === partition);
+    return entry?.leader ?? -1;
   }
 }
