@@ -113,6 +113,8 @@ export class ReportService {
         // (another instance's, not yet folded here): its key is destroyed (the event can never take
         // effect), and the request decided again on the state that now holds those writes.
         if (outcome === 'void') {
+          // The log and the fold took it: this instance can write (readiness), whatever is decided next.
+          this.outcomes.confirmed(ticket);
           await this.erase([key.id], id, deadline);
           continue;
         }
@@ -151,7 +153,11 @@ export class ReportService {
         const live = state.get(id);
         const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
         const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion, auth), deadline, traceContext);
-        if (outcome === 'void') continue;
+        // Void: the log and the fold took it, so this instance can write (readiness); decided again.
+        if (outcome === 'void') {
+          this.outcomes.confirmed(ticket);
+          continue;
+        }
         // Deleted: its content is erased, and the deletion recorded, before the answer says so.
         if (outcome === 'deleted') await this.erase(deletionOf(id, decision.expectedVersion, live), id, deadline);
         // Confirmed once erased: a delete answered 503 for its key counts against readiness.

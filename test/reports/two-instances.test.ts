@@ -13,7 +13,7 @@ import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import type { KeyCarrier } from '../../src/log/capabilities.js';
 import { Projector } from '../../src/projection/projector.js';
 import { ReportService } from '../../src/reports/service.js';
-import { collect, rejection } from '../helpers/async.js';
+import { collect, rejection, until } from '../helpers/async.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
 
 interface Instance {
@@ -32,17 +32,21 @@ interface Context {
 
 const pair = suite<Context>('ReportService: two instances on one file log');
 
+/** The instances' monotonic clock (ReportService's clockMs), moved by the tests. */
+let clockMs = 0;
+
 async function startInstance(context: Context, log: EventLog): Promise<Instance> {
   const { logger } = memoryLogger();
   const projector = new Projector({ log, logger, retryDelayMs: 10 });
   projector.start();
   await projector.caughtUp();
   const envelope = { source: 'urn:report-store:test', newId: () => crypto.randomUUID(), time: () => new Date().toISOString() };
-  const service = new ReportService({ keys: context.log.keyStore(), log, projector, writeTimeoutMs: 5000, logger, ...envelope });
+  const service = new ReportService({ keys: context.log.keyStore(), log, projector, writeTimeoutMs: 5000, logger, clockMs: () => clockMs, ...envelope });
   return { projector, service };
 }
 
 pair.before.each(async (context) => {
+  clockMs = 0;
   context.dir = await tempDir('reports-pair-');
   context.log = await openFileLog({ dir: context.dir, logger: memoryLogger().logger });
   context.beforeAppendOfB = undefined;
@@ -145,6 +149,31 @@ pair('a create through B with If-None-Match: * decided before A created the repo
     assert.is(projector.model.counts.voidEvents, 1);
     assert.equal(await service.read('4'), { kind: 'report', report: { name: 'from A' }, version: 1 });
   }
+});
+
+pair('a write the fold voided still shows the instance can write: /readyz is not held at 503 by an older write still waiting', async (context) => {
+  const { a, b } = context;
+  // A write through B that waits (its append held) past the readiness limit, 2.5 s.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let appending = false;
+  context.beforeAppendOfB = () => {
+    appending = true;
+    return held;
+  };
+  const waiting = b.service.create({ id: '20', name: 'slow' });
+  await until(() => appending, 'the first write to reach its append');
+  clockMs = 3000;
+  assert.is(b.service.writesFailing(), true, 'a write waiting 3 s, none begun after it confirmed');
+  // A later create through B reaches the log after A created the same report: voided, decided again, 200.
+  context.beforeAppendOfB = async () => {
+    await a.service.create({ id: '21', name: 'same' });
+  };
+  assert.equal(await b.service.create({ id: '21', name: 'same' }), { name: 'same' });
+  assert.is(b.projector.model.counts.voidEvents, 1);
+  assert.is(b.service.writesFailing(), false, 'the voided write went through the log and the fold');
+  release();
+  await waiting;
 });
 
 pair('a conditional write carries the request\'s authcontext in every event it writes, also when it is decided again after the fold voided its first one', async (context) => {
