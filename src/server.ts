@@ -14,32 +14,22 @@ import { createMetrics } from './http/metrics.js';
 import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
 import { createOpenApiDocument } from './http/openapi.js';
 import type { EventLog } from './log/event-log.js';
-import { openEventLog } from './log/open-log.js';
 import type { KeyStore } from './keys/key-store.js';
-import { openKeyStore } from './keys/open-key-store.js';
-import { checkNewestKeyHeld, sweepBound, sweepOrphanKeys } from './keys/key-upkeep.js';
-import { stateDigest } from './projection/fold-log.js';
 import { Projector } from './projection/projector.js';
-import { ProjectionHealth, startHeadProbe } from './projection/health.js';
-import { defaultFoldThreads } from './read-model/sharded-fold.js';
-import { createReadModel } from './read-model/read-model.js';
 import { isoClock } from './reports/envelope.js';
 import { ReportService } from './reports/service.js';
-import { createAutoSnapshot } from './snapshot/auto-snapshot.js';
-import { resumeOf } from './snapshot/snapshot-anchor.js';
-import { removeStaleTemporaries } from './snapshot/snapshot-space.js';
-import { loadNewestSnapshot, readNewestSnapshot, snapshotDir } from './snapshot/snapshot-store.js';
 import type { ReloadRequests } from './process-signals.js';
 import { reloadTokens, resolveTokens, tokenNotice, variableSpecs, warnShortTokens, type GeneratedToken, type TokenSource } from './tokens/sources.js';
 import { startTokenReloader, type TokenReloadFigures } from './tokens/token-reloader.js';
 import { createTokenSet, type CurrentTokens } from './tokens/token-set.js';
 import { checkStartSettings, listenError } from './start-checks.js';
 import { SERVICE_VERSION } from './version.js';
-import { hasResumableScan, type CommitListener } from './log/capabilities.js';
 import { FeedHub } from './feed/feed-hub.js';
+import type { CommitListener } from './log/capabilities.js';
 import { logKind } from './log/positions.js';
 import { makePrivate } from './log/file/data-dir.js';
 import { Closers } from './closers.js';
+import { Restartable, type StackParts, type StackWiring } from './server-stack.js';
 
 export interface RunningServer {
   readonly url: string;
@@ -80,92 +70,46 @@ export interface ServerDeps {
 export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer, onFatal = () => undefined, reloadRequests, watchTokensFile = true, settingsChecked = false }: ServerDeps): Promise<RunningServer> {
   if (!settingsChecked) await checkStartSettings(config);
   await warnOpenDataDir(config.dataDir, logger);
-  const snapshots = snapshotDir(config.dataDir);
-  // Before anything is written (the lock included): on a full disk, what a dead writer left is the room.
-  await removeStaleTemporaries(snapshots, logger);
-  // The newest snapshot is read first: the log's start-up scan resumes where its history ends.
-  const newest = await readNewestSnapshot(snapshots, logger);
-  const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot));
   const closers = new Closers();
-  closers.add('event log', () => log.close());
   const unwind = () => closers.unwind((part, error) => logger.warn({ err: error, part }, 'could not close a part of the server'));
   try {
-    const keys = await openKeyStore(log, config, logger);
-    closers.add('key store', () => keys.close());
     const tokens = await resolveTokens(config, { logger });
     warnShortTokens(variableSpecs(config.metricsTokens, 'REPORTS_METRICS_TOKEN'), logger);
     if (tokens.generated) announceToken(tokens.generated);
-    const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger, ...(newest ? { newest } : {}) });
-    if (snapshot) logger.info({ events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
-    const model = snapshot?.model ?? createReadModel();
-    // A snapshot names the newest key its history refers to: a key store that never held it stops the start now.
-    checkNewestKeyHeld(model, keys);
-    const sweepBelow = sweepBound(keys);
-    // Opened at the newest snapshot's resume point but folding from before it: scan that part now,
-    // so damage there stops the start as at any open.
-    if (hasResumableScan(log)) await log.scanFrom(model.cursor);
-    // At close, once the projector has stopped and before the key store closes: the digest of what
-    // this instance folded, with the keys it holds (never waiting on a broker at shutdown); a key
-    // store that failed (closed with a failed log) gives none.
-    let digest: string | undefined;
-    let closing = false;
-    closers.add('state digest', async () => {
-      if (!closing) return;
-      const lookup = await keys.lookup({ fresh: false }).catch((error: unknown) => void logger.warn({ err: error }, 'could not read the key store for the state digest'));
-      digest = lookup === undefined ? undefined : stateDigest(model.reports, lookup);
-    });
-    const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
-    const health = new ProjectionHealth(config.projectionStallMs);
-    let sweeping: Promise<unknown> = Promise.resolve();
-    const onCaughtUp = () => {
-      autoSnapshot.onCaughtUp();
-      try {
-        checkNewestKeyHeld(model, keys);
-      } catch (error) {
-        logger.fatal({ err: error }, 'the key store does not hold the keys the event log refers to');
-        onFatal(error as Error);
-        return;
-      }
-      if (sweepBelow !== undefined) sweeping = sweepOrphanKeys(model, keys, sweepBelow, logger).catch((error: unknown) => void logger.warn({ err: error }, 'could not sweep the key store'));
-    };
-    // The service exists once the app is wired, after the projector starts; it is asked for nothing before it caught up.
-    const wired: { service?: ReportService } = {};
-    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp, onErased: (ended) => wired.service?.eraseLater(ended) });
-    projector.start();
-    closers.add('projector', async () => {
-      await projector.stop();
-      await autoSnapshot.idle();
-      await sweeping;
-    });
-    closers.add('head probe', startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) }));
     const current: CurrentTokens = { current: tokens.set };
     const tokenReloader = startTokenReloader({ tokens: current, load: tokenLoader(config, tokens, logger), logger, ...(watchTokensFile && tokens.file ? { watchPath: tokens.file.path } : {}) });
     closers.add('token reloader', () => tokenReloader.close());
-    const { app, service, feeds } = createWiredApp(config, { log, keys, projector, logger, tokens: current, tokenReloads: () => tokenReloader.figures(), ...(tracer ? { tracer } : {}) });
-    wired.service = service;
-    closers.add('report service', () => service.stop());
-    // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
-    const handle = app.callback();
-    const server = await listen((req, res) => void handle(req, res), config, logger);
+    const wiring: StackWiring = { logger, onFatal, tokens: current, tokenReloads: () => tokenReloader.figures(), ...(tracer ? { tracer } : {}) };
+    // The log, the key store, the projector and the app: opened again, in-process, after the data directory was read-only (read-only.ts).
+    const stacks = new Restartable(config, wiring, (stack) => createWiredApp(config, stack));
+    closers.add('data directory', () => stacks.close());
+    const first = await stacks.open();
+    const server = await listen((req, res) => stacks.handle(req, res), config, logger);
     closers.add('http server', () => closeServer(server, shutdownGraceMs));
     // Feeds never end by themselves: each is ended with a last line saying where to resume, before the server waits for its connections.
-    closers.add('feeds', () => feeds.close());
+    closers.add('feeds', () => stacks.closeFeeds());
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-    logger.info({ url, log: log.description, keys: keys.description }, 'listening');
+    logger.info({ url, log: first.log.description, keys: first.keys.description }, 'listening');
     const unsubscribe = reloadRequests?.subscribe((trigger) => void tokenReloader.reload(trigger));
     if (unsubscribe) closers.add('reload requests', unsubscribe);
     return {
       url,
-      log,
-      keys,
-      projector,
+      get log() {
+        return stacks.current().log;
+      },
+      get keys() {
+        return stacks.current().keys;
+      },
+      get projector() {
+        return stacks.current().projector;
+      },
       reloadTokens: (trigger = 'reloadTokens') => tokenReloader.reload(trigger),
       close: async () => {
-        closing = true;
         // Everything is closed whatever fails; then a failure (the log's last write, say) is the caller's.
         const failure = await unwind();
         if (failure !== undefined) throw failure;
+        const digest = stacks.lastDigest();
         return digest === undefined ? {} : { digest };
       },
     };
@@ -187,7 +131,7 @@ function tokenLoader(config: Config, { file }: TokenSource, logger: Logger) {
  */
 export function createWiredApp(
   config: Config,
-  { log, keys, projector, logger, tokens, tokenReloads, tracer }: { log: EventLog; keys: KeyStore; projector: Projector; logger: Logger; tokens: CurrentTokens; tokenReloads?: () => TokenReloadFigures; tracer?: Tracer },
+  { log, keys, projector, logger, tokens, tokenReloads, tracer }: Omit<StackParts, 'tokenReloads'> & { readonly tokenReloads?: () => TokenReloadFigures },
 ): { app: Koa; service: ReportService; feeds: FeedHub } {
   const metricsToken = config.metricsTokens.length > 0;
   const metrics = createMetrics({ log, keys, projector, health: projector.health, runtimeVersion: metricsToken });

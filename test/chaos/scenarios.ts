@@ -113,9 +113,9 @@ export interface Scenario {
   readonly envOf?: (name: string, cluster: KafkaCluster) => Readonly<Record<string, string>>;
   /**
    * Whether the scenario runs on a cluster of its own whose nodes are behind delay proxies. Only
-   * the slow network needs them: with the proxies in front of every node, two-down lost the content
-   * keys of acknowledged creates in every run and without them in none (docs/kafka.md), so the other
-   * scenarios run on a cluster without proxies, as Kafka users run it.
+   * the slow network needs them; the others run on a cluster without proxies, as Kafka users run
+   * it (`--proxy-all` puts them behind the proxies too: that is how two-down found kafkajs
+   * answering sends it never made, src/log/kafka/renewing-producer.ts).
    */
   readonly proxied?: boolean;
   /** Whether the scenario drops packets (FaultContext.net). */

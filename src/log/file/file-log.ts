@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { MAX_RECORD_BYTES } from './frames.js';
 import { encodeMessageBatch } from './batches.js';
 import { openDurable, type DurableFile } from './durable-write.js';
+import { isReadOnlyError } from './read-only.js';
 import { isSpaceError, SpaceWatch } from './space-watch.js';
 import { FrameIndex, parseBatchPoint } from './frame-index.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../batcher.js';
@@ -38,6 +39,10 @@ export interface FileLogOptions {
    * first read.
    */
   readonly resumeFrom?: ResumeFrom;
+  /** Told once when a write fails because the file system is read-only (read-only.ts): the server lets go of the directory. */
+  readonly onReadOnly?: () => void;
+  /** Take over a lock this very process holds (opening the directory again after it went read-only). */
+  readonly reclaimOwnLock?: boolean;
 }
 
 export interface FileLogStats extends LogStats {
@@ -51,9 +56,9 @@ export interface FileLog extends EventLog, ResumableScan, FileBacked {
 }
 
 /** The writer also hands its commits over in memory, and carries the content keys of its events (keys.db). */
-export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS, resumeFrom }: FileLogOptions): Promise<FileLog & CommitFeed & KeyCarrier> {
+export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS, resumeFrom, onReadOnly, reclaimOwnLock = false }: FileLogOptions): Promise<FileLog & CommitFeed & KeyCarrier> {
   await ensurePrivateDir(dir);
-  const lock = await lockDir(dir);
+  const lock = await lockDir(dir, { reclaimOwn: reclaimOwnLock });
   const path = join(dir, 'events.log');
   let file: FileHandle | undefined;
   let keys: FileKeyStore | undefined;
@@ -82,7 +87,7 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     const index = new FrameIndex(path, file, scan.starts, scan.validBytes, scan.firstOffset, scan.firstByte);
     index.lastBatch = scan.lastBatch;
     await index.learnIdentity();
-    return new FileLogWriter(index, durable, keys, lock, now, maxPendingAppends, logger);
+    return new FileLogWriter(index, durable, keys, lock, now, maxPendingAppends, logger, onReadOnly);
   } catch (error) {
     await file?.close().catch(() => undefined);
     await keys?.close().catch(() => undefined);
@@ -133,6 +138,7 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
     private readonly now: () => number,
     maxPending: number,
     private readonly logger: Logger,
+    private readonly onReadOnly: (() => void) | undefined,
   ) {
     this.description = `file:${index.path}`;
     this.batcher = new Batcher((appends) => this.writeBatch(appends), { maxPending });
@@ -187,6 +193,15 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
    * disk was full, until space is freed and the file is cut back to what was acknowledged.
    */
   private failed(cause: unknown): Error {
+    if (isReadOnlyError(cause)) {
+      const told = this.failure !== undefined;
+      this.failure = new LogUnavailableError(`the file system of the event log ${this.index.path} is read-only: writes are refused until it is writable again`, { cause });
+      if (!told) {
+        this.logger.error({ path: this.index.path, err: cause }, 'the data directory is read-only: writes answer 503 until it is writable again');
+        this.onReadOnly?.();
+      }
+      return this.failure;
+    }
     if (!isSpaceError(cause)) {
       this.failure = new LogUnavailableError(`the event log ${this.index.path} failed to write; restart the service`, { cause });
       return this.failure;

@@ -59,13 +59,17 @@ async function removeBelow(dir: string, generation: number): Promise<void> {
   for (const older of await generations(dir)) if (older < generation) await unlink(generationPath(dir, older)).catch(() => undefined);
 }
 
-export async function lockDir(dir: string): Promise<DirLock> {
+/**
+ * `reclaimOwn`: a generation this very process holds is taken over, as a stale one is: the server
+ * opening its data directory again after it went read-only, when the release could not be written.
+ */
+export async function lockDir(dir: string, { reclaimOwn = false }: { readonly reclaimOwn?: boolean } = {}): Promise<DirLock> {
   const me = await currentOwner();
   const content = `${JSON.stringify({ ...me, nonce: randomUUID() })}\n`;
   for (let attempt = 0; attempt < 100; attempt += 1) {
     const current = (await generations(dir)).at(-1) ?? 0;
     const owner = current > 0 ? await liveOwner(dir, current, me) : undefined;
-    if (owner) throw new DataDirLockedError(dir, owner.pid);
+    if (owner && !(reclaimOwn && owner.pid === me.pid && owner.startTime === me.startTime)) throw new DataDirLockedError(dir, owner.pid);
     const mine = current + 1;
     if (!(await createExclusive(dir, generationPath(dir, mine), content))) continue;
     if (((await generations(dir)).at(-1) ?? 0) > mine) {
