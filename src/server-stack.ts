@@ -187,8 +187,8 @@ export class Restartable {
     this.handler(req, res);
   }
 
-  async closeFeeds(): Promise<void> {
-    await this.stack?.feeds.close();
+  closeFeeds(): void {
+    this.stack?.feeds.close();
   }
 
   lastDigest(): string | undefined {
