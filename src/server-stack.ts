@@ -5,7 +5,9 @@
 // can unmount, check and mount the file system again; meanwhile every request but /healthz answers
 // 503; once a probe file can be written there it is opened again as at a start, which checks the
 // files as a start does (a torn tail cut, the key store against the log).
+import { stat } from 'node:fs/promises';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import type { Tracer } from '@opentelemetry/api';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
@@ -17,11 +19,12 @@ import { checkNewestKeyHeld, sweepBound, sweepOrphanKeys } from './keys/key-upke
 import { openKeyStore } from './keys/open-key-store.js';
 import { hasResumableScan } from './log/capabilities.js';
 import type { EventLog } from './log/event-log.js';
-import { dirWritable, WRITABLE_POLL_MS } from './log/file/read-only.js';
+import { dirWritable, isReadOnlyError, WRITABLE_POLL_MS } from './log/file/read-only.js';
+import { EVENT_LOG_NAME } from './log/file/file-log.js';
 import { openEventLog, type FileLogHooks } from './log/open-log.js';
-import { stateDigest } from './projection/fold-log.js';
-import { ProjectionHealth, startHeadProbe } from './projection/health.js';
-import { Projector } from './projection/projector.js';
+import { stateDigest } from './projector/fold-log.js';
+import { ProjectionHealth, startHeadProbe } from './projector/health.js';
+import { Projector } from './projector/projector.js';
 import { createReadModel } from './read-model/read-model.js';
 import { defaultFoldThreads } from './read-model/sharded-fold.js';
 import type { ReportService } from './reports/service.js';
@@ -121,6 +124,8 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
     const { app, service, feeds } = wire({ ...shared, logger, log, keys, projector });
     wired.service = service;
     closers.add('report service', () => service.stop());
+    // Closed first: each feed is ended with a last line saying where to resume (after a let-go too).
+    closers.add('feeds', () => feeds.close());
     // Koa's handler answers every failure itself (ctx.onerror): its promise never rejects.
     const koaHandle = app.callback();
     return {
@@ -225,6 +230,8 @@ export class Restartable {
     const stack = this.stack;
     this.stack = undefined;
     this.watching = (async () => {
+      // What was let go of: only the same history, at least as long, is taken up again.
+      const history = stack === undefined ? undefined : { identity: stack.log.identity, records: (await stack.log.head()).get(0) ?? 0 };
       await stack?.close({ digest: false }).catch((error: unknown) => void logger.warn({ err: error }, 'closing the read-only data directory failed in part'));
       logger.error({ dataDir: this.config.dataDir }, 'let go of the read-only data directory: every request but /healthz answers 503 until it is writable again (unmount, check and mount it now if a disk error made it read-only)');
       while (this.state === 'read-only') {
@@ -232,19 +239,49 @@ export class Restartable {
           this.wake = resolve;
           setTimeout(resolve, WRITABLE_POLL_MS).unref();
         });
-        if (this.state !== 'read-only' || !(await dirWritable(this.config.dataDir))) continue;
-        try {
-          const next = await this.openStack(true);
-          if (this.state !== 'read-only') {
-            await next.close({ digest: false });
-            return;
-          }
-          this.use(next);
-          logger.info({ dataDir: this.config.dataDir }, 'the data directory is writable again: opened it again, and requests are served');
-        } catch (error) {
-          logger.warn({ err: error }, 'could not open the data directory again; trying again');
-        }
+        if (this.state === 'read-only') await this.takeUpAgain(history);
       }
     })();
   }
+
+  /**
+   * Opens the data directory again once it is writable and still holds the event log (an unmounted
+   * mount point is an empty, writable directory: nothing is created there); resolves with whether it
+   * is open. Only a read-only file system again is tried again: any other failure, or another
+   * history in its place, stops the server as it would stop a start.
+   */
+  private async takeUpAgain(history: { readonly identity: string; readonly records: number } | undefined): Promise<boolean> {
+    const { logger, onFatal } = this.wiring;
+    if (!(await dirWritable(this.config.dataDir)) || !(await isFile(join(this.config.dataDir, EVENT_LOG_NAME)))) return false;
+    let next: Stack;
+    try {
+      next = await this.openStack(true);
+    } catch (error) {
+      if (isReadOnlyError(error)) return false;
+      logger.fatal({ err: error }, 'could not open the data directory again');
+      this.state = 'closed';
+      onFatal(error as Error);
+      return false;
+    }
+    const records = (await next.log.head()).get(0) ?? 0;
+    if (this.state !== 'read-only' || (history !== undefined && (next.log.identity !== history.identity || records < history.records))) {
+      await next.close({ digest: false }).catch(() => undefined);
+      if (this.state !== 'read-only') return false;
+      const error = new Error(`the data directory ${this.config.dataDir} holds another history than the one let go of (${records} records, ${history?.records ?? 0} before): refusing to serve it`);
+      logger.fatal({ err: error }, 'could not open the data directory again');
+      this.state = 'closed';
+      onFatal(error);
+      return false;
+    }
+    this.use(next);
+    logger.info({ dataDir: this.config.dataDir }, 'the data directory is writable again: opened it again, and requests are served');
+    return true;
+  }
+}
+
+async function isFile(path: string): Promise<boolean> {
+  return stat(path).then(
+    (found) => found.isFile(),
+    () => false,
+  );
 }

@@ -15,7 +15,7 @@ import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
 import { createOpenApiDocument } from './http/openapi.js';
 import type { EventLog } from './log/event-log.js';
 import type { KeyStore } from './keys/key-store.js';
-import { Projector } from './projection/projector.js';
+import { Projector } from './projector/projector.js';
 import { isoClock } from './reports/envelope.js';
 import { ReportService } from './reports/service.js';
 import type { ReloadRequests } from './process-signals.js';

@@ -28,7 +28,7 @@ import type { LogMessage } from '../log/event-log.js';
 import { PRIVATE_DIR_MODE, stagingDir } from '../log/file/data-dir.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
 import { createLogGeneration } from '../log/file/log-generation.js';
-import { stateDigest } from '../projection/fold-log.js';
+import { stateDigest } from '../projector/fold-log.js';
 import { isoClock, reportDeleted } from '../reports/envelope.js';
 import { BackupError } from './backup-manifest.js';
 import { deletedSince, type DeletedSince } from './deleted-since.js';

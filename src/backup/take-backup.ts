@@ -29,7 +29,7 @@ import { SLOT_BYTES } from '../keys/key-slots.js';
 import { readKeyTable } from '../keys/key-tables.js';
 import { recordedDeletions } from '../keys/recorded-deletions.js';
 import type { SlotTable } from '../keys/slot-table.js';
-import { stateDigest } from '../projection/fold-log.js';
+import { stateDigest } from '../projector/fold-log.js';
 import { BACKUP_FORMAT, BackupError, writeManifest, type BackupManifest } from './backup-manifest.js';
 import { refuseInsideDataDir } from './backup-place.js';
 import { writeBackupKeys } from './backup-keys.js';

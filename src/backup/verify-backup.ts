@@ -11,7 +11,7 @@ import type { CliIo } from '../cli/usage.js';
 import { NO_KEYS, type KeyLookup } from '../keys/key-store.js';
 import { cursorTotal, type EventLog } from '../log/event-log.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
-import { foldLog, stateDigest } from '../projection/fold-log.js';
+import { foldLog, stateDigest } from '../projector/fold-log.js';
 import type { ReadModel } from '../read-model/read-model.js';
 import { loadNewestSnapshot, snapshotDir, snapshotFileName } from '../snapshot/snapshot-store.js';
 import { BackupError } from './backup-manifest.js';

@@ -3,7 +3,7 @@
 import { loadConfig } from '../config.js';
 import { createReadModel } from '../read-model/read-model.js';
 import { defaultFoldThreads } from '../read-model/sharded-fold.js';
-import { foldLog, stateDigest } from '../projection/fold-log.js';
+import { foldLog, stateDigest } from '../projector/fold-log.js';
 import { formatCursor, logKind, parseCursor } from '../log/positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';

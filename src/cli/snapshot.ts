@@ -2,7 +2,7 @@
 // from the newest valid snapshot and folding only the tail. The server loads it at its next start.
 import { loadConfig } from '../config.js';
 import { createReadModel } from '../read-model/read-model.js';
-import { foldLog, stateDigest } from '../projection/fold-log.js';
+import { foldLog, stateDigest } from '../projector/fold-log.js';
 import { cursorTotal } from '../log/event-log.js';
 import { defaultFoldThreads } from '../read-model/sharded-fold.js';
 import { readAnchors } from '../snapshot/snapshot-anchor.js';

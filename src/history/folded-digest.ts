@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { KeyLookup } from '../keys/key-store.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
-import { foldLog, stateDigest } from '../projection/fold-log.js';
+import { foldLog, stateDigest } from '../projector/fold-log.js';
 import { createReadModel, type ReadModel } from '../read-model/read-model.js';
 import { defaultFoldThreads } from '../read-model/sharded-fold.js';
 

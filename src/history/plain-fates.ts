@@ -5,7 +5,7 @@
 import { isSealed } from '../../projections/events.js';
 import { isSealedReport } from '../../projections/reports.js';
 import type { EventLog } from '../log/event-log.js';
-import { foldLog } from '../projection/fold-log.js';
+import { foldLog } from '../projector/fold-log.js';
 import { decodeForFold } from '../read-model/fold-decode.js';
 import { createReadModel, type ReadModel } from '../read-model/read-model.js';
 

@@ -18,7 +18,7 @@ import { openFileLogReader } from '../log/file/file-log-reader.js';
 import type { FileLog } from '../log/file/file-log.js';
 import { DataDirLockedError, lockDir, type DirLock } from '../log/file/lock.js';
 import { createLogGeneration, installGeneration, LOG_FILE } from '../log/file/log-generation.js';
-import { stateDigest } from '../projection/fold-log.js';
+import { stateDigest } from '../projector/fold-log.js';
 import { snapshotDir } from '../snapshot/snapshot-store.js';
 import { foldedDigest } from './folded-digest.js';
 import { analyseHistory } from './plain-fates.js';

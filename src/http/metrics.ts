@@ -2,8 +2,8 @@
 // templates and statuses only: never ids, names or tokens.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { cursorLag, cursorTotal, type EventLog } from '../log/event-log.js';
-import type { Projector } from '../projection/projector.js';
-import type { ProjectionHealth } from '../projection/health.js';
+import type { Projector } from '../projector/projector.js';
+import type { ProjectionHealth } from '../projector/health.js';
 import type { KeyStore } from '../keys/key-store.js';
 import type { TokenReloadFigures } from '../tokens/token-reloader.js';
 

@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { MethodNotAllowedError, UnavailableError } from '../errors.js';
 import type { EventLog } from '../log/event-log.js';
-import type { ProjectionHealth } from '../projection/health.js';
+import type { ProjectionHealth } from '../projector/health.js';
 import type { StoredReport } from '../../projections/reports.js';
 import type { ReportService } from '../reports/service.js';
 import { parseTraceContext } from '../reports/tracing.js';

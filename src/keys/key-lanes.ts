@@ -71,15 +71,15 @@ export class KeyLanes {
   }
 
   /** One produce request of the partitions' messages, stamped now (the segment rolls go by these times). */
-  private async send(byPartition: ReadonlyMap<number, readonly KeyMessage[]>): Promise<Map<number, number[]>> {
+  private async send(byPartition: ReadonlyMap<number, readonly KeyMessage[]>): Promise<Map<number, number[] | Error>> {
     const timestamp = String(Date.now());
     const messages = [...byPartition.values()].flatMap((list) => list.map(({ key, value, partition }) => ({ key, value, partition, timestamp })));
     const { send, topic, produceTimeoutMs } = this.options;
-    try {
-      return offsetsOf(byPartition, await send({ topic, acks: -1, timeout: produceTimeoutMs, messages }));
-    } catch (error) {
+    const answer = await send({ topic, acks: -1, timeout: produceTimeoutMs, messages }).catch((error: unknown) => {
       throw failure(topic, error);
-    }
+    });
+    // A partition without an offset: its writes fail as unavailable (503), the others are acknowledged.
+    return new Map([...offsetsOf(byPartition, answer)].map(([partition, offsets]) => [partition, offsets instanceof Error ? failure(topic, offsets) : offsets]));
   }
 }
 

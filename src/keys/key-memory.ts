@@ -57,7 +57,7 @@ export class KeyMemory {
       if (fence === undefined || fence.offset <= offset) this.slots.set(decoded.idText, decoded.material);
     } else {
       this.slots.delete(decoded.idText);
-      // An unknown offset (Infinity) is passed by the first tombstone of the id read.
+      // A fence at an unknown offset (Infinity: an offset missing from `written`) is passed by the first tombstone of the id read.
       if (fence !== undefined && (fence.offset <= offset || fence.offset === Infinity)) this.fences.delete(decoded.idText);
     }
     return decoded.kind;
@@ -68,7 +68,7 @@ export class KeyMemory {
     for (const [idText, { partition, offset }] of this.fences) if ((position.get(partition) ?? 0) > offset) this.fences.delete(idText);
   }
 
-  /** Acknowledged writes, with the offset of each of their messages in order (Infinity when unknown), while the follower is at `position`. */
+  /** Acknowledged writes, with the offset of each of their messages in order (the lanes give every one), while the follower is at `position`. */
   written(writes: readonly KeyWrite[], offsets: readonly number[], position: Cursor): void {
     let at = 0;
     for (const write of writes) {

@@ -54,17 +54,16 @@ export function requestsOf(messages: readonly KeyMessage[], maxMessageBytes: num
 /**
  * Per partition of one produce request, the offsets of its messages from the broker's answer: a
  * partition's messages are one batch with consecutive offsets from its base offset, in the order
- * sent. A partition the answer gives no offset for (missing, or -1) is an error: nothing says its
- * keys were written, so the write must not be acknowledged (kafkajs resolved sends it never made:
+ * sent. A partition the answer gives no offset for (missing, or -1) gets an error: nothing says its
+ * keys were written, so its writes must not be acknowledged (kafkajs resolved sends it never made:
  * renewing-producer.ts).
  */
-export function offsetsOf(byPartition: ReadonlyMap<number, readonly KeyMessage[]>, answer: readonly RecordMetadata[]): Map<number, number[]> {
-  const offsets = new Map<number, number[]>();
+export function offsetsOf(byPartition: ReadonlyMap<number, readonly KeyMessage[]>, answer: readonly RecordMetadata[]): Map<number, number[] | Error> {
+  const offsets = new Map<number, number[] | Error>();
   for (const [partition, messages] of byPartition) {
     const entry = answer.find((candidate) => candidate.partition === partition);
     const base = Number(entry?.baseOffset ?? entry?.offset);
-    if (!Number.isSafeInteger(base) || base < 0) throw new UnwrittenKeysError(partition);
-    offsets.set(partition, messages.map((_, i) => base + i));
+    offsets.set(partition, Number.isSafeInteger(base) && base >= 0 ? messages.map((_, i) => base + i) : new UnwrittenKeysError(partition));
   }
   return offsets;
 }

@@ -10,7 +10,7 @@ import { decodeEvent, encodeEvent } from '../../projections/codec.js';
 import { evolve } from '../../projections/reports.js';
 import { cursorPassed, type EventLog, type LogPosition } from '../log/event-log.js';
 import { readRecords } from '../log/record-batches.js';
-import { foldLog, stateDigest } from '../projection/fold-log.js';
+import { foldLog, stateDigest } from '../projector/fold-log.js';
 import { createReadModel } from '../read-model/read-model.js';
 import { ReportTable } from '../read-model/report-table.js';
 import { defaultFoldThreads } from '../read-model/sharded-fold.js';

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { ConflictError, EventTooLargeError, NotFoundError, PreconditionFailedError, UnavailableError, UnopenedContentError, UnprocessableError } from '../errors.js';
 import { AppendOutcomeUnknownError, AppendTimeoutError, LogOverloadedError, LogRefusingWritesError, LogUnavailableError, RecordTooLargeError } from '../log/event-log.js';
-import { ProjectionTimeoutError } from '../projection/projector.js';
+import { ProjectionTimeoutError } from '../projector/projector.js';
 import type { FailedCondition, KeyDecision } from './decide.js';
 
 export function keyMismatch(): UnprocessableError {

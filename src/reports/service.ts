@@ -15,7 +15,7 @@ import { UnavailableError } from '../errors.js';
 import type { EventLog, LogPosition } from '../log/event-log.js';
 import { beforeDeadline } from '../log/settle-within.js';
 import { answerToFailure, conflict, createdThenDeleted, deleteAnswer, keyMismatch, notFound, preconditionFailed, unconfirmed } from './answers.js';
-import type { Outcome, Projector } from '../projection/projector.js';
+import type { Outcome, Projector } from '../projector/projector.js';
 import { answerReplayedCreate, bareView, decideCreate, decideDelete, decideKey, NO_PRECONDITIONS, sameReport, storedReport, type CreateCommand, type KeyDecision, type Preconditions, type ReportView } from './decide.js';
 import { reportDeleted, type EnvelopeContext } from './envelope.js';
 import { eraseBeforeAnswer, sealedCreate, type CreateToSeal } from './sealed-create.js';
@@ -113,8 +113,8 @@ export class ReportService {
         // (another instance's, not yet folded here): its key is destroyed (the event can never take
         // effect), and the request decided again on the state that now holds those writes.
         if (outcome === 'void') {
-          // The log and the fold took it: this instance can write (readiness), whatever is decided next.
-          this.outcomes.confirmed(ticket);
+          // The log and the fold took it: this instance can write (readiness); what follows is a new attempt.
+          this.outcomes.voided(ticket, this.clockMs());
           await this.erase([key.id], id, deadline);
           continue;
         }
@@ -153,9 +153,9 @@ export class ReportService {
         const live = state.get(id);
         const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
         const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion, auth), deadline, traceContext);
-        // Void: the log and the fold took it, so this instance can write (readiness); decided again.
+        // Void: the log and the fold took it, so this instance can write (readiness); decided again, a new attempt.
         if (outcome === 'void') {
-          this.outcomes.confirmed(ticket);
+          this.outcomes.voided(ticket, this.clockMs());
           continue;
         }
         // Deleted: its content is erased, and the deletion recorded, before the answer says so.

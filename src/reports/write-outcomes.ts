@@ -47,6 +47,17 @@ export class WriteOutcomes {
     if (startMs !== undefined) this.lastConfirmedStartMs = Math.max(this.lastConfirmedStartMs, startMs);
   }
 
+  /**
+   * The write went through the log and the fold, which voided it (decided on a state another write
+   * had moved on from): the instance can write. The request decides again, a new attempt begun
+   * now, whose own failure or long wait counts as any write's.
+   */
+  voided(ticket: WriteTicket, atMs: number): void {
+    this.confirmed(ticket);
+    // Moved to the end: insertion order stays start order.
+    if (this.underWay.delete(ticket)) this.underWay.set(ticket, atMs);
+  }
+
   /** The write was answered 503: the log or the projection did not confirm it in time. */
   unconfirmed(ticket: WriteTicket, atMs: number): void {
     const startMs = this.underWay.get(ticket);

@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ReportEvent } from '../../projections/events.js';
-import { stateDigest } from '../../src/projection/fold-log.js';
+import { stateDigest } from '../../src/projector/fold-log.js';
 import { reports, replaySummary, lines } from '../helpers/cli.js';
 import { created, deleted } from '../helpers/events.js';
 import { appendToFileLog, notAnEvent } from '../helpers/file-history.js';

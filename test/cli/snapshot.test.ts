@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openFileLogReader } from '../../src/log/file/file-log-reader.js';
-import { stateDigest } from '../../src/projection/fold-log.js';
+import { stateDigest } from '../../src/projector/fold-log.js';
 import { decodeSnapshot } from '../../src/snapshot/snapshot-format.js';
 import { snapshotDir, writeSnapshot } from '../../src/snapshot/snapshot-store.js';
 import { collect, withTimeout } from '../helpers/async.js';

@@ -3,7 +3,7 @@
 // the server's key store.
 import { readFileKeys } from '../../src/keys/read-file-keys.js';
 import { openFileLogReader } from '../../src/log/file/file-log-reader.js';
-import { foldLog, stateDigest } from '../../src/projection/fold-log.js';
+import { foldLog, stateDigest } from '../../src/projector/fold-log.js';
 import { createReadModel } from '../../src/read-model/read-model.js';
 import type { TestServer } from './server.js';
 import { memoryLogger } from './server.js';

@@ -21,6 +21,10 @@ export interface Ext4Disk {
   fail(): Promise<void>;
   /** What an operator does: unmount, check and mount again, writable (nothing may hold a file there). */
   repair(): Promise<void>;
+  /** The repair's first half: unmounted, leaving the empty mount point. */
+  unmountForRepair(): Promise<void>;
+  /** The repair's second half: checked and mounted again. */
+  checkAndMount(): Promise<void>;
   unmount(): Promise<void>;
 }
 
@@ -66,13 +70,19 @@ export async function mountExt4Disk(sizeBytes: number): Promise<Ext4Disk> {
   await run('mkfs.ext4', ['-q', '-F', image]);
   const mount = () => run('mount', ['-o', 'loop,errors=remount-ro', image, dir]);
   await mount();
-  return {
+  const disk: Ext4Disk = {
     dir,
     async fail() {
       await writeFile(`/sys/fs/ext4/${await loopDevice(dir)}/trigger_fs_error`, '1');
     },
     async repair() {
+      await disk.unmountForRepair();
+      await disk.checkAndMount();
+    },
+    async unmountForRepair() {
       await run('umount', [dir]);
+    },
+    async checkAndMount() {
       // 1: errors corrected, which is what is expected after the forced error.
       await run('e2fsck', ['-f', '-y', image]).catch((error: { code?: number }) => {
         if (error.code !== 1) throw error;
@@ -85,4 +95,5 @@ export async function mountExt4Disk(sizeBytes: number): Promise<Ext4Disk> {
       await rm(image, { force: true });
     },
   };
+  return disk;
 }

@@ -5,7 +5,7 @@ import { rm } from 'node:fs/promises';
 import type { KeyCarrier } from '../../src/log/capabilities.js';
 import type { EventLog } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
-import { Projector } from '../../src/projection/projector.js';
+import { Projector } from '../../src/projector/projector.js';
 import type { KeyStore } from '../../src/keys/key-store.js';
 import { ReportService } from '../../src/reports/service.js';
 import { memoryLogger, tempDir } from './server.js';

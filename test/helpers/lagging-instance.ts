@@ -13,7 +13,7 @@ import { loadConfig, type Env } from '../../src/config.js';
 import type { AppendOptions, Cursor, EventLog, LogMessage, LogPosition, LogRecord, ReadOptions } from '../../src/log/event-log.js';
 import { hasKeyedHeads } from '../../src/log/capabilities.js';
 import { openEventLog } from '../../src/log/open-log.js';
-import { Projector } from '../../src/projection/projector.js';
+import { Projector } from '../../src/projector/projector.js';
 import { createWiredApp } from '../../src/server.js';
 import { openKeyStore } from '../../src/keys/open-key-store.js';
 import { memoryLogger, tempDir, TEST_TOKEN } from './server.js';

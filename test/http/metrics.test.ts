@@ -4,8 +4,8 @@ import * as assert from 'uvu/assert';
 import type { EventLog } from '../../src/log/event-log.js';
 import type { KeyStore } from '../../src/keys/key-store.js';
 import { createMetrics } from '../../src/http/metrics.js';
-import type { ProjectionHealth } from '../../src/projection/health.js';
-import type { Projector } from '../../src/projection/projector.js';
+import type { ProjectionHealth } from '../../src/projector/health.js';
+import type { Projector } from '../../src/projector/projector.js';
 
 function stubbedMetrics() {
   const log = { head: () => Promise.resolve(new Map<number, number>()), stats: () => ({ appends: 0, flushes: 0 }) } as unknown as EventLog;

@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js';
 import { openFileLog } from '../../src/log/file/file-log.js';
 import { createWiredApp } from '../../src/server.js';
 import { openKeyStore } from '../../src/keys/open-key-store.js';
-import { Projector } from '../../src/projection/projector.js';
+import { Projector } from '../../src/projector/projector.js';
 import { memoryLogger, startTestServer, tempDir, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 import { testTokens } from '../helpers/token.js';
 import { until } from '../helpers/async.js';

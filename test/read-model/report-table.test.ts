@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import type { StoredReport } from '../../projections/reports.js';
 import { BytesIn, BytesOut } from '../../src/read-model/bytes.js';
 import { ReportTable } from '../../src/read-model/report-table.js';
-import { stateDigest } from '../../src/projection/fold-log.js';
+import { stateDigest } from '../../src/projector/fold-log.js';
 import { INT64_EDGES, random, randomInt64 } from '../helpers/random.js';
 
 const samples: [string, StoredReport][] = [

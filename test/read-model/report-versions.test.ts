@@ -6,7 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BytesIn, BytesOut } from '../../src/read-model/bytes.js';
 import { ReportTable } from '../../src/read-model/report-table.js';
-import { stateDigest } from '../../src/projection/fold-log.js';
+import { stateDigest } from '../../src/projector/fold-log.js';
 
 const SNOWFLAKE = '7000000000000000001';
 const LOWEST = '-9223372036854775808';

@@ -12,7 +12,7 @@ import { ConflictError, NotFoundError, PreconditionFailedError, UnavailableError
 import type { AppendOptions, EventLog, LogMessage, LogPosition } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import type { KeyCarrier } from '../../src/log/capabilities.js';
-import { Projector } from '../../src/projection/projector.js';
+import { Projector } from '../../src/projector/projector.js';
 import type { KeyStore } from '../../src/keys/key-store.js';
 import { MAX_DECISIONS, ReportService } from '../../src/reports/service.js';
 import { rejection } from '../helpers/async.js';

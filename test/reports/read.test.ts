@@ -10,7 +10,7 @@ import { LogUnavailableError } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import type { KeyCarrier } from '../../src/log/capabilities.js';
 import type { ContentKey, KeyId, KeyStore } from '../../src/keys/key-store.js';
-import { Projector } from '../../src/projection/projector.js';
+import { Projector } from '../../src/projector/projector.js';
 import { MAX_READS } from '../../src/reports/report-reader.js';
 import { ReportService } from '../../src/reports/service.js';
 import { isSealedReport } from '../../projections/reports.js';

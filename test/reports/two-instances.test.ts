@@ -11,7 +11,7 @@ import { NotFoundError, PreconditionFailedError } from '../../src/errors.js';
 import type { AppendOptions, EventLog, LogMessage, LogPosition, LogRecord } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import type { KeyCarrier } from '../../src/log/capabilities.js';
-import { Projector } from '../../src/projection/projector.js';
+import { Projector } from '../../src/projector/projector.js';
 import { ReportService } from '../../src/reports/service.js';
 import { collect, rejection, until } from '../helpers/async.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';

@@ -71,6 +71,17 @@ waiting('a write confirmed that began before the waiting one does not end it', (
   writes.finished(early);
   assert.is(writes.failing(3000), true);
 });
+waiting('a voided write counts as confirmed, and the request deciding again is a new attempt: its own 503 or long wait counts', () => {
+  const writes = new WriteOutcomes(2500, 5000);
+  const ticket = writes.started(0);
+  writes.voided(ticket, 1000);
+  assert.is(writes.failing(3000), false, 'the voided attempt went through; the new one has waited 2 s');
+  assert.is(writes.failing(3600), true, 'the new attempt has waited 2.6 s, none begun after it confirmed');
+  writes.unconfirmed(ticket, 6000);
+  writes.finished(ticket);
+  assert.is(writes.failing(6000), true, "the new attempt's 503 counts");
+});
+
 waiting('a finished write no longer counts', () => {
   const writes = new WriteOutcomes(2500, 5000);
   const ticket = writes.started(0);

@@ -12,17 +12,17 @@ import type { Logger } from 'pino';
 import { MAX_RECORD_BYTES } from './frames.js';
 import { encodeMessageBatch } from './batches.js';
 import { openDurable, type DurableFile } from './durable-write.js';
-import { isReadOnlyError } from './read-only.js';
+import { isReadOnlyError, readOnlyNow } from './read-only.js';
 import { isSpaceError, SpaceWatch } from './space-watch.js';
 import { FrameIndex, parseBatchPoint } from './frame-index.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../batcher.js';
 import { lockDir, type DirLock } from './lock.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './data-dir.js';
-import { scanLog, type ResumeCheck, type ScanResult } from './recovery.js';
+import { scanLog, type ResumeCheck } from './recovery.js';
 import { expectRegularFile } from '../../regular-file.js';
 import { CommitListeners, type CommitFeed, type CommitListener, type KeyCarrier, type ResumableScan, type ResumeFrom } from '../capabilities.js';
 import { openFileKeyStore, type FileKeyStore } from '../../keys/file-key-store.js';
-import { batchLacksKeys } from './unkeyed-tail.js';
+import { cutUnkeyedBatch } from './unkeyed-tail.js';
 import { LogUnavailableError, RecordTooLargeError, payloadBytes, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from '../event-log.js';
 import type { FileBacked, FileRange } from './file-range.js';
 
@@ -55,11 +55,14 @@ export interface FileLog extends EventLog, ResumableScan, FileBacked {
   stats(): FileLogStats;
 }
 
+/** The event log's file in the data directory. */
+export const EVENT_LOG_NAME = 'events.log';
+
 /** The writer also hands its commits over in memory, and carries the content keys of its events (keys.db). */
 export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS, resumeFrom, onReadOnly, reclaimOwnLock = false }: FileLogOptions): Promise<FileLog & CommitFeed & KeyCarrier> {
   await ensurePrivateDir(dir);
   const lock = await lockDir(dir, { reclaimOwn: reclaimOwnLock });
-  const path = join(dir, 'events.log');
+  const path = join(dir, EVENT_LOG_NAME);
   let file: FileHandle | undefined;
   let keys: FileKeyStore | undefined;
   try {
@@ -96,18 +99,6 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
   }
 }
 
-/** Cuts the last batch when a key one of its sealed creates needs was never made durable (unkeyed-tail.ts). */
-async function cutUnkeyedBatch(file: FileHandle, scan: ScanResult, keys: FileKeyStore, path: string, logger: Logger): Promise<ScanResult> {
-  const batch = scan.lastBatch;
-  if (batch === undefined || !(await batchLacksKeys(file, batch, keys))) return scan;
-  const cutBytes = scan.validBytes - batch.byte;
-  await file.truncate(batch.byte);
-  await file.sync();
-  logger.warn({ path, bytePosition: batch.byte, recordOffset: batch.offset, cutBytes }, 'cut the last batch off the event log: a content key it needs never reached keys.db (never acknowledged)');
-  const { lastBatch: _cut, ...rest } = scan;
-  return { ...rest, starts: scan.starts.slice(0, batch.offset - scan.firstOffset), validBytes: batch.byte };
-}
-
 function resumeCheck(resume: ResumeFrom | undefined): ResumeCheck | undefined {
   const point = parseBatchPoint(resume?.point);
   return resume === undefined || point === undefined ? undefined : { point, lastRecord: resume.records - 1, lastRecordDigest: resume.lastRecordDigest };
@@ -127,6 +118,8 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
   private readonly committed = new CommitListeners();
   /** While a write failed for want of space: watches for room, then takes writes again. */
   private readonly spaceWatch: SpaceWatch;
+  /** Whether the server was told the file system is read-only (once). */
+  private readOnlyTold = false;
 
   constructor(
     private readonly index: FrameIndex,
@@ -193,17 +186,11 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
    * disk was full, until space is freed and the file is cut back to what was acknowledged.
    */
   private failed(cause: unknown): Error {
-    if (isReadOnlyError(cause)) {
-      const told = this.failure !== undefined;
-      this.failure = new LogUnavailableError(`the file system of the event log ${this.index.path} is read-only: writes are refused until it is writable again`, { cause });
-      if (!told) {
-        this.logger.error({ path: this.index.path, err: cause }, 'the data directory is read-only: writes answer 503 until it is writable again');
-        this.onReadOnly?.();
-      }
-      return this.failure;
-    }
+    if (isReadOnlyError(cause)) return this.readOnly(cause);
     if (!isSpaceError(cause)) {
       this.failure = new LogUnavailableError(`the event log ${this.index.path} failed to write; restart the service`, { cause });
+      // A failing disk's EIO comes first, and the kernel remounts the file system read-only with it.
+      void this.readOnlyNow(cause);
       return this.failure;
     }
     this.failure = new LogUnavailableError(`the disk of the event log ${this.index.path} is full: writes are refused until space is freed, then resume by themselves`, { cause });
@@ -212,8 +199,29 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
     return this.failure;
   }
 
+  /** Every write refused until the file system is writable again; the server is told once, and lets go of the directory. */
+  private readOnly(cause: unknown): Error {
+    const told = this.readOnlyTold;
+    this.readOnlyTold = true;
+    this.failure = new LogUnavailableError(`the file system of the event log ${this.index.path} is read-only: writes are refused until it is writable again`, { cause });
+    if (!told) {
+      this.spaceWatch.stop();
+      this.logger.error({ path: this.index.path, err: cause }, 'the data directory is read-only: writes answer 503 until it is writable again');
+      this.onReadOnly?.();
+    }
+    return this.failure;
+  }
+
+  /** After another failure: the read-only path too, if the directory now refuses a new file as read-only. */
+  private async readOnlyNow(cause: unknown): Promise<boolean> {
+    if (this.closed || this.readOnlyTold || !(await readOnlyNow(dirname(this.index.path)))) return false;
+    this.readOnly(cause);
+    return true;
+  }
+
   private async resumeAfterFullDisk(): Promise<boolean> {
     if (this.closed) return true;
+    if (await this.readOnlyNow(this.failure)) return true;
     if (!(await this.keys.resumeAfterFullDisk())) return false;
     // The failed batch's bytes (in the page cache, or some on disk) lie past the acknowledged end.
     await this.index.file.truncate(this.index.endByte);

@@ -37,3 +37,20 @@ export async function dirWritable(dir: string): Promise<boolean> {
     return false;
   }
 }
+
+/**
+ * Whether the file system of `dir` refuses a new file as read-only now: after a write failed some
+ * other way (EIO from a failing disk comes first, the remount read-only with it; a full disk), so
+ * that the server lets go of the directory then too.
+ */
+export async function readOnlyNow(dir: string): Promise<boolean> {
+  const path = join(dir, PROBE_NAME);
+  try {
+    const file = await open(path, 'w', 0o600);
+    await file.close();
+    await unlink(path).catch(() => undefined);
+    return false;
+  } catch (error) {
+    return isReadOnlyError(error);
+  }
+}

@@ -12,7 +12,8 @@ import type { FileKeyStore } from '../../keys/file-key-store.js';
 import { BATCH_HEADER_BYTES, checkBatchBody, checkBatchHeader } from './batches.js';
 import { decodeFrame } from './frames.js';
 import { readAt } from './read-at.js';
-import type { BatchPoint } from './recovery.js';
+import type { BatchPoint, ScanResult } from './recovery.js';
+import type { Logger } from 'pino';
 
 /** Whether a sealed create of the batch at `batch` names a key that was never made durable. */
 export async function batchLacksKeys(file: FileHandle, batch: BatchPoint, keys: Pick<FileKeyStore, 'wasPut'>): Promise<boolean> {
@@ -28,4 +29,16 @@ export async function batchLacksKeys(file: FileHandle, batch: BatchPoint, keys: 
   });
   // A key destroyed since (a void create's) was put: only one never made durable is missing.
   return !(await keys.wasPut(ids));
+}
+
+/** Cuts the last batch when a key one of its sealed creates needs was never made durable. */
+export async function cutUnkeyedBatch(file: FileHandle, scan: ScanResult, keys: FileKeyStore, path: string, logger: Logger): Promise<ScanResult> {
+  const batch = scan.lastBatch;
+  if (batch === undefined || !(await batchLacksKeys(file, batch, keys))) return scan;
+  const cutBytes = scan.validBytes - batch.byte;
+  await file.truncate(batch.byte);
+  await file.sync();
+  logger.warn({ path, bytePosition: batch.byte, recordOffset: batch.offset, cutBytes }, 'cut the last batch off the event log: a content key it needs never reached keys.db (never acknowledged)');
+  const { lastBatch: _cut, ...rest } = scan;
+  return { ...rest, starts: scan.starts.slice(0, batch.offset - scan.firstOffset), validBytes: batch.byte };
 }

@@ -23,6 +23,9 @@ export interface PartitionHeadsOptions {
   readonly minInsyncReplicas?: number;
 }
 
+/** How long a replica that did not answer a leader confirmation is counted as not answering, unasked. */
+const SILENT_REPLICA_MS = 1000;
+
 /** How often the leaders' view is refreshed at most (the follower's and the producer's metadata age alike). */
 const LEADERS_MAX_AGE_MS = 1000;
 
@@ -30,6 +33,8 @@ export class PartitionHeads {
   private cluster: Promise<Cluster> | undefined;
   /** The cluster once connected, for the leaders' view (read synchronously). */
   private ready: Cluster | undefined;
+  /** Per replica (node id), until when it counts as not answering (monotonic milliseconds). */
+  private readonly silentUntilMs = new Map<number, number>();
   /** On the monotonic clock (performance.now()), which starts near 0 with the process. */
   private leadersRefreshedMs = Number.NEGATIVE_INFINITY;
   /** Per partition: concurrent callers share one request, and a caller never gets a head read before it asked. */
@@ -102,7 +107,11 @@ export class PartitionHeads {
       const metadata = cluster.findTopicPartitionMetadata(topic).find((entry) => entry.partitionId === partition);
       const leader = metadata?.leader;
       // The head and the other replicas' word at once: no round trip more than before.
-      const [offset] = await Promise.all([this.headFromLeader(cluster, partition), leader === undefined || metadata === undefined ? undefined : confirmLeader({ partition, leader, replicas: metadata.replicas, minInsyncReplicas: this.options.minInsyncReplicas ?? 1, leaderNamedBy: (replica) => this.leaderNamedBy(cluster, replica, partition) })]);
+      const confirmed =
+        leader === undefined || metadata === undefined
+          ? undefined
+          : confirmLeader({ partition, leader, replicas: metadata.replicas, minInsyncReplicas: this.options.minInsyncReplicas ?? 1, leaderNamedBy: (replica) => this.leaderNamedBy(cluster, replica, partition) });
+      const [offset] = await Promise.all([this.headFromLeader(cluster, partition), confirmed]);
       return offset;
     } catch (error) {
       // The leader may have moved: the next read asks the new one.
@@ -120,9 +129,19 @@ export class PartitionHeads {
 
   /** The leader of `partition` as broker `nodeId` knows it (-1: none). */
   private async leaderNamedBy(cluster: Cluster, nodeId: number, partition: number): Promise<number> {
-    const broker: Broker = await cluster.findBroker({ nodeId: String(nodeId) });
-    const { topicMetadata } = await broker.metadata([this.options.topic]);
-    const entry = topicMetadata.find((each) => each.topic === this.options.topic)?.partitionMetadata.find((each) => each.partitionId === partition);
-    return entry?.leader ?? -1;
+    // A replica that did not answer lately is not asked again for a while: kafkajs refreshes the
+    // whole cluster's metadata before it gives up on a broker that is down, at every head read.
+    const nowMs = performance.now();
+    if ((this.silentUntilMs.get(nodeId) ?? 0) > nowMs) throw new Error(`broker ${nodeId} did not answer lately`);
+    try {
+      const broker: Broker = await cluster.findBroker({ nodeId: String(nodeId) });
+      const { topicMetadata } = await broker.metadata([this.options.topic]);
+      const entry = topicMetadata.find((each) => each.topic === this.options.topic)?.partitionMetadata.find((each) => each.partitionId === partition);
+      this.silentUntilMs.delete(nodeId);
+      return entry?.leader ?? -1;
+    } catch (error) {
+      this.silentUntilMs.set(nodeId, performance.now() + SILENT_REPLICA_MS);
+      throw error;
+    }
   }
 }

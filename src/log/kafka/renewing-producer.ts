@@ -12,8 +12,9 @@
 // skipped (findLeaderForPartitions), and a send of nothing else resolves with an empty answer. Seen
 // in `make chaos` (two-down behind proxies): after two brokers came back, one instance's key
 // producer answered every send with [] for the rest of the run, and each create it acknowledged had
-// a key that was never written. An answer that does not name every partition sent to is a failure
-// here, and renews the producer like any other.
+// a key that was never written. An answer that does not name every partition sent to renews the
+// producer like a failure; it is passed on as it came, and its callers (positionsOf, offsetsOf)
+// take a partition without an offset for one not written: 503, retrying is safe.
 import type { ProducerRecord, RecordMetadata } from 'kafkajs';
 
 /** What of a kafkajs producer this needs (a Producer is one). */
@@ -39,7 +40,7 @@ export interface RenewingProducerOptions<P extends Sender> {
   readonly disconnect?: (producer: P) => Promise<void>;
 }
 
-/** A send kafkajs resolved without an answer for some of its partitions: nothing says those were written. */
+/** A send kafkajs resolved without an answer for some of its partitions (told to onRenewed): nothing says those were written. */
 export class UnansweredPartitionsError extends Error {
   constructor(
     readonly topic: string,
@@ -85,7 +86,7 @@ export class RenewingProducer<P extends Sender = Sender> {
       await generation.connected;
       const answer = await generation.producer.send(record);
       const unanswered = partitionsUnanswered(record, answer);
-      if (unanswered.length > 0) throw new UnansweredPartitionsError(record.topic, unanswered);
+      if (unanswered.length > 0) this.renew(generation, new UnansweredPartitionsError(record.topic, unanswered));
       return answer;
     } catch (error) {
       this.renew(generation, error);

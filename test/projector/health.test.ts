@@ -3,7 +3,7 @@
 // is not there (a /readyz 503 for nothing), nor hide one that is.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ProjectionHealth } from '../../src/projection/health.js';
+import { ProjectionHealth } from '../../src/projector/health.js';
 
 const STALL_MS = 10_000;
 const HOUR_MS = 3_600_000;

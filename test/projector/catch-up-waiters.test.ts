@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CatchUpWaiters } from '../../src/projection/catch-up-waiters.js';
-import { ProjectionTimeoutError } from '../../src/projection/projection-timeout.js';
+import { CatchUpWaiters } from '../../src/projector/catch-up-waiters.js';
+import { ProjectionTimeoutError } from '../../src/projector/projection-timeout.js';
 import { rejection } from '../helpers/async.js';
 
 const waiters = suite('CatchUpWaiters');

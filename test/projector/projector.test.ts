@@ -5,7 +5,7 @@ import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
 import type { Cursor, EventLog, LogPosition, LogRecord, ReadOptions } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
-import { ProjectionTimeoutError, Projector } from '../../src/projection/projector.js';
+import { ProjectionTimeoutError, Projector } from '../../src/projector/projector.js';
 import { collect, rejection, withTimeout } from '../helpers/async.js';
 import { created, deleted } from '../helpers/events.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';

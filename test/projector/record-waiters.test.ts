@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { RecordWaiters } from '../../src/projection/record-waiters.js';
-import { ProjectionTimeoutError } from '../../src/projection/projection-timeout.js';
+import { RecordWaiters } from '../../src/projector/record-waiters.js';
+import { ProjectionTimeoutError } from '../../src/projector/projection-timeout.js';
 import { rejection } from '../helpers/async.js';
 
 const waiters = suite('RecordWaiters');
