@@ -5,11 +5,10 @@
 // (possible once no process holds a file there), e2fsck, mount. Root only; where a loop device or
 // ext4 cannot be had the suites are left out with a loud message, and in CI that is a failure.
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
+import { registerWhere, triedOnce } from './mount-probe.js';
 import { tempDir } from './server.js';
 
 const run = promisify(execFile);
@@ -35,32 +34,25 @@ async function loopDevice(dir: string): Promise<string> {
 
 /** Whether a loop-mounted ext4 that can be made to fail is to be had here (tried once). */
 function canFailExt4(): boolean {
-  const probe = mkdtempSync(join(tmpdir(), 'reports-ext4-probe-'));
-  const image = `${probe}.img`;
-  try {
+  return triedOnce('reports-ext4-probe-', (probe) => {
+    const image = join(probe, 'probe.img');
+    const mountPoint = join(probe, 'mnt');
+    execFileSync('mkdir', [mountPoint]);
     execFileSync('truncate', ['-s', '8M', image]);
     execFileSync('mkfs.ext4', ['-q', '-F', image], { stdio: 'ignore' });
-    execFileSync('mount', ['-o', 'loop,errors=remount-ro', image, probe], { stdio: 'ignore' });
+    execFileSync('mount', ['-o', 'loop,errors=remount-ro', image, mountPoint], { stdio: 'ignore' });
     try {
-      const device = basename(execFileSync('findmnt', ['-n', '-o', 'SOURCE', probe]).toString().trim());
+      const device = basename(execFileSync('findmnt', ['-n', '-o', 'SOURCE', mountPoint]).toString().trim());
       execFileSync('test', ['-w', `/sys/fs/ext4/${device}/trigger_fs_error`]);
     } finally {
-      execFileSync('umount', [probe], { stdio: 'ignore' });
+      execFileSync('umount', [mountPoint], { stdio: 'ignore' });
     }
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(probe, { recursive: true, force: true });
-    rmSync(image, { force: true });
-  }
+  });
 }
 
 /** Calls `register` (which defines and runs uvu suites) only where such a disk can be had. */
 export function withExt4Disks(what: string, register: () => void): void {
-  if (canFailExt4()) return register();
-  if (process.env['CI'] === 'true') throw new Error(`cannot mount a failing ext4 in CI: the read-only suites (${what}) are mandatory; run the tests as root with e2fsprogs installed`);
-  process.stderr.write(`\n!!! cannot mount an ext4 loop device (not root? no e2fsprogs?): the read-only suites (${what}) are NOT RUN. !!!\n\n`);
+  registerWhere(canFailExt4(), { what: `read-only (${what})`, cannot: 'cannot mount an ext4 loop device (not root? no e2fsprogs?)', need: 'run the tests as root with e2fsprogs installed' }, register);
 }
 
 export async function mountExt4Disk(sizeBytes: number): Promise<Ext4Disk> {

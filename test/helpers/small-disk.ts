@@ -2,11 +2,9 @@
 // directory (the tests run as root in CI and on the development machine). Where mounting is
 // impossible the suites are left out with a loud message; in CI that is a failure, never a pass.
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { open, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { registerWhere, triedOnce } from './mount-probe.js';
 import { tempDir } from './server.js';
 
 const run = promisify(execFile);
@@ -19,23 +17,15 @@ export interface SmallDisk {
 
 /** Whether this process may mount a tmpfs (tried once, on a throw-away directory). */
 function canMount(): boolean {
-  const probe = mkdtempSync(join(tmpdir(), 'reports-mount-probe-'));
-  try {
+  return triedOnce('reports-mount-probe-', (probe) => {
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe], { stdio: 'ignore' });
     execFileSync('umount', [probe], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(probe, { recursive: true, force: true });
-  }
+  });
 }
 
 /** Calls `register` (which defines and runs uvu suites) only where a small disk can be mounted. */
 export function withSmallDisks(what: string, register: () => void): void {
-  if (canMount()) return register();
-  if (process.env['CI'] === 'true') throw new Error(`cannot mount a tmpfs in CI: the full-disk suites (${what}) are mandatory; run the tests as root`);
-  process.stderr.write(`\n!!! cannot mount a tmpfs (not root?): the full-disk suites (${what}) are NOT RUN. !!!\n\n`);
+  registerWhere(canMount(), { what: `full-disk (${what})`, cannot: 'cannot mount a tmpfs (not root?)', need: 'run the tests as root' }, register);
 }
 
 export async function mountSmallDisk(sizeBytes: number): Promise<SmallDisk> {
