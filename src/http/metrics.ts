@@ -2,6 +2,7 @@
 // templates and statuses only: never ids, names or tokens.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { cursorLag, cursorTotal, type EventLog } from '../log/event-log.js';
+import { hasBrokerFigures } from '../log/capabilities.js';
 import type { Projector } from '../projector/projector.js';
 import type { ProjectionHealth } from '../projector/health.js';
 import type { KeyStore } from '../keys/key-store.js';
@@ -129,14 +130,14 @@ export function createMetrics({ log, keys, projector, health, runtimeVersion = f
       this.inc(log.stats().flushes);
     },
   });
-  if (log.stats().brokerOutages !== undefined) {
+  if (hasBrokerFigures(log)) {
     new Counter({
       name: 'reports_kafka_broker_outages_total',
       help: 'Times a Kafka broker became unreachable from this instance (each is logged once, as is its return)',
       registers: [registry],
       collect() {
         this.reset();
-        this.inc(log.stats().brokerOutages ?? 0);
+        this.inc(log.brokerOutages());
       },
     });
   }

@@ -12,7 +12,8 @@ import { groupFreeCluster } from '../log/kafka/group-free-cluster.js';
 import { ItemChannel } from '../log/kafka/item-channel.js';
 import { followPartition, type FollowItem } from '../log/kafka/partition-fetch.js';
 import type { PartitionHeads } from '../log/kafka/partition-heads.js';
-import { DISCONNECT_MS, settleWithin } from '../log/settle-within.js';
+import { settleWithin } from '../log/settle-within.js';
+import { DISCONNECT_MS } from '../log/kafka/disconnect.js';
 
 export interface KeyFollowerOptions {
   readonly kafka: Kafka;

@@ -108,8 +108,6 @@ export interface EventLog {
 export interface LogStats {
   readonly appends: number;
   readonly flushes: number;
-  /** Times one of the log's servers (a Kafka broker) became unreachable; absent for a log without servers. */
-  readonly brokerOutages?: number;
 }
 
 export interface LogHealth {

@@ -1,8 +1,5 @@
 import { AppendTimeoutError } from './event-log.js';
 
-/** How long a Kafka disconnect may take before it is abandoned (the broker may be gone). */
-export const DISCONNECT_MS = 2000;
-
 /**
  * Waits for `work` at most `ms`, never failing: for clean-ups (disconnects) that must not hold a
  * shutdown when the other side is gone.

@@ -112,10 +112,10 @@ export interface Scenario {
   /** More environment for an instance, once the cluster is known (KAFKA_BROKERS of one node only). */
   readonly envOf?: (name: string, cluster: KafkaCluster) => Readonly<Record<string, string>>;
   /**
-   * Whether the scenario runs on a cluster of its own whose nodes are behind delay proxies. Only
-   * the slow network needs them; the others run on a cluster without proxies, as Kafka users run
-   * it (`--proxy-all` puts them behind the proxies too: that is how two-down found kafkajs
-   * answering sends it never made, src/log/kafka/renewing-producer.ts).
+   * Whether the scenario runs on a cluster of its own whose nodes are behind delay proxies: the
+   * slow network, and two-down (a proxy answers a connection while its node is down, which is how
+   * two-down found kafkajs answering sends it never made, src/log/kafka/renewing-producer.ts). The
+   * others run on a cluster without proxies, as Kafka users run it (`--proxy-all`: behind them too).
    */
   readonly proxied?: boolean;
   /** Whether the scenario drops packets (FaultContext.net). */
@@ -193,6 +193,9 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     name: 'two-down',
+    // Behind the proxies, which accept a connection while their node is down and then close it:
+    // that is how this scenario found kafkajs answering sends it never made (renewing-producer.ts).
+    proxied: true,
     async inject(context) {
       const { node } = await leaderOfFirst(context);
       const other = context.cluster.nodes.map(({ id }) => id).find((id) => id !== node) ?? node;

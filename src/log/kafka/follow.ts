@@ -10,7 +10,8 @@ import { fetchGated } from './fetch-gate.js';
 import { groupFreeCluster } from './group-free-cluster.js';
 import { ItemChannel } from './item-channel.js';
 import { followPartition, type FollowItem } from './partition-fetch.js';
-import { DISCONNECT_MS, settleWithin } from '../settle-within.js';
+import { settleWithin } from '../settle-within.js';
+import { DISCONNECT_MS } from './disconnect.js';
 
 export type { FollowItem } from './partition-fetch.js';
 

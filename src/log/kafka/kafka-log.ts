@@ -15,12 +15,13 @@ import { BrokerReachability } from './brokers.js';
 import { startKafkaProbe } from './probe.js';
 import { WriteHealth } from './write-health.js';
 import { misplaced } from './partition-count.js';
-import { CommitListeners, type CommitFeed, type CommitListener, type KeyedHeads } from '../capabilities.js';
+import { CommitListeners, type BrokerFigures, type CommitFeed, type CommitListener, type KeyedHeads } from '../capabilities.js';
 import { cursorReached, LogRefusingWritesError, LogUnavailableError, payloadBytes, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from '../event-log.js';
 import { partitionOfKey } from './key-partition.js';
 import { followTopicBatches, isGap, recordRuns, type FollowItem } from './follow.js';
 import { singleRecordBatches } from '../record-batches.js';
-import { DISCONNECT_MS, settleWithin } from '../settle-within.js';
+import { settleWithin } from '../settle-within.js';
+import { DISCONNECT_MS } from './disconnect.js';
 import { PartitionLanes } from './partition-lanes.js';
 import { PartitionHeads } from './partition-heads.js';
 import { answered, ProduceCoalescer } from './produce-coalescer.js';
@@ -111,7 +112,7 @@ interface KafkaLogParts {
   readonly identity: string;
 }
 
-class KafkaLog implements EventLog, KeyedHeads, CommitFeed {
+class KafkaLog implements EventLog, KeyedHeads, CommitFeed, BrokerFigures {
   readonly description: string;
   readonly identity: string;
   readonly maxRecordBytes: number;
@@ -163,7 +164,7 @@ class KafkaLog implements EventLog, KeyedHeads, CommitFeed {
   }
 
   stats(): LogStats {
-    return { appends: this.appendCount, flushes: this.produceCount, brokerOutages: this.parts.brokers.outages };
+    return { appends: this.appendCount, flushes: this.produceCount };
   }
 
   health(): LogHealth {
@@ -210,6 +211,10 @@ class KafkaLog implements EventLog, KeyedHeads, CommitFeed {
     const { results, records } = answered(byPartition, metadata, timestampMs);
     if (records.length > 0) this.committed.notify(() => records);
     return results;
+  }
+
+  brokerOutages(): number {
+    return this.parts.brokers.outages;
   }
 
   async latest(key: string): Promise<Cursor> {

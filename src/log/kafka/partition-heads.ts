@@ -10,7 +10,8 @@ import { confirmLeader } from './leader-confirmation.js';
 import { sharedRead } from '../batcher.js';
 import { groupFreeCluster } from './group-free-cluster.js';
 import type { BrokerReachability } from './brokers.js';
-import { DISCONNECT_MS, settleWithin } from '../settle-within.js';
+import { settleWithin } from '../settle-within.js';
+import { DISCONNECT_MS } from './disconnect.js';
 
 export interface PartitionHeadsOptions {
   readonly kafka: Kafka;

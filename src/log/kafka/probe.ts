@@ -8,7 +8,8 @@ import type { BrokerReachability } from './brokers.js';
 import { ProbeSilenceError } from './errors.js';
 import type { KafkaHealth } from './health.js';
 import { countChanged } from './partition-count.js';
-import { DISCONNECT_MS, settleWithin } from '../settle-within.js';
+import { settleWithin } from '../settle-within.js';
+import { DISCONNECT_MS } from './disconnect.js';
 
 export interface KafkaProbeOptions {
   readonly admin: Admin;

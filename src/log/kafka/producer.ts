@@ -7,7 +7,8 @@ import type { KafkaConfig } from '../../config.js';
 import type { BrokerReachability } from './brokers.js';
 import { createKafkaClient, REQUEST_TIMEOUT_MS } from './client.js';
 import { RenewingProducer } from './renewing-producer.js';
-import { DISCONNECT_MS, settleWithin } from '../settle-within.js';
+import { settleWithin } from '../settle-within.js';
+import { DISCONNECT_MS } from './disconnect.js';
 
 const { Partitioners } = kafkajs;
 
