@@ -2,7 +2,7 @@
 // templates and statuses only: never ids, names or tokens.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { cursorLag, cursorTotal, type EventLog } from '../log/event-log.js';
-import { hasBrokerFigures } from '../log/capabilities.js';
+import { hasBrokerFigures, type BrokerFigures } from '../log/capabilities.js';
 import type { Projector } from '../projector/projector.js';
 import type { ProjectionHealth } from '../projector/health.js';
 import type { KeyStore } from '../keys/key-store.js';
@@ -130,14 +130,16 @@ export function createMetrics({ log, keys, projector, health, runtimeVersion = f
       this.inc(log.stats().flushes);
     },
   });
-  if (hasBrokerFigures(log)) {
+  // The event log's and the key store's clients each watch the brokers (a create's key write can be the first to find one gone).
+  const brokerClients: BrokerFigures[] = [log, keys].filter(hasBrokerFigures);
+  if (brokerClients.length > 0) {
     new Counter({
       name: 'reports_kafka_broker_outages_total',
-      help: 'Times a Kafka broker became unreachable from this instance (each is logged once, as is its return)',
+      help: 'Times a Kafka broker became unreachable from this instance, by its event log or its key store (each is logged once, as is its return)',
       registers: [registry],
       collect() {
         this.reset();
-        this.inc(log.brokerOutages());
+        this.inc(brokerClients.reduce((sum, client) => sum + client.brokerOutages(), 0));
       },
     });
   }

@@ -91,7 +91,7 @@ export async function openKafkaKeyStore({ config, logger, writeTimeoutMs, maxPen
   const deadlines = new Deadlines();
   const { partitions, maxMessageBytes } = facts;
   const lanes = new KeyLanes({ send: (record) => producer.send(record), topic: config.keyTopic, partitions, produceTimeoutMs, maxMessageBytes, maxPendingPerLane: maxPendingWrites, leaderOf: (partition) => heads.leaderOf(partition), deadlines });
-  const store = new KafkaKeys({ config, log, writeTimeoutMs, random, facts, producer, lanes, deadlines, follow, counts });
+  const store = new KafkaKeys({ config, log, writeTimeoutMs, random, facts, producer, lanes, deadlines, follow, counts, brokers });
   try {
     await producer.connect();
     await store.caughtUp();
@@ -120,6 +120,8 @@ interface KafkaKeysParts {
   /** The writes' timeouts (cleared at close). */
   readonly deadlines: Deadlines;
   readonly follow: (handlers: Pick<ConstructorParameters<typeof KeyFollower>[0], 'apply' | 'applied' | 'failed'>) => KeyFollower;
+  /** Which brokers this store's clients find unreachable (for /metrics). */
+  readonly brokers: BrokerReachability;
 }
 
 class KafkaKeys implements KafkaKeyStore {
@@ -180,6 +182,10 @@ class KafkaKeys implements KafkaKeyStore {
 
   stats(): KafkaKeyStoreStats {
     return { ...this.parts.counts, keys: this.memory.size };
+  }
+
+  brokerOutages(): number {
+    return this.parts.brokers.outages;
   }
 
   heldIds(): IterableIterator<string> {

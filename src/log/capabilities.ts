@@ -87,12 +87,12 @@ export function offers<C>(log: EventLog, methods: readonly (keyof C & string)[])
   return methods.every((method) => typeof members[method] === 'function');
 }
 
-/** A log served by brokers (Kafka) counts the times one of them became unreachable from this instance. */
+/** A client of brokers (Kafka's event log, its key store) counts the times one of them became unreachable from it. */
 export interface BrokerFigures {
   brokerOutages(): number;
 }
 
-export const hasBrokerFigures = (log: EventLog): log is EventLog & BrokerFigures => offers<BrokerFigures>(log, ['brokerOutages']);
+export const hasBrokerFigures = <T extends object>(client: T): client is T & BrokerFigures => typeof (client as Partial<BrokerFigures>).brokerOutages === 'function';
 export const hasKeyedHeads = (log: EventLog): log is EventLog & KeyedHeads => offers<KeyedHeads>(log, ['latest', 'partitionFor']);
 export const hasResumableScan = (log: EventLog): log is EventLog & ResumableScan => offers<ResumableScan>(log, ['resumePoint', 'scanFrom']);
 export const hasCommitFeed = (log: EventLog): log is EventLog & CommitFeed => offers<CommitFeed>(log, ['onCommit']);

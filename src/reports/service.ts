@@ -113,8 +113,8 @@ export class ReportService {
         // (another instance's, not yet folded here): its key is destroyed (the event can never take
         // effect), and the request decided again on the state that now holds those writes.
         if (outcome === 'void') {
-          // The log and the fold took it: this instance can write (readiness); what follows is a new attempt.
-          this.outcomes.voided(ticket, this.clockMs());
+          // The log and the fold took it: for readiness it counts unless the request ends in a 503.
+          this.outcomes.voided(ticket);
           await this.erase([key.id], id, deadline);
           continue;
         }
@@ -153,9 +153,9 @@ export class ReportService {
         const live = state.get(id);
         const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
         const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion, auth), deadline, traceContext);
-        // Void: the log and the fold took it, so this instance can write (readiness); decided again, a new attempt.
+        // Void: the log and the fold took it (for readiness it counts unless the request ends in a 503); decided again.
         if (outcome === 'void') {
-          this.outcomes.voided(ticket, this.clockMs());
+          this.outcomes.voided(ticket);
           continue;
         }
         // Deleted: its content is erased, and the deletion recorded, before the answer says so.

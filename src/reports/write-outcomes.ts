@@ -27,6 +27,8 @@ export class WriteOutcomes {
   private lastUnconfirmed = { startMs: Number.NEGATIVE_INFINITY, answeredMs: Number.NEGATIVE_INFINITY };
   /** The writes under way and when each began; insertion order is start order. */
   private readonly underWay = new Map<WriteTicket, number>();
+  /** Writes under way one of whose attempts the fold voided (see voided). */
+  private readonly voidedTickets = new Set<WriteTicket>();
   private nextTicket: WriteTicket = 0;
 
   constructor(
@@ -49,23 +51,24 @@ export class WriteOutcomes {
 
   /**
    * The write went through the log and the fold, which voided it (decided on a state another write
-   * had moved on from): the instance can write. The request decides again, a new attempt begun
-   * now, whose own failure or long wait counts as any write's.
+   * had moved on from), and the request decides again. It counts as confirmed once the request is
+   * answered other than 503 (unchanged, a conflict, not found): the instance's writes reach the
+   * log. Answered 503 in the end, it counts as that 503.
    */
-  voided(ticket: WriteTicket, atMs: number): void {
-    this.confirmed(ticket);
-    // Moved to the end: insertion order stays start order.
-    if (this.underWay.delete(ticket)) this.underWay.set(ticket, atMs);
+  voided(ticket: WriteTicket): void {
+    this.voidedTickets.add(ticket);
   }
 
   /** The write was answered 503: the log or the projection did not confirm it in time. */
   unconfirmed(ticket: WriteTicket, atMs: number): void {
+    this.voidedTickets.delete(ticket);
     const startMs = this.underWay.get(ticket);
     if (startMs !== undefined && startMs >= this.lastUnconfirmed.startMs) this.lastUnconfirmed = { startMs, answeredMs: atMs };
   }
 
   /** The write was answered, whatever the answer (after `confirmed` or `unconfirmed`). */
   finished(ticket: WriteTicket): void {
+    if (this.voidedTickets.delete(ticket)) this.confirmed(ticket);
     this.underWay.delete(ticket);
   }
 

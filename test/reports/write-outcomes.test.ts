@@ -71,15 +71,22 @@ waiting('a write confirmed that began before the waiting one does not end it', (
   writes.finished(early);
   assert.is(writes.failing(3000), true);
 });
-waiting('a voided write counts as confirmed, and the request deciding again is a new attempt: its own 503 or long wait counts', () => {
-  const writes = new WriteOutcomes(2500, 5000);
-  const ticket = writes.started(0);
-  writes.voided(ticket, 1000);
-  assert.is(writes.failing(3000), false, 'the voided attempt went through; the new one has waited 2 s');
-  assert.is(writes.failing(3600), true, 'the new attempt has waited 2.6 s, none begun after it confirmed');
-  writes.unconfirmed(ticket, 6000);
-  writes.finished(ticket);
-  assert.is(writes.failing(6000), true, "the new attempt's 503 counts");
+waiting('a voided write counts as confirmed once its request is answered other than 503, and not when it ends in a 503', () => {
+  const answered = new WriteOutcomes(2500, 5000);
+  const slow = answered.started(0);
+  const voided = answered.started(1000);
+  answered.voided(voided);
+  assert.is(answered.failing(3000), true, 'voided, not answered yet: the write begun at 0 has waited 3 s');
+  answered.finished(voided);
+  assert.is(answered.failing(3000), false, 'the voided request was answered (unchanged, say): writes reach the log');
+  answered.finished(slow);
+
+  const failed = new WriteOutcomes(2500, 5000);
+  const ticket = failed.started(0);
+  failed.voided(ticket);
+  failed.unconfirmed(ticket, 5000);
+  failed.finished(ticket);
+  assert.is(failed.failing(5000), true, 'voided, then answered 503: the 503 counts');
 });
 
 waiting('a finished write no longer counts', () => {
