@@ -6,7 +6,7 @@
 // Every head read is confirmed by the partition's other replicas (leader-confirmation.ts): a leader
 // cut off from them answers with a head that no longer moves.
 import type { Broker, Cluster, Kafka } from 'kafkajs';
-import { confirmLeader } from './leader-confirmation.js';
+import { confirmLeader, DeposedLeaderError } from './leader-confirmation.js';
 import { sharedRead } from '../batcher.js';
 import { groupFreeCluster } from './group-free-cluster.js';
 import type { BrokerReachability } from './brokers.js';
@@ -23,6 +23,9 @@ export interface PartitionHeadsOptions {
   /** The topic's min.insync.replicas: replicas - it of the others must confirm a leader (leader-confirmation.ts; 1 when not given). */
   readonly minInsyncReplicas?: number;
 }
+
+/** Reads of a head a moved leadership may take (each after the metadata is refreshed). */
+const DEPOSED_READS = 3;
 
 /** How long a replica that did not answer a leader confirmation is counted as not answering, unasked. */
 const SILENT_REPLICA_MS = 1000;
@@ -100,7 +103,22 @@ export class PartitionHeads {
     return this.cluster;
   }
 
+  /**
+   * The head, read again (metadata refreshed) when the broker it came from no longer leads: while a
+   * leadership moves (a clean restart, an election) the first read often asks the old leader, and
+   * one more read asks the new one, where failing would answer 503 for nothing.
+   */
   private async read(partition: number): Promise<number> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.readOnce(partition);
+      } catch (error) {
+        if (!(error instanceof DeposedLeaderError) || attempt >= DEPOSED_READS) throw error;
+      }
+    }
+  }
+
+  private async readOnce(partition: number): Promise<number> {
     const cluster = await this.connected();
     const { topic } = this.options;
     try {
