@@ -67,6 +67,14 @@ answers('counts a 503 answered before the time-out ran out for a write already c
   assert.equal(problems.map((p) => p.kind), ['misanswered']);
 });
 
+answers('accepts a 503 for a write whose event landed void (decided again, it could not be answered in time): nothing took effect', () => {
+  const story = new Story();
+  story.write({ op: 'create', id: X, name: 'a', instance: 'A', sentMs: 0, answeredMs: 10, status: 200 });
+  const voided = story.request({ op: 'create', id: X, name: 'b', instance: 'B', sentMs: 0, answeredMs: 900, status: 503 });
+  story.land(voided, 20);
+  assert.equal(answersAgainstFold(story.requests, foldTopic(story.topic, story.requests), 5000), []);
+});
+
 answers('accepts a 503 given at the time-out for a write that landed just before it (the projection wait ran out)', () => {
   const story = new Story();
   const write = story.request({ op: 'create', id: X, name: 'a', sentMs: 0, answeredMs: 5001, status: 503 });

@@ -28,7 +28,8 @@ export function answersAgainstFold(requests: readonly RequestRecord[], folded: F
       else if (event !== undefined && !holds(request, event)) problems.push({ kind: 'lost', id: request.id, detail: `${describe(request)}: after its event at ${event.partition}:${event.offset} the report is ${event.nameAfter === undefined ? 'absent' : `"${event.nameAfter}"`}` });
     } else if ((request.status === 404 || request.status === 409) && event?.effective === true) {
       problems.push({ kind: 'misanswered', id: request.id, detail: `${describe(request)}: its event at ${event.partition}:${event.offset} took effect` });
-    } else if (request.status === 503 && event !== undefined && event.landedMs <= request.answeredMs && request.answeredMs - request.sentMs < writeTimeoutMs) {
+    } else if (request.status === 503 && event?.effective === true && event.landedMs <= request.answeredMs && request.answeredMs - request.sentMs < writeTimeoutMs) {
+      // Applied, and known so before the time-out ran out. A voided event's 503 is true: nothing took effect.
       const detail = `${describe(request)} after ${request.answeredMs - request.sentMs} ms (${request.message ?? ''}), but its event at ${event.partition}:${event.offset} had landed ${request.answeredMs - event.landedMs} ms before`;
       problems.push({ kind: 'misanswered', id: request.id, detail });
     }
