@@ -15,8 +15,13 @@ const REQUESTS = 4000;
 const CONCURRENCY = 100;
 /** Stated bound: the server's resident memory grows by less than this during the outage. */
 const RSS_GROWTH_BOUND_MB = 96;
-/** A request is answered within its write timeout, plus this much for a loaded 2-core machine. */
-const ANSWER_SLACK_MS = 1500;
+/**
+ * A request is answered within its write timeout, plus this much for a loaded 2-core machine: the
+ * time is measured by this process's 100 clients, which share the cores with the server and with the
+ * other test lanes (2008 ms seen once with two lanes beside). An answer that waited for the paused
+ * broker would take the whole outage, tens of seconds.
+ */
+const ANSWER_SLACK_MS = 2500;
 
 async function rssMb(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');

@@ -1,0 +1,106 @@
+// The parent's side of `run-tests --lanes N`: N worker processes (test-worker.ts) take files from
+// one queue as they finish their last, and the files matching --alongside go to one lane of their
+// own. A worker's output is held until its file ends and then written in one piece, so lanes never
+// interleave their lines. A worker that dies mid-file costs that file (counted failed) and is
+// replaced; a file that hangs stops the run, as it did when one process ran everything.
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { FILE_ENDED, type FileCounts } from './test-file-ended.js';
+
+export interface Tally {
+  passed: number;
+  total: number;
+  skipped: number;
+  readonly failedFiles: string[];
+  /** Seconds per file run, in the order the files ended. */
+  readonly times: Map<string, number>;
+  /** Why the run stopped before its queue was done (a hung file), if it did. */
+  stopped?: string;
+}
+
+export interface TestFile {
+  readonly path: string;
+  readonly name: string;
+}
+
+export interface LanesOptions {
+  /** The compiled test-worker.js. */
+  readonly worker: string;
+  readonly files: readonly TestFile[];
+  readonly lanes: number;
+  readonly alongside: readonly TestFile[];
+  readonly write: (text: string) => void;
+}
+
+type Worker = ChildProcessByStdio<Writable, Readable, null>;
+
+export function runLanes(options: LanesOptions): Promise<Tally> {
+  const tally: Tally = { passed: 0, total: 0, skipped: 0, failedFiles: [], times: new Map() };
+  const workers = new Set<Worker>();
+  let finish: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (finish = resolve));
+
+  const add = (counts: FileCounts) => {
+    tally.passed += counts.passed;
+    tally.total += counts.total;
+    tally.skipped += counts.skipped;
+    if (counts.failed) tally.failedFiles.push(counts.file);
+    tally.times.set(counts.file, counts.seconds);
+  };
+  const stop = (why: string) => {
+    tally.stopped ??= why;
+    for (const worker of workers) worker.kill('SIGTERM');
+  };
+
+  /** One lane: a worker that runs `queue`'s files one by one; a fresh worker if one dies. */
+  const lane = (queue: TestFile[]): Promise<void> =>
+    new Promise((laneDone) => {
+      const start = () => {
+        const worker: Worker = spawn(process.execPath, [options.worker], { stdio: ['pipe', 'pipe', 'inherit'] });
+        workers.add(worker);
+        let current: TestFile | undefined;
+        let held = '';
+        let partial = '';
+        const next = () => {
+          current = tally.stopped === undefined ? queue.shift() : undefined;
+          if (current) worker.stdin.write(`${JSON.stringify([current.path, current.name])}\n`);
+          else worker.stdin.end();
+        };
+        worker.stdout.on('data', (chunk: Buffer) => {
+          const lines = (partial + chunk.toString()).split('\n');
+          partial = lines.pop() ?? '';
+          for (const line of lines) {
+            if (!line.startsWith(FILE_ENDED)) {
+              held += `${line}\n`;
+              continue;
+            }
+            const counts = JSON.parse(line.slice(FILE_ENDED.length)) as FileCounts;
+            options.write(held);
+            held = '';
+            add(counts);
+            if (counts.hung) stop(`${counts.file} hung`);
+            next();
+          }
+        });
+        worker.on('close', (code, signal) => {
+          workers.delete(worker);
+          if (current !== undefined && tally.stopped === undefined) {
+            // Died mid-file (an uncaught error, a crash): that file failed; the rest go on.
+            options.write(`${held}${partial}\nrun-tests: the lane running ${current.name} exited (${signal ?? `code ${code}`}): counted as failed\n`);
+            add({ file: current.name, passed: 0, total: 1, skipped: 0, failed: true, hung: false, seconds: 0 });
+            start();
+            return;
+          }
+          if (held || partial) options.write(held + partial);
+          laneDone();
+        });
+        next();
+      };
+      if (queue.length > 0) start();
+      else laneDone();
+    });
+
+  const queue = [...options.files];
+  void Promise.all([lane([...options.alongside]), ...Array.from({ length: options.lanes }, () => lane(queue))]).then(() => finish());
+  return done.then(() => tally);
+}
