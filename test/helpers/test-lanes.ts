@@ -30,6 +30,8 @@ export interface LanesOptions {
   readonly lanes: number;
   readonly alongside: readonly TestFile[];
   readonly write: (text: string) => void;
+  /** The workers' environment (this process's unless given). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 type Worker = ChildProcessByStdio<Writable, Readable, null>;
@@ -56,7 +58,7 @@ export function runLanes(options: LanesOptions): Promise<Tally> {
   const lane = (queue: TestFile[]): Promise<void> =>
     new Promise((laneDone) => {
       const start = () => {
-        const worker: Worker = spawn(process.execPath, [options.worker], { stdio: ['pipe', 'pipe', 'inherit'] });
+        const worker: Worker = spawn(process.execPath, [options.worker], { stdio: ['pipe', 'pipe', 'inherit'], env: options.env ?? process.env });
         workers.add(worker);
         let current: TestFile | undefined;
         let held = '';

@@ -1,0 +1,46 @@
+// run-tests' lanes (test/helpers/test-lanes.ts with the real worker) on fixture files: the counts
+// add up across lanes, a file's output comes in one piece, a failing, throwing or crashing file is
+// one failure and the rest still run, and a hung file stops the run.
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { runLanes, type TestFile } from './helpers/test-lanes.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const worker = join(here, 'helpers', 'test-worker.js');
+const fixture = (name: string): TestFile => ({ path: join(here, 'fixtures', 'lanes', `${name}.js`), name });
+
+async function run(files: string[], options: { lanes?: number; alongside?: string[]; timeoutS?: number } = {}) {
+  let output = '';
+  const env = { ...process.env, TEST_FILE_TIMEOUT_S: String(options.timeoutS ?? 60) };
+  const tally = await runLanes({ worker, files: files.map(fixture), lanes: options.lanes ?? 2, alongside: (options.alongside ?? []).map(fixture), write: (text) => (output += text), env });
+  return { tally, output };
+}
+
+test('adds up the tests of every lane, the one alongside too, and prints each file whole with its time', async () => {
+  const { tally, output } = await run(['passes', 'fails'], { alongside: ['also-passes'] });
+  assert.equal([tally.passed, tally.total, tally.failedFiles], [6, 7, ['fails']]);
+  assert.equal([...tally.times.keys()].sort(), ['also-passes', 'fails', 'passes']);
+  assert.is(tally.stopped, undefined);
+  assert.match(output, /^passes\n[^\n]*\(2 \/ 2\)\n \d+\.\d s\n/m);
+  assert.match(output, /^also-passes\n[^\n]*\(3 \/ 3\)\n \d+\.\d s\n/m);
+  assert.match(output, /^fails\n[^\n]*\(1 \/ 2\)\n\n\s+FAIL [^\n]*"fails"/m);
+});
+
+test('a file that throws at import, or ends its process, is one failure; the lane goes on with a new worker', async () => {
+  const { tally, output } = await run(['throws', 'crashes', 'passes', 'also-passes'], { lanes: 1 });
+  assert.equal([tally.passed, tally.total, tally.failedFiles.sort()], [5, 7, ['crashes', 'throws']]);
+  assert.match(output, /throws threw: Error: thrown at import/);
+  assert.match(output, /the lane running crashes exited \(code 3\): counted as failed/);
+});
+
+test('a hung file is a failure and stops the run, with what it holds open', async () => {
+  const { tally, output } = await run(['hangs', 'passes'], { lanes: 1, timeoutS: 1 });
+  assert.is(tally.stopped, 'hangs hung');
+  assert.equal(tally.failedFiles, ['hangs']);
+  assert.is(tally.times.has('passes'), false);
+  assert.match(output, /hangs still running after 1 s \(TEST_FILE_TIMEOUT_S\): counted as failed, the run stops here; open: .*Timeout/);
+});
+
+test.run();
