@@ -26,7 +26,10 @@ export default defineConfig(
       '@typescript-eslint/return-await': ['error', 'error-handling-correctness-only'],
       // An AbortSignal's reason (typed any) and a rejection being passed on (unknown) are handed on
       // unchanged, as Node's own APIs do; rejecting with a string or a number is still reported.
-      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
+      '@typescript-eslint/prefer-promise-reject-errors': [
+        'error',
+        { allowThrowingAny: true, allowThrowingUnknown: true },
+      ],
       // Off: tsc already refuses unused locals and parameters (noUnusedLocals, noUnusedParameters).
       '@typescript-eslint/no-unused-vars': 'off',
     },

@@ -1,15 +1,28 @@
 // Bytes <-> events. Pure; a consumer reading the topic decodes with the same function the service uses.
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { PlainReportCreatedData, ReportCreated, ReportDeleted, ReportEvent, SealedReportCreatedData } from './events.js';
+import {
+  PlainReportCreatedData,
+  ReportCreated,
+  ReportDeleted,
+  ReportEvent,
+  SealedReportCreatedData,
+} from './events.js';
 
 const checkEvent = TypeCompiler.Compile(ReportEvent);
 // A union's own error says only "Expected union value" at the root; checking against the variant
 // the value names in `type` gives a reason with the path of the field that is wrong.
-const checkVariant = { ReportCreated: TypeCompiler.Compile(ReportCreated), ReportDeleted: TypeCompiler.Compile(ReportDeleted) };
+const checkVariant = {
+  ReportCreated: TypeCompiler.Compile(ReportCreated),
+  ReportDeleted: TypeCompiler.Compile(ReportDeleted),
+};
 // A create's data is sealed or in the clear: the reason comes from the form it says it has.
-const checkCreatedData = { sealed: TypeCompiler.Compile(SealedReportCreatedData), plain: TypeCompiler.Compile(PlainReportCreatedData) };
+const checkCreatedData = {
+  sealed: TypeCompiler.Compile(SealedReportCreatedData),
+  plain: TypeCompiler.Compile(PlainReportCreatedData),
+};
 
-export type Decoded = { readonly ok: true; readonly event: ReportEvent } | { readonly ok: false; readonly reason: string };
+export type Decoded =
+  { readonly ok: true; readonly event: ReportEvent } | { readonly ok: false; readonly reason: string };
 
 const INT64_DIGITS = '9223372036854775807';
 
@@ -38,9 +51,11 @@ export function decodeEvent(value: Uint8Array): Decoded {
     if (!inInt64(parsed.data.id)) return { ok: false, reason: '/data/id: outside the int64 range' };
     return { ok: true, event: parsed };
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, reason: '/: value is not a JSON object' };
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return { ok: false, reason: '/: value is not a JSON object' };
   const type: unknown = (parsed as { type?: unknown }).type;
-  if (type !== 'ReportCreated' && type !== 'ReportDeleted') return { ok: false, reason: '/type: must be ReportCreated or ReportDeleted' };
+  if (type !== 'ReportCreated' && type !== 'ReportDeleted')
+    return { ok: false, reason: '/type: must be ReportCreated or ReportDeleted' };
   const first = checkVariant[type].Errors(parsed).First();
   const data: unknown = (parsed as { data?: unknown }).data;
   if (type === 'ReportCreated' && first?.path === '/data' && typeof data === 'object' && data !== null) {

@@ -42,7 +42,11 @@ export const PlainReportCreatedData = Type.Object(
     tag: Type.Optional(Type.String()),
     idempotencyKey: Type.Optional(IdempotencyKey),
   },
-  { additionalProperties: false, description: 'Name and tag in the clear: a create written before erasure, or by another producer; as valid as a sealed one' },
+  {
+    additionalProperties: false,
+    description:
+      'Name and tag in the clear: a create written before erasure, or by another producer; as valid as a sealed one',
+  },
 );
 export type PlainReportCreatedData = Static<typeof PlainReportCreatedData>;
 
@@ -53,7 +57,10 @@ export const SealedReportCreatedData = Type.Object(
     sealed: SealedContent,
     idempotencyKey: Type.Optional(IdempotencyKey),
   },
-  { additionalProperties: false, description: 'A create as the service writes it: name and tag sealed (`sealed`) in place of `name` and `tag`' },
+  {
+    additionalProperties: false,
+    description: 'A create as the service writes it: name and tag sealed (`sealed`) in place of `name` and `tag`',
+  },
 );
 export type SealedReportCreatedData = Static<typeof SealedReportCreatedData>;
 
@@ -80,8 +87,14 @@ export type ReportDeletedData = Static<typeof ReportDeletedData>;
  * lookahead so that validators outside JavaScript (RE2, for one) can compile the pattern.
  */
 export const Traceparent = Type.Intersect(
-  [Type.String({ pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' }), Type.Not(Type.String({ pattern: '^00-(0{32}|[0-9a-f]{32}-0{16})-' }))],
-  { description: 'W3C Trace Context traceparent of the span that wrote the event (CloudEvents distributed-tracing extension)' },
+  [
+    Type.String({ pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' }),
+    Type.Not(Type.String({ pattern: '^00-(0{32}|[0-9a-f]{32}-0{16})-' })),
+  ],
+  {
+    description:
+      'W3C Trace Context traceparent of the span that wrote the event (CloudEvents distributed-tracing extension)',
+  },
 );
 
 const TRACESTATE_KEY = '(?:[a-z][_0-9a-z*/-]{0,255}|[a-z0-9][_0-9a-z*/-]{0,240}@[a-z][_0-9a-z*/-]{0,13})';
@@ -95,7 +108,8 @@ export const Tracestate = Type.String({
   minLength: 1,
   maxLength: TRACESTATE_MAX_CHARS,
   pattern: `^${TRACESTATE_MEMBER}(,${TRACESTATE_MEMBER}){0,31}$`,
-  description: 'W3C Trace Context tracestate that travelled with the traceparent (CloudEvents distributed-tracing extension)',
+  description:
+    'W3C Trace Context tracestate that travelled with the traceparent (CloudEvents distributed-tracing extension)',
 });
 
 /**
@@ -120,11 +134,13 @@ export const ExpectedVersion = Type.Integer({
  */
 export const AuthType = Type.String({
   minLength: 1,
-  description: 'CloudEvents authcontext extension: the kind of principal that wrote the event; the service writes `api_key` (a bearer token)',
+  description:
+    'CloudEvents authcontext extension: the kind of principal that wrote the event; the service writes `api_key` (a bearer token)',
 });
 export const AuthId = Type.String({
   minLength: 1,
-  description: 'CloudEvents authcontext extension: the principal that wrote the event; the service writes the name of the token (tokens file) and leaves it out for an unnamed token. Never the token itself',
+  description:
+    'CloudEvents authcontext extension: the principal that wrote the event; the service writes the name of the token (tokens file) and leaves it out for an unnamed token. Never the token itself',
 });
 
 /** The authcontext attributes of an event a request writes (authclaims is never written). */

@@ -41,14 +41,27 @@ export type IdempotencyState = Map<string, KeyedRequest>;
 export function outcomeOf(reports: ReportsView, event: FoldEvent, change: Evolution): KeyedRequest | undefined {
   if (change.kind === 'void' && change.reason === 'superseded') return undefined;
   const id = event.data.id;
-  if (event.type === 'ReportDeleted') return { op: 'delete', id, outcome: change.kind === 'deleted' ? { kind: 'deleted' } : { kind: 'not-found' } };
+  if (event.type === 'ReportDeleted')
+    return { op: 'delete', id, outcome: change.kind === 'deleted' ? { kind: 'deleted' } : { kind: 'not-found' } };
   // A create took effect (the report's next version), or was void because the report exists.
   const version = reports.version(id);
-  return { op: 'create', id, outcome: change.kind === 'created' ? { kind: 'created', incarnation: version + 1 } : { kind: 'found', incarnation: version } };
+  return {
+    op: 'create',
+    id,
+    outcome:
+      change.kind === 'created'
+        ? { kind: 'created', incarnation: version + 1 }
+        : { kind: 'found', incarnation: version },
+  };
 }
 
 /** Records the key of `event` (if any) with what the fold decided for it; call before `change` is applied. */
-export function evolveIdempotency(keys: IdempotencyState, reports: ReportsView, event: FoldEvent, change: Evolution): void {
+export function evolveIdempotency(
+  keys: IdempotencyState,
+  reports: ReportsView,
+  event: FoldEvent,
+  change: Evolution,
+): void {
   const key = event.data.idempotencyKey;
   if (key === undefined || keys.has(key)) return;
   const request = outcomeOf(reports, event, change);

@@ -15,7 +15,8 @@ export function eventsJsonSchema(): Json {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     $id: 'urn:report-store:events',
     title: 'Report Store events',
-    description: 'The value of every message on the report events topic: a CloudEvents 1.0 envelope (structured mode). Key: the report id as a decimal string.',
+    description:
+      'The value of every message on the report events topic: a CloudEvents 1.0 envelope (structured mode). Key: the report id as a decimal string.',
     oneOf: [{ $ref: '#/$defs/ReportCreated' }, { $ref: '#/$defs/ReportDeleted' }],
     $defs: { ReportCreated: plainSchema(ReportCreated), ReportDeleted: plainSchema(ReportDeleted) },
   };

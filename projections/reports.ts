@@ -128,7 +128,8 @@ export function evolution(state: ReportsView, event: FoldEvent): Evolution {
 
 /** What a create's data makes the report: its content in the clear, or sealed with what opens it. */
 function contentOf(data: ReportCreatedData, expectedversion: number | undefined): ReportContent {
-  if (isSealed(data)) return expectedversion === undefined ? { sealed: data.sealed } : { sealed: data.sealed, expectedversion };
+  if (isSealed(data))
+    return expectedversion === undefined ? { sealed: data.sealed } : { sealed: data.sealed, expectedversion };
   return data.tag === undefined ? { name: data.name } : { name: data.name, tag: data.tag };
 }
 

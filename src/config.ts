@@ -7,7 +7,10 @@ import { isIP } from 'node:net';
 
 export class ConfigError extends Error {
   /** `reason` without the variable's name, for messages that name the setting another way (a flag). */
-  constructor(readonly variable: string, readonly reason: string) {
+  constructor(
+    readonly variable: string,
+    readonly reason: string,
+  ) {
     super(`${variable}: ${reason}`);
     this.name = 'ConfigError';
   }
@@ -77,13 +80,40 @@ export type Env = Readonly<Record<string, string | undefined>>;
 
 /** Every variable this file reads (docker-compose.yml is checked against this list). */
 export const CONFIG_VARIABLES = [
-  'PORT', 'HOST', 'REPORTS_TOKENS', 'REPORTS_TOKENS_FILE', 'REPORTS_METRICS_TOKEN', 'REPORTS_DATA_DIR', 'KAFKA_BROKERS', 'REPORTS_TOPIC',
-  'REPORTS_TOPIC_PARTITIONS', 'REPORTS_TOPIC_REPLICATION_FACTOR', 'KAFKA_CLIENT_ID', 'KAFKA_SSL', 'KAFKA_SASL_MECHANISM',
-  'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD', 'REPORTS_BODY_LIMIT', 'REPORTS_NAME_MAX_CHARS', 'REPORTS_TAG_MAX_CHARS',
-  'REPORTS_WRITE_TIMEOUT_MS', 'LOG_LEVEL', 'REPORTS_EVENT_SOURCE', 'REPORTS_SNAPSHOT_EVERY', 'REPORTS_PROJECTION_STALL_MS',
-  'REPORTS_HEADERS_TIMEOUT_MS', 'REPORTS_REQUEST_TIMEOUT_MS', 'REPORTS_KEEP_ALIVE_TIMEOUT_MS', 'REPORTS_MAX_CONNECTIONS',
-  'REPORTS_MAX_PENDING_APPENDS', 'REPORTS_KEY_TOPIC', 'REPORTS_KEY_ERASURE_BOUND_MS', 'REPORTS_MAX_FEEDS', 'REPORTS_FEED_BUFFER',
-  'REPORTS_FEED_HEARTBEAT_MS', 'KAFKA_START_TIMEOUT_MS',
+  'PORT',
+  'HOST',
+  'REPORTS_TOKENS',
+  'REPORTS_TOKENS_FILE',
+  'REPORTS_METRICS_TOKEN',
+  'REPORTS_DATA_DIR',
+  'KAFKA_BROKERS',
+  'REPORTS_TOPIC',
+  'REPORTS_TOPIC_PARTITIONS',
+  'REPORTS_TOPIC_REPLICATION_FACTOR',
+  'KAFKA_CLIENT_ID',
+  'KAFKA_SSL',
+  'KAFKA_SASL_MECHANISM',
+  'KAFKA_SASL_USERNAME',
+  'KAFKA_SASL_PASSWORD',
+  'REPORTS_BODY_LIMIT',
+  'REPORTS_NAME_MAX_CHARS',
+  'REPORTS_TAG_MAX_CHARS',
+  'REPORTS_WRITE_TIMEOUT_MS',
+  'LOG_LEVEL',
+  'REPORTS_EVENT_SOURCE',
+  'REPORTS_SNAPSHOT_EVERY',
+  'REPORTS_PROJECTION_STALL_MS',
+  'REPORTS_HEADERS_TIMEOUT_MS',
+  'REPORTS_REQUEST_TIMEOUT_MS',
+  'REPORTS_KEEP_ALIVE_TIMEOUT_MS',
+  'REPORTS_MAX_CONNECTIONS',
+  'REPORTS_MAX_PENDING_APPENDS',
+  'REPORTS_KEY_TOPIC',
+  'REPORTS_KEY_ERASURE_BOUND_MS',
+  'REPORTS_MAX_FEEDS',
+  'REPORTS_FEED_BUFFER',
+  'REPORTS_FEED_HEARTBEAT_MS',
+  'KAFKA_START_TIMEOUT_MS',
 ] as const;
 /** The helpers below take only these names, so the list cannot fall behind what is read. */
 export type ConfigVariable = (typeof CONFIG_VARIABLES)[number];
@@ -132,9 +162,11 @@ function byteSize(env: Env, name: ConfigVariable, fallback: number, max = 8 * 10
   if (raw === undefined) return fallback;
   const match = /^(\d+)\s*([a-z]*)$/i.exec(raw);
   const unit = SIZE_UNITS[match?.[2]?.toLowerCase() ?? 'x'];
-  if (!match || unit === undefined) throw new ConfigError(name, `must be a size such as 65536, 64kb or 1mb, got "${raw}"`);
+  if (!match || unit === undefined)
+    throw new ConfigError(name, `must be a size such as 65536, 64kb or 1mb, got "${raw}"`);
   const bytes = Number(match[1]) * unit;
-  if (bytes < 1024 || bytes > max) throw new ConfigError(name, `must be between 1kb and ${max / 1024 ** 2}mb, got "${raw}"`);
+  if (bytes < 1024 || bytes > max)
+    throw new ConfigError(name, `must be between 1kb and ${max / 1024 ** 2}mb, got "${raw}"`);
   return bytes;
 }
 
@@ -146,12 +178,15 @@ function host(env: Env): string {
   const raw = text(env, 'HOST') ?? '127.0.0.1';
   if (isIP(raw) !== 0) return raw;
   if (/^\[.*\]$/.test(raw)) throw new ConfigError('HOST', `an IPv6 address is written without brackets, got "${raw}"`);
-  if (!HOST_NAME.test(raw) || /(?:^|\.)\d+\.?$/.test(raw)) throw new ConfigError('HOST', `must be an IP address or a host name, got "${raw}"`);
+  if (!HOST_NAME.test(raw) || /(?:^|\.)\d+\.?$/.test(raw))
+    throw new ConfigError('HOST', `must be an IP address or a host name, got "${raw}"`);
   return raw;
 }
 
 /** Config fields whose value can turn out bad only when used (a directory, an address): the variable behind each. */
-const VARIABLE_OF = { host: 'HOST', port: 'PORT', dataDir: 'REPORTS_DATA_DIR' } as const satisfies Partial<Record<keyof Config, ConfigVariable>>;
+const VARIABLE_OF = { host: 'HOST', port: 'PORT', dataDir: 'REPORTS_DATA_DIR' } as const satisfies Partial<
+  Record<keyof Config, ConfigVariable>
+>;
 
 /** A setting found bad at start, after parsing (the data directory cannot be created, the address not listened on). */
 export function settingError(field: keyof typeof VARIABLE_OF, message: string): ConfigError {
@@ -162,7 +197,11 @@ function httpLimits(env: Env): HttpLimits {
   const headersTimeoutMs = integer(env, 'REPORTS_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
   const requestTimeoutMs = integer(env, 'REPORTS_REQUEST_TIMEOUT_MS', 30_000, 100, 600_000);
   // Node refuses a headers time-out longer than the whole request's.
-  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('REPORTS_HEADERS_TIMEOUT_MS', `must not exceed REPORTS_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  if (headersTimeoutMs > requestTimeoutMs)
+    throw new ConfigError(
+      'REPORTS_HEADERS_TIMEOUT_MS',
+      `must not exceed REPORTS_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
   return Object.freeze({
     headersTimeoutMs,
     requestTimeoutMs,
@@ -174,7 +213,10 @@ function httpLimits(env: Env): HttpLimits {
 function tokenList(env: Env, name: 'REPORTS_TOKENS' | 'REPORTS_METRICS_TOKEN'): string[] {
   const raw = text(env, name);
   if (raw === undefined) return [];
-  const tokens = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const tokens = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   for (const token of tokens) checkToken(token, name);
   return tokens;
 }
@@ -182,7 +224,8 @@ function tokenList(env: Env, name: 'REPORTS_TOKENS' | 'REPORTS_METRICS_TOKEN'): 
 /** Validates one configured token entry (also used for lines of REPORTS_TOKENS_FILE). */
 export function checkToken(token: string, variable: string): void {
   if (token.startsWith('sha256:')) {
-    if (!/^sha256:[0-9a-f]{64}$/i.test(token)) throw new ConfigError(variable, 'a sha256: entry must be followed by 64 hex digits');
+    if (!/^sha256:[0-9a-f]{64}$/i.test(token))
+      throw new ConfigError(variable, 'a sha256: entry must be followed by 64 hex digits');
   } else if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) {
     // RFC 6750 b64token syntax: anything else could never be sent in an Authorization header.
     throw new ConfigError(variable, 'a token may hold only letters, digits and -._~+/ (RFC 6750)');
@@ -198,23 +241,38 @@ const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/;
 function kafkaConfig(env: Env): KafkaConfig | undefined {
   const raw = text(env, 'KAFKA_BROKERS');
   if (raw === undefined) return undefined;
-  const brokers = raw.split(',').map((b) => b.trim()).filter((b) => b !== '');
+  const brokers = raw
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b !== '');
   for (const broker of brokers) {
-    if (!/^[^\s:]+:\d{1,5}$/.test(broker)) throw new ConfigError('KAFKA_BROKERS', `entries must be host:port, got "${broker}"`);
+    if (!/^[^\s:]+:\d{1,5}$/.test(broker))
+      throw new ConfigError('KAFKA_BROKERS', `entries must be host:port, got "${broker}"`);
   }
   const topic = text(env, 'REPORTS_TOPIC') ?? DEFAULT_TOPIC;
   if (!TOPIC_NAME.test(topic)) throw new ConfigError('REPORTS_TOPIC', `is not a valid Kafka topic name: "${topic}"`);
   const keyTopic = text(env, 'REPORTS_KEY_TOPIC') ?? `${topic}.keys`;
-  if (!TOPIC_NAME.test(keyTopic)) throw new ConfigError('REPORTS_KEY_TOPIC', `is not a valid Kafka topic name: "${keyTopic}"`);
-  if (keyTopic === topic) throw new ConfigError('REPORTS_KEY_TOPIC', `must differ from REPORTS_TOPIC ("${topic}"): keys need a compacted topic of their own`);
+  if (!TOPIC_NAME.test(keyTopic))
+    throw new ConfigError('REPORTS_KEY_TOPIC', `is not a valid Kafka topic name: "${keyTopic}"`);
+  if (keyTopic === topic)
+    throw new ConfigError(
+      'REPORTS_KEY_TOPIC',
+      `must differ from REPORTS_TOPIC ("${topic}"): keys need a compacted topic of their own`,
+    );
   const mechanism = text(env, 'KAFKA_SASL_MECHANISM');
   let sasl: KafkaConfig['sasl'];
   if (mechanism !== undefined) {
     const username = text(env, 'KAFKA_SASL_USERNAME');
     const password = env['KAFKA_SASL_PASSWORD' satisfies ConfigVariable];
-    if (username === undefined) throw new ConfigError('KAFKA_SASL_USERNAME', 'is required when KAFKA_SASL_MECHANISM is set');
-    if (password === undefined || password === '') throw new ConfigError('KAFKA_SASL_PASSWORD', 'is required when KAFKA_SASL_MECHANISM is set');
-    sasl = { mechanism: oneOf(env, 'KAFKA_SASL_MECHANISM', ['plain', 'scram-sha-256', 'scram-sha-512'] as const, 'plain'), username, password };
+    if (username === undefined)
+      throw new ConfigError('KAFKA_SASL_USERNAME', 'is required when KAFKA_SASL_MECHANISM is set');
+    if (password === undefined || password === '')
+      throw new ConfigError('KAFKA_SASL_PASSWORD', 'is required when KAFKA_SASL_MECHANISM is set');
+    sasl = {
+      mechanism: oneOf(env, 'KAFKA_SASL_MECHANISM', ['plain', 'scram-sha-256', 'scram-sha-512'] as const, 'plain'),
+      username,
+      password,
+    };
   }
   return Object.freeze({
     brokers,
@@ -227,7 +285,13 @@ function kafkaConfig(env: Env): KafkaConfig | undefined {
     ...(sasl ? { sasl: Object.freeze(sasl) } : {}),
     keyTopic,
     // At least 10 s: the bound must hold the broker's cleaner back-off and a nudge's margin (docs/kafka.md).
-    keyErasureBoundMs: integer(env, 'REPORTS_KEY_ERASURE_BOUND_MS', DEFAULT_KEY_ERASURE_BOUND_MS, 10_000, 30 * DEFAULT_KEY_ERASURE_BOUND_MS),
+    keyErasureBoundMs: integer(
+      env,
+      'REPORTS_KEY_ERASURE_BOUND_MS',
+      DEFAULT_KEY_ERASURE_BOUND_MS,
+      10_000,
+      30 * DEFAULT_KEY_ERASURE_BOUND_MS,
+    ),
   });
 }
 

@@ -30,7 +30,9 @@ export class UnauthorizedError extends AppError {
 export class ForbiddenError extends AppError {
   constructor(message: string, scope: string, realm = 'reports') {
     // RFC 6750 §3.1: the token is valid but lacks the scope the request needs, which the challenge names.
-    super(403, message, { 'WWW-Authenticate': `Bearer realm="${realm}", error="insufficient_scope", scope="${scope}"` });
+    super(403, message, {
+      'WWW-Authenticate': `Bearer realm="${realm}", error="insufficient_scope", scope="${scope}"`,
+    });
   }
 }
 
@@ -66,7 +68,10 @@ export class PayloadTooLargeError extends AppError {
 
 export class EventTooLargeError extends AppError {
   constructor(sizeBytes: number, limitBytes: number) {
-    super(413, `the event would be ${sizeBytes} bytes, more than the ${limitBytes} bytes the event log accepts; shorten the name or tag`);
+    super(
+      413,
+      `the event would be ${sizeBytes} bytes, more than the ${limitBytes} bytes the event log accepts; shorten the name or tag`,
+    );
   }
 }
 

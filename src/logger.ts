@@ -57,7 +57,10 @@ export function createLogger(level: Config['logLevel'], destination?: Destinatio
   stream.on('drop', () => void dropped++);
   stream.on('drain', () => {
     if (dropped === 0) return;
-    logger.warn({ droppedLines: dropped, pendingLimitBytes: LOG_PENDING_LIMIT_BYTES }, 'log lines dropped: stdout did not take them');
+    logger.warn(
+      { droppedLines: dropped, pendingLimitBytes: LOG_PENDING_LIMIT_BYTES },
+      'log lines dropped: stdout did not take them',
+    );
     dropped = 0;
   });
   return logger;

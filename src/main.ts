@@ -6,7 +6,13 @@ import { processReloadSignal, processStopSignal } from './process-signals.js';
 const signal = processStopSignal();
 const reload = processReloadSignal();
 const { runCli } = await import('./cli/main.js');
-runCli(['serve', ...process.argv.slice(2)], { stdout: process.stdout, stderr: process.stderr, env: process.env, signal, reload }).then(
+runCli(['serve', ...process.argv.slice(2)], {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+  signal,
+  reload,
+}).then(
   (code) => process.exit(code),
   (error: unknown) => {
     process.stderr.write(`report-store: cannot start: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -9,7 +9,10 @@ import type { Stats } from 'node:fs';
 
 /** A path that is something other than a regular file (a FIFO, a directory, a socket, a device). */
 export class NotRegularFileError extends Error {
-  constructor(readonly path: string, readonly kind: string) {
+  constructor(
+    readonly path: string,
+    readonly kind: string,
+  ) {
     super(`${path} is ${kind}, not a regular file`);
     this.name = 'NotRegularFileError';
   }

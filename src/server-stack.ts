@@ -73,12 +73,23 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
   const log = await openEventLog(config, logger, newest && resumeOf(newest.snapshot), hooks);
   const closers = new Closers();
   closers.add('event log', () => log.close());
-  const unwind = () => closers.unwind((part, error) => logger.warn({ err: error, part }, 'could not close a part of the server'));
+  const unwind = () =>
+    closers.unwind((part, error) => logger.warn({ err: error, part }, 'could not close a part of the server'));
   try {
     const keys = await openKeyStore(log, config, logger);
     closers.add('key store', () => keys.close());
-    const snapshot = await loadNewestSnapshot({ dir: snapshots, log, head: await log.head(), logger, ...(newest ? { newest } : {}) });
-    if (snapshot) logger.info({ events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt }, 'loaded a snapshot; folding only the tail of the log');
+    const snapshot = await loadNewestSnapshot({
+      dir: snapshots,
+      log,
+      head: await log.head(),
+      logger,
+      ...(newest ? { newest } : {}),
+    });
+    if (snapshot)
+      logger.info(
+        { events: snapshot.model.counts.records, reports: snapshot.model.reports.size, createdAt: snapshot.createdAt },
+        'loaded a snapshot; folding only the tail of the log',
+      );
     const model = snapshot?.model ?? createReadModel();
     // A snapshot names the newest key its history refers to: a key store that never held it stops the start now.
     checkNewestKeyHeld(model, keys);
@@ -93,7 +104,11 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
     let wantDigest = false;
     closers.add('state digest', async () => {
       if (!wantDigest) return;
-      const lookup = await keys.lookup({ fresh: false }).catch((error: unknown) => void logger.warn({ err: error }, 'could not read the key store for the state digest'));
+      const lookup = await keys
+        .lookup({ fresh: false })
+        .catch(
+          (error: unknown) => void logger.warn({ err: error }, 'could not read the key store for the state digest'),
+        );
       digest = lookup === undefined ? undefined : stateDigest(model.reports, lookup);
     });
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
@@ -108,18 +123,38 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
         onFatal(error as Error);
         return;
       }
-      if (sweepBelow !== undefined) sweeping = sweepOrphanKeys(model, keys, sweepBelow, logger).catch((error: unknown) => void logger.warn({ err: error }, 'could not sweep the key store'));
+      if (sweepBelow !== undefined)
+        sweeping = sweepOrphanKeys(model, keys, sweepBelow, logger).catch(
+          (error: unknown) => void logger.warn({ err: error }, 'could not sweep the key store'),
+        );
     };
     // The service exists once the app is wired, after the projector starts; it is asked for nothing before it caught up.
     const wired: { service?: ReportService } = {};
-    const projector = new Projector({ log, logger, model, health, foldThreads: defaultFoldThreads(), onApplied: (records) => autoSnapshot.onApplied(records), onCaughtUp, onErased: (ended) => wired.service?.eraseLater(ended) });
+    const projector = new Projector({
+      log,
+      logger,
+      model,
+      health,
+      foldThreads: defaultFoldThreads(),
+      onApplied: (records) => autoSnapshot.onApplied(records),
+      onCaughtUp,
+      onErased: (ended) => wired.service?.eraseLater(ended),
+    });
     projector.start();
     closers.add('projector', async () => {
       await projector.stop();
       await autoSnapshot.idle();
       await sweeping;
     });
-    closers.add('head probe', startHeadProbe({ health, head: () => log.head(), projected: () => model.cursor, intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))) }));
+    closers.add(
+      'head probe',
+      startHeadProbe({
+        health,
+        head: () => log.head(),
+        projected: () => model.cursor,
+        intervalMs: Math.min(1000, Math.max(25, Math.floor(config.projectionStallMs / 4))),
+      }),
+    );
     const { logger: _logger, onFatal: _onFatal, ...shared } = wiring;
     const { app, service, feeds } = wire({ ...shared, logger, log, keys, projector });
     wired.service = service;
@@ -154,8 +189,20 @@ function readOnlyAnswer(req: IncomingMessage, res: ServerResponse): void {
   const [status, body] =
     path === '/healthz'
       ? [200, { status: 'ok' }]
-      : [503, { error: 503, message: path === '/readyz' ? 'not ready: the data directory is read-only; the service opens it again once it is writable' : 'the data directory is read-only; nothing was done, and retrying once it is writable again is safe' }];
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...(status === 503 ? { 'Retry-After': '5' } : {}) });
+      : [
+          503,
+          {
+            error: 503,
+            message:
+              path === '/readyz'
+                ? 'not ready: the data directory is read-only; the service opens it again once it is writable'
+                : 'the data directory is read-only; nothing was done, and retrying once it is writable again is safe',
+          },
+        ];
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    ...(status === 503 ? { 'Retry-After': '5' } : {}),
+  });
   res.end(JSON.stringify(body));
 }
 
@@ -231,9 +278,19 @@ export class Restartable {
     this.stack = undefined;
     this.watching = (async () => {
       // What was let go of: only the same history, at least as long, is taken up again.
-      const history = stack === undefined ? undefined : { identity: stack.log.identity, records: (await stack.log.head()).get(0) ?? 0 };
-      await stack?.close({ digest: false }).catch((error: unknown) => void logger.warn({ err: error }, 'closing the read-only data directory failed in part'));
-      logger.error({ dataDir: this.config.dataDir }, 'let go of the read-only data directory: every request but /healthz answers 503 until it is writable again (unmount, check and mount it now if a disk error made it read-only)');
+      const history =
+        stack === undefined
+          ? undefined
+          : { identity: stack.log.identity, records: (await stack.log.head()).get(0) ?? 0 };
+      await stack
+        ?.close({ digest: false })
+        .catch(
+          (error: unknown) => void logger.warn({ err: error }, 'closing the read-only data directory failed in part'),
+        );
+      logger.error(
+        { dataDir: this.config.dataDir },
+        'let go of the read-only data directory: every request but /healthz answers 503 until it is writable again (unmount, check and mount it now if a disk error made it read-only)',
+      );
       while (this.state === 'read-only') {
         await new Promise<void>((resolve) => {
           this.wake = resolve;
@@ -250,9 +307,12 @@ export class Restartable {
    * is open. Only a read-only file system again is tried again: any other failure, or another
    * history in its place, stops the server as it would stop a start.
    */
-  private async takeUpAgain(history: { readonly identity: string; readonly records: number } | undefined): Promise<boolean> {
+  private async takeUpAgain(
+    history: { readonly identity: string; readonly records: number } | undefined,
+  ): Promise<boolean> {
     const { logger, onFatal } = this.wiring;
-    if (!(await dirWritable(this.config.dataDir)) || !(await isFile(join(this.config.dataDir, EVENT_LOG_NAME)))) return false;
+    if (!(await dirWritable(this.config.dataDir)) || !(await isFile(join(this.config.dataDir, EVENT_LOG_NAME))))
+      return false;
     let next: Stack;
     try {
       next = await this.openStack(true);
@@ -264,17 +324,25 @@ export class Restartable {
       return false;
     }
     const records = (await next.log.head()).get(0) ?? 0;
-    if (this.state !== 'read-only' || (history !== undefined && (next.log.identity !== history.identity || records < history.records))) {
+    if (
+      this.state !== 'read-only' ||
+      (history !== undefined && (next.log.identity !== history.identity || records < history.records))
+    ) {
       await next.close({ digest: false }).catch(() => undefined);
       if (this.state !== 'read-only') return false;
-      const error = new Error(`the data directory ${this.config.dataDir} holds another history than the one let go of (${records} records, ${history?.records ?? 0} before): refusing to serve it`);
+      const error = new Error(
+        `the data directory ${this.config.dataDir} holds another history than the one let go of (${records} records, ${history?.records ?? 0} before): refusing to serve it`,
+      );
       logger.fatal({ err: error }, 'could not open the data directory again');
       this.state = 'closed';
       onFatal(error);
       return false;
     }
     this.use(next);
-    logger.info({ dataDir: this.config.dataDir }, 'the data directory is writable again: opened it again, and requests are served');
+    logger.info(
+      { dataDir: this.config.dataDir },
+      'the data directory is writable again: opened it again, and requests are served',
+    );
     return true;
   }
 }

@@ -19,7 +19,15 @@ import { Projector } from './projector/projector.js';
 import { isoClock } from './reports/envelope.js';
 import { ReportService } from './reports/service.js';
 import type { ReloadRequests } from './process-signals.js';
-import { reloadTokens, resolveTokens, tokenNotice, variableSpecs, warnShortTokens, type GeneratedToken, type TokenSource } from './tokens/sources.js';
+import {
+  reloadTokens,
+  resolveTokens,
+  tokenNotice,
+  variableSpecs,
+  warnShortTokens,
+  type GeneratedToken,
+  type TokenSource,
+} from './tokens/sources.js';
 import { startTokenReloader, type TokenReloadFigures } from './tokens/token-reloader.js';
 import { createTokenSet, type CurrentTokens } from './tokens/token-set.js';
 import { checkStartSettings, listenError } from './start-checks.js';
@@ -67,19 +75,43 @@ export interface ServerDeps {
   readonly settingsChecked?: boolean;
 }
 
-export async function startServer(config: Config, { logger, announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })), shutdownGraceMs = 10_000, tracer, onFatal = () => undefined, reloadRequests, watchTokensFile = true, settingsChecked = false }: ServerDeps): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  {
+    logger,
+    announceToken = (generated) => process.stderr.write(tokenNotice(generated, { terminal: process.stderr.isTTY })),
+    shutdownGraceMs = 10_000,
+    tracer,
+    onFatal = () => undefined,
+    reloadRequests,
+    watchTokensFile = true,
+    settingsChecked = false,
+  }: ServerDeps,
+): Promise<RunningServer> {
   if (!settingsChecked) await checkStartSettings(config);
   await warnOpenDataDir(config.dataDir, logger);
   const closers = new Closers();
-  const unwind = () => closers.unwind((part, error) => logger.warn({ err: error, part }, 'could not close a part of the server'));
+  const unwind = () =>
+    closers.unwind((part, error) => logger.warn({ err: error, part }, 'could not close a part of the server'));
   try {
     const tokens = await resolveTokens(config, { logger });
     warnShortTokens(variableSpecs(config.metricsTokens, 'REPORTS_METRICS_TOKEN'), logger);
     if (tokens.generated) announceToken(tokens.generated);
     const current: CurrentTokens = { current: tokens.set };
-    const tokenReloader = startTokenReloader({ tokens: current, load: tokenLoader(config, tokens, logger), logger, ...(watchTokensFile && tokens.file ? { watchPath: tokens.file.path } : {}) });
+    const tokenReloader = startTokenReloader({
+      tokens: current,
+      load: tokenLoader(config, tokens, logger),
+      logger,
+      ...(watchTokensFile && tokens.file ? { watchPath: tokens.file.path } : {}),
+    });
     closers.add('token reloader', () => tokenReloader.close());
-    const wiring: StackWiring = { logger, onFatal, tokens: current, tokenReloads: () => tokenReloader.figures(), ...(tracer ? { tracer } : {}) };
+    const wiring: StackWiring = {
+      logger,
+      onFatal,
+      tokens: current,
+      tokenReloads: () => tokenReloader.figures(),
+      ...(tracer ? { tracer } : {}),
+    };
     // The log, the key store, the projector and the app: opened again, in-process, after the data directory was read-only (read-only.ts).
     const stacks = new Restartable(config, wiring, (stack) => createWiredApp(config, stack));
     closers.add('data directory', () => stacks.close());
@@ -131,7 +163,15 @@ function tokenLoader(config: Config, { file }: TokenSource, logger: Logger) {
  */
 export function createWiredApp(
   config: Config,
-  { log, keys, projector, logger, tokens, tokenReloads, tracer }: Omit<StackParts, 'tokenReloads'> & { readonly tokenReloads?: () => TokenReloadFigures },
+  {
+    log,
+    keys,
+    projector,
+    logger,
+    tokens,
+    tokenReloads,
+    tracer,
+  }: Omit<StackParts, 'tokenReloads'> & { readonly tokenReloads?: () => TokenReloadFigures },
 ): { app: Koa; service: ReportService; feeds: FeedHub } {
   const metricsToken = config.metricsTokens.length > 0;
   const metrics = createMetrics({ log, keys, projector, health: projector.health, runtimeVersion: metricsToken });
@@ -155,7 +195,11 @@ export function createWiredApp(
   const feeds = new FeedHub(config.feed.maxFeeds);
   const feed = {
     hub: feeds,
-    source: { log, cursor: () => projector.model.cursor, onApplied: (listener: CommitListener) => projector.onRecordsApplied(listener) },
+    source: {
+      log,
+      cursor: () => projector.model.cursor,
+      onApplied: (listener: CommitListener) => projector.onRecordsApplied(listener),
+    },
     keys,
     kind: logKind(config),
     limits: config.feed,
@@ -170,7 +214,14 @@ export function createWiredApp(
     health: projector.health,
     log,
     auth: bearerAuth(tokens),
-    ...(metricsToken ? { metricsAuth: bearerAuth({ current: createTokenSet(variableSpecs(config.metricsTokens, 'REPORTS_METRICS_TOKEN')) }, 'metrics') } : {}),
+    ...(metricsToken
+      ? {
+          metricsAuth: bearerAuth(
+            { current: createTokenSet(variableSpecs(config.metricsTokens, 'REPORTS_METRICS_TOKEN')) },
+            'metrics',
+          ),
+        }
+      : {}),
     limits,
     bodyLimitBytes: config.bodyLimitBytes,
     openApiDocument: createOpenApiDocument(limits, SERVICE_VERSION, { metricsToken }),
@@ -185,7 +236,11 @@ async function warnOpenDataDir(dataDir: string, logger: Logger): Promise<void> {
   if (open === undefined) return;
   const mode = open.mode.toString(8).padStart(4, '0');
   if (open.madePrivate) logger.warn({ dataDir, mode }, 'the data directory was open to group or others; made it 0700');
-  else logger.warn({ dataDir, mode }, 'the data directory is open to group or others and this process may not change it; chmod 700 it');
+  else
+    logger.warn(
+      { dataDir, mode },
+      'the data directory is open to group or others and this process may not change it; chmod 700 it',
+    );
 }
 
 async function listen(handler: RequestListener, config: Config, logger: Logger): Promise<Server> {

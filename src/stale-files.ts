@@ -16,7 +16,12 @@ export interface Removed {
  * Removes the entries of `dir` whose name `pattern` matches, its first group being the writer's pid,
  * when that writer no longer runs; logs what it removed as `message`.
  */
-export async function removeStaleFiles(dir: string, pattern: RegExp, logger: Logger, message: string): Promise<Removed> {
+export async function removeStaleFiles(
+  dir: string,
+  pattern: RegExp,
+  logger: Logger,
+  message: string,
+): Promise<Removed> {
   const names = await readdir(dir).catch(() => [] as string[]);
   const me = await currentOwner();
   let files = 0;
@@ -25,7 +30,10 @@ export async function removeStaleFiles(dir: string, pattern: RegExp, logger: Log
     const pid = Number(pattern.exec(name)?.[1] ?? Number.NaN);
     if (Number.isNaN(pid) || (await ownerAlive({ pid }, me))) continue;
     const path = join(dir, name);
-    bytes += await stat(path).then((info) => (info.isFile() ? info.size : 0), () => 0);
+    bytes += await stat(path).then(
+      (info) => (info.isFile() ? info.size : 0),
+      () => 0,
+    );
     await rm(path, { recursive: true, force: true });
     files += 1;
   }

@@ -25,7 +25,11 @@ export async function checkDataDirUser(dataDir: string): Promise<void> {
 }
 
 /** Throws a ConfigError naming REPORTS_DATA_DIR, HOST or PORT when it cannot be used. */
-export async function checkStartSettings({ dataDir, host, port }: Pick<Config, 'dataDir' | 'host' | 'port'>): Promise<void> {
+export async function checkStartSettings({
+  dataDir,
+  host,
+  port,
+}: Pick<Config, 'dataDir' | 'host' | 'port'>): Promise<void> {
   await checkDataDirUser(dataDir);
   try {
     await ensurePrivateDir(dataDir);

@@ -25,7 +25,9 @@ interface Compose {
   volumes?: Record<string, unknown>;
 }
 
-const compose = suite<{ file: Compose; brokerScript: string; dockerignore: string; gitignore: string }>('docker-compose.yml');
+const compose = suite<{ file: Compose; brokerScript: string; dockerignore: string; gitignore: string }>(
+  'docker-compose.yml',
+);
 
 compose.before(async (context) => {
   context.file = parse(await read('docker-compose.yml')) as Compose;
@@ -35,7 +37,10 @@ compose.before(async (context) => {
 });
 
 /** The service's environment as the container gets it (`${VAR:-}` substitutions empty). */
-const environmentOf = (service: Service | undefined) => Object.fromEntries(Object.entries(service?.environment ?? {}).map(([k, v]) => [k, String(v).replace(/\$\{[^}]*\}/g, '')]));
+const environmentOf = (service: Service | undefined) =>
+  Object.fromEntries(
+    Object.entries(service?.environment ?? {}).map(([k, v]) => [k, String(v).replace(/\$\{[^}]*\}/g, '')]),
+  );
 
 /**
  * The directory each service's process writes its state to: the broker's log.dirs (the apache/kafka
@@ -107,7 +112,13 @@ compose('starts the same entry point that the build produces', async ({ file }) 
 
 compose('runs Kafka with the single-node settings of the broker script', ({ file, brokerScript }) => {
   const kafka = file.services['kafka']?.environment ?? {};
-  const mirrored = ['offsets.topic.replication.factor', 'transaction.state.log.replication.factor', 'transaction.state.log.min.isr', 'group.initial.rebalance.delay.ms', 'share.coordinator.state.topic.replication.factor'];
+  const mirrored = [
+    'offsets.topic.replication.factor',
+    'transaction.state.log.replication.factor',
+    'transaction.state.log.min.isr',
+    'group.initial.rebalance.delay.ms',
+    'share.coordinator.state.topic.replication.factor',
+  ];
   for (const property of mirrored) {
     const variable = `KAFKA_${property.toUpperCase().replaceAll('.', '_')}`;
     const inScript = new RegExp(`^${property.replaceAll('.', '\\.')}=(.*)$`, 'm').exec(brokerScript)?.[1];
@@ -128,15 +139,22 @@ compose('mounts every volume at the directory its process writes, so down and up
     }
   }
   assert.equal(mounted.sort(), Object.keys(file.volumes ?? {}).sort());
-  assert.equal(Object.keys(writes).filter((name) => !(file.services[name]?.volumes ?? []).length), [], 'a service that writes state has no volume');
+  assert.equal(
+    Object.keys(writes).filter((name) => !(file.services[name]?.volumes ?? []).length),
+    [],
+    'a service that writes state has no volume',
+  );
 });
 
-compose('creates the data directory in the image for the user the service runs as, mode 0700 (a new volume takes its mode)', ({ file }) => {
-  const dockerfile = file.services['reports']?.build?.dockerfile_inline ?? '';
-  const dataDir = stateDirectories(file)['reports'] ?? '';
-  const user = /^USER (\S+)$/m.exec(dockerfile)?.[1] ?? 'missing';
-  assert.match(dockerfile, new RegExp(`mkdir (?:-p )?-m 700 ${dataDir} && chown ${user}:${user} ${dataDir}\\b`));
-});
+compose(
+  'creates the data directory in the image for the user the service runs as, mode 0700 (a new volume takes its mode)',
+  ({ file }) => {
+    const dockerfile = file.services['reports']?.build?.dockerfile_inline ?? '';
+    const dataDir = stateDirectories(file)['reports'] ?? '';
+    const user = /^USER (\S+)$/m.exec(dockerfile)?.[1] ?? 'missing';
+    assert.match(dockerfile, new RegExp(`mkdir (?:-p )?-m 700 ${dataDir} && chown ${user}:${user} ${dataDir}\\b`));
+  },
+);
 
 compose('builds the image on Node 24, the newest LTS the suite runs on, in both stages', async ({ file }) => {
   const dockerfile = file.services['reports']?.build?.dockerfile_inline ?? '';
@@ -146,14 +164,35 @@ compose('builds the image on Node 24, the newest LTS the suite runs on, in both 
   assert.match(pkg.engines.node, /\^24\./);
 });
 
-compose('builds the service alone from a context of only what the build copies', ({ file, dockerignore, gitignore }) => {
-  const dockerfile = file.services['reports']?.build?.dockerfile_inline ?? '';
-  const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((match) => (match[1] ?? '').split(' '));
-  assert.equal(copied, ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'projections']);
-  for (const name of copied) assert.ok(inContext(dockerignore, name), `${name} is copied but left out of the context`);
-  assert.match(dockerfile, /RUN npm run build:src\b/);
-  const ignored = gitignore.split('\n').map((line) => line.trim().replace(/\/$/, '')).filter((line) => line !== '' && !line.startsWith('#'));
-  for (const name of [...ignored, 'node_modules', '.cache', 'data', 'dist', 'coverage', '.git', 'test', 'README.md', 'docs']) assert.not.ok(inContext(dockerignore, name), `${name} is in the build context`);
-});
+compose(
+  'builds the service alone from a context of only what the build copies',
+  ({ file, dockerignore, gitignore }) => {
+    const dockerfile = file.services['reports']?.build?.dockerfile_inline ?? '';
+    const copied = [...dockerfile.matchAll(/^COPY (?!--from)(.+) \S+$/gm)].flatMap((match) =>
+      (match[1] ?? '').split(' '),
+    );
+    assert.equal(copied, ['package.json', 'package-lock.json', 'tsconfig.json', 'src', 'projections']);
+    for (const name of copied)
+      assert.ok(inContext(dockerignore, name), `${name} is copied but left out of the context`);
+    assert.match(dockerfile, /RUN npm run build:src\b/);
+    const ignored = gitignore
+      .split('\n')
+      .map((line) => line.trim().replace(/\/$/, ''))
+      .filter((line) => line !== '' && !line.startsWith('#'));
+    for (const name of [
+      ...ignored,
+      'node_modules',
+      '.cache',
+      'data',
+      'dist',
+      'coverage',
+      '.git',
+      'test',
+      'README.md',
+      'docs',
+    ])
+      assert.not.ok(inContext(dockerignore, name), `${name} is in the build context`);
+  },
+);
 
 compose.run();

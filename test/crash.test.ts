@@ -32,7 +32,11 @@ async function start(context: Context): Promise<ChildServer> {
 }
 
 /** Runs `task` over `items` with at most `concurrency` at a time. */
-async function eachLimited<T>(items: readonly T[], concurrency: number, task: (item: T) => Promise<void>): Promise<void> {
+async function eachLimited<T>(
+  items: readonly T[],
+  concurrency: number,
+  task: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -85,7 +89,9 @@ crash('keeps every acknowledged create after SIGKILL with requests in flight', a
     }
   });
   // Under load long enough for many acknowledged writes, whatever the machine's speed.
-  await until(() => acknowledged.size > ACKNOWLEDGED_BEFORE_KILL, `${ACKNOWLEDGED_BEFORE_KILL} acknowledged creates`, { timeoutMs: GUARD_MS });
+  await until(() => acknowledged.size > ACKNOWLEDGED_BEFORE_KILL, `${ACKNOWLEDGED_BEFORE_KILL} acknowledged creates`, {
+    timeoutMs: GUARD_MS,
+  });
   const inFlightAtKill = inFlight;
   first.kill('SIGKILL');
   killed = true;
@@ -102,7 +108,8 @@ crash('keeps every acknowledged create after SIGKILL with requests in flight', a
   await eachLimited([...acknowledged], WORKERS, async (id) => {
     const same = await second.request('/reports', { method: 'POST', json: bodyOf(id, `report ${id}`) });
     const sameBody = await same.json();
-    if (same.status !== 200 || JSON.stringify(sameBody) !== JSON.stringify({ name: `report ${id}` })) wrong.push(`${id}: retry answered ${same.status}`);
+    if (same.status !== 200 || JSON.stringify(sameBody) !== JSON.stringify({ name: `report ${id}` }))
+      wrong.push(`${id}: retry answered ${same.status}`);
     const other = await second.request('/reports', { method: 'POST', json: bodyOf(id, 'another name') });
     await other.arrayBuffer();
     if (other.status !== 409) wrong.push(`${id}: another name answered ${other.status}`);
@@ -133,10 +140,14 @@ async function holdCreate(server: ChildServer, id: string): Promise<HeldRequest>
     request.once('response', resolve);
     request.once('error', reject);
   });
-  await withTimeout(new Promise<void>((resolve, reject) => {
-    request.once('continue', resolve);
-    request.once('error', reject);
-  }), GUARD_MS, `100 Continue for report ${id}`);
+  await withTimeout(
+    new Promise<void>((resolve, reject) => {
+      request.once('continue', resolve);
+      request.once('error', reject);
+    }),
+    GUARD_MS,
+    `100 Continue for report ${id}`,
+  );
   return {
     id,
     async send() {
@@ -154,10 +165,23 @@ crash('finishes requests in flight on SIGTERM, exits 0 and removes the LOCK file
   const held = await Promise.all(['1', '2', '3', '4', '5', '6', '7', '8'].map((id) => holdCreate(server, id)));
   server.kill('SIGTERM');
   await server.waitForLine((line) => String(line['msg']).startsWith('stopping'), 'that it is stopping', GUARD_MS);
-  const answers = await withTimeout(Promise.all(held.map((h) => h.send())), GUARD_MS, 'the held requests to be answered');
-  assert.equal(answers, held.map((h) => ({ status: 200, body: JSON.stringify({ name: `held ${h.id}` }) })));
+  const answers = await withTimeout(
+    Promise.all(held.map((h) => h.send())),
+    GUARD_MS,
+    'the held requests to be answered',
+  );
+  assert.equal(
+    answers,
+    held.map((h) => ({ status: 200, body: JSON.stringify({ name: `held ${h.id}` }) })),
+  );
   assert.equal(await server.waitExit(), { code: 0, signal: null });
-  assert.is(await stat(join(context.dataDir, 'LOCK')).then(() => 'present', (error: NodeJS.ErrnoException) => error.code), 'ENOENT');
+  assert.is(
+    await stat(join(context.dataDir, 'LOCK')).then(
+      () => 'present',
+      (error: NodeJS.ErrnoException) => error.code,
+    ),
+    'ENOENT',
+  );
 
   const log = await openFileLog({ dir: context.dataDir, logger: memoryLogger().logger });
   const records = await collect(readRecords(log, new Map()));
@@ -166,7 +190,10 @@ crash('finishes requests in flight on SIGTERM, exits 0 and removes the LOCK file
     const decoded = decodeEvent(record.value);
     return decoded.ok ? decoded.event.data.id : `invalid: ${decoded.reason}`;
   });
-  assert.equal(ids.sort(), held.map((h) => h.id));
+  assert.equal(
+    ids.sort(),
+    held.map((h) => h.id),
+  );
 });
 
 crash.run();

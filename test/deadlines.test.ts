@@ -39,7 +39,10 @@ deadlines('never calls a deadline before its time', async () => {
     2000,
     'the deadlines',
   );
-  assert.ok(late.every((ms) => ms >= 0), `called early: ${late.join(', ')}`);
+  assert.ok(
+    late.every((ms) => ms >= 0),
+    `called early: ${late.join(', ')}`,
+  );
 });
 
 deadlines('a cancelled deadline is never called, and cancelling twice or after it fired is harmless', async () => {

@@ -42,7 +42,10 @@ async function reportsSent(packageDir: string): Promise<number> {
 
 const telemetry = suite('install telemetry (@scarf/scarf)');
 
-const installed = await access(REPORT_SCRIPT).then(() => true, () => false);
+const installed = await access(REPORT_SCRIPT).then(
+  () => true,
+  () => false,
+);
 
 telemetry('is still installed by a dependency, so the setting still matters (else this suite can go)', () => {
   assert.ok(installed, 'node_modules/@scarf/scarf is gone: drop scarfSettings from package.json and this test');
@@ -56,7 +59,9 @@ if (installed) {
   telemetry('would send a report without that setting (the receiver sees what Scarf sends)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'reports-scarf-'));
     try {
-      const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { scarfSettings: Record<string, unknown> };
+      const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as {
+        scarfSettings: Record<string, unknown>;
+      };
       delete pkg.scarfSettings['enabled'];
       await writeFile(join(dir, 'package.json'), JSON.stringify(pkg));
       assert.is(await reportsSent(dir), 1);

@@ -14,7 +14,14 @@ const fixture = (name: string): TestFile => ({ path: join(here, 'fixtures', 'lan
 async function run(files: string[], options: { lanes?: number; alongside?: string[]; timeoutS?: number } = {}) {
   let output = '';
   const env = { ...process.env, TEST_FILE_TIMEOUT_S: String(options.timeoutS ?? 60) };
-  const tally = await runLanes({ worker, files: files.map(fixture), lanes: options.lanes ?? 2, alongside: (options.alongside ?? []).map(fixture), write: (text) => (output += text), env });
+  const tally = await runLanes({
+    worker,
+    files: files.map(fixture),
+    lanes: options.lanes ?? 2,
+    alongside: (options.alongside ?? []).map(fixture),
+    write: (text) => (output += text),
+    env,
+  });
   return { tally, output };
 }
 
@@ -40,7 +47,10 @@ test('a hung file is a failure and stops the run, with what it holds open', asyn
   assert.is(tally.stopped, 'hangs hung');
   assert.equal(tally.failedFiles, ['hangs']);
   assert.is(tally.times.has('passes'), false);
-  assert.match(output, /hangs still running after 1 s \(TEST_FILE_TIMEOUT_S\): counted as failed, the run stops here; open: .*Timeout/);
+  assert.match(
+    output,
+    /hangs still running after 1 s \(TEST_FILE_TIMEOUT_S\): counted as failed, the run stops here; open: .*Timeout/,
+  );
 });
 
 test.run();

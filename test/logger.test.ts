@@ -21,14 +21,21 @@ logger('writes the request line with its keys in order, the level as a number an
   createLogger('info', out).info({ method: 'POST', route: '/reports/:id', status: 204, durationMs: 1.234 }, 'request');
   assert.is(out.lines.length, 1);
   const line = out.lines[0] ?? '';
-  assert.match(line, /^\{"level":30,"time":\d{13},"service":"report-store","method":"POST","route":"\/reports\/:id","status":204,"durationMs":1.234,"msg":"request"\}\n$/);
+  assert.match(
+    line,
+    /^\{"level":30,"time":\d{13},"service":"report-store","method":"POST","route":"\/reports\/:id","status":204,"durationMs":1.234,"msg":"request"\}\n$/,
+  );
 });
 
 logger('redacts an authorization header or a token wherever a line would carry one', () => {
   const out = capture();
   createLogger('info', out).info({ authorization: 'Bearer secret-1', token: 'secret-2' }, 'request');
   assert.not.match(out.lines.join(''), /secret/);
-  assert.equal(JSON.parse(out.lines[0] ?? ''), { ...JSON.parse(out.lines[0] ?? ''), authorization: '[Redacted]', token: '[Redacted]' });
+  assert.equal(JSON.parse(out.lines[0] ?? ''), {
+    ...JSON.parse(out.lines[0] ?? ''),
+    authorization: '[Redacted]',
+    token: '[Redacted]',
+  });
 });
 
 logger('writes nothing below its level', () => {
@@ -37,23 +44,35 @@ logger('writes nothing below its level', () => {
   assert.equal(out.lines, []);
 });
 
-logger('writes a stream with a file descriptor through that descriptor, and flushLogger waits for the lines', async () => {
-  const dir = await tempDir();
-  const file = join(dir, 'out.log');
-  // Left open: the destination keeps writing (nothing, every 100 ms) to its descriptor, which a
-  // later open in this process could otherwise be given.
-  const fd = openSync(file, 'a');
-  try {
-    const log = createLogger('info', { fd, write: () => assert.unreachable('lines must not go through the stream itself') } as unknown as NodeJS.WritableStream);
-    log.info({ route: '/reports' }, 'request');
-    log.debug('below the level');
-    await withTimeout(flushLogger(log), 2000, 'flushLogger');
-    const lines = readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    assert.equal(lines.map(({ msg, route }) => ({ msg, route })), [{ msg: 'request', route: '/reports' }]);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+logger(
+  'writes a stream with a file descriptor through that descriptor, and flushLogger waits for the lines',
+  async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'out.log');
+    // Left open: the destination keeps writing (nothing, every 100 ms) to its descriptor, which a
+    // later open in this process could otherwise be given.
+    const fd = openSync(file, 'a');
+    try {
+      const log = createLogger('info', {
+        fd,
+        write: () => assert.unreachable('lines must not go through the stream itself'),
+      } as unknown as NodeJS.WritableStream);
+      log.info({ route: '/reports' }, 'request');
+      log.debug('below the level');
+      await withTimeout(flushLogger(log), 2000, 'flushLogger');
+      const lines = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      assert.equal(
+        lines.map(({ msg, route }) => ({ msg, route })),
+        [{ msg: 'request', route: '/reports' }],
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 // A process logging 32 MiB of lines to a stdout pipe nobody reads, then, once the parent starts
 // reading, flushing and exiting.
@@ -81,7 +100,10 @@ logger('keeps at most 16 MiB for a stdout that does not read, and logs how many 
   child.stdin.write('go\n');
   await withTimeout(once(child, 'exit'), 20_000, 'the child to exit');
   const text = Buffer.concat(chunks).toString('utf8');
-  const written = text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, unknown>);
+  const written = text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
   const requests = written.filter(({ msg }) => msg === 'request');
   const notices = written.filter(({ msg }) => typeof msg === 'string' && msg.startsWith('log lines dropped'));
   assert.ok(Buffer.byteLength(text) <= 16 * 1024 * 1024 + 64 * 1024, `${Buffer.byteLength(text)} bytes kept`);

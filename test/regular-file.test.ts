@@ -20,13 +20,16 @@ regular('reads a regular file', async ({ dir }) => {
   assert.is((await readRegularFile(join(dir, 'file'))).toString(), 'bytes');
 });
 
-regular('refuses a FIFO nobody writes to at once, naming it, where an open for reading would block', async ({ dir }) => {
-  const fifo = join(dir, 'fifo');
-  execFileSync('mkfifo', [fifo]);
-  const error = await withTimeout(rejection(openRegularFile(fifo)), 5000, 'the open of a FIFO to be refused');
-  assert.instance(error, NotRegularFileError);
-  assert.is((error as Error).message, `${fifo} is a FIFO (named pipe), not a regular file`);
-});
+regular(
+  'refuses a FIFO nobody writes to at once, naming it, where an open for reading would block',
+  async ({ dir }) => {
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const error = await withTimeout(rejection(openRegularFile(fifo)), 5000, 'the open of a FIFO to be refused');
+    assert.instance(error, NotRegularFileError);
+    assert.is((error as Error).message, `${fifo} is a FIFO (named pipe), not a regular file`);
+  },
+);
 
 regular('refuses a directory, naming it', async ({ dir }) => {
   await mkdir(join(dir, 'sub'));

@@ -47,26 +47,37 @@ async function lastTimes(path: string): Promise<Record<string, number>> {
 
 function lanesFrom(value: string | undefined): number {
   const lanes = Number(value ?? 2);
-  if (!Number.isInteger(lanes) || lanes < 1) throw new Error(`--lanes (or TEST_LANES) must be a whole number of lanes, 1 or more, not ${value}`);
+  if (!Number.isInteger(lanes) || lanes < 1)
+    throw new Error(`--lanes (or TEST_LANES) must be a whole number of lanes, 1 or more, not ${value}`);
   return lanes;
 }
 
 async function main(): Promise<void> {
   const fileTimeoutS = Number(process.env.TEST_FILE_TIMEOUT_S ?? 600);
-  if (!(fileTimeoutS > 0)) throw new Error(`TEST_FILE_TIMEOUT_S must be a positive number of seconds, not ${process.env.TEST_FILE_TIMEOUT_S}`);
+  if (!(fileTimeoutS > 0))
+    throw new Error(`TEST_FILE_TIMEOUT_S must be a positive number of seconds, not ${process.env.TEST_FILE_TIMEOUT_S}`);
   const root = dirname(fileURLToPath(import.meta.url));
   const { values, positionals: patterns } = parseArgs({
-    options: { skip: { type: 'string', multiple: true, default: [] }, alongside: { type: 'string', multiple: true, default: [] }, lanes: { type: 'string' } },
+    options: {
+      skip: { type: 'string', multiple: true, default: [] },
+      alongside: { type: 'string', multiple: true, default: [] },
+      lanes: { type: 'string' },
+    },
     allowPositionals: true,
   });
   const lanes = lanesFrom(values.lanes ?? process.env.TEST_LANES);
   const name = (file: string) => relative(root, file);
   // Patterns match the path under dist/test, not the checkout's own path (a checkout in wt-chaos/).
-  const chosen = (await testFiles(root)).filter((file) => (patterns.length === 0 || patterns.some((p) => name(file).includes(p))) && !values.skip.some((p) => name(file).includes(p)));
+  const chosen = (await testFiles(root)).filter(
+    (file) =>
+      (patterns.length === 0 || patterns.some((p) => name(file).includes(p))) &&
+      !values.skip.some((p) => name(file).includes(p)),
+  );
   const beside = chosen.filter((file) => values.alongside.some((p) => name(file).includes(p)));
   const timesPath = join(root, '..', '..', '.cache', 'test-times.json');
   const times = await lastTimes(timesPath);
-  const longestFirst = (files: string[]) => files.map((file) => ({ path: file, name: name(file) })).sort((a, b) => (times[b.name] ?? 0) - (times[a.name] ?? 0));
+  const longestFirst = (files: string[]) =>
+    files.map((file) => ({ path: file, name: name(file) })).sort((a, b) => (times[b.name] ?? 0) - (times[a.name] ?? 0));
   const started = performance.now();
   const tally: Tally = await runLanes({
     worker: join(root, 'helpers', 'test-worker.js'),
@@ -81,10 +92,17 @@ async function main(): Promise<void> {
   await writeFile(timesPath, `${JSON.stringify(times, null, 1)}\n`);
   const failed = tally.total - tally.passed - tally.skipped;
   const left = values.skip.length > 0 ? ` (left out: files matching ${values.skip.join(', ')})` : '';
-  const failures = tally.failedFiles.length > 0 ? `; failures in ${tally.failedFiles.length} files: ${tally.failedFiles.join(', ')}` : '';
-  process.stdout.write(`\n${tally.times.size} file${tally.times.size === 1 ? '' : 's'} in ${lanes} lane${lanes === 1 ? '' : 's'}${beside.length > 0 ? ` (and ${beside.length} alongside)` : ''}, ${seconds} s${failures}${left}\n`);
+  const failures =
+    tally.failedFiles.length > 0
+      ? `; failures in ${tally.failedFiles.length} files: ${tally.failedFiles.join(', ')}`
+      : '';
+  process.stdout.write(
+    `\n${tally.times.size} file${tally.times.size === 1 ? '' : 's'} in ${lanes} lane${lanes === 1 ? '' : 's'}${beside.length > 0 ? ` (and ${beside.length} alongside)` : ''}, ${seconds} s${failures}${left}\n`,
+  );
   if (tally.stopped) process.stdout.write(`run-tests: the run stopped early: ${tally.stopped}\n`);
-  process.stdout.write(`${tally.passed} passed, ${failed} failed${tally.skipped ? `, ${tally.skipped} skipped` : ''}\n`);
+  process.stdout.write(
+    `${tally.passed} passed, ${failed} failed${tally.skipped ? `, ${tally.skipped} skipped` : ''}\n`,
+  );
   process.exit(failed > 0 || tally.times.size === 0 || tally.stopped ? 1 : 0);
 }
 

@@ -26,27 +26,42 @@ unwind.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-unwind('the port in use at the listen leaves no timer, loop or file handle behind, and the next start succeeds', async ({ dir }) => {
-  const other = createServer();
-  await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
-  try {
-    const { port } = other.address() as { port: number };
-    const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', REPORTS_TOKENS: TEST_TOKEN, REPORTS_DATA_DIR: dir });
-    const { logger } = memoryLogger();
-    // Some handles (the resolver's, a first fs call's thread pool) are made once per process: warm them first.
-    await rejection(startServer(config, { logger, announceToken: () => undefined, settingsChecked: true, watchTokensFile: false }));
-    await pause(100);
-    const before = resources();
-    const error = await rejection(startServer(config, { logger, announceToken: () => undefined, settingsChecked: true, watchTokensFile: false }));
-    assert.instance(error, ConfigError);
-    assert.match(String(error), /port .* is in use/);
-    await pause(100);
-    assert.equal(resources(), before, 'what the failed start left open');
-    const again = await startServer({ ...config, port: 0 }, { logger, announceToken: () => undefined, watchTokensFile: false });
-    await again.close();
-  } finally {
-    other.close();
-  }
-});
+unwind(
+  'the port in use at the listen leaves no timer, loop or file handle behind, and the next start succeeds',
+  async ({ dir }) => {
+    const other = createServer();
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = other.address() as { port: number };
+      const config = loadConfig({
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        REPORTS_TOKENS: TEST_TOKEN,
+        REPORTS_DATA_DIR: dir,
+      });
+      const { logger } = memoryLogger();
+      // Some handles (the resolver's, a first fs call's thread pool) are made once per process: warm them first.
+      await rejection(
+        startServer(config, { logger, announceToken: () => undefined, settingsChecked: true, watchTokensFile: false }),
+      );
+      await pause(100);
+      const before = resources();
+      const error = await rejection(
+        startServer(config, { logger, announceToken: () => undefined, settingsChecked: true, watchTokensFile: false }),
+      );
+      assert.instance(error, ConfigError);
+      assert.match(String(error), /port .* is in use/);
+      await pause(100);
+      assert.equal(resources(), before, 'what the failed start left open');
+      const again = await startServer(
+        { ...config, port: 0 },
+        { logger, announceToken: () => undefined, watchTokensFile: false },
+      );
+      await again.close();
+    } finally {
+      other.close();
+    }
+  },
+);
 
 unwind.run();

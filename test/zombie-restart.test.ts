@@ -52,34 +52,47 @@ zombie.after.each(async ({ dir, group, next }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-zombie('a server SIGKILLed with its process group and never reaped does not block the next start on its data directory', async (context) => {
-  // As `npm start` would: a shell in a group of its own, the server its child.
-  const group = await startUnreaped(['sh', '-c', `"${process.execPath}" "${MAIN}"; true`], childEnv({ REPORTS_DATA_DIR: context.dir }));
-  context.group = group;
-  await until(() => group.lines().some((line) => line.includes('"listening"')), 'the first server to listen');
-  const listening = JSON.parse(group.lines().find((line) => line.includes('"listening"')) ?? '{}') as { url: string };
-  const request = requestTo(listening.url);
-  await until(async () => (await request('/readyz', { token: null }).then((r) => r.status, () => 0)) === 200, 'the first server to be ready');
-  const [server] = await childrenOf(group.pid);
-  assert.ok(server !== undefined, 'the shell has no child');
-  assert.is(await lockHolder(context.dir), server, 'the server holds the data directory');
+zombie(
+  'a server SIGKILLed with its process group and never reaped does not block the next start on its data directory',
+  async (context) => {
+    // As `npm start` would: a shell in a group of its own, the server its child.
+    const group = await startUnreaped(
+      ['sh', '-c', `"${process.execPath}" "${MAIN}"; true`],
+      childEnv({ REPORTS_DATA_DIR: context.dir }),
+    );
+    context.group = group;
+    await until(() => group.lines().some((line) => line.includes('"listening"')), 'the first server to listen');
+    const listening = JSON.parse(group.lines().find((line) => line.includes('"listening"')) ?? '{}') as { url: string };
+    const request = requestTo(listening.url);
+    await until(
+      async () =>
+        (await request('/readyz', { token: null }).then(
+          (r) => r.status,
+          () => 0,
+        )) === 200,
+      'the first server to be ready',
+    );
+    const [server] = await childrenOf(group.pid);
+    assert.ok(server !== undefined, 'the shell has no child');
+    assert.is(await lockHolder(context.dir), server, 'the server holds the data directory');
 
-  // The shell is stopped first: killed together, it could still reap the server before its own
-  // SIGKILL took effect (seen once in CI), and then no zombie is left to test. Stopped, it cannot.
-  process.kill(group.pid, 'SIGSTOP');
-  await until(async () => (await processState(group.pid)) === 'T', 'the shell to stop');
-  process.kill(-group.pid, 'SIGKILL');
-  await untilZombie(server);
-  await untilZombie(group.pid);
-  assert.is(await processState(server), 'Z', 'the killed server is a zombie nobody reaps');
+    // The shell is stopped first: killed together, it could still reap the server before its own
+    // SIGKILL took effect (seen once in CI), and then no zombie is left to test. Stopped, it cannot.
+    process.kill(group.pid, 'SIGSTOP');
+    await until(async () => (await processState(group.pid)) === 'T', 'the shell to stop');
+    process.kill(-group.pid, 'SIGKILL');
+    await untilZombie(server);
+    await untilZombie(group.pid);
+    assert.is(await processState(server), 'Z', 'the killed server is a zombie nobody reaps');
 
-  const next = await startChildServer({ REPORTS_DATA_DIR: context.dir });
-  context.next = next;
-  await next.waitReady();
-  assert.is(await lockHolder(context.dir), next.pid, 'the new server took the lock over');
-  assert.is((await next.request('/readyz', { token: null })).status, 200);
-  assert.ok(next.lines().some((line) => line['msg'] === 'listening'));
-  assert.is(await processState(server), 'Z', 'the zombie is still there: the start did not wait for it to go');
-});
+    const next = await startChildServer({ REPORTS_DATA_DIR: context.dir });
+    context.next = next;
+    await next.waitReady();
+    assert.is(await lockHolder(context.dir), next.pid, 'the new server took the lock over');
+    assert.is((await next.request('/readyz', { token: null })).status, 200);
+    assert.ok(next.lines().some((line) => line['msg'] === 'listening'));
+    assert.is(await processState(server), 'Z', 'the zombie is still there: the start did not wait for it to go');
+  },
+);
 
 zombie.run();

@@ -31,7 +31,10 @@ const Manifest = Type.Union([
     format: Type.Literal(BACKUP_FORMAT),
     ...fields,
     /** The backup's keys.db: its slots and the live keys it holds; null when the data directory had none (a history all in the clear). */
-    keys: Type.Union([Type.Object({ slots: Type.Integer({ minimum: 0 }), held: Type.Integer({ minimum: 0 }) }), Type.Null()]),
+    keys: Type.Union([
+      Type.Object({ slots: Type.Integer({ minimum: 0 }), held: Type.Integer({ minimum: 0 }) }),
+      Type.Null(),
+    ]),
   }),
 ]);
 export type BackupManifest = Static<typeof Manifest>;
@@ -47,7 +50,9 @@ export class BackupError extends Error {
 
 export async function readManifest(dir: string): Promise<BackupManifest> {
   const bytes = await readRegularFile(join(dir, MANIFEST_NAME)).catch((error: NodeJS.ErrnoException) => {
-    throw new BackupError(`${dir} is not a backup: ${error.code === 'ENOENT' ? `it has no ${MANIFEST_NAME} (an interrupted backup never has one)` : error.message}`);
+    throw new BackupError(
+      `${dir} is not a backup: ${error.code === 'ENOENT' ? `it has no ${MANIFEST_NAME} (an interrupted backup never has one)` : error.message}`,
+    );
   });
   const text = bytes.toString('utf8');
   let manifest: unknown;
@@ -56,7 +61,10 @@ export async function readManifest(dir: string): Promise<BackupManifest> {
   } catch {
     throw new BackupError(`${join(dir, MANIFEST_NAME)} is not JSON`);
   }
-  if (!checkManifest.Check(manifest)) throw new BackupError(`${join(dir, MANIFEST_NAME)} has the wrong shape at ${checkManifest.Errors(manifest).First()?.path ?? '/'}`);
+  if (!checkManifest.Check(manifest))
+    throw new BackupError(
+      `${join(dir, MANIFEST_NAME)} has the wrong shape at ${checkManifest.Errors(manifest).First()?.path ?? '/'}`,
+    );
   return manifest;
 }
 

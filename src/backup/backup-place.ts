@@ -23,7 +23,13 @@ export async function isWithin(path: string, dir: string): Promise<boolean> {
 }
 
 /** Throws BackupError when `path` (a backup's directory, given as `role`) lies inside the data directory `dataDir`. */
-export async function refuseInsideDataDir(path: string, dataDir: string, role: 'back up into' | 'restore from'): Promise<void> {
+export async function refuseInsideDataDir(
+  path: string,
+  dataDir: string,
+  role: 'back up into' | 'restore from',
+): Promise<void> {
   if (!(await isWithin(path, dataDir))) return;
-  throw new BackupError(`refusing to ${role} ${resolve(path)}: it is inside the data directory ${dataDir} (REPORTS_DATA_DIR), whose log and snapshots a restore replaces; keep backups outside it`);
+  throw new BackupError(
+    `refusing to ${role} ${resolve(path)}: it is inside the data directory ${dataDir} (REPORTS_DATA_DIR), whose log and snapshots a restore replaces; keep backups outside it`,
+  );
 }

@@ -14,7 +14,10 @@ export interface DeletedSince {
   readonly key?: KeyId;
 }
 
-export function deletedSince(reports: Iterable<[string, ReportContent]> & Pick<ReportsView, 'version'>, record: RecordedDeletions): DeletedSince[] {
+export function deletedSince(
+  reports: Iterable<[string, ReportContent]> & Pick<ReportsView, 'version'>,
+  record: RecordedDeletions,
+): DeletedSince[] {
   const found: DeletedSince[] = [];
   for (const [id, report] of reports) {
     const version = reports.version(id);

@@ -19,14 +19,26 @@ export type ReplacedLog = { readonly kept: string } | { readonly notKept: string
 /** Keeps the data directory's log under a second name when it may be kept; undefined when there is none. */
 export async function keepReplacedLog(dataDir: string, logger: Logger, now = new Date()): Promise<ReplacedLog> {
   const path = join(dataDir, LOG_FILE);
-  if (!(await stat(path).then(() => true, () => false))) return undefined;
+  if (
+    !(await stat(path).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return undefined;
   let plain: boolean;
   try {
     plain = await holdsContentInTheClear(dataDir, logger);
   } catch (error) {
-    return { notKept: `it could not be read whole to check it for content in the clear (${error instanceof Error ? error.message : String(error)})` };
+    return {
+      notKept: `it could not be read whole to check it for content in the clear (${error instanceof Error ? error.message : String(error)})`,
+    };
   }
-  if (plain) return { notKept: 'it holds creates written in the clear, before erasure (run `reports seal-history` before a restore to keep the log it replaces)' };
+  if (plain)
+    return {
+      notKept:
+        'it holds creates written in the clear, before erasure (run `reports seal-history` before a restore to keep the log it replaces)',
+    };
   const kept = `${path}.before-restore-${now.toISOString().replace(/[:.]/g, '-')}`;
   await link(path, kept);
   await syncDir(dataDir);

@@ -62,8 +62,13 @@ export interface Restored {
 
 /** A restore was refused because a server holds the data directory. */
 export class RestoreRefusedError extends Error {
-  constructor(readonly dataDir: string, readonly ownerPid: number) {
-    super(`refusing to restore into ${dataDir}: a server (process ${ownerPid}) is running on it; stop it first, then run reports restore again`);
+  constructor(
+    readonly dataDir: string,
+    readonly ownerPid: number,
+  ) {
+    super(
+      `refusing to restore into ${dataDir}: a server (process ${ownerPid}) is running on it; stop it first, then run reports restore again`,
+    );
     this.name = 'RestoreRefusedError';
   }
 }
@@ -85,15 +90,43 @@ export async function restoreBackup({ src, dataDir, eventSource, io, logger }: R
     const verified = await verifyBackupDir(source, io, logger, backupKeys ?? NO_KEYS);
     checkAgainstManifest(source, manifest, verified);
     await ensureRoom(dataDir, manifest.bytes, LOG_RESERVE_BYTES);
-    await removeStaleFiles(dataDir, STAGING_DIR, logger, 'removed the staging directory of an interrupted restore or seal-history');
-    await removeStaleFiles(dataDir, /^events\.log\.restore-(\d+)\.tmp$/, logger, 'removed the log of an interrupted restore');
-    const staged = await stageRestore({ source, dataDir, verified, backupKeys, currentKeys: await readKeyTable(dataDir), eventSource, io, logger });
+    await removeStaleFiles(
+      dataDir,
+      STAGING_DIR,
+      logger,
+      'removed the staging directory of an interrupted restore or seal-history',
+    );
+    await removeStaleFiles(
+      dataDir,
+      /^events\.log\.restore-(\d+)\.tmp$/,
+      logger,
+      'removed the log of an interrupted restore',
+    );
+    const staged = await stageRestore({
+      source,
+      dataDir,
+      verified,
+      backupKeys,
+      currentKeys: await readKeyTable(dataDir),
+      eventSource,
+      io,
+      logger,
+    });
     try {
       const previousLog = await keepReplacedLog(dataDir, logger);
       // A snapshot of a history with content in the clear holds that content.
       const snapshot = totalSealed(staged.sealed) === 0 ? manifest.snapshot : null;
       await install(staged, dataDir, snapshot === null ? undefined : join(snapshotDir(source), snapshot), io);
-      return { manifest, records: staged.records, digest: staged.digest, liveReports: staged.liveReports, deletedAgain: staged.deletedAgain, sealed: staged.sealed, snapshot, previousLog };
+      return {
+        manifest,
+        records: staged.records,
+        digest: staged.digest,
+        liveReports: staged.liveReports,
+        deletedAgain: staged.deletedAgain,
+        sealed: staged.sealed,
+        snapshot,
+        previousLog,
+      };
     } finally {
       await rm(staged.dir, { recursive: true, force: true });
     }
@@ -110,16 +143,28 @@ function totalSealed({ live, deleted, void: voided }: SealedCounts): number {
 async function keysOfBackup(source: string, manifest: BackupManifest): Promise<SlotTable | undefined> {
   if (manifest.format === 1 || manifest.keys === null) return undefined;
   const keys = await readKeyTable(source);
-  if (keys?.slots !== manifest.keys.slots) throw new BackupError(`${source} does not match its manifest: its keys.db holds ${keys?.slots ?? 'no'} slots, the manifest says ${manifest.keys.slots}`);
+  if (keys?.slots !== manifest.keys.slots)
+    throw new BackupError(
+      `${source} does not match its manifest: its keys.db holds ${keys?.slots ?? 'no'} slots, the manifest says ${manifest.keys.slots}`,
+    );
   return keys;
 }
 
 function checkAgainstManifest(source: string, manifest: BackupManifest, verified: VerifiedBackup): void {
   if (verified.snapshotProblem !== undefined) throw new BackupError(verified.snapshotProblem);
-  const found = { records: verified.records, bytes: verified.bytes, digest: verified.digest, snapshot: verified.snapshot, log: verified.log };
+  const found = {
+    records: verified.records,
+    bytes: verified.bytes,
+    digest: verified.digest,
+    snapshot: verified.snapshot,
+    log: verified.log,
+  };
   for (const [field, value] of Object.entries(found)) {
     const expected = manifest[field as keyof typeof found];
-    if (value !== expected) throw new BackupError(`${source} does not match its manifest: ${field} is ${String(value)}, the manifest says ${String(expected)}`);
+    if (value !== expected)
+      throw new BackupError(
+        `${source} does not match its manifest: ${field} is ${String(value)}, the manifest says ${String(expected)}`,
+      );
   }
 }
 
@@ -150,7 +195,13 @@ async function copyFile(from: string, to: string, io: CliIo, records = 0): Promi
   try {
     const bytes = (await file.stat()).size;
     const progress = startProgress(io, 'restore', records);
-    await copyDurably(file, bytes, to, (copied) => progress.update(Math.floor((records * copied) / Math.max(bytes, 1))), io.signal);
+    await copyDurably(
+      file,
+      bytes,
+      to,
+      (copied) => progress.update(Math.floor((records * copied) / Math.max(bytes, 1))),
+      io.signal,
+    );
     progress.stop();
   } finally {
     await file.close();

@@ -77,7 +77,11 @@ export async function stageRestore(options: StageOptions): Promise<StagedRestore
   }
 }
 
-async function stageLog(dir: string, keys: FileKeyStore, { source, verified, backupKeys, currentKeys, eventSource, io, logger }: StageOptions): Promise<StagedRestore> {
+async function stageLog(
+  dir: string,
+  keys: FileKeyStore,
+  { source, verified, backupKeys, currentKeys, eventSource, io, logger }: StageOptions,
+): Promise<StagedRestore> {
   const record = recordedDeletions([currentKeys, backupKeys].filter((table) => table !== undefined));
   const again = deletedSince(verified.model.reports, record);
   const log = await openFileLogReader({ dir: source, logger });
@@ -87,7 +91,15 @@ async function stageLog(dir: string, keys: FileKeyStore, { source, verified, bac
     for (const { id, version, key } of again) if (key === undefined) fates.markDeleted(id, version + 1);
     const target = await createLogGeneration(dir);
     const progress = startProgress(io, 'restore', verified.records);
-    sealed = await rewriteHistory({ source: log, target, keys, fates, tail: deletes(again, eventSource), signal: io.signal, onProgress: (records) => progress.update(records) }).catch(async (error: unknown) => {
+    sealed = await rewriteHistory({
+      source: log,
+      target,
+      keys,
+      fates,
+      tail: deletes(again, eventSource),
+      signal: io.signal,
+      onProgress: (records) => progress.update(records),
+    }).catch(async (error: unknown) => {
       await target.abandon();
       throw error;
     });
@@ -97,18 +109,32 @@ async function stageLog(dir: string, keys: FileKeyStore, { source, verified, bac
     await log.close();
   }
   io.signal.throwIfAborted();
-  await keys.recordDeletions(again.flatMap(({ id, version, key }) => (key === undefined ? [] : [{ reportId: id, version: version + 1, key }])));
+  await keys.recordDeletions(
+    again.flatMap(({ id, version, key }) => (key === undefined ? [] : [{ reportId: id, version: version + 1, key }])),
+  );
   // What the staged log must fold to: the backup's state without the reports deleted again.
   for (const { id } of again) verified.model.reports.delete(id);
   const expected = `sha256:${stateDigest(verified.model.reports, await keys.lookup())}`;
   const folded = await foldedDigest(dir, () => keys.lookup(), logger, { signal: io.signal });
   const records = verified.records + again.length;
-  if (folded.digest !== expected || folded.model.counts.records !== records) throw new BackupError(`the restored log folds to ${folded.digest} in ${folded.model.counts.records} records, where the backup less the reports deleted since gives ${expected} in ${records}; nothing was changed`);
+  if (folded.digest !== expected || folded.model.counts.records !== records)
+    throw new BackupError(
+      `the restored log folds to ${folded.digest} in ${folded.model.counts.records} records, where the backup less the reports deleted since gives ${expected} in ${records}; nothing was changed`,
+    );
   const newest = folded.model.newestKey;
   if (newest !== undefined && !keys.holds(parseKeyId(newest))) {
-    throw new BackupError(`the backup's log refers to key ${newest}, which neither the backup (taken before backups held keys.db) nor the data directory's keys.db holds; nothing was changed`);
+    throw new BackupError(
+      `the backup's log refers to key ${newest}, which neither the backup (taken before backups held keys.db) nor the data directory's keys.db holds; nothing was changed`,
+    );
   }
-  return { dir, records, digest: folded.digest, liveReports: folded.model.reports.size, deletedAgain: again.map(({ id }) => id), sealed };
+  return {
+    dir,
+    records,
+    digest: folded.digest,
+    liveReports: folded.model.reports.size,
+    deletedAgain: again.map(({ id }) => id),
+    sealed,
+  };
 }
 
 /** The ReportDeleted of each report deleted again, decided on its version in the backup. */

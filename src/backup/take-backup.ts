@@ -62,7 +62,8 @@ async function durablePrefix(file: FileHandle, path: string): Promise<Prefix> {
   if ((await checkMagic(file, path)) !== 'ok') return { bytes: 0, starts: [] };
   const scan = await scanFrames(file, FILE_MAGIC.length);
   const problem = scan.problem;
-  if (problem?.validFramesFollow) throw new CorruptLogError(path, problem.bytePosition, problem.recordOffset, problem.reason);
+  if (problem?.validFramesFollow)
+    throw new CorruptLogError(path, problem.bytePosition, problem.recordOffset, problem.reason);
   await file.datasync();
   return { bytes: scan.validBytes, starts: scan.starts };
 }
@@ -76,10 +77,21 @@ async function reserveAt(dataDir: string, parent: string): Promise<number> {
 export async function takeBackup({ dataDir, dest, io, logger }: BackupOptions): Promise<TakenBackup> {
   const target = resolve(dest);
   const parent = dirname(target);
-  if (await stat(target).then(() => true, () => false)) throw new BackupError(`${target} exists: a backup goes into a new directory, never over another`);
+  if (
+    await stat(target).then(
+      () => true,
+      () => false,
+    )
+  )
+    throw new BackupError(`${target} exists: a backup goes into a new directory, never over another`);
   await refuseInsideDataDir(target, dataDir, 'back up into');
   await ensurePrivateDir(parent);
-  await removeStaleFiles(parent, new RegExp(`^${escape(basename(target))}\\.partial-(\\d+)$`), logger, 'removed the partial directory of an interrupted backup');
+  await removeStaleFiles(
+    parent,
+    new RegExp(`^${escape(basename(target))}\\.partial-(\\d+)$`),
+    logger,
+    'removed the partial directory of an interrupted backup',
+  );
   const path = join(dataDir, 'events.log');
   const source = await openRegularFile(path).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? new BackupError(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
@@ -91,16 +103,36 @@ export async function takeBackup({ dataDir, dest, io, logger }: BackupOptions): 
     const copy = (): Promise<CopiedLog> => copyLogAndKeys({ source, path, dataDir, partial, io, reserveBytes });
     const first = await copy();
     await copyUsableSnapshot(dataDir, partial, logger, reserveBytes);
-    const { prefix, keys, verified } = await untilKeysAgree(first, copy, (table) => verifyBackupDir(partial, io, logger, table ?? NO_KEYS), logger);
+    const { prefix, keys, verified } = await untilKeysAgree(
+      first,
+      copy,
+      (table) => verifyBackupDir(partial, io, logger, table ?? NO_KEYS),
+      logger,
+    );
     const backupKeys = keys === undefined ? null : await writeBackupKeys(partial, keys, verified.model.reports);
     await checkBackupKeys(partial, verified);
     // The log is the backup; a snapshot is a shortcut, left out when it does not fold to the same state.
     if (verified.snapshotProblem !== undefined) {
-      logger.warn({ reason: verified.snapshotProblem }, 'left the snapshot out of the backup: it does not fold to the state of the log');
+      logger.warn(
+        { reason: verified.snapshotProblem },
+        'left the snapshot out of the backup: it does not fold to the state of the log',
+      );
       await rm(snapshotDir(partial), { recursive: true, force: true });
     }
-    if (verified.records !== prefix.starts.length || verified.bytes !== prefix.bytes) throw new BackupError(`the copy holds ${verified.records} records in ${verified.bytes} bytes, the log ${prefix.starts.length} in ${prefix.bytes}`);
-    const manifest: BackupManifest = { format: BACKUP_FORMAT, createdAt: new Date().toISOString(), log: verified.log, records: verified.records, bytes: prefix.bytes, digest: verified.digest, snapshot: verified.snapshot, keys: backupKeys };
+    if (verified.records !== prefix.starts.length || verified.bytes !== prefix.bytes)
+      throw new BackupError(
+        `the copy holds ${verified.records} records in ${verified.bytes} bytes, the log ${prefix.starts.length} in ${prefix.bytes}`,
+      );
+    const manifest: BackupManifest = {
+      format: BACKUP_FORMAT,
+      createdAt: new Date().toISOString(),
+      log: verified.log,
+      records: verified.records,
+      bytes: prefix.bytes,
+      digest: verified.digest,
+      snapshot: verified.snapshot,
+      keys: backupKeys,
+    };
     await writeManifest(partial, manifest);
     await syncDir(partial);
     await rename(partial, target);
@@ -121,7 +153,21 @@ interface CopiedLog {
 }
 
 /** Fixes the log's durable prefix, reads keys.db at once, and copies the prefix into `partial` (over an earlier copy). */
-async function copyLogAndKeys({ source, path, dataDir, partial, io, reserveBytes }: { source: FileHandle; path: string; dataDir: string; partial: string; io: CliIo; reserveBytes: number }): Promise<CopiedLog> {
+async function copyLogAndKeys({
+  source,
+  path,
+  dataDir,
+  partial,
+  io,
+  reserveBytes,
+}: {
+  source: FileHandle;
+  path: string;
+  dataDir: string;
+  partial: string;
+  io: CliIo;
+  reserveBytes: number;
+}): Promise<CopiedLog> {
   const prefix = await durablePrefix(source, path);
   const keys = await readKeyTable(dataDir);
   const target = join(partial, 'events.log');
@@ -137,12 +183,27 @@ async function copyLogAndKeys({ source, path, dataDir, partial, io, reserveBytes
  * found again after the prefix was taken anew has no delete on the log (its key was destroyed some
  * other way): it stays as it is.
  */
-async function untilKeysAgree(first: CopiedLog, copyAgain: () => Promise<CopiedLog>, verify: (keys: SlotTable | undefined) => Promise<VerifiedBackup>, logger: Logger): Promise<CopiedLog & { readonly verified: VerifiedBackup }> {
+async function untilKeysAgree(
+  first: CopiedLog,
+  copyAgain: () => Promise<CopiedLog>,
+  verify: (keys: SlotTable | undefined) => Promise<VerifiedBackup>,
+  logger: Logger,
+): Promise<CopiedLog & { readonly verified: VerifiedBackup }> {
   let copied = first;
   let verified = await verify(copied.keys);
-  for (let round = 1, seen = new Set<string>(), fresh = racedIds(verified, copied.keys); fresh.some((id) => !seen.has(id)); round += 1) {
-    if (round === CATCH_UP_ROUNDS) throw new BackupError(`reports of the log kept being deleted as keys.db was read (in each of ${round} tries); try again`);
-    logger.info({ reports: fresh.length }, 'reports of the copied log were deleted while keys.db was read: copying the log on to its end');
+  for (
+    let round = 1, seen = new Set<string>(), fresh = racedIds(verified, copied.keys);
+    fresh.some((id) => !seen.has(id));
+    round += 1
+  ) {
+    if (round === CATCH_UP_ROUNDS)
+      throw new BackupError(
+        `reports of the log kept being deleted as keys.db was read (in each of ${round} tries); try again`,
+      );
+    logger.info(
+      { reports: fresh.length },
+      'reports of the copied log were deleted while keys.db was read: copying the log on to its end',
+    );
     seen = new Set(fresh);
     copied = await copyAgain();
     verified = await verify(copied.keys);
@@ -160,7 +221,10 @@ function racedIds(verified: VerifiedBackup, keys: SlotTable | undefined): string
 async function checkBackupKeys(partial: string, verified: VerifiedBackup): Promise<void> {
   const written = await readKeyTable(partial);
   const digest = `sha256:${stateDigest(verified.model.reports, written ?? NO_KEYS)}`;
-  if (digest !== verified.digest) throw new BackupError(`the backup's keys.db gives the digest ${digest}, its log with the data directory's keys ${verified.digest}`);
+  if (digest !== verified.digest)
+    throw new BackupError(
+      `the backup's keys.db gives the digest ${digest}, its log with the data directory's keys ${verified.digest}`,
+    );
 }
 
 function escape(text: string): string {
@@ -168,7 +232,12 @@ function escape(text: string): string {
 }
 
 /** Copies the prefix, with a progress bar in records on a terminal. */
-async function copyPrefix(source: FileHandle, { bytes, starts }: { bytes: number; starts: readonly number[] }, target: string, io: CliIo): Promise<void> {
+async function copyPrefix(
+  source: FileHandle,
+  { bytes, starts }: { bytes: number; starts: readonly number[] },
+  target: string,
+  io: CliIo,
+): Promise<void> {
   const progress = startProgress(io, 'backup', starts.length);
   let records = 0;
   await copyDurably(
@@ -189,11 +258,21 @@ async function copyPrefix(source: FileHandle, { bytes, starts }: { bytes: number
  * the copy's end) into the backup. The server's newer snapshots, beyond the copy, are skipped
  * quietly: that is expected here, not a warning.
  */
-async function copyUsableSnapshot(dataDir: string, partial: string, logger: Logger, reserveBytes: number): Promise<void> {
+async function copyUsableSnapshot(
+  dataDir: string,
+  partial: string,
+  logger: Logger,
+  reserveBytes: number,
+): Promise<void> {
   const log = await openFileLogReader({ dir: partial, logger });
   try {
     const quiet = logger.child({}, { level: 'error' });
-    const snapshot = await loadNewestSnapshot({ dir: snapshotDir(dataDir), log, head: await log.head(), logger: quiet });
+    const snapshot = await loadNewestSnapshot({
+      dir: snapshotDir(dataDir),
+      log,
+      head: await log.head(),
+      logger: quiet,
+    });
     if (snapshot) await writeSnapshot(snapshotDir(partial), snapshot, { reserveBytes });
   } finally {
     await log.close();

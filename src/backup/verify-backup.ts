@@ -33,7 +33,12 @@ export interface VerifiedBackup {
 }
 
 /** Throws BackupError naming the first problem of the log; a snapshot that does not check out is reported, not thrown. */
-export async function verifyBackupDir(dir: string, io: CliIo, logger: Logger, keys: KeyLookup = NO_KEYS): Promise<VerifiedBackup> {
+export async function verifyBackupDir(
+  dir: string,
+  io: CliIo,
+  logger: Logger,
+  keys: KeyLookup = NO_KEYS,
+): Promise<VerifiedBackup> {
   const frames = await checkFrames(dir);
   if (frames) throw new BackupError(`${dir}: ${frames.reason} at ${frames.position}`);
   const log = await openFileLogReader({ dir, logger });
@@ -41,18 +46,35 @@ export async function verifyBackupDir(dir: string, io: CliIo, logger: Logger, ke
     const findings: Findings = { records: 0, voidEvents: 0, problems: 0 };
     const model = await checkRecords(log, true, io, findings);
     io.signal.throwIfAborted();
-    if (findings.first) throw new BackupError(`${join(dir, 'events.log')}: ${findings.problems} problem(s); the first at ${findings.first.position}: ${findings.first.reason}`);
+    if (findings.first)
+      throw new BackupError(
+        `${join(dir, 'events.log')}: ${findings.problems} problem(s); the first at ${findings.first.position}: ${findings.first.reason}`,
+      );
     const digest = `sha256:${stateDigest(model.reports, keys)}`;
     const snapshot = await checkSnapshot(dir, log, digest, keys, logger);
     const bytes = (await stat(join(dir, 'events.log'))).size;
-    return { log: log.identity, records: model.counts.records, bytes, liveReports: model.reports.size, digest, ...snapshot, model };
+    return {
+      log: log.identity,
+      records: model.counts.records,
+      bytes,
+      liveReports: model.reports.size,
+      digest,
+      ...snapshot,
+      model,
+    };
   } finally {
     await log.close();
   }
 }
 
 /** The backup's snapshot, checked to fold (with the log after it) to `digest`. */
-async function checkSnapshot(dir: string, log: EventLog, digest: string, keys: KeyLookup, logger: Logger): Promise<Pick<VerifiedBackup, 'snapshot' | 'snapshotProblem'>> {
+async function checkSnapshot(
+  dir: string,
+  log: EventLog,
+  digest: string,
+  keys: KeyLookup,
+  logger: Logger,
+): Promise<Pick<VerifiedBackup, 'snapshot' | 'snapshotProblem'>> {
   const head = await log.head();
   const snapshot = await loadNewestSnapshot({ dir: snapshotDir(dir), log, head, logger });
   if (snapshot === undefined) return { snapshot: null };
@@ -60,5 +82,8 @@ async function checkSnapshot(dir: string, log: EventLog, digest: string, keys: K
   await foldLog(log, snapshot.model, { to: head });
   const folded = `sha256:${stateDigest(snapshot.model.reports, keys)}`;
   if (folded === digest) return { snapshot: name };
-  return { snapshot: null, snapshotProblem: `${join(snapshotDir(dir), name)} and the log after it fold to ${folded}, the whole log to ${digest}` };
+  return {
+    snapshot: null,
+    snapshotProblem: `${join(snapshotDir(dir), name)} and the log after it fold to ${folded}, the whole log to ${digest}`,
+  };
 }

@@ -23,8 +23,17 @@ export const backupCommand = {
 
 export async function runBackup(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const config = loadConfig(io.env);
-  if (config.kafka) throw new UsageError('on Kafka the topic is the backup (replicated by the brokers); `reports migrate --to-topic NAME` copies it', backupCommand.usage);
-  const backup = await takeBackup({ dataDir: config.dataDir, dest: parsed.positionals[0] as string, io, logger: toolLogger(io, config) });
+  if (config.kafka)
+    throw new UsageError(
+      'on Kafka the topic is the backup (replicated by the brokers); `reports migrate --to-topic NAME` copies it',
+      backupCommand.usage,
+    );
+  const backup = await takeBackup({
+    dataDir: config.dataDir,
+    dest: parsed.positionals[0] as string,
+    io,
+    logger: toolLogger(io, config),
+  });
   io.stdout.write(
     [
       `backup:          ${backup.dir}`,

@@ -36,18 +36,25 @@ function write(io: CliIo, text: string): Promise<void> | undefined {
 export async function runEvents(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const fromText = stringOption(parsed, 'from');
   const from = fromText === undefined ? new Map<number, number>() : parseCursor(fromText);
-  if (from === undefined) throw new UsageError(`--from must be N or P:O[,P:O...], got "${fromText}"`, eventsCommand.usage);
+  if (from === undefined)
+    throw new UsageError(`--from must be N or P:O[,P:O...], got "${fromText}"`, eventsCommand.usage);
   const type = stringOption(parsed, 'type');
-  if (type !== undefined && !TYPES.some((known) => known === type)) throw new UsageError(`--type must be ${TYPES.join(' or ')}, got "${type}"`, eventsCommand.usage);
+  if (type !== undefined && !TYPES.some((known) => known === type))
+    throw new UsageError(`--type must be ${TYPES.join(' or ')}, got "${type}"`, eventsCommand.usage);
   const config = loadConfig(io.env);
   const logger = toolLogger(io, config);
   const log = await openToolLog(config, logger);
   try {
     return await withToolKeys(config, logger, async (toolKeys) => {
       const keys = await eventKeys(log, toolKeys, io.signal);
-      const records = parsed.values['follow'] === true ? followRecords(log, from, { signal: io.signal }) : readRecords(log, from, { signal: io.signal });
+      const records =
+        parsed.values['follow'] === true
+          ? followRecords(log, from, { signal: io.signal })
+          : readRecords(log, from, { signal: io.signal });
       for await (const record of records) {
-        const { text, type: recordType } = await shownLine(record, logKind(config), (position, id) => keys.keyFor(position, id));
+        const { text, type: recordType } = await shownLine(record, logKind(config), (position, id) =>
+          keys.keyFor(position, id),
+        );
         if (type !== undefined && recordType !== type) continue;
         await write(io, text);
       }

@@ -16,7 +16,11 @@ export interface ContentFindings {
 export type ContentProblem = (id: string, reason: string) => void;
 
 /** Checks the live reports of `reports` against `keys`, calling `problem` for each that fails. */
-export function checkContentKeys(reports: Iterable<[string, ReportContent]>, keys: KeyLookup, problem: ContentProblem): ContentFindings {
+export function checkContentKeys(
+  reports: Iterable<[string, ReportContent]>,
+  keys: KeyLookup,
+  problem: ContentProblem,
+): ContentFindings {
   const findings: ContentFindings = { sealedReports: 0, unopenedReports: 0 };
   for (const [id, report] of reports) {
     if (!isSealedReport(report)) continue;
@@ -25,15 +29,27 @@ export function checkContentKeys(reports: Iterable<[string, ReportContent]>, key
     const key = keys.get(parseKeyId(keyId));
     if (key === undefined) {
       findings.unopenedReports += 1;
-      problem(id, `live report ${id}: its content key ${keyId} is not in the key store, so its name and tag cannot be read (a lost key, or another producer's event)`);
+      problem(
+        id,
+        `live report ${id}: its content key ${keyId} is not in the key store, so its name and tag cannot be read (a lost key, or another producer's event)`,
+      );
       continue;
     }
-    const content = openContent(report.sealed, key.secret, { id, ...(report.expectedversion === undefined ? {} : { expectedversion: report.expectedversion }) });
+    const content = openContent(report.sealed, key.secret, {
+      id,
+      ...(report.expectedversion === undefined ? {} : { expectedversion: report.expectedversion }),
+    });
     if (content === undefined) {
       findings.unopenedReports += 1;
-      problem(id, `live report ${id}: its content key ${keyId} does not open its content (damage, or a box copied from another event)`);
+      problem(
+        id,
+        `live report ${id}: its content key ${keyId} does not open its content (damage, or a box copied from another event)`,
+      );
     } else if (!contentDigest(content).equals(key.contentDigest)) {
-      problem(id, `live report ${id}: the content digest kept with key ${keyId} is not that of the content it opens (the state digest would be wrong)`);
+      problem(
+        id,
+        `live report ${id}: the content digest kept with key ${keyId} is not that of the content it opens (the state digest would be wrong)`,
+      );
     }
   }
   return findings;

@@ -37,12 +37,17 @@ export async function checkFrames(dataDir: string): Promise<FrameProblem | undef
     if (magic === 'empty') return undefined;
     const torn = 'torn tail (an unacknowledged write; the server cuts it at start)';
     // A first start that crashed inside the magic: the server starts such a log empty, as the reader reads it.
-    if (magic === 'partial') return { position: '0', reason: `${torn} at byte 0: the magic bytes are cut short`, fatal: false };
+    if (magic === 'partial')
+      return { position: '0', reason: `${torn} at byte 0: the magic bytes are cut short`, fatal: false };
     const scan = await scanFrames(file, FILE_MAGIC.length);
     if (!scan.problem) return undefined;
     const { recordOffset, bytePosition, reason, validFramesFollow } = scan.problem;
     const kind = validFramesFollow ? 'corrupt record (valid records follow it)' : torn;
-    return { position: String(recordOffset), reason: `${kind} at byte ${bytePosition}: ${reason}`, fatal: validFramesFollow };
+    return {
+      position: String(recordOffset),
+      reason: `${kind} at byte ${bytePosition}: ${reason}`,
+      fatal: validFramesFollow,
+    };
   } finally {
     await file.close();
   }
@@ -59,7 +64,12 @@ export interface Findings {
  * Checks every record of `log` into `findings` and returns the read model it folded. `singleWriter`
  * (the file log): a void event is a fault, not a race of instances.
  */
-export async function checkRecords(log: EventLog, singleWriter: boolean, io: CliIo, findings: Findings): Promise<ReadModel> {
+export async function checkRecords(
+  log: EventLog,
+  singleWriter: boolean,
+  io: CliIo,
+  findings: Findings,
+): Promise<ReadModel> {
   const model = createReadModel();
   const eventIds = new Set<string>();
   // The single-writer log is the file log, whose positions print without a partition.
@@ -90,12 +100,17 @@ export async function checkRecords(log: EventLog, singleWriter: boolean, io: Cli
       continue;
     }
     const { event } = decoded;
-    if (record.key !== event.subject) fail(record.position, `key "${record.key}" does not name the event's report ${event.subject}`);
+    if (record.key !== event.subject)
+      fail(record.position, `key "${record.key}" does not name the event's report ${event.subject}`);
     if (eventIds.has(event.id)) fail(record.position, `event id ${event.id} appears twice (a duplicated write)`);
     eventIds.add(event.id);
     if (applyRecord(model, record, event).kind === 'void') {
       findings.voidEvents += 1;
-      if (singleWriter) fail(record.position, `void ${event.type} for report ${event.subject}: the file log has one writer, which never writes one`);
+      if (singleWriter)
+        fail(
+          record.position,
+          `void ${event.type} for report ${event.subject}: the file log has one writer, which never writes one`,
+        );
     }
   }
   progress.stop();

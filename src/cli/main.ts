@@ -15,16 +15,78 @@ interface Command {
 }
 
 const commands: ReadonlyMap<string, Command> = new Map<string, Command>([
-  ['serve', { summary: 'run the HTTP service', load: async () => import('./serve.js').then((m) => ({ spec: m.serveCommand, run: m.runServe })) }],
-  ['events', { summary: 'print the log as NDJSON, optionally following it', load: async () => import('./events.js').then((m) => ({ spec: m.eventsCommand, run: m.runEvents })) }],
-  ['replay', { summary: 'fold the history and print counts and the state digest', load: async () => import('./replay.js').then((m) => ({ spec: m.replayCommand, run: m.runReplay })) }],
-  ['verify', { summary: 'check every frame, event and fold rule of the log', load: async () => import('./verify.js').then((m) => ({ spec: m.verifyCommand, run: m.runVerify })) }],
-  ['snapshot', { summary: 'write a snapshot of the read model', load: async () => import('./snapshot.js').then((m) => ({ spec: m.snapshotCommand, run: m.runSnapshot })) }],
-  ['backup', { summary: 'take an online, verified backup of the embedded log', load: async () => import('./backup.js').then((m) => ({ spec: m.backupCommand, run: m.runBackup })) }],
-  ['restore', { summary: 'put a backup in place of a stopped server\'s log', load: async () => import('./restore.js').then((m) => ({ spec: m.restoreCommand, run: m.runRestore })) }],
-  ['seal-history', { summary: 'seal every create written in the clear (before erasure) in a stopped embedded log', load: async () => import('./seal-history.js').then((m) => ({ spec: m.sealHistoryCommand, run: m.runSealHistory })) }],
-  ['migrate', { summary: 'copy the embedded log into Kafka (--to-kafka), a topic into a new one (--to-topic NAME: repartitioning) or into an embedded log (--to-file DIR), its content sealed anew; resumable', load: async () => import('./migrate.js').then((m) => ({ spec: m.migrateCommand, run: m.runMigrate })) }],
-  ['schema', { summary: 'print the event JSON Schemas, the OpenAPI document or the AsyncAPI document of the topic', load: async () => import('./schema.js').then((m) => ({ spec: m.schemaCommand, run: m.runSchema })) }],
+  [
+    'serve',
+    {
+      summary: 'run the HTTP service',
+      load: async () => import('./serve.js').then((m) => ({ spec: m.serveCommand, run: m.runServe })),
+    },
+  ],
+  [
+    'events',
+    {
+      summary: 'print the log as NDJSON, optionally following it',
+      load: async () => import('./events.js').then((m) => ({ spec: m.eventsCommand, run: m.runEvents })),
+    },
+  ],
+  [
+    'replay',
+    {
+      summary: 'fold the history and print counts and the state digest',
+      load: async () => import('./replay.js').then((m) => ({ spec: m.replayCommand, run: m.runReplay })),
+    },
+  ],
+  [
+    'verify',
+    {
+      summary: 'check every frame, event and fold rule of the log',
+      load: async () => import('./verify.js').then((m) => ({ spec: m.verifyCommand, run: m.runVerify })),
+    },
+  ],
+  [
+    'snapshot',
+    {
+      summary: 'write a snapshot of the read model',
+      load: async () => import('./snapshot.js').then((m) => ({ spec: m.snapshotCommand, run: m.runSnapshot })),
+    },
+  ],
+  [
+    'backup',
+    {
+      summary: 'take an online, verified backup of the embedded log',
+      load: async () => import('./backup.js').then((m) => ({ spec: m.backupCommand, run: m.runBackup })),
+    },
+  ],
+  [
+    'restore',
+    {
+      summary: "put a backup in place of a stopped server's log",
+      load: async () => import('./restore.js').then((m) => ({ spec: m.restoreCommand, run: m.runRestore })),
+    },
+  ],
+  [
+    'seal-history',
+    {
+      summary: 'seal every create written in the clear (before erasure) in a stopped embedded log',
+      load: async () =>
+        import('./seal-history.js').then((m) => ({ spec: m.sealHistoryCommand, run: m.runSealHistory })),
+    },
+  ],
+  [
+    'migrate',
+    {
+      summary:
+        'copy the embedded log into Kafka (--to-kafka), a topic into a new one (--to-topic NAME: repartitioning) or into an embedded log (--to-file DIR), its content sealed anew; resumable',
+      load: async () => import('./migrate.js').then((m) => ({ spec: m.migrateCommand, run: m.runMigrate })),
+    },
+  ],
+  [
+    'schema',
+    {
+      summary: 'print the event JSON Schemas, the OpenAPI document or the AsyncAPI document of the topic',
+      load: async () => import('./schema.js').then((m) => ({ spec: m.schemaCommand, run: m.runSchema })),
+    },
+  ],
 ]);
 
 const USAGE = 'reports <command> [options]   (reports <command> --help for each)';
@@ -88,10 +150,16 @@ if (isEntryPoint()) {
     if (error.code !== 'EPIPE') throw error;
     process.exit(141);
   });
-  runCli(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, signal, ...(reload ? { reload } : {}) }).then(
+  runCli(process.argv.slice(2), {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    signal,
+    ...(reload ? { reload } : {}),
+  }).then(
     (code) => process.exit(code),
     (error: unknown) => {
-      process.stderr.write(`reports: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+      process.stderr.write(`reports: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
       process.exit(1);
     },
   );

@@ -23,7 +23,7 @@ export const migrateCommand = {
   usage: 'reports migrate --to-kafka | --to-topic NAME | --to-file DIR',
   description: [
     'Copies the embedded log (REPORTS_DATA_DIR) into the Kafka topic (KAFKA_BROKERS, REPORTS_TOPIC) in order,',
-    'and the content keys with it: every report\'s name and tag are sealed anew under a key of the target\'s key',
+    "and the content keys with it: every report's name and tag are sealed anew under a key of the target's key",
     'store (REPORTS_KEY_TOPIC), those of reports deleted since (or never opened) stay erased, and events written',
     'in the clear are sealed. Resumable and idempotent: events already in the topic (same CloudEvent id) are',
     'skipped, so running it again adds nothing. Ends by comparing the state digests of both logs; exits 1 if',
@@ -47,7 +47,14 @@ interface Ends {
 async function kafkaSource(kafka: KafkaConfig, logger: Logger, writeTimeoutMs: number): Promise<MigrationSource> {
   const { openKafkaLog } = await import('../log/kafka/kafka-log.js');
   const { openKafkaToolKeys } = await import('../keys/kafka-tool-keys.js');
-  const log = await openKafkaLog({ config: kafka, logger, writeTimeoutMs, createTopic: false, readOnly: true, probeIntervalMs: 60_000 });
+  const log = await openKafkaLog({
+    config: kafka,
+    logger,
+    writeTimeoutMs,
+    createTopic: false,
+    readOnly: true,
+    probeIntervalMs: 60_000,
+  });
   const keys = await openKafkaToolKeys({ config: kafka, logger, writeTimeoutMs }).catch(async (error: unknown) => {
     await log.close();
     throw error;
@@ -60,10 +67,12 @@ async function kafkaTarget(kafka: KafkaConfig, logger: Logger, writeTimeoutMs: n
   const { openKafkaLog } = await import('../log/kafka/kafka-log.js');
   const { openKafkaKeyStore } = await import('../keys/kafka-key-store.js');
   const log = await openKafkaLog({ config: kafka, logger, writeTimeoutMs, createTopic: true, probeIntervalMs: 60_000 });
-  const keys = await openKafkaKeyStore({ config: kafka, logger, writeTimeoutMs, createTopic: true }).catch(async (error: unknown) => {
-    await log.close();
-    throw error;
-  });
+  const keys = await openKafkaKeyStore({ config: kafka, logger, writeTimeoutMs, createTopic: true }).catch(
+    async (error: unknown) => {
+      await log.close();
+      throw error;
+    },
+  );
   return { log, keys };
 }
 
@@ -71,9 +80,21 @@ async function kafkaTarget(kafka: KafkaConfig, logger: Logger, writeTimeoutMs: n
 function ends(parsed: ParsedCommand, config: Config, logger: Logger): Ends {
   const toTopic = parsed.values['to-topic'];
   const toFile = parsed.values['to-file'];
-  const chosen = [parsed.values['to-kafka'] === true, typeof toTopic === 'string', typeof toFile === 'string'].filter(Boolean).length;
-  if (chosen !== 1) throw new UsageError(chosen === 0 ? 'say where to: --to-kafka, --to-topic NAME or --to-file DIR' : 'say one target only: --to-kafka, --to-topic NAME or --to-file DIR', migrateCommand.usage);
-  if (!config.kafka) throw new UsageError(`KAFKA_BROKERS must name the ${typeof toFile === 'string' ? 'source' : 'target'} Kafka cluster`, migrateCommand.usage);
+  const chosen = [parsed.values['to-kafka'] === true, typeof toTopic === 'string', typeof toFile === 'string'].filter(
+    Boolean,
+  ).length;
+  if (chosen !== 1)
+    throw new UsageError(
+      chosen === 0
+        ? 'say where to: --to-kafka, --to-topic NAME or --to-file DIR'
+        : 'say one target only: --to-kafka, --to-topic NAME or --to-file DIR',
+      migrateCommand.usage,
+    );
+  if (!config.kafka)
+    throw new UsageError(
+      `KAFKA_BROKERS must name the ${typeof toFile === 'string' ? 'source' : 'target'} Kafka cluster`,
+      migrateCommand.usage,
+    );
   const kafka = config.kafka;
   const writeTimeoutMs = Math.max(config.writeTimeoutMs, 30_000);
   const fromKafka = () => kafkaSource(kafka, logger, writeTimeoutMs);
@@ -85,12 +106,26 @@ function ends(parsed: ParsedCommand, config: Config, logger: Logger): Ends {
     return { source: fromKafka, target, names: [`topic ${kafka.topic}`, `file log ${toFile}`], sourceKind: 'kafka' };
   }
   if (typeof toTopic !== 'string') {
-    const source = async () => ({ log: await openFileLogReader({ dir: config.dataDir, logger }), keys: fileToolKeys(config.dataDir) });
-    return { source, target: () => kafkaTarget(kafka, logger, writeTimeoutMs), names: ['file log', 'Kafka topic'], sourceKind: 'file' };
+    const source = async () => ({
+      log: await openFileLogReader({ dir: config.dataDir, logger }),
+      keys: fileToolKeys(config.dataDir),
+    });
+    return {
+      source,
+      target: () => kafkaTarget(kafka, logger, writeTimeoutMs),
+      names: ['file log', 'Kafka topic'],
+      sourceKind: 'file',
+    };
   }
-  if (toTopic === kafka.topic) throw new UsageError('--to-topic must name another topic than REPORTS_TOPIC', migrateCommand.usage);
+  if (toTopic === kafka.topic)
+    throw new UsageError('--to-topic must name another topic than REPORTS_TOPIC', migrateCommand.usage);
   const targetConfig = { ...kafka, topic: toTopic, keyTopic: `${toTopic}.keys` };
-  return { source: fromKafka, target: () => kafkaTarget(targetConfig, logger, writeTimeoutMs), names: [`topic ${kafka.topic}`, `topic ${toTopic}`], sourceKind: 'kafka' };
+  return {
+    source: fromKafka,
+    target: () => kafkaTarget(targetConfig, logger, writeTimeoutMs),
+    names: [`topic ${kafka.topic}`, `topic ${toTopic}`],
+    sourceKind: 'kafka',
+  };
 }
 
 export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<number> {
@@ -102,7 +137,11 @@ export async function runMigrate(parsed: ParsedCommand, io: CliIo): Promise<numb
   try {
     target = await openTarget();
     const progress = startProgress(io, 'migrate', cursorTotal(await source.log.head()));
-    const result = await copyLog(source, target, { signal: io.signal, onProgress: (read) => progress.update(read), describe: (position) => formatPosition(position, sourceKind) });
+    const result = await copyLog(source, target, {
+      signal: io.signal,
+      onProgress: (read) => progress.update(read),
+      describe: (position) => formatPosition(position, sourceKind),
+    });
     progress.stop();
     if (result.aborted) return 130;
     const [from, to] = names;

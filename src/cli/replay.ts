@@ -23,28 +23,38 @@ export const replayCommand = {
 export async function runReplay(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const toText = stringOption(parsed, 'to');
   const to = toText === undefined ? undefined : parseCursor(toText);
-  if (toText !== undefined && to === undefined) throw new UsageError(`--to must be N or P:O[,P:O...], got "${toText}"`, replayCommand.usage);
+  if (toText !== undefined && to === undefined)
+    throw new UsageError(`--to must be N or P:O[,P:O...], got "${toText}"`, replayCommand.usage);
   const config = loadConfig(io.env);
   const log = await openToolLog(config, toolLogger(io, config));
   try {
     const head = await log.head();
     // A --to past the head stops at the head: said on stderr, so --json output stays one object.
     if (to !== undefined && [...to].some(([partition, offset]) => offset > (head.get(partition) ?? 0))) {
-      io.stderr.write(`reports replay: --to ${toText} is past the head of the log (${formatCursor(head, logKind(config)) || 'an empty log'}): replayed up to the head\n`);
+      io.stderr.write(
+        `reports replay: --to ${toText} is past the head of the log (${formatCursor(head, logKind(config)) || 'an empty log'}): replayed up to the head\n`,
+      );
     }
     let total = 0;
     for (const [partition, offset] of head) total += Math.min(offset, to?.get(partition) ?? offset);
     const progress = startProgress(io, 'replay', total);
     const started = performance.now();
     const model = createReadModel();
-    await foldLog(log, model, { ...(to ? { to } : {}), threads: defaultFoldThreads(), signal: io.signal, onProgress: ({ records }) => progress.update(records) });
+    await foldLog(log, model, {
+      ...(to ? { to } : {}),
+      threads: defaultFoldThreads(),
+      signal: io.signal,
+      onProgress: ({ records }) => progress.update(records),
+    });
     progress.stop();
     const summary = {
       events: model.counts.records,
       voidEvents: model.counts.voidEvents,
       invalidRecords: model.counts.invalid,
       liveReports: model.reports.size,
-      digest: await withToolKeys(config, toolLogger(io, config), async (keys) => stateDigest(model.reports, await keys.lookup())),
+      digest: await withToolKeys(config, toolLogger(io, config), async (keys) =>
+        stateDigest(model.reports, await keys.lookup()),
+      ),
       position: formatCursor(model.cursor, logKind(config)),
       seconds: (performance.now() - started) / 1000,
     };

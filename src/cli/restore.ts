@@ -14,8 +14,8 @@ export const restoreCommand = {
   description: [
     'Puts the backup SRC (taken by `reports backup`) in place of the log, keys and snapshots of REPORTS_DATA_DIR,',
     'after checking it again against its manifest. Refuses while a server runs on the directory, a SRC inside it,',
-    'and to run as another user than the directory\'s (the service\'s). A restore never brings a deleted report',
-    'back: every deletion made since the backup was taken (recorded in the directory\'s keys.db) is applied again,',
+    "and to run as another user than the directory's (the service's). A restore never brings a deleted report",
+    "back: every deletion made since the backup was taken (recorded in the directory's keys.db) is applied again,",
     'and every create written in the clear is sealed. The replaced log is kept beside it as',
     'events.log.before-restore-<time> when it holds nothing in the clear; the token file stays.',
   ].join('\n'),
@@ -28,10 +28,20 @@ const SHOWN_IDS = 50;
 
 export async function runRestore(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const config = loadConfig(io.env);
-  if (config.kafka) throw new UsageError('on Kafka the topic is the backup: there is nothing to restore into a data directory', restoreCommand.usage);
+  if (config.kafka)
+    throw new UsageError(
+      'on Kafka the topic is the backup: there is nothing to restore into a data directory',
+      restoreCommand.usage,
+    );
   await checkDataDirUser(config.dataDir);
   const src = parsed.positionals[0] as string;
-  const restored = await restoreBackup({ src, dataDir: config.dataDir, eventSource: config.eventSource, io, logger: toolLogger(io, config) });
+  const restored = await restoreBackup({
+    src,
+    dataDir: config.dataDir,
+    eventSource: config.eventSource,
+    io,
+    logger: toolLogger(io, config),
+  });
   const { manifest, deletedAgain, sealed } = restored;
   const sealedCount = sealed.live + sealed.deleted + sealed.void;
   io.stdout.write(
@@ -56,6 +66,7 @@ function idList(ids: readonly string[]): string {
 
 function previousLogLines({ previousLog }: Restored): string[] {
   if (previousLog === undefined) return [];
-  if ('kept' in previousLog) return [`previous log:    ${previousLog.kept} (delete it once the restored service is checked)`];
+  if ('kept' in previousLog)
+    return [`previous log:    ${previousLog.kept} (delete it once the restored service is checked)`];
   return [`previous log:    not kept: ${previousLog.notKept}`];
 }

@@ -25,9 +25,13 @@ export function runSchema({ positionals }: ParsedCommand, io: CliIo): number {
   } else if (what === 'openapi') {
     const config = loadConfig(io.env);
     const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
-    io.stdout.write(`${JSON.stringify(createOpenApiDocument(limits, SERVICE_VERSION, { metricsToken: config.metricsTokens.length > 0 }), null, 2)}\n`);
+    io.stdout.write(
+      `${JSON.stringify(createOpenApiDocument(limits, SERVICE_VERSION, { metricsToken: config.metricsTokens.length > 0 }), null, 2)}\n`,
+    );
   } else if (what === 'asyncapi') {
-    io.stdout.write(`${JSON.stringify(createAsyncApiDocument(topicFacts(loadConfig(io.env)), SERVICE_VERSION), null, 2)}\n`);
+    io.stdout.write(
+      `${JSON.stringify(createAsyncApiDocument(topicFacts(loadConfig(io.env)), SERVICE_VERSION), null, 2)}\n`,
+    );
   } else {
     throw new UsageError(`unknown schema "${what}": expected events, openapi or asyncapi`, schemaCommand.usage);
   }

@@ -31,7 +31,8 @@ function checkFlags(parsed: ParsedCommand): void {
     try {
       loadConfig({ [variable]: value });
     } catch (error) {
-      if (error instanceof ConfigError) throw new UsageError(`bad --${flag} (${variable}): ${error.reason}`, serveCommand.usage);
+      if (error instanceof ConfigError)
+        throw new UsageError(`bad --${flag} (${variable}): ${error.reason}`, serveCommand.usage);
       throw error;
     }
   }
@@ -49,7 +50,11 @@ const INTERRUPTED_START_GRACE_MS = 2000;
 
 export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number> {
   checkFlags(parsed);
-  const env = withFlags(io.env, { HOST: stringOption(parsed, 'host'), PORT: stringOption(parsed, 'port'), REPORTS_DATA_DIR: stringOption(parsed, 'data-dir') });
+  const env = withFlags(io.env, {
+    HOST: stringOption(parsed, 'host'),
+    PORT: stringOption(parsed, 'port'),
+    REPORTS_DATA_DIR: stringOption(parsed, 'data-dir'),
+  });
   let config: Config;
   try {
     // Parsed, and what only the machine can tell checked, before the server's code is loaded: a bad
@@ -80,7 +85,14 @@ export async function runServe(parsed: ParsedCommand, io: CliIo): Promise<number
     // What this instance had folded, digested as `reports replay` does: instances sharing a topic
     // (and a fault test) compare their read models without a query that could change them.
     const { cursor, reports } = server.projector.model;
-    logger.info({ position: formatCursor(cursor, logKind(config)), ...(digest === undefined ? {} : { digest }), liveReports: reports.size }, 'stopped');
+    logger.info(
+      {
+        position: formatCursor(cursor, logKind(config)),
+        ...(digest === undefined ? {} : { digest }),
+        liveReports: reports.size,
+      },
+      'stopped',
+    );
     return 0;
   } catch (error) {
     return badSetting(error, io);
@@ -115,17 +127,34 @@ function unlessStopped<T>(work: Promise<T>, signal: AbortSignal): Promise<T | ty
  * The started server, or undefined when a stop was asked for first: a signal is honoured at any
  * moment of the start, also while it waits on something that may never answer (a broker away).
  */
-async function startUnlessStopped(config: Config, logger: Logger, io: CliIo, onFatal: (error: Error) => void): Promise<RunningServer | undefined> {
-  const [{ startServer }, { tokenNotice }] = await Promise.all([import('../server.js'), import('../tokens/sources.js')]);
+async function startUnlessStopped(
+  config: Config,
+  logger: Logger,
+  io: CliIo,
+  onFatal: (error: Error) => void,
+): Promise<RunningServer | undefined> {
+  const [{ startServer }, { tokenNotice }] = await Promise.all([
+    import('../server.js'),
+    import('../tokens/sources.js'),
+  ]);
   if (io.signal.aborted) return undefined;
   // On stderr, not among the JSON lines of stdout that a log collector takes (tokens are never logged).
-  const starting = startServer(config, { logger, announceToken: (generated) => io.stderr.write(tokenNotice(generated, { terminal: io.stderr.isTTY === true })), onFatal, settingsChecked: true, ...(io.reload ? { reloadRequests: io.reload } : {}) });
+  const starting = startServer(config, {
+    logger,
+    announceToken: (generated) => io.stderr.write(tokenNotice(generated, { terminal: io.stderr.isTTY === true })),
+    onFatal,
+    settingsChecked: true,
+    ...(io.reload ? { reloadRequests: io.reload } : {}),
+  });
   const first = await unlessStopped(starting, io.signal);
   if (first !== STOPPED) return first;
   logger.info('stopping: a signal arrived during the start');
   // A start that completes soon is closed properly (its lock released); one still stuck is left to the exit.
   let late: RunningServer | undefined;
-  await settleWithin(INTERRUPTED_START_GRACE_MS, starting.then((server) => (late = server)));
+  await settleWithin(
+    INTERRUPTED_START_GRACE_MS,
+    starting.then((server) => (late = server)),
+  );
   await late?.close();
   return undefined;
 }

@@ -21,7 +21,7 @@ export const snapshotCommand = {
     'Writes a snapshot of the read model (reports and idempotency keys) with its log position to',
     'REPORTS_DATA_DIR/snapshots/, checksummed. Starts from the newest valid snapshot and folds the rest',
     'of the log. The server loads the newest valid snapshot at start and folds only the tail after it.',
-    'Safe to run beside a running server. Runs only as the user the data directory belongs to (the service\'s).',
+    "Safe to run beside a running server. Runs only as the user the data directory belongs to (the service's).",
   ].join('\n'),
   options: {},
 } satisfies CommandSpec;
@@ -38,13 +38,24 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
     const model = previous?.model ?? createReadModel();
     const previousRecords = model.counts.records;
     const progress = startProgress(io, 'snapshot', cursorTotal(head));
-    await foldLog(log, model, { to: head, threads: defaultFoldThreads(), signal: io.signal, onProgress: ({ records }) => progress.update(records) });
+    await foldLog(log, model, {
+      to: head,
+      threads: defaultFoldThreads(),
+      signal: io.signal,
+      onProgress: ({ records }) => progress.update(records),
+    });
     progress.stop();
     if (io.signal.aborted) return 130;
     const anchors = await readAnchors(log, model.cursor);
     const resume = hasResumableScan(log) ? log.resumePoint(model.cursor) : undefined;
     const digest = await withToolKeys(config, logger, async (keys) => stateDigest(model.reports, await keys.lookup()));
-    const path = await writeSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, ...(resume === undefined ? {} : { resume }), model });
+    const path = await writeSnapshot(dir, {
+      log: log.identity,
+      createdAt: new Date().toISOString(),
+      anchors,
+      ...(resume === undefined ? {} : { resume }),
+      model,
+    });
     io.stdout.write(
       [
         `snapshot:        ${path}`,

@@ -17,7 +17,14 @@ export async function openToolLog(config: Config, logger: Logger, { createTopic 
   if (config.kafka) {
     // Loaded only when used: the file log's tools do not pay for kafkajs at start.
     const { openKafkaLog } = await import('../log/kafka/kafka-log.js');
-    return openKafkaLog({ config: config.kafka, logger, writeTimeoutMs: config.writeTimeoutMs, createTopic, readOnly: !createTopic, probeIntervalMs: 60_000 });
+    return openKafkaLog({
+      config: config.kafka,
+      logger,
+      writeTimeoutMs: config.writeTimeoutMs,
+      createTopic,
+      readOnly: !createTopic,
+      probeIntervalMs: 60_000,
+    });
   }
   return openFileLogReader({ dir: config.dataDir, logger });
 }

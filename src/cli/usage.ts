@@ -4,7 +4,10 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ReloadRequests } from '../process-signals.js';
 
 export class UsageError extends Error {
-  constructor(message: string, readonly usage: string) {
+  constructor(
+    message: string,
+    readonly usage: string,
+  ) {
     super(message);
     this.name = 'UsageError';
   }
@@ -41,12 +44,21 @@ export function parseCommand(spec: CommandSpec, args: readonly string[]): Parsed
   const options: OptionSpecs = { ...spec.options, help: { type: 'boolean', short: 'h' } };
   // Not strict: parseArgs' own messages read badly ("argument is ambiguous", unbalanced quotes), so
   // the tokens are checked here, with messages that name the option and say what to write.
-  const { values, positionals, tokens } = parseArgs({ args: [...args], options, allowPositionals: true, strict: false, tokens: true });
+  const { values, positionals, tokens } = parseArgs({
+    args: [...args],
+    options,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
   for (const token of tokens) if (token.kind === 'option') checkOption(token, options[token.name], spec.usage);
   const help = values['help'] === true;
   const { min = 0, max = 0 } = spec.positionals ?? {};
   if (!help && (positionals.length < min || positionals.length > max)) {
-    throw new UsageError(positionals.length > max ? `unexpected argument "${positionals[max]}"` : 'missing argument', spec.usage);
+    throw new UsageError(
+      positionals.length > max ? `unexpected argument "${positionals[max]}"` : 'missing argument',
+      spec.usage,
+    );
   }
   const single: Record<string, string | boolean | undefined> = {};
   for (const [key, value] of Object.entries(values)) single[key] = Array.isArray(value) ? value.at(-1) : value;
@@ -69,7 +81,11 @@ function checkOption(token: OptionToken, option: OptionSpecs[string] | undefined
   if (value === undefined) throw new UsageError(`${rawName} needs a value`, usage);
   // `--from -1` or `--from --follow`: the next argument looks like an option, so it may be one the
   // value was forgotten before. A value that starts with a dash is written with "=".
-  if (inlineValue !== true && value.startsWith('-')) throw new UsageError(`${rawName} needs a value; to give one that starts with "-", write ${rawName}=${value}`, usage);
+  if (inlineValue !== true && value.startsWith('-'))
+    throw new UsageError(
+      `${rawName} needs a value; to give one that starts with "-", write ${rawName}=${value}`,
+      usage,
+    );
 }
 
 export function stringOption(parsed: ParsedCommand, name: string): string | undefined {

@@ -55,18 +55,30 @@ export async function runVerify(parsed: ParsedCommand, io: CliIo): Promise<numbe
       findings.first ??= { position: `report ${id}`, reason };
       if ((named += 1) <= NAMED_PROBLEMS) io.stderr.write(`${reason}\n`);
     };
-    Object.assign(content, await withToolKeys(config, logger, async (keys) => checkContentKeys(model.reports.entries(), await keys.lookup(), problem)));
-    if (named > NAMED_PROBLEMS) io.stderr.write(`… and ${named - NAMED_PROBLEMS} more live reports whose sealed content fails its check\n`);
+    Object.assign(
+      content,
+      await withToolKeys(config, logger, async (keys) =>
+        checkContentKeys(model.reports.entries(), await keys.lookup(), problem),
+      ),
+    );
+    if (named > NAMED_PROBLEMS)
+      io.stderr.write(`… and ${named - NAMED_PROBLEMS} more live reports whose sealed content fails its check\n`);
   }
   if (parsed.values['json'] === true) {
     io.stdout.write(`${JSON.stringify({ ok: findings.problems === 0, ...findings, ...content })}\n`);
   } else if (frameProblem?.fatal) {
     // Nothing past the damage can be read, so no record was read at all: say that, not "in 0 records".
-    io.stdout.write(`FAILED: the log cannot be read past ${frameProblem.position}: ${frameProblem.reason}; its records were not checked\n`);
+    io.stdout.write(
+      `FAILED: the log cannot be read past ${frameProblem.position}: ${frameProblem.reason}; its records were not checked\n`,
+    );
   } else if (findings.first) {
-    io.stdout.write(`FAILED: ${count(findings.problems, 'problem')} in ${count(findings.records, 'record')}; first at ${findings.first.position}: ${findings.first.reason}\n`);
+    io.stdout.write(
+      `FAILED: ${count(findings.problems, 'problem')} in ${count(findings.records, 'record')}; first at ${findings.first.position}: ${findings.first.reason}\n`,
+    );
   } else {
-    io.stdout.write(`OK: ${findings.records} records, ${findings.voidEvents} void events, ${count(content.sealedReports, 'live sealed report')} opened with ${content.sealedReports === 1 ? 'its key' : 'their keys'}\n`);
+    io.stdout.write(
+      `OK: ${findings.records} records, ${findings.voidEvents} void events, ${count(content.sealedReports, 'live sealed report')} opened with ${content.sealedReports === 1 ? 'its key' : 'their keys'}\n`,
+    );
   }
   return findings.problems === 0 ? 0 : 1;
 }

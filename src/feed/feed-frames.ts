@@ -6,7 +6,10 @@ import { formatCursor, type LogKind } from '../log/positions.js';
 
 export type FeedFormat = 'ndjson' | 'sse';
 
-export const FEED_CONTENT_TYPES: Readonly<Record<FeedFormat, string>> = { ndjson: 'application/x-ndjson', sse: 'text/event-stream' };
+export const FEED_CONTENT_TYPES: Readonly<Record<FeedFormat, string>> = {
+  ndjson: 'application/x-ndjson',
+  sse: 'text/event-stream',
+};
 
 /**
  * Where a client resumes, as `?after=` and `Last-Event-ID` take it: the position of the last event
@@ -14,7 +17,9 @@ export const FEED_CONTENT_TYPES: Readonly<Record<FeedFormat, string>> = { ndjson
  * `next` is the feed's cursor (the next offset of each partition).
  */
 export function resumeAfter(next: Cursor, kind: LogKind): string | null {
-  const sent = new Map([...next].filter(([, offset]) => offset > 0).map(([partition, offset]) => [partition, offset - 1]));
+  const sent = new Map(
+    [...next].filter(([, offset]) => offset > 0).map(([partition, offset]) => [partition, offset - 1]),
+  );
   return sent.size === 0 ? null : formatCursor(sent, kind);
 }
 

@@ -17,7 +17,11 @@ export class FeedHub {
   /** Throws 503 when no feed may be opened now; call before anything is written to the client. */
   admit(): void {
     if (this.closing) throw new UnavailableError('the server is shutting down');
-    if (this.feeds.size >= this.maxFeeds) throw new UnavailableError(`${this.maxFeeds} feeds are open, the most this server serves at once (REPORTS_MAX_FEEDS); retry shortly`, 5);
+    if (this.feeds.size >= this.maxFeeds)
+      throw new UnavailableError(
+        `${this.maxFeeds} feeds are open, the most this server serves at once (REPORTS_MAX_FEEDS); retry shortly`,
+        5,
+      );
   }
 
   /** Runs a feed to its end, counted among the open ones meanwhile. */

@@ -41,7 +41,8 @@ export interface FeedOptions {
 }
 
 /** Why a feed ended: the client went away, the server ended it (cut off, shutting down). */
-export type FeedEnd = { readonly by: 'client' } | { readonly by: 'server'; readonly reason: string; readonly after: string | null };
+export type FeedEnd =
+  { readonly by: 'client' } | { readonly by: 'server'; readonly reason: string; readonly after: string | null };
 
 export class Feed {
   private readonly next: Map<number, number>;
@@ -98,7 +99,8 @@ export class Feed {
         await this.round();
         if (this.overflowed && !this.stop.signal.aborted) {
           // A client that took less than a buffer while the writes filled one reads slower than they come.
-          if (this.live || this.takenThisRound < options.bufferBytes) this.end(`the client read too slowly: more than ${options.bufferBytes} bytes of events waited for it`);
+          if (this.live || this.takenThisRound < options.bufferBytes)
+            this.end(`the client read too slowly: more than ${options.bufferBytes} bytes of events waited for it`);
         }
       }
     } catch (error) {

@@ -25,7 +25,8 @@ export async function shownLine(record: LogRecord, kind: LogKind, keyFor: KeyFor
   if (!decoded.ok) return { text: JSON.stringify({ position, time, invalid: decoded.reason }), type: undefined };
   const { event } = decoded;
   const keyId = event.type === 'ReportCreated' ? contentKeyId(event) : undefined;
-  if (event.type !== 'ReportCreated' || keyId === undefined) return { text: JSON.stringify({ position, time, event }), type: event.type };
+  if (event.type !== 'ReportCreated' || keyId === undefined)
+    return { text: JSON.stringify({ position, time, event }), type: event.type };
   const shown = shownCreate(event, openCreate(event, await keyFor(record.position, keyId)));
   return { text: JSON.stringify({ position, time, ...shown.mark, event: shown.event }), type: event.type };
 }

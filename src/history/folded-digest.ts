@@ -14,11 +14,20 @@ export interface FoldedDigest {
   readonly model: ReadModel;
 }
 
-export async function foldedDigest(dir: string, keys: () => Promise<KeyLookup>, logger: Logger, { signal, onProgress }: { signal?: AbortSignal; onProgress?: (records: number) => void } = {}): Promise<FoldedDigest> {
+export async function foldedDigest(
+  dir: string,
+  keys: () => Promise<KeyLookup>,
+  logger: Logger,
+  { signal, onProgress }: { signal?: AbortSignal; onProgress?: (records: number) => void } = {},
+): Promise<FoldedDigest> {
   const log = await openFileLogReader({ dir, logger });
   try {
     const model = createReadModel();
-    await foldLog(log, model, { threads: defaultFoldThreads(), ...(signal ? { signal } : {}), onProgress: ({ records }) => onProgress?.(records) });
+    await foldLog(log, model, {
+      threads: defaultFoldThreads(),
+      ...(signal ? { signal } : {}),
+      onProgress: ({ records }) => onProgress?.(records),
+    });
     signal?.throwIfAborted();
     return { digest: `sha256:${stateDigest(model.reports, await keys())}`, model };
   } finally {

@@ -29,7 +29,10 @@ export interface AnalysedHistory {
 
 const LIVE: PlainFate = { kind: 'live' };
 
-export async function analyseHistory(log: EventLog, { signal, onProgress }: { signal?: AbortSignal; onProgress?: (records: number) => void } = {}): Promise<AnalysedHistory> {
+export async function analyseHistory(
+  log: EventLog,
+  { signal, onProgress }: { signal?: AbortSignal; onProgress?: (records: number) => void } = {},
+): Promise<AnalysedHistory> {
   const model = createReadModel();
   /** Offset of the create of each live report written in the clear. */
   const liveCreates = new Map<string, number>();

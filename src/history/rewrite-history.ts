@@ -46,7 +46,16 @@ interface KeyWrites {
 
 const UNUSED_DIGEST = Buffer.alloc(32);
 
-export async function rewriteHistory({ source, target, keys, fates, tail = [], signal, onProgress, now = Date.now }: RewriteOptions): Promise<SealedCounts> {
+export async function rewriteHistory({
+  source,
+  target,
+  keys,
+  fates,
+  tail = [],
+  signal,
+  onProgress,
+  now = Date.now,
+}: RewriteOptions): Promise<SealedCounts> {
   const counts = { live: 0, deleted: 0, void: 0 };
   for await (const batch of source.readBatches(new Map([[0, 0]]), signal ? { signal } : {})) {
     const writes: KeyWrites = { put: [], deletions: [], destroyed: [] };
@@ -69,7 +78,13 @@ export async function rewriteHistory({ source, target, keys, fates, tail = [], s
 }
 
 /** A new key for `event`'s content, with the write its fate asks for. */
-function keyFor(event: PlainCreate, fate: ReturnType<PlainFates['fateOf']>, keys: FileKeyStore, writes: KeyWrites, counts: { live: number; deleted: number; void: number }): ContentKey {
+function keyFor(
+  event: PlainCreate,
+  fate: ReturnType<PlainFates['fateOf']>,
+  keys: FileKeyStore,
+  writes: KeyWrites,
+  counts: { live: number; deleted: number; void: number },
+): ContentKey {
   if (fate?.kind === 'live') {
     const key = keys.mint(contentDigest(plainContent(event)));
     writes.put.push(key);

@@ -55,12 +55,21 @@ async function lockForRewrite(dataDir: string): Promise<DirLock> {
     throw new SealHistoryError(`no event log at ${join(dataDir, LOG_FILE)} (REPORTS_DATA_DIR)`);
   });
   return lockDir(dataDir).catch((error: unknown) => {
-    throw error instanceof DataDirLockedError ? new SealHistoryError(`refusing to rewrite the log of ${dataDir}: a server (process ${error.ownerPid}) is running on it; stop it first`) : error;
+    throw error instanceof DataDirLockedError
+      ? new SealHistoryError(
+          `refusing to rewrite the log of ${dataDir}: a server (process ${error.ownerPid}) is running on it; stop it first`,
+        )
+      : error;
   });
 }
 
 /** Runs `work` with a progress bar of `total` records on a terminal. */
-async function phase<T>(io: CliIo, label: string, total: number, work: (onProgress: (records: number) => void) => Promise<T>): Promise<T> {
+async function phase<T>(
+  io: CliIo,
+  label: string,
+  total: number,
+  work: (onProgress: (records: number) => void) => Promise<T>,
+): Promise<T> {
   const progress = startProgress(io, label, total);
   try {
     return await work((records) => progress.update(records));
@@ -100,7 +109,9 @@ interface Opened {
 async function sealOpened({ dataDir, log, keys, io, logger }: Opened): Promise<SealedHistory> {
   const records = (await log.head()).get(0) ?? 0;
   const { signal } = io;
-  const { model, fates } = await phase(io, 'read', records, (onProgress) => analyseHistory(log, { signal, onProgress }));
+  const { model, fates } = await phase(io, 'read', records, (onProgress) =>
+    analyseHistory(log, { signal, onProgress }),
+  );
   signal.throwIfAborted();
   const digest = `sha256:${stateDigest(model.reports, await keys.lookup())}`;
   const keptLogs = (await readdir(dataDir)).filter((name) => name.startsWith(`${LOG_FILE}.before-restore-`));
@@ -109,15 +120,21 @@ async function sealOpened({ dataDir, log, keys, io, logger }: Opened): Promise<S
   await mkdir(staging, { mode: PRIVATE_DIR_MODE });
   try {
     const target = await createLogGeneration(staging);
-    const sealed = await phase(io, 'seal', records, (onProgress) => rewriteHistory({ source: log, target, keys, fates, signal, onProgress })).catch(async (error: unknown) => {
+    const sealed = await phase(io, 'seal', records, (onProgress) =>
+      rewriteHistory({ source: log, target, keys, fates, signal, onProgress }),
+    ).catch(async (error: unknown) => {
       await target.abandon();
       throw error;
     });
     await target.finish();
     signal.throwIfAborted();
-    const after = await phase(io, 'verify', records, (onProgress) => foldedDigest(staging, () => keys.lookup(), logger, { signal, onProgress }));
+    const after = await phase(io, 'verify', records, (onProgress) =>
+      foldedDigest(staging, () => keys.lookup(), logger, { signal, onProgress }),
+    );
     if (after.digest !== digest || after.model.counts.records !== records) {
-      throw new SealHistoryError(`the rewritten log folds to ${after.digest} in ${after.model.counts.records} records, the log to ${digest} in ${records}; nothing was changed`);
+      throw new SealHistoryError(
+        `the rewritten log folds to ${after.digest} in ${after.model.counts.records} records, the log to ${digest} in ${records}; nothing was changed`,
+      );
     }
     const snapshotsRemoved = await removeSnapshots(dataDir);
     await installGeneration(staging, dataDir);

@@ -31,7 +31,10 @@ export function createApp(deps: AppDeps): Koa {
       const { method, status } = ctx;
       metrics.observeRequest({ method, route, status }, durationMs / 1000);
       // tokenName: who asked (a named token's name; pino leaves it out when undefined). Never the token.
-      logger.info({ method, route, status, durationMs: Math.round(durationMs * 1000) / 1000, tokenName: ctx.state.tokenName }, 'request');
+      logger.info(
+        { method, route, status, durationMs: Math.round(durationMs * 1000) / 1000, tokenName: ctx.state.tokenName },
+        'request',
+      );
     }
   });
   const router = createRouter(deps);

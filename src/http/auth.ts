@@ -35,13 +35,24 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 export function bearerAuth(tokens: CurrentTokens, realm = 'reports'): Authorize {
   return (ctx, scope) => {
     const header = ctx.get('Authorization');
-    if (header === '') throw new UnauthorizedError('the Authorization header is missing; send "Authorization: Bearer <token>"', false, realm);
+    if (header === '')
+      throw new UnauthorizedError(
+        'the Authorization header is missing; send "Authorization: Bearer <token>"',
+        false,
+        realm,
+      );
     const match = BEARER.exec(header);
     if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>"', false, realm);
     const grant = tokens.current.grantFor(match[1] as string);
-    if (grant === undefined) throw new UnauthorizedError('the bearer token in the Authorization header is not valid', true, realm);
+    if (grant === undefined)
+      throw new UnauthorizedError('the bearer token in the Authorization header is not valid', true, realm);
     if (grant.name !== undefined) ctx.state.tokenName = grant.name;
-    if (!grant.scopes.has(scope)) throw new ForbiddenError(`the token "${grant.name ?? ''}" does not have the scope ${scope}, which this request needs (it has ${[...grant.scopes].join(', ')})`, scope, realm);
+    if (!grant.scopes.has(scope))
+      throw new ForbiddenError(
+        `the token "${grant.name ?? ''}" does not have the scope ${scope}, which this request needs (it has ${[...grant.scopes].join(', ')})`,
+        scope,
+        realm,
+      );
     return grant;
   };
 }

@@ -25,7 +25,12 @@ export const CLOSE_AFTER_ANSWER_MS = 250;
 /** A complete response written straight to the socket, closing the connection. */
 export function rawErrorResponse(status: number, message: string, headers: Record<string, string> = {}): string {
   const body = JSON.stringify({ error: status, message });
-  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, 'Content-Type: application/json; charset=utf-8', `Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close'];
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+  ];
   for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
   return `${lines.join('\r\n')}\r\n\r\n${body}`;
 }
@@ -39,7 +44,8 @@ export function answerAndClose(socket: Socket, answer: string): void {
 
 /** The status and message for an error Node's HTTP parser or its time-out checks raised on a connection. */
 export function clientErrorAnswer(code: string | undefined): { status: number; message: string } {
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, message: 'the request (headers or body) was not received in time' };
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return { status: 408, message: 'the request (headers or body) was not received in time' };
   if (code === 'HPE_HEADER_OVERFLOW') return { status: 431, message: 'the request headers are too large' };
   return { status: 400, message: 'the request is not valid HTTP/1.1' };
 }
@@ -63,7 +69,12 @@ export function guardConnections(server: Server, handler: RequestListener, limit
     if (open >= limits.maxConnections) {
       shed.add(socket);
       shedWarning.shed(open);
-      answerAndClose(socket, rawErrorResponse(503, `the server has ${limits.maxConnections} connections open; retry shortly`, { 'Retry-After': String(SHED_RETRY_AFTER_SECONDS) }));
+      answerAndClose(
+        socket,
+        rawErrorResponse(503, `the server has ${limits.maxConnections} connections open; retry shortly`, {
+          'Retry-After': String(SHED_RETRY_AFTER_SECONDS),
+        }),
+      );
       return;
     }
     open += 1;
@@ -71,17 +82,24 @@ export function guardConnections(server: Server, handler: RequestListener, limit
   });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: SocketWithResponse) => {
     // Mid-response (or a reset peer) there is nothing valid left to say: only close.
-    if (!socket.writable || error.code === 'ECONNRESET' || socket._httpMessage?.headersSent === true) return void socket.destroy();
+    if (!socket.writable || error.code === 'ECONNRESET' || socket._httpMessage?.headersSent === true)
+      return void socket.destroy();
     const { status, message } = clientErrorAnswer(error.code);
     answerAndClose(socket, rawErrorResponse(status, message));
   });
   // Without a listener Node closes a CONNECT's connection without a word. This is no proxy:
   // RFC 9110 15.6.2, 501 for a method the server supports for no resource.
-  server.on('connect', (_request: IncomingMessage, socket: Socket) => answerAndClose(socket, rawErrorResponse(501, 'CONNECT is not supported: this server is not a proxy')));
+  server.on('connect', (_request: IncomingMessage, socket: Socket) =>
+    answerAndClose(socket, rawErrorResponse(501, 'CONNECT is not supported: this server is not a proxy')),
+  );
   // Requests Node hands over as 'checkExpectation' take their turn with the others on their connection.
   const badExpectation = new WeakSet<IncomingMessage>();
   const checked = requireHost(handler);
-  const inOrder = inTurn((request, response) => (badExpectation.has(request) ? refuseExpectation(request, response) : checked(request, response)), { sendTimeoutMs: limits.headersTimeoutMs });
+  const inOrder = inTurn(
+    (request, response) =>
+      badExpectation.has(request) ? refuseExpectation(request, response) : checked(request, response),
+    { sendTimeoutMs: limits.headersTimeoutMs },
+  );
   const admit = (request: IncomingMessage, response: ServerResponse) => {
     if (shed.has(request.socket)) return void request.socket.destroy();
     inOrder(request, response);

@@ -41,7 +41,10 @@ const versionTag = /^(?:0|[1-9][0-9]{0,14})$/;
  */
 function parseCondition(name: 'If-Match' | 'If-None-Match', value: string | undefined): VersionCondition | undefined {
   if (value === undefined) return undefined;
-  if (!entityTags.test(value)) throw new BadRequestError(`the ${name} header must be "*" or a comma-separated list of entity tags such as "3" (the ETag of a report)`);
+  if (!entityTags.test(value))
+    throw new BadRequestError(
+      `the ${name} header must be "*" or a comma-separated list of entity tags such as "3" (the ETag of a report)`,
+    );
   if (value.trim() === '*') return { kind: 'any' };
   const versions: number[] = [];
   for (const [, weak, opaque = ''] of value.matchAll(eachTag)) {

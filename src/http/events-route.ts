@@ -33,12 +33,18 @@ export function feedFormat(accept: string): FeedFormat {
  * Where the feed starts: after `Last-Event-ID` (an EventSource reconnecting sends it, with the URL
  * it first opened, so it wins over `after`), else after `?after=`, else at the log's start.
  */
-export function feedStart(after: string | string[] | undefined, lastEventId: string | undefined, kind: LogKind): Map<number, number> {
-  const [name, text] = lastEventId !== undefined && lastEventId !== '' ? ['Last-Event-ID', lastEventId] : ['after', after];
+export function feedStart(
+  after: string | string[] | undefined,
+  lastEventId: string | undefined,
+  kind: LogKind,
+): Map<number, number> {
+  const [name, text] =
+    lastEventId !== undefined && lastEventId !== '' ? ['Last-Event-ID', lastEventId] : ['after', after];
   if (text === undefined) return new Map();
   if (Array.isArray(text)) throw new BadRequestError('after may be given once');
   const cursor = parseCursor(text);
-  const form = kind === 'file' ? 'N (a position reports events prints)' : 'P:O[,P:O...] (positions reports events prints)';
+  const form =
+    kind === 'file' ? 'N (a position reports events prints)' : 'P:O[,P:O...] (positions reports events prints)';
   if (cursor === undefined) throw new BadRequestError(`${name} must be ${form}, got "${text.slice(0, 100)}"`);
   return cursorAfter(cursor);
 }
@@ -53,7 +59,11 @@ export function eventsRoute({ hub, source, keys, kind, limits, caughtUp, logger 
     if (!caughtUp()) throw new UnavailableError('the read model is catching up with the event log; retry shortly');
     hub.admit();
     // No-transform and no buffering: a proxy that holds events back until it has a bufferful breaks a feed.
-    const headers = { 'Content-Type': FEED_CONTENT_TYPES[format], 'Cache-Control': 'no-cache, no-transform', 'X-Accel-Buffering': 'no' };
+    const headers = {
+      'Content-Type': FEED_CONTENT_TYPES[format],
+      'Cache-Control': 'no-cache, no-transform',
+      'X-Accel-Buffering': 'no',
+    };
     ctx.status = 200;
     if (ctx.method === 'HEAD') {
       ctx.set(headers);

@@ -67,7 +67,13 @@ function scanMembers(text: string): { count: number; idLiteral: string | undefin
       return undefined;
     } else {
       const valueStart = i;
-      while (i < text.length && !isWhitespace(text.charCodeAt(i)) && text.charCodeAt(i) !== COMMA && text.charCodeAt(i) !== 0x7d) i++;
+      while (
+        i < text.length &&
+        !isWhitespace(text.charCodeAt(i)) &&
+        text.charCodeAt(i) !== COMMA &&
+        text.charCodeAt(i) !== 0x7d
+      )
+        i++;
       const literal = text.slice(valueStart, i);
       const isNumber = literal !== 'true' && literal !== 'false' && literal !== 'null';
       if (isNumber) {

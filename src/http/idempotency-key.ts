@@ -6,7 +6,9 @@ export const IDEMPOTENCY_KEY_MAX_CHARS = 255;
 export function parseIdempotencyKey(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
   if (header.length === 0 || header.length > IDEMPOTENCY_KEY_MAX_CHARS || !/^[\x21-\x7e]+$/.test(header)) {
-    throw new BadRequestError(`the Idempotency-Key header must be 1 to ${IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters`);
+    throw new BadRequestError(
+      `the Idempotency-Key header must be 1 to ${IDEMPOTENCY_KEY_MAX_CHARS} visible ASCII characters`,
+    );
   }
   return header;
 }

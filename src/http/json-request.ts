@@ -8,7 +8,10 @@ import { InvalidJsonError, JsonTooDeepError, parseJsonBody } from './json-body.j
 export type ReadJson = (ctx: Koa.Context) => Promise<unknown>;
 
 /** The Content-Type values nearly every client sends, accepted without parsing the header. */
-const PLAIN_JSON_TYPES: ReadonlySet<string | undefined> = new Set(['application/json', 'application/json; charset=utf-8']);
+const PLAIN_JSON_TYPES: ReadonlySet<string | undefined> = new Set([
+  'application/json',
+  'application/json; charset=utf-8',
+]);
 /** `charset` values naming UTF-8: the registered name, and the spelling many clients send (`utf8`). */
 const UTF8_CHARSETS: ReadonlySet<string> = new Set(['utf-8', 'utf8']);
 /** Refuses bytes that are not UTF-8 (the default decoding turns each into U+FFFD, which was then stored). */
@@ -29,17 +32,27 @@ function checkContentType(ctx: Koa.Context): void {
   if (PLAIN_JSON_TYPES.has(headers['content-type']) && declaresBody(headers)) return;
   if (!ctx.is('application/json')) {
     const given = ctx.get('Content-Type');
-    throw new UnsupportedMediaTypeError(given === '' ? 'the Content-Type header is missing; send application/json' : `Content-Type must be application/json, got "${given.slice(0, 100)}"`);
+    throw new UnsupportedMediaTypeError(
+      given === ''
+        ? 'the Content-Type header is missing; send application/json'
+        : `Content-Type must be application/json, got "${given.slice(0, 100)}"`,
+    );
   }
   const charset = ctx.request.charset;
-  if (charset !== '' && !UTF8_CHARSETS.has(charset.toLowerCase())) throw new UnsupportedMediaTypeError(`charset must be utf-8, got "${charset.slice(0, 40)}"`);
+  if (charset !== '' && !UTF8_CHARSETS.has(charset.toLowerCase()))
+    throw new UnsupportedMediaTypeError(`charset must be utf-8, got "${charset.slice(0, 40)}"`);
 }
 
 /** A reader rather than a middleware: the route awaits it in its own step. */
 export function jsonReader(bodyLimitBytes: number): ReadJson {
   // The raw text is taken from koa-bodyparser and parsed here, because its JSON.parse loses int64 precision.
   // `encoding: null` (passed on to raw-body): the bytes as they came, decoded below, where bytes that are not UTF-8 are refused.
-  const options = { enableTypes: ['text'], extendTypes: { text: ['application/json'] }, textLimit: String(bodyLimitBytes), encoding: null };
+  const options = {
+    enableTypes: ['text'],
+    extendTypes: { text: ['application/json'] },
+    textLimit: String(bodyLimitBytes),
+    encoding: null,
+  };
   const readText = bodyParser(options);
   return async (ctx) => {
     checkContentType(ctx);
@@ -55,7 +68,8 @@ export function jsonReader(bodyLimitBytes: number): ReadJson {
     try {
       return parseJsonBody(text);
     } catch (error) {
-      if (error instanceof InvalidJsonError) throw new BadRequestError(`request body is not valid JSON: ${error.message}`);
+      if (error instanceof InvalidJsonError)
+        throw new BadRequestError(`request body is not valid JSON: ${error.message}`);
       if (error instanceof JsonTooDeepError) throw new BadRequestError(`request body ${error.message}`);
       throw error;
     }

@@ -44,7 +44,14 @@ export interface MetricsDeps {
   readonly now?: () => number;
 }
 
-export function createMetrics({ log, keys, projector, health, runtimeVersion = false, now = Date.now }: MetricsDeps): Metrics {
+export function createMetrics({
+  log,
+  keys,
+  projector,
+  health,
+  runtimeVersion = false,
+  now = Date.now,
+}: MetricsDeps): Metrics {
   const registry = new Registry();
   /** The rendering the scrapes of this turn of the event loop wait for (render()). */
   let nextRendering: Promise<string> | undefined;
@@ -62,7 +69,12 @@ export function createMetrics({ log, keys, projector, health, runtimeVersion = f
     if (!headAsked || nowMs - headAsked.atMs > 250) headAsked = { atMs: nowMs, head: log.head() };
     return headAsked.head;
   };
-  const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'] as const, registers: [registry] });
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
   const latency = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request latency by route and status',
@@ -71,7 +83,10 @@ export function createMetrics({ log, keys, projector, health, runtimeVersion = f
     registers: [registry],
   });
   /** The series of each method, route and status seen, so a request does not hash its labels twice. */
-  const requestSeries = new Map<string, { count: ReturnType<typeof requests.labels>; latency: ReturnType<typeof latency.labels> }>();
+  const requestSeries = new Map<
+    string,
+    { count: ReturnType<typeof requests.labels>; latency: ReturnType<typeof latency.labels> }
+  >();
   const appendLatency = new Histogram({
     name: 'reports_log_append_duration_seconds',
     help: 'Time until the event log acknowledged an append (durable)',
@@ -180,7 +195,7 @@ export function createMetrics({ log, keys, projector, health, runtimeVersion = f
   });
   new Counter({
     name: 'reports_erasures_total',
-    help: 'Content keys destroyed since start: a deleted report\'s, or a void create\'s (its name and tag can no longer be opened)',
+    help: "Content keys destroyed since start: a deleted report's, or a void create's (its name and tag can no longer be opened)",
     registers: [registry],
     collect() {
       this.reset();
@@ -198,7 +213,7 @@ export function createMetrics({ log, keys, projector, health, runtimeVersion = f
   });
   new Counter({
     name: 'reports_content_unopened_total',
-    help: 'Times a live report\'s content could not be opened because its key is missing from the key store (reports verify lists them)',
+    help: "Times a live report's content could not be opened because its key is missing from the key store (reports verify lists them)",
     registers: [registry],
     collect() {
       this.reset();

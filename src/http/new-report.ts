@@ -40,10 +40,14 @@ export function createNewReportParser(limits: FieldLimits): NewReportParser {
     name: 'name must be a string',
     tag: 'tag must be a string or null',
   } as const;
-  const tooLong = { name: `name must be at most ${limits.nameMaxChars} characters`, tag: `tag must be at most ${limits.tagMaxChars} characters` } as const;
+  const tooLong = {
+    name: `name must be at most ${limits.nameMaxChars} characters`,
+    tag: `tag must be at most ${limits.tagMaxChars} characters`,
+  } as const;
 
   return (body) => {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new BadRequestError('request body must be a JSON object');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new BadRequestError('request body must be a JSON object');
     const fields = { ...(body as Record<string, unknown>) };
     if (fields['tag'] === null) delete fields['tag'];
     if (check.Check(fields)) {
@@ -64,8 +68,14 @@ export function createNewReportParser(limits: FieldLimits): NewReportParser {
 
 /** Parses the `{id}` path parameter: a decimal int64, returned in canonical form. */
 export function parseReportId(raw: string): string {
-  if (!/^-?[0-9]{1,19}$/.test(raw)) throw new BadRequestError(`report id must be a decimal integer between ${INT64_MIN} and ${INT64_MAX}, got "${raw.slice(0, 40)}"`);
+  if (!/^-?[0-9]{1,19}$/.test(raw))
+    throw new BadRequestError(
+      `report id must be a decimal integer between ${INT64_MIN} and ${INT64_MAX}, got "${raw.slice(0, 40)}"`,
+    );
   const id = BigInt(raw);
-  if (id < INT64_MIN || id > INT64_MAX) throw new BadRequestError(`report id must be a decimal integer between ${INT64_MIN} and ${INT64_MAX}, got "${raw}"`);
+  if (id < INT64_MIN || id > INT64_MAX)
+    throw new BadRequestError(
+      `report id must be a decimal integer between ${INT64_MIN} and ${INT64_MAX}, got "${raw}"`,
+    );
   return id.toString();
 }

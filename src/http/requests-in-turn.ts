@@ -23,7 +23,10 @@ interface Turns {
   readonly waiting: [IncomingMessage, ServerResponse][];
 }
 
-export function inTurn(handler: RequestListener, { sendTimeoutMs, maxWaiting = MAX_WAITING_REQUESTS }: InTurnOptions): RequestListener {
+export function inTurn(
+  handler: RequestListener,
+  { sendTimeoutMs, maxWaiting = MAX_WAITING_REQUESTS }: InTurnOptions,
+): RequestListener {
   const connections = new WeakMap<Socket, Turns>();
 
   const answer = (socket: Socket, turns: Turns, request: IncomingMessage, response: ServerResponse): void => {

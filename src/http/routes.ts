@@ -40,7 +40,19 @@ function onlyAllow(methods: readonly string[]): Middleware {
   };
 }
 
-export function createRouter({ service, log, metrics, auth, metricsAuth, limits, bodyLimitBytes, openApiDocument, asyncApiDocument, health, feed }: RouteDeps): Router {
+export function createRouter({
+  service,
+  log,
+  metrics,
+  auth,
+  metricsAuth,
+  limits,
+  bodyLimitBytes,
+  openApiDocument,
+  asyncApiDocument,
+  health,
+  feed,
+}: RouteDeps): Router {
   // Paths are exact: /REPORTS and /reports/ are unknown paths (404), not aliases.
   const router = new Router({ sensitive: true, strict: true });
   const parseNewReport = createNewReportParser(limits);
@@ -53,7 +65,13 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
   router.post('/reports', async (ctx) => {
     const { authContext } = auth(ctx, WRITE);
     const command = parseNewReport(await readJson(ctx));
-    const report = await service.create(command, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), preconditions(ctx), authContext);
+    const report = await service.create(
+      command,
+      parseIdempotencyKey(header(ctx, 'idempotency-key')),
+      traceContext(ctx),
+      preconditions(ctx),
+      authContext,
+    );
     sendReport(ctx, report);
   });
   router.all('/reports', onlyAllow(['POST']));
@@ -71,7 +89,13 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
   router.delete('/reports/:id', async (ctx) => {
     const { authContext } = auth(ctx, WRITE);
     const id = parseReportId(ctx.params['id'] ?? '');
-    await service.delete(id, parseIdempotencyKey(header(ctx, 'idempotency-key')), traceContext(ctx), preconditions(ctx), authContext);
+    await service.delete(
+      id,
+      parseIdempotencyKey(header(ctx, 'idempotency-key')),
+      traceContext(ctx),
+      preconditions(ctx),
+      authContext,
+    );
     ctx.status = 204;
   });
   router.all('/reports/:id', onlyAllow(['GET', 'HEAD', 'DELETE']));
@@ -91,11 +115,18 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
   router.get('/readyz', (ctx) => {
     // The reason (file paths, broker addresses) goes to the server's log through the adapter, not to clients.
     const logHealth = log.health();
-    if (!logHealth.available) throw new UnavailableError(`not ready: ${logHealth.publicReason ?? 'the event log is unavailable'}`);
+    if (!logHealth.available)
+      throw new UnavailableError(`not ready: ${logHealth.publicReason ?? 'the event log is unavailable'}`);
     const { caughtUp, stalled, lagEvents } = health.verdict();
     if (!caughtUp) throw new UnavailableError('not ready: the read model is catching up with the event log');
-    if (stalled) throw new UnavailableError(`not ready: the projection has stopped making progress with ${lagEvents} events waiting`);
-    if (service.writesFailing()) throw new UnavailableError('not ready: writes are not confirmed in time (the event log or the projection is stuck)');
+    if (stalled)
+      throw new UnavailableError(
+        `not ready: the projection has stopped making progress with ${lagEvents} events waiting`,
+      );
+    if (service.writesFailing())
+      throw new UnavailableError(
+        'not ready: writes are not confirmed in time (the event log or the projection is stuck)',
+      );
     ctx.body = { status: 'ready' };
   });
   router.get('/metrics', async (ctx) => {
@@ -103,7 +134,8 @@ export function createRouter({ service, log, metrics, auth, metricsAuth, limits,
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.render();
   });
-  for (const path of ['/openapi.json', '/asyncapi.json', '/healthz', '/readyz', '/metrics']) router.all(path, onlyAllow(get));
+  for (const path of ['/openapi.json', '/asyncapi.json', '/healthz', '/readyz', '/metrics'])
+    router.all(path, onlyAllow(get));
   return router;
 }
 

@@ -34,9 +34,18 @@ export function newReportSchema(limits: FieldLimits) {
     {
       // TypeCompiler writes bigint bounds as `BigInt(<number literal>)`, which rounds 2^63-1 up to
       // 2^63; so the upper bound is the exclusive 2^63, which a double holds exactly (as it does -2^63).
-      id: Type.BigInt({ minimum: INT64_MIN, exclusiveMaximum: INT64_MAX + 1n, description: 'Identification number of the report (int64, exact)' }),
+      id: Type.BigInt({
+        minimum: INT64_MIN,
+        exclusiveMaximum: INT64_MAX + 1n,
+        description: 'Identification number of the report (int64, exact)',
+      }),
       name: Type.String({ maxLength: limits.nameMaxChars, description: 'The name of the report' }),
-      tag: Type.Optional(Type.String({ maxLength: limits.tagMaxChars, description: 'Tag that specifies the type of the report; null is treated as absent' })),
+      tag: Type.Optional(
+        Type.String({
+          maxLength: limits.tagMaxChars,
+          description: 'Tag that specifies the type of the report; null is treated as absent',
+        }),
+      ),
     },
     { title: 'NewReport' },
   );
@@ -47,7 +56,9 @@ export function reportSchema(limits: FieldLimits) {
   return Type.Object(
     {
       name: Type.String({ maxLength: limits.nameMaxChars, description: 'The name of the report' }),
-      tag: Type.Optional(Type.String({ maxLength: limits.tagMaxChars, description: 'Tag that specifies the type of the report' })),
+      tag: Type.Optional(
+        Type.String({ maxLength: limits.tagMaxChars, description: 'Tag that specifies the type of the report' }),
+      ),
     },
     { title: 'Report' },
   );

@@ -14,13 +14,20 @@ export interface ShedWarning {
   stop(): void;
 }
 
-export function createShedWarning(logger: Logger, maxConnections: number, intervalMs = SHED_WARNING_INTERVAL_MS): ShedWarning {
+export function createShedWarning(
+  logger: Logger,
+  maxConnections: number,
+  intervalMs = SHED_WARNING_INTERVAL_MS,
+): ShedWarning {
   let counted = 0;
   let timer: NodeJS.Timeout | undefined;
   const endInterval = () => {
     timer = undefined;
     if (counted === 0) return;
-    logger.warn({ shed: counted, seconds: intervalMs / 1000, maxConnections }, 'connections shed: too many open connections');
+    logger.warn(
+      { shed: counted, seconds: intervalMs / 1000, maxConnections },
+      'connections shed: too many open connections',
+    );
     counted = 0;
     // Shedding went on: the next interval counts too, so a long flood still writes one line per interval.
     openInterval();
@@ -36,7 +43,10 @@ export function createShedWarning(logger: Logger, maxConnections: number, interv
         counted += 1;
         return;
       }
-      logger.warn({ open, maxConnections }, `connection shed: too many open connections (further ones are counted in one line per ${intervalMs / 1000} s)`);
+      logger.warn(
+        { open, maxConnections },
+        `connection shed: too many open connections (further ones are counted in one line per ${intervalMs / 1000} s)`,
+      );
       openInterval();
     },
     stop() {

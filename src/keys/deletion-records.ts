@@ -40,6 +40,8 @@ const MAX_RECORDED_VERSION = 2 ** 32 - 1;
 /** Throws RangeError unless `deletion` is one a record can hold: a canonical int64 id, a 32-bit version. */
 export function checkDeletion({ reportId, version }: Deletion): void {
   const id = /^(0|-?[1-9][0-9]{0,18})$/.test(reportId) ? BigInt(reportId) : undefined;
-  if (id === undefined || id < INT64_MIN || id > INT64_MAX) throw new RangeError(`a deletion names a report by its canonical int64 id, not "${reportId}"`);
-  if (!Number.isInteger(version) || version < 0 || version > MAX_RECORDED_VERSION) throw new RangeError(`a deletion's version is an integer from 0 to ${MAX_RECORDED_VERSION}, not ${version}`);
+  if (id === undefined || id < INT64_MIN || id > INT64_MAX)
+    throw new RangeError(`a deletion names a report by its canonical int64 id, not "${reportId}"`);
+  if (!Number.isInteger(version) || version < 0 || version > MAX_RECORDED_VERSION)
+    throw new RangeError(`a deletion's version is an integer from 0 to ${MAX_RECORDED_VERSION}, not ${version}`);
 }

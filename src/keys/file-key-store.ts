@@ -16,7 +16,16 @@ import { readAt } from '../log/file/read-at.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { openKeyFile, type KeyFile } from './key-file.js';
 import { checkDeletion, type Deletion } from './deletion-records.js';
-import { DIGEST_BYTES, keyIdOfSlot, SECRET_BYTES, SLOT_BYTES, slotOfKeyId, slotPosition, slotSound, viewSlot } from './key-slots.js';
+import {
+  DIGEST_BYTES,
+  keyIdOfSlot,
+  SECRET_BYTES,
+  SLOT_BYTES,
+  slotOfKeyId,
+  slotPosition,
+  slotSound,
+  viewSlot,
+} from './key-slots.js';
 import { KeyStoreUnavailableError } from './key-store-errors.js';
 import type { ContentKey, KeyId, KeyWriteOptions } from './key-store.js';
 import type { FileKeyStore, FileKeyStoreOptions, FileKeyStoreStats } from './file-key-store-types.js';
@@ -29,10 +38,20 @@ import { referencedSlots, sweepOrphanSlots } from './sweep-orphans.js';
 
 export type { FileKeyStore, FileKeyStoreOptions, FileKeyStoreStats } from './file-key-store-types.js';
 
-export async function openFileKeyStore({ dir, logger, maxPending = DEFAULT_MAX_PENDING_APPENDS, create = false }: FileKeyStoreOptions): Promise<FileKeyStore> {
+export async function openFileKeyStore({
+  dir,
+  logger,
+  maxPending = DEFAULT_MAX_PENDING_APPENDS,
+  create = false,
+}: FileKeyStoreOptions): Promise<FileKeyStore> {
   // A restore or a seal-history killed before it put its staging directory in place may have left
   // a copy of keys.db there, holding keys a later delete would destroy here only: gone first.
-  await removeStaleFiles(dir, STAGING_DIR, logger, 'removed the staging directory of an interrupted restore or seal-history');
+  await removeStaleFiles(
+    dir,
+    STAGING_DIR,
+    logger,
+    'removed the staging directory of an interrupted restore or seal-history',
+  );
   const file = await openKeyFile({ dir, logger, create });
   try {
     const durable = await openDurable(file.path);
@@ -98,7 +117,8 @@ class FileKeys implements FileKeyStore {
   }
 
   mint(contentDigest: Buffer): ContentKey {
-    if (contentDigest.length !== DIGEST_BYTES) throw new RangeError(`a content digest has ${DIGEST_BYTES} bytes, not ${contentDigest.length}`);
+    if (contentDigest.length !== DIGEST_BYTES)
+      throw new RangeError(`a content digest has ${DIGEST_BYTES} bytes, not ${contentDigest.length}`);
     return { id: keyIdOfSlot(this.ids.mint()), secret: this.newSecret(), contentDigest: Buffer.from(contentDigest) };
   }
 
@@ -108,7 +128,10 @@ class FileKeys implements FileKeyStore {
     if (keys.length === 0) return Promise.resolve();
     // Taken for good: a put refused or timed out leaves its slots unused (mint new keys to retry).
     try {
-      const taken = this.ids.takeForPut(keys, ({ secret, contentDigest }) => secret.length === SECRET_BYTES && contentDigest.length === DIGEST_BYTES);
+      const taken = this.ids.takeForPut(
+        keys,
+        ({ secret, contentDigest }) => secret.length === SECRET_BYTES && contentDigest.length === DIGEST_BYTES,
+      );
       return this.batcher.add({ kind: 'put', keys: taken }, undefined, timeoutMs).then(() => {
         // The newest of them only: memory keeps RECENT_KEYS at most.
         for (const key of keys.slice(-RECENT_KEYS)) this.recent.remember(slotOfKeyId(key.id) as number, key);
@@ -127,7 +150,10 @@ class FileKeys implements FileKeyStore {
     // same: a history rewritten by `reports seal-history` names such a key in a void event.
     const givenUp = slots.filter((slot) => this.ids.giveUp(slot));
     const held = slots.filter((slot) => !givenUp.includes(slot));
-    const writes = [...(held.length > 0 ? [{ kind: 'destroy', slots: held } as const] : []), ...(givenUp.length > 0 ? [{ kind: 'erase', slots: givenUp.map((slot) => ({ slot })) } as const] : [])];
+    const writes = [
+      ...(held.length > 0 ? [{ kind: 'destroy', slots: held } as const] : []),
+      ...(givenUp.length > 0 ? [{ kind: 'erase', slots: givenUp.map((slot) => ({ slot })) } as const] : []),
+    ];
     return Promise.all(writes.map((write) => this.batcher.add(write, undefined, timeoutMs))).then(() => undefined);
   }
 
@@ -145,7 +171,10 @@ class FileKeys implements FileKeyStore {
           this.ids.giveUp(keySlot);
         }
         // Content written in the clear has no key: its deletion takes a slot of its own.
-        return { slot: keySlot ?? this.ids.take(), deletion: { reportId: deletion.reportId, version: deletion.version } };
+        return {
+          slot: keySlot ?? this.ids.take(),
+          deletion: { reportId: deletion.reportId, version: deletion.version },
+        };
       });
     } catch (error) {
       return Promise.reject(error);
@@ -178,11 +207,20 @@ class FileKeys implements FileKeyStore {
         // After a failed write the page cache and the disk may disagree, and a later sync could
         // acknowledge what is not there: fail every write until a restart checks the file again.
         if (isSpaceError(cause)) {
-          this.failure = new KeyStoreUnavailableError(`the disk of the key store ${this.file.path} is full: writes are refused until space is freed, then resume by themselves`, { cause });
-          this.logger.error({ path: this.file.path, err: cause }, 'the disk of the key store is full: writes answer 503 until space is freed');
+          this.failure = new KeyStoreUnavailableError(
+            `the disk of the key store ${this.file.path} is full: writes are refused until space is freed, then resume by themselves`,
+            { cause },
+          );
+          this.logger.error(
+            { path: this.file.path, err: cause },
+            'the disk of the key store is full: writes answer 503 until space is freed',
+          );
           this.spaceWatch.start(() => this.resumeAfterFullDisk());
         } else {
-          this.failure = new KeyStoreUnavailableError(`the key store ${this.file.path} failed to write; restart the service`, { cause });
+          this.failure = new KeyStoreUnavailableError(
+            `the key store ${this.file.path} failed to write; restart the service`,
+            { cause },
+          );
         }
         throw this.failure;
       } finally {
@@ -254,11 +292,20 @@ class FileKeys implements FileKeyStore {
     this.counts.unreadable += slots.length;
     const named = slots.slice(0, 20);
     const list = `${named.join(', ')}${slots.length > named.length ? ', …' : ''}`;
-    const what = slots.length === 1 ? `key slot ${list} fails its check; its key is` : `${slots.length} key slots fail their check (${list}); their keys are`;
-    this.logger.error({ path: this.file.path, slots: named, damagedSlots: slots.length }, `${this.file.path}: ${what} unreadable`);
+    const what =
+      slots.length === 1
+        ? `key slot ${list} fails its check; its key is`
+        : `${slots.length} key slots fail their check (${list}); their keys are`;
+    this.logger.error(
+      { path: this.file.path, slots: named, damagedSlots: slots.length },
+      `${this.file.path}: ${what} unreadable`,
+    );
   }
 
-  async sweepOrphans(forEachReferenced: (visit: (id: KeyId) => void) => void, { below }: { readonly below: number }): Promise<number> {
+  async sweepOrphans(
+    forEachReferenced: (visit: (id: KeyId) => void) => void,
+    { below }: { readonly below: number },
+  ): Promise<number> {
     if (this.closed) throw this.closedError();
     const bound = Math.min(below, this.written);
     const referenced = referencedSlots(forEachReferenced, bound);
@@ -267,7 +314,11 @@ class FileKeys implements FileKeyStore {
       return readAt(this.file.handle, slotPosition(first), count * SLOT_BYTES);
     };
     const swept = await sweepOrphanSlots(read, referenced, bound, (ids) => this.destroy(ids));
-    if (swept.live + swept.damaged > 0) this.logger.info({ path: this.file.path, orphans: swept.live, damagedSlots: swept.damaged }, 'destroyed keys no live report uses (left by a crash)');
+    if (swept.live + swept.damaged > 0)
+      this.logger.info(
+        { path: this.file.path, orphans: swept.live, damagedSlots: swept.damaged },
+        'destroyed keys no live report uses (left by a crash)',
+      );
     return swept.live + swept.damaged;
   }
 

@@ -21,7 +21,8 @@ export const MAX_KEY_PARTITIONS = 0x10000;
 
 /** A new id whose records go to `partition`. */
 export function mintKeyId(partition: number, random: (bytes: number) => Buffer): KeyId {
-  if (!Number.isInteger(partition) || partition < 0 || partition >= MAX_KEY_PARTITIONS) throw new RangeError(`a key id names a partition from 0 to ${MAX_KEY_PARTITIONS - 1}, not ${partition}`);
+  if (!Number.isInteger(partition) || partition < 0 || partition >= MAX_KEY_PARTITIONS)
+    throw new RangeError(`a key id names a partition from 0 to ${MAX_KEY_PARTITIONS - 1}, not ${partition}`);
   const id = Buffer.allocUnsafe(PARTITIONED_ID_BYTES);
   id.writeUInt16BE(partition, 0);
   random(RANDOM_BYTES).copy(id, PARTITION_BYTES);

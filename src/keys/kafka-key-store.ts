@@ -28,7 +28,17 @@ import { checkContentKey, checkKeyId, CONTENT_DIGEST_BYTES } from './key-record.
 import { KeyMemory } from './key-memory.js';
 import { RollRecords } from './roll-records.js';
 import { mintKeyId, partitionOfKeyId } from './kafka-key-ids.js';
-import { keyIdText, type ContentKey, type KeyId, type KeyLookup, type LookupOptions, type KeyStore, type KeyStoreStats, type KeyWriteOptions, type MintOptions } from './key-store.js';
+import {
+  keyIdText,
+  type ContentKey,
+  type KeyId,
+  type KeyLookup,
+  type LookupOptions,
+  type KeyStore,
+  type KeyStoreStats,
+  type KeyWriteOptions,
+  type MintOptions,
+} from './key-store.js';
 import { KeyLanes } from './key-lanes.js';
 import { messagesOf, putWrite, type KeyWrite } from './key-writes.js';
 import { SegmentRolls } from './segment-rolls.js';
@@ -63,7 +73,14 @@ export interface KafkaKeyStore extends KeyStore {
   readonly erasureWithinMs: number;
 }
 
-export async function openKafkaKeyStore({ config, logger, writeTimeoutMs, maxPendingWrites, random = randomBytes, createTopic = true }: KafkaKeyStoreOptions): Promise<KafkaKeyStore> {
+export async function openKafkaKeyStore({
+  config,
+  logger,
+  writeTimeoutMs,
+  maxPendingWrites,
+  random = randomBytes,
+  createTopic = true,
+}: KafkaKeyStoreOptions): Promise<KafkaKeyStore> {
   const log = logger.child({ component: 'keys', keyTopic: config.keyTopic });
   const brokers = new BrokerReachability(log);
   const admin = createKafkaClient(config, log, { brokers }).admin();
@@ -86,12 +103,48 @@ export async function openKafkaKeyStore({ config, logger, writeTimeoutMs, maxPen
     });
   };
   const { producer, produceTimeoutMs } = createProducer(fastClient, writeTimeoutMs, { prepare, logger: log });
-  const heads = new PartitionHeads({ kafka: fastClient, topic: config.keyTopic, partitions: facts.partitions, brokers, minInsyncReplicas: facts.minInsyncReplicas, ...(maxPendingWrites === undefined ? {} : { maxPending: maxPendingWrites }) });
-  const follow: KafkaKeysParts['follow'] = (handlers) => new KeyFollower({ kafka: fastClient, topic: config.keyTopic, partitions: facts.partitions, brokers, heads, ...handlers });
+  const heads = new PartitionHeads({
+    kafka: fastClient,
+    topic: config.keyTopic,
+    partitions: facts.partitions,
+    brokers,
+    minInsyncReplicas: facts.minInsyncReplicas,
+    ...(maxPendingWrites === undefined ? {} : { maxPending: maxPendingWrites }),
+  });
+  const follow: KafkaKeysParts['follow'] = (handlers) =>
+    new KeyFollower({
+      kafka: fastClient,
+      topic: config.keyTopic,
+      partitions: facts.partitions,
+      brokers,
+      heads,
+      ...handlers,
+    });
   const deadlines = new Deadlines();
   const { partitions, maxMessageBytes } = facts;
-  const lanes = new KeyLanes({ send: (record) => producer.send(record), topic: config.keyTopic, partitions, produceTimeoutMs, maxMessageBytes, maxPendingPerLane: maxPendingWrites, leaderOf: (partition) => heads.leaderOf(partition), deadlines });
-  const store = new KafkaKeys({ config, log, writeTimeoutMs, random, facts, producer, lanes, deadlines, follow, counts, brokers });
+  const lanes = new KeyLanes({
+    send: (record) => producer.send(record),
+    topic: config.keyTopic,
+    partitions,
+    produceTimeoutMs,
+    maxMessageBytes,
+    maxPendingPerLane: maxPendingWrites,
+    leaderOf: (partition) => heads.leaderOf(partition),
+    deadlines,
+  });
+  const store = new KafkaKeys({
+    config,
+    log,
+    writeTimeoutMs,
+    random,
+    facts,
+    producer,
+    lanes,
+    deadlines,
+    follow,
+    counts,
+    brokers,
+  });
   try {
     await producer.connect();
     await store.caughtUp();
@@ -99,7 +152,10 @@ export async function openKafkaKeyStore({ config, logger, writeTimeoutMs, maxPen
     await store.close();
     throw describeStartError(error, config);
   }
-  log.info({ partitions: facts.partitions, keys: store.stats().keys, erasureWithinMs: facts.erasureWithinMs }, 'opened the Kafka key store');
+  log.info(
+    { partitions: facts.partitions, keys: store.stats().keys, erasureWithinMs: facts.erasureWithinMs },
+    'opened the Kafka key store',
+  );
   return store;
 }
 
@@ -119,7 +175,9 @@ interface KafkaKeysParts {
   readonly lanes: KeyLanes;
   /** The writes' timeouts (cleared at close). */
   readonly deadlines: Deadlines;
-  readonly follow: (handlers: Pick<ConstructorParameters<typeof KeyFollower>[0], 'apply' | 'applied' | 'failed'>) => KeyFollower;
+  readonly follow: (
+    handlers: Pick<ConstructorParameters<typeof KeyFollower>[0], 'apply' | 'applied' | 'failed'>,
+  ) => KeyFollower;
   /** Which brokers this store's clients find unreachable (for /metrics). */
   readonly brokers: BrokerReachability;
 }
@@ -139,23 +197,46 @@ class KafkaKeys implements KafkaKeyStore {
     this.description = `kafka-keys:${config.keyTopic}@${config.brokers.join(',')}`;
     this.erasureWithinMs = facts.erasureWithinMs;
     this.memory = new KeyMemory(config.keyTopic, (idText) => this.partitionOf(idText));
-    this.rolls = new SegmentRolls(rollAfterMs(facts.timing), ROLL_MARGIN_MS + Math.floor((random(2).readUInt16BE(0) / 0x10000) * ROLL_SPREAD_MS));
-    this.rollRecords = new RollRecords(this.rolls, (partitions) => this.write({ kind: 'roll', partitions }, parts.writeTimeoutMs), parts.log);
-    this.follower = parts.follow({ apply: (record) => this.apply(record), applied: () => this.applied(), failed: (error) => this.stopped(error) });
+    this.rolls = new SegmentRolls(
+      rollAfterMs(facts.timing),
+      ROLL_MARGIN_MS + Math.floor((random(2).readUInt16BE(0) / 0x10000) * ROLL_SPREAD_MS),
+    );
+    this.rollRecords = new RollRecords(
+      this.rolls,
+      (partitions) => this.write({ kind: 'roll', partitions }, parts.writeTimeoutMs),
+      parts.log,
+    );
+    this.follower = parts.follow({
+      apply: (record) => this.apply(record),
+      applied: () => this.applied(),
+      failed: (error) => this.stopped(error),
+    });
   }
 
   mint(contentDigest: Buffer, { partitionKey }: MintOptions = {}): ContentKey {
-    if (contentDigest.length !== CONTENT_DIGEST_BYTES) throw new RangeError(`a content digest is ${CONTENT_DIGEST_BYTES} bytes, got ${contentDigest.length}`);
+    if (contentDigest.length !== CONTENT_DIGEST_BYTES)
+      throw new RangeError(`a content digest is ${CONTENT_DIGEST_BYTES} bytes, got ${contentDigest.length}`);
     const { random, facts } = this.parts;
     // The report's event partition (same count, same partitioner), led by the same broker (key-topic.ts).
-    const partition = partitionKey === undefined ? random(2).readUInt16BE(0) % facts.partitions : partitionOfKey(partitionKey, facts.partitions);
-    return { id: mintKeyId(partition, random), secret: random(CONTENT_KEY_BYTES), contentDigest: Buffer.from(contentDigest) };
+    const partition =
+      partitionKey === undefined
+        ? random(2).readUInt16BE(0) % facts.partitions
+        : partitionOfKey(partitionKey, facts.partitions);
+    return {
+      id: mintKeyId(partition, random),
+      secret: random(CONTENT_KEY_BYTES),
+      contentDigest: Buffer.from(contentDigest),
+    };
   }
 
   async put(keys: readonly ContentKey[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
     this.checkOpen();
     keys.forEach(checkContentKey);
-    if (keys.length > 0) await this.write(putWrite(keys, (key) => keyIdText(key.id)), timeoutMs);
+    if (keys.length > 0)
+      await this.write(
+        putWrite(keys, (key) => keyIdText(key.id)),
+        timeoutMs,
+      );
   }
 
   async destroy(ids: readonly KeyId[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
@@ -227,7 +308,10 @@ class KafkaKeys implements KafkaKeyStore {
 
   /** Writes to the lanes of the write's partitions; once all acknowledged, memory and the counts. */
   private async write(write: KeyWrite, timeoutMs: number | undefined): Promise<void> {
-    const offsets = await this.parts.lanes.write(messagesOf(write, (idText) => this.partitionOf(idText)), timeoutMs);
+    const offsets = await this.parts.lanes.write(
+      messagesOf(write, (idText) => this.partitionOf(idText)),
+      timeoutMs,
+    );
     this.memory.written([write], offsets, this.follower.position);
     if (write.kind === 'destroy') this.parts.counts.erasures += write.idTexts.length;
     if (write.kind === 'roll') this.parts.counts.rollRecords += write.partitions.length;
@@ -237,7 +321,11 @@ class KafkaKeys implements KafkaKeyStore {
     const { partition, offset } = record.position;
     const kind = this.memory.apply(record);
     this.rolls.seen(partition, record.timestampMs, kind === 'destroyed');
-    if (kind === 'unreadable') this.parts.log.warn({ partition, offset }, 'skipped a record of the key topic that is not a key this version reads');
+    if (kind === 'unreadable')
+      this.parts.log.warn(
+        { partition, offset },
+        'skipped a record of the key topic that is not a key this version reads',
+      );
   }
 
   /** After a fetched batch: fences the follower has passed go, and roll records are scheduled. */
@@ -251,4 +339,3 @@ class KafkaKeys implements KafkaKeyStore {
     this.parts.log.error({ err: error }, 'stopped following the key topic: keys can no longer be read');
   }
 }
-

@@ -36,7 +36,11 @@ interface KeyReader {
 }
 
 /** The key topic's facts, checked as a store checks them; undefined when there is no key topic. */
-async function keyTopicFacts(config: KafkaConfig, logger: Logger, brokers: BrokerReachability): Promise<KeyTopicFacts | undefined> {
+async function keyTopicFacts(
+  config: KafkaConfig,
+  logger: Logger,
+  brokers: BrokerReachability,
+): Promise<KeyTopicFacts | undefined> {
   const admin = createKafkaClient(config, logger, { brokers }).admin();
   try {
     await admin.connect();
@@ -49,7 +53,11 @@ async function keyTopicFacts(config: KafkaConfig, logger: Logger, brokers: Broke
   }
 }
 
-async function openKeyReader({ config, logger, writeTimeoutMs = TOOL_READ_TIMEOUT_MS }: KafkaToolKeysOptions): Promise<KeyReader | undefined> {
+async function openKeyReader({
+  config,
+  logger,
+  writeTimeoutMs = TOOL_READ_TIMEOUT_MS,
+}: KafkaToolKeysOptions): Promise<KeyReader | undefined> {
   const log = logger.child({ component: 'keys', keyTopic: config.keyTopic });
   const brokers = new BrokerReachability(log);
   const facts = await keyTopicFacts(config, log, brokers);
@@ -64,9 +72,19 @@ async function openKeyReader({ config, logger, writeTimeoutMs = TOOL_READ_TIMEOU
     topic: config.keyTopic,
     partitions: facts.partitions,
     brokers,
-    heads: new PartitionHeads({ kafka, topic: config.keyTopic, partitions: facts.partitions, brokers, minInsyncReplicas: facts.minInsyncReplicas }),
+    heads: new PartitionHeads({
+      kafka,
+      topic: config.keyTopic,
+      partitions: facts.partitions,
+      brokers,
+      minInsyncReplicas: facts.minInsyncReplicas,
+    }),
     apply: (record) => {
-      if (memory.apply(record) === 'unreadable') log.warn({ partition: record.position.partition, offset: record.position.offset }, 'skipped a record of the key topic that is not a key this version reads');
+      if (memory.apply(record) === 'unreadable')
+        log.warn(
+          { partition: record.position.partition, offset: record.position.offset },
+          'skipped a record of the key topic that is not a key this version reads',
+        );
     },
     applied: () => undefined,
     failed: (error) => {

@@ -7,7 +7,16 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file/data-dir.js';
 import { readAt } from '../log/file/read-at.js';
-import { encodeHeader, HEADER_BYTES, headerFormat, headerProblem, KEYS_FORMAT, SLOT_BYTES, slotIntact, slotPosition } from './key-slots.js';
+import {
+  encodeHeader,
+  HEADER_BYTES,
+  headerFormat,
+  headerProblem,
+  KEYS_FORMAT,
+  SLOT_BYTES,
+  slotIntact,
+  slotPosition,
+} from './key-slots.js';
 import { KeyStoreDamagedError, KeyStoreMissingError } from './key-store-errors.js';
 
 export const KEYS_FILE = 'keys.db';
@@ -76,7 +85,10 @@ async function recover(handle: FileHandle, path: string, create: boolean, logger
     // deletion's record as a damaged slot (and its sweep destroying the record). The header is
     // 16 bytes at the start of the first sector: one write.
     await handle.write(encodeHeader(), 0, HEADER_BYTES, 0);
-    logger.info({ path, from: headerFormat(head), to: KEYS_FORMAT }, 'upgraded the key store\'s format (its slots are unchanged)');
+    logger.info(
+      { path, from: headerFormat(head), to: KEYS_FORMAT },
+      "upgraded the key store's format (its slots are unchanged)",
+    );
   }
   const whole = Math.floor((size - HEADER_BYTES) / SLOT_BYTES);
   const slots = await intactEnd(handle, whole);
@@ -85,7 +97,10 @@ async function recover(handle: FileHandle, path: string, create: boolean, logger
     // slot, or slots failing their CRC with no intact one after them, are a put cut short by a
     // crash, never acknowledged, so no event names their ids. Damage before an intact slot is not
     // cut: that slot may be an acknowledged key (get and verify report the damage).
-    logger.warn({ path, slot: slots, cutSlots: whole - slots, cutBytes: size - slotPosition(slots) }, 'cut a torn tail off the key store (key writes that were never acknowledged)');
+    logger.warn(
+      { path, slot: slots, cutSlots: whole - slots, cutBytes: size - slotPosition(slots) },
+      'cut a torn tail off the key store (key writes that were never acknowledged)',
+    );
     await handle.truncate(slotPosition(slots));
   }
   // A writer killed between its writes and its sync leaves whole slots in the page cache only,
@@ -96,10 +111,11 @@ async function recover(handle: FileHandle, path: string, create: boolean, logger
 
 /** The number of slots up to and including the last intact one of the first `whole`. */
 async function intactEnd(handle: FileHandle, whole: number): Promise<number> {
-  for (let end = whole; end > 0; ) {
+  for (let end = whole; end > 0;) {
     const first = Math.max(0, end - TAIL_CHUNK_SLOTS);
     const bytes = await readAt(handle, slotPosition(first), (end - first) * SLOT_BYTES);
-    for (let slot = end - 1; slot >= first; slot -= 1) if (slotIntact(bytes, (slot - first) * SLOT_BYTES)) return slot + 1;
+    for (let slot = end - 1; slot >= first; slot -= 1)
+      if (slotIntact(bytes, (slot - first) * SLOT_BYTES)) return slot + 1;
     end = first;
   }
   return 0;

@@ -62,14 +62,30 @@ export class KeyFollower {
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new LogUnavailableError(`the heads of the key topic ${this.options.topic} were not read within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(
+        () =>
+          reject(
+            new LogUnavailableError(
+              `the heads of the key topic ${this.options.topic} were not read within ${timeoutMs} ms`,
+            ),
+          ),
+        timeoutMs,
+      );
     });
     try {
-      const heads = await Promise.race([Promise.all(partitions.map(async (partition) => [partition, await this.options.heads.head(partition)] as const)), expired]);
+      const heads = await Promise.race([
+        Promise.all(
+          partitions.map(async (partition) => [partition, await this.options.heads.head(partition)] as const),
+        ),
+        expired,
+      ]);
       await this.reach(new Map(heads), Math.max(1, timeoutMs - (performance.now() - started)));
     } catch (error) {
       if (error instanceof LogUnavailableError) throw error;
-      throw new LogUnavailableError(`the key topic ${this.options.topic} cannot be read: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new LogUnavailableError(
+        `the key topic ${this.options.topic} cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
     } finally {
       clearTimeout(timer);
     }
@@ -86,7 +102,11 @@ export class KeyFollower {
         reject,
         timer: setTimeout(() => {
           this.waiters.delete(waiter);
-          reject(new LogUnavailableError(`the key topic ${this.options.topic} was not read up to its head within ${timeoutMs} ms`));
+          reject(
+            new LogUnavailableError(
+              `the key topic ${this.options.topic} was not read up to its head within ${timeoutMs} ms`,
+            ),
+          );
         }, timeoutMs),
       };
       this.waiters.add(waiter);
@@ -114,7 +134,8 @@ export class KeyFollower {
           this.next.set(item.position.partition, item.position.offset + 1);
         }
         applied();
-        for (const waiter of this.waiters) if (cursorReached(this.next, waiter.target)) this.settle(waiter, waiter.resolve);
+        for (const waiter of this.waiters)
+          if (cursorReached(this.next, waiter.target)) this.settle(waiter, waiter.resolve);
       }
     } catch (error) {
       this.failure = error instanceof Error ? error : new Error(String(error));
@@ -134,7 +155,17 @@ export class KeyFollower {
       await cluster.connect();
       await cluster.addTargetTopic(topic);
       const fail = (error: Error) => channel.fail(error);
-      loops = Array.from({ length: partitions }, (_, partition) => followPartition({ cluster, topic, partition, from: this.next, push: (items) => channel.push(items), fail, signal }).catch(fail));
+      loops = Array.from({ length: partitions }, (_, partition) =>
+        followPartition({
+          cluster,
+          topic,
+          partition,
+          from: this.next,
+          push: (items) => channel.push(items),
+          fail,
+          signal,
+        }).catch(fail),
+      );
       yield* channel.drain(signal);
     } finally {
       this.stop.abort();

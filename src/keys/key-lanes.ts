@@ -37,7 +37,10 @@ export class KeyLanes {
   constructor(private readonly options: KeyLanesOptions) {
     const { partitions, maxPendingPerLane, deadlines, leaderOf } = options;
     // Unknown leader: a request of its own.
-    this.coalescer = new ProduceCoalescer((byPartition) => this.send(byPartition), (partition) => leaderOf(partition) ?? -1 - partition);
+    this.coalescer = new ProduceCoalescer(
+      (byPartition) => this.send(byPartition),
+      (partition) => leaderOf(partition) ?? -1 - partition,
+    );
     this.lanes = new PartitionLanes<KeyMessage, number>({
       partitions,
       partitionOf: ({ partition }) => partition,
@@ -65,7 +68,8 @@ export class KeyLanes {
   /** One lane's group commit: its writes' messages in as few produce requests as the topic takes. */
   private async flush(partition: number, writes: (readonly KeyMessage[])[]): Promise<number[][]> {
     const offsets: number[] = [];
-    for (const request of requestsOf(writes.flat(), this.options.maxMessageBytes)) offsets.push(...(await this.coalescer.produce(partition, request)));
+    for (const request of requestsOf(writes.flat(), this.options.maxMessageBytes))
+      offsets.push(...(await this.coalescer.produce(partition, request)));
     let next = 0;
     return writes.map((messages) => offsets.slice(next, (next += messages.length)));
   }
@@ -73,13 +77,20 @@ export class KeyLanes {
   /** One produce request of the partitions' messages, stamped now (the segment rolls go by these times). */
   private async send(byPartition: ReadonlyMap<number, readonly KeyMessage[]>): Promise<Map<number, number[] | Error>> {
     const timestamp = String(Date.now());
-    const messages = [...byPartition.values()].flatMap((list) => list.map(({ key, value, partition }) => ({ key, value, partition, timestamp })));
+    const messages = [...byPartition.values()].flatMap((list) =>
+      list.map(({ key, value, partition }) => ({ key, value, partition, timestamp })),
+    );
     const { send, topic, produceTimeoutMs } = this.options;
     const answer = await send({ topic, acks: -1, timeout: produceTimeoutMs, messages }).catch((error: unknown) => {
       throw failure(topic, error);
     });
     // A partition without an offset: its writes fail as unavailable (503), the others are acknowledged.
-    return new Map([...offsetsOf(byPartition, answer)].map(([partition, offsets]) => [partition, offsets instanceof Error ? failure(topic, offsets) : offsets]));
+    return new Map(
+      [...offsetsOf(byPartition, answer)].map(([partition, offsets]) => [
+        partition,
+        offsets instanceof Error ? failure(topic, offsets) : offsets,
+      ]),
+    );
   }
 }
 

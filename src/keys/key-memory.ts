@@ -58,14 +58,16 @@ export class KeyMemory {
     } else {
       this.slots.delete(decoded.idText);
       // A fence at an unknown offset (Infinity: an offset missing from `written`) is passed by the first tombstone of the id read.
-      if (fence !== undefined && (fence.offset <= offset || fence.offset === Infinity)) this.fences.delete(decoded.idText);
+      if (fence !== undefined && (fence.offset <= offset || fence.offset === Infinity))
+        this.fences.delete(decoded.idText);
     }
     return decoded.kind;
   }
 
   /** Fences the follower has passed (`position`: its next offset per partition) are no longer needed. */
   passed(position: Cursor): void {
-    for (const [idText, { partition, offset }] of this.fences) if ((position.get(partition) ?? 0) > offset) this.fences.delete(idText);
+    for (const [idText, { partition, offset }] of this.fences)
+      if ((position.get(partition) ?? 0) > offset) this.fences.delete(idText);
   }
 
   /** Acknowledged writes, with the offset of each of their messages in order (the lanes give every one), while the follower is at `position`. */
@@ -96,6 +98,7 @@ export class KeyMemory {
   private forget(idText: string, tombstoneOffset: number, position: Cursor): void {
     this.slots.delete(idText);
     const partition = this.partitionOf(idText);
-    if ((position.get(partition) ?? 0) <= tombstoneOffset) this.fences.set(idText, { partition, offset: tombstoneOffset });
+    if ((position.get(partition) ?? 0) <= tombstoneOffset)
+      this.fences.set(idText, { partition, offset: tombstoneOffset });
   }
 }

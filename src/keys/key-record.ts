@@ -27,12 +27,15 @@ export const ROLL_KEY = '~roll';
 /** Throws on a key the store must never write (a programming error, not a client's). */
 export function checkContentKey({ id, secret, contentDigest }: ContentKey): void {
   checkKeyId(id);
-  if (secret.length !== CONTENT_KEY_BYTES) throw new RangeError(`a content key's secret is ${CONTENT_KEY_BYTES} bytes, got ${secret.length}`);
-  if (contentDigest.length !== CONTENT_DIGEST_BYTES) throw new RangeError(`a content digest is ${CONTENT_DIGEST_BYTES} bytes, got ${contentDigest.length}`);
+  if (secret.length !== CONTENT_KEY_BYTES)
+    throw new RangeError(`a content key's secret is ${CONTENT_KEY_BYTES} bytes, got ${secret.length}`);
+  if (contentDigest.length !== CONTENT_DIGEST_BYTES)
+    throw new RangeError(`a content digest is ${CONTENT_DIGEST_BYTES} bytes, got ${contentDigest.length}`);
 }
 
 export function checkKeyId(id: KeyId): void {
-  if (id.length === 0 || id.length > MAX_KEY_ID_BYTES) throw new RangeError(`a key id is 1 to ${MAX_KEY_ID_BYTES} bytes, got ${id.length}`);
+  if (id.length === 0 || id.length > MAX_KEY_ID_BYTES)
+    throw new RangeError(`a key id is 1 to ${MAX_KEY_ID_BYTES} bytes, got ${id.length}`);
 }
 
 export function encodeKeyValue({ secret, contentDigest }: ContentKey): Buffer {

@@ -75,7 +75,8 @@ export function headerFormat(head: Buffer): number {
 /** What is wrong with a header (`head` holds its 16 bytes), or undefined when this version reads it (format 1 or 2). */
 export function headerProblem(head: Buffer): string | undefined {
   if (!head.subarray(0, 7).equals(KEYS_MAGIC.subarray(0, 7))) return 'it is not a key store (bad magic bytes)';
-  if (head[7] !== KEYS_FORMAT && head[7] !== KEYS_FORMAT_WITHOUT_RECORDS) return `it is a key store of format ${head[7]}; this version reads formats ${KEYS_FORMAT_WITHOUT_RECORDS} and ${KEYS_FORMAT} only`;
+  if (head[7] !== KEYS_FORMAT && head[7] !== KEYS_FORMAT_WITHOUT_RECORDS)
+    return `it is a key store of format ${head[7]}; this version reads formats ${KEYS_FORMAT_WITHOUT_RECORDS} and ${KEYS_FORMAT} only`;
   if (crc32(head.subarray(0, 12)) !== head.readUInt32BE(12)) return 'its header fails its CRC';
   const slotBytes = head.readUInt32BE(8);
   if (slotBytes !== SLOT_BYTES) return `its header names slots of ${slotBytes} bytes, not ${SLOT_BYTES}`;
@@ -112,12 +113,20 @@ export function encodeSlot(content: SlotContent): Buffer {
 
 /** Whether the slot at `at` is whole and passes its CRC. */
 export function slotIntact(bytes: Buffer, at: number): boolean {
-  return at + SLOT_BYTES <= bytes.length && crc32(bytes.subarray(at + CRC_BYTES, at + SLOT_BYTES)) === bytes.readUInt32BE(at);
+  return (
+    at + SLOT_BYTES <= bytes.length && crc32(bytes.subarray(at + CRC_BYTES, at + SLOT_BYTES)) === bytes.readUInt32BE(at)
+  );
 }
 
 /** Whether the slot at `at` passes its CRC and says what a version wrote (a known state, zero padding). */
 export function slotSound(bytes: Buffer, at: number): boolean {
-  return slotIntact(bytes, at) && (bytes[at + STATE] as number) <= SlotState.deletion && bytes[at + 5] === 0 && bytes[at + 6] === 0 && bytes[at + 7] === 0;
+  return (
+    slotIntact(bytes, at) &&
+    (bytes[at + STATE] as number) <= SlotState.deletion &&
+    bytes[at + 5] === 0 &&
+    bytes[at + 6] === 0 &&
+    bytes[at + 7] === 0
+  );
 }
 
 /**
@@ -128,11 +137,19 @@ export function viewSlot(bytes: Buffer, at: number, sound = slotSound(bytes, at)
   if (!sound) return { kind: 'damaged' };
   switch (bytes[at + STATE]) {
     case SlotState.live:
-      return { kind: 'live', secret: bytes.subarray(at + SECRET, at + SECRET + SECRET_BYTES), contentDigest: bytes.subarray(at + DIGEST, at + DIGEST + DIGEST_BYTES) };
+      return {
+        kind: 'live',
+        secret: bytes.subarray(at + SECRET, at + SECRET + SECRET_BYTES),
+        contentDigest: bytes.subarray(at + DIGEST, at + DIGEST + DIGEST_BYTES),
+      };
     case SlotState.destroyed:
       return { kind: 'destroyed' };
     case SlotState.deletion:
-      return { kind: 'deletion', reportId: bytes.readBigInt64BE(at + RECORD_ID).toString(), version: bytes.readUInt32BE(at + RECORD_VERSION) };
+      return {
+        kind: 'deletion',
+        reportId: bytes.readBigInt64BE(at + RECORD_ID).toString(),
+        version: bytes.readUInt32BE(at + RECORD_VERSION),
+      };
     default:
       return { kind: 'reserved' };
   }

@@ -4,7 +4,10 @@ import { LogUnavailableError } from '../log/event-log.js';
 
 /** keys.db is there but is no key store this version reads (header damaged, other format). */
 export class KeyStoreDamagedError extends Error {
-  constructor(readonly path: string, readonly reason: string) {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
     super(`${path} is unusable: ${reason}; refusing to start rather than read every key as destroyed`);
     this.name = 'KeyStoreDamagedError';
   }

@@ -37,7 +37,11 @@ export async function readKeyTable(dir: string): Promise<SlotTable | undefined> 
 }
 
 /** Writes the new file `path` (0600): the header, then slots 0 to `slots` - 1 as `contentOf` says; fsynced (the caller syncs the directory). */
-export async function writeKeyFile(path: string, slots: number, contentOf: (slot: number) => SlotContent): Promise<void> {
+export async function writeKeyFile(
+  path: string,
+  slots: number,
+  contentOf: (slot: number) => SlotContent,
+): Promise<void> {
   const file = await open(path, 'wx', PRIVATE_FILE_MODE);
   try {
     await file.write(encodeHeader(), 0, HEADER_BYTES, 0);

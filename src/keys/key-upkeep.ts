@@ -16,16 +16,23 @@ export interface HeldKeys {
 /** A key store that can sweep the keys no live report uses, below a bound. */
 export interface SweptKeys {
   readonly slots: number;
-  sweepOrphans(forEachReferenced: (visit: (id: KeyId) => void) => void, options: { readonly below: number }): Promise<number>;
+  sweepOrphans(
+    forEachReferenced: (visit: (id: KeyId) => void) => void,
+    options: { readonly below: number },
+  ): Promise<number>;
 }
 
-const holdsKeys = (keys: KeyStore): keys is KeyStore & HeldKeys => typeof (keys as Partial<HeldKeys>).holds === 'function';
-const sweepsKeys = (keys: KeyStore): keys is KeyStore & SweptKeys => typeof (keys as Partial<SweptKeys>).sweepOrphans === 'function';
+const holdsKeys = (keys: KeyStore): keys is KeyStore & HeldKeys =>
+  typeof (keys as Partial<HeldKeys>).holds === 'function';
+const sweepsKeys = (keys: KeyStore): keys is KeyStore & SweptKeys =>
+  typeof (keys as Partial<SweptKeys>).sweepOrphans === 'function';
 
 /** keys.db does not hold a key the log refers to: cut short, lost, or another store's. */
 export class KeysNotHeldError extends Error {
   constructor(description: string, keyId: string) {
-    super(`${description.replace(/^keys:/, '')} does not hold key ${keyId}, the newest the event log refers to: it was cut short, lost or replaced (restore it with its log from a backup); refusing to start rather than read reports' content as erased`);
+    super(
+      `${description.replace(/^keys:/, '')} does not hold key ${keyId}, the newest the event log refers to: it was cut short, lost or replaced (restore it with its log from a backup); refusing to start rather than read reports' content as erased`,
+    );
     this.name = 'KeysNotHeldError';
   }
 }
@@ -42,7 +49,12 @@ export function sweepBound(keys: KeyStore): number | undefined {
 }
 
 /** Destroys the keys below `below` that no live report of `model` uses; how many. */
-export async function sweepOrphanKeys(model: ReadModel, keys: KeyStore, below: number, logger: Logger): Promise<number> {
+export async function sweepOrphanKeys(
+  model: ReadModel,
+  keys: KeyStore,
+  below: number,
+  logger: Logger,
+): Promise<number> {
   if (!sweepsKeys(keys)) return 0;
   const swept = await keys.sweepOrphans((visit) => model.reports.forEachSealedKey(visit), { below });
   logger.debug({ swept }, 'swept the key store');

@@ -58,12 +58,18 @@ export function requestsOf(messages: readonly KeyMessage[], maxMessageBytes: num
  * keys were written, so its writes must not be acknowledged (kafkajs resolved sends it never made:
  * renewing-producer.ts).
  */
-export function offsetsOf(byPartition: ReadonlyMap<number, readonly KeyMessage[]>, answer: readonly RecordMetadata[]): Map<number, number[] | Error> {
+export function offsetsOf(
+  byPartition: ReadonlyMap<number, readonly KeyMessage[]>,
+  answer: readonly RecordMetadata[],
+): Map<number, number[] | Error> {
   const offsets = new Map<number, number[] | Error>();
   for (const [partition, messages] of byPartition) {
     const entry = answer.find((candidate) => candidate.partition === partition);
     const base = Number(entry?.baseOffset ?? entry?.offset);
-    offsets.set(partition, Number.isSafeInteger(base) && base >= 0 ? messages.map((_, i) => base + i) : new UnwrittenKeysError(partition));
+    offsets.set(
+      partition,
+      Number.isSafeInteger(base) && base >= 0 ? messages.map((_, i) => base + i) : new UnwrittenKeysError(partition),
+    );
   }
   return offsets;
 }
@@ -71,7 +77,9 @@ export function offsetsOf(byPartition: ReadonlyMap<number, readonly KeyMessage[]
 /** A key write whose produce answer gives no offset for a partition: taken as not written (503, safe to retry). */
 export class UnwrittenKeysError extends Error {
   constructor(readonly partition: number) {
-    super(`the key topic's answer gives no offset for partition ${partition}: the keys sent to it are not known to be written`);
+    super(
+      `the key topic's answer gives no offset for partition ${partition}: the keys sent to it are not known to be written`,
+    );
     this.name = 'UnwrittenKeysError';
   }
 }

@@ -16,15 +16,18 @@ export interface MergedKeys {
 }
 
 export function mergeKeyTables(current: SlotTable | undefined, backup: SlotTable | undefined): MergedKeys {
-  const viewIn = (table: SlotTable | undefined, slot: number): SlotView | undefined => (table !== undefined && slot < table.slots ? table.view(slot) : undefined);
+  const viewIn = (table: SlotTable | undefined, slot: number): SlotView | undefined =>
+    table !== undefined && slot < table.slots ? table.view(slot) : undefined;
   return {
     slots: Math.max(current?.slots ?? 0, backup?.slots ?? 0),
     contentOf(slot) {
       const mine = viewIn(current, slot);
       const theirs = viewIn(backup, slot);
-      for (const view of [mine, theirs]) if (view?.kind === 'deletion') return { deletion: { reportId: view.reportId, version: view.version } };
+      for (const view of [mine, theirs])
+        if (view?.kind === 'deletion') return { deletion: { reportId: view.reportId, version: view.version } };
       if (mine?.kind === 'destroyed') return SlotState.destroyed;
-      for (const view of [mine, theirs]) if (view?.kind === 'live') return { secret: view.secret, contentDigest: view.contentDigest };
+      for (const view of [mine, theirs])
+        if (view?.kind === 'live') return { secret: view.secret, contentDigest: view.contentDigest };
       return SlotState.destroyed;
     },
   };

@@ -43,7 +43,8 @@ export class MintedSlots {
     const seen = new Set<number>();
     const taken = keys.map((key) => {
       const slot = slotOfKeyId(key.id);
-      if (slot === undefined || !this.unput.has(slot) || seen.has(slot) || !fits(key)) throw new KeyNotMintedError(keyIdText(key.id));
+      if (slot === undefined || !this.unput.has(slot) || seen.has(slot) || !fits(key))
+        throw new KeyNotMintedError(keyIdText(key.id));
       seen.add(slot);
       return { slot, secret: key.secret, contentDigest: key.contentDigest };
     });

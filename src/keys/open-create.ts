@@ -24,10 +24,17 @@ export function contentKeyId({ data }: CreateToOpen): KeyId | undefined {
 
 /** The content of `event` opened with `key` (the store's answer for `contentKeyId(event)`). */
 export function openCreate({ data, expectedversion }: CreateToOpen, key: ContentKey | undefined): OpenedCreate {
-  if (!isSealed(data)) return { kind: 'plain', content: data.tag === undefined ? { name: data.name } : { name: data.name, tag: data.tag } };
+  if (!isSealed(data))
+    return {
+      kind: 'plain',
+      content: data.tag === undefined ? { name: data.name } : { name: data.name, tag: data.tag },
+    };
   const keyId = data.sealed.key;
   if (key === undefined) return { kind: 'erased', keyId };
-  const content = openContent(data.sealed, key.secret, { id: data.id, ...(expectedversion === undefined ? {} : { expectedversion }) });
+  const content = openContent(data.sealed, key.secret, {
+    id: data.id,
+    ...(expectedversion === undefined ? {} : { expectedversion }),
+  });
   return content === undefined ? { kind: 'unopenable', keyId } : { kind: 'opened', content, keyId, key };
 }
 
@@ -45,17 +52,26 @@ export type ShownCreate = Omit<ReportCreated, 'data'> & { readonly data: PlainRe
  * What a line says of a create's content beside the event (`opened` with the key id, `erased` or
  * `unopenable`), and the event as shown: sealed content is never shown, only opened or left out.
  */
-export function shownCreate(event: ReportCreated, opened: OpenedCreate): { mark: Record<string, string | boolean>; event: ShownCreate } {
+export function shownCreate(
+  event: ReportCreated,
+  opened: OpenedCreate,
+): { mark: Record<string, string | boolean>; event: ShownCreate } {
   const { idempotencyKey } = event.data;
   const keyed = idempotencyKey === undefined ? {} : { idempotencyKey };
   switch (opened.kind) {
     case 'plain':
       return { mark: {}, event };
     case 'opened':
-      return { mark: { opened: opened.keyId }, event: { ...event, data: { id: event.data.id, ...opened.content, ...keyed } } };
+      return {
+        mark: { opened: opened.keyId },
+        event: { ...event, data: { id: event.data.id, ...opened.content, ...keyed } },
+      };
     case 'erased':
     case 'unopenable':
       // The box is left out: nothing can open it. What else the log holds in the clear is shown as it is.
-      return { mark: { [opened.kind]: true }, event: { ...event, data: { id: event.data.id, sealed: { key: opened.keyId }, ...keyed } } };
+      return {
+        mark: { [opened.kind]: true },
+        event: { ...event, data: { id: event.data.id, sealed: { key: opened.keyId }, ...keyed } },
+      };
   }
 }

@@ -10,8 +10,25 @@ export async function openKeyStore(log: EventLog, config: Config, logger: Logger
   if (hasKeyCarrier(log)) return log.keyStore();
   if (!config.kafka) throw new Error(`${log.description} keeps no content keys, and no key store goes with it`);
   // Loaded only when used, as the Kafka log is.
-  const [{ openKafkaKeyStore }, { openWhenKafkaAnswers }] = await Promise.all([import('./kafka-key-store.js'), import('../log/kafka/start-retry.js')]);
+  const [{ openKafkaKeyStore }, { openWhenKafkaAnswers }] = await Promise.all([
+    import('./kafka-key-store.js'),
+    import('../log/kafka/start-retry.js'),
+  ]);
   const kafka = config.kafka;
-  const retry = { timeoutMs: kafka.startTimeoutMs, logger, brokers: kafka.brokers, what: `the key topic ${kafka.keyTopic}` };
-  return openWhenKafkaAnswers(() => openKafkaKeyStore({ config: kafka, logger, writeTimeoutMs: config.writeTimeoutMs, maxPendingWrites: config.maxPendingAppends }), retry);
+  const retry = {
+    timeoutMs: kafka.startTimeoutMs,
+    logger,
+    brokers: kafka.brokers,
+    what: `the key topic ${kafka.keyTopic}`,
+  };
+  return openWhenKafkaAnswers(
+    () =>
+      openKafkaKeyStore({
+        config: kafka,
+        logger,
+        writeTimeoutMs: config.writeTimeoutMs,
+        maxPendingWrites: config.maxPendingAppends,
+      }),
+    retry,
+  );
 }

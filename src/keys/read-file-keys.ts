@@ -40,5 +40,7 @@ export async function readFileKey(handle: FileHandle, id: KeyId): Promise<Conten
   if (slot === undefined) return undefined;
   const bytes = await readAt(handle, slotPosition(slot), SLOT_BYTES);
   const view = bytes.length === SLOT_BYTES ? viewSlot(bytes, 0) : undefined;
-  return view?.kind === 'live' ? { id: Buffer.from(id), secret: view.secret, contentDigest: view.contentDigest } : undefined;
+  return view?.kind === 'live'
+    ? { id: Buffer.from(id), secret: view.secret, contentDigest: view.contentDigest }
+    : undefined;
 }

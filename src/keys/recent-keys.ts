@@ -36,7 +36,11 @@ export class RecentKeys {
     const entry = slot % this.capacity;
     if (this.slots[entry] !== slot) return undefined;
     const at = entry * ENTRY_BYTES;
-    return { id: keyIdOfSlot(slot), secret: Buffer.from(this.bytes.subarray(at, at + SECRET_BYTES)), contentDigest: Buffer.from(this.bytes.subarray(at + SECRET_BYTES, at + ENTRY_BYTES)) };
+    return {
+      id: keyIdOfSlot(slot),
+      secret: Buffer.from(this.bytes.subarray(at, at + SECRET_BYTES)),
+      contentDigest: Buffer.from(this.bytes.subarray(at + SECRET_BYTES, at + ENTRY_BYTES)),
+    };
   }
 
   /** Zeroes the entry of `slot` if it holds that key. */

@@ -52,7 +52,11 @@ export class RollRecords {
           this.failing = false;
         },
         (error: unknown) => {
-          if (!this.failing) this.log.warn({ err: error, partitions }, 'could not write a roll record to the key topic: destroyed keys wait in their segment; trying again');
+          if (!this.failing)
+            this.log.warn(
+              { err: error, partitions },
+              'could not write a roll record to the key topic: destroyed keys wait in their segment; trying again',
+            );
           this.failing = true;
         },
       )

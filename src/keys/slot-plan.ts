@@ -85,12 +85,13 @@ export function planSlotWrites(writes: readonly KeyWrite[], written: number): Sl
 function runsOf(contents: ReadonlyMap<number, SlotContent>): SlotRun[] {
   const slots = [...contents.keys()].sort((a, b) => a - b);
   const runs: SlotRun[] = [];
-  for (let first = 0; first < slots.length; ) {
+  for (let first = 0; first < slots.length;) {
     let last = first;
     while (last + 1 < slots.length && (slots[last + 1] as number) === (slots[last] as number) + 1) last += 1;
     const start = slots[first] as number;
     const bytes = Buffer.allocUnsafe((last - first + 1) * SLOT_BYTES);
-    for (let i = first; i <= last; i += 1) writeSlot(bytes, (i - first) * SLOT_BYTES, contents.get(slots[i] as number) as SlotContent);
+    for (let i = first; i <= last; i += 1)
+      writeSlot(bytes, (i - first) * SLOT_BYTES, contents.get(slots[i] as number) as SlotContent);
     runs.push({ slot: start, bytes });
     first = last + 1;
   }

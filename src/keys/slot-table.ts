@@ -4,7 +4,15 @@
 import type { FileHandle } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { readAt } from '../log/file/read-at.js';
-import { HEADER_BYTES, SLOT_BYTES, slotOfKeyId, slotPosition, slotSound, viewSlot, type SlotView } from './key-slots.js';
+import {
+  HEADER_BYTES,
+  SLOT_BYTES,
+  slotOfKeyId,
+  slotPosition,
+  slotSound,
+  viewSlot,
+  type SlotView,
+} from './key-slots.js';
 import type { ContentKey, KeyId, KeyLookup } from './key-store.js';
 
 /** Slots checked between two turns of the event loop (a CRC each: 15-30 ms of work on the development machine). */
@@ -48,10 +56,19 @@ export class SlotTable implements KeyLookup {
  * rewriting as it was read may read as neither its old nor its new bytes: such a slot is read again
  * once `settled` (the write in flight is durable), and only a slot that fails again is damaged.
  */
-export async function readSlotTable(handle: FileHandle, slots: number, settled: () => Promise<void>): Promise<SlotTable> {
+export async function readSlotTable(
+  handle: FileHandle,
+  slots: number,
+  settled: () => Promise<void>,
+): Promise<SlotTable> {
   const bytes = Buffer.alloc(slots * SLOT_BYTES);
-  for (let at = 0; at < bytes.length; ) {
-    const { bytesRead } = await handle.read(bytes, at, Math.min(READ_CHUNK_BYTES, bytes.length - at), HEADER_BYTES + at);
+  for (let at = 0; at < bytes.length;) {
+    const { bytesRead } = await handle.read(
+      bytes,
+      at,
+      Math.min(READ_CHUNK_BYTES, bytes.length - at),
+      HEADER_BYTES + at,
+    );
     // A file shorter than its slots (cut under the store) leaves zeros: they fail their check.
     if (bytesRead === 0) break;
     at += bytesRead;

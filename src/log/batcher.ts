@@ -71,7 +71,12 @@ export class Batcher<T, R> {
     item.reject(new AppendTimeoutError(timeoutMs));
   }
 
-  private abortable(value: T, resolve: (result: R) => void, reject: (error: unknown) => void, signal: AbortSignal): BatchItem<T, R> {
+  private abortable(
+    value: T,
+    resolve: (result: R) => void,
+    reject: (error: unknown) => void,
+    signal: AbortSignal,
+  ): BatchItem<T, R> {
     const item: BatchItem<T, R> = {
       value,
       resolve,

@@ -92,8 +92,11 @@ export interface BrokerFigures {
   brokerOutages(): number;
 }
 
-export const hasBrokerFigures = <T extends object>(client: T): client is T & BrokerFigures => typeof (client as Partial<BrokerFigures>).brokerOutages === 'function';
-export const hasKeyedHeads = (log: EventLog): log is EventLog & KeyedHeads => offers<KeyedHeads>(log, ['latest', 'partitionFor']);
-export const hasResumableScan = (log: EventLog): log is EventLog & ResumableScan => offers<ResumableScan>(log, ['resumePoint', 'scanFrom']);
+export const hasBrokerFigures = <T extends object>(client: T): client is T & BrokerFigures =>
+  typeof (client as Partial<BrokerFigures>).brokerOutages === 'function';
+export const hasKeyedHeads = (log: EventLog): log is EventLog & KeyedHeads =>
+  offers<KeyedHeads>(log, ['latest', 'partitionFor']);
+export const hasResumableScan = (log: EventLog): log is EventLog & ResumableScan =>
+  offers<ResumableScan>(log, ['resumePoint', 'scanFrom']);
 export const hasCommitFeed = (log: EventLog): log is EventLog & CommitFeed => offers<CommitFeed>(log, ['onCommit']);
 export const hasKeyCarrier = (log: EventLog): log is EventLog & KeyCarrier => offers<KeyCarrier>(log, ['keyStore']);

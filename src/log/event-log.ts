@@ -173,7 +173,10 @@ export function payloadBytes({ key, value }: LogMessage): number {
 /** Thrown when one append can never be taken (larger than the log accepts); maps to 413. */
 export class RecordTooLargeError extends Error {
   readonly retriable = false;
-  constructor(readonly limitBytes: number, readonly sizeBytes: number) {
+  constructor(
+    readonly limitBytes: number,
+    readonly sizeBytes: number,
+  ) {
     super(`an event of ${sizeBytes} bytes is larger than the ${limitBytes} bytes the event log accepts`);
     this.name = 'RecordTooLargeError';
   }

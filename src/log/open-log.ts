@@ -12,13 +12,41 @@ export interface FileLogHooks {
 }
 
 /** `resumeFrom`: the newest snapshot's resume point (the file log scans only the log after it at open, once it holds). */
-export async function openEventLog(config: Config, logger: Logger, resumeFrom?: ResumeFrom, hooks: FileLogHooks = {}): Promise<EventLog> {
+export async function openEventLog(
+  config: Config,
+  logger: Logger,
+  resumeFrom?: ResumeFrom,
+  hooks: FileLogHooks = {},
+): Promise<EventLog> {
   if (config.kafka) {
     // Loaded only when used, so the embedded log does not pay for kafkajs at start.
-    const [{ openKafkaLog }, { openWhenKafkaAnswers }] = await Promise.all([import('./kafka/kafka-log.js'), import('./kafka/start-retry.js')]);
+    const [{ openKafkaLog }, { openWhenKafkaAnswers }] = await Promise.all([
+      import('./kafka/kafka-log.js'),
+      import('./kafka/start-retry.js'),
+    ]);
     const kafka = config.kafka;
-    const retry = { timeoutMs: kafka.startTimeoutMs, logger, brokers: kafka.brokers, what: `the event topic ${kafka.topic}` };
-    return openWhenKafkaAnswers(() => openKafkaLog({ config: kafka, logger, writeTimeoutMs: config.writeTimeoutMs, maxPendingAppends: config.maxPendingAppends }), retry);
+    const retry = {
+      timeoutMs: kafka.startTimeoutMs,
+      logger,
+      brokers: kafka.brokers,
+      what: `the event topic ${kafka.topic}`,
+    };
+    return openWhenKafkaAnswers(
+      () =>
+        openKafkaLog({
+          config: kafka,
+          logger,
+          writeTimeoutMs: config.writeTimeoutMs,
+          maxPendingAppends: config.maxPendingAppends,
+        }),
+      retry,
+    );
   }
-  return openFileLog({ dir: config.dataDir, logger, maxPendingAppends: config.maxPendingAppends, ...(resumeFrom === undefined ? {} : { resumeFrom }), ...hooks });
+  return openFileLog({
+    dir: config.dataDir,
+    logger,
+    maxPendingAppends: config.maxPendingAppends,
+    ...(resumeFrom === undefined ? {} : { resumeFrom }),
+    ...hooks,
+  });
 }

@@ -31,5 +31,8 @@ export function formatPosition({ partition, offset }: LogPosition, kind: LogKind
 }
 
 export function formatCursor(cursor: Cursor, kind: LogKind): string {
-  return [...cursor].sort(([a], [b]) => a - b).map(([partition, offset]) => formatPosition({ partition, offset }, kind)).join(',');
+  return [...cursor]
+    .sort(([a], [b]) => a - b)
+    .map(([partition, offset]) => formatPosition({ partition, offset }, kind))
+    .join(',');
 }

@@ -13,11 +13,19 @@ export async function* singleRecordBatches(records: AsyncIterable<LogRecord>): A
 }
 
 /** The records from `from` up to the head seen when the read started, one at a time. */
-export function readRecords(log: Pick<EventLog, 'readBatches'>, from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord> {
+export function readRecords(
+  log: Pick<EventLog, 'readBatches'>,
+  from: Cursor,
+  options?: ReadOptions,
+): AsyncIterable<LogRecord> {
   return eachRecord(log.readBatches(from, options));
 }
 
 /** The records from `from` and then every new one, one at a time, until the signal aborts. */
-export function followRecords(log: Pick<EventLog, 'followBatches'>, from: Cursor, options?: ReadOptions): AsyncIterable<LogRecord> {
+export function followRecords(
+  log: Pick<EventLog, 'followBatches'>,
+  from: Cursor,
+  options?: ReadOptions,
+): AsyncIterable<LogRecord> {
   return eachRecord(log.followBatches(from, options));
 }

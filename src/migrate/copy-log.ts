@@ -78,8 +78,17 @@ async function digestOf(log: EventLog, keys: KeyLookup): Promise<string> {
   return stateDigest(model.reports, keys);
 }
 
-export async function copyLog(source: MigrationSource, target: MigrationTarget, options: CopyOptions = {}): Promise<CopyResult> {
-  const { signal, onProgress = () => undefined, describe = ({ partition, offset }) => `${partition}:${offset}`, batch = BATCH } = options;
+export async function copyLog(
+  source: MigrationSource,
+  target: MigrationTarget,
+  options: CopyOptions = {},
+): Promise<CopyResult> {
+  const {
+    signal,
+    onProgress = () => undefined,
+    describe = ({ partition, offset }) => `${partition}:${offset}`,
+    batch = BATCH,
+  } = options;
   const head = await source.log.head();
   const end = createReadModel();
   await foldLog(source.log, end, { to: head, threads: defaultFoldThreads(), ...(signal ? { signal } : {}) });
@@ -106,20 +115,36 @@ export async function copyLog(source: MigrationSource, target: MigrationTarget, 
       writer.push({ message: { key: event.subject, value: record.value }, event });
     } else {
       // The create whose report is live at the end of the source: its content is carried.
-      const live = change.kind === 'created' && end.reports.has(event.data.id) && end.reports.version(event.data.id) === before + 1;
+      const live =
+        change.kind === 'created' &&
+        end.reports.has(event.data.id) &&
+        end.reports.version(event.data.id) === before + 1;
       const keyId = contentKeyId(event);
       const opened = openCreate(event, keyId === undefined ? undefined : sourceKeys.get(keyId));
-      const copied = resealCreate(event, opened, { live, mint: (digest) => target.keys.mint(digest, { partitionKey: event.data.id }) });
+      const copied = resealCreate(event, opened, {
+        live,
+        mint: (digest) => target.keys.mint(digest, { partitionKey: event.data.id }),
+      });
       if (copied.live) resealed += 1;
       else erased += 1;
       // A create that took effect and is not live at the end: the delete after it took the report one version further.
-      const fate: KeyFate = copied.live ? { kind: 'kept' } : change.kind === 'created' && !live ? { kind: 'deleted', version: before + 2 } : { kind: 'dropped' };
-      writer.push({ message: { key: event.subject, value: encodeEvent(copied.event) }, event: copied.event, key: { key: copied.key, fate } });
+      const fate: KeyFate = copied.live
+        ? { kind: 'kept' }
+        : change.kind === 'created' && !live
+          ? { kind: 'deleted', version: before + 2 }
+          : { kind: 'dropped' };
+      writer.push({
+        message: { key: event.subject, value: encodeEvent(copied.event) },
+        event: copied.event,
+        key: { key: copied.key, fate },
+      });
     }
     if (writer.pending >= batch) await writer.flush();
   }
   await writer.flush();
   const aborted = signal?.aborted === true;
-  const [sourceDigest, targetDigest] = aborted ? ['', ''] : [stateDigest(end.reports, sourceKeys), await digestOf(target.log, await target.keys.lookup())];
+  const [sourceDigest, targetDigest] = aborted
+    ? ['', '']
+    : [stateDigest(end.reports, sourceKeys), await digestOf(target.log, await target.keys.lookup())];
   return { read, copied: writer.copied, resealed, erased, aborted, sourceDigest, targetDigest };
 }

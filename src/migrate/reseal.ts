@@ -37,17 +37,36 @@ export class UnopenableContentError extends Error {
 }
 
 /** `event` sealed anew for the target, from what the source's keys made of its content. */
-export function resealCreate(event: ReportCreated, opened: OpenedCreate, { live, mint, random = randomBytes }: ResealOptions): Resealed {
+export function resealCreate(
+  event: ReportCreated,
+  opened: OpenedCreate,
+  { live, mint, random = randomBytes }: ResealOptions,
+): Resealed {
   const { id, idempotencyKey } = event.data;
   const context = { id, ...(event.expectedversion === undefined ? {} : { expectedversion: event.expectedversion }) };
-  const data = (sealed: { key: string; box: string }): ReportCreated['data'] => ({ id, sealed, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) });
+  const data = (sealed: { key: string; box: string }): ReportCreated['data'] => ({
+    id,
+    sealed,
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+  });
   if (live && opened.kind === 'unopenable') throw new UnopenableContentError(id, opened.keyId);
   if (live && (opened.kind === 'plain' || opened.kind === 'opened')) {
     const key = mint(contentDigest(opened.content));
-    return { event: { ...event, data: data(sealContent(opened.content, keyIdText(key.id), key.secret, context)) }, key, live: true };
+    return {
+      event: { ...event, data: data(sealContent(opened.content, keyIdText(key.id), key.secret, context)) },
+      key,
+      live: true,
+    };
   }
   const key = mint(random(32));
-  return { event: { ...event, data: data({ key: keyIdText(key.id), box: random(boxBytes(event, opened)).toString('base64') }) }, key, live: false };
+  return {
+    event: {
+      ...event,
+      data: data({ key: keyIdText(key.id), box: random(boxBytes(event, opened)).toString('base64') }),
+    },
+    key,
+    live: false,
+  };
 }
 
 /** The length of the box `event` has, or would have sealed. */

@@ -40,7 +40,8 @@ export interface MigrationTarget {
 }
 
 /** keys.db: it checks that it held the newest key its log names, and cuts a last batch naming a key never put. */
-const usesEveryId = (keys: KeyStore): keys is KeyStore & HeldKeys => typeof (keys as Partial<HeldKeys>).holds === 'function';
+const usesEveryId = (keys: KeyStore): keys is KeyStore & HeldKeys =>
+  typeof (keys as Partial<HeldKeys>).holds === 'function';
 
 export class TargetWriter {
   private batch: CopiedEvent[] = [];
@@ -73,12 +74,17 @@ export class TargetWriter {
     const dropped: KeyId[] = [];
     for (const { event, key } of batch) {
       if (key?.fate.kind === 'kept') kept.push(key.key);
-      else if (key?.fate.kind === 'deleted') deletions.push({ reportId: event.data.id, version: key.fate.version, key: key.key.id });
+      else if (key?.fate.kind === 'deleted')
+        deletions.push({ reportId: event.data.id, version: key.fate.version, key: key.key.id });
       else if (key !== undefined) dropped.push(key.key.id);
     }
     if (!carried) await keys.put(kept);
     if (usesEveryId(keys)) await this.erase(deletions, dropped);
-    await log.append(batch.map(({ message, key }) => (carried && key?.fate.kind === 'kept' ? { ...message, contentKey: key.key } : message)));
+    await log.append(
+      batch.map(({ message, key }) =>
+        carried && key?.fate.kind === 'kept' ? { ...message, contentKey: key.key } : message,
+      ),
+    );
     this.copied += batch.length;
     const ended = this.fold(batch).filter(({ key }) => key !== undefined && this.heldAtStart.get(key) !== undefined);
     await this.erase(ended, []);
@@ -88,8 +94,14 @@ export class TargetWriter {
   private async erase(deletions: readonly Deletion[], dropped: readonly KeyId[]): Promise<void> {
     const { keys } = this.target;
     const records = recordsDeletions(keys);
-    const destroyed = [...dropped, ...(records ? [] : deletions.flatMap(({ key }) => (key === undefined ? [] : [key])))];
-    await Promise.all([records && deletions.length > 0 ? keys.recordDeletions(deletions) : undefined, destroyed.length > 0 ? keys.destroy(destroyed) : undefined]);
+    const destroyed = [
+      ...dropped,
+      ...(records ? [] : deletions.flatMap(({ key }) => (key === undefined ? [] : [key]))),
+    ];
+    await Promise.all([
+      records && deletions.length > 0 ? keys.recordDeletions(deletions) : undefined,
+      destroyed.length > 0 ? keys.destroy(destroyed) : undefined,
+    ]);
   }
 
   /** Folds the appended events into the target's reports; the deletions of sealed content their deletes make. */
@@ -98,7 +110,12 @@ export class TargetWriter {
     for (const { event } of batch) {
       const change = evolution(this.reports, event);
       const report = change.kind === 'deleted' ? this.reports.get(change.id) : undefined;
-      if (report !== undefined && isSealedReport(report)) ended.push({ reportId: change.id, version: this.reports.version(change.id) + 1, key: parseKeyId(report.sealed.key) });
+      if (report !== undefined && isSealedReport(report))
+        ended.push({
+          reportId: change.id,
+          version: this.reports.version(change.id) + 1,
+          key: parseKeyId(report.sealed.key),
+        });
       apply(this.reports, change);
     }
     return ended;

@@ -3,7 +3,14 @@
 // replay`, `reports snapshot` and the digest comparison of `reports migrate`.
 import { createHash } from 'node:crypto';
 import { canonicalState, type LiveReports } from '../../projections/canonical.js';
-import { cursorReached, cursorTotal, type Cursor, type EventLog, type LogPosition, type LogRecord } from '../log/event-log.js';
+import {
+  cursorReached,
+  cursorTotal,
+  type Cursor,
+  type EventLog,
+  type LogPosition,
+  type LogRecord,
+} from '../log/event-log.js';
 import { readAhead } from '../read-model/read-ahead.js';
 import { applyRecord, passGap, type Applied, type ReadModel } from '../read-model/read-model.js';
 import { foldSharded } from '../read-model/sharded-fold.js';
@@ -55,7 +62,10 @@ export async function foldLog(log: EventLog, model: ReadModel, options: FoldOpti
   if (to !== undefined && cursorReached(model.cursor, to)) return;
   if ((await foldOnThreads(log, model, options)) === 'stop') return;
   let lastTimestampMs: number | undefined;
-  items: for await (const item of readAhead((onGap) => log.readBatches(model.cursor, { ...(signal ? { signal } : {}), onGap }), READ_AHEAD_BATCHES)) {
+  items: for await (const item of readAhead(
+    (onGap) => log.readBatches(model.cursor, { ...(signal ? { signal } : {}), onGap }),
+    READ_AHEAD_BATCHES,
+  )) {
     if (item.kind === 'gap') {
       passGap(model, item.gap);
       if (to !== undefined && cursorReached(model.cursor, to)) break;
@@ -78,14 +88,20 @@ export async function foldLog(log: EventLog, model: ReadModel, options: FoldOpti
 }
 
 function isEmpty(model: ReadModel): boolean {
-  return model.reports.size === 0 && model.keys.size === 0 && model.counts.records === 0 && cursorTotal(model.cursor) === 0;
+  return (
+    model.reports.size === 0 && model.keys.size === 0 && model.counts.records === 0 && cursorTotal(model.cursor) === 0
+  );
 }
 
 /**
  * The sharded fold, when it applies: 'stop' when it folded (or was aborted), 'go on' when the
  * one-thread fold is to do the work (or the rest of it).
  */
-async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, threads, onRecord, onSkipped, onProgress, onThreadsFailed }: FoldOptions): Promise<'stop' | 'go on'> {
+async function foldOnThreads(
+  log: EventLog,
+  model: ReadModel,
+  { to, signal, threads, onRecord, onSkipped, onProgress, onThreadsFailed }: FoldOptions,
+): Promise<'stop' | 'go on'> {
   if (threads === undefined || onRecord !== undefined || !isFileBacked(log) || !isEmpty(model)) return 'go on';
   const head = (await log.head()).get(0) ?? 0;
   const end = Math.min(head, to?.get(0) ?? head);
@@ -95,7 +111,9 @@ async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, thre
   const progress = (records: number) => onProgress?.({ records, lastTimestampMs: undefined });
   // A thread that fails (it could not start, or read the file) leaves the work to this thread, which
   // folds the same records and fails the same way if the file itself is at fault; it is told, not hidden.
-  const folded = await foldSharded(range, { threads, ...(signal ? { signal } : {}), onProgress: progress }).catch((error: unknown) => void onThreadsFailed?.(error));
+  const folded = await foldSharded(range, { threads, ...(signal ? { signal } : {}), onProgress: progress }).catch(
+    (error: unknown) => void onThreadsFailed?.(error),
+  );
   // A record under a key that is not its report's id: only a fold in log order is sure to be right.
   if (folded === undefined || folded.kind === 'misrouted') return 'go on';
   if (folded.kind === 'aborted') return 'stop';
@@ -117,7 +135,13 @@ async function foldOnThreads(log: EventLog, model: ReadModel, { to, signal, thre
  */
 export function stateDigest(reports: ReportTable | LiveReports, keys: KeyLookup = NO_KEYS): string {
   const hash = createHash('sha256');
-  if (!(reports instanceof ReportTable)) return hash.update(canonicalState(reports, ({ sealed }) => keys.get(parseKeyId(sealed.key))?.contentDigest)).digest('hex');
-  reports.canonicalLines((bytes) => hash.update(bytes), (keyId) => keys.get(keyId)?.contentDigest);
+  if (!(reports instanceof ReportTable))
+    return hash
+      .update(canonicalState(reports, ({ sealed }) => keys.get(parseKeyId(sealed.key))?.contentDigest))
+      .digest('hex');
+  reports.canonicalLines(
+    (bytes) => hash.update(bytes),
+    (keyId) => keys.get(keyId)?.contentDigest,
+  );
   return hash.digest('hex');
 }

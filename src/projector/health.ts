@@ -28,10 +28,16 @@ export interface HealthVerdict {
 }
 
 /** The pure detector: `nowMs` on the monotonic clock, `wallNowMs` the wall clock's now (for the lag's age). */
-export function healthVerdict(observed: HealthObservations, nowMs: number, stallAfterMs: number, wallNowMs: number = nowMs): HealthVerdict {
+export function healthVerdict(
+  observed: HealthObservations,
+  nowMs: number,
+  stallAfterMs: number,
+  wallNowMs: number = nowMs,
+): HealthVerdict {
   const waitingSince = observed.waitingSinceMs;
   // Waiting counts from the later of "first seen waiting" and "last applied": progress restarts the clock.
-  const quietSince = waitingSince === undefined ? undefined : Math.max(waitingSince, observed.lastAppliedAtMs ?? waitingSince);
+  const quietSince =
+    waitingSince === undefined ? undefined : Math.max(waitingSince, observed.lastAppliedAtMs ?? waitingSince);
   const stalled = observed.lagEvents > 0 && quietSince !== undefined && nowMs - quietSince > stallAfterMs;
   const last = observed.lastRecordTimestampMs;
   return {
@@ -43,7 +49,13 @@ export function healthVerdict(observed: HealthObservations, nowMs: number, stall
 }
 
 export class ProjectionHealth {
-  private observed: HealthObservations = { caughtUpAtMs: undefined, lastAppliedAtMs: undefined, lastRecordTimestampMs: undefined, lagEvents: 0, waitingSinceMs: undefined };
+  private observed: HealthObservations = {
+    caughtUpAtMs: undefined,
+    lastAppliedAtMs: undefined,
+    lastRecordTimestampMs: undefined,
+    lagEvents: 0,
+    waitingSinceMs: undefined,
+  };
 
   constructor(
     private readonly stallAfterMs: number,
@@ -55,7 +67,11 @@ export class ProjectionHealth {
 
   /** The projector applied records, the newest accepted by the log at `recordTimestampMs`. */
   applied(recordTimestampMs: number | undefined): void {
-    this.observed = { ...this.observed, lastAppliedAtMs: this.now(), lastRecordTimestampMs: recordTimestampMs ?? this.observed.lastRecordTimestampMs };
+    this.observed = {
+      ...this.observed,
+      lastAppliedAtMs: this.now(),
+      lastRecordTimestampMs: recordTimestampMs ?? this.observed.lastRecordTimestampMs,
+    };
   }
 
   caughtUp(): void {
@@ -82,7 +98,17 @@ export class ProjectionHealth {
  * Looks at the log's head every `intervalMs` and tells `health`, so stalls are seen without anyone
  * asking. Returns a function that stops it.
  */
-export function startHeadProbe({ health, head, projected, intervalMs }: { health: ProjectionHealth; head: () => Promise<Cursor>; projected: () => Cursor; intervalMs: number }): () => void {
+export function startHeadProbe({
+  health,
+  head,
+  projected,
+  intervalMs,
+}: {
+  health: ProjectionHealth;
+  head: () => Promise<Cursor>;
+  projected: () => Cursor;
+  intervalMs: number;
+}): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const look = async () => {

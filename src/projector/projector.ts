@@ -6,11 +6,28 @@
 // modules' business.
 import type { Logger } from 'pino';
 import { CatchUpWaiters } from './catch-up-waiters.js';
-import { cursorLag, cursorPassed, cursorReached, cursorTotal, type Cursor, type EventLog, type LogGap, type LogPosition, type LogRecord } from '../log/event-log.js';
+import {
+  cursorLag,
+  cursorPassed,
+  cursorReached,
+  cursorTotal,
+  type Cursor,
+  type EventLog,
+  type LogGap,
+  type LogPosition,
+  type LogRecord,
+} from '../log/event-log.js';
 import { RecordWaiters, type Outcome } from './record-waiters.js';
 import { pause } from '../pause.js';
 import { ProjectionHealth } from './health.js';
-import { applyRecord, createReadModel, passGap, type Applied, type ErasedKey, type ReadModel } from '../read-model/read-model.js';
+import {
+  applyRecord,
+  createReadModel,
+  passGap,
+  type Applied,
+  type ErasedKey,
+  type ReadModel,
+} from '../read-model/read-model.js';
 import { foldLog, SHARDED_FOLD_RECORDS } from './fold-log.js';
 import { CommitListeners, hasCommitFeed, type CommitListener } from '../log/capabilities.js';
 
@@ -104,7 +121,11 @@ export class Projector {
   }
 
   progress(): ProjectorProgress {
-    return { cursor: new Map(this.model.cursor), applied: this.model.counts.records - this.recordsAtStart, invalid: this.model.counts.invalid };
+    return {
+      cursor: new Map(this.model.cursor),
+      applied: this.model.counts.records - this.recordsAtStart,
+      invalid: this.model.counts.invalid,
+    };
   }
 
   private async run(): Promise<void> {
@@ -117,7 +138,10 @@ export class Projector {
     const onGap = (gap: LogGap) => this.pass(gap, target);
     while (!this.abort.signal.aborted) {
       try {
-        for await (const batch of this.options.log.followBatches(this.model.cursor, { signal: this.abort.signal, onGap })) {
+        for await (const batch of this.options.log.followBatches(this.model.cursor, {
+          signal: this.abort.signal,
+          onGap,
+        })) {
           this.applyBatch(batch, false);
           if (!this.isReady) this.checkCaughtUp(target);
         }
@@ -165,11 +189,16 @@ export class Projector {
           reported = records;
           this.reportCatchUp(target, records);
         },
-        onThreadsFailed: (error) => this.options.logger.warn({ err: error, threads }, 'the catch-up could not fold on threads; folding on this one (slower)'),
+        onThreadsFailed: (error) =>
+          this.options.logger.warn(
+            { err: error, threads },
+            'the catch-up could not fold on threads; folding on this one (slower)',
+          ),
       });
     } catch (error) {
       // The follow loop goes on from wherever this got to.
-      if (!this.abort.signal.aborted) this.options.logger.error({ err: error }, 'the catch-up at start failed; following the log instead');
+      if (!this.abort.signal.aborted)
+        this.options.logger.error({ err: error }, 'the catch-up at start failed; following the log instead');
     }
   }
 
@@ -188,7 +217,10 @@ export class Projector {
       this.applyBatch(records, true);
     } catch (error) {
       // The follow loop brings whatever was not folded, from the cursor on.
-      this.options.logger.error({ err: error }, 'folding records handed over by the log failed; following the log for them');
+      this.options.logger.error(
+        { err: error },
+        'folding records handed over by the log failed; following the log for them',
+      );
     }
   }
 
@@ -240,7 +272,10 @@ export class Projector {
     }
     this.isReady = true;
     const seconds = (this.now - this.startedAtMs) / 1000;
-    this.options.logger.info({ applied: this.progress().applied, reports: this.model.reports.size, seconds }, 'read model caught up with the event log');
+    this.options.logger.info(
+      { applied: this.progress().applied, reports: this.model.reports.size, seconds },
+      'read model caught up with the event log',
+    );
     this.health.caughtUp();
     this.markReady();
     this.options.onCaughtUp?.();
@@ -256,7 +291,10 @@ export class Projector {
     // Kafka offsets include records that hold nothing (transaction markers): the cursor says more, when it moved.
     const done = Math.max(total - cursorLag(this.model.cursor, target), Math.min(total, records));
     const rate = Math.round((records - this.recordsAtStart) / Math.max(0.001, (now - this.startedAtMs) / 1000));
-    this.options.logger.info({ done, total, eventsPerSecond: rate, etaSeconds: Math.round((total - done) / Math.max(1, rate)) }, 'catching up with the event log');
+    this.options.logger.info(
+      { done, total, eventsPerSecond: rate, etaSeconds: Math.round((total - done) / Math.max(1, rate)) },
+      'catching up with the event log',
+    );
   }
 
   private pass(gap: LogGap, target: Cursor): void {

@@ -75,7 +75,8 @@ export class BytesIn {
 
   private take(bytes: number): number {
     const at = this.position;
-    if (bytes < 0 || at + bytes > this.buffer.length) throw new RangeError(`the data ends at byte ${this.buffer.length}, ${bytes} bytes were wanted at ${at}`);
+    if (bytes < 0 || at + bytes > this.buffer.length)
+      throw new RangeError(`the data ends at byte ${this.buffer.length}, ${bytes} bytes were wanted at ${at}`);
     this.position = at + bytes;
     return at;
   }

@@ -11,7 +11,8 @@ import { decodeEvent } from '../../projections/codec.js';
 import { MAX_EXPECTED_VERSION, type FoldEvent } from '../../projections/reports.js';
 
 /** What the fold needs of a decoded record, or why it is not an event. */
-export type FoldInput = { readonly ok: true; readonly event: FoldEvent } | { readonly ok: false; readonly reason: string };
+export type FoldInput =
+  { readonly ok: true; readonly event: FoldEvent } | { readonly ok: false; readonly reason: string };
 
 /** The content of a JSON string that needs no unescaping: printable ASCII except `"` and `\`. */
 const PLAIN = '[\\x20\\x21\\x23-\\x5b\\x5d-\\x7f]';
@@ -64,20 +65,37 @@ const ZERO_PARENT_ID = '0'.repeat(16);
 export function decodeCanonical(text: string): FoldEvent | undefined {
   const match = CANONICAL.exec(text);
   if (match === null) return undefined;
-  const [, id, createdVersion, key, box, name, tag, deletedVersion, idempotencyKey, traceparent] = match as unknown as [string, string, ...Array<string | undefined>];
+  const [, id, createdVersion, key, box, name, tag, deletedVersion, idempotencyKey, traceparent] = match as unknown as [
+    string,
+    string,
+    ...Array<string | undefined>,
+  ];
   if (!inInt64(id)) return undefined;
   if (box !== undefined && box.length < SEALED_BOX_MIN_CHARS) return undefined;
-  if (traceparent !== undefined && (traceparent.startsWith(ZERO_TRACE_ID, 3) || traceparent.startsWith(ZERO_PARENT_ID, 36))) return undefined;
+  if (
+    traceparent !== undefined &&
+    (traceparent.startsWith(ZERO_TRACE_ID, 3) || traceparent.startsWith(ZERO_PARENT_ID, 36))
+  )
+    return undefined;
   const version = createdVersion ?? deletedVersion;
   const expectedversion = version === undefined ? undefined : Number(version);
   if (expectedversion !== undefined && expectedversion > MAX_EXPECTED_VERSION) return undefined;
   if (name === undefined && box === undefined) {
     const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
-    return expectedversion === undefined ? { type: 'ReportDeleted', data } : { type: 'ReportDeleted', expectedversion, data };
+    return expectedversion === undefined
+      ? { type: 'ReportDeleted', data }
+      : { type: 'ReportDeleted', expectedversion, data };
   }
-  const content = box === undefined ? (tag === undefined ? { id, name: name as string } : { id, name: name as string, tag }) : { id, sealed: { key: key as string, box } };
+  const content =
+    box === undefined
+      ? tag === undefined
+        ? { id, name: name as string }
+        : { id, name: name as string, tag }
+      : { id, sealed: { key: key as string, box } };
   const data = idempotencyKey === undefined ? content : { ...content, idempotencyKey };
-  return expectedversion === undefined ? { type: 'ReportCreated', data } : { type: 'ReportCreated', expectedversion, data };
+  return expectedversion === undefined
+    ? { type: 'ReportCreated', data }
+    : { type: 'ReportCreated', expectedversion, data };
 }
 
 /** The record at `bytes[start, end)` as the fold takes it, whichever path decodes it. */

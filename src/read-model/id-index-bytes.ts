@@ -20,13 +20,15 @@ export function readIndexParts(input: BytesIn): IdIndexParts {
   if (capacity < MIN_CAPACITY || capacity > 2 ** 28) throw new RangeError(`an id index of ${capacity} slots`);
   const ids = input.u32();
   const live = input.u32();
-  if (ids > capacity * MAX_LOAD || live > ids) throw new RangeError(`an id index of ${capacity} slots holding ${ids} ids, ${live} live`);
+  if (ids > capacity * MAX_LOAD || live > ids)
+    throw new RangeError(`an id index of ${capacity} slots holding ${ids} ids, ${live} live`);
   // Taken before the array is made (a capacity beyond the data allocates nothing), then copied
   // into an array of its own: typed arrays need aligned memory, and the file's buffer goes.
   const bytes = input.bytes(capacity * SLOT_WORDS * 4);
   const slots = new Uint32Array(capacity * SLOT_WORDS);
   new Uint8Array(slots.buffer).set(bytes);
   const held = checkSlots(slots);
-  if (held.ids !== ids || held.live !== live) throw new RangeError(`an id index that holds ${held.ids} ids (${held.live} live), not ${ids} (${live})`);
+  if (held.ids !== ids || held.live !== live)
+    throw new RangeError(`an id index that holds ${held.ids} ids (${held.live} live), not ${ids} (${live})`);
   return { slots, ids, live };
 }

@@ -162,7 +162,12 @@ export class IdIndex {
     const slots = (this.draining as { slots: Uint32Array }).slots;
     const at = old * SLOT_WORDS;
     this.frozen?.beforeWrite(slots, at);
-    const slot = this.place(slots[at] as number, slots[at + 1] as number, slots[at + 2] as number, slots[at + 3] as number);
+    const slot = this.place(
+      slots[at] as number,
+      slots[at + 1] as number,
+      slots[at + 2] as number,
+      slots[at + 3] as number,
+    );
     slots[at + 2] = MOVED;
     return slot;
   }

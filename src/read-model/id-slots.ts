@@ -76,7 +76,8 @@ export function checkSlots(slots: Uint32Array): { ids: number; live: number } {
     if (runStart < 0) runStart = slot;
     ids += 1;
     if (slots[at + 2] !== NO_RECORD) live += 1;
-    if ((slot - home(low, high, capacity) + capacity) % capacity > (slot - runStart + capacity) % capacity) throw new RangeError(`report ${idText(low, high)} lies where a lookup does not find it`);
+    if ((slot - home(low, high, capacity) + capacity) % capacity > (slot - runStart + capacity) % capacity)
+      throw new RangeError(`report ${idText(low, high)} lies where a lookup does not find it`);
   }
   return { ids, live };
 }

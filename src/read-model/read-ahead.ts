@@ -3,10 +3,14 @@
 // a cursor must not pass records not yet folded.
 import type { LogGap, LogRecord } from '../log/event-log.js';
 
-export type AheadItem = { readonly kind: 'batch'; readonly records: readonly LogRecord[] } | { readonly kind: 'gap'; readonly gap: LogGap };
+export type AheadItem =
+  { readonly kind: 'batch'; readonly records: readonly LogRecord[] } | { readonly kind: 'gap'; readonly gap: LogGap };
 
 /** The batches of `open(onGap)` in order, with the gaps among them, keeping up to `depth` batches read ahead. */
-export async function* readAhead(open: (onGap: (gap: LogGap) => void) => AsyncIterable<readonly LogRecord[]>, depth: number): AsyncIterable<AheadItem> {
+export async function* readAhead(
+  open: (onGap: (gap: LogGap) => void) => AsyncIterable<readonly LogRecord[]>,
+  depth: number,
+): AsyncIterable<AheadItem> {
   const queue: AheadItem[] = [];
   let inFlight = 0;
   const iterator = open((gap) => queue.push({ kind: 'gap', gap }))[Symbol.asyncIterator]();

@@ -46,7 +46,11 @@ export function createReadModel(start: ReadModelStart = {}): ReadModel {
     reports: start.reports ?? new ReportTable(),
     keys: start.keys ?? new Map<string, KeyedRequest>(),
     cursor: new Map(start.cursor ?? []),
-    counts: { records: start.counts?.records ?? 0, voidEvents: start.counts?.voidEvents ?? 0, invalid: start.counts?.invalid ?? 0 },
+    counts: {
+      records: start.counts?.records ?? 0,
+      voidEvents: start.counts?.voidEvents ?? 0,
+      invalid: start.counts?.invalid ?? 0,
+    },
   };
 }
 
@@ -70,7 +74,9 @@ export function applyRecord(model: ReadModel, record: LogRecord, decoded?: FoldE
  * when sealed), or a sealed create that was void (its key). The projector of a running server asks
  * for that.
  */
-export type Ended = { readonly kind: 'deleted'; readonly reportId: string; readonly version: number; readonly key?: string } | { readonly kind: 'void'; readonly key: string };
+export type Ended =
+  | { readonly kind: 'deleted'; readonly reportId: string; readonly version: number; readonly key?: string }
+  | { readonly kind: 'void'; readonly key: string };
 export type ErasedKey = (ended: Ended) => void;
 
 /** Folds a record at `position` that was decoded elsewhere (by a thread of a sharded fold). */

@@ -92,7 +92,8 @@ export class RecordArena {
       this.chunks.push(Buffer.alloc(Math.max(CHUNK_BYTES, bytes)));
       this.fill = bytes > CHUNK_BYTES ? bytes : 0;
       const chunkIndex = this.chunks.length - 1;
-      if (bytes > CHUNK_BYTES) return { chunk: this.chunks[chunkIndex] as Buffer, position: 0, at: chunkIndex * CHUNK_STRIDE };
+      if (bytes > CHUNK_BYTES)
+        return { chunk: this.chunks[chunkIndex] as Buffer, position: 0, at: chunkIndex * CHUNK_STRIDE };
     }
     const chunkIndex = this.chunks.length - 1;
     const position = this.fill;
@@ -139,7 +140,12 @@ export class RecordArena {
 
   /** What the arena holds, for another thread: the chunks' buffers move with the message. */
   parts(): RecordArenaParts {
-    return { chunks: this.chunks.map((chunk) => chunk.buffer as ArrayBuffer), fill: this.fill, usedBytes: this.usedBytes, garbageBytes: this.garbageBytes };
+    return {
+      chunks: this.chunks.map((chunk) => chunk.buffer as ArrayBuffer),
+      fill: this.fill,
+      usedBytes: this.usedBytes,
+      garbageBytes: this.garbageBytes,
+    };
   }
 
   /** The arena another thread's `parts()` described (this process built it: not checked again). */
@@ -177,7 +183,8 @@ export class RecordArena {
       const length = input.u32();
       const used = input.u32();
       arena.loadedBytes.push(used);
-      if (used > length || length > Math.max(CHUNK_BYTES, 2 ** 31)) throw new RangeError(`a chunk of ${length} bytes with ${used} used`);
+      if (used > length || length > Math.max(CHUNK_BYTES, 2 ** 31))
+        throw new RangeError(`a chunk of ${length} bytes with ${used} used`);
       // Copied out (the snapshot file's buffer is let go), with the room of a partly filled chunk back.
       const chunk = used === length ? Buffer.allocUnsafeSlow(length) : Buffer.alloc(length);
       input.bytes(used).copy(chunk);

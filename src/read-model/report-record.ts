@@ -118,7 +118,11 @@ export function sealedParts(chunk: Buffer, position: number): { keyId: Buffer; b
   let at = position + 1 + varintBytes(keyBytes);
   const boxBytes = readVarint(chunk, at);
   at += varintBytes(boxBytes);
-  return { keyId: chunk.subarray(at, at + keyBytes), box: chunk.subarray(at + keyBytes, at + keyBytes + boxBytes), hasBasis: (flags & HAS_BASIS) !== 0 };
+  return {
+    keyId: chunk.subarray(at, at + keyBytes),
+    box: chunk.subarray(at + keyBytes, at + keyBytes + boxBytes),
+    hasBasis: (flags & HAS_BASIS) !== 0,
+  };
 }
 
 /** The report's content; `version` is the report's (a sealed record's basis is that version less one). */
@@ -138,7 +142,10 @@ function readPlain(chunk: Buffer, position: number): StoredReport {
   if ((flags & HAS_TAG) === 0) return { name: decode(chunk, start, nameBytes, (flags & NAME_TWO_BYTE) !== 0) };
   const tagBytes = readVarint(chunk, start);
   start += varintBytes(tagBytes);
-  return { name: decode(chunk, start, nameBytes, (flags & NAME_TWO_BYTE) !== 0), tag: decode(chunk, start + nameBytes, tagBytes, (flags & TAG_TWO_BYTE) !== 0) };
+  return {
+    name: decode(chunk, start, nameBytes, (flags & NAME_TWO_BYTE) !== 0),
+    tag: decode(chunk, start + nameBytes, tagBytes, (flags & TAG_TWO_BYTE) !== 0),
+  };
 }
 
 /** Bytes the record at `position` takes. */
@@ -185,8 +192,16 @@ const HEX = Buffer.from('0123456789abcdef', 'latin1');
  * Writes the report's canonical line (projections/canonical.ts) for the id loaded in `id` to `out`:
  * `["<id>","<hex of the content digest>"]`, the digest from the key store for sealed content.
  */
-export function writeCanonicalLine(out: BytesOut, chunk: Buffer, position: number, id: IdDigits, keyDigest: KeyDigest): void {
-  const digest = isSealedRecord(chunk, position) ? keyDigest(sealedParts(chunk, position).keyId) : contentDigest(readPlain(chunk, position));
+export function writeCanonicalLine(
+  out: BytesOut,
+  chunk: Buffer,
+  position: number,
+  id: IdDigits,
+  keyDigest: KeyDigest,
+): void {
+  const digest = isSealedRecord(chunk, position)
+    ? keyDigest(sealedParts(chunk, position).keyId)
+    : contentDigest(readPlain(chunk, position));
   const room = out.reserve(id.length + (digest === undefined ? NULL_DIGEST.length : 66) + 6);
   const buffer = room.buffer;
   let w = room.at;

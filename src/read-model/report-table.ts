@@ -208,7 +208,8 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
   /** Calls `visit` with every live id and its record's position, in the canonical order of ids (projections/canonical.ts). */
   private inIdOrder(visit: (id: string, at: number) => void): void {
     const { keys, count } = this.index.liveInOrder();
-    for (let i = 0; i < count; i += 1) visit(idText(keys.low[i] as number, keys.high[i] as number), keys.payload[i] as number);
+    for (let i = 0; i < count; i += 1)
+      visit(idText(keys.low[i] as number, keys.high[i] as number), keys.payload[i] as number);
   }
 
   /** The table as bytes (the snapshot's reports section): the record arena, then the id index. */

@@ -44,10 +44,16 @@ function foldShard(request: ShardRequest): ShardFold {
     while (!fold.done) {
       const length = Math.min(buffer.length, request.endByte - position);
       const bytesRead = length > 0 ? readSync(file, buffer, 0, length, position) : 0;
-      if (bytesRead === 0) throw new Error(`${request.path}: the log ends at byte ${position}, before record #${fold.walked} (was it truncated?)`);
+      if (bytesRead === 0)
+        throw new Error(
+          `${request.path}: the log ends at byte ${position}, before record #${fold.walked} (was it truncated?)`,
+        );
       const consumed = fold.walk(buffer.subarray(0, bytesRead));
       if (consumed === 0) {
-        if (bytesRead < buffer.length) throw new Error(`${request.path}: record #${fold.walked} runs past the end of the log (did the file change?)`);
+        if (bytesRead < buffer.length)
+          throw new Error(
+            `${request.path}: record #${fold.walked} runs past the end of the log (did the file change?)`,
+          );
         // A frame larger than the buffer: read it whole next time.
         buffer = Buffer.allocUnsafeSlow(buffer.length * 2);
       }
@@ -64,8 +70,18 @@ parentPort?.once('message', (request: ShardRequest) => {
   const { model, keyOffsets, skipped, misrouted, lastTimestampMs, newestKeyAt } = foldShard(request);
   const table = model.reports.parts();
   const keys = [...model.keys].map(([key, keyed]) => [key, keyOffsets.get(key) as number, keyed] as const);
-  const newestKey = model.newestKey === undefined || newestKeyAt === undefined ? undefined : ([model.newestKey, newestKeyAt] as const);
-  const message: ShardMessage = { kind: 'done', table, keys, voidEvents: model.counts.voidEvents, skipped, lastTimestampMs, misrouted, newestKey };
+  const newestKey =
+    model.newestKey === undefined || newestKeyAt === undefined ? undefined : ([model.newestKey, newestKeyAt] as const);
+  const message: ShardMessage = {
+    kind: 'done',
+    table,
+    keys,
+    voidEvents: model.counts.voidEvents,
+    skipped,
+    lastTimestampMs,
+    misrouted,
+    newestKey,
+  };
   // The table's buffers move with the message (the thread ends after it): no copy.
   parentPort?.postMessage(message, [...table.arena.chunks, table.index.slots.buffer as ArrayBuffer]);
 });

@@ -50,7 +50,10 @@ export function defaultFoldThreads(): number {
  */
 const YOUNG_GENERATION_MB = 64;
 
-export async function foldSharded(range: FileRange, { threads, signal, onProgress }: ShardedFoldOptions): Promise<ShardedFold> {
+export async function foldSharded(
+  range: FileRange,
+  { threads, signal, onProgress }: ShardedFoldOptions,
+): Promise<ShardedFold> {
   const shards = Math.max(1, Math.floor(threads));
   const walked = new Array<number>(shards).fill(0);
   const workers: Worker[] = [];
@@ -64,7 +67,9 @@ export async function foldSharded(range: FileRange, { threads, signal, onProgres
         { length: shards },
         (_, shard) =>
           new Promise<Done>((resolve, reject) => {
-            const worker = new Worker(new URL('./shard-worker.js', import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } });
+            const worker = new Worker(new URL('./shard-worker.js', import.meta.url), {
+              resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+            });
             workers.push(worker);
             worker.on('message', (message: ShardMessage) => {
               if (message.kind === 'done') {
@@ -76,7 +81,9 @@ export async function foldSharded(range: FileRange, { threads, signal, onProgres
             });
             worker.on('error', reject);
             // After 'done' this changes nothing; before it, the thread was stopped or died.
-            worker.on('exit', (code) => reject(new Error(`a folding thread stopped before it was done (exit code ${code})`)));
+            worker.on('exit', (code) =>
+              reject(new Error(`a folding thread stopped before it was done (exit code ${code})`)),
+            );
             worker.postMessage({ ...range, shard, shards } satisfies ShardRequest);
           }),
       ),
@@ -114,7 +121,13 @@ function merge(results: readonly Done[], records: number): ShardedFold {
     }
   }
   // The newest sealed create of the whole log is the newest of the shards'.
-  const newest = results.map((result) => result.newestKey).reduce((best, candidate) => (candidate !== undefined && (best === undefined || candidate[1] > best[1]) ? candidate : best), undefined);
+  const newest = results
+    .map((result) => result.newestKey)
+    .reduce(
+      (best, candidate) =>
+        candidate !== undefined && (best === undefined || candidate[1] > best[1]) ? candidate : best,
+      undefined,
+    );
   if (newest !== undefined) model.newestKey = newest[0];
   const skipped = results.flatMap((result) => result.skipped).sort((a, b) => a.offset - b.offset);
   model.counts.records = records;

@@ -40,12 +40,20 @@ export interface PreconditionFailed {
 
 export type FailedCondition = 'if-match' | 'if-none-match';
 
-export type CreateDecision = AppendDecision | { readonly kind: 'unchanged'; readonly report: StoredReport } | { readonly kind: 'conflict' } | PreconditionFailed;
+export type CreateDecision =
+  | AppendDecision
+  | { readonly kind: 'unchanged'; readonly report: StoredReport }
+  | { readonly kind: 'conflict' }
+  | PreconditionFailed;
 
 export type DeleteDecision = AppendDecision | { readonly kind: 'not-found' } | PreconditionFailed;
 
 /** A read: the report's version to answer with, its content still to be opened; or 304 (`not-modified`); or 404. */
-export type ReadDecision = { readonly kind: 'read'; readonly version: number } | { readonly kind: 'not-modified'; readonly version: number } | { readonly kind: 'not-found' } | PreconditionFailed;
+export type ReadDecision =
+  | { readonly kind: 'read'; readonly version: number }
+  | { readonly kind: 'not-modified'; readonly version: number }
+  | { readonly kind: 'not-found' }
+  | PreconditionFailed;
 
 /**
  * What a request asks of the report's version before it is carried out (HTTP If-Match and
@@ -53,7 +61,8 @@ export type ReadDecision = { readonly kind: 'read'; readonly version: number } |
  * it exists at one of these versions. Only a live report has a version a client can name (an
  * ETag is given for live reports only), so neither ever holds for an absent one.
  */
-export type VersionCondition = { readonly kind: 'any' } | { readonly kind: 'versions'; readonly versions: readonly number[] };
+export type VersionCondition =
+  { readonly kind: 'any' } | { readonly kind: 'versions'; readonly versions: readonly number[] };
 
 export interface Preconditions {
   /** Carry the request out only if this holds (else 412). */
@@ -88,7 +97,10 @@ export function conditionHolds(report: Pick<ReportView, 'version' | 'live'>, con
  * undefined when the request may go on. The date conditions are not evaluated: a report has no
  * modification date.
  */
-export function failedPrecondition(report: Pick<ReportView, 'version' | 'live'>, { ifMatch, ifNoneMatch }: Preconditions): FailedCondition | undefined {
+export function failedPrecondition(
+  report: Pick<ReportView, 'version' | 'live'>,
+  { ifMatch, ifNoneMatch }: Preconditions,
+): FailedCondition | undefined {
   if (ifMatch !== undefined && !conditionHolds(report, ifMatch)) return 'if-match';
   if (ifNoneMatch !== undefined && conditionHolds(report, ifNoneMatch)) return 'if-none-match';
   return undefined;
@@ -101,11 +113,17 @@ export function failedPrecondition(report: Pick<ReportView, 'version' | 'live'>,
  * If-Match never writes (the condition needs a live report, which a create leaves as it is); one
  * with `If-None-Match: *` creates only an absent report (412 for any existing one).
  */
-export function decideCreate(report: ReportView, command: CreateCommand, preconditions: Preconditions = NO_PRECONDITIONS): CreateDecision {
+export function decideCreate(
+  report: ReportView,
+  command: CreateCommand,
+  preconditions: Preconditions = NO_PRECONDITIONS,
+): CreateDecision {
   const failed = failedPrecondition(report, preconditions);
   if (failed !== undefined) return PRECONDITION_FAILED[failed];
   if (!report.live) return { kind: 'append', expectedVersion: report.version };
-  return report.content !== undefined && sameReport(report.content, command) ? { kind: 'unchanged', report: report.content } : CONFLICT;
+  return report.content !== undefined && sameReport(report.content, command)
+    ? { kind: 'unchanged', report: report.content }
+    : CONFLICT;
 }
 
 /**
@@ -122,7 +140,10 @@ export function decideDelete(report: ReportView, preconditions: Preconditions = 
 }
 
 /** A read of a live report answers its version (the ETag); a true If-None-Match is 304, a false If-Match 412; absent is 404 whatever they say. */
-export function decideRead(report: Pick<ReportView, 'version' | 'live'>, preconditions: Preconditions = NO_PRECONDITIONS): ReadDecision {
+export function decideRead(
+  report: Pick<ReportView, 'version' | 'live'>,
+  preconditions: Preconditions = NO_PRECONDITIONS,
+): ReadDecision {
   if (!report.live) return NOT_FOUND;
   const failed = failedPrecondition(report, preconditions);
   if (failed === 'if-match') return PRECONDITION_FAILED[failed];
@@ -136,14 +157,21 @@ export interface KeyedAsk {
   readonly id: string;
 }
 
-export type KeyDecision = { readonly kind: 'new' } | { readonly kind: 'replay'; readonly request: KeyedRequest } | { readonly kind: 'mismatch' };
+export type KeyDecision =
+  | { readonly kind: 'new' }
+  | { readonly kind: 'replay'; readonly request: KeyedRequest }
+  | { readonly kind: 'mismatch' };
 
 /**
  * A key seen before answers as it did then, for a request of the same kind on the same report;
  * another request is refused (422). A create's content is compared afterwards, with the report the
  * key points at (`answerReplayedCreate`), since a key never remembers content.
  */
-export function decideKey(keys: ReadonlyMap<string, KeyedRequest>, key: string | undefined, ask: KeyedAsk): KeyDecision {
+export function decideKey(
+  keys: ReadonlyMap<string, KeyedRequest>,
+  key: string | undefined,
+  ask: KeyedAsk,
+): KeyDecision {
   const seen = key === undefined ? undefined : keys.get(key);
   if (seen === undefined) return NEW_KEY;
   return seen.op === ask.op && seen.id === ask.id ? { kind: 'replay', request: seen } : { kind: 'mismatch' };
@@ -157,9 +185,17 @@ export function decideKey(keys: ReadonlyMap<string, KeyedRequest>, key: string |
  * perhaps created again): the first answer's content may be erased, so it cannot be given again nor
  * the request compared with it: `deleted-since`, and nothing is written.
  */
-export type ReplayedCreate = { readonly kind: 'unchanged'; readonly report: StoredReport } | { readonly kind: 'conflict' } | { readonly kind: 'mismatch' } | { readonly kind: 'deleted-since' };
+export type ReplayedCreate =
+  | { readonly kind: 'unchanged'; readonly report: StoredReport }
+  | { readonly kind: 'conflict' }
+  | { readonly kind: 'mismatch' }
+  | { readonly kind: 'deleted-since' };
 
-export function answerReplayedCreate(request: KeyedRequest, report: ReportView, command: CreateCommand): ReplayedCreate {
+export function answerReplayedCreate(
+  request: KeyedRequest,
+  report: ReportView,
+  command: CreateCommand,
+): ReplayedCreate {
   const { outcome } = request;
   if (outcome.kind !== 'created' && outcome.kind !== 'found') return { kind: 'mismatch' };
   if (!report.live || report.version !== outcome.incarnation) return { kind: 'deleted-since' };

@@ -1,5 +1,11 @@
 // Wraps event data in the CloudEvents envelope of the topic contract.
-import type { AuthContext, ReportCreated, ReportCreatedData, ReportDeleted, ReportDeletedData } from '../../projections/events.js';
+import type {
+  AuthContext,
+  ReportCreated,
+  ReportCreatedData,
+  ReportDeleted,
+  ReportDeletedData,
+} from '../../projections/events.js';
 import { MAX_EXPECTED_VERSION } from '../../projections/reports.js';
 
 export interface EnvelopeContext {
@@ -38,12 +44,46 @@ export function eventBasis(expectedVersion: number): number | undefined {
 // One literal per type (no spread of a shared envelope): built on every write, and its key order
 // is the order of the JSON on the log. `auth` is who wrote it (the CloudEvents authcontext
 // extension): its attributes are left out when undefined, as JSON leaves out an undefined value.
-export function reportCreated(context: EnvelopeContext, data: ReportCreatedData, expectedVersion: number, auth?: AuthContext): ReportCreated {
+export function reportCreated(
+  context: EnvelopeContext,
+  data: ReportCreatedData,
+  expectedVersion: number,
+  auth?: AuthContext,
+): ReportCreated {
   const { source, newId, time } = context;
-  return { specversion: '1.0', id: newId(), source, subject: data.id, time: time(), datacontenttype: 'application/json', type: 'ReportCreated', expectedversion: eventBasis(expectedVersion), authtype: auth?.authtype, authid: auth?.authid, data };
+  return {
+    specversion: '1.0',
+    id: newId(),
+    source,
+    subject: data.id,
+    time: time(),
+    datacontenttype: 'application/json',
+    type: 'ReportCreated',
+    expectedversion: eventBasis(expectedVersion),
+    authtype: auth?.authtype,
+    authid: auth?.authid,
+    data,
+  };
 }
 
-export function reportDeleted(context: EnvelopeContext, data: ReportDeletedData, expectedVersion: number, auth?: AuthContext): ReportDeleted {
+export function reportDeleted(
+  context: EnvelopeContext,
+  data: ReportDeletedData,
+  expectedVersion: number,
+  auth?: AuthContext,
+): ReportDeleted {
   const { source, newId, time } = context;
-  return { specversion: '1.0', id: newId(), source, subject: data.id, time: time(), datacontenttype: 'application/json', type: 'ReportDeleted', expectedversion: eventBasis(expectedVersion), authtype: auth?.authtype, authid: auth?.authid, data };
+  return {
+    specversion: '1.0',
+    id: newId(),
+    source,
+    subject: data.id,
+    time: time(),
+    datacontenttype: 'application/json',
+    type: 'ReportDeleted',
+    expectedversion: eventBasis(expectedVersion),
+    authtype: auth?.authtype,
+    authid: auth?.authid,
+    data,
+  };
 }

@@ -74,7 +74,11 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
   };
   const namesOf = ({ ids, deletions }: Erasure) => [...ids.map(keyName), ...deletions.map(deletionName)];
   const erased = ({ ids, deletions }: Erasure) => {
-    const names = [...ids.map(keyName), ...deletions.map(deletionName), ...deletions.flatMap((deletion) => (deletion.key === undefined ? [] : [keyName(deletion.key)]))];
+    const names = [
+      ...ids.map(keyName),
+      ...deletions.map(deletionName),
+      ...deletions.flatMap((deletion) => (deletion.key === undefined ? [] : [keyName(deletion.key)])),
+    ];
     for (const name of names) {
       waitingKeys.delete(name);
       waitingDeletions.delete(name);
@@ -96,13 +100,17 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
         schedule();
       },
       (error: unknown) => {
-        logger.warn({ err: error, keys: erasure.ids.length, deletions: erasure.deletions.length }, 'the key store still does not confirm the destruction of keys; trying again');
+        logger.warn(
+          { err: error, keys: erasure.ids.length, deletions: erasure.deletions.length },
+          'the key store still does not confirm the destruction of keys; trying again',
+        );
         schedule();
       },
     );
   };
   const schedule = (delayMs = retryMs) => {
-    if (timer === undefined && !stopped && waitingKeys.size + waitingDeletions.size > 0) timer = setTimeout(retry, delayMs);
+    if (timer === undefined && !stopped && waitingKeys.size + waitingDeletions.size > 0)
+      timer = setTimeout(retry, delayMs);
   };
   return {
     async erase(what, timeoutMs) {

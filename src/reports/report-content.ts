@@ -41,12 +41,20 @@ export function createContentOpener(keys: KeyStore, logger: Logger): ContentOpen
     const key = await keys.get(parseKeyId(report.sealed.key)).catch((error: unknown) => {
       throw keyStoreFailure(error, id, logger);
     });
-    return key === undefined ? undefined : openContent(report.sealed, key.secret, { id, ...(report.expectedversion === undefined ? {} : { expectedversion: report.expectedversion }) });
+    return key === undefined
+      ? undefined
+      : openContent(report.sealed, key.secret, {
+          id,
+          ...(report.expectedversion === undefined ? {} : { expectedversion: report.expectedversion }),
+        });
   };
   const missing = (id: string, report: ReportContent): void => {
     unopened += 1;
     // The id only: never what the report holds.
-    logger.warn({ id, key: isSealedReport(report) ? report.sealed.key : undefined }, 'the content of a live report cannot be opened: its key is missing from the key store');
+    logger.warn(
+      { id, key: isSealedReport(report) ? report.sealed.key : undefined },
+      'the content of a live report cannot be opened: its key is missing from the key store',
+    );
   };
   return {
     async view(state, id) {

@@ -8,7 +8,9 @@ import { decideRead, NO_PRECONDITIONS, type Preconditions } from './decide.js';
 import type { ContentOpener } from './report-content.js';
 
 /** What a read answers: the report at its version (the ETag), or only the version when the client's copy is current (304). */
-export type ReadAnswer = { readonly kind: 'report'; readonly report: StoredReport; readonly version: number } | { readonly kind: 'not-modified'; readonly version: number };
+export type ReadAnswer =
+  | { readonly kind: 'report'; readonly report: StoredReport; readonly version: number }
+  | { readonly kind: 'not-modified'; readonly version: number };
 
 export type ReadReport = (id: string, preconditions?: Preconditions) => Promise<ReadAnswer>;
 
@@ -27,7 +29,14 @@ export interface ReaderDeps {
   readonly answerTo: (error: unknown, id: string) => unknown;
 }
 
-export function createReportReader({ opener, writeTimeoutMs, clockMs, readyState, caughtUpWith, answerTo }: ReaderDeps): ReadReport {
+export function createReportReader({
+  opener,
+  writeTimeoutMs,
+  clockMs,
+  readyState,
+  caughtUpWith,
+  answerTo,
+}: ReaderDeps): ReadReport {
   /** Whether report `id` is no longer at `version`, in the state here or once caught up with its partition. */
   const movedOn = async (state: ReportsView, id: string, version: number, deadline: number): Promise<boolean> => {
     if (state.version(id) !== version) return true;
@@ -61,7 +70,8 @@ export function createReportReader({ opener, writeTimeoutMs, clockMs, readyState
         if (report !== undefined) opener.missing(id, report);
         throw contentUnopened(id);
       }
-      if (reads >= MAX_READS) throw new UnavailableError(`report ${id} changed each of the ${MAX_READS} times it was read; retry`);
+      if (reads >= MAX_READS)
+        throw new UnavailableError(`report ${id} changed each of the ${MAX_READS} times it was read; retry`);
     }
   };
 }

@@ -31,14 +31,23 @@ export interface CreateToSeal {
  * a crash before the event is appended leaves a key nothing refers to (swept at the next start),
  * never an event whose content has no key. A failure of the key store is rejected as it came.
  */
-export async function sealedCreate(context: SealingContext, create: CreateToSeal, timeoutMs: number): Promise<{ event: ReportEvent; key: ContentKey }> {
+export async function sealedCreate(
+  context: SealingContext,
+  create: CreateToSeal,
+  timeoutMs: number,
+): Promise<{ event: ReportEvent; key: ContentKey }> {
   const { keys } = context;
   const { id, report, idempotencyKey, expectedVersion, auth } = create;
   // The content's bytes once, for its digest and its box.
   const content = contentBytes(report);
   const key = keys.mint(digestOfBytes(content), { partitionKey: id });
   const basis = eventBasis(expectedVersion);
-  const sealed = { key: keyIdText(key.id), box: sealBytes(content, key.secret, basis === undefined ? { id } : { id, expectedversion: basis }).toString('base64') };
+  const sealed = {
+    key: keyIdText(key.id),
+    box: sealBytes(content, key.secret, basis === undefined ? { id } : { id, expectedversion: basis }).toString(
+      'base64',
+    ),
+  };
   const data = idempotencyKey === undefined ? { id, sealed } : { id, sealed, idempotencyKey };
   // A log that carries keys makes it durable with the event, in one group commit; otherwise it goes first.
   if (!hasKeyCarrier(context.log)) await keys.put([key], { timeoutMs });
@@ -46,11 +55,22 @@ export async function sealedCreate(context: SealingContext, create: CreateToSeal
 }
 
 /** Destroys keys before a request's answer: 503 when the store does not confirm it in time (retrying is safe; the eraser keeps trying). */
-export async function eraseBeforeAnswer(eraser: KeyEraser, logger: Logger, what: readonly KeyId[] | Deletion, id: string, timeoutMs: number): Promise<void> {
+export async function eraseBeforeAnswer(
+  eraser: KeyEraser,
+  logger: Logger,
+  what: readonly KeyId[] | Deletion,
+  id: string,
+  timeoutMs: number,
+): Promise<void> {
   try {
     await eraser.erase(what, timeoutMs);
   } catch (error) {
-    logger.warn({ err: error, subject: id }, 'the key store did not confirm the destruction of a key; trying again in the background');
-    throw new UnavailableError(`report ${id} was written, but the destruction of its content key is not confirmed yet; retrying the same request is safe`);
+    logger.warn(
+      { err: error, subject: id },
+      'the key store did not confirm the destruction of a key; trying again in the background',
+    );
+    throw new UnavailableError(
+      `report ${id} was written, but the destruction of its content key is not confirmed yet; retrying the same request is safe`,
+    );
   }
 }

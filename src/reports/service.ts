@@ -14,9 +14,31 @@ import { createReportReader, type ReadAnswer, type ReadReport } from './report-r
 import { UnavailableError } from '../errors.js';
 import type { EventLog, LogPosition } from '../log/event-log.js';
 import { beforeDeadline } from '../log/settle-within.js';
-import { answerToFailure, conflict, createdThenDeleted, deleteAnswer, keyMismatch, notFound, preconditionFailed, unconfirmed } from './answers.js';
+import {
+  answerToFailure,
+  conflict,
+  createdThenDeleted,
+  deleteAnswer,
+  keyMismatch,
+  notFound,
+  preconditionFailed,
+  unconfirmed,
+} from './answers.js';
 import type { Outcome, Projector } from '../projector/projector.js';
-import { answerReplayedCreate, bareView, decideCreate, decideDelete, decideKey, NO_PRECONDITIONS, sameReport, storedReport, type CreateCommand, type KeyDecision, type Preconditions, type ReportView } from './decide.js';
+import {
+  answerReplayedCreate,
+  bareView,
+  decideCreate,
+  decideDelete,
+  decideKey,
+  NO_PRECONDITIONS,
+  sameReport,
+  storedReport,
+  type CreateCommand,
+  type KeyDecision,
+  type Preconditions,
+  type ReportView,
+} from './decide.js';
 import { reportDeleted, type EnvelopeContext } from './envelope.js';
 import { eraseBeforeAnswer, sealedCreate, type CreateToSeal } from './sealed-create.js';
 import { KeyedQueue, queueKeys } from './keyed-queue.js';
@@ -91,42 +113,59 @@ export class ReportService {
    * after the key, before the content is compared: a retry with a key seen before is the same
    * request, and gets the first answer whatever they say now.
    */
-  create(command: CreateCommand, idempotencyKey?: string, traceContext?: SpanContext, preconditions: Preconditions = NO_PRECONDITIONS, auth?: AuthContext): Promise<StoredReport> {
+  create(
+    command: CreateCommand,
+    idempotencyKey?: string,
+    traceContext?: SpanContext,
+    preconditions: Preconditions = NO_PRECONDITIONS,
+    auth?: AuthContext,
+  ): Promise<StoredReport> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
     const { id } = command;
-    return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
-      const state = this.readyState(deadline);
-      for (let decisions = 1; ; decisions += 1) {
-        const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'create', id });
-        if (keyed.kind !== 'new') return this.replayCreate(keyed, state, command);
-        let decision = decideCreate(await this.view(state, id), command, preconditions);
-        // An answer that writes nothing must not come from state older than the request. (After a
-        // void write it does not: the state holds everything before that write's own event.)
-        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideCreate(await this.view(state, id), command, preconditions);
-        if (decision.kind === 'unchanged') return decision.report;
-        if (decision.kind === 'conflict') throw conflict(id);
-        if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
-        this.beforeWriteAgain(id, decisions, deadline);
-        const { event, key } = await this.sealedCreate({ id, report: storedReport(command), idempotencyKey, expectedVersion: decision.expectedVersion, auth }, deadline);
-        const outcome = await this.write(event, deadline, traceContext, key);
-        // Decided on a state other writes had moved on from by the time the event reached the log
-        // (another instance's, not yet folded here): its key is destroyed (the event can never take
-        // effect), and the request decided again on the state that now holds those writes.
-        if (outcome === 'void') {
-          // The log and the fold took it: for readiness it counts unless the request ends in a 503.
-          this.outcomes.voided(ticket);
-          await this.erase([key.id], id, deadline);
-          continue;
+    return this.tracked((ticket) =>
+      this.queue.run(queueKeys(id, idempotencyKey), async () => {
+        const state = this.readyState(deadline);
+        for (let decisions = 1; ; decisions += 1) {
+          const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'create', id });
+          if (keyed.kind !== 'new') return this.replayCreate(keyed, state, command);
+          let decision = decideCreate(await this.view(state, id), command, preconditions);
+          // An answer that writes nothing must not come from state older than the request. (After a
+          // void write it does not: the state holds everything before that write's own event.)
+          if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline)))
+            decision = decideCreate(await this.view(state, id), command, preconditions);
+          if (decision.kind === 'unchanged') return decision.report;
+          if (decision.kind === 'conflict') throw conflict(id);
+          if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
+          this.beforeWriteAgain(id, decisions, deadline);
+          const { event, key } = await this.sealedCreate(
+            { id, report: storedReport(command), idempotencyKey, expectedVersion: decision.expectedVersion, auth },
+            deadline,
+          );
+          const outcome = await this.write(event, deadline, traceContext, key);
+          // Decided on a state other writes had moved on from by the time the event reached the log
+          // (another instance's, not yet folded here): its key is destroyed (the event can never take
+          // effect), and the request decided again on the state that now holds those writes.
+          if (outcome === 'void') {
+            // The log and the fold took it: for readiness it counts unless the request ends in a 503.
+            this.outcomes.voided(ticket);
+            await this.erase([key.id], id, deadline);
+            continue;
+          }
+          this.outcomes.confirmed(ticket);
+          if (idempotencyKey !== undefined)
+            return this.replayCreate(
+              decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'create', id }),
+              state,
+              command,
+            );
+          if (outcome === 'created') return storedReport(command);
+          // The outcome is no longer remembered (rare): the state says whether the report is this one.
+          const projected = (await this.view(state, id)).content;
+          if (projected !== undefined && sameReport(projected, command)) return projected;
+          throw unconfirmed(id);
         }
-        this.outcomes.confirmed(ticket);
-        if (idempotencyKey !== undefined) return this.replayCreate(decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'create', id }), state, command);
-        if (outcome === 'created') return storedReport(command);
-        // The outcome is no longer remembered (rare): the state says whether the report is this one.
-        const projected = (await this.view(state, id)).content;
-        if (projected !== undefined && sameReport(projected, command)) return projected;
-        throw unconfirmed(id);
-      }
-    }));
+      }),
+    );
   }
 
   /**
@@ -136,36 +175,50 @@ export class ReportService {
    * is the report's (versions only grow): 412, or 404 when the other write deleted it. `auth` (who
    * asks) goes into the event as its authcontext, as for a create.
    */
-  delete(id: string, idempotencyKey?: string, traceContext?: SpanContext, preconditions: Preconditions = NO_PRECONDITIONS, auth?: AuthContext): Promise<void> {
+  delete(
+    id: string,
+    idempotencyKey?: string,
+    traceContext?: SpanContext,
+    preconditions: Preconditions = NO_PRECONDITIONS,
+    auth?: AuthContext,
+  ): Promise<void> {
     const deadline = this.clockMs() + this.options.writeTimeoutMs;
-    return this.tracked((ticket) => this.queue.run(queueKeys(id, idempotencyKey), async () => {
-      const state = this.readyState(deadline);
-      for (let decisions = 1; ; decisions += 1) {
-        const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id });
-        if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
-        let decision = decideDelete(bareView(state, id), preconditions);
-        // A 404 or 412 must not come from state older than the request (nor does it after a void write).
-        if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline))) decision = decideDelete(bareView(state, id), preconditions);
-        if (decision.kind === 'not-found') throw notFound(id);
-        if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
-        this.beforeWriteAgain(id, decisions, deadline);
-        // The key of the incarnation this delete ends (none for content written in the clear).
-        const live = state.get(id);
-        const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
-        const outcome = await this.write(reportDeleted(this.options, data, decision.expectedVersion, auth), deadline, traceContext);
-        // Void: the log and the fold took it (for readiness it counts unless the request ends in a 503); decided again.
-        if (outcome === 'void') {
-          this.outcomes.voided(ticket);
-          continue;
+    return this.tracked((ticket) =>
+      this.queue.run(queueKeys(id, idempotencyKey), async () => {
+        const state = this.readyState(deadline);
+        for (let decisions = 1; ; decisions += 1) {
+          const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id });
+          if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
+          let decision = decideDelete(bareView(state, id), preconditions);
+          // A 404 or 412 must not come from state older than the request (nor does it after a void write).
+          if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline)))
+            decision = decideDelete(bareView(state, id), preconditions);
+          if (decision.kind === 'not-found') throw notFound(id);
+          if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
+          this.beforeWriteAgain(id, decisions, deadline);
+          // The key of the incarnation this delete ends (none for content written in the clear).
+          const live = state.get(id);
+          const data = idempotencyKey === undefined ? { id } : { id, idempotencyKey };
+          const outcome = await this.write(
+            reportDeleted(this.options, data, decision.expectedVersion, auth),
+            deadline,
+            traceContext,
+          );
+          // Void: the log and the fold took it (for readiness it counts unless the request ends in a 503); decided again.
+          if (outcome === 'void') {
+            this.outcomes.voided(ticket);
+            continue;
+          }
+          // Deleted: its content is erased, and the deletion recorded, before the answer says so.
+          if (outcome === 'deleted') await this.erase(deletionOf(id, decision.expectedVersion, live), id, deadline);
+          // Confirmed once erased: a delete answered 503 for its key counts against readiness.
+          this.outcomes.confirmed(ticket);
+          if (idempotencyKey !== undefined)
+            return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id }));
+          return;
         }
-        // Deleted: its content is erased, and the deletion recorded, before the answer says so.
-        if (outcome === 'deleted') await this.erase(deletionOf(id, decision.expectedVersion, live), id, deadline);
-        // Confirmed once erased: a delete answered 503 for its key counts against readiness.
-        this.outcomes.confirmed(ticket);
-        if (idempotencyKey !== undefined) return deleteAnswer(id, decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id }));
-        return;
-      }
-    }));
+      }),
+    );
   }
 
   /** The report and its version (GET): see report-reader.ts. */
@@ -203,7 +256,12 @@ export class ReportService {
   /** Erases in the background what an event another writer wrote ends (read-model.ts Ended). */
   eraseLater(ended: Ended): void {
     if (ended.kind === 'void') this.eraser.eraseLater([parseKeyId(ended.key)]);
-    else this.eraser.eraseLater(ended.key === undefined ? { reportId: ended.reportId, version: ended.version } : { reportId: ended.reportId, version: ended.version, key: parseKeyId(ended.key) });
+    else
+      this.eraser.eraseLater(
+        ended.key === undefined
+          ? { reportId: ended.reportId, version: ended.version }
+          : { reportId: ended.reportId, version: ended.version, key: parseKeyId(ended.key) },
+      );
   }
 
   /** Keys whose destruction is still being tried again (for /metrics). */
@@ -227,7 +285,10 @@ export class ReportService {
    */
   private beforeWriteAgain(id: string, decisions: number, deadline: number): void {
     if (decisions === 1) return;
-    if (decisions > MAX_DECISIONS) throw new UnavailableError(`other writes to report ${id} took effect before each of this request's ${MAX_DECISIONS} attempts; none of them changed anything, and retrying is safe`);
+    if (decisions > MAX_DECISIONS)
+      throw new UnavailableError(
+        `other writes to report ${id} took effect before each of this request's ${MAX_DECISIONS} attempts; none of them changed anything, and retrying is safe`,
+      );
     this.readyState(deadline);
     this.options.onDecidedAgain?.();
   }
@@ -264,12 +325,19 @@ export class ReportService {
   }
 
   private readyState(deadline: number) {
-    if (this.clockMs() >= deadline) throw new UnavailableError('the request waited too long behind others for the same report; retry');
-    if (!this.options.projector.isCaughtUp()) throw new UnavailableError('the read model is still catching up with the event log; retry shortly');
+    if (this.clockMs() >= deadline)
+      throw new UnavailableError('the request waited too long behind others for the same report; retry');
+    if (!this.options.projector.isCaughtUp())
+      throw new UnavailableError('the read model is still catching up with the event log; retry shortly');
     return this.options.projector.model.reports;
   }
 
-  private async write(event: ReportEvent, deadline: number, traceContext: SpanContext | undefined, contentKey?: ContentKey): Promise<Outcome> {
+  private async write(
+    event: ReportEvent,
+    deadline: number,
+    traceContext: SpanContext | undefined,
+    contentKey?: ContentKey,
+  ): Promise<Outcome> {
     const started = this.clockMs();
     const parent = parentContext(traceContext);
     try {
@@ -277,12 +345,17 @@ export class ReportService {
         // The event goes along with its bytes: the log hands it to the projector, which folds it undecoded.
         // The log settles the append by the deadline itself (one shared timer, no per-request signal).
         const value = encodeEvent(traced);
-        const message = contentKey === undefined ? { key: traced.subject, value, event: traced } : { key: traced.subject, value, event: traced, contentKey };
+        const message =
+          contentKey === undefined
+            ? { key: traced.subject, value, event: traced }
+            : { key: traced.subject, value, event: traced, contentKey };
         return this.options.log.append([message], { timeoutMs: this.remaining(deadline) });
       };
       const [position] = await this.tracing.append(parent, event, append);
       this.options.onAppend?.(this.clockMs() - started);
-      return await this.tracing.wait(parent, () => this.options.projector.waitFor(position as LogPosition, this.remaining(deadline)));
+      return await this.tracing.wait(parent, () =>
+        this.options.projector.waitFor(position as LogPosition, this.remaining(deadline)),
+      );
     } catch (error) {
       throw this.answerTo(error, event.subject);
     }

@@ -29,14 +29,18 @@ const ALL_ZEROS = /^0+$/;
  * an invalid header is never an error. A tracestate is kept only beside a valid traceparent, with
  * its invalid members dropped, and is dropped whole when longer than the W3C limit.
  */
-export function parseTraceContext(traceparent: string | undefined, tracestate: string | undefined): SpanContext | undefined {
+export function parseTraceContext(
+  traceparent: string | undefined,
+  tracestate: string | undefined,
+): SpanContext | undefined {
   if (traceparent === undefined) return undefined;
   const match = TRACEPARENT.exec(traceparent);
   if (match === null) return undefined;
   const [, version, traceId = '', spanId = '', flags = ''] = match;
   if (version === 'ff' || (version === '00' && match[5] !== undefined)) return undefined;
   if (ALL_ZEROS.test(traceId) || ALL_ZEROS.test(spanId)) return undefined;
-  const traceState = tracestate === undefined || tracestate.length > TRACESTATE_MAX_CHARS ? undefined : createTraceState(tracestate);
+  const traceState =
+    tracestate === undefined || tracestate.length > TRACESTATE_MAX_CHARS ? undefined : createTraceState(tracestate);
   const kept = traceState !== undefined && traceState.serialize() !== '' ? { traceState } : {};
   return { traceId, spanId, traceFlags: parseInt(flags, 16), isRemote: true, ...kept };
 }
@@ -73,7 +77,11 @@ export interface WriteTracing {
    * Runs `append` in a producer span and gives it the event carrying that span's context: the span
    * of this append when a tracer records, else the incoming context unchanged, else nothing.
    */
-  append(parent: Context, event: ReportEvent, append: (event: ReportEvent) => Promise<readonly LogPosition[]>): Promise<readonly LogPosition[]>;
+  append(
+    parent: Context,
+    event: ReportEvent,
+    append: (event: ReportEvent) => Promise<readonly LogPosition[]>,
+  ): Promise<readonly LogPosition[]>;
   /** Runs the read-your-writes wait in a span. */
   wait<T>(parent: Context, wait: () => Promise<T>): Promise<T>;
 }
@@ -88,7 +96,8 @@ export function createWriteTracing(tracer: Tracer): WriteTracing {
       return within(span, async () => {
         const positions = await append(withTraceContext(event, span.spanContext()));
         const [first] = positions;
-        if (first !== undefined) span.setAttributes({ 'reports.log.partition': first.partition, 'reports.log.offset': first.offset });
+        if (first !== undefined)
+          span.setAttributes({ 'reports.log.partition': first.partition, 'reports.log.offset': first.offset });
         return positions;
       });
     },

@@ -63,7 +63,8 @@ export class WriteOutcomes {
   unconfirmed(ticket: WriteTicket, atMs: number): void {
     this.voidedTickets.delete(ticket);
     const startMs = this.underWay.get(ticket);
-    if (startMs !== undefined && startMs >= this.lastUnconfirmed.startMs) this.lastUnconfirmed = { startMs, answeredMs: atMs };
+    if (startMs !== undefined && startMs >= this.lastUnconfirmed.startMs)
+      this.lastUnconfirmed = { startMs, answeredMs: atMs };
   }
 
   /** The write was answered, whatever the answer (after `confirmed` or `unconfirmed`). */

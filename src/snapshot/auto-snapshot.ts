@@ -66,7 +66,14 @@ export interface AutoSnapshotOptions {
   readonly slices?: { readonly copyWords: number; readonly nextTurn: () => Promise<unknown> };
 }
 
-export function createAutoSnapshot({ dir, log, logger, model, every, slices = { copyWords: COPY_WORDS_PER_TURN, nextTurn: () => setImmediate() } }: AutoSnapshotOptions): AutoSnapshot {
+export function createAutoSnapshot({
+  dir,
+  log,
+  logger,
+  model,
+  every,
+  slices = { copyWords: COPY_WORDS_PER_TURN, nextTurn: () => setImmediate() },
+}: AutoSnapshotOptions): AutoSnapshot {
   const { copyWords, nextTurn } = slices;
   let writing: Promise<void> | undefined;
   let caughtUp = false;
@@ -91,12 +98,29 @@ export function createAutoSnapshot({ dir, log, logger, model, every, slices = { 
         frozen.release();
       }
       const anchors = await readAnchors(log, encoded.cursor);
-      const path = await writeEncodedSnapshot(dir, { log: log.identity, createdAt: new Date().toISOString(), anchors, ...(resume === undefined ? {} : { resume }) }, encoded, { pauseMs: PAUSE_MS });
-      logger.info({ path, events: encoded.counts.records, reports: model.reports.size }, 'wrote a snapshot of the read model');
+      const path = await writeEncodedSnapshot(
+        dir,
+        {
+          log: log.identity,
+          createdAt: new Date().toISOString(),
+          anchors,
+          ...(resume === undefined ? {} : { resume }),
+        },
+        encoded,
+        { pauseMs: PAUSE_MS },
+      );
+      logger.info(
+        { path, events: encoded.counts.records, reports: model.reports.size },
+        'wrote a snapshot of the read model',
+      );
     })()
       .catch((error: unknown) => {
         // Either way the log goes on taking writes: snapshots only shorten the next start.
-        if (error instanceof SnapshotSpaceError) logger.warn({ snapshotBytes: error.snapshotBytes, freeBytes: error.freeBytes, reserveBytes: error.reserveBytes }, 'skipped a snapshot: it would leave the event log too little free space');
+        if (error instanceof SnapshotSpaceError)
+          logger.warn(
+            { snapshotBytes: error.snapshotBytes, freeBytes: error.freeBytes, reserveBytes: error.reserveBytes },
+            'skipped a snapshot: it would leave the event log too little free space',
+          );
         else logger.warn({ err: error }, 'could not write a snapshot');
       })
       .finally(() => {

@@ -19,12 +19,19 @@ function requestOf(kind: number, id: string, incarnation: number): KeyedRequest 
   if (name === undefined) throw new RangeError(`an idempotency key of kind ${kind}`);
   const [op, outcomeKind] = name.split(':') as ['create' | 'delete', KeyedOutcome['kind']];
   if (op === 'delete') return { op, id, outcome: { kind: outcomeKind as 'deleted' | 'not-found' } };
-  if (!Number.isSafeInteger(incarnation) || incarnation < 1) throw new RangeError(`an idempotency key of incarnation ${incarnation}`);
+  if (!Number.isSafeInteger(incarnation) || incarnation < 1)
+    throw new RangeError(`an idempotency key of incarnation ${incarnation}`);
   return { op, id, outcome: { kind: outcomeKind as 'created' | 'found', incarnation } };
 }
 
 /** Writes the first `count` keys of `keys`, `perSlice` at a time; `nextSlice` yields between two. */
-export async function writeKeys(out: BytesOut, keys: IdempotencyState, count: number, perSlice: number, nextSlice: () => Promise<unknown>): Promise<void> {
+export async function writeKeys(
+  out: BytesOut,
+  keys: IdempotencyState,
+  count: number,
+  perSlice: number,
+  nextSlice: () => Promise<unknown>,
+): Promise<void> {
   out.u32(count);
   let written = 0;
   for (const [key, request] of keys) {

@@ -13,8 +13,13 @@ import type { Anchors, Snapshot } from './snapshot-format.js';
 export { recordDigest } from '../log/record-digest.js';
 
 /** The anchors of `cursor` on `log`: the digest of the record at cursor - 1 of every partition read from. */
-export async function readAnchors(log: Pick<EventLog, 'head' | 'readBatches'>, cursor: Cursor): Promise<Map<number, string | null>> {
-  const wanted = new Map([...cursor].filter(([, offset]) => offset > 0).map(([partition, offset]) => [partition, offset - 1]));
+export async function readAnchors(
+  log: Pick<EventLog, 'head' | 'readBatches'>,
+  cursor: Cursor,
+): Promise<Map<number, string | null>> {
+  const wanted = new Map(
+    [...cursor].filter(([, offset]) => offset > 0).map(([partition, offset]) => [partition, offset - 1]),
+  );
   const anchors = new Map<number, string | null>();
   if (wanted.size === 0) return anchors;
   // Other partitions are read from their head, so they yield nothing.
@@ -36,13 +41,18 @@ export async function readAnchors(log: Pick<EventLog, 'head' | 'readBatches'>, c
 }
 
 /** Why the snapshot does not belong to this history, or undefined when its anchors match the log. */
-export async function anchorMismatch(log: Pick<EventLog, 'head' | 'readBatches'>, { model: { cursor }, anchors }: Pick<Snapshot, 'model' | 'anchors'>): Promise<string | undefined> {
+export async function anchorMismatch(
+  log: Pick<EventLog, 'head' | 'readBatches'>,
+  { model: { cursor }, anchors }: Pick<Snapshot, 'model' | 'anchors'>,
+): Promise<string | undefined> {
   const actual = await readAnchors(log, cursor);
   for (const [partition, digest] of actual) {
     const expected = anchors.get(partition);
     if (expected !== digest) {
       const position = `${partition}:${(cursor.get(partition) ?? 0) - 1}`;
-      return expected === undefined ? `it records no anchor for partition ${partition}` : `the record at ${position} is not the one it folded`;
+      return expected === undefined
+        ? `it records no anchor for partition ${partition}`
+        : `the record at ${position} is not the one it folded`;
     }
   }
   return undefined;
@@ -52,7 +62,11 @@ export async function anchorMismatch(log: Pick<EventLog, 'head' | 'readBatches'>
  * Where the log may resume its scan at open for this snapshot, with what it must find there: the
  * file log trusts the point only if the snapshot's last record is in the batch at that byte.
  */
-export function resumeOf({ resume, anchors, model: { cursor } }: Pick<Snapshot, 'resume' | 'anchors' | 'model'>): ResumeFrom | undefined {
+export function resumeOf({
+  resume,
+  anchors,
+  model: { cursor },
+}: Pick<Snapshot, 'resume' | 'anchors' | 'model'>): ResumeFrom | undefined {
   const records = cursor.get(0) ?? 0;
   const lastRecordDigest = anchors.get(0);
   if (resume === undefined || records === 0 || typeof lastRecordDigest !== 'string') return undefined;

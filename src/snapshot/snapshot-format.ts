@@ -43,7 +43,11 @@ const Meta = Type.Object({
   log: Type.String(),
   createdAt: Type.String(),
   cursor: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Integer({ minimum: 0 })])),
-  counts: Type.Object({ records: Type.Integer({ minimum: 0 }), voidEvents: Type.Integer({ minimum: 0 }), invalid: Type.Integer({ minimum: 0 }) }),
+  counts: Type.Object({
+    records: Type.Integer({ minimum: 0 }),
+    voidEvents: Type.Integer({ minimum: 0 }),
+    invalid: Type.Integer({ minimum: 0 }),
+  }),
   anchors: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Union([Type.String(), Type.Null()])])),
   resume: Type.Optional(Type.String()),
   newestKey: Type.Optional(Type.String()),
@@ -111,11 +115,22 @@ export function freezeModel(model: ReadModel): ModelFreeze {
 }
 
 /** The snapshot file's bytes before the checksum, in order: magic, meta, the model's sections. */
-export function snapshotBody({ log, createdAt, anchors, resume }: Omit<Snapshot, 'model'>, encoded: EncodedModel): Buffer[] {
+export function snapshotBody(
+  { log, createdAt, anchors, resume }: Omit<Snapshot, 'model'>,
+  encoded: EncodedModel,
+): Buffer[] {
   const head: Buffer[] = [];
   const out = new BytesOut((bytes) => head.push(bytes));
   out.bytes(SNAPSHOT_MAGIC);
-  const meta: Meta = { log, createdAt, cursor: [...encoded.cursor], counts: { ...encoded.counts }, anchors: [...anchors], ...(resume === undefined ? {} : { resume }), ...(encoded.newestKey === undefined ? {} : { newestKey: encoded.newestKey }) };
+  const meta: Meta = {
+    log,
+    createdAt,
+    cursor: [...encoded.cursor],
+    counts: { ...encoded.counts },
+    anchors: [...anchors],
+    ...(resume === undefined ? {} : { resume }),
+    ...(encoded.newestKey === undefined ? {} : { newestKey: encoded.newestKey }),
+  };
   out.text(JSON.stringify(meta));
   out.flush();
   return [...head, ...encoded.sections];
@@ -143,26 +158,52 @@ export function encodeSnapshot(snapshot: Snapshot): Buffer {
   return Buffer.concat(snapshotFile(snapshot, encodeModel(snapshot.model)));
 }
 
-export type Decoded = { readonly ok: true; readonly snapshot: Snapshot } | { readonly ok: false; readonly reason: string };
+export type Decoded =
+  { readonly ok: true; readonly snapshot: Snapshot } | { readonly ok: false; readonly reason: string };
 
 export function decodeSnapshot(file: Buffer): Decoded {
-  if (file.length < SNAPSHOT_MAGIC.length + CHECKSUM_BYTES || !file.subarray(0, SNAPSHOT_MAGIC.length - 1).equals(SNAPSHOT_MAGIC.subarray(0, -1))) return { ok: false, reason: 'not a snapshot (bad magic bytes)' };
+  if (
+    file.length < SNAPSHOT_MAGIC.length + CHECKSUM_BYTES ||
+    !file.subarray(0, SNAPSHOT_MAGIC.length - 1).equals(SNAPSHOT_MAGIC.subarray(0, -1))
+  )
+    return { ok: false, reason: 'not a snapshot (bad magic bytes)' };
   const format = file[SNAPSHOT_MAGIC.length - 1];
   if (format !== SNAPSHOT_FORMAT) return { ok: false, reason: `unknown format ${String(format)}` };
   const body = file.subarray(0, file.length - CHECKSUM_BYTES);
-  if (!createHash('sha256').update(body).digest().equals(file.subarray(body.length))) return { ok: false, reason: 'checksum mismatch' };
+  if (!createHash('sha256').update(body).digest().equals(file.subarray(body.length)))
+    return { ok: false, reason: 'checksum mismatch' };
   try {
     const input = new BytesIn(body);
     input.position = SNAPSHOT_MAGIC.length;
     const meta: unknown = JSON.parse(input.text());
-    if (!checkMeta.Check(meta)) return { ok: false, reason: `the meta data has the wrong shape at ${checkMeta.Errors(meta).First()?.path ?? '/'}` };
+    if (!checkMeta.Check(meta))
+      return {
+        ok: false,
+        reason: `the meta data has the wrong shape at ${checkMeta.Errors(meta).First()?.path ?? '/'}`,
+      };
     const reports = ReportTable.readFrom(input);
     const keys = readKeys(input);
     if (!input.done) return { ok: false, reason: 'bytes follow the last section' };
-    const model = createReadModel({ reports, keys, cursor: new Map(meta.cursor), counts: meta.counts, ...(meta.newestKey === undefined ? {} : { newestKey: meta.newestKey }) });
-    return { ok: true, snapshot: { log: meta.log, createdAt: meta.createdAt, anchors: new Map(meta.anchors), ...(meta.resume === undefined ? {} : { resume: meta.resume }), model } };
+    const model = createReadModel({
+      reports,
+      keys,
+      cursor: new Map(meta.cursor),
+      counts: meta.counts,
+      ...(meta.newestKey === undefined ? {} : { newestKey: meta.newestKey }),
+    });
+    return {
+      ok: true,
+      snapshot: {
+        log: meta.log,
+        createdAt: meta.createdAt,
+        anchors: new Map(meta.anchors),
+        ...(meta.resume === undefined ? {} : { resume: meta.resume }),
+        model,
+      },
+    };
   } catch (error) {
-    if (error instanceof RangeError || error instanceof SyntaxError) return { ok: false, reason: `malformed: ${error.message}` };
+    if (error instanceof RangeError || error instanceof SyntaxError)
+      return { ok: false, reason: `malformed: ${error.message}` };
     throw error;
   }
 }

@@ -14,8 +14,14 @@ const TEMPORARY = /^snapshot-\d{16}\.snap\.(\d+)\.tmp$/;
 
 /** A snapshot was not written: it would have left the log less than the reserve. */
 export class SnapshotSpaceError extends Error {
-  constructor(readonly snapshotBytes: number, readonly freeBytes: number, readonly reserveBytes: number) {
-    super(`not enough free space for a snapshot of ${snapshotBytes} bytes: ${freeBytes} bytes are free and ${reserveBytes} are kept for the event log`);
+  constructor(
+    readonly snapshotBytes: number,
+    readonly freeBytes: number,
+    readonly reserveBytes: number,
+  ) {
+    super(
+      `not enough free space for a snapshot of ${snapshotBytes} bytes: ${freeBytes} bytes are free and ${reserveBytes} are kept for the event log`,
+    );
     this.name = 'SnapshotSpaceError';
   }
 }

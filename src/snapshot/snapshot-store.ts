@@ -10,7 +10,15 @@ import type { Logger } from 'pino';
 import { cursorReached, cursorTotal, type Cursor, type EventLog } from '../log/event-log.js';
 import { readRegularFile } from '../regular-file.js';
 import { anchorMismatch } from './snapshot-anchor.js';
-import { CHECKSUM_BYTES, decodeSnapshot, encodeModel, snapshotBody, snapshotChecksum, type EncodedModel, type Snapshot } from './snapshot-format.js';
+import {
+  CHECKSUM_BYTES,
+  decodeSnapshot,
+  encodeModel,
+  snapshotBody,
+  snapshotChecksum,
+  type EncodedModel,
+  type Snapshot,
+} from './snapshot-format.js';
 import { ensureRoom, LOG_RESERVE_BYTES, TEMPORARY_SUFFIX } from './snapshot-space.js';
 
 const KEEP = 3;
@@ -44,7 +52,12 @@ export function writeSnapshot(dir: string, snapshot: Snapshot, options: WriteOpt
 }
 
 /** Writes a model encoded earlier (the server encodes, then reads the anchors of that cursor). */
-export function writeEncodedSnapshot(dir: string, header: Omit<Snapshot, 'model'>, encoded: EncodedModel, options: WriteOptions = {}): Promise<string> {
+export function writeEncodedSnapshot(
+  dir: string,
+  header: Omit<Snapshot, 'model'>,
+  encoded: EncodedModel,
+  options: WriteOptions = {},
+): Promise<string> {
   return writeSnapshotChunks(dir, cursorTotal(encoded.cursor), snapshotBody(header, encoded), options);
 }
 
@@ -58,9 +71,18 @@ const RELEASE_BYTES = 1024 * 1024;
  * temporary file, so a snapshot that could not be written takes no space. Checked first: the file
  * system keeps `reserveBytes` free after it (snapshots are an optimisation, the log is the truth).
  */
-async function writeSnapshotChunks(dir: string, position: number, body: readonly Buffer[], { reserveBytes = LOG_RESERVE_BYTES, pauseMs = 0 }: WriteOptions): Promise<string> {
+async function writeSnapshotChunks(
+  dir: string,
+  position: number,
+  body: readonly Buffer[],
+  { reserveBytes = LOG_RESERVE_BYTES, pauseMs = 0 }: WriteOptions,
+): Promise<string> {
   await ensurePrivateDir(dir);
-  await ensureRoom(dir, body.reduce((sum, chunk) => sum + chunk.length, CHECKSUM_BYTES), reserveBytes);
+  await ensureRoom(
+    dir,
+    body.reduce((sum, chunk) => sum + chunk.length, CHECKSUM_BYTES),
+    reserveBytes,
+  );
   const path = join(dir, snapshotFileName(position));
   const temporary = `${path}.${process.pid}${TEMPORARY_SUFFIX}`;
   try {
@@ -108,7 +130,10 @@ async function snapshotNames(dir: string): Promise<string[]> {
     if (error.code === 'ENOENT') return [] as string[];
     throw error;
   });
-  return names.filter((name) => NAME.test(name)).sort().reverse();
+  return names
+    .filter((name) => NAME.test(name))
+    .sort()
+    .reverse();
 }
 
 async function prune(dir: string, pauseMs: number): Promise<void> {
@@ -122,10 +147,19 @@ async function prune(dir: string, pauseMs: number): Promise<void> {
  * the log's acknowledgements for that long. Given back a MiB at a time, each commit trims little.
  */
 async function release(path: string, pauseMs: number): Promise<void> {
-  const size = await stat(path).then((stats) => stats.size, () => 0);
+  const size = await stat(path).then(
+    (stats) => stats.size,
+    () => 0,
+  );
   for (let left = size - RELEASE_BYTES; left > 0; left -= RELEASE_BYTES) {
     // A reader beside the server may have removed it already: then there is nothing to give back.
-    if (!(await truncate(path, left).then(() => true, () => false))) break;
+    if (
+      !(await truncate(path, left).then(
+        () => true,
+        () => false,
+      ))
+    )
+      break;
     if (pauseMs > 0) await sleep(pauseMs);
   }
   await rm(path, { force: true });
@@ -156,7 +190,8 @@ export async function* readSnapshots(dir: string, logger: Logger, olderThan?: st
     // else that cannot be read as a file (a directory or a FIFO by that name, another user's file)
     // is skipped with a warning naming it, as a corrupt one is.
     const bytes = await readRegularFile(path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') logger.warn({ path, reason: error.message }, 'ignored a snapshot that cannot be read');
+      if (error.code !== 'ENOENT')
+        logger.warn({ path, reason: error.message }, 'ignored a snapshot that cannot be read');
       return undefined;
     });
     if (bytes === undefined) continue;
@@ -186,7 +221,13 @@ async function* candidates(dir: string, logger: Logger, newest: SnapshotFile | u
   yield* readSnapshots(dir, logger, newest?.path);
 }
 
-export async function loadNewestSnapshot({ dir, log, head, logger, newest }: LoadOptions): Promise<Snapshot | undefined> {
+export async function loadNewestSnapshot({
+  dir,
+  log,
+  head,
+  logger,
+  newest,
+}: LoadOptions): Promise<Snapshot | undefined> {
   const logIdentity = log.identity;
   for await (const { path, snapshot } of candidates(dir, logger, newest)) {
     if (snapshot.log !== logIdentity) {
@@ -199,7 +240,10 @@ export async function loadNewestSnapshot({ dir, log, head, logger, newest }: Loa
     }
     const mismatch = await anchorMismatch(log, snapshot);
     if (mismatch !== undefined) {
-      logger.warn({ path, reason: mismatch }, 'ignored a snapshot of another history of this log (restored from a copy, or a topic created again)');
+      logger.warn(
+        { path, reason: mismatch },
+        'ignored a snapshot of another history of this log (restored from a copy, or a topic created again)',
+      );
       continue;
     }
     return snapshot;

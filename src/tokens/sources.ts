@@ -37,7 +37,8 @@ export interface TokensFile extends TokenFileOrigin {
 
 /** REPORTS_TOKENS_FILE; else the data directory's `token` when REPORTS_TOKENS is not set either; else none (REPORTS_TOKENS alone, read at start only). */
 export function tokensFileOf(config: Pick<Config, 'tokens' | 'tokensFile' | 'dataDir'>): TokensFile | undefined {
-  if (config.tokensFile !== undefined) return { path: config.tokensFile, variable: 'REPORTS_TOKENS_FILE', generated: false };
+  if (config.tokensFile !== undefined)
+    return { path: config.tokensFile, variable: 'REPORTS_TOKENS_FILE', generated: false };
   if (config.tokens.length > 0) return undefined;
   return { path: join(config.dataDir, 'token'), variable: 'REPORTS_TOKENS', generated: true };
 }
@@ -57,16 +58,27 @@ export interface TokenSource {
 export const SHORT_TOKEN_CHARS = 22;
 
 /** Warns, naming where it is configured (never the token), about each plain token too short to be safe. */
-export function warnShortTokens(specs: readonly Pick<TokenSpec, 'token' | 'origin' | 'variable'>[], logger: Logger | undefined): void {
+export function warnShortTokens(
+  specs: readonly Pick<TokenSpec, 'token' | 'origin' | 'variable'>[],
+  logger: Logger | undefined,
+): void {
   for (const { token, origin, variable } of specs) {
     if (token.startsWith('sha256:') || token.length >= SHORT_TOKEN_CHARS) continue;
-    logger?.warn({ variable, where: origin, characters: token.length }, `${origin}: a token shorter than ${SHORT_TOKEN_CHARS} characters, easy to guess; use a random one (openssl rand -base64 32)`);
+    logger?.warn(
+      { variable, where: origin, characters: token.length },
+      `${origin}: a token shorter than ${SHORT_TOKEN_CHARS} characters, easy to guess; use a random one (openssl rand -base64 32)`,
+    );
   }
 }
 
 /** The entries of a comma-separated variable (REPORTS_TOKENS, REPORTS_METRICS_TOKEN): unnamed, every scope. */
 export function variableSpecs(tokens: readonly string[], variable: string): TokenSpec[] {
-  return tokens.map((token, index) => ({ token, scopes: ALL_SCOPES, origin: `${variable} entry ${index + 1}`, variable }));
+  return tokens.map((token, index) => ({
+    token,
+    scopes: ALL_SCOPES,
+    origin: `${variable} entry ${index + 1}`,
+    variable,
+  }));
 }
 
 async function readTokensFile(file: TokensFile, logger: Logger | undefined): Promise<TokenSpec[]> {
@@ -74,13 +86,28 @@ async function readTokensFile(file: TokensFile, logger: Logger | undefined): Pro
   try {
     text = await readFile(file.path, 'utf8');
   } catch (error) {
-    throw new ConfigError(file.variable, `cannot read ${file.path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new ConfigError(
+      file.variable,
+      `cannot read ${file.path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
   const lines = parseTokenLines(text, file);
-  if (lines.length === 0) throw new ConfigError(file.variable, `${file.path} holds no token${file.generated ? '; delete it to have a new token generated at the next start' : ''}`);
+  if (lines.length === 0)
+    throw new ConfigError(
+      file.variable,
+      `${file.path} holds no token${file.generated ? '; delete it to have a new token generated at the next start' : ''}`,
+    );
   const mode = (await stat(file.path)).mode & 0o777;
-  if ((mode & 0o077) !== 0) logger?.warn({ path: file.path, mode: mode.toString(8) }, `${file.path} is readable by other users (group or others); chmod 600 it`);
-  const specs = lines.map(({ line, ...rest }) => ({ ...rest, origin: `${file.path} line ${line}`, variable: file.variable }));
+  if ((mode & 0o077) !== 0)
+    logger?.warn(
+      { path: file.path, mode: mode.toString(8) },
+      `${file.path} is readable by other users (group or others); chmod 600 it`,
+    );
+  const specs = lines.map(({ line, ...rest }) => ({
+    ...rest,
+    origin: `${file.path} line ${line}`,
+    variable: file.variable,
+  }));
   warnShortTokens(specs, logger);
   return specs;
 }
@@ -111,7 +138,10 @@ async function missing(path: string): Promise<boolean> {
 }
 
 /** The tokens at start: the variable's, then the file's; the data directory's `token` is created when it is the file and missing. */
-export async function resolveTokens(config: Pick<Config, 'tokens' | 'tokensFile' | 'dataDir'>, { logger }: { logger?: Logger } = {}): Promise<TokenSource> {
+export async function resolveTokens(
+  config: Pick<Config, 'tokens' | 'tokensFile' | 'dataDir'>,
+  { logger }: { logger?: Logger } = {},
+): Promise<TokenSource> {
   const fromVariable = variableSpecs(config.tokens, 'REPORTS_TOKENS');
   warnShortTokens(fromVariable, logger);
   const file = tokensFileOf(config);
@@ -119,7 +149,11 @@ export async function resolveTokens(config: Pick<Config, 'tokens' | 'tokensFile'
   if (file.generated && (await missing(file.path))) {
     const token = randomBytes(32).toString('base64url');
     await saveToken(config.dataDir, file.path, token);
-    return { set: createTokenSet([{ token, scopes: ALL_SCOPES, origin: `${file.path} line 1`, variable: file.variable }]), generated: { path: file.path, token }, file };
+    return {
+      set: createTokenSet([{ token, scopes: ALL_SCOPES, origin: `${file.path} line 1`, variable: file.variable }]),
+      generated: { path: file.path, token },
+      file,
+    };
   }
   return { set: createTokenSet([...fromVariable, ...(await readTokensFile(file, logger))]), file };
 }
@@ -129,6 +163,10 @@ export async function resolveTokens(config: Pick<Config, 'tokens' | 'tokensFile'
  * then; the environment cannot change). Never creates a file: a `token` deleted since the start is
  * an error, and the set in use stays.
  */
-export async function reloadTokens(config: Pick<Config, 'tokens'>, file: TokensFile, { logger }: { logger?: Logger } = {}): Promise<TokenSet> {
+export async function reloadTokens(
+  config: Pick<Config, 'tokens'>,
+  file: TokensFile,
+  { logger }: { logger?: Logger } = {},
+): Promise<TokenSet> {
   return createTokenSet([...variableSpecs(config.tokens, 'REPORTS_TOKENS'), ...(await readTokensFile(file, logger))]);
 }

@@ -18,8 +18,10 @@ export interface TokenChange {
 export function tokenChange(before: TokenSet, after: TokenSet): TokenChange {
   const old = before.describe();
   const next = after.describe();
-  const byName = (entries: typeof old) => new Map(entries.flatMap((entry) => (entry.name === undefined ? [] : [[entry.name, entry] as const])));
-  const unnamed = (entries: typeof old) => new Set(entries.filter((entry) => entry.name === undefined).map((entry) => entry.digest));
+  const byName = (entries: typeof old) =>
+    new Map(entries.flatMap((entry) => (entry.name === undefined ? [] : [[entry.name, entry] as const])));
+  const unnamed = (entries: typeof old) =>
+    new Set(entries.filter((entry) => entry.name === undefined).map((entry) => entry.digest));
   const oldNames = byName(old);
   const newNames = byName(next);
   const oldUnnamed = unnamed(old);
@@ -28,7 +30,8 @@ export function tokenChange(before: TokenSet, after: TokenSet): TokenChange {
     const was = oldNames.get(name);
     return was === undefined ? [] : [{ name, was, entry }];
   });
-  const sameScopes = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((scope) => b.has(scope));
+  const sameScopes = (a: ReadonlySet<string>, b: ReadonlySet<string>) =>
+    a.size === b.size && [...a].every((scope) => b.has(scope));
   return {
     tokens: next.length,
     added: [...newNames.keys()].filter((name) => !oldNames.has(name)),

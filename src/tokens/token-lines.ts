@@ -33,12 +33,15 @@ export function parseTokenLines(text: string, { path, variable }: TokenFileOrigi
     const line = index + 1;
     const fail = (reason: string) => new ConfigError(variable, `${path} line ${line}: ${reason}`);
     const fields = content.split(/\s+/);
-    if (fields.length !== 1 && fields.length !== 3) throw fail(`expected "name scope[,scope] token" or a token alone, got ${fields.length} fields`);
+    if (fields.length !== 1 && fields.length !== 3)
+      throw fail(`expected "name scope[,scope] token" or a token alone, got ${fields.length} fields`);
     const token = fields[fields.length - 1] as string;
     try {
       checkToken(token, variable);
     } catch (error) {
-      throw error instanceof ConfigError ? fail(`${fields.length === 1 ? 'the token' : 'the token (third field)'}: ${error.reason}`) : error;
+      throw error instanceof ConfigError
+        ? fail(`${fields.length === 1 ? 'the token' : 'the token (third field)'}: ${error.reason}`)
+        : error;
     }
     if (fields.length === 1) {
       parsed.push({ line, token, scopes: ALL_SCOPES });
@@ -47,10 +50,12 @@ export function parseTokenLines(text: string, { path, variable }: TokenFileOrigi
     const [name = '', scopeList = ''] = fields;
     if (!TOKEN_NAME.test(name)) throw fail('the name (first field) must be 1 to 64 letters, digits, ".", "_" or "-"');
     const earlier = names.get(name);
-    if (earlier !== undefined) throw fail(`the name (first field) is the name of line ${earlier} too; names are unique`);
+    if (earlier !== undefined)
+      throw fail(`the name (first field) is the name of line ${earlier} too; names are unique`);
     names.set(name, line);
     const scopes = scopeList.split(',');
-    if (!scopes.every(isScope)) throw fail(`unknown scope in the second field; the scopes are ${SCOPES.join(' and ')}, separated by commas`);
+    if (!scopes.every(isScope))
+      throw fail(`unknown scope in the second field; the scopes are ${SCOPES.join(' and ')}, separated by commas`);
     parsed.push({ line, token, name, scopes: new Set(scopes) });
   }
   return parsed;

@@ -40,7 +40,13 @@ export interface TokenReloaderDeps {
   readonly debounceMs?: number;
 }
 
-export function startTokenReloader({ tokens, load, logger, watchPath, debounceMs = DEBOUNCE_MS }: TokenReloaderDeps): TokenReloader {
+export function startTokenReloader({
+  tokens,
+  load,
+  logger,
+  watchPath,
+  debounceMs = DEBOUNCE_MS,
+}: TokenReloaderDeps): TokenReloader {
   const figures = { reloads: 0, failures: 0, lastSucceeded: true };
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -54,7 +60,10 @@ export function startTokenReloader({ tokens, load, logger, watchPath, debounceMs
       figures.lastSucceeded = false;
       // The errors of parsing name the file and line, never a field's text (token-lines.ts).
       const reason = error instanceof Error ? error.message : String(error);
-      logger.error({ trigger, reason, tokens: tokens.current.size }, `tokens not reloaded (${trigger}): ${reason}; the ${tokens.current.size} tokens in use are kept`);
+      logger.error(
+        { trigger, reason, tokens: tokens.current.size },
+        `tokens not reloaded (${trigger}): ${reason}; the ${tokens.current.size} tokens in use are kept`,
+      );
       return false;
     }
     figures.lastSucceeded = true;
@@ -76,7 +85,8 @@ export function startTokenReloader({ tokens, load, logger, watchPath, debounceMs
     return run;
   };
 
-  const watcher = watchPath === undefined ? undefined : watchFile(watchPath, debounceMs, () => void reload(FILE_CHANGE), logger);
+  const watcher =
+    watchPath === undefined ? undefined : watchFile(watchPath, debounceMs, () => void reload(FILE_CHANGE), logger);
   return { reload, figures: () => ({ ...figures }), close: () => watcher?.close() };
 }
 
@@ -87,7 +97,12 @@ export function startTokenReloader({ tokens, load, logger, watchPath, debounceMs
  * the file is the data directory's `token`) are told apart by name, except the `..`-prefixed ones a
  * Kubernetes volume swaps to replace all its files at once.
  */
-function watchFile(path: string, debounceMs: number, changed: () => void, logger: Logger): { close(): void } | undefined {
+function watchFile(
+  path: string,
+  debounceMs: number,
+  changed: () => void,
+  logger: Logger,
+): { close(): void } | undefined {
   const name = basename(path);
   let timer: NodeJS.Timeout | undefined;
   let watcher: FSWatcher;
@@ -100,7 +115,10 @@ function watchFile(path: string, debounceMs: number, changed: () => void, logger
       timer.unref();
     });
   } catch (error) {
-    logger.warn({ path, code: (error as NodeJS.ErrnoException).code }, 'cannot watch the tokens file for changes; reload it with SIGHUP');
+    logger.warn(
+      { path, code: (error as NodeJS.ErrnoException).code },
+      'cannot watch the tokens file for changes; reload it with SIGHUP',
+    );
     return undefined;
   }
   watcher.on('error', (error: NodeJS.ErrnoException) => {

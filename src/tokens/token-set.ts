@@ -59,7 +59,10 @@ export class TokenSet {
   private readonly verified = new Map<string, TokenGrant>();
   private readonly digest: (token: string) => Buffer;
 
-  constructor(private readonly entries: readonly TokenEntry[], { digest = tokenDigest }: TokenSetOptions = {}) {
+  constructor(
+    private readonly entries: readonly TokenEntry[],
+    { digest = tokenDigest }: TokenSetOptions = {},
+  ) {
     this.digest = digest;
   }
 
@@ -75,14 +78,19 @@ export class TokenSet {
     let found: TokenGrant | undefined;
     // No early exit: every digest is compared whatever the result. An unknown token is hashed and
     // compared each time; looking it up first compares it only with tokens of the same string hash.
-    for (const entry of this.entries) if (timingSafeEqual(presented, entry.digest) && found === undefined) found = entry.grant;
+    for (const entry of this.entries)
+      if (timingSafeEqual(presented, entry.digest) && found === undefined) found = entry.grant;
     if (found !== undefined && this.verified.size < this.entries.length) this.verified.set(token, found);
     return found;
   }
 
   /** Names, digests (hex) and scopes, for telling what a reload changed; never the tokens. */
   describe(): readonly { readonly name?: string; readonly digest: string; readonly scopes: ReadonlySet<Scope> }[] {
-    return this.entries.map(({ digest, grant }) => ({ digest: digest.toString('hex'), scopes: grant.scopes, ...(grant.name === undefined ? {} : { name: grant.name }) }));
+    return this.entries.map(({ digest, grant }) => ({
+      digest: digest.toString('hex'),
+      scopes: grant.scopes,
+      ...(grant.name === undefined ? {} : { name: grant.name }),
+    }));
   }
 }
 
@@ -93,9 +101,13 @@ export function createTokenSet(specs: readonly TokenSpec[], options: TokenSetOpt
     const digest = digestOf(token);
     const key = digest.toString('hex');
     const earlier = seen.get(key);
-    if (earlier !== undefined) throw new ConfigError(variable, `${origin}: the same token as ${earlier}; each token may be configured once`);
+    if (earlier !== undefined)
+      throw new ConfigError(variable, `${origin}: the same token as ${earlier}; each token may be configured once`);
     seen.set(key, origin);
-    const grant: TokenGrant = name === undefined ? UNNAMED : Object.freeze({ name, scopes, authContext: Object.freeze({ authtype: AUTH_TYPE, authid: name }) });
+    const grant: TokenGrant =
+      name === undefined
+        ? UNNAMED
+        : Object.freeze({ name, scopes, authContext: Object.freeze({ authtype: AUTH_TYPE, authid: name }) });
     return { digest, grant };
   });
   return new TokenSet(entries, options);

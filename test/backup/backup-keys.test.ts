@@ -42,7 +42,11 @@ async function backup(dataDir: string, dest: string): Promise<string> {
   return /^state digest:\s+(\S+)$/m.exec(stdout)?.[1] ?? '';
 }
 
-const manifestOf = async (dir: string) => JSON.parse(await readFile(join(dir, 'backup.json'), 'utf8')) as { format: number; keys: { slots: number; held: number } | null };
+const manifestOf = async (dir: string) =>
+  JSON.parse(await readFile(join(dir, 'backup.json'), 'utf8')) as {
+    format: number;
+    keys: { slots: number; held: number } | null;
+  };
 
 const keysOfBackup = suite<{ dir: string }>('the keys a backup holds');
 keysOfBackup.before.each(async (context) => {
@@ -52,48 +56,61 @@ keysOfBackup.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-keysOfBackup('holds the keys of the reports live in its log and no other, and its digest is the state\'s', async ({ dir }) => {
-  const dataDir = join(dir, 'data');
-  const server = await startTestServer({}, { dataDir });
-  let digest: string;
-  let expected: string;
-  let kept: ContentKey[];
-  let doomed: ContentKey;
-  try {
-    for (const id of ['1', '2', '3']) assert.is((await postReport(server, id, `report ${id}`)).status, 200);
-    kept = [await keyOf(server, '1'), await keyOf(server, '3')];
-    doomed = await keyOf(server, '2');
-    assert.is((await deleteReport(server, '2')).status, 204);
-    digest = await backup(dataDir, join(dir, 'backup'));
-    expected = await serverDigest(server);
-  } finally {
-    await server.close();
-  }
-  assert.is(digest, expected);
-  const table = await readKeyTable(join(dir, 'backup'));
-  for (const key of kept) assert.ok(table?.get(key.id)?.secret.equals(key.secret), 'a live report\'s key');
-  assert.equal(table?.view(1), { kind: 'deletion', reportId: '2', version: 2 }, 'the record of the deletion');
-  assert.equal(await filesHolding(join(dir, 'backup'), [doomed.secret, doomed.contentDigest]), [], 'the deleted report\'s key is in no file of the backup');
-  assert.equal(await manifestOf(join(dir, 'backup')).then(({ format, keys }) => [format, keys]), [2, { slots: 3, held: 2 }]);
-});
+keysOfBackup(
+  "holds the keys of the reports live in its log and no other, and its digest is the state's",
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    const server = await startTestServer({}, { dataDir });
+    let digest: string;
+    let expected: string;
+    let kept: ContentKey[];
+    let doomed: ContentKey;
+    try {
+      for (const id of ['1', '2', '3']) assert.is((await postReport(server, id, `report ${id}`)).status, 200);
+      kept = [await keyOf(server, '1'), await keyOf(server, '3')];
+      doomed = await keyOf(server, '2');
+      assert.is((await deleteReport(server, '2')).status, 204);
+      digest = await backup(dataDir, join(dir, 'backup'));
+      expected = await serverDigest(server);
+    } finally {
+      await server.close();
+    }
+    assert.is(digest, expected);
+    const table = await readKeyTable(join(dir, 'backup'));
+    for (const key of kept) assert.ok(table?.get(key.id)?.secret.equals(key.secret), "a live report's key");
+    assert.equal(table?.view(1), { kind: 'deletion', reportId: '2', version: 2 }, 'the record of the deletion');
+    assert.equal(
+      await filesHolding(join(dir, 'backup'), [doomed.secret, doomed.contentDigest]),
+      [],
+      "the deleted report's key is in no file of the backup",
+    );
+    assert.equal(await manifestOf(join(dir, 'backup')).then(({ format, keys }) => [format, keys]), [
+      2,
+      { slots: 3, held: 2 },
+    ]);
+  },
+);
 
-keysOfBackup('a live report whose key keys.db says is destroyed with no delete on the log is taken again once, then kept as it is', async ({ dir }) => {
-  const dataDir = join(dir, 'data');
-  const server = await startTestServer({}, { dataDir });
-  let key: ContentKey;
-  try {
-    assert.is((await postReport(server, '1', 'one')).status, 200);
-    assert.is((await postReport(server, '2', 'two')).status, 200);
-    key = await keyOf(server, '1');
-  } finally {
-    await server.close();
-  }
-  const keys = await openFileKeyStore({ dir: dataDir, logger: memoryLogger().logger });
-  await keys.destroy([key.id]);
-  await keys.close();
-  assert.is(await backup(dataDir, join(dir, 'backup')), await logDigest(dataDir));
-  assert.equal(await manifestOf(join(dir, 'backup')).then(({ keys }) => keys), { slots: 2, held: 1 });
-});
+keysOfBackup(
+  'a live report whose key keys.db says is destroyed with no delete on the log is taken again once, then kept as it is',
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    const server = await startTestServer({}, { dataDir });
+    let key: ContentKey;
+    try {
+      assert.is((await postReport(server, '1', 'one')).status, 200);
+      assert.is((await postReport(server, '2', 'two')).status, 200);
+      key = await keyOf(server, '1');
+    } finally {
+      await server.close();
+    }
+    const keys = await openFileKeyStore({ dir: dataDir, logger: memoryLogger().logger });
+    await keys.destroy([key.id]);
+    await keys.close();
+    assert.is(await backup(dataDir, join(dir, 'backup')), await logDigest(dataDir));
+    assert.equal(await manifestOf(join(dir, 'backup')).then(({ keys }) => keys), { slots: 2, held: 1 });
+  },
+);
 
 keysOfBackup('a history all in the clear with no keys.db gives a backup without one', async ({ dir }) => {
   const dataDir = join(dir, 'data');

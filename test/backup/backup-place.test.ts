@@ -16,12 +16,20 @@ within.after.each(async ({ dir }) => {
 
 within('the directory itself and anything below it, existing or to be made', async ({ dir }) => {
   const data = join(dir, 'data');
-  for (const path of [data, join(data, 'snapshots'), join(data, 'snapshots', 'backup'), join(data, 'a', 'b'), `${data}/./x/../y`]) assert.ok(await isWithin(path, data), path);
+  for (const path of [
+    data,
+    join(data, 'snapshots'),
+    join(data, 'snapshots', 'backup'),
+    join(data, 'a', 'b'),
+    `${data}/./x/../y`,
+  ])
+    assert.ok(await isWithin(path, data), path);
 });
 
 within('not a sibling whose name starts with the same letters, nor the parent', async ({ dir }) => {
   const data = join(dir, 'data');
-  for (const path of [join(dir, 'data-backup'), join(dir, 'data2', 'x'), dir, join(data, '..', 'backup')]) assert.not.ok(await isWithin(path, data), path);
+  for (const path of [join(dir, 'data-backup'), join(dir, 'data2', 'x'), dir, join(data, '..', 'backup')])
+    assert.not.ok(await isWithin(path, data), path);
 });
 
 within('through a symbolic link to the directory, or from one', async ({ dir }) => {

@@ -47,35 +47,46 @@ refusals('a backup whose keys.db does not match its manifest', async ({ dir }) =
   const refused = await reports(['restore', backup], env(join(dir, 'elsewhere')));
   assert.is(refused.code, 1);
   assert.match(refused.stderr, 'does not match its manifest: its keys.db holds 1 slots, the manifest says 5');
-  assert.equal(await readdir(join(dir, 'elsewhere')).then((names) => names.filter((name) => !name.startsWith('LOCK'))), []);
+  assert.equal(
+    await readdir(join(dir, 'elsewhere')).then((names) => names.filter((name) => !name.startsWith('LOCK'))),
+    [],
+  );
 });
 
-refusals('a backup of format 1 whose log refers to keys no keys.db holds; where the data directory holds them it restores', async ({ dir }) => {
-  const dataDir = join(dir, 'data');
-  await serverWrote(dataDir, ['1', '2']);
-  const backup = join(dir, 'backup');
-  assert.is((await reports(['backup', backup], env(dataDir))).code, 0);
-  // As a backup of format 1 was: no keys.db, its digest taken without keys.
-  await rm(join(backup, 'keys.db'));
-  const digest = await logDigest(backup);
-  await editManifest(backup, (manifest) => {
-    manifest['format'] = 1;
-    manifest['digest'] = digest;
-    delete manifest['keys'];
-  });
-  const refused = await reports(['restore', backup], env(join(dir, 'elsewhere')));
-  assert.is(refused.code, 1);
-  assert.match(refused.stderr, 'which neither the backup (taken before backups held keys.db) nor the data directory\'s keys.db holds; nothing was changed');
-  assert.not.ok((await readdir(join(dir, 'elsewhere'))).some((name) => name === 'events.log' || name.endsWith('.staging')));
-  const restored = await reports(['restore', backup], env(dataDir));
-  assert.is(restored.code, 0, restored.stderr);
-  const server = await startTestServer({}, { dataDir });
-  try {
-    assert.match(restored.stdout, `state digest:    ${await serverDigest(server)} (the backup printed ${digest})`);
-  } finally {
-    await server.close();
-  }
-});
+refusals(
+  'a backup of format 1 whose log refers to keys no keys.db holds; where the data directory holds them it restores',
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    await serverWrote(dataDir, ['1', '2']);
+    const backup = join(dir, 'backup');
+    assert.is((await reports(['backup', backup], env(dataDir))).code, 0);
+    // As a backup of format 1 was: no keys.db, its digest taken without keys.
+    await rm(join(backup, 'keys.db'));
+    const digest = await logDigest(backup);
+    await editManifest(backup, (manifest) => {
+      manifest['format'] = 1;
+      manifest['digest'] = digest;
+      delete manifest['keys'];
+    });
+    const refused = await reports(['restore', backup], env(join(dir, 'elsewhere')));
+    assert.is(refused.code, 1);
+    assert.match(
+      refused.stderr,
+      "which neither the backup (taken before backups held keys.db) nor the data directory's keys.db holds; nothing was changed",
+    );
+    assert.not.ok(
+      (await readdir(join(dir, 'elsewhere'))).some((name) => name === 'events.log' || name.endsWith('.staging')),
+    );
+    const restored = await reports(['restore', backup], env(dataDir));
+    assert.is(restored.code, 0, restored.stderr);
+    const server = await startTestServer({}, { dataDir });
+    try {
+      assert.match(restored.stdout, `state digest:    ${await serverDigest(server)} (the backup printed ${digest})`);
+    } finally {
+      await server.close();
+    }
+  },
+);
 
 refusals('to keep a replaced log that cannot be read whole', async ({ dir }) => {
   const dataDir = join(dir, 'data');
@@ -87,7 +98,10 @@ refusals('to keep a replaced log that cannot be read whole', async ({ dir }) => 
   await flipByte(eventsLogPath(dataDir), ((await frameStarts(dataDir))[1] as number) + 12);
   const restored = await reports(['restore', backup], env(dataDir));
   assert.is(restored.code, 0, restored.stderr);
-  assert.match(restored.stdout, /^previous log: {4}not kept: it could not be read whole to check it for content in the clear \(.*corrupt record #1/m);
+  assert.match(
+    restored.stdout,
+    /^previous log: {4}not kept: it could not be read whole to check it for content in the clear \(.*corrupt record #1/m,
+  );
   assert.not.ok((await readdir(dataDir)).some((name) => name.startsWith('events.log.before-restore-')));
 });
 

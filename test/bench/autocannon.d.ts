@@ -61,7 +61,10 @@ declare module 'autocannon' {
 
   export interface Instance extends PromiseLike<Result> {
     /** Every response; `responseTimeMs` has sub-millisecond precision. */
-    on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void): this;
+    on(
+      event: 'response',
+      listener: (client: unknown, statusCode: number, resBytes: number, responseTimeMs: number) => void,
+    ): this;
     stop(): void;
   }
 

@@ -29,9 +29,15 @@ export function buildBaseline(revision: string, progress: (line: string) => void
     progress(`building the baseline ${sha.slice(0, 10)} (${revision}) in ${dir}`);
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });
-    execFileSync('sh', ['-c', `git archive ${sha} package.json tsconfig.json src projections | tar -x -C "${dir}"`], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync('sh', ['-c', `git archive ${sha} package.json tsconfig.json src projections | tar -x -C "${dir}"`], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-    execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', join(dir, 'src', 'tsconfig.json')], { cwd: dir, stdio: 'inherit' });
+    execFileSync(join(ROOT, 'node_modules', '.bin', 'tsc'), ['-p', join(dir, 'src', 'tsconfig.json')], {
+      cwd: dir,
+      stdio: 'inherit',
+    });
   }
   return { name: sha.slice(0, 10), mainScript, cliScript: join(dir, 'dist', 'src', 'cli', 'main.js') };
 }

@@ -24,7 +24,10 @@ export function topSelfTime(file: string, count: number, root = process.cwd()): 
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const nameOf = new Map<number, string>();
   for (const { id, callFrame } of profile.nodes) {
-    const where = callFrame.url === '' ? '' : ` ${relative(root, callFrame.url.replace(/^file:\/\//, ''))}:${callFrame.lineNumber + 1}`;
+    const where =
+      callFrame.url === ''
+        ? ''
+        : ` ${relative(root, callFrame.url.replace(/^file:\/\//, ''))}:${callFrame.lineNumber + 1}`;
     nameOf.set(id, `${callFrame.functionName === '' ? '(anonymous)' : callFrame.functionName}${where}`);
   }
   // A sample's time is the delta to the next sample.

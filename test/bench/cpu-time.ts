@@ -15,7 +15,9 @@ function processCpuSeconds(pid: number): number | undefined {
 
 /** User + nice + system CPU seconds of all processes on the machine, from the `cpu` line of /proc/stat. */
 function machineCpuSeconds(): number | undefined {
-  const line = readProc('/proc/stat')?.split('\n').find((candidate) => candidate.startsWith('cpu '));
+  const line = readProc('/proc/stat')
+    ?.split('\n')
+    .find((candidate) => candidate.startsWith('cpu '));
   if (line === undefined) return undefined;
   const [user = 0, nice = 0, system = 0] = line.trim().split(/\s+/).slice(1).map(Number);
   return (user + nice + system) / TICKS_PER_SECOND;
@@ -44,7 +46,8 @@ export function childPids(parent: number): number[] {
   for (const entry of safeReaddir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const stat = readProc(`/proc/${entry}/stat`);
-    if (stat !== undefined && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) pids.push(Number(entry));
+    if (stat !== undefined && Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent)
+      pids.push(Number(entry));
   }
   return pids;
 }
@@ -80,7 +83,8 @@ export function startCpuClock(serverPid: number, helperPids: () => number[] = ()
   const startedMs = performance.now();
   return () => {
     const elapsedS = (performance.now() - startedMs) / 1000;
-    const since = (before: number | undefined, now: number | undefined) => (before === undefined || now === undefined ? undefined : (now - before) / elapsedS);
+    const since = (before: number | undefined, now: number | undefined) =>
+      before === undefined || now === undefined ? undefined : (now - before) / elapsedS;
     const loadgenUsed = process.cpuUsage(loadgen);
     const loadgenCores = (loadgenUsed.user + loadgenUsed.system) / 1e6 / elapsedS;
     const helpersNow = cpuByPid(helperPids());
@@ -92,7 +96,10 @@ export function startCpuClock(serverPid: number, helperPids: () => number[] = ()
     return {
       server: serverCores,
       loadgen: loadgenCores,
-      other: machineCores === undefined || serverCores === undefined ? undefined : Math.max(0, machineCores - serverCores - loadgenCores),
+      other:
+        machineCores === undefined || serverCores === undefined
+          ? undefined
+          : Math.max(0, machineCores - serverCores - loadgenCores),
     };
   };
 }

@@ -9,12 +9,24 @@
 // PostgreSQLEventStoreDefaultStreamVersion, means the same and is enforced: the function inserts the
 // stream's row, and a second insert fails on its primary key (reported as a version conflict).
 // This wrapper sends 0 instead, on the store and on each session the command handler opens.
-import { STREAM_DOES_NOT_EXIST, type AppendToStreamOptions, type BigIntStreamPosition, type Event, type EventStoreSession } from '@event-driven-io/emmett';
+import {
+  STREAM_DOES_NOT_EXIST,
+  type AppendToStreamOptions,
+  type BigIntStreamPosition,
+  type Event,
+  type EventStoreSession,
+} from '@event-driven-io/emmett';
 import { PostgreSQLEventStoreDefaultStreamVersion, type PostgresEventStore } from '@event-driven-io/emmett-postgresql';
 
-type AppendOptions<EventType extends Event, EventPayloadType extends Event> = AppendToStreamOptions<BigIntStreamPosition, EventType, EventPayloadType>;
+type AppendOptions<EventType extends Event, EventPayloadType extends Event> = AppendToStreamOptions<
+  BigIntStreamPosition,
+  EventType,
+  EventPayloadType
+>;
 
-function enforced<EventType extends Event, EventPayloadType extends Event>(options: AppendOptions<EventType, EventPayloadType> | undefined): AppendOptions<EventType, EventPayloadType> | undefined {
+function enforced<EventType extends Event, EventPayloadType extends Event>(
+  options: AppendOptions<EventType, EventPayloadType> | undefined,
+): AppendOptions<EventType, EventPayloadType> | undefined {
   if (options?.expectedStreamVersion !== STREAM_DOES_NOT_EXIST) return options;
   return { ...options, expectedStreamVersion: PostgreSQLEventStoreDefaultStreamVersion };
 }
@@ -23,8 +35,11 @@ export function enforceNewStreams(store: PostgresEventStore): PostgresEventStore
   return {
     // The store's other methods are arrow functions or call this.readStream, which the copy keeps.
     ...store,
-    appendToStream: <EventType extends Event, EventPayloadType extends Event = EventType>(streamName: string, events: EventType[], options?: AppendOptions<EventType, EventPayloadType>) =>
-      store.appendToStream<EventType, EventPayloadType>(streamName, events, enforced(options)),
+    appendToStream: <EventType extends Event, EventPayloadType extends Event = EventType>(
+      streamName: string,
+      events: EventType[],
+      options?: AppendOptions<EventType, EventPayloadType>,
+    ) => store.appendToStream<EventType, EventPayloadType>(streamName, events, enforced(options)),
     withSession: <T>(callback: (session: EventStoreSession<PostgresEventStore>) => Promise<T>) =>
       store.withSession((session) => callback({ ...session, eventStore: enforceNewStreams(session.eventStore) })),
   };

@@ -31,12 +31,19 @@ interface Answer {
 }
 
 async function post(peer: ServerProcess, body: object): Promise<Answer> {
-  const response = await fetch(`${peer.url}/reports`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${peer.url}/reports`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, body: await response.json() };
 }
 
 async function del(peer: ServerProcess, id: number): Promise<number> {
-  const response = await fetch(`${peer.url}/reports/${id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${TOKEN}` } });
+  const response = await fetch(`${peer.url}/reports/${id}`, {
+    method: 'DELETE',
+    headers: { Authorization: `Bearer ${TOKEN}` },
+  });
   await response.arrayBuffer();
   return response.status;
 }
@@ -62,9 +69,18 @@ if (postgresBin !== undefined) {
     const { socketDir, port, user } = context.database;
     context.peer = await startServerProcess({
       script: fileURLToPath(new URL('./emmett-server.js', import.meta.url)),
-      env: { ...baseEnv(), BENCH_TOKEN: TOKEN, PGHOST: socketDir, PGPORT: String(port), PGUSER: user, PGDATABASE: 'postgres' },
+      env: {
+        ...baseEnv(),
+        BENCH_TOKEN: TOKEN,
+        PGHOST: socketDir,
+        PGPORT: String(port),
+        PGUSER: user,
+        PGDATABASE: 'postgres',
+      },
     });
-    context.eventStore = getPostgreSQLEventStore(`postgresql://${user}@${encodeURIComponent(socketDir)}:${port}/postgres`);
+    context.eventStore = getPostgreSQLEventStore(
+      `postgresql://${user}@${encodeURIComponent(socketDir)}:${port}/postgres`,
+    );
   });
   races.after(async ({ database, peer, eventStore }) => {
     await eventStore?.close();
@@ -73,17 +89,24 @@ if (postgresBin !== undefined) {
     await rm(dir, { recursive: true, force: true });
   });
 
-  races(`gives exactly one 200 and ${RACERS - 1} 409s to ${RACERS} racing creates of one id with different names, ${ROUNDS} rounds`, async (context) => {
-    for (let id = 1; id <= ROUNDS; id += 1) {
-      const bodies = Array.from({ length: RACERS }, (_, racer) => ({ id, name: `racer ${racer}`, tag: 'race' }));
-      const answers = await Promise.all(bodies.map((body) => post(context.peer, body)));
-      assert.is(count(answers, 200), 1, `round ${id}: ${JSON.stringify(answers.map((answer) => answer.status))}`);
-      assert.is(count(answers, 409), RACERS - 1, `round ${id}: ${JSON.stringify(answers.map((answer) => answer.status))}`);
-      const winner = bodies[answers.findIndex((answer) => answer.status === 200)];
-      assert.equal(answers.find((answer) => answer.status === 200)?.body, { name: winner?.name, tag: 'race' });
-      assert.equal(await eventTypes(context, id), ['ReportCreated'], `round ${id}: one event in the stream`);
-    }
-  });
+  races(
+    `gives exactly one 200 and ${RACERS - 1} 409s to ${RACERS} racing creates of one id with different names, ${ROUNDS} rounds`,
+    async (context) => {
+      for (let id = 1; id <= ROUNDS; id += 1) {
+        const bodies = Array.from({ length: RACERS }, (_, racer) => ({ id, name: `racer ${racer}`, tag: 'race' }));
+        const answers = await Promise.all(bodies.map((body) => post(context.peer, body)));
+        assert.is(count(answers, 200), 1, `round ${id}: ${JSON.stringify(answers.map((answer) => answer.status))}`);
+        assert.is(
+          count(answers, 409),
+          RACERS - 1,
+          `round ${id}: ${JSON.stringify(answers.map((answer) => answer.status))}`,
+        );
+        const winner = bodies[answers.findIndex((answer) => answer.status === 200)];
+        assert.equal(answers.find((answer) => answer.status === 200)?.body, { name: winner?.name, tag: 'race' });
+        assert.equal(await eventTypes(context, id), ['ReportCreated'], `round ${id}: one event in the stream`);
+      }
+    },
+  );
 
   races('answers an identical retry of the winner with 200 and appends nothing', async (context) => {
     const id = 101;
@@ -91,14 +114,21 @@ if (postgresBin !== undefined) {
     const retry = await post(context.peer, { id, name: 'first', tag: 'retry' });
     assert.is(retry.status, 200);
     assert.equal(retry.body, { name: 'first', tag: 'retry' });
-    assert.is((await post(context.peer, { id, name: 'first' })).status, 409, 'the same name without the tag is another body');
+    assert.is(
+      (await post(context.peer, { id, name: 'first' })).status,
+      409,
+      'the same name without the tag is another body',
+    );
     assert.equal(await eventTypes(context, id), ['ReportCreated']);
   });
 
   races(`answers ${RACERS} racing identical creates with 200 each and appends one event`, async (context) => {
     const id = 201;
     const answers = await Promise.all(Array.from({ length: RACERS }, () => post(context.peer, { id, name: 'same' })));
-    assert.equal(answers.map((answer) => answer.status), Array<number>(RACERS).fill(200));
+    assert.equal(
+      answers.map((answer) => answer.status),
+      Array<number>(RACERS).fill(200),
+    );
     assert.equal(answers[0]?.body, { name: 'same' });
     assert.equal(await eventTypes(context, id), ['ReportCreated']);
   });

@@ -21,7 +21,8 @@ export type CreateReport = Command<'CreateReport', ReportFields>;
 export type DeleteReport = Command<'DeleteReport', { readonly id: string }>;
 export type ReportCommand = CreateReport | DeleteReport;
 
-export type Report = { readonly status: 'absent' } | { readonly status: 'present'; readonly name: string; readonly tag: string | null };
+export type Report =
+  { readonly status: 'absent' } | { readonly status: 'present'; readonly name: string; readonly tag: string | null };
 
 const ABSENT: Report = Object.freeze({ status: 'absent' });
 

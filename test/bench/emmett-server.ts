@@ -12,7 +12,12 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import pg from 'pg';
-import { DeciderCommandHandler, IllegalStateError, NotFoundError, isExpectedVersionConflictError } from '@event-driven-io/emmett';
+import {
+  DeciderCommandHandler,
+  IllegalStateError,
+  NotFoundError,
+  isExpectedVersionConflictError,
+} from '@event-driven-io/emmett';
 import { getPostgreSQLEventStore } from '@event-driven-io/emmett-postgresql';
 import { enforceNewStreams } from './emmett-new-streams.js';
 import { reportDecider, reportStreamId } from './emmett-reports.js';
@@ -28,7 +33,11 @@ const database = connectionString(process.env);
 // A pool of our own only to size it like the baseline's (Emmett's own would hold pg's default 10).
 const pool = new pg.Pool({ connectionString: database, max: 16 });
 const eventStore = enforceNewStreams(getPostgreSQLEventStore(database, { connectionOptions: { pool } }));
-const handle = DeciderCommandHandler({ ...reportDecider, mapToStreamId: reportStreamId, retry: { onVersionConflict: true } });
+const handle = DeciderCommandHandler({
+  ...reportDecider,
+  mapToStreamId: reportStreamId,
+  retry: { onVersionConflict: true },
+});
 
 const router = new Router();
 const auth = bearerAuth(process.env['BENCH_TOKEN'] ?? '');
@@ -43,20 +52,23 @@ router.post('/reports', auth, ...jsonBody(), async (ctx) => {
   } catch (error) {
     if (error instanceof IllegalStateError) return sendError(ctx, 409, error.message);
     // Still losing after Emmett's retries: another writer keeps changing this report.
-    if (isExpectedVersionConflictError(error)) return sendError(ctx, 409, `report ${report.id} is being changed by another request`);
+    if (isExpectedVersionConflictError(error))
+      return sendError(ctx, 409, `report ${report.id} is being changed by another request`);
     throw error;
   }
 });
 
 router.delete('/reports/:id', auth, async (ctx) => {
   const id = ctx.params['id'] ?? '';
-  if (!/^-?\d{1,19}$/.test(id) || !Number.isSafeInteger(Number(id)) || String(Number(id)) !== id) return sendError(ctx, 400, 'id must be an integer');
+  if (!/^-?\d{1,19}$/.test(id) || !Number.isSafeInteger(Number(id)) || String(Number(id)) !== id)
+    return sendError(ctx, 400, 'id must be an integer');
   try {
     await handle(eventStore, id, { type: 'DeleteReport', data: { id } });
     ctx.status = 204;
   } catch (error) {
     if (error instanceof NotFoundError) return sendError(ctx, 404, `report ${id} does not exist`);
-    if (isExpectedVersionConflictError(error)) return sendError(ctx, 409, `report ${id} is being changed by another request`);
+    if (isExpectedVersionConflictError(error))
+      return sendError(ctx, 409, `report ${id} is being changed by another request`);
     throw error;
   }
 });

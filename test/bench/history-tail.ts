@@ -64,7 +64,11 @@ export interface TailResult {
   /** How long the appends of the measured runs waited for the log, on the large history and on the empty one. */
   readonly appendWaits: { readonly large: AppendWaits; readonly fresh: AppendWaits };
   /** Cores each server used during its measured run (undefined without /proc). */
-  readonly serverCores: { readonly large: number | undefined; readonly fresh: number | undefined; readonly bare: number | undefined };
+  readonly serverCores: {
+    readonly large: number | undefined;
+    readonly fresh: number | undefined;
+    readonly bare: number | undefined;
+  };
   /** Snapshots the service wrote during its run. */
   readonly snapshots: number;
   /** Events between the newest snapshot and the head when the service started. */
@@ -100,11 +104,23 @@ function serviceEnv(token: string, dataDir: string): NodeJS.ProcessEnv {
  * first events - lag written, a server started on them until it has written its snapshot, then
  * the rest written.
  */
-async function historyWithOlderSnapshot(dataDir: string, firstId: bigint, token: string, events: number, lag: number, progress: (line: string) => void): Promise<void> {
+async function historyWithOlderSnapshot(
+  dataDir: string,
+  firstId: bigint,
+  token: string,
+  events: number,
+  lag: number,
+  progress: (line: string) => void,
+): Promise<void> {
   progress(`tail: writing ${events - lag} events, a snapshot of them, then ${lag} more`);
   await writeHistory(dataDir, { firstId, reports: events - lag });
   if (events - lag >= DEFAULT_SNAPSHOT_EVERY) {
-    const first = await startServerProcess({ script: SERVICE, env: serviceEnv(token, dataDir), readyPath: '/readyz', startTimeoutMs: 120_000 });
+    const first = await startServerProcess({
+      script: SERVICE,
+      env: serviceEnv(token, dataDir),
+      readyPath: '/readyz',
+      startTimeoutMs: 120_000,
+    });
     try {
       await snapshotWritten(dataDir);
     } finally {
@@ -130,7 +146,13 @@ async function paced(server: ServerProcess, rate: number, durationS: number, nex
 }
 
 /** `paced` on the service, with how long its measured run's appends waited for the log. */
-async function pacedService(server: ServerProcess, token: string, rate: number, durationS: number, nextId: () => number): Promise<PacedRun & { waits: AppendWaits }> {
+async function pacedService(
+  server: ServerProcess,
+  token: string,
+  rate: number,
+  durationS: number,
+  nextId: () => number,
+): Promise<PacedRun & { waits: AppendWaits }> {
   const options = { url: server.url, connections: CONNECTIONS, ratePerS: rate, nextId, token };
   await runPaced({ ...options, durationS: PACED_WARMUP_S });
   const before = await scrapeAppendWaits(server.url);
@@ -141,10 +163,20 @@ async function pacedService(server: ServerProcess, token: string, rate: number, 
 }
 
 /** The service on an empty data directory of its own at `rate`, measured as on the large history. */
-async function freshHistory(nearDir: string, token: string, rate: number, durationS: number, nextId: () => number): Promise<PacedRun & { waits: AppendWaits }> {
+async function freshHistory(
+  nearDir: string,
+  token: string,
+  rate: number,
+  durationS: number,
+  nextId: () => number,
+): Promise<PacedRun & { waits: AppendWaits }> {
   const dataDir = mkdtempSync(join(dirname(nearDir), 'report-store-bench-fresh-'));
   try {
-    const service = await startServerProcess({ script: SERVICE, env: serviceEnv(token, dataDir), readyPath: '/readyz' });
+    const service = await startServerProcess({
+      script: SERVICE,
+      env: serviceEnv(token, dataDir),
+      readyPath: '/readyz',
+    });
     try {
       await runLoad({ url: service.url, connections: CONNECTIONS, durationS: WARMUP_S, token, nextId });
       return await pacedService(service, token, rate, durationS, nextId);
@@ -156,13 +188,23 @@ async function freshHistory(nearDir: string, token: string, rate: number, durati
   }
 }
 
-export async function measureTail({ dataDir, firstId, token, durationS, events, progress, cpuProfileDir }: TailOptions): Promise<TailResult> {
+export async function measureTail({
+  dataDir,
+  firstId,
+  token,
+  durationS,
+  events,
+  progress,
+  cpuProfileDir,
+}: TailOptions): Promise<TailResult> {
   let lastId = FIRST_NEW_ID;
   const nextId = () => ++lastId;
   const lag = snapshotLag(events);
   await historyWithOlderSnapshot(dataDir, firstId, token, events, lag, progress);
   const dueAfter = snapshotDueAfter(events, lag);
-  progress(`tail: the service on ${events} reports (automatic snapshots on; the next one due after ${dueAfter} writes)`);
+  progress(
+    `tail: the service on ${events} reports (automatic snapshots on; the next one due after ${dueAfter} writes)`,
+  );
   const service = await startServerProcess({
     script: SERVICE,
     env: serviceEnv(token, dataDir),
@@ -178,7 +220,8 @@ export async function measureTail({ dataDir, firstId, token, durationS, events, 
     // events or more writes one at once: a small history's, which the measured runs start after).
     if (events >= DEFAULT_SNAPSHOT_EVERY) await snapshotWritten(dataDir);
     await runLoad({ url: service.url, connections: CONNECTIONS, durationS: WARMUP_S, token, nextId });
-    saturation = (await runLoad({ url: service.url, connections: CONNECTIONS, durationS: SATURATION_S, token, nextId })).requestsPerSecondMean;
+    saturation = (await runLoad({ url: service.url, connections: CONNECTIONS, durationS: SATURATION_S, token, nextId }))
+      .requestsPerSecondMean;
     const rate = Math.round(saturation / 2);
     progress(`tail: saturation ${saturation.toFixed(0)} req/s; the service at ${rate} req/s for ${durationS} s`);
     const before = new Set(snapshotNames(dataDir));
@@ -231,13 +274,21 @@ function snapshotNames(dataDir: string): string[] {
 }
 
 /** The lines the report prints. */
-export function tailLines({ saturation, rate, service, bare, fresh, appendWaits, serverCores, snapshots, lag, dueAfter }: TailResult, durationS: number): string[] {
+export function tailLines(
+  { saturation, rate, service, bare, fresh, appendWaits, serverCores, snapshots, lag, dueAfter }: TailResult,
+  durationS: number,
+): string[] {
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
   const percent = (share: number) => `${(share * 100).toFixed(2)} %`;
-  const waited = (waits: AppendWaits) => [0.0025, 0.005, 0.025].map((seconds) => percent(shareOver(waits, seconds))).join(' / ');
-  const busy = (cores: number | undefined) => (cores === undefined ? 'unknown (no /proc)' : `${cores.toFixed(2)} cores, ${((cores * 1e6) / rate).toFixed(0)} µs a request`);
-  const latencies = (run: LoadResult) => `p50 ${ms(run.p50Ms)}, p99 ${ms(run.p99Ms)}, p99.9 ${ms(run.p999Ms)}; achieved ${run.requestsPerSecondMean.toFixed(0)} req/s`;
+  const waited = (waits: AppendWaits) =>
+    [0.0025, 0.005, 0.025].map((seconds) => percent(shareOver(waits, seconds))).join(' / ');
+  const busy = (cores: number | undefined) =>
+    cores === undefined
+      ? 'unknown (no /proc)'
+      : `${cores.toFixed(2)} cores, ${((cores * 1e6) / rate).toFixed(0)} µs a request`;
+  const latencies = (run: LoadResult) =>
+    `p50 ${ms(run.p50Ms)}, p99 ${ms(run.p99Ms)}, p99.9 ${ms(run.p999Ms)}; achieved ${run.requestsPerSecondMean.toFixed(0)} req/s`;
   return [
     `Tail under the large history: saturation ${saturation.toFixed(0)} req/s; all at ${rate} req/s for ${durationS} s (open loop), ${snapshots} snapshot(s) written by the service meanwhile`,
     `  (its newest snapshot was ${lag} events behind the head at start: the next was due after ${dueAfter} writes).`,

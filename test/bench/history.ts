@@ -43,7 +43,12 @@ function context(i: number): EnvelopeContext {
 }
 
 /** The history's events, in order, as [report k, created or deleted]. */
-function* steps({ reports, createEven = true, deleteEven = false, fromReport = 0 }: HistoryShape): Generator<[number, 'create' | 'delete']> {
+function* steps({
+  reports,
+  createEven = true,
+  deleteEven = false,
+  fromReport = 0,
+}: HistoryShape): Generator<[number, 'create' | 'delete']> {
   for (let k = fromReport; k < reports; k += 1) if (createEven || k % 2 === 1) yield [k, 'create'];
   if (deleteEven) for (let k = 0; k < reports; k += 2) yield [k, 'delete'];
 }
@@ -54,7 +59,11 @@ export function historyEvents(shape: HistoryShape): number {
   return shape.reports - (shape.createEven === false ? even : 0) + (shape.deleteEven === true ? even : 0);
 }
 
-export async function writeHistory(dir: string, shape: HistoryShape, onProgress: (written: number) => void = () => undefined): Promise<void> {
+export async function writeHistory(
+  dir: string,
+  shape: HistoryShape,
+  onProgress: (written: number) => void = () => undefined,
+): Promise<void> {
   const logger = pino({ level: 'silent' });
   const log = await openFileLog({ dir, logger });
   // As the server writes them: each create's name and tag sealed under a key of its own in keys.db,
@@ -91,7 +100,11 @@ export async function writeHistory(dir: string, shape: HistoryShape, onProgress:
         const key = keys.mint(contentDigest(report));
         minted.push(key);
         if (shape.deleteEven === true && k % 2 === 0) keyOf.set(k, key);
-        event = reportCreated(at, { id, sealed: sealContent(report, keyIdText(key.id), key.secret, { id, expectedversion: 0 }) }, 0);
+        event = reportCreated(
+          at,
+          { id, sealed: sealContent(report, keyIdText(key.id), key.secret, { id, expectedversion: 0 }) },
+          0,
+        );
       }
       batch.push({ key: event.subject, value: encodeEvent(event) });
       if (batch.length >= BATCH) await flush();

@@ -43,17 +43,26 @@ export function parseResponse(buffer: string): Parsed | undefined {
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':');
     const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim().toLowerCase();
+    const value = line
+      .slice(colon + 1)
+      .trim()
+      .toLowerCase();
     if (name === 'content-length') contentLength = Number(value);
     else if (name === 'transfer-encoding') chunked = value.split(',').some((coding) => coding.trim() === 'chunked');
     else if (name === 'connection') close = value.split(',').some((option) => option.trim() === 'close');
   }
   const bodyStart = headEnd + HEAD_END.length;
-  if (status < 200 || status === 204 || status === 304) return { answer: { status, body: '' }, length: bodyStart, close };
+  if (status < 200 || status === 204 || status === 304)
+    return { answer: { status, body: '' }, length: bodyStart, close };
   if (chunked) return parseChunked(buffer, bodyStart, status, close);
-  if (contentLength === undefined || !Number.isSafeInteger(contentLength) || contentLength < 0) throw new Error('a response without a usable Content-Length');
+  if (contentLength === undefined || !Number.isSafeInteger(contentLength) || contentLength < 0)
+    throw new Error('a response without a usable Content-Length');
   if (buffer.length < bodyStart + contentLength) return undefined;
-  return { answer: { status, body: buffer.slice(bodyStart, bodyStart + contentLength) }, length: bodyStart + contentLength, close };
+  return {
+    answer: { status, body: buffer.slice(bodyStart, bodyStart + contentLength) },
+    length: bodyStart + contentLength,
+    close,
+  };
 }
 
 function parseChunked(buffer: string, from: number, status: number, close: boolean): Parsed | undefined {
@@ -111,7 +120,14 @@ export class HttpConnection {
   }
 
   /** Sends one request; `done` gets the answer, or the error that ended the connection, once. */
-  request(method: string, path: string, headers: Readonly<Record<string, string>>, body: string, timeoutMs: number, done: Done): void {
+  request(
+    method: string,
+    path: string,
+    headers: Readonly<Record<string, string>>,
+    body: string,
+    timeoutMs: number,
+    done: Done,
+  ): void {
     if (!this.usable) return void done(new Error('the connection cannot take a request'));
     const timer = setTimeout(() => this.socket.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     this.pending = { done, timer };

@@ -55,11 +55,17 @@ function pick(slots: number[], count: number): number[] {
   return Array.from({ length: count }, () => slots.splice(Math.floor(Math.random() * slots.length), 1)[0] as number);
 }
 
-async function compare(store: FileKeyStore, copy: { readonly dsync: DurableFile; readonly plain: FileHandle }, live: number[]): Promise<void> {
+async function compare(
+  store: FileKeyStore,
+  copy: { readonly dsync: DurableFile; readonly plain: FileHandle },
+  live: number[],
+): Promise<void> {
   const destroyed = encodeSlot(SlotState.destroyed);
   for (const count of [1, 30, 300]) {
     // Minted before the clock starts: the put and its sync are measured, not the random secrets.
-    const minted = Array.from({ length: ROUNDS }, () => Array.from({ length: count }, () => store.mint(randomBytes(32))));
+    const minted = Array.from({ length: ROUNDS }, () =>
+      Array.from({ length: count }, () => store.mint(randomBytes(32))),
+    );
     // The raw runs go to the end of a copy of keys.db, so both files grow alike.
     let end = (await copy.plain.stat()).size;
     const nextRun = () => {
@@ -67,22 +73,27 @@ async function compare(store: FileKeyStore, copy: { readonly dsync: DurableFile;
       end += run.bytes.length;
       return run;
     };
-    console.log(`put of ${count}: ${await alternate({
-      'store': (round) => store.put(minted[round] as ContentKey[]),
-      'write, fdatasync': () => writeThenSync(copy.plain.fd, [nextRun()]),
-      'O_DSYNC': () => {
-        const { slot, bytes } = nextRun();
-        return copy.dsync.write(bytes, slotPosition(slot));
-      },
-    })}`);
+    console.log(
+      `put of ${count}: ${await alternate({
+        store: (round) => store.put(minted[round] as ContentKey[]),
+        'write, fdatasync': () => writeThenSync(copy.plain.fd, [nextRun()]),
+        O_DSYNC: () => {
+          const { slot, bytes } = nextRun();
+          return copy.dsync.write(bytes, slotPosition(slot));
+        },
+      })}`,
+    );
   }
-  console.log(`destroy of ${SCATTERED} scattered: ${await alternate({
-    'store (writes at once, fdatasync)': () => store.destroy(pick(live, SCATTERED).map(keyIdOfSlot)),
-    'O_DSYNC at once': async () => void (await Promise.all(pick(live, SCATTERED).map((slot) => copy.dsync.write(destroyed, slotPosition(slot))))),
-    'O_DSYNC in turn': async () => {
-      for (const slot of pick(live, SCATTERED)) await copy.dsync.write(destroyed, slotPosition(slot));
-    },
-  })}`);
+  console.log(
+    `destroy of ${SCATTERED} scattered: ${await alternate({
+      'store (writes at once, fdatasync)': () => store.destroy(pick(live, SCATTERED).map(keyIdOfSlot)),
+      'O_DSYNC at once': async () =>
+        void (await Promise.all(pick(live, SCATTERED).map((slot) => copy.dsync.write(destroyed, slotPosition(slot))))),
+      'O_DSYNC in turn': async () => {
+        for (const slot of pick(live, SCATTERED)) await copy.dsync.write(destroyed, slotPosition(slot));
+      },
+    })}`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -90,7 +101,8 @@ async function main(): Promise<void> {
   try {
     const store = await openFileKeyStore({ dir, logger: pino({ level: 'warn' }), create: true });
     const live: number[] = [];
-    for (let done = 0; done < FILLED_SLOTS; done += 10_000) live.push(...(await putKeys(store, 10_000)).map(({ id }) => slotOfKeyId(id) as number));
+    for (let done = 0; done < FILLED_SLOTS; done += 10_000)
+      live.push(...(await putKeys(store, 10_000)).map(({ id }) => slotOfKeyId(id) as number));
     // The O_DSYNC ways write to a copy of keys.db: the store's own slots stay its own.
     await copyFile(join(dir, 'keys.db'), join(dir, 'copy.db'));
     const dsync = await openDurable(join(dir, 'copy.db'), 'dsync');

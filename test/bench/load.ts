@@ -31,26 +31,61 @@ export interface LoadResult {
 }
 
 /** Every answer with its status, errors, and the latency histogram (µs) as a LoadResult. */
-export function summarise(latencyUs: RecordableHistogram, statusCounts: Readonly<Record<string, number>>, errors: number, durationS: number): LoadResult {
+export function summarise(
+  latencyUs: RecordableHistogram,
+  statusCounts: Readonly<Record<string, number>>,
+  errors: number,
+  durationS: number,
+): LoadResult {
   const completed = Object.values(statusCounts).reduce((sum, count) => sum + count, 0);
-  const non2xx = Object.entries(statusCounts).filter(([status]) => !status.startsWith('2')).reduce((sum, [, count]) => sum + count, 0);
+  const non2xx = Object.entries(statusCounts)
+    .filter(([status]) => !status.startsWith('2'))
+    .reduce((sum, [, count]) => sum + count, 0);
   const at = (percentile: number) => (latencyUs.count === 0 ? Number.NaN : latencyUs.percentile(percentile) / 1000);
-  return { requestsPerSecondMean: completed / durationS, completed, p50Ms: at(50), p99Ms: at(99), p999Ms: at(99.9), non2xx, errors, statusCounts, durationS };
+  return {
+    requestsPerSecondMean: completed / durationS,
+    completed,
+    p50Ms: at(50),
+    p99Ms: at(99),
+    p999Ms: at(99.9),
+    non2xx,
+    errors,
+    statusCounts,
+    durationS,
+  };
 }
 
 export function reportBody(id: number): string {
   return JSON.stringify({ id, name: `bench ${id}`, tag: 'bench' });
 }
 
-export async function runLoad({ url, connections, durationS, token, nextId, method = 'POST', amount }: LoadOptions): Promise<LoadResult> {
+export async function runLoad({
+  url,
+  connections,
+  durationS,
+  token,
+  nextId,
+  method = 'POST',
+  amount,
+}: LoadOptions): Promise<LoadResult> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   if (token !== undefined) headers['Authorization'] = `Bearer ${token}`;
   // autocannon's own latency histogram has 1 ms resolution; this one has 1 µs.
   const latencyUs = createHistogram();
   const request =
     method === 'POST'
-      ? { method, path: '/reports', headers, setupRequest: (sent: RequestParams) => ({ ...sent, body: reportBody(nextId()) }) }
-      : { method, path: '/reports', headers, setupRequest: (sent: RequestParams) => ({ ...sent, path: `/reports/${nextId()}` }) };
+      ? {
+          method,
+          path: '/reports',
+          headers,
+          setupRequest: (sent: RequestParams) => ({ ...sent, body: reportBody(nextId()) }),
+        }
+      : {
+          method,
+          path: '/reports',
+          headers,
+          setupRequest: (sent: RequestParams) => ({ ...sent, path: `/reports/${nextId()}` }),
+        };
   const instance = autocannon({
     url: `${url}/reports`,
     connections,
@@ -61,7 +96,9 @@ export async function runLoad({ url, connections, durationS, token, nextId, meth
     latencyUs.record(Math.max(1, Math.round(responseTimeMs * 1000)));
   });
   const result = await instance;
-  const statusCounts = Object.fromEntries(Object.entries(result.statusCodeStats).map(([status, { count }]) => [status, count]));
+  const statusCounts = Object.fromEntries(
+    Object.entries(result.statusCodeStats).map(([status, { count }]) => [status, count]),
+  );
   return {
     requestsPerSecondMean: result.requests.mean,
     completed: result.requests.total ?? 0,

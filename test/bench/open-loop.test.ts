@@ -26,7 +26,11 @@ parsing('reads a chunked body, and no body for 204', () => {
   assert.is(parseResponse(chunked)?.length, chunked.length);
   assert.is(parseResponse(chunked.slice(0, -2)), undefined);
   const noContent = 'HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n';
-  assert.equal(parseResponse(`${noContent}HTTP/1.1`), { answer: { status: 204, body: '' }, length: noContent.length, close: true });
+  assert.equal(parseResponse(`${noContent}HTTP/1.1`), {
+    answer: { status: 204, body: '' },
+    length: noContent.length,
+    close: true,
+  });
 });
 
 parsing('refuses bytes that are not an HTTP response', () => {
@@ -37,7 +41,9 @@ parsing('refuses bytes that are not an HTTP response', () => {
 parsing.run();
 
 /** A server answering POST /reports with the handler's help; its URL. */
-async function serve(handle: (request: IncomingMessage, response: ServerResponse, body: string) => void): Promise<{ url: string; server: Server }> {
+async function serve(
+  handle: (request: IncomingMessage, response: ServerResponse, body: string) => void,
+): Promise<{ url: string; server: Server }> {
   const server = createServer((request, response) => {
     let body = '';
     request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
@@ -64,7 +70,14 @@ paced('sends every request once, with its own id, its body and the bearer token,
   });
   try {
     let id = 0;
-    const result = await runPaced({ url, connections: 4, durationS: 0.5, ratePerS: 200, token: 't0k', nextId: () => ++id });
+    const result = await runPaced({
+      url,
+      connections: 4,
+      durationS: 0.5,
+      ratePerS: 200,
+      token: 't0k',
+      nextId: () => ++id,
+    });
     assert.is(result.completed, 100);
     assert.equal(result.statusCounts, { '201': 75, '409': 25 });
     assert.is(result.non2xx, 25);
@@ -75,22 +88,25 @@ paced('sends every request once, with its own id, its body and the bearer token,
   }
 });
 
-paced('replaces a connection the server closes, and counts a request it dropped as an error, not as an answer', async () => {
-  const { url, server } = await serve((request, response, body) => {
-    const { id } = JSON.parse(body) as { id: number };
-    if (id % 10 === 0) return void request.socket.destroy();
-    if (id % 7 === 0) response.setHeader('Connection', 'close');
-    response.end('{}');
-  });
-  try {
-    let id = 0;
-    const result = await runPaced({ url, connections: 2, durationS: 0.5, ratePerS: 100, nextId: () => ++id });
-    assert.is(result.errors, 5);
-    assert.equal(result.statusCounts, { '200': 45 });
-  } finally {
-    await close(server);
-  }
-});
+paced(
+  'replaces a connection the server closes, and counts a request it dropped as an error, not as an answer',
+  async () => {
+    const { url, server } = await serve((request, response, body) => {
+      const { id } = JSON.parse(body) as { id: number };
+      if (id % 10 === 0) return void request.socket.destroy();
+      if (id % 7 === 0) response.setHeader('Connection', 'close');
+      response.end('{}');
+    });
+    try {
+      let id = 0;
+      const result = await runPaced({ url, connections: 2, durationS: 0.5, ratePerS: 100, nextId: () => ++id });
+      assert.is(result.errors, 5);
+      assert.equal(result.statusCounts, { '200': 45 });
+    } finally {
+      await close(server);
+    }
+  },
+);
 
 paced('counts latency from when a request was due, not from when a free connection sent it', async () => {
   const { url, server } = await serve((_request, response) => {

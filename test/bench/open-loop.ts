@@ -35,9 +35,19 @@ interface Tally {
   errors: number;
 }
 
-export async function runPaced({ url, connections, durationS, ratePerS, token, nextId }: PacedOptions): Promise<LoadResult> {
+export async function runPaced({
+  url,
+  connections,
+  durationS,
+  ratePerS,
+  token,
+  nextId,
+}: PacedOptions): Promise<LoadResult> {
   const target = new URL('/reports', url);
-  const headers = { 'Content-Type': 'application/json', ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }) };
+  const headers = {
+    'Content-Type': 'application/json',
+    ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
+  };
   const tally: Tally = { latencyUs: createHistogram(), statusCounts: {}, errors: 0 };
   const intervalMs = 1000 / ratePerS;
   const total = Math.max(1, Math.round(ratePerS * durationS));
@@ -98,7 +108,8 @@ export async function runPaced({ url, connections, durationS, ratePerS, token, n
   // Requests that found no connection for REQUEST_TIMEOUT_MS (the server stopped accepting) fail.
   const watchdog = setInterval(() => {
     const now = performance.now();
-    while (waiting.length > 0 && (waiting[0] as number) + REQUEST_TIMEOUT_MS < now) settle(waiting.shift() as number, new Error('no connection'));
+    while (waiting.length > 0 && (waiting[0] as number) + REQUEST_TIMEOUT_MS < now)
+      settle(waiting.shift() as number, new Error('no connection'));
   }, 1000);
 
   try {

@@ -37,7 +37,10 @@ export function sendError(ctx: Context, status: number, message: string): void {
 }
 
 /** The service's answer to a create: the name, and the tag when there is one. */
-export function reportBody({ name, tag }: { readonly name: string; readonly tag: string | null }): { name: string; tag?: string } {
+export function reportBody({ name, tag }: { readonly name: string; readonly tag: string | null }): {
+  name: string;
+  tag?: string;
+} {
   return tag === null ? { name } : { name, tag };
 }
 

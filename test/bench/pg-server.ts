@@ -16,14 +16,23 @@ const router = new Router();
 router.post('/reports', bearerAuth(process.env['BENCH_TOKEN'] ?? ''), ...jsonBody(), async (ctx) => {
   const report = parseReport(ctx.request.body);
   if (typeof report === 'string') return sendError(ctx, 400, report);
-  const inserted = await pool.query({ name: 'insert-report', text: 'INSERT INTO reports (id, name, tag) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', values: [report.id, report.name, report.tag] });
+  const inserted = await pool.query({
+    name: 'insert-report',
+    text: 'INSERT INTO reports (id, name, tag) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING',
+    values: [report.id, report.name, report.tag],
+  });
   if (inserted.rowCount === 1) {
     ctx.body = reportBody(report);
     return;
   }
-  const existing = await pool.query<{ name: string; tag: string | null }>({ name: 'select-report', text: 'SELECT name, tag FROM reports WHERE id = $1', values: [report.id] });
+  const existing = await pool.query<{ name: string; tag: string | null }>({
+    name: 'select-report',
+    text: 'SELECT name, tag FROM reports WHERE id = $1',
+    values: [report.id],
+  });
   const row = existing.rows[0];
-  if (row === undefined || row.name !== report.name || row.tag !== report.tag) return sendError(ctx, 409, `report ${report.id} already exists with a different name or tag`);
+  if (row === undefined || row.name !== report.name || row.tag !== report.tag)
+    return sendError(ctx, 409, `report ${report.id} already exists with a different name or tag`);
   ctx.body = reportBody(row);
 });
 

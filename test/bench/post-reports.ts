@@ -44,7 +44,10 @@ const settings = {
   warmupS: positive('BENCH_WARMUP_S', 2),
   kafkaBrokers: process.env['BENCH_KAFKA']?.trim() || undefined,
   /** Only the targets whose names contain one of these (comma-separated), for a quick A/B; all when unset. */
-  only: (process.env['BENCH_TARGETS'] ?? '').split(',').map((part) => part.trim()).filter((part) => part !== ''),
+  only: (process.env['BENCH_TARGETS'] ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== ''),
   cpuProfileDir: process.env['BENCH_CPU_PROF']?.trim() || undefined,
   baseline: process.env['BENCH_BASELINE']?.trim() || undefined,
   feed: ['1', 'true', 'yes'].includes(process.env['BENCH_FEED']?.trim().toLowerCase() ?? ''),
@@ -100,7 +103,10 @@ process.on('exit', () => {
   stopDatabases();
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const) {
   process.once(signal, () => {
     process.stderr.write(`\nbench: ${signal}: killing the servers and removing temp dirs\n`);
     // SIGKILL: a server asked to stop cleanly would wait for the load generator's busy connections.
@@ -124,21 +130,51 @@ function targets(token: string, postgresBin: string | undefined, baseline: Basel
   // With a baseline, each service target is measured right after the baseline's twin.
   const service = (name: string, env: NodeJS.ProcessEnv) => {
     const target: Target = { name, kind: 'service', env: { ...baseEnv(), REPORTS_TOKENS: token, ...env } };
-    if (baseline !== undefined) list.push({ ...target, name: `${name} (baseline ${baseline.name})`, script: baseline.mainScript, ...(env['REPORTS_TOPIC'] === undefined ? {} : { env: { ...target.env, REPORTS_TOPIC: `${env['REPORTS_TOPIC']}.baseline` } }) });
+    if (baseline !== undefined)
+      list.push({
+        ...target,
+        name: `${name} (baseline ${baseline.name})`,
+        script: baseline.mainScript,
+        ...(env['REPORTS_TOPIC'] === undefined
+          ? {}
+          : { env: { ...target.env, REPORTS_TOPIC: `${env['REPORTS_TOPIC']}.baseline` } }),
+      });
     list.push(target);
-    if (settings.feed) list.push({ ...target, name: withFeed(name), feed: true, ...(env['REPORTS_TOPIC'] === undefined ? {} : { env: { ...target.env, REPORTS_TOPIC: `${env['REPORTS_TOPIC']}.feed` } }) });
+    if (settings.feed)
+      list.push({
+        ...target,
+        name: withFeed(name),
+        feed: true,
+        ...(env['REPORTS_TOPIC'] === undefined
+          ? {}
+          : { env: { ...target.env, REPORTS_TOPIC: `${env['REPORTS_TOPIC']}.feed` } }),
+      });
   };
   service('service, file log, LOG_LEVEL=warn', { LOG_LEVEL: 'warn' });
   service('service, file log, LOG_LEVEL=info', { LOG_LEVEL: 'info' });
   if (settings.kafkaBrokers !== undefined) {
-    service(`service, Kafka ${settings.kafkaBrokers}, LOG_LEVEL=warn`, { LOG_LEVEL: 'warn', KAFKA_BROKERS: settings.kafkaBrokers, REPORTS_TOPIC: `bench.reports.${Date.now()}` });
+    service(`service, Kafka ${settings.kafkaBrokers}, LOG_LEVEL=warn`, {
+      LOG_LEVEL: 'warn',
+      KAFKA_BROKERS: settings.kafkaBrokers,
+      REPORTS_TOPIC: `bench.reports.${Date.now()}`,
+    });
   }
   list.push({ name: 'bare Koa + @koa/router + koa-bodyparser', kind: 'bare', env: baseEnv() });
   if (postgresBin === undefined) {
-    console.log('Koa + PostgreSQL and Emmett: skipped, no initdb/pg_ctl on the PATH or under /usr/lib/postgresql/*/bin (apt-get install postgresql)');
+    console.log(
+      'Koa + PostgreSQL and Emmett: skipped, no initdb/pg_ctl on the PATH or under /usr/lib/postgresql/*/bin (apt-get install postgresql)',
+    );
   } else {
-    list.push({ name: 'Koa + PostgreSQL (pg, pool of 16)', kind: 'postgres', env: { ...baseEnv(), BENCH_TOKEN: token } });
-    list.push({ name: 'Emmett + PostgreSQL (decider, pool of 16)', kind: 'emmett', env: { ...baseEnv(), BENCH_TOKEN: token } });
+    list.push({
+      name: 'Koa + PostgreSQL (pg, pool of 16)',
+      kind: 'postgres',
+      env: { ...baseEnv(), BENCH_TOKEN: token },
+    });
+    list.push({
+      name: 'Emmett + PostgreSQL (decider, pool of 16)',
+      kind: 'emmett',
+      env: { ...baseEnv(), BENCH_TOKEN: token },
+    });
   }
   return list;
 }
@@ -148,7 +184,10 @@ async function startDatabase(postgresBin: string): Promise<{ database: Postgres;
   progress('starting PostgreSQL');
   const database = startPostgres(postgresBin, tempDir('report-store-bench-pg-'), await freePort());
   databases.add(database);
-  return { database, env: { PGHOST: database.socketDir, PGPORT: String(database.port), PGUSER: database.user, PGDATABASE: 'postgres' } };
+  return {
+    database,
+    env: { PGHOST: database.socketDir, PGPORT: String(database.port), PGUSER: database.user, PGDATABASE: 'postgres' },
+  };
 }
 
 async function measure(target: Target, token: string, postgresBin: string | undefined): Promise<Measured> {
@@ -166,7 +205,12 @@ async function measure(target: Target, token: string, postgresBin: string | unde
   const consumer = target.feed === true ? attachFeedConsumer(server.url, token) : undefined;
   try {
     let lastId = 0;
-    const load = { url: server.url, connections: CONNECTIONS, nextId: () => ++lastId, ...(target.kind === 'bare' ? {} : { token }) };
+    const load = {
+      url: server.url,
+      connections: CONNECTIONS,
+      nextId: () => ++lastId,
+      ...(target.kind === 'bare' ? {} : { token }),
+    };
     progress(`${target.name}: warm-up ${settings.warmupS} s`);
     await runLoad({ ...load, durationS: settings.warmupS });
     const statsBefore = isService ? await scrapeLogStats(server.url) : undefined;
@@ -175,21 +219,38 @@ async function measure(target: Target, token: string, postgresBin: string | unde
     const result = await runLoad({ ...load, durationS: settings.durationS });
     const cores = coresUsed();
     const statsAfter = isService ? await scrapeLogStats(server.url) : undefined;
-    const logStats = statsBefore !== undefined && statsAfter !== undefined ? statsBetween(statsBefore, statsAfter) : undefined;
+    const logStats =
+      statsBefore !== undefined && statsAfter !== undefined ? statsBetween(statsBefore, statsAfter) : undefined;
     // Below its saturation only: beyond it an open-loop queue grows for the whole phase (minutes for the slowest peer) and says nothing new.
-    const paced = result.requestsPerSecondMean >= settings.ratePerS ? await runPaced({ ...load, durationS: settings.durationS, ratePerS: settings.ratePerS }) : undefined;
-    if (paced === undefined) progress(`${target.name}: saturates at ${result.requestsPerSecondMean.toFixed(0)} req/s, below ${settings.ratePerS}: no fixed-rate phase`);
+    const paced =
+      result.requestsPerSecondMean >= settings.ratePerS
+        ? await runPaced({ ...load, durationS: settings.durationS, ratePerS: settings.ratePerS })
+        : undefined;
+    if (paced === undefined)
+      progress(
+        `${target.name}: saturates at ${result.requestsPerSecondMean.toFixed(0)} req/s, below ${settings.ratePerS}: no fixed-rate phase`,
+      );
     else progress(`${target.name}: ${settings.ratePerS} req/s for ${settings.durationS} s done`);
     if (!isService) return { name: target.name, kind: target.kind, load: result, logStats, cores, paced };
     // Identical retries of ids created above: the no-write answers, whose cost on Kafka is the catch-up.
     const created = lastId;
     let retried = 0;
     progress(`${target.name}: identical retries for ${settings.durationS} s`);
-    const retries = await runLoad({ ...load, durationS: settings.durationS, nextId: () => (retried = (retried % created) + 1) });
+    const retries = await runLoad({
+      ...load,
+      durationS: settings.durationS,
+      nextId: () => (retried = (retried % created) + 1),
+    });
     // Deletes of the reports created above, each once (the first of them, as many as the creates' run made).
     let deleted = 0;
     progress(`${target.name}: deletes of ${result.completed} reports`);
-    const deletes = await runLoad({ ...load, durationS: settings.durationS, method: 'DELETE', amount: result.completed, nextId: () => ++deleted });
+    const deletes = await runLoad({
+      ...load,
+      durationS: settings.durationS,
+      method: 'DELETE',
+      amount: result.completed,
+      nextId: () => ++deleted,
+    });
     return { name: target.name, kind: target.kind, load: result, logStats, cores, paced, retries, deletes };
   } finally {
     if (consumer !== undefined) progress(`${target.name}: the feed consumer read ${await consumer.stop()} bytes`);
@@ -207,7 +268,9 @@ async function measure(target: Target, token: string, postgresBin: string | unde
 
 /** curl following GET /events, counting the bytes it reads (to its stdout). */
 function attachFeedConsumer(url: string, token: string): { stop(): Promise<number> } {
-  const child: ChildProcess = spawn('curl', ['-sN', `${url}/events`, '-H', `Authorization: Bearer ${token}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn('curl', ['-sN', `${url}/events`, '-H', `Authorization: Bearer ${token}`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let bytes = 0;
   child.stdout?.on('data', (chunk: Buffer) => (bytes += chunk.length));
   const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
@@ -226,17 +289,31 @@ function printFeedRatios(results: readonly Measured[]): void {
   for (const result of results) {
     const fed = results.find((other) => other.name === withFeed(result.name));
     if (fed === undefined) continue;
-    rows.push([result.name, (fed.load.requestsPerSecondMean / result.load.requestsPerSecondMean).toFixed(2), fed.paced && result.paced ? (fed.paced.p99Ms / result.paced.p99Ms).toFixed(2) : '—']);
+    rows.push([
+      result.name,
+      (fed.load.requestsPerSecondMean / result.load.requestsPerSecondMean).toFixed(2),
+      fed.paced && result.paced ? (fed.paced.p99Ms / result.paced.p99Ms).toFixed(2) : '—',
+    ]);
   }
-  console.log('\nWith a GET /events consumer attached ÷ without (BENCH_FEED), each pair measured one after the other in this run');
+  console.log(
+    '\nWith a GET /events consumer attached ÷ without (BENCH_FEED), each pair measured one after the other in this run',
+  );
   console.log(textTable([['target', 'creates req/s', 'p99 at the fixed rate'], ...rows]));
 }
 
 /** What a phase that did not run counts for. */
-const EMPTY_LOAD: Pick<LoadResult, 'non2xx' | 'errors' | 'completed' | 'statusCounts'> = { non2xx: 0, errors: 0, completed: 0, statusCounts: {} };
+const EMPTY_LOAD: Pick<LoadResult, 'non2xx' | 'errors' | 'completed' | 'statusCounts'> = {
+  non2xx: 0,
+  errors: 0,
+  completed: 0,
+  statusCounts: {},
+};
 
 function slug(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 function progress(line: string): void {
@@ -245,7 +322,11 @@ function progress(line: string): void {
 
 function printProfile(name: string, dir: string): void {
   for (const file of readdirSync(dir).filter((entry) => entry.endsWith('.cpuprofile'))) {
-    const rows = topSelfTime(join(dir, file), 15).map(({ name: fn, selfMs, share }) => [fn, selfMs.toFixed(0), `${(share * 100).toFixed(1)}%`]);
+    const rows = topSelfTime(join(dir, file), 15).map(({ name: fn, selfMs, share }) => [
+      fn,
+      selfMs.toFixed(0),
+      `${(share * 100).toFixed(1)}%`,
+    ]);
     console.log(`\nCPU profile of "${name}" (${join(dir, file)}; warm-up + run), top self time:`);
     console.log(textTable([['function', 'self ms', 'share'], ...rows]));
   }
@@ -253,17 +334,28 @@ function printProfile(name: string, dir: string): void {
 
 function failedShare({ load, paced: maybePaced }: Measured): number {
   const paced = maybePaced ?? EMPTY_LOAD;
-  return (load.non2xx + load.errors + paced.non2xx + paced.errors) / Math.max(1, load.completed + load.errors + paced.completed + paced.errors);
+  return (
+    (load.non2xx + load.errors + paced.non2xx + paced.errors) /
+    Math.max(1, load.completed + load.errors + paced.completed + paced.errors)
+  );
 }
 
 function printContext(): void {
   const cores = cpus();
   const model = cores[0]?.model.trim() ?? 'unknown CPU';
-  console.log(`machine: ${cores.length} cores (${model}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${process.platform} ${release()}, node ${process.version}`);
-  console.log(`data dirs under ${tmpdir()}; load generator: autocannon (one thread) in this process; each server in a child process of its own.`);
+  console.log(
+    `machine: ${cores.length} cores (${model}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB, ${process.platform} ${release()}, node ${process.version}`,
+  );
+  console.log(
+    `data dirs under ${tmpdir()}; load generator: autocannon (one thread) in this process; each server in a child process of its own.`,
+  );
   if (cores.length <= 2) {
-    console.log(`With ${cores.length} cores the load generator and the server share the machine (about one core each, and the`);
-    console.log('service\'s fsyncs and GC need some too): read the absolute figures as this machine\'s, and the ratios as the point.');
+    console.log(
+      `With ${cores.length} cores the load generator and the server share the machine (about one core each, and the`,
+    );
+    console.log(
+      "service's fsyncs and GC need some too): read the absolute figures as this machine's, and the ratios as the point.",
+    );
   }
 }
 
@@ -273,15 +365,24 @@ async function main(): Promise<number> {
   const postgresBin = findPostgresBin();
   const results: Measured[] = [];
   const baseline = settings.baseline === undefined ? undefined : buildBaseline(settings.baseline, progress);
-  const chosen = targets(token, postgresBin, baseline).filter(({ name }) => settings.only.length === 0 || settings.only.some((part) => name.includes(part)));
+  const chosen = targets(token, postgresBin, baseline).filter(
+    ({ name }) => settings.only.length === 0 || settings.only.some((part) => name.includes(part)),
+  );
   for (const target of chosen) results.push(await measure(target, token, postgresBin));
-  printReport(results, { connections: CONNECTIONS, durationS: settings.durationS, warmupS: settings.warmupS, ratePerS: settings.ratePerS });
+  printReport(results, {
+    connections: CONNECTIONS,
+    durationS: settings.durationS,
+    warmupS: settings.warmupS,
+    ratePerS: settings.ratePerS,
+  });
   if (baseline !== undefined) printBaselineRatios(results, baseline.name);
   if (settings.feed) printFeedRatios(results);
   const broken = results.filter((result) => failedShare(result) > BROKEN_SHARE);
   for (const { name, load, paced: maybePaced } of broken) {
     const paced = maybePaced ?? EMPTY_LOAD;
-    console.error(`bench: BROKEN: ${name} failed ${load.non2xx + paced.non2xx} non-2xx and ${load.errors + paced.errors} errors of ${load.completed + paced.completed} responses; statuses ${JSON.stringify(load.statusCounts)} ${JSON.stringify(paced.statusCounts)}`);
+    console.error(
+      `bench: BROKEN: ${name} failed ${load.non2xx + paced.non2xx} non-2xx and ${load.errors + paced.errors} errors of ${load.completed + paced.completed} responses; statuses ${JSON.stringify(load.statusCounts)} ${JSON.stringify(paced.statusCounts)}`,
+    );
   }
   return broken.length === 0 ? 0 : 1;
 }

@@ -38,8 +38,12 @@ export function findPostgresBin(): string | undefined {
   }
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
-  return versions.map((version) => join(root, version, 'bin')).find((bin) => existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'pg_ctl')));
+  const versions = readdirSync(root)
+    .filter((name) => /^\d+$/.test(name))
+    .sort((a, b) => Number(b) - Number(a));
+  return versions
+    .map((version) => join(root, version, 'bin'))
+    .find((bin) => existsSync(join(bin, 'initdb')) && existsSync(join(bin, 'pg_ctl')));
 }
 
 /**
@@ -51,7 +55,12 @@ function runAs(): { prefix: string[]; user: string; uid?: number; gid?: number }
   const ids = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });
   const gids = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' });
   if (ids.status !== 0) throw new Error('running as root and there is no "postgres" user to own the bench cluster');
-  return { prefix: ['runuser', '-u', 'postgres', '--'], user: 'postgres', uid: Number(ids.stdout), gid: Number(gids.stdout) };
+  return {
+    prefix: ['runuser', '-u', 'postgres', '--'],
+    user: 'postgres',
+    uid: Number(ids.stdout),
+    gid: Number(gids.stdout),
+  };
 }
 
 export function startPostgres(bin: string, dir: string, port: number): Postgres {
@@ -63,7 +72,11 @@ export function startPostgres(bin: string, dir: string, port: number): Postgres 
     execFileSync(command, rest, { stdio: ['ignore', 'ignore', 'pipe'] });
   };
   run('initdb', ['-D', data, '-U', owner.user, '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
-  const options = [`-p ${port}`, `-k ${dir}`, ...SETTINGS.map((setting) => `-c ${setting.endsWith('=') ? `${setting}''` : setting}`)].join(' ');
+  const options = [
+    `-p ${port}`,
+    `-k ${dir}`,
+    ...SETTINGS.map((setting) => `-c ${setting.endsWith('=') ? `${setting}''` : setting}`),
+  ].join(' ');
   run('pg_ctl', ['start', '-w', '-t', '60', '-D', data, '-l', join(dir, 'postgres.log'), '-o', options]);
   return {
     socketDir: dir,

@@ -26,5 +26,7 @@ for (let run = 1; run <= 3; run += 1) {
   const startedMs = performance.now();
   seal(count);
   const { user, system } = process.cpuUsage(cpu);
-  console.log(`run ${run}: ${count} seals, ${((user + system) / count).toFixed(2)} µs of CPU and ${(((performance.now() - startedMs) * 1000) / count).toFixed(2)} µs of wall time a create`);
+  console.log(
+    `run ${run}: ${count} seals, ${((user + system) / count).toFixed(2)} µs of CPU and ${(((performance.now() - startedMs) * 1000) / count).toFixed(2)} µs of wall time a create`,
+  );
 }

@@ -35,7 +35,9 @@ export interface ServerProcess {
 /** The shell's environment without any variable the service reads, so nothing leaks in. */
 export function baseEnv(): NodeJS.ProcessEnv {
   const ours = new Set<string>(CONFIG_VARIABLES);
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !ours.has(name) && !name.startsWith('KAFKA_')));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !ours.has(name) && !name.startsWith('KAFKA_')),
+  );
 }
 
 /** A port that was free a moment ago: the server has to be told its port, because its stdout is not read. */
@@ -51,11 +53,21 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startServerProcess({ script, env, nodeArgs = [], readyPath, startTimeoutMs = START_TIMEOUT_MS, pollMs = 50 }: ServerProcessOptions): Promise<ServerProcess> {
+export async function startServerProcess({
+  script,
+  env,
+  nodeArgs = [],
+  readyPath,
+  startTimeoutMs = START_TIMEOUT_MS,
+  pollMs = 50,
+}: ServerProcessOptions): Promise<ServerProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const spawnedMs = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, script], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-4000);
@@ -76,7 +88,9 @@ export async function startServerProcess({ script, env, nodeArgs = [], readyPath
   };
 
   try {
-    await waitUp({ url, readyPath, startTimeoutMs, pollMs }, () => (hasExited ? `the server exited before it was up; stderr: ${stderr.trim()}` : undefined));
+    await waitUp({ url, readyPath, startTimeoutMs, pollMs }, () =>
+      hasExited ? `the server exited before it was up; stderr: ${stderr.trim()}` : undefined,
+    );
   } catch (error) {
     child.kill('SIGKILL');
     await exited;
@@ -100,14 +114,23 @@ interface WaitOptions {
   readonly pollMs: number;
 }
 
-async function waitUp({ url, readyPath, startTimeoutMs, pollMs }: WaitOptions, failure: () => string | undefined): Promise<void> {
+async function waitUp(
+  { url, readyPath, startTimeoutMs, pollMs }: WaitOptions,
+  failure: () => string | undefined,
+): Promise<void> {
   const giveUpAt = Date.now() + startTimeoutMs;
   for (;;) {
     const reason = failure();
     if (reason !== undefined) throw new Error(reason);
-    const status = await fetch(`${url}${readyPath ?? '/'}`).then((response) => response.status, () => 0);
+    const status = await fetch(`${url}${readyPath ?? '/'}`).then(
+      (response) => response.status,
+      () => 0,
+    );
     if (readyPath === undefined ? status !== 0 : status === 200) return;
-    if (Date.now() > giveUpAt) throw new Error(`${url}${readyPath ?? '/'} did not answer${readyPath === undefined ? '' : ' 200'} within ${startTimeoutMs} ms`);
+    if (Date.now() > giveUpAt)
+      throw new Error(
+        `${url}${readyPath ?? '/'} did not answer${readyPath === undefined ? '' : ' 200'} within ${startTimeoutMs} ms`,
+      );
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }

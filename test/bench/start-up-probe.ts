@@ -59,7 +59,9 @@ function cpuSeconds(pid: number): number {
 }
 
 function rssBytes(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((candidate) => candidate.startsWith('VmRSS:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((candidate) => candidate.startsWith('VmRSS:'));
   return Number(line?.replace(/\D+/g, '') ?? Number.NaN) * 1024;
 }
 
@@ -74,15 +76,30 @@ async function heapUsedAfterGc(pid: number, file: string): Promise<number> {
   return usage.heapUsed + usage.external;
 }
 
-export function createStartUpProbe({ root, token, events, build = { cliScript: CLI, mainScript: SERVICE_MAIN } }: ProbeOptions): StartUpProbe {
+export function createStartUpProbe({
+  root,
+  token,
+  events,
+  build = { cliScript: CLI, mainScript: SERVICE_MAIN },
+}: ProbeOptions): StartUpProbe {
   let running: ServerProcess | undefined;
-  const env = (dataDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ ...baseEnv(), REPORTS_DATA_DIR: dataDir, REPORTS_TOKENS: token, REPORTS_SNAPSHOT_EVERY: '0', LOG_LEVEL: 'warn', ...extra });
+  const env = (dataDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+    ...baseEnv(),
+    REPORTS_DATA_DIR: dataDir,
+    REPORTS_TOKENS: token,
+    REPORTS_SNAPSHOT_EVERY: '0',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  });
 
   const runCli = (args: readonly string[], dataDir: string): Promise<CliRun> => {
     const cpuFile = join(root, 'cpu.txt');
     rmSync(cpuFile, { force: true });
     const started = performance.now();
-    const child = spawn(process.execPath, ['--import', CPU_PROBE, build.cliScript, ...args], { env: env(dataDir, { BENCH_CPU_FILE: cpuFile }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', CPU_PROBE, build.cliScript, ...args], {
+      env: env(dataDir, { BENCH_CPU_FILE: cpuFile }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -90,7 +107,12 @@ export function createStartUpProbe({ root, token, events, build = { cliScript: C
     return new Promise((resolve, reject) => {
       child.once('error', reject);
       child.once('exit', (code) => {
-        if (code === 0) resolve({ stdout, seconds: (performance.now() - started) / 1000, cpuSeconds: Number(readFileSync(cpuFile, 'utf8')) });
+        if (code === 0)
+          resolve({
+            stdout,
+            seconds: (performance.now() - started) / 1000,
+            cpuSeconds: Number(readFileSync(cpuFile, 'utf8')),
+          });
         else reject(new Error(`reports ${args.join(' ')} exited ${code}: ${stderr.trim()}`));
       });
     });
@@ -110,7 +132,12 @@ export function createStartUpProbe({ root, token, events, build = { cliScript: C
     try {
       const cpu = cpuSeconds(server.pid);
       const rss = rssBytes(server.pid);
-      return { readySeconds: server.upAfterMs / 1000, cpuSeconds: cpu, rss, heapUsed: await heapUsedAfterGc(server.pid, heapFile) };
+      return {
+        readySeconds: server.upAfterMs / 1000,
+        cpuSeconds: cpu,
+        rss,
+        heapUsed: await heapUsedAfterGc(server.pid, heapFile),
+      };
     } finally {
       await server.stop();
       running = undefined;

@@ -62,7 +62,12 @@ function row({ name, values, unit, target, higherIsBetter = false }: Figure, sha
   for (const shape of shapes) {
     const value = values[shape]?.value ?? Number.NaN;
     cells.push(formatted(value, unit));
-    if (shape === 'small') cells.push(target === undefined ? '' : `${higherIsBetter ? '≥' : '≤'} ${formatted(target, unit)} ${(higherIsBetter ? value >= target : value <= target) ? 'pass' : 'MISS'}`);
+    if (shape === 'small')
+      cells.push(
+        target === undefined
+          ? ''
+          : `${higherIsBetter ? '≥' : '≤'} ${formatted(target, unit)} ${(higherIsBetter ? value >= target : value <= target) ? 'pass' : 'MISS'}`,
+      );
   }
   const small = values.small?.value;
   const snowflake = values.snowflake?.value;
@@ -71,20 +76,43 @@ function row({ name, values, unit, target, higherIsBetter = false }: Figure, sha
     const ratio = higherIsBetter ? small / snowflake : snowflake / small;
     cells.push(`${ratio.toFixed(2)}×`, ratio <= SHAPE_RATIO_TARGET ? 'pass' : 'MISS');
   }
-  cells.push(shapes.map((shape) => values[shape]?.note ?? '').filter(Boolean).join(' | '));
+  cells.push(
+    shapes
+      .map((shape) => values[shape]?.note ?? '')
+      .filter(Boolean)
+      .join(' | '),
+  );
   return cells;
 }
 
 /** The lines of the shape comparison (without BENCH_BASELINE). */
-export function startReportLines({ command, load, events, liveReports, shapes, logBytes, writeSeconds, runs, figures, notes }: StartUpRun): string[] {
+export function startReportLines({
+  command,
+  load,
+  events,
+  liveReports,
+  shapes,
+  logBytes,
+  writeSeconds,
+  runs,
+  figures,
+  notes,
+}: StartUpRun): string[] {
   const lines: string[] = [];
   const both = shapes.length === 2;
   lines.push('', `$ ${command}`, load);
-  lines.push(`Start-up on a history of N = ${events.toLocaleString('en-US')} ReportCreated events (${liveReports.toLocaleString('en-US')} live reports,`);
-  lines.push(`events.log ${(logBytes / 1e6).toFixed(0)} MB, written in ${writeSeconds.toFixed(1)} s) for each id shape: ${shapes.map((shape) => (shape === 'small' ? 'ids from 1,000' : 'ids from 7×10^18')).join(', ')}.`);
-  lines.push(`BENCH_EVENTS sets N, BENCH_IDS the shapes (small, snowflake, both). Targets are for N = 1,000,000; medians of ${runs} run(s), shapes alternating.`);
+  lines.push(
+    `Start-up on a history of N = ${events.toLocaleString('en-US')} ReportCreated events (${liveReports.toLocaleString('en-US')} live reports,`,
+  );
+  lines.push(
+    `events.log ${(logBytes / 1e6).toFixed(0)} MB, written in ${writeSeconds.toFixed(1)} s) for each id shape: ${shapes.map((shape) => (shape === 'small' ? 'ids from 1,000' : 'ids from 7×10^18')).join(', ')}.`,
+  );
+  lines.push(
+    `BENCH_EVENTS sets N, BENCH_IDS the shapes (small, snowflake, both). Targets are for N = 1,000,000; medians of ${runs} run(s), shapes alternating.`,
+  );
   const header = ['figure'];
-  for (const shape of shapes) header.push(shape === 'small' ? 'small ids' : 'snowflake ids', ...(shape === 'small' ? ['target'] : []));
+  for (const shape of shapes)
+    header.push(shape === 'small' ? 'small ids' : 'snowflake ids', ...(shape === 'small' ? ['target'] : []));
   if (both) header.push('snowflake ÷ small', `≤ ${SHAPE_RATIO_TARGET}×`);
   header.push('runs: fastest–slowest');
   lines.push(textTable([header, ...figures.map((figure) => row(figure, shapes))]), ...notes, ...LEGEND);
@@ -96,13 +124,25 @@ export function startReport(run: StartUpRun): void {
 }
 
 /** The settings `make bench-start` reads, in the order the header names them. */
-const SETTINGS = ['BENCH_BASELINE', 'BENCH_EVENTS', 'BENCH_RUNS', 'BENCH_IDS', 'BENCH_TAIL_S', 'BENCH_CPU_PROF'] as const;
+const SETTINGS = [
+  'BENCH_BASELINE',
+  'BENCH_EVENTS',
+  'BENCH_RUNS',
+  'BENCH_IDS',
+  'BENCH_TAIL_S',
+  'BENCH_CPU_PROF',
+] as const;
 
 /** The command line that ran the bench, as far as the environment tells: its BENCH_ settings, then make's, npm's or node's invocation. */
 export function benchCommand(env: NodeJS.ProcessEnv): string {
   const quoted = (value: string) => (/^[\w./:@=+,-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`);
   const settings = SETTINGS.flatMap((name) => (env[name] === undefined ? [] : [`${name}=${quoted(env[name])}`]));
-  const invocation = env['MAKELEVEL'] !== undefined ? 'make bench-start' : env['npm_lifecycle_event'] !== undefined ? `npm run ${env['npm_lifecycle_event']}` : 'node dist/test/bench/start-up.js';
+  const invocation =
+    env['MAKELEVEL'] !== undefined
+      ? 'make bench-start'
+      : env['npm_lifecycle_event'] !== undefined
+        ? `npm run ${env['npm_lifecycle_event']}`
+        : 'node dist/test/bench/start-up.js';
   return [...settings, invocation].join(' ');
 }
 
@@ -133,7 +173,8 @@ export interface BaselineRun {
 /** A budget as the table states it, and whether this checkout kept it. */
 function budgetCell(budget: Budget | undefined, ratio: number, more: number, higherIsBetter: boolean): string {
   if (budget === undefined) return '';
-  if ('ratio' in budget) return `${higherIsBetter ? '≥' : '≤'} ${budget.ratio.toFixed(2)}× ${(higherIsBetter ? ratio >= budget.ratio : ratio <= budget.ratio) ? 'pass' : 'MISS'}`;
+  if ('ratio' in budget)
+    return `${higherIsBetter ? '≥' : '≤'} ${budget.ratio.toFixed(2)}× ${(higherIsBetter ? ratio >= budget.ratio : ratio <= budget.ratio) ? 'pass' : 'MISS'}`;
   return `≤ +${budget.bytesMore} bytes ${more <= budget.bytesMore ? 'pass' : 'MISS'}`;
 }
 
@@ -145,13 +186,42 @@ export function baselineRow({ name, values, unit, higherIsBetter = false, budget
   const more = ours - base;
   const difference = unit === 'bytes' ? `${more >= 0 ? '+' : '−'}${Math.abs(more).toFixed(1)} bytes` : '';
   const notes = [values.baseline?.note, values.checkout?.note].filter(Boolean).join(' | ');
-  return [name, formatted(base, unit), formatted(ours, unit), `${ratio.toFixed(2)}×`, difference, budgetCell(budget, ratio, more, higherIsBetter), notes];
+  return [
+    name,
+    formatted(base, unit),
+    formatted(ours, unit),
+    `${ratio.toFixed(2)}×`,
+    difference,
+    budgetCell(budget, ratio, more, higherIsBetter),
+    notes,
+  ];
 }
 
 /** The lines of a BENCH_BASELINE run: this checkout (sealed history) against the baseline build (the same history in the clear). */
-export function baselineReportLines({ command, load, baseline, shape, events, liveReports, logBytes, keysBytes, writeSeconds, runs, figures, notes }: BaselineRun): string[] {
+export function baselineReportLines({
+  command,
+  load,
+  baseline,
+  shape,
+  events,
+  liveReports,
+  logBytes,
+  keysBytes,
+  writeSeconds,
+  runs,
+  figures,
+  notes,
+}: BaselineRun): string[] {
   const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
-  const header = ['figure', `baseline ${baseline.name}`, 'this checkout', 'this ÷ baseline', 'this − baseline', 'budget', 'runs: fastest–slowest (baseline | this)'];
+  const header = [
+    'figure',
+    `baseline ${baseline.name}`,
+    'this checkout',
+    'this ÷ baseline',
+    'this − baseline',
+    'budget',
+    'runs: fastest–slowest (baseline | this)',
+  ];
   return [
     '',
     `$ ${command}`,
@@ -164,7 +234,7 @@ export function baselineReportLines({ command, load, baseline, shape, events, li
     ...notes,
     ...LEGEND,
     'this ÷ baseline: of the values as printed (events/s: above 1 is faster; s, MB, bytes: above 1 costs more). this − baseline: per report.',
-    'budget: what the change may cost against the baseline (the issue\'s); figures without one are reported only.',
+    "budget: what the change may cost against the baseline (the issue's); figures without one are reported only.",
   ];
 }
 

@@ -39,7 +39,16 @@ import { measureDeletedIds } from './deleted-ids.js';
 import { historyEvents, writeHistory, type HistoryShape } from './history.js';
 import { measureTail, tailLines } from './history-tail.js';
 import { createStartUpProbe, type StartUpProbe, type Started } from './start-up-probe.js';
-import { baselineReport, benchCommand, loadLine, startReport, type Build, type Figure, type IdShape, type Subject } from './start-up-report.js';
+import {
+  baselineReport,
+  benchCommand,
+  loadLine,
+  startReport,
+  type Build,
+  type Figure,
+  type IdShape,
+  type Subject,
+} from './start-up-report.js';
 
 const FIRST_ID: Record<IdShape, bigint> = { small: 1000n, snowflake: 7_000_000_000_000_000_000n };
 
@@ -53,7 +62,8 @@ function positiveSetting(name: string, fallback: number): number {
 /** Both shapes unless set; with a baseline, one (small unless set): the comparison is of builds, not of ids. */
 function shapesSetting(withBaseline: boolean): IdShape[] {
   const raw = process.env['BENCH_IDS']?.trim() || (withBaseline ? 'small' : 'both');
-  if (raw === 'both' && withBaseline) throw new Error('BENCH_BASELINE compares the builds on one id shape: set BENCH_IDS to small or snowflake');
+  if (raw === 'both' && withBaseline)
+    throw new Error('BENCH_BASELINE compares the builds on one id shape: set BENCH_IDS to small or snowflake');
   if (raw === 'both') return ['small', 'snowflake'];
   if (raw === 'small' || raw === 'snowflake') return [raw];
   throw new Error(`BENCH_IDS must be small, snowflake or both, got "${raw}"`);
@@ -95,11 +105,29 @@ interface Column {
 const shape = shapes[0] as IdShape;
 const columns: readonly Column[] =
   baselineProbe === undefined
-    ? shapes.map((each) => ({ subject: each, ids: each, dataDir: join(root, each), history: { firstId: FIRST_ID[each], reports: events }, probe }))
+    ? shapes.map((each) => ({
+        subject: each,
+        ids: each,
+        dataDir: join(root, each),
+        history: { firstId: FIRST_ID[each], reports: events },
+        probe,
+      }))
     : [
         // The same reports and ids: in the clear for the baseline, which cannot read sealed ones; sealed for this checkout.
-        { subject: 'baseline', ids: shape, dataDir: join(root, 'baseline'), history: { firstId: FIRST_ID[shape], reports: events, plain: true }, probe: baselineProbe },
-        { subject: 'checkout', ids: shape, dataDir: join(root, 'checkout'), history: { firstId: FIRST_ID[shape], reports: events }, probe },
+        {
+          subject: 'baseline',
+          ids: shape,
+          dataDir: join(root, 'baseline'),
+          history: { firstId: FIRST_ID[shape], reports: events, plain: true },
+          probe: baselineProbe,
+        },
+        {
+          subject: 'checkout',
+          ids: shape,
+          dataDir: join(root, 'checkout'),
+          history: { firstId: FIRST_ID[shape], reports: events },
+          probe,
+        },
       ];
 const [firstColumn] = columns as [Column, ...Column[]];
 
@@ -107,7 +135,8 @@ const [firstColumn] = columns as [Column, ...Column[]];
 async function alternating<Run>(measure: (column: Column) => Promise<Run>): Promise<Map<Subject, Run[]>> {
   const done = new Map<Subject, Run[]>(columns.map((column) => [column.subject, []]));
   for (let run = 0; run < runs; run += 1) {
-    for (const column of run % 2 === 0 ? columns : [...columns].reverse()) done.get(column.subject)?.push(await measure(column));
+    for (const column of run % 2 === 0 ? columns : [...columns].reverse())
+      done.get(column.subject)?.push(await measure(column));
   }
   return done;
 }
@@ -115,13 +144,18 @@ async function alternating<Run>(measure: (column: Column) => Promise<Run>): Prom
 /** The run with the median time, and the fastest and slowest times. */
 function median<Run>(done: readonly Run[], seconds: (run: Run) => number): { median: Run; range: string } {
   const sorted = [...done].sort((a, b) => seconds(a) - seconds(b));
-  const range = sorted.length > 1 ? `${seconds(sorted[0] as Run).toFixed(2)}–${seconds(sorted[sorted.length - 1] as Run).toFixed(2)} s` : '';
+  const range =
+    sorted.length > 1
+      ? `${seconds(sorted[0] as Run).toFixed(2)}–${seconds(sorted[sorted.length - 1] as Run).toFixed(2)} s`
+      : '';
   return { median: sorted[Math.floor((sorted.length - 1) / 2)] as Run, range };
 }
 
 function snapshotFiles(column: Column): string[] {
   const dir = join(column.dataDir, 'snapshots');
-  return readdirSync(dir).filter((name) => name.endsWith('.snap')).map((name) => join(dir, name));
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.snap'))
+    .map((name) => join(dir, name));
 }
 
 function snapshotBytes(column: Column): number {
@@ -142,9 +176,20 @@ function versionsNote(column: Column): string {
 }
 
 /** One row: `pick` of each column's median run (with the range of times when `timed`). */
-function figure<Run>(name: string, unit: string, bySubject: Map<Subject, { median: Run; range: string }>, pick: (run: Run, subject: Subject) => number, extra: Omit<Figure, 'name' | 'unit' | 'values'> & { timed?: boolean } = {}): Figure {
+function figure<Run>(
+  name: string,
+  unit: string,
+  bySubject: Map<Subject, { median: Run; range: string }>,
+  pick: (run: Run, subject: Subject) => number,
+  extra: Omit<Figure, 'name' | 'unit' | 'values'> & { timed?: boolean } = {},
+): Figure {
   const { timed = false, ...rest } = extra;
-  const values: Figure['values'] = Object.fromEntries([...bySubject].map(([subject, { median: run, range }]) => [subject, { value: pick(run, subject), ...(timed ? { note: range } : {}) }]));
+  const values: Figure['values'] = Object.fromEntries(
+    [...bySubject].map(([subject, { median: run, range }]) => [
+      subject,
+      { value: pick(run, subject), ...(timed ? { note: range } : {}) },
+    ]),
+  );
   return { name, unit, values, ...rest };
 }
 
@@ -153,9 +198,15 @@ async function main(): Promise<void> {
   const load = () => loadLine(loadBefore, loadavg(), availableParallelism());
   const writeSeconds = new Map<Subject, number>();
   for (const column of columns) {
-    progress(`writing ${events} events with ${column.ids} ids${baselineProbe === undefined ? '' : ` for ${column.subject}, ${column.history.plain === true ? 'in the clear' : 'sealed'}`}`);
+    progress(
+      `writing ${events} events with ${column.ids} ids${baselineProbe === undefined ? '' : ` for ${column.subject}, ${column.history.plain === true ? 'in the clear' : 'sealed'}`}`,
+    );
     const started = performance.now();
-    await writeHistory(column.dataDir, column.history, (written) => written % 200_000 === 0 && progress(`  ${written}`));
+    await writeHistory(
+      column.dataDir,
+      column.history,
+      (written) => written % 200_000 === 0 && progress(`  ${written}`),
+    );
     // Today's writer opens keys.db beside any log it opens; a log in the clear is what the baseline wrote, without one.
     if (column.history.plain === true) rmSync(join(column.dataDir, KEYS_FILE), { force: true });
     writeSeconds.set(column.subject, (performance.now() - started) / 1000);
@@ -166,7 +217,12 @@ async function main(): Promise<void> {
   for (const column of columns) {
     const same = columns.find((other) => other.probe === column.probe && empty.has(other.subject));
     progress(`server on an empty log (the heap baseline)${baselineProbe === undefined ? '' : ` of ${column.subject}`}`);
-    empty.set(column.subject, same === undefined ? await column.probe.startAndProbe(join(root, `empty-${column.subject}`)) : (empty.get(same.subject) as Started));
+    empty.set(
+      column.subject,
+      same === undefined
+        ? await column.probe.startAndProbe(join(root, `empty-${column.subject}`))
+        : (empty.get(same.subject) as Started),
+    );
   }
   progress(`reports replay (${runs} runs a column)`);
   const replays = await alternating((column) => column.probe.runCli(['replay', '--json'], column.dataDir));
@@ -176,32 +232,70 @@ async function main(): Promise<void> {
   const snapshots = await alternating((column) => column.probe.runCli(['snapshot'], column.dataDir));
   progress(`server start from the snapshot (${runs} runs a column)`);
   const warms = await alternating((column) => column.probe.startAndProbe(column.dataDir));
-  const medians = <Run>(done: Map<Subject, Run[]>, seconds: (run: Run) => number) => new Map([...done].map(([subject, list]) => [subject, median(list, seconds)]));
+  const medians = <Run>(done: Map<Subject, Run[]>, seconds: (run: Run) => number) =>
+    new Map([...done].map(([subject, list]) => [subject, median(list, seconds)]));
   const replay = medians(replays, (run) => run.seconds);
-  const live = (subject: Subject) => Number((JSON.parse(replay.get(subject)?.median.stdout ?? '{}') as { liveReports?: unknown }).liveReports ?? events);
+  const live = (subject: Subject) =>
+    Number((JSON.parse(replay.get(subject)?.median.stdout ?? '{}') as { liveReports?: unknown }).liveReports ?? events);
   const liveReports = live(firstColumn.subject);
   const differing = columns.find((column) => live(column.subject) !== liveReports);
-  if (differing !== undefined) throw new Error(`${differing.subject} folded ${live(differing.subject)} live reports, ${firstColumn.subject} ${liveReports}: not the same reports`);
+  if (differing !== undefined)
+    throw new Error(
+      `${differing.subject} folded ${live(differing.subject)} live reports, ${firstColumn.subject} ${liveReports}: not the same reports`,
+    );
   const cold = medians(colds, (run) => run.readySeconds);
   const warm = medians(warms, (run) => run.readySeconds);
-  const heapPerReport = (started: Started, subject: Subject) => (started.heapUsed - (empty.get(subject)?.heapUsed ?? Number.NaN)) / liveReports;
+  const heapPerReport = (started: Started, subject: Subject) =>
+    (started.heapUsed - (empty.get(subject)?.heapUsed ?? Number.NaN)) / liveReports;
   // Targets: for N = 1,000,000 small ids (the shape table). Budgets: what erasure was allowed to cost against the commit before it (the baseline table).
   const figures: Figure[] = [
-    figure('reports replay, events/s', 'events/s', replay, (run) => events / run.seconds, { target: 500_000, higherIsBetter: true, timed: true, budget: { ratio: 0.85 } }),
-    figure('  its fold alone (no Node start)', 'events/s', replay, (run) => events / Number((JSON.parse(run.stdout) as { seconds?: unknown }).seconds), { higherIsBetter: true }),
+    figure('reports replay, events/s', 'events/s', replay, (run) => events / run.seconds, {
+      target: 500_000,
+      higherIsBetter: true,
+      timed: true,
+      budget: { ratio: 0.85 },
+    }),
+    figure(
+      '  its fold alone (no Node start)',
+      'events/s',
+      replay,
+      (run) => events / Number((JSON.parse(run.stdout) as { seconds?: unknown }).seconds),
+      { higherIsBetter: true },
+    ),
     figure('  its CPU time (every thread)', 's', replay, (run) => run.cpuSeconds),
     figure('start to /readyz 200, no snapshot', 's', cold, (run) => run.readySeconds, { target: 2, timed: true }),
     figure('  its CPU time (every thread)', 's', cold, (run) => run.cpuSeconds),
-    figure('start to /readyz 200, from a snapshot', 's', warm, (run) => run.readySeconds, { target: 0.5, timed: true, budget: { ratio: 1.15 } }),
+    figure('start to /readyz 200, from a snapshot', 's', warm, (run) => run.readySeconds, {
+      target: 0.5,
+      timed: true,
+      budget: { ratio: 1.15 },
+    }),
     figure('  its CPU time (every thread)', 's', warm, (run) => run.cpuSeconds),
     figure('RSS after start, no snapshot', 'MB', cold, (run) => run.rss / 1e6, { target: 400 }),
     figure('RSS after start, from a snapshot', 'MB', warm, (run) => run.rss / 1e6, { target: 400 }),
-    figure('heap per report after GC, no snapshot', 'bytes', cold, heapPerReport, { target: 120, budget: { bytesMore: 40 } }),
-    figure('heap per report after GC, from a snapshot', 'bytes', warm, heapPerReport, { target: 120, budget: { bytesMore: 40 } }),
-    figure('reports snapshot', 's', medians(snapshots, (run) => run.seconds), (run) => run.seconds, { timed: true }),
-    { name: 'snapshot file', unit: 'MB', values: Object.fromEntries(columns.map((column) => [column.subject, { value: snapshotBytes(column) / 1e6 }])) },
+    figure('heap per report after GC, no snapshot', 'bytes', cold, heapPerReport, {
+      target: 120,
+      budget: { bytesMore: 40 },
+    }),
+    figure('heap per report after GC, from a snapshot', 'bytes', warm, heapPerReport, {
+      target: 120,
+      budget: { bytesMore: 40 },
+    }),
+    figure(
+      'reports snapshot',
+      's',
+      medians(snapshots, (run) => run.seconds),
+      (run) => run.seconds,
+      { timed: true },
+    ),
+    {
+      name: 'snapshot file',
+      unit: 'MB',
+      values: Object.fromEntries(columns.map((column) => [column.subject, { value: snapshotBytes(column) / 1e6 }])),
+    },
   ];
-  const emptyServer = (subject: Subject) => `${((empty.get(subject)?.heapUsed ?? Number.NaN) / 1e6).toFixed(1)} MB of heap and external memory after GC, ready in ${(empty.get(subject)?.readySeconds ?? Number.NaN).toFixed(2)} s`;
+  const emptyServer = (subject: Subject) =>
+    `${((empty.get(subject)?.heapUsed ?? Number.NaN) / 1e6).toFixed(1)} MB of heap and external memory after GC, ready in ${(empty.get(subject)?.readySeconds ?? Number.NaN).toFixed(2)} s`;
   if (baseline !== undefined) {
     const [base, ours] = columns as [Column, Column];
     const byBuild = <T>(of: (column: Column) => T): Record<Build, T> => ({ baseline: of(base), checkout: of(ours) });
@@ -225,14 +319,37 @@ async function main(): Promise<void> {
     return;
   }
   progress('deleted ids: two more histories (small ids)');
-  const notes = [`empty server: ${emptyServer(firstColumn.subject)}.`, versionsNote(firstColumn), ...(await measureDeletedIds({ root, events, probe, progress }))];
+  const notes = [
+    `empty server: ${emptyServer(firstColumn.subject)}.`,
+    versionsNote(firstColumn),
+    ...(await measureDeletedIds({ root, events, probe, progress })),
+  ];
   if (tailSeconds > 0) {
     const cpuProfileDir = process.env['BENCH_CPU_PROF']?.trim() || undefined;
-    const tail = await measureTail({ dataDir: join(root, 'tail'), firstId: FIRST_ID[shape], token, durationS: tailSeconds, events, progress, ...(cpuProfileDir === undefined ? {} : { cpuProfileDir }) });
+    const tail = await measureTail({
+      dataDir: join(root, 'tail'),
+      firstId: FIRST_ID[shape],
+      token,
+      durationS: tailSeconds,
+      events,
+      progress,
+      ...(cpuProfileDir === undefined ? {} : { cpuProfileDir }),
+    });
     notes.push(...tailLines(tail, tailSeconds));
   }
   const meanWriteSeconds = [...writeSeconds.values()].reduce((sum, seconds) => sum + seconds, 0) / columns.length;
-  startReport({ command, load: load(), events: historyEvents({ firstId: 0n, reports: events }), liveReports, shapes, logBytes: logBytes(firstColumn), writeSeconds: meanWriteSeconds, runs, figures, notes });
+  startReport({
+    command,
+    load: load(),
+    events: historyEvents({ firstId: 0n, reports: events }),
+    liveReports,
+    shapes,
+    logBytes: logBytes(firstColumn),
+    writeSeconds: meanWriteSeconds,
+    runs,
+    figures,
+    notes,
+  });
 }
 
 await main();

@@ -15,5 +15,13 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => 
 const progress = (line: string) => process.stderr.write(`bench-tail: ${line}\n`);
 
 const cpuProfileDir = process.env['BENCH_CPU_PROF']?.trim() || undefined;
-const result = await measureTail({ dataDir: root, firstId: 1000n, token: randomBytes(24).toString('base64url'), durationS, events, progress, ...(cpuProfileDir === undefined ? {} : { cpuProfileDir }) });
+const result = await measureTail({
+  dataDir: root,
+  firstId: 1000n,
+  token: randomBytes(24).toString('base64url'),
+  durationS,
+  events,
+  progress,
+  ...(cpuProfileDir === undefined ? {} : { cpuProfileDir }),
+});
 console.log(tailLines(result, durationS).join('\n'));

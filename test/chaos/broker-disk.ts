@@ -17,7 +17,10 @@ const HEADROOM_BYTES = 48 * 1024 * 1024;
 const FILLER = 'chaos-disk-filler';
 
 async function isMountPoint(dir: string): Promise<boolean> {
-  return run('mountpoint', ['-q', dir]).then(() => true, () => false);
+  return run('mountpoint', ['-q', dir]).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Moves node `id`'s logs onto a small file system of their own (a clean stop and start), unless they are there already. */
@@ -44,7 +47,8 @@ export async function moveOntoSmallDisk(cluster: KafkaCluster, id: number, topic
 export async function fillBrokerDisk(cluster: KafkaCluster, id: number, timeoutMs: number): Promise<boolean> {
   await fillDisk(join(cluster.dataDir(id), FILLER));
   const deadline = performance.now() + timeoutMs;
-  while (cluster.node(id).broker.isRunning() && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  while (cluster.node(id).broker.isRunning() && performance.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
   return !cluster.node(id).broker.isRunning();
 }
 

@@ -40,7 +40,11 @@ function judged({ runs }: Context, name: string): Run {
 
 function assertNothingLost({ verdict }: Run): void {
   assert.is(verdict.lost.length, 0, `acknowledged writes lost:\n${details(verdict.lost)}`);
-  assert.is(verdict.reordered.length + verdict.twoBodies.length, 0, `order or one-winner broken:\n${details([...verdict.reordered, ...verdict.twoBodies])}`);
+  assert.is(
+    verdict.reordered.length + verdict.twoBodies.length,
+    0,
+    `order or one-winner broken:\n${details([...verdict.reordered, ...verdict.twoBodies])}`,
+  );
   assert.is(verdict.unexplainedEvents + verdict.invalidRecords, 0, 'events no request explains');
 }
 
@@ -50,7 +54,11 @@ function assertAnswersMatchWrites({ verdict }: Run): void {
 }
 
 function assertNoContradiction({ verdict }: Run): void {
-  assert.is(verdict.contradictions.length, 0, `late writes contradicting acknowledged ones:\n${details(verdict.contradictions)}`);
+  assert.is(
+    verdict.contradictions.length,
+    0,
+    `late writes contradicting acknowledged ones:\n${details(verdict.contradictions)}`,
+  );
 }
 
 function assertNoStaleAnswer({ verdict }: Run): void {
@@ -71,15 +79,28 @@ const EVIDENCE_LINES = 80;
 function readinessEvidence({ history }: Run, { instance, fromMs, toMs }: RunVerdict['readiness'][number]): string {
   const s = (ms: number) => (ms / 1000).toFixed(2);
   const inWindow = (ms: number) => ms >= fromMs - 6000 && ms <= toMs;
-  const writes = history.requests.filter((r) => r.instance === instance && inWindow(r.sentMs)).map((r) => ({ at: r.sentMs, line: `${s(r.sentMs)} ${r.op} ${r.id} -> ${r.status} at ${s(r.answeredMs)}${r.message === undefined ? '' : ` (${r.message.slice(0, 80)})`}` }));
-  const polls = history.polls.filter((p) => p.instance === instance && inWindow(p.sentMs)).map((p) => ({ at: p.sentMs, line: `${s(p.sentMs)} /readyz -> ${p.status}${p.reason === undefined ? '' : ` (${p.reason})`}` }));
+  const writes = history.requests
+    .filter((r) => r.instance === instance && inWindow(r.sentMs))
+    .map((r) => ({
+      at: r.sentMs,
+      line: `${s(r.sentMs)} ${r.op} ${r.id} -> ${r.status} at ${s(r.answeredMs)}${r.message === undefined ? '' : ` (${r.message.slice(0, 80)})`}`,
+    }));
+  const polls = history.polls
+    .filter((p) => p.instance === instance && inWindow(p.sentMs))
+    .map((p) => ({
+      at: p.sentMs,
+      line: `${s(p.sentMs)} /readyz -> ${p.status}${p.reason === undefined ? '' : ` (${p.reason})`}`,
+    }));
   const lines = [...writes, ...polls].sort((a, b) => a.at - b.at).map(({ line }) => `  ${line}`);
   const faults = history.faults.map((f) => `  fault ${f.fault} ${s(f.startMs)}-${s(f.endMs)}`);
   return [...faults, ...lines.slice(-EVIDENCE_LINES)].join('\n');
 }
 
 function assertTruthfulReadiness(run: Run): void {
-  const problems = run.verdict.readiness.map((p) => `${p.instance}: ${p.kind} for ${((p.toMs - p.fromMs) / 1000).toFixed(1)} s (${p.polls} polls)${p.reasons.length > 0 ? `: ${p.reasons.join('; ')}` : ''}`);
+  const problems = run.verdict.readiness.map(
+    (p) =>
+      `${p.instance}: ${p.kind} for ${((p.toMs - p.fromMs) / 1000).toFixed(1)} s (${p.polls} polls)${p.reasons.length > 0 ? `: ${p.reasons.join('; ')}` : ''}`,
+  );
   const evidence = run.verdict.readiness.map((problem) => readinessEvidence(run, problem)).join('\n');
   assert.equal(problems, [], `/readyz did not follow what writes could do\n${evidence}`);
 }
@@ -89,23 +110,37 @@ function assertHealthyPartitionsWrite({ verdict }: Run): void {
   for (const fault of verdict.faults) {
     const { acknowledged, failed } = fault.settled;
     const share = acknowledged / Math.max(1, acknowledged + failed);
-    assert.ok(acknowledged + failed > 0 && share >= SETTLED_SHARE, `${fault.fault}: ${acknowledged} of ${acknowledged + failed} writes to healthy-led partitions sent from ${SETTLE_AFTER_FAULT_MS / 1000} s on were acknowledged (target ${SETTLED_SHARE * 100} %)`);
+    assert.ok(
+      acknowledged + failed > 0 && share >= SETTLED_SHARE,
+      `${fault.fault}: ${acknowledged} of ${acknowledged + failed} writes to healthy-led partitions sent from ${SETTLE_AFTER_FAULT_MS / 1000} s on were acknowledged (target ${SETTLED_SHARE * 100} %)`,
+    );
   }
 }
 
 function assertStuckAnswersInTime({ verdict }: Run): void {
   for (const fault of verdict.faults) {
     assert.is(fault.stuckUnanswered, 0, 'writes on the stuck partition got no answer');
-    assert.ok((fault.stuckSlowestAnswerMs ?? 0) <= 5000 + ANSWER_SLACK_MS, `a write on the stuck partition was answered after ${fault.stuckSlowestAnswerMs} ms`);
+    assert.ok(
+      (fault.stuckSlowestAnswerMs ?? 0) <= 5000 + ANSWER_SLACK_MS,
+      `a write on the stuck partition was answered after ${fault.stuckSlowestAnswerMs} ms`,
+    );
   }
 }
 
 /** The script ran as planned, and its report ends with the name acknowledged last. */
 function assertLateDeliveryUndoesNothing({ verdict, history, notes }: Run): void {
-  const recreated = history.requests.find((r) => r.purpose === 'script' && r.instance === 'B' && r.name === LATE_FINAL_NAME && r.status === 200);
+  const recreated = history.requests.find(
+    (r) => r.purpose === 'script' && r.instance === 'B' && r.name === LATE_FINAL_NAME && r.status === 200,
+  );
   assert.ok(recreated, `the script did not run as planned: ${notes.join('; ')}`);
-  const events = verdict.folded.events.filter((event) => event.id === recreated.id).map((event) => `${event.type} ${event.request?.status ?? '?'}`);
-  assert.is(finalName(verdict.folded, recreated.id), LATE_FINAL_NAME, `report ${recreated.id} does not end with the name acknowledged last (its events: ${events.join(', ')})`);
+  const events = verdict.folded.events
+    .filter((event) => event.id === recreated.id)
+    .map((event) => `${event.type} ${event.request?.status ?? '?'}`);
+  assert.is(
+    finalName(verdict.folded, recreated.id),
+    LATE_FINAL_NAME,
+    `report ${recreated.id} does not end with the name acknowledged last (its events: ${events.join(', ')})`,
+  );
 }
 
 /** An event's `time` relative to the end of its run, by the instance that wrote it (its CloudEvents source). */
@@ -125,8 +160,14 @@ function assertEventTimesAsGiven({ history }: Run): void {
   const MARGIN_MS = 10 * 60_000;
   const offsets = timeOffsetsBySource(history);
   const of = (name: string) => offsets.get(`urn:report-store:chaos-${name}`) ?? [];
-  assert.ok(of('B').some((offset) => offset > HOUR_MS - MARGIN_MS), 'instance B wrote no event stamped an hour ahead');
-  assert.ok(of('B').some((offset) => offset < -HOUR_MS + MARGIN_MS), 'instance B wrote no event stamped an hour behind');
+  assert.ok(
+    of('B').some((offset) => offset > HOUR_MS - MARGIN_MS),
+    'instance B wrote no event stamped an hour ahead',
+  );
+  assert.ok(
+    of('B').some((offset) => offset < -HOUR_MS + MARGIN_MS),
+    'instance B wrote no event stamped an hour behind',
+  );
   for (const name of ['A', 'C']) {
     const off = of(name).filter((offset) => Math.abs(offset) > MARGIN_MS);
     assert.equal(off.length, 0, `instance ${name}'s events are stamped with the real clock (${off.length} are not)`);
@@ -139,7 +180,10 @@ function assertNoUnavailableStormAfter({ history }: Run): void {
   const after = history.requests.filter((request) => request.sentMs >= healedMs + 1000);
   const unavailable = after.filter((request) => request.status === 503).length;
   assert.ok(after.length > 0, 'no write was sent after the network healed');
-  assert.ok(unavailable <= after.length * 0.02, `${unavailable} of ${after.length} writes sent from 1 s after the network healed answered 503`);
+  assert.ok(
+    unavailable <= after.length * 0.02,
+    `${unavailable} of ${after.length} writes sent from 1 s after the network healed answered 503`,
+  );
 }
 
 /** The instance whose only seed was paused waited for it (one line) and then started. */
@@ -166,15 +210,24 @@ const TARGETS: Readonly<Record<string, readonly (readonly [string, (run: Run) =>
   'late-delivery': [['the report ends with the name acknowledged last', assertLateDeliveryUndoesNothing]],
   'clock-jumps': [['events carry the wall clock their instance was given', assertEventTimesAsGiven]],
   'seed-paused': [['the instance waits for its only seed broker, then starts', assertWaitedForSeed]],
-  'leader-isolated': [['partitions led by the other nodes take writes from 8 s after the cut on', assertHealthyPartitionsWrite]],
-  'instance-cut-from-broker': [['only the cut broker\'s partitions suffer: the others take writes from 8 s after the cut on', assertHealthyPartitionsWrite]],
+  'leader-isolated': [
+    ['partitions led by the other nodes take writes from 8 s after the cut on', assertHealthyPartitionsWrite],
+  ],
+  'instance-cut-from-broker': [
+    [
+      "only the cut broker's partitions suffer: the others take writes from 8 s after the cut on",
+      assertHealthyPartitionsWrite,
+    ],
+  ],
   'slow-lossy-network': [['no storm of 503s once the network is whole again', assertNoUnavailableStormAfter]],
 };
 
 withKafka('kafka cluster faults', () => {
   if (!kafkaAvailable()) {
     if (process.env['CI'] === 'true') throw new Error('the cluster fault suite needs Java 17 and the Kafka jars in CI');
-    process.stderr.write('\n!!! Java or the Kafka jars are missing: the cluster fault suite (test/chaos) is NOT RUN. !!!\n\n');
+    process.stderr.write(
+      '\n!!! Java or the Kafka jars are missing: the cluster fault suite (test/chaos) is NOT RUN. !!!\n\n',
+    );
     return;
   }
   const faults = suite<Context>('kafka cluster faults (short form)');
@@ -193,10 +246,22 @@ withKafka('kafka cluster faults', () => {
   for (const scenario of SCENARIOS) {
     faults(`${scenario.name}: the run completes and its history can be judged`, async (context) => {
       // The slow network's cluster, behind delay proxies, is started when first needed (scenarios.ts `proxied`).
-      const cluster = scenario.proxied === true ? (context.proxied ??= await startCluster({ name: 'chaos-test-proxied', basePort: 28150, usersOfTheirOwn: true, proxied: true })) : context.cluster;
+      const cluster =
+        scenario.proxied === true
+          ? (context.proxied ??= await startCluster({
+              name: 'chaos-test-proxied',
+              basePort: 28150,
+              usersOfTheirOwn: true,
+              proxied: true,
+            }))
+          : context.cluster;
       const { history, notes } = await runScenario(cluster, scenario, SHORT);
       const verdict = judge(history);
-      process.stdout.write(`\n  ${scenario.name}:\n${describeRun(verdict, notes).map((line) => `    ${line}\n`).join('')}`);
+      process.stdout.write(
+        `\n  ${scenario.name}:\n${describeRun(verdict, notes)
+          .map((line) => `    ${line}\n`)
+          .join('')}`,
+      );
       context.runs.set(scenario.name, { verdict, history, notes });
     });
     for (const [behaviour, check] of [...CHECKS, ...(TARGETS[scenario.name] ?? [])]) {

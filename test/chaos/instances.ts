@@ -93,7 +93,11 @@ export class Instances {
     for (let attempt = 1; ; attempt += 1) {
       try {
         // A start may wait for a broker to answer (KAFKA_START_TIMEOUT_MS) before it listens.
-        entry.server = await startChildServer(this.env(dataDir, name), { nodeArgs: ['--import', ORPHAN_GUARD], startTimeoutMs: 90_000, ...(user === undefined ? {} : { user: { uid: user.uid, gid: user.gid } }) });
+        entry.server = await startChildServer(this.env(dataDir, name), {
+          nodeArgs: ['--import', ORPHAN_GUARD],
+          startTimeoutMs: 90_000,
+          ...(user === undefined ? {} : { user: { uid: user.uid, gid: user.gid } }),
+        });
         await entry.server.waitReady(60_000);
         return;
       } catch (error) {
@@ -141,8 +145,14 @@ export class Instances {
       let reached = -1;
       while ((reached = await projectedOffset(server).catch(() => -1)) < end) {
         if (Date.now() > deadline) {
-          const last = server.lines().slice(-6).map((line) => `  ${JSON.stringify(line).slice(0, 400)}`).join('\n');
-          throw new Error(`instance ${name} folded ${reached} of ${end} records within ${timeoutMs} ms (-1: /metrics did not answer); its last lines:\n${last}`);
+          const last = server
+            .lines()
+            .slice(-6)
+            .map((line) => `  ${JSON.stringify(line).slice(0, 400)}`)
+            .join('\n');
+          throw new Error(
+            `instance ${name} folded ${reached} of ${end} records within ${timeoutMs} ms (-1: /metrics did not answer); its last lines:\n${last}`,
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
@@ -158,12 +168,22 @@ export class Instances {
     const server = this.running.get(name)?.server;
     if (server === undefined || server.exited()) throw new Error(`instance ${name} is not running`);
     server.kill('SIGTERM');
-    const line = await server.waitForLine((logged) => logged['msg'] === 'stopped', `instance ${name}'s "stopped" line`, 30_000);
+    const line = await server.waitForLine(
+      (logged) => logged['msg'] === 'stopped',
+      `instance ${name}'s "stopped" line`,
+      30_000,
+    );
     await server.waitExit(30_000);
     const logDir = process.env['CHAOS_LOGS'];
     if (logDir !== undefined && logDir !== '') {
       await mkdir(logDir, { recursive: true });
-      await writeFile(join(logDir, `${this.options.topic}-${name}.jsonl`), server.lines().map((logged) => JSON.stringify(logged)).join('\n') + '\n');
+      await writeFile(
+        join(logDir, `${this.options.topic}-${name}.jsonl`),
+        server
+          .lines()
+          .map((logged) => JSON.stringify(logged))
+          .join('\n') + '\n',
+      );
       await writeFile(join(logDir, `${this.options.topic}-${name}.stderr`), server.stderr());
     }
     return { instance: name, position: String(line['position']), digest: String(line['digest']) };

@@ -20,7 +20,11 @@ import { ID_BASE } from './workload.js';
 export const LATE_FINAL_NAME = 'late delivery v2';
 
 /** The first script id whose partition is led by a node other than the first of KAFKA_BROKERS. */
-async function pickId({ cluster, topic, partitions }: FaultContext): Promise<{ id: string; partition: number; node: number }> {
+async function pickId({
+  cluster,
+  topic,
+  partitions,
+}: FaultContext): Promise<{ id: string; partition: number; node: number }> {
   const leaders = await cluster.leaders(topic);
   const first = cluster.nodes[0]?.id;
   for (let id = ID_BASE.script + 1; ; id += 1) {
@@ -31,7 +35,12 @@ async function pickId({ cluster, topic, partitions }: FaultContext): Promise<{ i
 }
 
 /** Sends `request` until its answer is one of `wanted` (or the deadline passes); the last answer. */
-async function until(context: FaultContext, request: Omit<WriteRequest, 'purpose'>, wanted: readonly number[], deadline: number): Promise<RequestRecord> {
+async function until(
+  context: FaultContext,
+  request: Omit<WriteRequest, 'purpose'>,
+  wanted: readonly number[],
+  deadline: number,
+): Promise<RequestRecord> {
   for (;;) {
     const answer = await context.recorder.send({ ...request, purpose: 'script' });
     if (wanted.includes(answer.status) || Date.now() > deadline) return answer;
@@ -40,10 +49,18 @@ async function until(context: FaultContext, request: Omit<WriteRequest, 'purpose
 }
 
 /** Waits until the live nodes name a leader of `partition` other than `paused`. */
-async function newLeader(context: FaultContext, partition: number, paused: number, timeoutMs = 30_000): Promise<number> {
+async function newLeader(
+  context: FaultContext,
+  partition: number,
+  paused: number,
+  timeoutMs = 30_000,
+): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const leader = await context.cluster.leaders(context.topic).then((leaders) => leaders.get(partition) ?? -1, () => -1);
+    const leader = await context.cluster.leaders(context.topic).then(
+      (leaders) => leaders.get(partition) ?? -1,
+      () => -1,
+    );
     if ((leader >= 0 && leader !== paused) || Date.now() > deadline) return leader;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -52,8 +69,14 @@ async function newLeader(context: FaultContext, partition: number, paused: numbe
 export async function lateDelivery(context: FaultContext): Promise<FaultWindow[]> {
   const { cluster, timing } = context;
   const { id, partition, node } = await pickId(context);
-  const created = await until(context, { op: 'create', id, name: 'late delivery v1', instance: 'A' }, [200], Date.now() + 30_000);
-  if (created.status !== 200) throw new Error(`the late-delivery script could not create ${id}: ${created.status} ${created.message ?? ''}`);
+  const created = await until(
+    context,
+    { op: 'create', id, name: 'late delivery v1', instance: 'A' },
+    [200],
+    Date.now() + 30_000,
+  );
+  if (created.status !== 200)
+    throw new Error(`the late-delivery script could not create ${id}: ${created.status} ${created.message ?? ''}`);
   const startMs = Date.now();
   cluster.pause(node);
   try {
@@ -62,15 +85,32 @@ export async function lateDelivery(context: FaultContext): Promise<FaultWindow[]
     await context.instances.startLate('B');
     const deadline = Date.now() + timing.lateDeliveryDeadlineMs;
     const deleted = await until(context, { op: 'delete', id: id, instance: 'B' }, [204, 404], deadline);
-    const recreated = await until(context, { op: 'create', id: id, name: LATE_FINAL_NAME, instance: 'B' }, [200, 409], deadline);
-    const tries = (instance: string, op: string) => context.recorder.requests.filter((r) => r.purpose === 'script' && r.instance === instance && r.op === op && r.sentMs >= startMs).length;
+    const recreated = await until(
+      context,
+      { op: 'create', id: id, name: LATE_FINAL_NAME, instance: 'B' },
+      [200, 409],
+      deadline,
+    );
+    const tries = (instance: string, op: string) =>
+      context.recorder.requests.filter(
+        (r) => r.purpose === 'script' && r.instance === instance && r.op === op && r.sentMs >= startMs,
+      ).length;
     context.note(
       `late delivery of ${id} on partition ${partition} (leader node ${node} paused, then node ${leader}): DELETE via A -> ${stuck.status}; ` +
         `DELETE via B -> ${deleted.status} after ${tries('B', 'delete')} tries; create via B -> ${recreated.status} after ${tries('B', 'create')} tries, ${((Date.now() - startMs) / 1000).toFixed(1)} s into the pause`,
     );
-    if (!unknownOutcome(stuck)) context.note(`late delivery not reproduced: the DELETE via A was answered ${stuck.status}`);
+    if (!unknownOutcome(stuck))
+      context.note(`late delivery not reproduced: the DELETE via A was answered ${stuck.status}`);
   } finally {
     cluster.resume(node);
   }
-  return [{ fault: 'SIGSTOP leader, retry via B', targets: [`node ${node}`], startMs, endMs: Date.now(), stuckPartitions: [partition] }];
+  return [
+    {
+      fault: 'SIGSTOP leader, retry via B',
+      targets: [`node ${node}`],
+      startMs,
+      endMs: Date.now(),
+      stuckPartitions: [partition],
+    },
+  ];
 }

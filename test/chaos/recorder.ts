@@ -54,7 +54,15 @@ export class Recorder {
         message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       }
     }
-    const record: RequestRecord = { ...request, seq, traceId, sentMs, answeredMs: Date.now(), status, ...(message === undefined ? {} : { message }) };
+    const record: RequestRecord = {
+      ...request,
+      seq,
+      traceId,
+      sentMs,
+      answeredMs: Date.now(),
+      status,
+      ...(message === undefined ? {} : { message }),
+    };
     this.requests.push(record);
     return record;
   }
@@ -88,7 +96,12 @@ export class Recorder {
     };
     const signal = AbortSignal.timeout(CLIENT_TIMEOUT_MS);
     if (op === 'delete') return { method: 'DELETE', headers, signal };
-    return { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: `{"id": ${id}, "name": ${JSON.stringify(name ?? '')}}`, signal };
+    return {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/json' },
+      body: `{"id": ${id}, "name": ${JSON.stringify(name ?? '')}}`,
+      signal,
+    };
   }
 }
 

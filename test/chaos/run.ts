@@ -30,7 +30,11 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /** The topic's end offsets summed; stable for `quietMs` means no write is still on its way. */
 async function settledEnd(brokers: string, topic: string, quietMs: number, timeoutMs = 60_000): Promise<number> {
-  const kafka = new kafkajs.Kafka({ clientId: 'chaos-settle', brokers: brokers.split(','), logLevel: kafkajs.logLevel.NOTHING });
+  const kafka = new kafkajs.Kafka({
+    clientId: 'chaos-settle',
+    brokers: brokers.split(','),
+    logLevel: kafkajs.logLevel.NOTHING,
+  });
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -58,7 +62,11 @@ async function replayDigest(brokers: string, topic: string): Promise<string> {
 /** The creates `reports events` prints without their content (`P:O`): their key is not in the key topic. */
 async function unopenedCreates(brokers: string, topic: string): Promise<string[]> {
   const env = { PATH: process.env['PATH'] ?? '', KAFKA_BROKERS: brokers, REPORTS_TOPIC: topic, LOG_LEVEL: 'warn' };
-  const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'events', '--type', 'ReportCreated'], { env, timeout: 120_000, maxBuffer: 256 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'events', '--type', 'ReportCreated'], {
+    env,
+    timeout: 120_000,
+    maxBuffer: 256 * 1024 * 1024,
+  });
   return stdout
     .split('\n')
     .filter((line) => line !== '')
@@ -73,13 +81,38 @@ interface Injected {
   readonly net: NetFaults | undefined;
 }
 
-async function underLoad(cluster: KafkaCluster, instances: Instances, scenario: Scenario, timing: Timing, topic: string, { clock, net }: Injected, notes: string[], log: (line: string) => void) {
+async function underLoad(
+  cluster: KafkaCluster,
+  instances: Instances,
+  scenario: Scenario,
+  timing: Timing,
+  topic: string,
+  { clock, net }: Injected,
+  notes: string[],
+  log: (line: string) => void,
+) {
   const recorder = new Recorder((name) => instances.url(name));
   const writeThrough = scenario.workloadOn ? { writeThrough: scenario.workloadOn } : {};
-  const workload = startWorkload({ recorder, instances: INSTANCES, ...writeThrough, isUp: (name) => instances.url(name) !== undefined, ...timing });
+  const workload = startWorkload({
+    recorder,
+    instances: INSTANCES,
+    ...writeThrough,
+    isUp: (name) => instances.url(name) !== undefined,
+    ...timing,
+  });
   try {
     await sleep(timing.warmUpMs);
-    const context: FaultContext = { cluster, instances, recorder, topic, partitions: PARTITIONS, timing, clock, net, note: (line) => notes.push(line) };
+    const context: FaultContext = {
+      cluster,
+      instances,
+      recorder,
+      topic,
+      partitions: PARTITIONS,
+      timing,
+      clock,
+      net,
+      note: (line) => notes.push(line),
+    };
     const faults = await scenario.inject(context).finally(() => net?.heal());
     log(`${scenario.name}: faults done, waiting for the cluster to be whole`);
     await cluster.waitHealthy([topic], 120_000);
@@ -90,19 +123,36 @@ async function underLoad(cluster: KafkaCluster, instances: Instances, scenario: 
   }
 }
 
-export async function runScenario(cluster: KafkaCluster, scenario: Scenario, timing: Timing, log: (line: string) => void = () => undefined): Promise<RunResult> {
+export async function runScenario(
+  cluster: KafkaCluster,
+  scenario: Scenario,
+  timing: Timing,
+  log: (line: string) => void = () => undefined,
+): Promise<RunResult> {
   await cluster.waitHealthy();
   const topic = `chaos.${scenario.name}.${randomUUID().slice(0, 8)}`;
   const deferred = scenario.deferred ? { deferred: scenario.deferred } : {};
   const clock = scenario.clockOn === undefined ? undefined : await jumpingClock();
   const clockOn = new Set(scenario.clockOn);
-  const extraEnv = (name: string) => ({ ...(clock !== undefined && clockOn.has(name) ? clock.env : {}), ...scenario.envOf?.(name, cluster) });
+  const extraEnv = (name: string) => ({
+    ...(clock !== undefined && clockOn.has(name) ? clock.env : {}),
+    ...scenario.envOf?.(name, cluster),
+  });
   const userOf = (name: string) => {
     const uid = scenario.users?.[name];
     return uid === undefined ? undefined : { uid, gid: uid };
   };
   const net = scenario.network === true ? await openNetFaults() : undefined;
-  const instances = await Instances.start({ names: INSTANCES, brokers: cluster.brokers, topic, writeTimeoutMs: WRITE_TIMEOUT_MS, partitions: PARTITIONS, extraEnv, userOf, ...deferred }).catch(async (error: unknown) => {
+  const instances = await Instances.start({
+    names: INSTANCES,
+    brokers: cluster.brokers,
+    topic,
+    writeTimeoutMs: WRITE_TIMEOUT_MS,
+    partitions: PARTITIONS,
+    extraEnv,
+    userOf,
+    ...deferred,
+  }).catch(async (error: unknown) => {
     await clock?.dispose();
     await net?.close();
     throw error;
@@ -110,14 +160,40 @@ export async function runScenario(cluster: KafkaCluster, scenario: Scenario, tim
   const notes: string[] = [];
   try {
     await cluster.waitHealthy([topic]);
-    const { recorder, faults } = await underLoad(cluster, instances, scenario, timing, topic, { clock, net }, notes, log);
+    const { recorder, faults } = await underLoad(
+      cluster,
+      instances,
+      scenario,
+      timing,
+      topic,
+      { clock, net },
+      notes,
+      log,
+    );
     const endMs = Date.now();
     // Writes still on their way (a producer retrying) land before the instances are compared.
     await instances.waitCaughtUp(await settledEnd(cluster.brokers, topic, 3000));
     const stops = await instances.stopAll();
-    const [contents, replayed, unopened] = await Promise.all([readTopic(cluster.brokers, topic), replayDigest(cluster.brokers, topic), unopenedCreates(cluster.brokers, topic)]);
+    const [contents, replayed, unopened] = await Promise.all([
+      readTopic(cluster.brokers, topic),
+      replayDigest(cluster.brokers, topic),
+      unopenedCreates(cluster.brokers, topic),
+    ]);
     const { requests, polls } = recorder;
-    const history: RunHistory = { scenario: scenario.name, partitions: contents.partitions, writeTimeoutMs: WRITE_TIMEOUT_MS, requests, polls, faults, topic: contents.records, topicEnd: contents.end, stops, replayDigest: replayed, unopened, endMs };
+    const history: RunHistory = {
+      scenario: scenario.name,
+      partitions: contents.partitions,
+      writeTimeoutMs: WRITE_TIMEOUT_MS,
+      requests,
+      polls,
+      faults,
+      topic: contents.records,
+      topicEnd: contents.end,
+      stops,
+      replayDigest: replayed,
+      unopened,
+      endMs,
+    };
     return { history, notes: [...instances.startFailures, ...notes] };
   } finally {
     await instances.dispose();

@@ -147,7 +147,10 @@ function netOf({ net }: FaultContext): NetFaults {
 
 /** The answer times of the writes acknowledged during `window`: how slow the network made them. */
 function latencyNote(recorder: Recorder, { startMs, endMs }: FaultWindow): string {
-  const times = recorder.requests.filter((r) => (r.status === 200 || r.status === 204) && r.sentMs >= startMs && r.sentMs <= endMs).map((r) => r.answeredMs - r.sentMs).sort((a, b) => a - b);
+  const times = recorder.requests
+    .filter((r) => (r.status === 200 || r.status === 204) && r.sentMs >= startMs && r.sentMs <= endMs)
+    .map((r) => r.answeredMs - r.sentMs)
+    .sort((a, b) => a - b);
   const at = (share: number) => times[Math.min(times.length - 1, Math.floor(share * times.length))] ?? 0;
   return `acknowledged writes sent during the slow network: ${times.length}, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, slowest ${times.at(-1) ?? 0} ms`;
 }
@@ -162,7 +165,12 @@ async function leaderOfFirst({ cluster, topic }: FaultContext): Promise<{ node: 
   return { node, partitions: [...leaders].filter(([, leader]) => leader === node).map(([partition]) => partition) };
 }
 
-async function window(fault: string, targets: readonly string[], stuckPartitions: readonly number[], act: () => Promise<void>): Promise<FaultWindow> {
+async function window(
+  fault: string,
+  targets: readonly string[],
+  stuckPartitions: readonly number[],
+  act: () => Promise<void>,
+): Promise<FaultWindow> {
   const startMs = Date.now();
   await act();
   return { fault, targets, startMs, endMs: Date.now(), stuckPartitions };
@@ -173,22 +181,26 @@ export const SCENARIOS: readonly Scenario[] = [
     name: 'kill-leader',
     async inject(context) {
       const { node, partitions } = await leaderOfFirst(context);
-      return [await window('SIGKILL leader, restart', [`node ${node}`], partitions, async () => {
-        await context.cluster.kill(node);
-        await sleep(context.timing.killedLeaderDownMs);
-        await context.cluster.restart(node);
-      })];
+      return [
+        await window('SIGKILL leader, restart', [`node ${node}`], partitions, async () => {
+          await context.cluster.kill(node);
+          await sleep(context.timing.killedLeaderDownMs);
+          await context.cluster.restart(node);
+        }),
+      ];
     },
   },
   {
     name: 'pause-leader',
     async inject(context) {
       const { node, partitions } = await leaderOfFirst(context);
-      return [await window(`SIGSTOP leader ${context.timing.pauseMs / 1000} s`, [`node ${node}`], partitions, async () => {
-        context.cluster.pause(node);
-        await sleep(context.timing.pauseMs);
-        context.cluster.resume(node);
-      })];
+      return [
+        await window(`SIGSTOP leader ${context.timing.pauseMs / 1000} s`, [`node ${node}`], partitions, async () => {
+          context.cluster.pause(node);
+          await sleep(context.timing.pauseMs);
+          context.cluster.resume(node);
+        }),
+      ];
     },
   },
   {
@@ -200,11 +212,13 @@ export const SCENARIOS: readonly Scenario[] = [
       const { node } = await leaderOfFirst(context);
       const other = context.cluster.nodes.map(({ id }) => id).find((id) => id !== node) ?? node;
       const all = Array.from({ length: context.partitions }, (_, p) => p);
-      return [await window('SIGKILL 2 of 3, restart', [`node ${node}`, `node ${other}`], all, async () => {
-        await Promise.all([context.cluster.kill(node), context.cluster.kill(other)]);
-        await sleep(context.timing.twoDownMs);
-        await Promise.all([context.cluster.restart(node), context.cluster.restart(other)]);
-      })];
+      return [
+        await window('SIGKILL 2 of 3, restart', [`node ${node}`, `node ${other}`], all, async () => {
+          await Promise.all([context.cluster.kill(node), context.cluster.kill(other)]);
+          await sleep(context.timing.twoDownMs);
+          await Promise.all([context.cluster.restart(node), context.cluster.restart(other)]);
+        }),
+      ];
     },
   },
   {
@@ -214,11 +228,13 @@ export const SCENARIOS: readonly Scenario[] = [
       for (const { id } of context.cluster.nodes) {
         const leaders = await context.cluster.leaders(context.topic);
         const led = [...leaders].filter(([, leader]) => leader === id).map(([partition]) => partition);
-        windows.push(await window('clean restart', [`node ${id}`], led, async () => {
-          await context.cluster.stop(id);
-          await context.cluster.restart(id);
-          await context.cluster.waitHealthy([context.topic]);
-        }));
+        windows.push(
+          await window('clean restart', [`node ${id}`], led, async () => {
+            await context.cluster.stop(id);
+            await context.cluster.restart(id);
+            await context.cluster.waitHealthy([context.topic]);
+          }),
+        );
       }
       return windows;
     },
@@ -226,11 +242,13 @@ export const SCENARIOS: readonly Scenario[] = [
   {
     name: 'kill-instance',
     async inject(context) {
-      return [await window('SIGKILL instance, restart', ['instance B'], [], async () => {
-        await context.instances.kill('B');
-        await sleep(context.timing.instanceDownMs);
-        await context.instances.restart('B');
-      })];
+      return [
+        await window('SIGKILL instance, restart', ['instance B'], [], async () => {
+          await context.instances.kill('B');
+          await sleep(context.timing.instanceDownMs);
+          await context.instances.restart('B');
+        }),
+      ];
     },
   },
   {
@@ -241,15 +259,17 @@ export const SCENARIOS: readonly Scenario[] = [
     async inject(context) {
       const { clock, timing } = context;
       if (clock === undefined) throw new Error('clock-jumps runs instance B with a jumping clock');
-      return [await window('wall clock of instance B +1 h, then -1 h', ['instance B'], [], async () => {
-        await clock.set('+1h');
-        await sleep(timing.clockJumpMs);
-        await clock.set('-1h');
-        await sleep(timing.clockJumpMs);
-        await clock.set('+0');
-        // The instance reads the offset again within a second.
-        await sleep(1500);
-      })];
+      return [
+        await window('wall clock of instance B +1 h, then -1 h', ['instance B'], [], async () => {
+          await clock.set('+1h');
+          await sleep(timing.clockJumpMs);
+          await clock.set('-1h');
+          await sleep(timing.clockJumpMs);
+          await clock.set('+0');
+          // The instance reads the offset again within a second.
+          await sleep(1500);
+        }),
+      ];
     },
   },
   {
@@ -262,21 +282,29 @@ export const SCENARIOS: readonly Scenario[] = [
     async inject(context) {
       const net = netOf(context);
       const { cluster, timing } = context;
-      if (cluster.nodes.some((node) => node.proxy === undefined)) throw new Error('slow-lossy-network needs a cluster whose nodes are proxied');
+      if (cluster.nodes.some((node) => node.proxy === undefined))
+        throw new Error('slow-lossy-network needs a cluster whose nodes are proxied');
       const ports = cluster.nodes.flatMap((node) => [portOf(node.address), node.brokerPort, node.controllerPort]);
-      return [await window(`every broker port ${DELAY_MS} ± ${JITTER_MS} ms slower, ${LOSS_PERCENT} % of packets lost, ${timing.lossMs / 1000} s`, ['every node'], [], async () => {
-        cluster.setDelay(DELAY_MS, JITTER_MS);
-        const rule = await net.lose(ports, LOSS_PERCENT);
-        try {
-          await sleep(timing.lossMs);
-        } finally {
-          cluster.setDelay(0, 0);
-          await net.remove(rule);
-        }
-      }).then((slow) => {
-        context.note(latencyNote(context.recorder, slow));
-        return slow;
-      })];
+      return [
+        await window(
+          `every broker port ${DELAY_MS} ± ${JITTER_MS} ms slower, ${LOSS_PERCENT} % of packets lost, ${timing.lossMs / 1000} s`,
+          ['every node'],
+          [],
+          async () => {
+            cluster.setDelay(DELAY_MS, JITTER_MS);
+            const rule = await net.lose(ports, LOSS_PERCENT);
+            try {
+              await sleep(timing.lossMs);
+            } finally {
+              cluster.setDelay(0, 0);
+              await net.remove(rule);
+            }
+          },
+        ).then((slow) => {
+          context.note(latencyNote(context.recorder, slow));
+          return slow;
+        }),
+      ];
     },
   },
   {
@@ -290,11 +318,21 @@ export const SCENARIOS: readonly Scenario[] = [
       const { cluster, timing } = context;
       const { node, partitions } = await leaderOfFirst(context);
       const others = cluster.nodes.filter((other) => other.id !== node);
-      return [await window(`leader node ${node} cut off from the other nodes, ${timing.isolateMs / 1000} s`, [`node ${node}`], partitions, async () => {
-        const rules = [await net.cut(others.flatMap(nodePorts), nodeUid(node)), ...(await Promise.all(others.map((other) => net.cut(nodePorts(cluster.node(node)), nodeUid(other.id)))))];
-        await sleep(timing.isolateMs);
-        for (const rule of rules) await net.remove(rule);
-      })];
+      return [
+        await window(
+          `leader node ${node} cut off from the other nodes, ${timing.isolateMs / 1000} s`,
+          [`node ${node}`],
+          partitions,
+          async () => {
+            const rules = [
+              await net.cut(others.flatMap(nodePorts), nodeUid(node)),
+              ...(await Promise.all(others.map((other) => net.cut(nodePorts(cluster.node(node)), nodeUid(other.id))))),
+            ];
+            await sleep(timing.isolateMs);
+            for (const rule of rules) await net.remove(rule);
+          },
+        ),
+      ];
     },
   },
   {
@@ -307,11 +345,18 @@ export const SCENARIOS: readonly Scenario[] = [
       const net = netOf(context);
       const { node, partitions } = await leaderOfFirst(context);
       const port = portOf(context.cluster.node(node).address);
-      return [await window(`instance B cut off from node ${node}, ${context.timing.cutMs / 1000} s`, ['instance B', `node ${node}`], partitions, async () => {
-        const rule = await net.cut([port], CUT_INSTANCE_UID);
-        await sleep(context.timing.cutMs);
-        await net.remove(rule);
-      })];
+      return [
+        await window(
+          `instance B cut off from node ${node}, ${context.timing.cutMs / 1000} s`,
+          ['instance B', `node ${node}`],
+          partitions,
+          async () => {
+            const rule = await net.cut([port], CUT_INSTANCE_UID);
+            await sleep(context.timing.cutMs);
+            await net.remove(rule);
+          },
+        ),
+      ];
     },
   },
   {
@@ -321,20 +366,31 @@ export const SCENARIOS: readonly Scenario[] = [
     async inject(context) {
       const { cluster, topic, timing } = context;
       const first = await leaderOfFirst(context);
-      const moved = await window('clean restart onto a small disk', [`node ${first.node}`], first.partitions, () => moveOntoSmallDisk(cluster, first.node, [topic]));
+      const moved = await window('clean restart onto a small disk', [`node ${first.node}`], first.partitions, () =>
+        moveOntoSmallDisk(cluster, first.node, [topic]),
+      );
       // Leadership may have moved with the restart: the fault goes to whoever leads partition 0 now, if it is that node.
       const { node, partitions } = await leaderOfFirst(context);
       const target = node === first.node ? node : first.node;
       const led = node === first.node ? partitions : [];
-      const filled = await window(`disk of node ${target} full, ${timing.fullDiskDownMs / 1000} s`, [`node ${target}`], led, async () => {
-        const halted = await fillBrokerDisk(cluster, target, 30_000);
-        context.note(halted ? `node ${target} halted when its disk filled` : `node ${target} was still running 30 s after its disk filled`);
-        await sleep(timing.fullDiskDownMs);
-        await freeBrokerDisk(cluster, target);
-        if (halted) await cluster.wentDown(target);
-        else await cluster.stop(target);
-        await cluster.restart(target);
-      });
+      const filled = await window(
+        `disk of node ${target} full, ${timing.fullDiskDownMs / 1000} s`,
+        [`node ${target}`],
+        led,
+        async () => {
+          const halted = await fillBrokerDisk(cluster, target, 30_000);
+          context.note(
+            halted
+              ? `node ${target} halted when its disk filled`
+              : `node ${target} was still running 30 s after its disk filled`,
+          );
+          await sleep(timing.fullDiskDownMs);
+          await freeBrokerDisk(cluster, target);
+          if (halted) await cluster.wentDown(target);
+          else await cluster.stop(target);
+          await cluster.restart(target);
+        },
+      );
       return [moved, filled];
     },
   },
@@ -343,22 +399,36 @@ export const SCENARIOS: readonly Scenario[] = [
     // for it (one line), and goes on once it is resumed.
     name: 'seed-paused',
     deferred: ['B'],
-    envOf: (name, cluster): Record<string, string> => (name === 'B' ? { KAFKA_BROKERS: cluster.node(SEED_NODE).address } : {}),
+    envOf: (name, cluster): Record<string, string> =>
+      name === 'B' ? { KAFKA_BROKERS: cluster.node(SEED_NODE).address } : {},
     async inject(context) {
       const { cluster, instances, topic } = context;
-      const led = [...(await cluster.leaders(topic))].filter(([, leader]) => leader === SEED_NODE).map(([partition]) => partition);
-      return [await window(`node ${SEED_NODE}, instance B's only seed, paused at its start`, [`node ${SEED_NODE}`, 'instance B'], led, async () => {
-        cluster.pause(SEED_NODE);
-        const starting = instances.startLate('B');
-        try {
-          await sleep(context.timing.seedPauseMs);
-        } finally {
-          cluster.resume(SEED_NODE);
-        }
-        await starting;
-        const waited = instances.lines('B').some((line) => String(line['msg']).startsWith('no broker of KAFKA_BROKERS answers yet'));
-        context.note(waited ? SEED_WAITED : 'instance B started without waiting (its first attempt outlasted the pause)');
-      })];
+      const led = [...(await cluster.leaders(topic))]
+        .filter(([, leader]) => leader === SEED_NODE)
+        .map(([partition]) => partition);
+      return [
+        await window(
+          `node ${SEED_NODE}, instance B's only seed, paused at its start`,
+          [`node ${SEED_NODE}`, 'instance B'],
+          led,
+          async () => {
+            cluster.pause(SEED_NODE);
+            const starting = instances.startLate('B');
+            try {
+              await sleep(context.timing.seedPauseMs);
+            } finally {
+              cluster.resume(SEED_NODE);
+            }
+            await starting;
+            const waited = instances
+              .lines('B')
+              .some((line) => String(line['msg']).startsWith('no broker of KAFKA_BROKERS answers yet'));
+            context.note(
+              waited ? SEED_WAITED : 'instance B started without waiting (its first attempt outlasted the pause)',
+            );
+          },
+        ),
+      ];
     },
   },
   // A and B carry only the script: a client, and its retry through an instance started during the

@@ -15,7 +15,16 @@ const max = (values: readonly (number | undefined)[]) => {
 
 /** Problems the suite asserts are absent (besides the availability and readiness targets). */
 export function safetyProblems(verdict: RunVerdict): number {
-  return verdict.lost.length + verdict.misanswered.length + verdict.reordered.length + verdict.twoBodies.length + verdict.stale.length + verdict.contradictions.length + verdict.unexplainedEvents + verdict.digests.problems.length;
+  return (
+    verdict.lost.length +
+    verdict.misanswered.length +
+    verdict.reordered.length +
+    verdict.twoBodies.length +
+    verdict.stale.length +
+    verdict.contradictions.length +
+    verdict.unexplainedEvents +
+    verdict.digests.problems.length
+  );
 }
 
 function row({ scenario, verdicts }: ScenarioRow): string[] {
@@ -36,18 +45,40 @@ function row({ scenario, verdicts }: ScenarioRow): string[] {
     seconds(max(faults.map((f) => f.recoveryMs))),
     String(sum(verdicts.map((v) => v.readiness.reduce((n, p) => n + p.polls, 0)))),
     verdicts.every((v) => v.digests.problems.length === 0) ? 'yes' : 'NO',
-    String(sum(verdicts.map((v) => v.misanswered.length + v.reordered.length + v.twoBodies.length + v.unexplainedEvents))),
+    String(
+      sum(verdicts.map((v) => v.misanswered.length + v.reordered.length + v.twoBodies.length + v.unexplainedEvents)),
+    ),
   ];
 }
 
-const HEADER = ['scenario', 'runs', 'requests', 'ack lost', 'contradictions', 'stale answers', '503s landed late', 'gap healthy s', 'gap stuck s', 'ok from 8 s', 'recovery s', 'bad /readyz', 'digests agree', 'other'];
+const HEADER = [
+  'scenario',
+  'runs',
+  'requests',
+  'ack lost',
+  'contradictions',
+  'stale answers',
+  '503s landed late',
+  'gap healthy s',
+  'gap stuck s',
+  'ok from 8 s',
+  'recovery s',
+  'bad /readyz',
+  'digests agree',
+  'other',
+];
 
 /** A Markdown table (pastes into docs/kafka.md as it is). */
 export function formatTable(rows: readonly ScenarioRow[]): string {
   const cells = [HEADER, ...rows.map(row)];
   const widths = HEADER.map((_, column) => Math.max(...cells.map((line) => (line[column] ?? '').length)));
-  const line = (values: readonly string[]) => `| ${values.map((value, column) => value.padEnd(widths[column] ?? 0)).join(' | ')} |`;
-  return [line(HEADER), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...cells.slice(1).map(line)].join('\n');
+  const line = (values: readonly string[]) =>
+    `| ${values.map((value, column) => value.padEnd(widths[column] ?? 0)).join(' | ')} |`;
+  return [
+    line(HEADER),
+    `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`,
+    ...cells.slice(1).map(line),
+  ].join('\n');
 }
 
 /** The details behind a run's counts, one line each. */
@@ -61,7 +92,10 @@ export function describeRun(verdict: RunVerdict, notes: readonly string[]): stri
     ...verdict.stale.map((p) => `stale answer: ${p.detail}`),
     ...verdict.contradictions.map((c) => `contradiction on ${c.id}: ${c.detail}`),
     ...verdict.digests.problems.map((p) => `digest: ${p}`),
-    ...verdict.readiness.map((p) => `readiness: instance ${p.instance} ${p.kind} for ${seconds(p.toMs - p.fromMs)} s (${p.polls} polls)${p.reasons.length > 0 ? `: ${p.reasons.join('; ')}` : ''}`),
+    ...verdict.readiness.map(
+      (p) =>
+        `readiness: instance ${p.instance} ${p.kind} for ${seconds(p.toMs - p.fromMs)} s (${p.polls} polls)${p.reasons.length > 0 ? `: ${p.reasons.join('; ')}` : ''}`,
+    ),
     ...verdict.faults.map(
       (f) =>
         `fault ${f.fault} [${f.targets.join(', ')}] ${seconds(f.durationMs)} s: gap healthy ${seconds(f.healthyGapMs)} s, stuck ${seconds(f.stuckGapMs)} s; ` +

@@ -13,12 +13,19 @@ export interface TopicContents {
 }
 
 export async function readTopic(brokers: string, topic: string, timeoutMs = 60_000): Promise<TopicContents> {
-  const kafka = new kafkajs.Kafka({ clientId: 'chaos-checker', brokers: brokers.split(','), logLevel: kafkajs.logLevel.NOTHING });
+  const kafka = new kafkajs.Kafka({
+    clientId: 'chaos-checker',
+    brokers: brokers.split(','),
+    logLevel: kafkajs.logLevel.NOTHING,
+  });
   const admin = kafka.admin();
   await admin.connect();
   const offsets = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
   const high = new Map(offsets.map(({ partition, high }) => [partition, Number(high)]));
-  const end = [...high].sort(([a], [b]) => a - b).map(([partition, offset]) => `${partition}:${offset}`).join(',');
+  const end = [...high]
+    .sort(([a], [b]) => a - b)
+    .map(([partition, offset]) => `${partition}:${offset}`)
+    .join(',');
   const records: TopicRecord[] = [];
   const left = new Set([...high].filter(([, offset]) => offset > 0).map(([partition]) => partition));
   if (left.size === 0) return { records, end, partitions: high.size };
@@ -34,7 +41,13 @@ export async function readTopic(brokers: string, topic: string, timeoutMs = 60_0
       autoCommit: false,
       eachMessage: ({ partition, message }) => {
         const offset = Number(message.offset);
-        if (offset < (high.get(partition) ?? 0)) records.push({ partition, offset, timestampMs: Number(message.timestamp), value: message.value ?? Buffer.alloc(0) });
+        if (offset < (high.get(partition) ?? 0))
+          records.push({
+            partition,
+            offset,
+            timestampMs: Number(message.timestamp),
+            value: message.value ?? Buffer.alloc(0),
+          });
         if (offset + 1 >= (high.get(partition) ?? 0)) left.delete(partition);
         if (left.size === 0) done();
         return Promise.resolve();

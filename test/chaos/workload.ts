@@ -30,7 +30,13 @@ export interface RunningWorkload {
 }
 
 /** Id ranges per purpose: a fresh topic per run, so plain numbers will do. */
-export const ID_BASE: Readonly<Record<Purpose, number>> = { unique: 1_000_000, race: 2_000_000, cycle: 3_000_000, script: 4_000_000, hop: 5_000_000 };
+export const ID_BASE: Readonly<Record<Purpose, number>> = {
+  unique: 1_000_000,
+  race: 2_000_000,
+  cycle: 3_000_000,
+  script: 4_000_000,
+  hop: 5_000_000,
+};
 
 /**
  * What a hopping client sends for each report, in turn, each request through the next instance and
@@ -64,22 +70,39 @@ export function startWorkload(options: WorkloadOptions): RunningWorkload {
   const through = options.writeThrough ?? options.instances;
   for (const instance of options.instances) {
     for (let i = 0; i < (through.includes(instance) ? options.uniqueWorkersPerInstance : 0); i += 1) {
-      loops.push(repeat(running, options, async () => {
-        if (options.isUp(instance)) await options.recorder.send({ op: 'create', id: String(uniqueNext++), name: `unique via ${instance}`, instance, purpose: 'unique' });
-      }));
+      loops.push(
+        repeat(running, options, async () => {
+          if (options.isUp(instance))
+            await options.recorder.send({
+              op: 'create',
+              id: String(uniqueNext++),
+              name: `unique via ${instance}`,
+              instance,
+              purpose: 'unique',
+            });
+        }),
+      );
     }
-    loops.push(repeat(running, { ...options, thinkMs: options.pollEveryMs ?? 250 }, () => options.recorder.poll(instance)));
+    loops.push(
+      repeat(running, { ...options, thinkMs: options.pollEveryMs ?? 250 }, () => options.recorder.poll(instance)),
+    );
   }
   const writers = { ...options, instances: through };
   for (let i = 0; i < options.cycleIds; i += 1) loops.push(cycle(running, writers, String(ID_BASE.cycle + i)));
   let hopNext = ID_BASE.hop;
   for (let i = 0; i < options.hopClients; i += 1) loops.push(hop(running, writers, i, () => String(hopNext++)));
   let raceNext = ID_BASE.race;
-  loops.push(repeat(running, { ...options, thinkMs: options.raceEveryMs }, async () => {
-    const id = String(raceNext++);
-    const up = through.filter(options.isUp);
-    await Promise.all(up.map((instance) => options.recorder.send({ op: 'create', id, name: `race ${id} via ${instance}`, instance, purpose: 'race' })));
-  }));
+  loops.push(
+    repeat(running, { ...options, thinkMs: options.raceEveryMs }, async () => {
+      const id = String(raceNext++);
+      const up = through.filter(options.isUp);
+      await Promise.all(
+        up.map((instance) =>
+          options.recorder.send({ op: 'create', id, name: `race ${id} via ${instance}`, instance, purpose: 'race' }),
+        ),
+      );
+    }),
+  );
   return {
     async stop() {
       stopped = true;
@@ -88,7 +111,11 @@ export function startWorkload(options: WorkloadOptions): RunningWorkload {
   };
 }
 
-async function repeat(running: () => boolean, { thinkMs }: { thinkMs: number }, step: () => Promise<void>): Promise<void> {
+async function repeat(
+  running: () => boolean,
+  { thinkMs }: { thinkMs: number },
+  step: () => Promise<void>,
+): Promise<void> {
   while (running()) {
     await step();
     await sleep(thinkMs);
@@ -102,7 +129,11 @@ async function cycle(running: () => boolean, options: WorkloadOptions, id: strin
   while (running()) {
     const op: WriteOp = exists ? 'delete' : 'create';
     if (op === 'create') version += 1;
-    const answer = await untilSettled(running, options, { op, id, ...(op === 'create' ? { name: `cycle ${id} v${version}` } : {}) });
+    const answer = await untilSettled(running, options, {
+      op,
+      id,
+      ...(op === 'create' ? { name: `cycle ${id} v${version}` } : {}),
+    });
     // 200 or 409 (another version is there): it exists; 204 or 404: it does not.
     if (answer !== undefined) exists = answer.status === 200 || answer.status === 409;
     await sleep(options.thinkMs);
@@ -110,7 +141,12 @@ async function cycle(running: () => boolean, options: WorkloadOptions, id: strin
 }
 
 /** One client running HOP_SCRIPT on new ids, each request through the next instance that is up. */
-async function hop(running: () => boolean, options: WorkloadOptions, client: number, nextId: () => string): Promise<void> {
+async function hop(
+  running: () => boolean,
+  options: WorkloadOptions,
+  client: number,
+  nextId: () => string,
+): Promise<void> {
   let turn = client;
   while (running()) {
     const id = nextId();
@@ -122,18 +158,30 @@ async function hop(running: () => boolean, options: WorkloadOptions, client: num
         await sleep(200);
         continue;
       }
-      await options.recorder.send({ op: step.op, id, ...(step.name === undefined ? {} : { name: step.name }), instance, purpose: 'hop' });
+      await options.recorder.send({
+        op: step.op,
+        id,
+        ...(step.name === undefined ? {} : { name: step.name }),
+        instance,
+        purpose: 'hop',
+      });
     }
     await sleep(options.thinkMs);
   }
 }
 
 /** Sends the write until an answer settles it, each retry through another instance. */
-async function untilSettled(running: () => boolean, options: WorkloadOptions, write: { op: WriteOp; id: string; name?: string }): Promise<RequestRecord | undefined> {
+async function untilSettled(
+  running: () => boolean,
+  options: WorkloadOptions,
+  write: { op: WriteOp; id: string; name?: string },
+): Promise<RequestRecord | undefined> {
   const deadline = Date.now() + RETRY_FOR_MS;
   let previous: string | undefined;
   while (running() && Date.now() < deadline) {
-    const instance = pick(options.instances.filter((name) => options.isUp(name) && name !== previous)) ?? pick(options.instances.filter(options.isUp));
+    const instance =
+      pick(options.instances.filter((name) => options.isUp(name) && name !== previous)) ??
+      pick(options.instances.filter(options.isUp));
     if (instance === undefined) {
       await sleep(200);
       continue;

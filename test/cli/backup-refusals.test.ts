@@ -13,7 +13,9 @@ import { created } from '../helpers/events.js';
 import { appendToFileLog, eventsLogPath } from '../helpers/file-history.js';
 import { startTestServer, tempDir } from '../helpers/server.js';
 
-const refusals = suite<{ dir: string; dataDir: string; backup: string }>('reports backup and restore: what they refuse');
+const refusals = suite<{ dir: string; dataDir: string; backup: string }>(
+  'reports backup and restore: what they refuse',
+);
 
 refusals.before.each(async (context) => {
   context.dir = await tempDir('reports-refusals-');
@@ -42,37 +44,53 @@ async function startsAfterwards(dataDir: string): Promise<void> {
   await server.close();
 }
 
-refusals('backup refuses a DEST inside the data directory, also through a symbolic link, and makes nothing', async ({ dir, dataDir }) => {
-  await symlink(dataDir, join(dir, 'link'));
-  for (const dest of [join(dataDir, 'snapshots', 'backup'), join(dataDir, 'backup'), join(dir, 'link', 'backup')]) {
-    const { code, stderr } = await reportsProcess(['backup', dest], { env: { REPORTS_DATA_DIR: dataDir } });
+refusals(
+  'backup refuses a DEST inside the data directory, also through a symbolic link, and makes nothing',
+  async ({ dir, dataDir }) => {
+    await symlink(dataDir, join(dir, 'link'));
+    for (const dest of [join(dataDir, 'snapshots', 'backup'), join(dataDir, 'backup'), join(dir, 'link', 'backup')]) {
+      const { code, stderr } = await reportsProcess(['backup', dest], { env: { REPORTS_DATA_DIR: dataDir } });
+      assert.is(code, 1, stderr);
+      assert.match(stderr, `refusing to back up into ${dest}: it is inside the data directory ${dataDir}`);
+      assert.is(
+        await stat(dest).then(
+          () => true,
+          () => false,
+        ),
+        false,
+        `${dest} was made`,
+      );
+    }
+  },
+);
+
+refusals(
+  'restore refuses a backup inside the data directory before changing anything, and the backup stays',
+  async ({ dataDir, backup }) => {
+    const inside = join(dataDir, 'snapshots', 'backup');
+    await mkdir(join(dataDir, 'snapshots'));
+    await rename(backup, inside);
+    const before = await logState(dataDir);
+    const { code, stderr } = await reportsProcess(['restore', inside], { env: { REPORTS_DATA_DIR: dataDir } });
     assert.is(code, 1, stderr);
-    assert.match(stderr, `refusing to back up into ${dest}: it is inside the data directory ${dataDir}`);
-    assert.is(await stat(dest).then(() => true, () => false), false, `${dest} was made`);
-  }
-});
+    assert.match(stderr, `refusing to restore from ${inside}: it is inside the data directory ${dataDir}`);
+    assert.equal(await logState(dataDir), before);
+    assert.ok((await stat(join(inside, 'backup.json'))).isFile(), 'the backup is still there');
+  },
+);
 
-refusals('restore refuses a backup inside the data directory before changing anything, and the backup stays', async ({ dataDir, backup }) => {
-  const inside = join(dataDir, 'snapshots', 'backup');
-  await mkdir(join(dataDir, 'snapshots'));
-  await rename(backup, inside);
-  const before = await logState(dataDir);
-  const { code, stderr } = await reportsProcess(['restore', inside], { env: { REPORTS_DATA_DIR: dataDir } });
-  assert.is(code, 1, stderr);
-  assert.match(stderr, `refusing to restore from ${inside}: it is inside the data directory ${dataDir}`);
-  assert.equal(await logState(dataDir), before);
-  assert.ok((await stat(join(inside, 'backup.json'))).isFile(), 'the backup is still there');
-});
-
-refusals('restore refuses a backup whose events.log is a FIFO, at once and naming it, and leaves the lock free', async ({ dataDir, backup }) => {
-  await fifoInstead(join(backup, 'events.log'));
-  const before = await logState(dataDir);
-  const { code, stderr } = await reportsProcess(['restore', backup], { env: { REPORTS_DATA_DIR: dataDir } });
-  assert.is(code, 1, stderr);
-  assert.match(stderr, `${join(backup, 'events.log')} is a FIFO (named pipe), not a regular file`);
-  assert.equal(await logState(dataDir), before);
-  await startsAfterwards(dataDir);
-});
+refusals(
+  'restore refuses a backup whose events.log is a FIFO, at once and naming it, and leaves the lock free',
+  async ({ dataDir, backup }) => {
+    await fifoInstead(join(backup, 'events.log'));
+    const before = await logState(dataDir);
+    const { code, stderr } = await reportsProcess(['restore', backup], { env: { REPORTS_DATA_DIR: dataDir } });
+    assert.is(code, 1, stderr);
+    assert.match(stderr, `${join(backup, 'events.log')} is a FIFO (named pipe), not a regular file`);
+    assert.equal(await logState(dataDir), before);
+    await startsAfterwards(dataDir);
+  },
+);
 
 refusals('restore refuses a backup whose manifest is a FIFO', async ({ dataDir, backup }) => {
   await fifoInstead(join(backup, 'backup.json'));
@@ -93,17 +111,24 @@ refusals('restore refuses a backup whose snapshot is a FIFO: it does not match i
   assert.match(taken.stdout, /^snapshot:\s+snapshot-\d{16}\.snap$/m);
   const snapshot = /^snapshot:\s+(\S+)$/m.exec(taken.stdout)?.[1] ?? '';
   await fifoInstead(join(withSnapshot, 'snapshots', snapshot));
-  const { code, stderr } = await reportsProcess(['restore', withSnapshot], { env: { REPORTS_DATA_DIR: join(dir, 'elsewhere') } });
+  const { code, stderr } = await reportsProcess(['restore', withSnapshot], {
+    env: { REPORTS_DATA_DIR: join(dir, 'elsewhere') },
+  });
   assert.is(code, 1, stderr);
   assert.match(stderr, 'is a FIFO (named pipe), not a regular file');
   assert.match(stderr, 'does not match its manifest: snapshot is null');
 });
 
-refusals("backup refuses a data directory whose events.log is a FIFO, at once and naming it", async ({ dir, dataDir }) => {
-  await fifoInstead(eventsLogPath(dataDir));
-  const { code, stderr } = await reportsProcess(['backup', join(dir, 'another')], { env: { REPORTS_DATA_DIR: dataDir } });
-  assert.is(code, 1, stderr);
-  assert.match(stderr, `${eventsLogPath(dataDir)} is a FIFO (named pipe), not a regular file`);
-});
+refusals(
+  'backup refuses a data directory whose events.log is a FIFO, at once and naming it',
+  async ({ dir, dataDir }) => {
+    await fifoInstead(eventsLogPath(dataDir));
+    const { code, stderr } = await reportsProcess(['backup', join(dir, 'another')], {
+      env: { REPORTS_DATA_DIR: dataDir },
+    });
+    assert.is(code, 1, stderr);
+    assert.match(stderr, `${eventsLogPath(dataDir)} is a FIFO (named pipe), not a regular file`);
+  },
+);
 
 refusals.run();

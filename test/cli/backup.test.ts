@@ -30,7 +30,11 @@ interface Printed {
 /** What `reports backup` or `reports restore` printed: the position's record count and the digest. */
 function printed(stdout: string): Printed {
   const field = (name: string) => new RegExp(`^${name}:\\s+(.*)$`, 'm').exec(stdout)?.[1] ?? '';
-  return { dir: field('backup'), records: Number(/^(\d+)/.exec(field('position'))?.[1]), digest: field('state digest') };
+  return {
+    dir: field('backup'),
+    records: Number(/^(\d+)/.exec(field('position'))?.[1]),
+    digest: field('state digest'),
+  };
 }
 
 async function backup(dataDir: string, dest: string): Promise<Printed> {
@@ -52,7 +56,10 @@ function keepWriting(request: TestRequest, workers = 8): { acknowledged: () => n
   let next = 1_000_000;
   const loops = Array.from({ length: workers }, async () => {
     while (!stopped) {
-      const response = await request('/reports', { method: 'POST', json: reportBody(String(next++), 'written during the backup') }).catch(() => undefined);
+      const response = await request('/reports', {
+        method: 'POST',
+        json: reportBody(String(next++), 'written during the backup'),
+      }).catch(() => undefined);
       if (response?.status === 200) acknowledged += 1;
       await response?.arrayBuffer();
     }
@@ -70,7 +77,7 @@ function keepWriting(request: TestRequest, workers = 8): { acknowledged: () => n
 async function expectServerDigest(dataDir: string, digest: string): Promise<void> {
   const server = await startTestServer({}, { dataDir });
   try {
-    assert.is(await serverDigest(server), digest, 'the restored server\'s state');
+    assert.is(await serverDigest(server), digest, "the restored server's state");
   } finally {
     await server.close();
   }
@@ -84,32 +91,41 @@ online.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-online('copies a verified prefix while the server writes on; the server restored from it has its digest', async ({ dir }) => {
-  const dataDir = join(dir, 'data');
-  await appendToFileLog(dataDir, Array.from({ length: 10_000 }, (_, i) => created(String(i), `report ${i}`)));
-  let server: TestServer = await startTestServer({ REPORTS_SNAPSHOT_EVERY: '5000' }, { dataDir });
-  const writers = keepWriting(server.request);
-  let taken: Printed;
-  let during: number;
-  try {
-    const before = writers.acknowledged();
-    taken = await backup(dataDir, join(dir, 'backup'));
-    during = writers.acknowledged() - before;
-    assert.ok(taken.records >= 10_000 + before, `the backup (${taken.records} records) holds every write acknowledged before it`);
-  } finally {
-    await writers.stop();
+online(
+  'copies a verified prefix while the server writes on; the server restored from it has its digest',
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    await appendToFileLog(
+      dataDir,
+      Array.from({ length: 10_000 }, (_, i) => created(String(i), `report ${i}`)),
+    );
+    let server: TestServer = await startTestServer({ REPORTS_SNAPSHOT_EVERY: '5000' }, { dataDir });
+    const writers = keepWriting(server.request);
+    let taken: Printed;
+    let during: number;
+    try {
+      const before = writers.acknowledged();
+      taken = await backup(dataDir, join(dir, 'backup'));
+      during = writers.acknowledged() - before;
+      assert.ok(
+        taken.records >= 10_000 + before,
+        `the backup (${taken.records} records) holds every write acknowledged before it`,
+      );
+    } finally {
+      await writers.stop();
+      await server.close();
+    }
+    assert.ok(during > 0, 'writes were acknowledged while the backup ran');
+    assert.is(await logDigest(dataDir, taken.records), taken.digest, 'the digest of that prefix of the live log');
+    const restored = await restore(dataDir, join(dir, 'backup'));
+    assert.equal([restored.records, restored.digest], [taken.records, taken.digest]);
+    await expectServerDigest(dataDir, taken.digest);
+    server = await startTestServer({}, { dataDir });
     await server.close();
-  }
-  assert.ok(during > 0, 'writes were acknowledged while the backup ran');
-  assert.is(await logDigest(dataDir, taken.records), taken.digest, 'the digest of that prefix of the live log');
-  const restored = await restore(dataDir, join(dir, 'backup'));
-  assert.equal([restored.records, restored.digest], [taken.records, taken.digest]);
-  await expectServerDigest(dataDir, taken.digest);
-  server = await startTestServer({}, { dataDir });
-  await server.close();
-  const verify = await reports(['verify'], { env: { REPORTS_DATA_DIR: dataDir } });
-  assert.is(verify.code, 0, verify.stdout);
-});
+    const verify = await reports(['verify'], { env: { REPORTS_DATA_DIR: dataDir } });
+    assert.is(verify.code, 0, verify.stdout);
+  },
+);
 
 online('restore refuses while a server runs on the data directory, and changes nothing', async ({ dir }) => {
   const dataDir = join(dir, 'data');
@@ -120,33 +136,54 @@ online('restore refuses while a server runs on the data directory, and changes n
     const before = await stat(eventsLogPath(dataDir));
     const refused = await reports(['restore', join(dir, 'backup')], { env: { REPORTS_DATA_DIR: dataDir } });
     assert.is(refused.code, 1);
-    assert.match(refused.stderr, `refusing to restore into ${dataDir}: a server (process ${process.pid}) is running on it; stop it first`);
-    assert.equal(await stat(eventsLogPath(dataDir)).then(({ size, mtimeMs }) => [size, mtimeMs]), [before.size, before.mtimeMs]);
+    assert.match(
+      refused.stderr,
+      `refusing to restore into ${dataDir}: a server (process ${process.pid}) is running on it; stop it first`,
+    );
+    assert.equal(await stat(eventsLogPath(dataDir)).then(({ size, mtimeMs }) => [size, mtimeMs]), [
+      before.size,
+      before.mtimeMs,
+    ]);
   } finally {
     await server.close();
   }
 });
 
-online('refuses to write over a directory, and to restore what is not a whole backup or was altered', async ({ dir }) => {
-  const dataDir = join(dir, 'data');
-  await appendToFileLog(dataDir, [created('1', 'one'), created('2', 'two')]);
-  const dest = join(dir, 'backup');
-  await backup(dataDir, dest);
-  const again = await reports(['backup', dest], { env: { REPORTS_DATA_DIR: dataDir } });
-  assert.equal([again.code, again.stderr.trim()], [1, `reports backup: ${dest} exists: a backup goes into a new directory, never over another`]);
-  const notOne = await reports(['restore', dataDir], { env: { REPORTS_DATA_DIR: join(dir, 'elsewhere') } });
-  assert.match(notOne.stderr, 'is not a backup: it has no backup.json');
-  await flipByte(eventsLogPath(dest), 40);
-  const altered = await reports(['restore', dest], { env: { REPORTS_DATA_DIR: join(dir, 'elsewhere') } });
-  assert.is(altered.code, 1);
-  assert.match(altered.stderr, /CRC mismatch|does not match its manifest/);
-  assert.equal(await readdir(join(dir, 'elsewhere')).then((names) => names.filter((name) => name.startsWith('events.log'))), []);
-});
+online(
+  'refuses to write over a directory, and to restore what is not a whole backup or was altered',
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    await appendToFileLog(dataDir, [created('1', 'one'), created('2', 'two')]);
+    const dest = join(dir, 'backup');
+    await backup(dataDir, dest);
+    const again = await reports(['backup', dest], { env: { REPORTS_DATA_DIR: dataDir } });
+    assert.equal(
+      [again.code, again.stderr.trim()],
+      [1, `reports backup: ${dest} exists: a backup goes into a new directory, never over another`],
+    );
+    const notOne = await reports(['restore', dataDir], { env: { REPORTS_DATA_DIR: join(dir, 'elsewhere') } });
+    assert.match(notOne.stderr, 'is not a backup: it has no backup.json');
+    await flipByte(eventsLogPath(dest), 40);
+    const altered = await reports(['restore', dest], { env: { REPORTS_DATA_DIR: join(dir, 'elsewhere') } });
+    assert.is(altered.code, 1);
+    assert.match(altered.stderr, /CRC mismatch|does not match its manifest/);
+    assert.equal(
+      await readdir(join(dir, 'elsewhere')).then((names) => names.filter((name) => name.startsWith('events.log'))),
+      [],
+    );
+  },
+);
 
 online('shows a progress bar on a terminal, as replay does', async ({ dir }) => {
   const dataDir = join(dir, 'data');
-  await appendToFileLog(dataDir, Array.from({ length: 50 }, (_, i) => created(String(i), `report ${i}`)));
-  const { code, stdout } = await reports(['backup', join(dir, 'backup')], { env: { REPORTS_DATA_DIR: dataDir }, tty: true });
+  await appendToFileLog(
+    dataDir,
+    Array.from({ length: 50 }, (_, i) => created(String(i), `report ${i}`)),
+  );
+  const { code, stdout } = await reports(['backup', join(dir, 'backup')], {
+    env: { REPORTS_DATA_DIR: dataDir },
+    tty: true,
+  });
   assert.is(code, 0);
   assert.match(stdout, /backup \[.*\] 100% \| 50\/50 events/);
   assert.match(stdout, /verify \[.*\] 100% \| 50\/50 events/);
@@ -181,49 +218,71 @@ killed.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-killed('a SIGKILLed backup leaves no backup; the next one to the same place removes its remains and succeeds', async ({ dir }) => {
-  const dataDir = join(dir, 'data');
-  const name = 'n'.repeat(1024 * 1024);
-  for (let batch = 0; batch < 4; batch += 1) await appendToFileLog(dataDir, Array.from({ length: 8 }, (_, i) => created(String(batch * 8 + i), name)));
-  // The file log's backup: nothing of a Kafka suite's environment (KAFKA_BROKERS) may reach it.
-  const { KAFKA_BROKERS: _kafka, ...fileLogEnv } = process.env;
-  const child = spawn(process.execPath, [CLI, 'backup', join(dir, 'backup')], { env: { ...fileLogEnv, REPORTS_DATA_DIR: dataDir }, stdio: 'ignore' });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  await whenEntryAppears(dir, /^backup\.partial-\d+$/, () => void child.kill('SIGKILL'));
-  await exited;
-  const left = await readdir(dir);
-  assert.not.ok(left.includes('backup'), 'no directory passes for a backup');
-  assert.ok(left.some((entry) => /^backup\.partial-\d+$/.test(entry)), 'the killed backup left its partial directory');
-  const notOne = await reports(['restore', join(dir, left.find((entry) => entry.startsWith('backup.partial-')) ?? '')], { env: { REPORTS_DATA_DIR: join(dir, 'other') } });
-  assert.match(notOne.stderr, 'is not a backup');
-  const taken = await backup(dataDir, join(dir, 'backup'));
-  assert.equal((await readdir(dir)).sort(), ['backup', 'data']);
-  assert.is(taken.digest, await logDigest(dataDir));
-});
+killed(
+  'a SIGKILLed backup leaves no backup; the next one to the same place removes its remains and succeeds',
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    const name = 'n'.repeat(1024 * 1024);
+    for (let batch = 0; batch < 4; batch += 1)
+      await appendToFileLog(
+        dataDir,
+        Array.from({ length: 8 }, (_, i) => created(String(batch * 8 + i), name)),
+      );
+    // The file log's backup: nothing of a Kafka suite's environment (KAFKA_BROKERS) may reach it.
+    const { KAFKA_BROKERS: _kafka, ...fileLogEnv } = process.env;
+    const child = spawn(process.execPath, [CLI, 'backup', join(dir, 'backup')], {
+      env: { ...fileLogEnv, REPORTS_DATA_DIR: dataDir },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    await whenEntryAppears(dir, /^backup\.partial-\d+$/, () => void child.kill('SIGKILL'));
+    await exited;
+    const left = await readdir(dir);
+    assert.not.ok(left.includes('backup'), 'no directory passes for a backup');
+    assert.ok(
+      left.some((entry) => /^backup\.partial-\d+$/.test(entry)),
+      'the killed backup left its partial directory',
+    );
+    const notOne = await reports(
+      ['restore', join(dir, left.find((entry) => entry.startsWith('backup.partial-')) ?? '')],
+      { env: { REPORTS_DATA_DIR: join(dir, 'other') } },
+    );
+    assert.match(notOne.stderr, 'is not a backup');
+    const taken = await backup(dataDir, join(dir, 'backup'));
+    assert.equal((await readdir(dir)).sort(), ['backup', 'data']);
+    assert.is(taken.digest, await logDigest(dataDir));
+  },
+);
 
-killed('a server SIGKILLed during the backup: the backup completes, holds only durable records, and restores to its digest', async ({ dir }) => {
-  const dataDir = join(dir, 'data');
-  await appendToFileLog(dataDir, Array.from({ length: 10_000 }, (_, i) => created(String(i), `report ${i}`)));
-  const server = await startChildServer({ REPORTS_DATA_DIR: dataDir });
-  await server.waitReady(60_000);
-  const writers = keepWriting(server.request);
-  let taken: Printed;
-  try {
-    const running = reports(['backup', join(dir, 'backup')], { env: { REPORTS_DATA_DIR: dataDir } });
-    await whenEntryAppears(dir, /^backup\.partial-\d+$/, () => server.kill('SIGKILL'));
-    const { code, stdout, stderr } = await running;
-    assert.is(code, 0, stderr);
-    taken = printed(stdout);
-  } finally {
-    await writers.stop();
-    server.kill('SIGKILL');
-    await server.waitExit();
-  }
-  assert.ok(taken.records >= 10_000);
-  assert.is(await logDigest(dataDir, taken.records), taken.digest);
-  const restored = await restore(dataDir, join(dir, 'backup'));
-  assert.is(restored.digest, taken.digest);
-  await expectServerDigest(dataDir, taken.digest);
-});
+killed(
+  'a server SIGKILLed during the backup: the backup completes, holds only durable records, and restores to its digest',
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    await appendToFileLog(
+      dataDir,
+      Array.from({ length: 10_000 }, (_, i) => created(String(i), `report ${i}`)),
+    );
+    const server = await startChildServer({ REPORTS_DATA_DIR: dataDir });
+    await server.waitReady(60_000);
+    const writers = keepWriting(server.request);
+    let taken: Printed;
+    try {
+      const running = reports(['backup', join(dir, 'backup')], { env: { REPORTS_DATA_DIR: dataDir } });
+      await whenEntryAppears(dir, /^backup\.partial-\d+$/, () => server.kill('SIGKILL'));
+      const { code, stdout, stderr } = await running;
+      assert.is(code, 0, stderr);
+      taken = printed(stdout);
+    } finally {
+      await writers.stop();
+      server.kill('SIGKILL');
+      await server.waitExit();
+    }
+    assert.ok(taken.records >= 10_000);
+    assert.is(await logDigest(dataDir, taken.records), taken.digest);
+    const restored = await restore(dataDir, join(dir, 'backup'));
+    assert.is(restored.digest, taken.digest);
+    await expectServerDigest(dataDir, taken.digest);
+  },
+);
 
 killed.run();

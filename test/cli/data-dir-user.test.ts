@@ -31,7 +31,8 @@ owned.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const refusal = (dataDir: string) => `bad setting REPORTS_DATA_DIR: ${dataDir} is written by user ${OTHER_USER.uid} (the owner of ${eventsLogPath(dataDir)}) and this process runs as user 0`;
+const refusal = (dataDir: string) =>
+  `bad setting REPORTS_DATA_DIR: ${dataDir} is written by user ${OTHER_USER.uid} (the owner of ${eventsLogPath(dataDir)}) and this process runs as user 0`;
 
 owned('reports snapshot as root exits 2 naming both users, and makes nothing there', async ({ dataDir }) => {
   const before = await readdir(dataDir);
@@ -41,7 +42,7 @@ owned('reports snapshot as root exits 2 naming both users, and makes nothing the
   assert.equal(await readdir(dataDir), before);
 });
 
-owned('reports restore as root exits 2, and the log stays as it was, the user\'s', async ({ dir, dataDir }) => {
+owned("reports restore as root exits 2, and the log stays as it was, the user's", async ({ dir, dataDir }) => {
   const source = join(dir, 'source');
   await appendToFileLog(source, [created('3', 'three')]);
   const backup = await reports(['backup', join(dir, 'backup')], { env: { REPORTS_DATA_DIR: source } });
@@ -62,45 +63,61 @@ owned('the server as root exits 2 naming REPORTS_DATA_DIR, before it writes anyt
   assert.equal(await readdir(dataDir), before);
 });
 
-owned("reports snapshot run as the directory's user works, and the server as that user starts from its snapshot", async ({ dataDir }) => {
-  const snapshot = await reportsProcess(['snapshot'], { env: { REPORTS_DATA_DIR: dataDir }, user: OTHER_USER });
-  assert.is(snapshot.code, 0, snapshot.stderr);
-  const server = await startChildServer({ REPORTS_DATA_DIR: dataDir }, { user: OTHER_USER });
-  try {
-    await server.waitForLine((line) => line['msg'] === 'loaded a snapshot; folding only the tail of the log', 'the snapshot loaded');
-  } finally {
-    server.kill('SIGTERM');
-    await server.waitExit();
-  }
-  for (const name of await readdir(join(dataDir, 'snapshots'))) assert.is((await stat(join(dataDir, 'snapshots', name))).uid, OTHER_USER.uid, name);
-});
+owned(
+  "reports snapshot run as the directory's user works, and the server as that user starts from its snapshot",
+  async ({ dataDir }) => {
+    const snapshot = await reportsProcess(['snapshot'], { env: { REPORTS_DATA_DIR: dataDir }, user: OTHER_USER });
+    assert.is(snapshot.code, 0, snapshot.stderr);
+    const server = await startChildServer({ REPORTS_DATA_DIR: dataDir }, { user: OTHER_USER });
+    try {
+      await server.waitForLine(
+        (line) => line['msg'] === 'loaded a snapshot; folding only the tail of the log',
+        'the snapshot loaded',
+      );
+    } finally {
+      server.kill('SIGTERM');
+      await server.waitExit();
+    }
+    for (const name of await readdir(join(dataDir, 'snapshots')))
+      assert.is((await stat(join(dataDir, 'snapshots', name))).uid, OTHER_USER.uid, name);
+  },
+);
 
-owned('a server started as the user skips, with a warning, a snapshots directory another user made, and serves', async ({ dataDir }) => {
-  // What `reports snapshot` as root left before it refused to run so.
-  await mkdir(join(dataDir, 'snapshots'), { mode: 0o700 });
-  const server = await startChildServer({ REPORTS_DATA_DIR: dataDir }, { user: OTHER_USER });
-  try {
-    const warning = await server.waitForLine((line) => line['msg'] === 'ignored the snapshots directory: it cannot be read', 'the warning');
-    assert.match(String(warning['reason']), 'EACCES');
-    await server.waitReady();
-    const created = await server.request('/reports', { method: 'POST', json: '{"id": 7, "name": "seven"}' });
-    assert.is(created.status, 200);
-    await created.arrayBuffer();
-  } finally {
-    server.kill('SIGTERM');
-    await server.waitExit();
-  }
-});
+owned(
+  'a server started as the user skips, with a warning, a snapshots directory another user made, and serves',
+  async ({ dataDir }) => {
+    // What `reports snapshot` as root left before it refused to run so.
+    await mkdir(join(dataDir, 'snapshots'), { mode: 0o700 });
+    const server = await startChildServer({ REPORTS_DATA_DIR: dataDir }, { user: OTHER_USER });
+    try {
+      const warning = await server.waitForLine(
+        (line) => line['msg'] === 'ignored the snapshots directory: it cannot be read',
+        'the warning',
+      );
+      assert.match(String(warning['reason']), 'EACCES');
+      await server.waitReady();
+      const created = await server.request('/reports', { method: 'POST', json: '{"id": 7, "name": "seven"}' });
+      assert.is(created.status, 200);
+      await created.arrayBuffer();
+    } finally {
+      server.kill('SIGTERM');
+      await server.waitExit();
+    }
+  },
+);
 
-owned('a data directory open to others that this process may not change is reported, not made private', async ({ dir }) => {
-  const open = join(dir, 'open');
-  await mkdir(open, { mode: 0o755 });
-  await chmod(open, 0o755);
-  const module = JSON.stringify(fileURLToPath(new URL('../../src/log/file/data-dir.js', import.meta.url)));
-  const script = `import(${module}).then(async ({ makePrivate }) => console.log(JSON.stringify(await makePrivate(${JSON.stringify(open)}))))`;
-  const output = execFileSync(process.execPath, ['-e', script], { ...OTHER_USER, encoding: 'utf8' });
-  assert.equal(JSON.parse(output), { mode: 0o755, madePrivate: false });
-  assert.is((await stat(open)).mode & 0o777, 0o755);
-});
+owned(
+  'a data directory open to others that this process may not change is reported, not made private',
+  async ({ dir }) => {
+    const open = join(dir, 'open');
+    await mkdir(open, { mode: 0o755 });
+    await chmod(open, 0o755);
+    const module = JSON.stringify(fileURLToPath(new URL('../../src/log/file/data-dir.js', import.meta.url)));
+    const script = `import(${module}).then(async ({ makePrivate }) => console.log(JSON.stringify(await makePrivate(${JSON.stringify(open)}))))`;
+    const output = execFileSync(process.execPath, ['-e', script], { ...OTHER_USER, encoding: 'utf8' });
+    assert.equal(JSON.parse(output), { mode: 0o755, madePrivate: false });
+    assert.is((await stat(open)).mode & 0o777, 0o755);
+  },
+);
 
 if (asRoot("the data directory's user")) owned.run();

@@ -30,12 +30,23 @@ const parse = (stdout: string): Line[] => lines(stdout).map((line) => JSON.parse
 const creates = (printed: Line[]) => printed.filter((line) => line.event.type === 'ReportCreated');
 
 /** Writes a tagged live report, a live one with an Idempotency-Key and a deleted one through `server`. */
-async function writeThree(server: TestServer): Promise<{ live: string; keyed: string; gone: string; goneName: string }> {
+async function writeThree(
+  server: TestServer,
+): Promise<{ live: string; keyed: string; gone: string; goneName: string }> {
   const nextId = idSource();
   const [live, keyed, gone] = [nextId(), nextId(), nextId()];
   const goneName = distinctive('deleted name');
   assert.is((await postReport(server, live, 'Q3 revenue', 'finance')).status, 200);
-  assert.is((await server.request('/reports', { method: 'POST', json: `{"id": ${keyed}, "name": "draft"}`, headers: { 'Idempotency-Key': `events-${keyed}` } })).status, 200);
+  assert.is(
+    (
+      await server.request('/reports', {
+        method: 'POST',
+        json: `{"id": ${keyed}, "name": "draft"}`,
+        headers: { 'Idempotency-Key': `events-${keyed}` },
+      })
+    ).status,
+    200,
+  );
   assert.is((await postReport(server, gone, goneName, 'secret tag')).status, 200);
   assert.is((await deleteReport(server, gone)).status, 204);
   return { live, keyed, gone, goneName };
@@ -66,7 +77,10 @@ file('a live report prints opened with its key, a deleted one erased, its name i
     const { code, stdout, stderr } = await reports(['events'], { env: { REPORTS_DATA_DIR: server.dataDir } });
     assert.is(code, 0, stderr);
     expectThree(stdout, written);
-    assert.equal(parse(stdout).map((line) => line.event.type), ['ReportCreated', 'ReportCreated', 'ReportCreated', 'ReportDeleted']);
+    assert.equal(
+      parse(stdout).map((line) => line.event.type),
+      ['ReportCreated', 'ReportCreated', 'ReportCreated', 'ReportDeleted'],
+    );
   } finally {
     await server.dispose();
   }
@@ -77,7 +91,11 @@ file('a void create whose key was destroyed prints erased; plain events print as
   try {
     const plain = created('5', 'written before erasure', 'old');
     await appendToFileLog(dir, [plain]);
-    await appendSealedToFileLog(dir, [created('1', 'first'), basedOn(created('1', 'loses the race'), 0)], async (keys, [, voidKey]) => keys.destroy([voidKey?.id ?? Buffer.alloc(0)]));
+    await appendSealedToFileLog(
+      dir,
+      [created('1', 'first'), basedOn(created('1', 'loses the race'), 0)],
+      async (keys, [, voidKey]) => keys.destroy([voidKey?.id ?? Buffer.alloc(0)]),
+    );
     const { code, stdout } = await reports(['events'], { env: { REPORTS_DATA_DIR: dir } });
     assert.is(code, 0);
     const [first, second, third] = parse(stdout);
@@ -120,10 +138,13 @@ file('--follow prints a create written after it started opened, asking the key s
     follow.interrupt();
     const { code, stdout } = await follow.done;
     assert.is(code, 0);
-    assert.equal(parse(stdout).map((line) => [line.event.data, line.opened !== undefined]), [
-      [{ id: before, name: 'before' }, true],
-      [{ id: after, name: 'after', tag: 'followed' }, true],
-    ]);
+    assert.equal(
+      parse(stdout).map((line) => [line.event.data, line.opened !== undefined]),
+      [
+        [{ id: before, name: 'before' }, true],
+        [{ id: after, name: 'after', tag: 'followed' }, true],
+      ],
+    );
   } finally {
     await server.dispose();
   }

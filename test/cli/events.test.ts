@@ -40,15 +40,24 @@ file('prints one NDJSON line a record, with its position, time and CloudEvent, a
   const { code, stdout, stderr } = await reports(['events'], { env: { REPORTS_DATA_DIR: dir } });
   assert.is(code, 0, stderr);
   const printed = parse(stdout);
-  assert.equal(printed.map((line) => line.position), ['0', '1', '2', '3']);
-  assert.equal(printed.map((line) => line.event), history);
+  assert.equal(
+    printed.map((line) => line.position),
+    ['0', '1', '2', '3'],
+  );
+  assert.equal(
+    printed.map((line) => line.event),
+    history,
+  );
   for (const line of printed) assert.match(line.time, ISO_TIME);
 });
 
 file('--from N starts at record N', async ({ dir }) => {
   const { code, stdout } = await reports(['events', '--from', '2'], { env: { REPORTS_DATA_DIR: dir } });
   assert.is(code, 0);
-  assert.equal(parse(stdout).map((line) => line.position), ['2', '3']);
+  assert.equal(
+    parse(stdout).map((line) => line.position),
+    ['2', '3'],
+  );
 });
 
 file('--from beyond the head prints nothing and exits 0', async ({ dir }) => {
@@ -60,12 +69,18 @@ file('--from beyond the head prints nothing and exits 0', async ({ dir }) => {
 file('--type ReportDeleted prints only the deletions', async ({ dir }) => {
   const { code, stdout } = await reports(['events', '--type', 'ReportDeleted'], { env: { REPORTS_DATA_DIR: dir } });
   assert.is(code, 0);
-  assert.equal(parse(stdout).map((line) => [line.position, line.event?.type, line.event?.subject]), [['2', 'ReportDeleted', '1']]);
+  assert.equal(
+    parse(stdout).map((line) => [line.position, line.event?.type, line.event?.subject]),
+    [['2', 'ReportDeleted', '1']],
+  );
 });
 
 file('--type ReportCreated prints only the creations', async ({ dir }) => {
   const { stdout } = await reports(['events', '--type', 'ReportCreated'], { env: { REPORTS_DATA_DIR: dir } });
-  assert.equal(parse(stdout).map((line) => line.event?.subject), ['1', '2', '3']);
+  assert.equal(
+    parse(stdout).map((line) => line.event?.subject),
+    ['1', '2', '3'],
+  );
 });
 
 file('a bad --from exits 2 with the usage line', async ({ dir }) => {
@@ -86,59 +101,79 @@ file.run();
 
 const odd = suite('reports events: records that are not events');
 
-odd('prints {"invalid": reason} with the position of a record that is not an event, and --type leaves it out', async () => {
-  const dir = await tempDir('reports-events-invalid-');
-  try {
-    const event = created('5', 'five');
-    await appendToFileLog(dir, [event, notAnEvent('5')]);
-    const all = await reports(['events'], { env: { REPORTS_DATA_DIR: dir } });
-    assert.is(all.code, 0);
-    const [first, second] = parse(all.stdout);
-    assert.equal(first?.event, event);
-    assert.is(second?.position, '1');
-    assert.is(second?.event, undefined);
-    assert.match(second?.invalid ?? '', '/type: must be ReportCreated or ReportDeleted');
-    const filtered = await reports(['events', '--type', 'ReportCreated'], { env: { REPORTS_DATA_DIR: dir } });
-    assert.equal(parse(filtered.stdout).map((line) => line.position), ['0']);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+odd(
+  'prints {"invalid": reason} with the position of a record that is not an event, and --type leaves it out',
+  async () => {
+    const dir = await tempDir('reports-events-invalid-');
+    try {
+      const event = created('5', 'five');
+      await appendToFileLog(dir, [event, notAnEvent('5')]);
+      const all = await reports(['events'], { env: { REPORTS_DATA_DIR: dir } });
+      assert.is(all.code, 0);
+      const [first, second] = parse(all.stdout);
+      assert.equal(first?.event, event);
+      assert.is(second?.position, '1');
+      assert.is(second?.event, undefined);
+      assert.match(second?.invalid ?? '', '/type: must be ReportCreated or ReportDeleted');
+      const filtered = await reports(['events', '--type', 'ReportCreated'], { env: { REPORTS_DATA_DIR: dir } });
+      assert.equal(
+        parse(filtered.stdout).map((line) => line.position),
+        ['0'],
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 odd.run();
 
 const piped = suite('reports events: piped into a reader that stops early');
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
-piped('exits quietly with the code of SIGPIPE when the reader goes away, as in `reports events | head -1`', async () => {
-  const dir = await tempDir('reports-events-pipe-');
-  try {
-    // Far more than a pipe buffer holds, so the command is still writing when the reader leaves.
-    await appendToFileLog(dir, Array.from({ length: 3000 }, (_, i) => created(String(i), `report ${i}`)));
-    const child = spawn(process.execPath, [CLI, 'events'], { env: { REPORTS_DATA_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const firstLine = new Promise<void>((resolve) => {
-      child.stdout.once('data', () => {
-        child.stdout.destroy();
-        resolve();
+piped(
+  'exits quietly with the code of SIGPIPE when the reader goes away, as in `reports events | head -1`',
+  async () => {
+    const dir = await tempDir('reports-events-pipe-');
+    try {
+      // Far more than a pipe buffer holds, so the command is still writing when the reader leaves.
+      await appendToFileLog(
+        dir,
+        Array.from({ length: 3000 }, (_, i) => created(String(i), `report ${i}`)),
+      );
+      const child = spawn(process.execPath, [CLI, 'events'], {
+        env: { REPORTS_DATA_DIR: dir },
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-    });
-    await withTimeout(firstLine, 15_000, 'the first line of output');
-    assert.is(await withTimeout(exited, 15_000, 'the command to exit'), 141);
-    assert.is(stderr, '');
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+      });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const firstLine = new Promise<void>((resolve) => {
+        child.stdout.once('data', () => {
+          child.stdout.destroy();
+          resolve();
+        });
+      });
+      await withTimeout(firstLine, 15_000, 'the first line of output');
+      assert.is(await withTimeout(exited, 15_000, 'the command to exit'), 141);
+      assert.is(stderr, '');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 piped.run();
 
 /** Follows the log with `reports events --follow`, writes `more` through `server`, and returns every line printed. */
-async function followWhileWriting(env: Record<string, string>, before: number, write: () => Promise<void>, after: number): Promise<Line[]> {
+async function followWhileWriting(
+  env: Record<string, string>,
+  before: number,
+  write: () => Promise<void>,
+  after: number,
+): Promise<Line[]> {
   const follow = startReports(['events', '--follow'], { env });
   await follow.waitForLines(before, `the ${before} events already in the log`);
   await write();
@@ -157,15 +192,23 @@ following('streams the events a running server appends after it started, until i
     const nextId = idSource();
     const [a, b] = [nextId(), nextId()];
     assert.is((await postReport(server, a, 'before')).status, 200);
-    const printed = await followWhileWriting({ REPORTS_DATA_DIR: server.dataDir }, 1, async () => {
-      assert.is((await postReport(server, b, 'after')).status, 200);
-      assert.is((await deleteReport(server, a)).status, 204);
-    }, 2);
-    assert.equal(printed.map((line) => [line.position, line.event?.type, line.event?.subject]), [
-      ['0', 'ReportCreated', a],
-      ['1', 'ReportCreated', b],
-      ['2', 'ReportDeleted', a],
-    ]);
+    const printed = await followWhileWriting(
+      { REPORTS_DATA_DIR: server.dataDir },
+      1,
+      async () => {
+        assert.is((await postReport(server, b, 'after')).status, 200);
+        assert.is((await deleteReport(server, a)).status, 204);
+      },
+      2,
+    );
+    assert.equal(
+      printed.map((line) => [line.position, line.event?.type, line.event?.subject]),
+      [
+        ['0', 'ReportCreated', a],
+        ['1', 'ReportCreated', b],
+        ['2', 'ReportDeleted', a],
+      ],
+    );
   } finally {
     await server.dispose();
   }
@@ -174,7 +217,9 @@ following('streams the events a running server appends after it started, until i
 following.run();
 
 withKafka('reports events', (brokers) => {
-  const kafka = suite<{ server: TestServer; topic: string; ids: string[]; env: Record<string, string> }>('reports events: Kafka');
+  const kafka = suite<{ server: TestServer; topic: string; ids: string[]; env: Record<string, string> }>(
+    'reports events: Kafka',
+  );
 
   kafka.before(async (context) => {
     context.topic = uniqueTopic('cli-events');
@@ -196,10 +241,19 @@ withKafka('reports events', (brokers) => {
     const printed = parse(stdout);
     assert.is(printed.length, 4);
     for (const line of printed) assert.match(line.position, /^\d+:\d+$/);
-    assert.equal(printed.filter((line) => line.event?.type === 'ReportCreated').map((line) => line.event?.subject).sort(), [...ids].sort());
+    assert.equal(
+      printed
+        .filter((line) => line.event?.type === 'ReportCreated')
+        .map((line) => line.event?.subject)
+        .sort(),
+      [...ids].sort(),
+    );
     // One report's events share a partition, in order.
     const ofFirst = printed.filter((line) => line.event?.subject === ids[0]);
-    assert.equal(ofFirst.map((line) => line.event?.type), ['ReportCreated', 'ReportDeleted']);
+    assert.equal(
+      ofFirst.map((line) => line.event?.type),
+      ['ReportCreated', 'ReportDeleted'],
+    );
   });
 
   kafka('--from P:O skips what lies before the cursor on that partition', async ({ env }) => {
@@ -209,24 +263,47 @@ withKafka('reports events', (brokers) => {
     const partition = skipped.position.split(':')[0] ?? '';
     const { code, stdout } = await reports(['events', '--from', `${partition}:1`], { env });
     assert.is(code, 0);
-    const rest = parse(stdout).map((line) => line.position).sort();
-    assert.equal(rest, all.map((line) => line.position).filter((position) => position !== skipped.position).sort());
+    const rest = parse(stdout)
+      .map((line) => line.position)
+      .sort();
+    assert.equal(
+      rest,
+      all
+        .map((line) => line.position)
+        .filter((position) => position !== skipped.position)
+        .sort(),
+    );
   });
 
   kafka('--type ReportDeleted prints only the deletion', async ({ env, ids }) => {
     const { stdout } = await reports(['events', '--type', 'ReportDeleted'], { env });
-    assert.equal(parse(stdout).map((line) => [line.event?.type, line.event?.subject]), [['ReportDeleted', ids[0]]]);
+    assert.equal(
+      parse(stdout).map((line) => [line.event?.type, line.event?.subject]),
+      [['ReportDeleted', ids[0]]],
+    );
   });
 
-  kafka('--follow streams the events a server on the topic writes after it started, until interrupted', async ({ env, server }) => {
-    const fresh = idSource()();
-    const printed = await followWhileWriting(env, 4, async () => {
-      assert.is((await postReport(server, fresh, 'followed')).status, 200);
-    }, 1);
-    assert.is(printed.length, 5);
-    assert.equal(printed.at(-1)?.event?.subject, fresh);
-    assert.equal(printed.at(-1)?.event?.data, { id: fresh, name: 'followed' }, 'opened with its key from the key topic');
-  });
+  kafka(
+    '--follow streams the events a server on the topic writes after it started, until interrupted',
+    async ({ env, server }) => {
+      const fresh = idSource()();
+      const printed = await followWhileWriting(
+        env,
+        4,
+        async () => {
+          assert.is((await postReport(server, fresh, 'followed')).status, 200);
+        },
+        1,
+      );
+      assert.is(printed.length, 5);
+      assert.equal(printed.at(-1)?.event?.subject, fresh);
+      assert.equal(
+        printed.at(-1)?.event?.data,
+        { id: fresh, name: 'followed' },
+        'opened with its key from the key topic',
+      );
+    },
+  );
 
   kafka.run();
 });

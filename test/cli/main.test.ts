@@ -32,18 +32,24 @@ dispatcher('--help names the AsyncAPI document and migrate --to-topic, not only 
 dispatcher('an option value that starts with a dash says how to write it, not that it is "ambiguous"', async () => {
   const { code, stderr } = await reports(['events', '--from', '-1']);
   assert.is(code, 2);
-  assert.is(stderr.split('\n')[0], 'reports events: --from needs a value; to give one that starts with "-", write --from=-1');
+  assert.is(
+    stderr.split('\n')[0],
+    'reports events: --from needs a value; to give one that starts with "-", write --from=-1',
+  );
   assert.match(stderr, /^usage: reports events /m);
   const written = await reports(['events', '--from=-1']);
   assert.is(written.code, 2);
   assert.is(written.stderr.split('\n')[0], 'reports events: --from must be N or P:O[,P:O...], got "-1"');
 });
 
-dispatcher('an unknown option is named in one short line, without parseArgs\' advice and its unbalanced quotes', async () => {
-  const { code, stderr } = await reports(['replay', '--bogus']);
-  assert.is(code, 2);
-  assert.is(stderr, `reports replay: unknown option --bogus\nusage: reports replay [--to POS] [--json]\n`);
-});
+dispatcher(
+  "an unknown option is named in one short line, without parseArgs' advice and its unbalanced quotes",
+  async () => {
+    const { code, stderr } = await reports(['replay', '--bogus']);
+    assert.is(code, 2);
+    assert.is(stderr, `reports replay: unknown option --bogus\nusage: reports replay [--to POS] [--json]\n`);
+  },
+);
 
 dispatcher('an unknown command exits 2 naming it, with a usage line on stderr', async () => {
   const { code, stdout, stderr } = await reports(['frobnicate']);

@@ -24,7 +24,11 @@ interface Source {
 
 /** Plain events of an earlier writer; a history through a server; a create that lost a race (its key destroyed). */
 async function writeTopic(brokers: string, topic: string, { race = true } = {}): Promise<Source> {
-  await appendToTopic(brokers, topic, [created('100', 'plain and live', 'old'), created('101', 'plain and deleted'), deleted('101')]);
+  await appendToTopic(brokers, topic, [
+    created('100', 'plain and live', 'old'),
+    created('101', 'plain and deleted'),
+    deleted('101'),
+  ]);
   const server = await startKafkaServer(brokers, {}, topic);
   const nextId = idSource();
   const [live, gone, again] = [nextId(), nextId(), nextId()];
@@ -37,13 +41,20 @@ async function writeTopic(brokers: string, topic: string, { race = true } = {}):
   } finally {
     await server.dispose();
   }
-  if (race) await appendSealedToTopic(brokers, topic, [basedOn(created(live, 'lost the race'), 0)], (keys, [lost]) => keys.destroy(lost ? [lost.id] : []));
+  if (race)
+    await appendSealedToTopic(brokers, topic, [basedOn(created(live, 'lost the race'), 0)], (keys, [lost]) =>
+      keys.destroy(lost ? [lost.id] : []),
+    );
   return { topic, live, gone };
 }
 
 /** What `reports events` prints of the source, as its copy must print it: the plain deleted create erased. */
 async function expectedCopy(env: Env): Promise<PrintedEvent[]> {
-  return (await printedEvents(env)).map((line) => (line.event.type === 'ReportCreated' && line.event.data.id === '101' ? { erased: true, event: { ...line.event, data: { id: '101' } } } : line));
+  return (await printedEvents(env)).map((line) =>
+    line.event.type === 'ReportCreated' && line.event.data.id === '101'
+      ? { erased: true, event: { ...line.event, data: { id: '101' } } }
+      : line,
+  );
 }
 
 async function expectServed(server: TestServer, { live, gone }: Source): Promise<void> {
@@ -52,52 +63,75 @@ async function expectServed(server: TestServer, { live, gone }: Source): Promise
     assert.equal(await openedReport(model, server.keys, live), { name: 'live one', tag: 'finance' });
     assert.equal(await openedReport(model, server.keys, '100'), { name: 'plain and live', tag: 'old' });
     assert.is(model.has(gone), false);
-    assert.is((await postReport(server, live, 'live one', 'finance')).status, 200, 'an identical create answers from the opened content');
+    assert.is(
+      (await postReport(server, live, 'live one', 'finance')).status,
+      200,
+      'an identical create answers from the opened content',
+    );
   } finally {
     await server.dispose();
   }
 }
 
 withKafka('reports migrate from Kafka', (brokers) => {
-  const migrate = suite<{ topics: string[]; dirs: string[] }>('reports migrate --to-topic and --to-file', { topics: [], dirs: [] });
+  const migrate = suite<{ topics: string[]; dirs: string[] }>('reports migrate --to-topic and --to-file', {
+    topics: [],
+    dirs: [],
+  });
   migrate.after(async ({ topics, dirs }) => {
     await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-    await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: topics.flatMap((topic) => [topic, `${topic}.keys`]) }));
+    await withAdmin(brokers, (admin) =>
+      admin.deleteTopics({ topics: topics.flatMap((topic) => [topic, `${topic}.keys`]) }),
+    );
   });
 
-  migrate('--to-topic copies the topic and its keys into NAME and NAME.keys: the same events, equal digests, a server serves them', async (context) => {
-    const [from, to] = [uniqueTopic('cli-migrate-from'), uniqueTopic('cli-migrate-to')];
-    context.topics.push(from, to);
-    const source = await writeTopic(brokers, from);
-    const { code, stdout, stderr } = await reports(['migrate', '--to-topic', to], { env: kafkaEnv(brokers, from, { REPORTS_TOPIC_PARTITIONS: '5' }) });
-    assert.is(code, 0, stderr);
-    // Live at the end: 100, the live one, the one created again. Left erased: 101, the deleted one, the first "again", the lost race.
-    assert.equal(['copied now', 'content sealed anew', 'content left erased'].map((label) => field(stdout, label)), ['10', '3', '4']);
-    assert.ok(lines(stdout).includes('digests match'), stdout);
-    assert.equal(await printedEvents(kafkaEnv(brokers, to)), await expectedCopy(kafkaEnv(brokers, from)));
-    const topics = await withAdmin(brokers, (admin) => admin.fetchTopicMetadata({ topics: [to, `${to}.keys`] }));
-    assert.equal(topics.topics.map((topic) => topic.partitions.length), [5, 5]);
-    await expectServed(await startKafkaServer(brokers, {}, to), source);
-  });
+  migrate(
+    '--to-topic copies the topic and its keys into NAME and NAME.keys: the same events, equal digests, a server serves them',
+    async (context) => {
+      const [from, to] = [uniqueTopic('cli-migrate-from'), uniqueTopic('cli-migrate-to')];
+      context.topics.push(from, to);
+      const source = await writeTopic(brokers, from);
+      const { code, stdout, stderr } = await reports(['migrate', '--to-topic', to], {
+        env: kafkaEnv(brokers, from, { REPORTS_TOPIC_PARTITIONS: '5' }),
+      });
+      assert.is(code, 0, stderr);
+      // Live at the end: 100, the live one, the one created again. Left erased: 101, the deleted one, the first "again", the lost race.
+      assert.equal(
+        ['copied now', 'content sealed anew', 'content left erased'].map((label) => field(stdout, label)),
+        ['10', '3', '4'],
+      );
+      assert.ok(lines(stdout).includes('digests match'), stdout);
+      assert.equal(await printedEvents(kafkaEnv(brokers, to)), await expectedCopy(kafkaEnv(brokers, from)));
+      const topics = await withAdmin(brokers, (admin) => admin.fetchTopicMetadata({ topics: [to, `${to}.keys`] }));
+      assert.equal(
+        topics.topics.map((topic) => topic.partitions.length),
+        [5, 5],
+      );
+      await expectServed(await startKafkaServer(brokers, {}, to), source);
+    },
+  );
 
-  migrate('--to-file copies the topic and its keys into an embedded log: the same events, equal digests, a sound log a server serves', async (context) => {
-    const from = uniqueTopic('cli-migrate-to-file');
-    const dir = await tempDir('reports-migrate-to-file-');
-    context.topics.push(from);
-    context.dirs.push(dir);
-    // The file log has one writer, which never writes a void event: `reports verify` would call a lost race a fault there.
-    const source = await writeTopic(brokers, from, { race: false });
-    const env = kafkaEnv(brokers, from);
-    const { code, stdout, stderr } = await reports(['migrate', '--to-file', dir], { env });
-    assert.is(code, 0, stderr);
-    assert.is(field(stdout, `file log ${dir} digest`), field(stdout, `topic ${from} digest`));
-    assert.equal(await printedEvents({ REPORTS_DATA_DIR: dir }), await expectedCopy(env));
-    const verified = await reports(['verify'], { env: { REPORTS_DATA_DIR: dir } });
-    assert.is(verified.stdout, 'OK: 9 records, 0 void events, 3 live sealed reports opened with their keys\n');
-    await expectServed(await startTestServer({}, { dataDir: dir }), source);
-    const again = await reports(['migrate', '--to-file', dir], { env });
-    assert.equal([again.code, field(again.stdout, 'copied now')], [0, '0']);
-  });
+  migrate(
+    '--to-file copies the topic and its keys into an embedded log: the same events, equal digests, a sound log a server serves',
+    async (context) => {
+      const from = uniqueTopic('cli-migrate-to-file');
+      const dir = await tempDir('reports-migrate-to-file-');
+      context.topics.push(from);
+      context.dirs.push(dir);
+      // The file log has one writer, which never writes a void event: `reports verify` would call a lost race a fault there.
+      const source = await writeTopic(brokers, from, { race: false });
+      const env = kafkaEnv(brokers, from);
+      const { code, stdout, stderr } = await reports(['migrate', '--to-file', dir], { env });
+      assert.is(code, 0, stderr);
+      assert.is(field(stdout, `file log ${dir} digest`), field(stdout, `topic ${from} digest`));
+      assert.equal(await printedEvents({ REPORTS_DATA_DIR: dir }), await expectedCopy(env));
+      const verified = await reports(['verify'], { env: { REPORTS_DATA_DIR: dir } });
+      assert.is(verified.stdout, 'OK: 9 records, 0 void events, 3 live sealed reports opened with their keys\n');
+      await expectServed(await startTestServer({}, { dataDir: dir }), source);
+      const again = await reports(['migrate', '--to-file', dir], { env });
+      assert.equal([again.code, field(again.stdout, 'copied now')], [0, '0']);
+    },
+  );
 
   migrate.run();
 });

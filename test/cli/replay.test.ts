@@ -29,32 +29,43 @@ const at = (dir: string) => ({ REPORTS_DATA_DIR: dir });
 
 const file = suite('reports replay: file log');
 
-file('counts records, void events, invalid records and live reports, and prints the digest of the reports left', async () => {
-  await withDirs(1, async (dir) => {
-    await appendToFileLog(dir, [
-      created('1', 'one'),
-      created('1', 'one again'), // void: the id exists
-      created('2', 'two', 'blue'),
-      deleted('2'),
-      deleted('9'), // void: no such report
-      notAnEvent('9'),
-      created('3', 'three'),
-    ]);
-    const { code, stdout, stderr } = await reports(['replay'], { env: at(dir) });
-    assert.is(code, 0, stderr);
-    const digest = stateDigest(new Map([['1', { name: 'one' }], ['3', { name: 'three' }]]));
-    assert.equal(lines(stdout), [
-      'events read:     7',
-      'void events:     2',
-      'invalid records: 1',
-      'live reports:    2',
-      'position:        7',
-      `state digest:    sha256:${digest}`,
-    ]);
-    const summary = await replaySummary(at(dir));
-    assert.equal({ ...summary, seconds: 0 }, { events: 7, voidEvents: 2, invalidRecords: 1, liveReports: 2, digest, position: '7', seconds: 0 });
-  });
-});
+file(
+  'counts records, void events, invalid records and live reports, and prints the digest of the reports left',
+  async () => {
+    await withDirs(1, async (dir) => {
+      await appendToFileLog(dir, [
+        created('1', 'one'),
+        created('1', 'one again'), // void: the id exists
+        created('2', 'two', 'blue'),
+        deleted('2'),
+        deleted('9'), // void: no such report
+        notAnEvent('9'),
+        created('3', 'three'),
+      ]);
+      const { code, stdout, stderr } = await reports(['replay'], { env: at(dir) });
+      assert.is(code, 0, stderr);
+      const digest = stateDigest(
+        new Map([
+          ['1', { name: 'one' }],
+          ['3', { name: 'three' }],
+        ]),
+      );
+      assert.equal(lines(stdout), [
+        'events read:     7',
+        'void events:     2',
+        'invalid records: 1',
+        'live reports:    2',
+        'position:        7',
+        `state digest:    sha256:${digest}`,
+      ]);
+      const summary = await replaySummary(at(dir));
+      assert.equal(
+        { ...summary, seconds: 0 },
+        { events: 7, voidEvents: 2, invalidRecords: 1, liveReports: 2, digest, position: '7', seconds: 0 },
+      );
+    });
+  },
+);
 
 file('an empty log replays to no reports and the digest of the empty state', async () => {
   await withDirs(1, async (dir) => {
@@ -70,7 +81,8 @@ file('the digest equals that of the read model a server builds from the same log
   try {
     const nextId = idSource();
     const ids = [nextId(), nextId(), nextId()];
-    for (const id of ids) assert.is((await postReport(server, id, `report ${id}`, id.endsWith('0') ? null : 'tagged')).status, 200);
+    for (const id of ids)
+      assert.is((await postReport(server, id, `report ${id}`, id.endsWith('0') ? null : 'tagged')).status, 200);
     assert.is((await deleteReport(server, ids[1] as string)).status, 204);
     const summary = await replaySummary(at(server.dataDir));
     assert.is(summary.digest, stateDigest(server.projector.model.reports, await server.keys.lookup()));
@@ -100,7 +112,14 @@ file('different reports give different digests', async () => {
 });
 
 file('--to N folds only the first N records: the same as a log holding only those', async () => {
-  const history: ReportEvent[] = [created('1', 'a'), created('2', 'b'), deleted('1'), created('4', 'd'), deleted('2'), created('1', 'again')];
+  const history: ReportEvent[] = [
+    created('1', 'a'),
+    created('2', 'b'),
+    deleted('1'),
+    created('4', 'd'),
+    deleted('2'),
+    created('1', 'again'),
+  ];
   await withDirs(2, async (full, prefix) => {
     await appendToFileLog(full, history);
     await appendToFileLog(prefix, history.slice(0, 3));
@@ -113,7 +132,15 @@ file('--to N folds only the first N records: the same as a log holding only thos
 
 file('--to past the head replays the whole log and says on stderr that it stopped at the head', async () => {
   await withDirs(1, async (dir) => {
-    await appendToFileLog(dir, [created('1', 'a'), created('2', 'b'), deleted('1'), created('3', 'c'), created('4', 'd'), deleted('2'), created('5', 'e')]);
+    await appendToFileLog(dir, [
+      created('1', 'a'),
+      created('2', 'b'),
+      deleted('1'),
+      created('3', 'c'),
+      created('4', 'd'),
+      deleted('2'),
+      created('5', 'e'),
+    ]);
     const { code, stdout, stderr } = await reports(['replay', '--to', '999', '--json'], { env: at(dir) });
     assert.is(code, 0);
     assert.is(stderr, 'reports replay: --to 999 is past the head of the log (7): replayed up to the head\n');
@@ -140,7 +167,10 @@ file('a bad --to exits 2 with the usage line', async () => {
 
 file('prints only the summary, without progress bar escape codes, when stdout is not a terminal', async () => {
   await withDirs(1, async (dir) => {
-    await appendToFileLog(dir, Array.from({ length: 50 }, (_, i) => created(String(i), `r${i}`)));
+    await appendToFileLog(
+      dir,
+      Array.from({ length: 50 }, (_, i) => created(String(i), `r${i}`)),
+    );
     const { stdout } = await reports(['replay'], { env: at(dir) });
     assert.not.match(stdout, '\x1b');
     assert.not.match(stdout, 'replay [');
@@ -150,7 +180,10 @@ file('prints only the summary, without progress bar escape codes, when stdout is
 
 file('draws a progress bar when stdout is a terminal', async () => {
   await withDirs(1, async (dir) => {
-    await appendToFileLog(dir, Array.from({ length: 50 }, (_, i) => created(String(i), `r${i}`)));
+    await appendToFileLog(
+      dir,
+      Array.from({ length: 50 }, (_, i) => created(String(i), `r${i}`)),
+    );
     const { code, stdout } = await reports(['replay'], { env: at(dir), tty: true });
     assert.is(code, 0);
     assert.match(stdout, '\x1b');
@@ -185,7 +218,10 @@ withKafka('reports replay', (brokers) => {
     await withDirs(1, async (dir) => {
       const server = await startTestServer({}, { dataDir: dir });
       const nextId = idSource();
-      await writeHistory(server, Array.from({ length: 8 }, () => nextId())).finally(() => server.dispose());
+      await writeHistory(
+        server,
+        Array.from({ length: 8 }, () => nextId()),
+      ).finally(() => server.dispose());
       const env = { ...kafkaEnv(brokers, topicFor(context, 'cli-replay-migrated')), REPORTS_DATA_DIR: dir };
       assert.is((await reports(['migrate', '--to-kafka'], { env })).code, 0);
       const [onFile, onKafka] = await Promise.all([replaySummary(at(dir)), replaySummary(env)]);
@@ -195,36 +231,65 @@ withKafka('reports replay', (brokers) => {
     });
   });
 
-  kafka('the same reports written through HTTP in another order on Kafka and on the file log give the same digest', async (context) => {
-    const topic = topicFor(context, 'cli-replay-order');
-    const [onFile, onKafka] = await Promise.all([startTestServer(), startKafkaServer(brokers, {}, topic)]);
-    try {
-      const nextId = idSource();
-      const [a, b, c, d] = [nextId(), nextId(), nextId(), nextId()];
-      for (const [id, name] of [[a, 'A'], [b, 'B'], [c, 'C']] as const) assert.is((await postReport(onFile, id, name)).status, 200);
-      assert.is((await deleteReport(onFile, b)).status, 204);
-      for (const [id, name] of [[d, 'D'], [c, 'C'], [b, 'B'], [a, 'A']] as const) assert.is((await postReport(onKafka, id, name)).status, 200);
-      assert.is((await deleteReport(onKafka, b)).status, 204);
-      assert.is((await deleteReport(onKafka, d)).status, 204);
-      const [fileSummary, kafkaSummary] = await Promise.all([replaySummary(at(onFile.dataDir)), replaySummary({ ...kafkaEnv(brokers, topic), REPORTS_DATA_DIR: onKafka.dataDir })]);
-      assert.is(kafkaSummary.digest, fileSummary.digest);
-      assert.is(kafkaSummary.digest, stateDigest(onKafka.projector.model.reports, await onKafka.keys.lookup()));
-      assert.equal([fileSummary.events, kafkaSummary.events], [4, 6]);
-    } finally {
-      await Promise.all([onFile.dispose(), onKafka.dispose()]);
-    }
-  });
+  kafka(
+    'the same reports written through HTTP in another order on Kafka and on the file log give the same digest',
+    async (context) => {
+      const topic = topicFor(context, 'cli-replay-order');
+      const [onFile, onKafka] = await Promise.all([startTestServer(), startKafkaServer(brokers, {}, topic)]);
+      try {
+        const nextId = idSource();
+        const [a, b, c, d] = [nextId(), nextId(), nextId(), nextId()];
+        for (const [id, name] of [
+          [a, 'A'],
+          [b, 'B'],
+          [c, 'C'],
+        ] as const)
+          assert.is((await postReport(onFile, id, name)).status, 200);
+        assert.is((await deleteReport(onFile, b)).status, 204);
+        for (const [id, name] of [
+          [d, 'D'],
+          [c, 'C'],
+          [b, 'B'],
+          [a, 'A'],
+        ] as const)
+          assert.is((await postReport(onKafka, id, name)).status, 200);
+        assert.is((await deleteReport(onKafka, b)).status, 204);
+        assert.is((await deleteReport(onKafka, d)).status, 204);
+        const [fileSummary, kafkaSummary] = await Promise.all([
+          replaySummary(at(onFile.dataDir)),
+          replaySummary({ ...kafkaEnv(brokers, topic), REPORTS_DATA_DIR: onKafka.dataDir }),
+        ]);
+        assert.is(kafkaSummary.digest, fileSummary.digest);
+        assert.is(kafkaSummary.digest, stateDigest(onKafka.projector.model.reports, await onKafka.keys.lookup()));
+        assert.equal([fileSummary.events, kafkaSummary.events], [4, 6]);
+      } finally {
+        await Promise.all([onFile.dispose(), onKafka.dispose()]);
+      }
+    },
+  );
 
   kafka('--to P:O folds only the records before it: the same as a file log holding only those', async (context) => {
     const topic = topicFor(context, 'cli-replay-to');
     const prefix = await tempDir('reports-replay-prefix-');
     try {
-      const history: ReportEvent[] = [created('1', 'a'), created('2', 'b'), deleted('1'), created('4', 'd'), deleted('2'), created('1', 'again'), created('5', 'e'), deleted('4')];
+      const history: ReportEvent[] = [
+        created('1', 'a'),
+        created('2', 'b'),
+        deleted('1'),
+        created('4', 'd'),
+        deleted('2'),
+        created('1', 'again'),
+        created('5', 'e'),
+        deleted('4'),
+      ];
       await appendToTopic(brokers, topic, history, { REPORTS_TOPIC_PARTITIONS: '1' });
       await appendToFileLog(prefix, history.slice(0, 5));
       const env = kafkaEnv(brokers, topic);
       const [partial, expected] = await Promise.all([replaySummary(env, ['--to', '0:5']), replaySummary(at(prefix))]);
-      assert.equal([partial.events, partial.liveReports, partial.digest, partial.position], [expected.events, expected.liveReports, expected.digest, '0:5']);
+      assert.equal(
+        [partial.events, partial.liveReports, partial.digest, partial.position],
+        [expected.events, expected.liveReports, expected.digest, '0:5'],
+      );
       assert.equal([partial.events, partial.liveReports], [5, 1]);
     } finally {
       await rm(prefix, { recursive: true, force: true });

@@ -33,7 +33,10 @@ schema('events prints the JSON Schema generated from the event definitions', asy
 schema('the shipped projections/events.schema.json is exactly what `schema events` prints', async () => {
   const { stdout } = await reports(['schema', 'events']);
   const shipped = await readFile(SHIPPED_SCHEMA, 'utf8');
-  assert.ok(shipped === stdout, 'projections/events.schema.json is stale: regenerate it with `node dist/src/cli/main.js schema events > projections/events.schema.json`');
+  assert.ok(
+    shipped === stdout,
+    'projections/events.schema.json is stale: regenerate it with `node dist/src/cli/main.js schema events > projections/events.schema.json`',
+  );
 });
 
 schema('openapi prints the document GET /openapi.json serves', async () => {
@@ -57,9 +60,13 @@ schema('asyncapi prints the document GET /asyncapi.json serves', async () => {
 });
 
 schema('asyncapi names the configured topic', async () => {
-  const { code, stdout } = await reports(['schema', 'asyncapi'], { env: { KAFKA_BROKERS: '127.0.0.1:9', REPORTS_TOPIC: 'team.reports' } });
+  const { code, stdout } = await reports(['schema', 'asyncapi'], {
+    env: { KAFKA_BROKERS: '127.0.0.1:9', REPORTS_TOPIC: 'team.reports' },
+  });
   assert.is(code, 0);
-  const document = JSON.parse(stdout) as { channels: { reportEvents: { address: string; bindings: { kafka: { topic: string } } } } };
+  const document = JSON.parse(stdout) as {
+    channels: { reportEvents: { address: string; bindings: { kafka: { topic: string } } } };
+  };
   assert.is(document.channels.reportEvents.address, 'team.reports');
   assert.is(document.channels.reportEvents.bindings.kafka.topic, 'team.reports');
 });

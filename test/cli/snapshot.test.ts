@@ -29,7 +29,9 @@ async function fileLogIdentity(dataDir: string): Promise<string> {
 }
 
 async function snapshotFiles(dataDir: string): Promise<string[]> {
-  return (await readdir(snapshotDir(dataDir)).catch(() => [] as string[])).filter((name) => name.endsWith('.snap')).sort();
+  return (await readdir(snapshotDir(dataDir)).catch(() => [] as string[]))
+    .filter((name) => name.endsWith('.snap'))
+    .sort();
 }
 
 /** Creates `count` reports through `server` and deletes the first; returns the ids. */
@@ -48,13 +50,28 @@ async function snapshot(env: Record<string, string | undefined>): Promise<string
 }
 
 /** Starts a server on `dataDir`, checks what it folded, and stops it. */
-async function expectRestart(dataDir: string, { applied, warning }: { applied: number; warning?: RegExp }, env: Record<string, string | undefined> = {}): Promise<void> {
+async function expectRestart(
+  dataDir: string,
+  { applied, warning }: { applied: number; warning?: RegExp },
+  env: Record<string, string | undefined> = {},
+): Promise<void> {
   const server = await startTestServer(env, { dataDir });
   try {
     assert.is(server.projector.progress().applied, applied, 'records folded at start');
-    assert.is(stateDigest(server.projector.model.reports, await server.keys.lookup()), (await replaySummary({ ...env, REPORTS_DATA_DIR: dataDir })).digest, 'read model against a full replay');
-    const warnings = server.logLines().filter((line) => line['level'] === 40).map((line) => String(line['msg']));
-    if (warning) assert.ok(warnings.some((msg) => warning.test(msg)), `a warning matching ${warning}; got ${JSON.stringify(warnings)}`);
+    assert.is(
+      stateDigest(server.projector.model.reports, await server.keys.lookup()),
+      (await replaySummary({ ...env, REPORTS_DATA_DIR: dataDir })).digest,
+      'read model against a full replay',
+    );
+    const warnings = server
+      .logLines()
+      .filter((line) => line['level'] === 40)
+      .map((line) => String(line['msg']));
+    if (warning)
+      assert.ok(
+        warnings.some((msg) => warning.test(msg)),
+        `a warning matching ${warning}; got ${JSON.stringify(warnings)}`,
+      );
     else assert.equal(warnings, []);
   } finally {
     await server.dispose();
@@ -70,18 +87,36 @@ file.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-file('writes a checksummed snapshot of the whole log under <data dir>/snapshots and prints its position and digest', async ({ dir }) => {
-  await appendToFileLog(dir, [created('1', 'a'), created('2', 'b', 'x'), deleted('1'), created('3', 'c')]);
-  const stdout = await snapshot({ REPORTS_DATA_DIR: dir });
-  const path = join(snapshotDir(dir), snapshotName(4));
-  const { digest } = await replaySummary({ REPORTS_DATA_DIR: dir });
-  assert.equal(lines(stdout), [`snapshot:        ${path}`, 'position:        4', 'events folded:   4', 'live reports:    2', `state digest:    sha256:${digest}`]);
-  const decoded = decodeSnapshot(await readFile(path));
-  assert.ok(decoded.ok);
-  assert.equal([decoded.snapshot.log, decoded.snapshot.model.cursor, decoded.snapshot.model.counts.records], [await fileLogIdentity(dir), new Map([[0, 4]]), 4]);
-  assert.match(decoded.snapshot.log, /^file:events\.log#[0-9a-f]{8}$/);
-  assert.equal(new Map(decoded.snapshot.model.reports), new Map([['2', { name: 'b', tag: 'x' }], ['3', { name: 'c' }]]));
-});
+file(
+  'writes a checksummed snapshot of the whole log under <data dir>/snapshots and prints its position and digest',
+  async ({ dir }) => {
+    await appendToFileLog(dir, [created('1', 'a'), created('2', 'b', 'x'), deleted('1'), created('3', 'c')]);
+    const stdout = await snapshot({ REPORTS_DATA_DIR: dir });
+    const path = join(snapshotDir(dir), snapshotName(4));
+    const { digest } = await replaySummary({ REPORTS_DATA_DIR: dir });
+    assert.equal(lines(stdout), [
+      `snapshot:        ${path}`,
+      'position:        4',
+      'events folded:   4',
+      'live reports:    2',
+      `state digest:    sha256:${digest}`,
+    ]);
+    const decoded = decodeSnapshot(await readFile(path));
+    assert.ok(decoded.ok);
+    assert.equal(
+      [decoded.snapshot.log, decoded.snapshot.model.cursor, decoded.snapshot.model.counts.records],
+      [await fileLogIdentity(dir), new Map([[0, 4]]), 4],
+    );
+    assert.match(decoded.snapshot.log, /^file:events\.log#[0-9a-f]{8}$/);
+    assert.equal(
+      new Map(decoded.snapshot.model.reports),
+      new Map([
+        ['2', { name: 'b', tag: 'x' }],
+        ['3', { name: 'c' }],
+      ]),
+    );
+  },
+);
 
 file('runs beside a running server, which keeps writing', async ({ dir }) => {
   const server = await startTestServer({}, { dataDir: dir });
@@ -137,13 +172,35 @@ file('an older valid snapshot is used when the newest is corrupt', async ({ dir 
 file('a snapshot of another log is ignored with a warning', async ({ dir }) => {
   await appendToFileLog(dir, [created('1', 'a'), created('2', 'b')]);
   const foreign = new Map([['99', { name: 'from elsewhere' }]]);
-  await writeSnapshot(snapshotDir(dir), testSnapshot({ log: 'kafka:some-cluster/reports.events', cursor: new Map([[0, 1]]), events: 1, createdAt: new Date().toISOString(), reports: foreign, keys: new Map(), anchors: new Map() }));
+  await writeSnapshot(
+    snapshotDir(dir),
+    testSnapshot({
+      log: 'kafka:some-cluster/reports.events',
+      cursor: new Map([[0, 1]]),
+      events: 1,
+      createdAt: new Date().toISOString(),
+      reports: foreign,
+      keys: new Map(),
+      anchors: new Map(),
+    }),
+  );
   await expectRestart(dir, { applied: 2, warning: /snapshot of another log/ });
 });
 
 file('a snapshot beyond the head of the log is ignored with a warning', async ({ dir }) => {
   await appendToFileLog(dir, [created('1', 'a'), created('2', 'b')]);
-  await writeSnapshot(snapshotDir(dir), testSnapshot({ log: await fileLogIdentity(dir), cursor: new Map([[0, 50]]), events: 50, createdAt: new Date().toISOString(), reports: new Map([["99", { name: "ghost" }]]), keys: new Map(), anchors: new Map() }));
+  await writeSnapshot(
+    snapshotDir(dir),
+    testSnapshot({
+      log: await fileLogIdentity(dir),
+      cursor: new Map([[0, 50]]),
+      events: 50,
+      createdAt: new Date().toISOString(),
+      reports: new Map([['99', { name: 'ghost' }]]),
+      keys: new Map(),
+      anchors: new Map(),
+    }),
+  );
   await expectRestart(dir, { applied: 2, warning: /beyond the head/ });
 });
 
@@ -155,23 +212,40 @@ file('a snapshot of another history put in place of the log file is ignored', as
   await expectRestart(dir, { applied: 3, warning: /another log/ });
 });
 
-file('a server started from a snapshot scans only the log after it, and still reads the history before it when asked', async ({ dir }) => {
-  await appendToFileLog(dir, [created('1', 'a'), created('2', 'b', 'x')]);
-  await appendToFileLog(dir, [created('3', 'c'), deleted('1')]);
-  await snapshot({ REPORTS_DATA_DIR: dir });
-  await appendToFileLog(dir, [created('4', 'd')]);
-  const server = await startTestServer({}, { dataDir: dir });
-  try {
-    const opened = server.logLines().find((line) => line['msg'] === 'opened the embedded event log');
-    assert.equal([opened?.['records'], opened?.['scannedFrom']], [5, 2], 'the scan resumed at the batch of the last record folded');
-    assert.is(server.projector.progress().applied, 1, 'only the record after the snapshot folded');
-    assert.equal(new Map(server.projector.model.reports), new Map([['2', { name: 'b', tag: 'x' }], ['3', { name: 'c' }], ['4', { name: 'd' }]]));
-    const earliest = await collect(readRecords(server.log, new Map()));
-    assert.equal(earliest.map((record) => record.key), ['1', '2', '3', '1', '4']);
-  } finally {
-    await server.dispose();
-  }
-});
+file(
+  'a server started from a snapshot scans only the log after it, and still reads the history before it when asked',
+  async ({ dir }) => {
+    await appendToFileLog(dir, [created('1', 'a'), created('2', 'b', 'x')]);
+    await appendToFileLog(dir, [created('3', 'c'), deleted('1')]);
+    await snapshot({ REPORTS_DATA_DIR: dir });
+    await appendToFileLog(dir, [created('4', 'd')]);
+    const server = await startTestServer({}, { dataDir: dir });
+    try {
+      const opened = server.logLines().find((line) => line['msg'] === 'opened the embedded event log');
+      assert.equal(
+        [opened?.['records'], opened?.['scannedFrom']],
+        [5, 2],
+        'the scan resumed at the batch of the last record folded',
+      );
+      assert.is(server.projector.progress().applied, 1, 'only the record after the snapshot folded');
+      assert.equal(
+        new Map(server.projector.model.reports),
+        new Map([
+          ['2', { name: 'b', tag: 'x' }],
+          ['3', { name: 'c' }],
+          ['4', { name: 'd' }],
+        ]),
+      );
+      const earliest = await collect(readRecords(server.log, new Map()));
+      assert.equal(
+        earliest.map((record) => record.key),
+        ['1', '2', '3', '1', '4'],
+      );
+    } finally {
+      await server.dispose();
+    }
+  },
+);
 
 file('the server writes a snapshot by itself every REPORTS_SNAPSHOT_EVERY records', async ({ dir }) => {
   const env = { REPORTS_SNAPSHOT_EVERY: '5' };

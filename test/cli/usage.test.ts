@@ -19,20 +19,32 @@ function usageError(args: string[]): string {
     assert.is((error as UsageError).usage, spec.usage);
     return (error as UsageError).message;
   }
-  throw new assert.Assertion({ message: `no usage error for ${args.join(' ')}`, operator: 'throws', actual: undefined, expects: UsageError });
+  throw new assert.Assertion({
+    message: `no usage error for ${args.join(' ')}`,
+    operator: 'throws',
+    actual: undefined,
+    expects: UsageError,
+  });
 }
 
 const parse = suite('parseCommand');
 
 parse('reads string and boolean options, inline or separate, and --help', () => {
-  assert.equal(parseCommand(spec, ['--from', '3', '--follow']), { values: { from: '3', follow: true }, positionals: [], help: false });
+  assert.equal(parseCommand(spec, ['--from', '3', '--follow']), {
+    values: { from: '3', follow: true },
+    positionals: [],
+    help: false,
+  });
   assert.equal(parseCommand(spec, ['--from=-1']).values, { from: '-1' });
   assert.is(parseCommand(spec, ['-h']).help, true);
 });
 
 parse('says an option needs a value when the next argument starts with a dash, and how to give one', () => {
   assert.is(usageError(['--from', '-1']), '--from needs a value; to give one that starts with "-", write --from=-1');
-  assert.is(usageError(['--from', '--follow']), '--from needs a value; to give one that starts with "-", write --from=--follow');
+  assert.is(
+    usageError(['--from', '--follow']),
+    '--from needs a value; to give one that starts with "-", write --from=--follow',
+  );
 });
 
 parse('says an option needs a value when it is the last argument', () => {

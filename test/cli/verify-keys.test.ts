@@ -41,52 +41,78 @@ const run = async (env: Env) => {
   return { ...text, findings: JSON.parse(json.stdout) as ContentFindings };
 };
 
-verify('a deleted report\'s destroyed key is no problem; plain reports beside sealed ones need none', async ({ dir }) => {
-  await appendToFileLog(dir, [created('9', 'plain')]);
-  await appendSealedToFileLog(dir, [created('1', 'kept'), created('2', 'deleted'), deleted('2')], (keys, [, gone]) => keys.destroy([gone?.id ?? Buffer.alloc(0)]));
-  const { code, stdout, findings } = await run({ REPORTS_DATA_DIR: dir });
-  assert.is(code, 0);
-  assert.is(stdout, 'OK: 4 records, 0 void events, 1 live sealed report opened with its key\n');
-  assert.equal([findings.ok, findings.sealedReports, findings.unopenedReports], [true, 1, 0]);
-});
+verify(
+  "a deleted report's destroyed key is no problem; plain reports beside sealed ones need none",
+  async ({ dir }) => {
+    await appendToFileLog(dir, [created('9', 'plain')]);
+    await appendSealedToFileLog(dir, [created('1', 'kept'), created('2', 'deleted'), deleted('2')], (keys, [, gone]) =>
+      keys.destroy([gone?.id ?? Buffer.alloc(0)]),
+    );
+    const { code, stdout, findings } = await run({ REPORTS_DATA_DIR: dir });
+    assert.is(code, 0);
+    assert.is(stdout, 'OK: 4 records, 0 void events, 1 live sealed report opened with its key\n');
+    assert.equal([findings.ok, findings.sealedReports, findings.unopenedReports], [true, 1, 0]);
+  },
+);
 
-verify('a live report whose key is missing exits 1, naming the report and the key id, never its content', async ({ dir }) => {
-  const sealed = await appendSealedToFileLog(dir, [created('1', 'kept'), created('2', 'key lost', 'tagged')], (keys, [, lost]) => keys.destroy([lost?.id ?? Buffer.alloc(0)]));
-  const keyId = keyIdText(sealed[1]?.id ?? Buffer.alloc(0));
-  const { code, stdout, stderr, findings } = await run({ REPORTS_DATA_DIR: dir });
-  assert.is(code, 1);
-  assert.is(stdout, `FAILED: 1 problem in 2 records; first at report 2: live report 2: its content key ${keyId} is not in the key store, so its name and tag cannot be read (a lost key, or another producer's event)\n`);
-  assert.equal(lines(stderr), [`live report 2: its content key ${keyId} is not in the key store, so its name and tag cannot be read (a lost key, or another producer's event)`]);
-  assert.equal([findings.ok, findings.problems, findings.sealedReports, findings.unopenedReports, findings.first?.position], [false, 1, 2, 1, 'report 2']);
-  assert.not.match(stdout + stderr, 'key lost');
-});
-
-verify('a key that does not open its box, and a key whose digest is not its content\'s, exit 1 each', async ({ dir }) => {
-  const log = await openFileLog({ dir, logger: memoryLogger().logger });
-  try {
-    const store = log.keyStore();
-    const { event: moved, key: movedKey } = sealedCreate(created('3', 'sealed for no version'), store);
-    const wrongDigest = store.mint(digestOf('something else'));
-    const sealed = sealContent({ name: 'right' }, keyIdText(wrongDigest.id), wrongDigest.secret, { id: '4' });
-    await log.append([
-      { key: '3', value: encodeEvent(basedOn(moved, 0)), contentKey: movedKey },
-      { key: '4', value: encodeEvent({ ...created('4', ''), data: { id: '4', sealed } }), contentKey: wrongDigest },
+verify(
+  'a live report whose key is missing exits 1, naming the report and the key id, never its content',
+  async ({ dir }) => {
+    const sealed = await appendSealedToFileLog(
+      dir,
+      [created('1', 'kept'), created('2', 'key lost', 'tagged')],
+      (keys, [, lost]) => keys.destroy([lost?.id ?? Buffer.alloc(0)]),
+    );
+    const keyId = keyIdText(sealed[1]?.id ?? Buffer.alloc(0));
+    const { code, stdout, stderr, findings } = await run({ REPORTS_DATA_DIR: dir });
+    assert.is(code, 1);
+    assert.is(
+      stdout,
+      `FAILED: 1 problem in 2 records; first at report 2: live report 2: its content key ${keyId} is not in the key store, so its name and tag cannot be read (a lost key, or another producer's event)\n`,
+    );
+    assert.equal(lines(stderr), [
+      `live report 2: its content key ${keyId} is not in the key store, so its name and tag cannot be read (a lost key, or another producer's event)`,
     ]);
-  } finally {
-    await log.close();
-  }
-  const { code, stderr, findings } = await run({ REPORTS_DATA_DIR: dir });
-  assert.is(code, 1);
-  assert.match(stderr, /^live report 3: its content key \S+ does not open its content/m);
-  assert.match(stderr, /^live report 4: the content digest kept with key \S+ is not that of the content it opens/m);
-  assert.equal([findings.problems, findings.sealedReports, findings.unopenedReports], [2, 2, 1]);
-});
+    assert.equal(
+      [findings.ok, findings.problems, findings.sealedReports, findings.unopenedReports, findings.first?.position],
+      [false, 1, 2, 1, 'report 2'],
+    );
+    assert.not.match(stdout + stderr, 'key lost');
+  },
+);
+
+verify(
+  "a key that does not open its box, and a key whose digest is not its content's, exit 1 each",
+  async ({ dir }) => {
+    const log = await openFileLog({ dir, logger: memoryLogger().logger });
+    try {
+      const store = log.keyStore();
+      const { event: moved, key: movedKey } = sealedCreate(created('3', 'sealed for no version'), store);
+      const wrongDigest = store.mint(digestOf('something else'));
+      const sealed = sealContent({ name: 'right' }, keyIdText(wrongDigest.id), wrongDigest.secret, { id: '4' });
+      await log.append([
+        { key: '3', value: encodeEvent(basedOn(moved, 0)), contentKey: movedKey },
+        { key: '4', value: encodeEvent({ ...created('4', ''), data: { id: '4', sealed } }), contentKey: wrongDigest },
+      ]);
+    } finally {
+      await log.close();
+    }
+    const { code, stderr, findings } = await run({ REPORTS_DATA_DIR: dir });
+    assert.is(code, 1);
+    assert.match(stderr, /^live report 3: its content key \S+ does not open its content/m);
+    assert.match(stderr, /^live report 4: the content digest kept with key \S+ is not that of the content it opens/m);
+    assert.equal([findings.problems, findings.sealedReports, findings.unopenedReports], [2, 2, 1]);
+  },
+);
 
 verify('names the first 100 live reports whose content cannot be opened and counts the rest', async ({ dir }) => {
   const log = await openFileLog({ dir, logger: memoryLogger().logger });
   try {
     // Keys minted and never put: events of another producer, whose keys this store never had.
-    const events = Array.from({ length: 103 }, (_, i) => sealedCreate(created(String(i), `r${i}`), log.keyStore()).event);
+    const events = Array.from(
+      { length: 103 },
+      (_, i) => sealedCreate(created(String(i), `r${i}`), log.keyStore()).event,
+    );
     await log.append(events.map((event) => ({ key: event.subject, value: encodeEvent(event) })));
   } finally {
     await log.close();
@@ -104,20 +130,28 @@ verify.run();
 withKafka('reports verify, sealed', (brokers) => {
   const kafka = suite('reports verify: sealed content on Kafka');
 
-  kafka('every live report opens with its key from the key topic; one whose key is not there exits 1 naming it', async () => {
-    const topic = uniqueTopic('cli-verify-keys');
-    try {
-      const sealed = await appendSealedToTopic(brokers, topic, [created('1', 'kept'), created('2', 'gone'), deleted('2'), created('3', 'lost')], (keys, [, gone, lost]) =>
-        keys.destroy([gone, lost].map((key) => key?.id ?? Buffer.alloc(0))),
-      );
-      const { code, stderr, findings } = await run(kafkaEnv(brokers, topic));
-      assert.is(code, 1);
-      assert.equal(lines(stderr), [`live report 3: its content key ${keyIdText(sealed[2]?.id ?? Buffer.alloc(0))} is not in the key store, so its name and tag cannot be read (a lost key, or another producer's event)`]);
-      assert.equal([findings.sealedReports, findings.unopenedReports], [2, 1]);
-    } finally {
-      await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic, `${topic}.keys`] }));
-    }
-  });
+  kafka(
+    'every live report opens with its key from the key topic; one whose key is not there exits 1 naming it',
+    async () => {
+      const topic = uniqueTopic('cli-verify-keys');
+      try {
+        const sealed = await appendSealedToTopic(
+          brokers,
+          topic,
+          [created('1', 'kept'), created('2', 'gone'), deleted('2'), created('3', 'lost')],
+          (keys, [, gone, lost]) => keys.destroy([gone, lost].map((key) => key?.id ?? Buffer.alloc(0))),
+        );
+        const { code, stderr, findings } = await run(kafkaEnv(brokers, topic));
+        assert.is(code, 1);
+        assert.equal(lines(stderr), [
+          `live report 3: its content key ${keyIdText(sealed[2]?.id ?? Buffer.alloc(0))} is not in the key store, so its name and tag cannot be read (a lost key, or another producer's event)`,
+        ]);
+        assert.equal([findings.sealedReports, findings.unopenedReports], [2, 1]);
+      } finally {
+        await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic, `${topic}.keys`] }));
+      }
+    },
+  );
 
   kafka.run();
 });

@@ -7,7 +7,14 @@ import { encodeEvent } from '../../projections/codec.js';
 import { FILE_MAGIC } from '../../src/log/file/frames.js';
 import { reports } from '../helpers/cli.js';
 import { created, deleted } from '../helpers/events.js';
-import { appendToFileLog, eventsLogPath, flipByte, frameStarts, notAnEvent, type Entry } from '../helpers/file-history.js';
+import {
+  appendToFileLog,
+  eventsLogPath,
+  flipByte,
+  frameStarts,
+  notAnEvent,
+  type Entry,
+} from '../helpers/file-history.js';
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
 import { startTestServer, tempDir } from '../helpers/server.js';
 import { appendToTopic } from '../helpers/topic-history.js';
@@ -32,7 +39,8 @@ verify.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const run = (dir: string, json = false) => reports(json ? ['verify', '--json'] : ['verify'], { env: { REPORTS_DATA_DIR: dir } });
+const run = (dir: string, json = false) =>
+  reports(json ? ['verify', '--json'] : ['verify'], { env: { REPORTS_DATA_DIR: dir } });
 
 /** A server started on `dir` cuts what verify reported as torn, and the log is sound afterwards. */
 async function expectSoundAfterServerStart(dir: string, records: number): Promise<void> {
@@ -43,7 +51,13 @@ async function expectSoundAfterServerStart(dir: string, records: number): Promis
   assert.is(stdout, `OK: ${records} records, 0 void events, 0 live sealed reports opened with their keys\n`);
 }
 
-const five = (): Entry[] => [created('1', 'a'), created('2', 'b'), created('3', 'c'), deleted('2'), created('4', 'd', 'x')];
+const five = (): Entry[] => [
+  created('1', 'a'),
+  created('2', 'b'),
+  created('3', 'c'),
+  deleted('2'),
+  created('4', 'd', 'x'),
+];
 
 verify('a sound log written through a server exits 0 and says how many records it checked', async ({ dir }) => {
   const server = await startTestServer({}, { dataDir: dir });
@@ -65,7 +79,14 @@ verify('--json prints the findings as one object', async ({ dir }) => {
   await appendToFileLog(dir, five());
   const { code, stdout } = await run(dir, true);
   assert.is(code, 0);
-  assert.equal(JSON.parse(stdout) as Findings, { ok: true, records: 5, voidEvents: 0, problems: 0, sealedReports: 0, unopenedReports: 0 });
+  assert.equal(JSON.parse(stdout) as Findings, {
+    ok: true,
+    records: 5,
+    voidEvents: 0,
+    problems: 0,
+    sealedReports: 0,
+    unopenedReports: 0,
+  });
 });
 
 verify('an empty log is sound', async ({ dir }) => {
@@ -82,29 +103,38 @@ verify('a corrupt byte in a middle record exits 1 and names that record', async 
   await flipByte(eventsLogPath(dir), (starts[2] as number) + 30);
   const { code, stdout } = await run(dir);
   assert.is(code, 1);
-  assert.match(stdout, /^FAILED: the log cannot be read past 2: corrupt record \(valid records follow it\) at byte \d+: CRC mismatch.*; its records were not checked$/m);
+  assert.match(
+    stdout,
+    /^FAILED: the log cannot be read past 2: corrupt record \(valid records follow it\) at byte \d+: CRC mismatch.*; its records were not checked$/m,
+  );
   const findings = JSON.parse((await run(dir, true)).stdout) as Findings;
   assert.is(findings.ok, false);
   assert.is(findings.first?.position, '2');
 });
 
-verify('a torn tail exits 1 naming the record cut short, and the log is sound once the server has cut it', async ({ dir }) => {
-  for (const entry of five()) await appendToFileLog(dir, [entry]);
-  const path = eventsLogPath(dir);
-  await truncate(path, (await stat(path)).size - 7);
-  const { code, stdout } = await run(dir);
-  assert.is(code, 1);
-  assert.match(stdout, /first at 4: torn tail \(an unacknowledged write; the server cuts it at start\)/);
-  const findings = JSON.parse((await run(dir, true)).stdout) as Findings;
-  assert.equal([findings.records, findings.problems], [4, 1]);
-  await expectSoundAfterServerStart(dir, 4);
-});
+verify(
+  'a torn tail exits 1 naming the record cut short, and the log is sound once the server has cut it',
+  async ({ dir }) => {
+    for (const entry of five()) await appendToFileLog(dir, [entry]);
+    const path = eventsLogPath(dir);
+    await truncate(path, (await stat(path)).size - 7);
+    const { code, stdout } = await run(dir);
+    assert.is(code, 1);
+    assert.match(stdout, /first at 4: torn tail \(an unacknowledged write; the server cuts it at start\)/);
+    const findings = JSON.parse((await run(dir, true)).stdout) as Findings;
+    assert.equal([findings.records, findings.problems], [4, 1]);
+    await expectSoundAfterServerStart(dir, 4);
+  },
+);
 
 verify('a record that is not an event exits 1 and names its position', async ({ dir }) => {
   await appendToFileLog(dir, [created('1', 'a'), notAnEvent('1'), created('2', 'b')]);
   const { code, stdout } = await run(dir);
   assert.is(code, 1);
-  assert.match(stdout, 'FAILED: 1 problem in 3 records; first at 1: not a valid event: /type: must be ReportCreated or ReportDeleted');
+  assert.match(
+    stdout,
+    'FAILED: 1 problem in 3 records; first at 1: not a valid event: /type: must be ReportCreated or ReportDeleted',
+  );
 });
 
 verify('a void event exits 1: the file log has one writer, which never writes one', async ({ dir }) => {
@@ -138,13 +168,16 @@ verify('a file that is not a report store log exits 1 naming its magic bytes', a
   assert.match(stdout, 'FAILED: the log cannot be read past byte 0: bad magic bytes');
 });
 
-verify('a log whose magic bytes were cut short by a crash at its creation is a torn tail, as the server sees it', async ({ dir }) => {
-  await writeFile(eventsLogPath(dir), FILE_MAGIC.subarray(0, 3));
-  const { code, stdout } = await run(dir);
-  assert.is(code, 1);
-  assert.match(stdout, 'FAILED: 1 problem in 0 records; first at 0: torn tail');
-  await expectSoundAfterServerStart(dir, 0);
-});
+verify(
+  'a log whose magic bytes were cut short by a crash at its creation is a torn tail, as the server sees it',
+  async ({ dir }) => {
+    await writeFile(eventsLogPath(dir), FILE_MAGIC.subarray(0, 3));
+    const { code, stdout } = await run(dir);
+    assert.is(code, 1);
+    assert.match(stdout, 'FAILED: 1 problem in 0 records; first at 0: torn tail');
+    await expectSoundAfterServerStart(dir, 0);
+  },
+);
 
 verify.run();
 

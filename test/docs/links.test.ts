@@ -9,7 +9,12 @@ import * as assert from 'uvu/assert';
 import { githubSlug, headingAnchors, relativeLinks } from './markdown-links.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const pages = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 const slug = suite('githubSlug');
 slug('lowercases a heading and turns its spaces into hyphens', () => {
@@ -25,7 +30,10 @@ slug.run();
 
 const anchors = suite('headingAnchors');
 anchors('numbers a repeated heading as GitHub does', () => {
-  assert.equal([...headingAnchors('# Failure modes\n## Kafka\n## Kafka\n### Kafka\n')], ['failure-modes', 'kafka', 'kafka-1', 'kafka-2']);
+  assert.equal(
+    [...headingAnchors('# Failure modes\n## Kafka\n## Kafka\n### Kafka\n')],
+    ['failure-modes', 'kafka', 'kafka-1', 'kafka-2'],
+  );
 });
 anchors('ignores lines starting with # inside fenced code', () => {
   assert.equal([...headingAnchors('## Backups\n```sh\n# 1. copy the log\n```\n')], ['backups']);
@@ -51,7 +59,9 @@ function brokenLink(page: string, target: string): string | undefined {
   if (!existsSync(file)) return `no file ${relative(root, file)}`;
   if (anchor === undefined) return undefined;
   if (!file.endsWith('.md')) return `an anchor into ${relative(root, file)}, which is not Markdown`;
-  return headingAnchors(readFileSync(file, 'utf8')).has(anchor) ? undefined : `no heading with the anchor #${anchor} in ${relative(root, file)}`;
+  return headingAnchors(readFileSync(file, 'utf8')).has(anchor)
+    ? undefined
+    : `no heading with the anchor #${anchor} in ${relative(root, file)}`;
 }
 
 const docs = suite('README.md and docs/');
@@ -65,7 +75,12 @@ for (const page of pages) {
   });
 }
 docs('the README links every page of docs/', () => {
-  const linked = new Set(relativeLinks(readFileSync(join(root, 'README.md'), 'utf8')).map(({ target }) => target.split('#')[0]));
-  assert.equal(pages.filter((page) => page !== 'README.md' && !linked.has(page)), []);
+  const linked = new Set(
+    relativeLinks(readFileSync(join(root, 'README.md'), 'utf8')).map(({ target }) => target.split('#')[0]),
+  );
+  assert.equal(
+    pages.filter((page) => page !== 'README.md' && !linked.has(page)),
+    [],
+  );
 });
 docs.run();

@@ -19,27 +19,30 @@ record.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-record('records each delete that took effect by id and version, sealed in its key\'s slot, in the clear in a new slot', async ({ dir }) => {
-  await appendToFileLog(dir, [created('5', 'written before erasure')]);
-  const server = await startTestServer({}, { dataDir: dir });
-  try {
-    assert.is((await postReport(server, '7', 'sealed')).status, 200);
-    assert.is((await deleteReport(server, '7')).status, 204);
-    assert.is((await postReport(server, '7', 'again')).status, 200);
-    assert.is((await deleteReport(server, '7')).status, 204);
-    assert.is((await deleteReport(server, '5')).status, 204);
-    assert.is((await deleteReport(server, '5')).status, 404);
-    assert.is((await deleteReport(server, '6')).status, 404);
-  } finally {
-    await server.close();
-  }
-  const table = await readKeyTable(dir);
-  const views = Array.from({ length: table?.slots ?? 0 }, (_, slot) => table?.view(slot));
-  assert.equal(views, [
-    { kind: 'deletion', reportId: '7', version: 2 },
-    { kind: 'deletion', reportId: '7', version: 4 },
-    { kind: 'deletion', reportId: '5', version: 2 },
-  ]);
-});
+record(
+  "records each delete that took effect by id and version, sealed in its key's slot, in the clear in a new slot",
+  async ({ dir }) => {
+    await appendToFileLog(dir, [created('5', 'written before erasure')]);
+    const server = await startTestServer({}, { dataDir: dir });
+    try {
+      assert.is((await postReport(server, '7', 'sealed')).status, 200);
+      assert.is((await deleteReport(server, '7')).status, 204);
+      assert.is((await postReport(server, '7', 'again')).status, 200);
+      assert.is((await deleteReport(server, '7')).status, 204);
+      assert.is((await deleteReport(server, '5')).status, 204);
+      assert.is((await deleteReport(server, '5')).status, 404);
+      assert.is((await deleteReport(server, '6')).status, 404);
+    } finally {
+      await server.close();
+    }
+    const table = await readKeyTable(dir);
+    const views = Array.from({ length: table?.slots ?? 0 }, (_, slot) => table?.view(slot));
+    assert.equal(views, [
+      { kind: 'deletion', reportId: '7', version: 2 },
+      { kind: 'deletion', reportId: '7', version: 4 },
+      { kind: 'deletion', reportId: '5', version: 2 },
+    ]);
+  },
+);
 
 record.run();

@@ -56,45 +56,75 @@ erasure.after.each(async ({ dir, server }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-erasure('a live report\'s name and tag are sealed everywhere on disk, and open with its key', async ({ dir, server }) => {
-  assert.is((await postReport(server, '42', 'Performance review J Smith', 'confidential-hr')).status, 200);
-  assert.equal(await openedReport(server.projector.model.reports, server.keys, '42'), { name: 'Performance review J Smith', tag: 'confidential-hr' });
-  await server.close();
-  assert.equal(await holding(dir, { name: Buffer.from('J Smith'), tag: Buffer.from('confidential-hr') }), []);
-});
+erasure(
+  "a live report's name and tag are sealed everywhere on disk, and open with its key",
+  async ({ dir, server }) => {
+    assert.is((await postReport(server, '42', 'Performance review J Smith', 'confidential-hr')).status, 200);
+    assert.equal(await openedReport(server.projector.model.reports, server.keys, '42'), {
+      name: 'Performance review J Smith',
+      tag: 'confidential-hr',
+    });
+    await server.close();
+    assert.equal(await holding(dir, { name: Buffer.from('J Smith'), tag: Buffer.from('confidential-hr') }), []);
+  },
+);
 
-erasure('after the 204, the key captured before the delete is in no file under the data directory, and the report cannot be opened', async ({ dir, server }) => {
-  assert.is((await postReport(server, '7', 'Performance review J Smith', 'hr')).status, 200);
-  assert.is((await postReport(server, '8', 'kept report', 'finance')).status, 200);
-  const doomed = await keyOf(server, '7');
-  const kept = await keyOf(server, '8');
-  assert.equal(await holding(dir, { secret: doomed.secret, digest: doomed.contentDigest }).then((hits) => hits.length > 0), true, 'the key is on disk before the delete');
-  assert.is((await deleteReport(server, '7')).status, 204);
-  assert.equal(await holding(dir, { secret: doomed.secret, digest: doomed.contentDigest }), [], 'right after the 204');
-  assert.is(await server.keys.get(doomed.id), undefined);
-  assert.equal(await server.keys.get(kept.id), kept, 'another report\'s key is untouched');
-  assert.is((await postReport(server, '7', 'a new incarnation')).status, 200);
-  const reborn = await keyOf(server, '7');
-  assert.not.equal(reborn.id, doomed.id, 'a create after a delete has a key of its own');
-  await server.close();
-  assert.equal(await holding(dir, { secret: doomed.secret, digest: doomed.contentDigest }), [], 'after the snapshots and the close');
-  const restarted = await startTestServer({}, { dataDir: dir });
-  try {
-    assert.equal(await openedReport(restarted.projector.model.reports, restarted.keys, '8'), { name: 'kept report', tag: 'finance' });
-    assert.equal(await openedReport(restarted.projector.model.reports, restarted.keys, '7'), { name: 'a new incarnation' });
-  } finally {
-    await restarted.close();
-  }
-});
+erasure(
+  'after the 204, the key captured before the delete is in no file under the data directory, and the report cannot be opened',
+  async ({ dir, server }) => {
+    assert.is((await postReport(server, '7', 'Performance review J Smith', 'hr')).status, 200);
+    assert.is((await postReport(server, '8', 'kept report', 'finance')).status, 200);
+    const doomed = await keyOf(server, '7');
+    const kept = await keyOf(server, '8');
+    assert.equal(
+      await holding(dir, { secret: doomed.secret, digest: doomed.contentDigest }).then((hits) => hits.length > 0),
+      true,
+      'the key is on disk before the delete',
+    );
+    assert.is((await deleteReport(server, '7')).status, 204);
+    assert.equal(
+      await holding(dir, { secret: doomed.secret, digest: doomed.contentDigest }),
+      [],
+      'right after the 204',
+    );
+    assert.is(await server.keys.get(doomed.id), undefined);
+    assert.equal(await server.keys.get(kept.id), kept, "another report's key is untouched");
+    assert.is((await postReport(server, '7', 'a new incarnation')).status, 200);
+    const reborn = await keyOf(server, '7');
+    assert.not.equal(reborn.id, doomed.id, 'a create after a delete has a key of its own');
+    await server.close();
+    assert.equal(
+      await holding(dir, { secret: doomed.secret, digest: doomed.contentDigest }),
+      [],
+      'after the snapshots and the close',
+    );
+    const restarted = await startTestServer({}, { dataDir: dir });
+    try {
+      assert.equal(await openedReport(restarted.projector.model.reports, restarted.keys, '8'), {
+        name: 'kept report',
+        tag: 'finance',
+      });
+      assert.equal(await openedReport(restarted.projector.model.reports, restarted.keys, '7'), {
+        name: 'a new incarnation',
+      });
+    } finally {
+      await restarted.close();
+    }
+  },
+);
 
 erasure('no log line at any level carries a name or a tag', async ({ server }) => {
   assert.is((await postReport(server, '1', 'secret-name-marker', 'secret-tag-marker')).status, 200);
   assert.is((await postReport(server, '1', 'secret-name-marker', 'secret-tag-marker')).status, 200);
   assert.is((await postReport(server, '1', 'other-name-marker')).status, 409);
   assert.is((await deleteReport(server, '1')).status, 204);
-  const text = server.logLines().map((line) => JSON.stringify(line)).join('\n');
+  const text = server
+    .logLines()
+    .map((line) => JSON.stringify(line))
+    .join('\n');
   assert.ok(server.logLines().length > 5, 'the server logged');
-  for (const marker of ['secret-name-marker', 'secret-tag-marker', 'other-name-marker']) assert.not.ok(text.includes(marker), marker);
+  for (const marker of ['secret-name-marker', 'secret-tag-marker', 'other-name-marker'])
+    assert.not.ok(text.includes(marker), marker);
 });
 
 erasure.run();

@@ -26,7 +26,8 @@ async function topicFiles(topic: string): Promise<string[]> {
     const data = path.join(runs, name, 'data');
     for (const entry of await readdir(data).catch(() => [])) {
       if (!entry.startsWith(`${topic}-`) || !/-\d+$/.test(entry)) continue;
-      for (const file of await readdir(path.join(data, entry)).catch(() => [])) files.push(path.join(data, entry, file));
+      for (const file of await readdir(path.join(data, entry)).catch(() => []))
+        files.push(path.join(data, entry, file));
     }
   }
   return files;
@@ -47,81 +48,130 @@ function sealedKeyOf(server: TestServer, id: string): string {
 withKafka('erasure on Kafka', (brokers) => {
   const erasure = suite('erasure on Kafka');
 
-  erasure('after the 204 the key leaves every file of the key topic within the bound; the event topic never held the name', async () => {
-    const topic = uniqueTopic('erasure');
-    const server = await startKafkaServer(brokers, { REPORTS_TOPIC_PARTITIONS: '1', REPORTS_KEY_ERASURE_BOUND_MS: String(BOUND_MS) }, topic);
-    try {
-      const keyFiles = await topicFiles(`${topic}.keys`);
-      if (keyFiles.length === 0) {
-        if (process.env['CI'] === 'true') throw new Error(`no files of ${topic}.keys under ${path.dirname(brokerRunDir('any'))}`);
-        process.stderr.write(`\n!!! erasure on Kafka: the broker at ${brokers} keeps its files elsewhere; the physical erasure is NOT CHECKED !!!\n\n`);
-        return;
+  erasure(
+    'after the 204 the key leaves every file of the key topic within the bound; the event topic never held the name',
+    async () => {
+      const topic = uniqueTopic('erasure');
+      const server = await startKafkaServer(
+        brokers,
+        { REPORTS_TOPIC_PARTITIONS: '1', REPORTS_KEY_ERASURE_BOUND_MS: String(BOUND_MS) },
+        topic,
+      );
+      try {
+        const keyFiles = await topicFiles(`${topic}.keys`);
+        if (keyFiles.length === 0) {
+          if (process.env['CI'] === 'true')
+            throw new Error(`no files of ${topic}.keys under ${path.dirname(brokerRunDir('any'))}`);
+          process.stderr.write(
+            `\n!!! erasure on Kafka: the broker at ${brokers} keeps its files elsewhere; the physical erasure is NOT CHECKED !!!\n\n`,
+          );
+          return;
+        }
+        assert.is(
+          (
+            await server.request('/reports', {
+              method: 'POST',
+              json: '{"id": 77, "name": "Performance review J Smith", "tag": "hr-private"}',
+            })
+          ).status,
+          200,
+        );
+        assert.is(
+          (await server.request('/reports', { method: 'POST', json: '{"id": 78, "name": "kept"}' })).status,
+          200,
+        );
+        const key = await server.keys.get(parseKeyId(sealedKeyOf(server, '77')));
+        assert.ok(key !== undefined);
+        const secret = Buffer.from(key.secret);
+        assert.ok(
+          (await holding(await topicFiles(`${topic}.keys`), secret)).length > 0,
+          "the key is in the key topic's files before the delete",
+        );
+        const started = performance.now();
+        assert.is((await server.request('/reports/77', { method: 'DELETE' })).status, 204);
+        await until(
+          async () => (await holding(await topicFiles(`${topic}.keys`), secret)).length === 0,
+          `the key of report 77 to leave the key topic's files within ${BOUND_MS} ms`,
+          { timeoutMs: BOUND_MS + 5000, everyMs: 250 },
+        );
+        process.stdout.write(
+          `  the key left the key topic's files ${((performance.now() - started) / 1000).toFixed(1)} s after the 204 (bound ${BOUND_MS / 1000} s)\n`,
+        );
+        for (const marker of ['J Smith', 'hr-private'])
+          assert.equal(await holding(await topicFiles(topic), Buffer.from(marker)), [], `${marker} in the event topic`);
+        assert.ok(
+          (await server.keys.get(parseKeyId(sealedKeyOf(server, '78')))) !== undefined,
+          "the other report's key stays",
+        );
+      } finally {
+        await server.dispose();
       }
-      assert.is((await server.request('/reports', { method: 'POST', json: '{"id": 77, "name": "Performance review J Smith", "tag": "hr-private"}' })).status, 200);
-      assert.is((await server.request('/reports', { method: 'POST', json: '{"id": 78, "name": "kept"}' })).status, 200);
-      const key = await server.keys.get(parseKeyId(sealedKeyOf(server, '77')));
-      assert.ok(key !== undefined);
-      const secret = Buffer.from(key.secret);
-      assert.ok((await holding(await topicFiles(`${topic}.keys`), secret)).length > 0, 'the key is in the key topic\'s files before the delete');
-      const started = performance.now();
-      assert.is((await server.request('/reports/77', { method: 'DELETE' })).status, 204);
-      await until(async () => (await holding(await topicFiles(`${topic}.keys`), secret)).length === 0, `the key of report 77 to leave the key topic's files within ${BOUND_MS} ms`, { timeoutMs: BOUND_MS + 5000, everyMs: 250 });
-      process.stdout.write(`  the key left the key topic's files ${((performance.now() - started) / 1000).toFixed(1)} s after the 204 (bound ${BOUND_MS / 1000} s)\n`);
-      for (const marker of ['J Smith', 'hr-private']) assert.equal(await holding(await topicFiles(topic), Buffer.from(marker)), [], `${marker} in the event topic`);
-      assert.ok((await server.keys.get(parseKeyId(sealedKeyOf(server, '78')))) !== undefined, 'the other report\'s key stays');
-    } finally {
-      await server.dispose();
-    }
-  });
+    },
+  );
 
-  erasure('a create that loses a race to another instance is void and its key destroyed, as every instance sees', async () => {
-    const topic = uniqueTopic('erasure-race');
-    const a = await startKafkaServer(brokers, {}, topic);
-    const b = await startKafkaServer(brokers, {}, topic);
-    try {
-      const ids: string[] = [];
-      for (let round = 0; round < 10; round += 1) {
-        const id = String(5_000 + round);
-        const [fromA, fromB] = await Promise.all([
-          a.request('/reports', { method: 'POST', json: `{"id": ${id}, "name": "from A"}` }),
-          b.request('/reports', { method: 'POST', json: `{"id": ${id}, "name": "from B"}` }),
-        ]);
-        assert.equal([fromA.status, fromB.status].sort(), [200, 409], `round ${round}`);
-        ids.push(id);
+  erasure(
+    'a create that loses a race to another instance is void and its key destroyed, as every instance sees',
+    async () => {
+      const topic = uniqueTopic('erasure-race');
+      const a = await startKafkaServer(brokers, {}, topic);
+      const b = await startKafkaServer(brokers, {}, topic);
+      try {
+        const ids: string[] = [];
+        for (let round = 0; round < 10; round += 1) {
+          const id = String(5_000 + round);
+          const [fromA, fromB] = await Promise.all([
+            a.request('/reports', { method: 'POST', json: `{"id": ${id}, "name": "from A"}` }),
+            b.request('/reports', { method: 'POST', json: `{"id": ${id}, "name": "from B"}` }),
+          ]);
+          assert.equal([fromA.status, fromB.status].sort(), [200, 409], `round ${round}`);
+          ids.push(id);
+        }
+        // Every sealed create of the topic that lost is void: its key is gone, as both instances see.
+        const { readRecords } = await import('../../src/log/record-batches.js');
+        const { decodeEvent } = await import('../../projections/codec.js');
+        const keysOfCreates: string[] = [];
+        for await (const record of readRecords(a.log, new Map())) {
+          const decoded = decodeEvent(record.value);
+          if (decoded.ok && decoded.event.type === 'ReportCreated' && 'sealed' in decoded.event.data)
+            keysOfCreates.push(decoded.event.data.sealed.key);
+        }
+        // The winners' keys: those of the live reports.
+        const live = new Set(ids.map((id) => sealedKeyOf(a, id)));
+        assert.is(keysOfCreates.length, 20, 'twenty creates, two a round');
+        for (const server of [a, b]) {
+          await until(
+            async () => {
+              for (const keyText of keysOfCreates) {
+                const held = (await server.keys.get(parseKeyId(keyText))) !== undefined;
+                if (held !== live.has(keyText)) return false;
+              }
+              return true;
+            },
+            "every losing create's key destroyed and every winning one kept",
+            { timeoutMs: 10_000, everyMs: 100 },
+          );
+        }
+      } finally {
+        await Promise.all([a.dispose(), b.dispose()]);
       }
-      // Every sealed create of the topic that lost is void: its key is gone, as both instances see.
-      const { readRecords } = await import('../../src/log/record-batches.js');
-      const { decodeEvent } = await import('../../projections/codec.js');
-      const keysOfCreates: string[] = [];
-      for await (const record of readRecords(a.log, new Map())) {
-        const decoded = decodeEvent(record.value);
-        if (decoded.ok && decoded.event.type === 'ReportCreated' && 'sealed' in decoded.event.data) keysOfCreates.push(decoded.event.data.sealed.key);
-      }
-      // The winners' keys: those of the live reports.
-      const live = new Set(ids.map((id) => sealedKeyOf(a, id)));
-      assert.is(keysOfCreates.length, 20, 'twenty creates, two a round');
-      for (const server of [a, b]) {
-        await until(async () => {
-          for (const keyText of keysOfCreates) {
-            const held = (await server.keys.get(parseKeyId(keyText))) !== undefined;
-            if (held !== live.has(keyText)) return false;
-          }
-          return true;
-        }, 'every losing create\'s key destroyed and every winning one kept', { timeoutMs: 10_000, everyMs: 100 });
-      }
-    } finally {
-      await Promise.all([a.dispose(), b.dispose()]);
-    }
-  });
+    },
+  );
 
   erasure("a create's key is in the key topic's partition of its report's events", async () => {
     const server = await startKafkaServer(brokers, { REPORTS_TOPIC_PARTITIONS: '3' });
     try {
       const ids = ['1', '2', '3', '4', '5', '6'];
-      for (const id of ids) assert.is((await server.request('/reports', { method: 'POST', json: `{"id": ${id}, "name": "report ${id}"}` })).status, 200);
+      for (const id of ids)
+        assert.is(
+          (await server.request('/reports', { method: 'POST', json: `{"id": ${id}, "name": "report ${id}"}` })).status,
+          200,
+        );
       const partitions = ids.map((id) => partitionOfKey(id, 3));
       assert.equal(new Set(partitions).size, 3, 'the ids span every partition');
-      assert.equal(ids.map((id) => partitionOfKeyId(sealedKeyOf(server, id), 3)), partitions);
+      assert.equal(
+        ids.map((id) => partitionOfKeyId(sealedKeyOf(server, id), 3)),
+        partitions,
+      );
     } finally {
       await server.dispose();
     }

@@ -59,134 +59,196 @@ restore.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-restore('a backup taken before a delete, restored: the report is absent, its key in no file, and the digest printed is the state\'s', async ({ dir }) => {
-  const dataDir = join(dir, 'data');
-  let server = await startTestServer({ REPORTS_SNAPSHOT_EVERY: '1' }, { dataDir });
-  let doomed: ContentKey;
-  try {
-    assert.is((await postReport(server, '7', 'Performance review J Smith', 'hr')).status, 200);
-    assert.is((await postReport(server, '8', 'kept report', 'finance')).status, 200);
-    doomed = await keyOf(server, '7');
+restore(
+  "a backup taken before a delete, restored: the report is absent, its key in no file, and the digest printed is the state's",
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    let server = await startTestServer({ REPORTS_SNAPSHOT_EVERY: '1' }, { dataDir });
+    let doomed: ContentKey;
+    try {
+      assert.is((await postReport(server, '7', 'Performance review J Smith', 'hr')).status, 200);
+      assert.is((await postReport(server, '8', 'kept report', 'finance')).status, 200);
+      doomed = await keyOf(server, '7');
+      await run('backup', dataDir, join(dir, 'backup'));
+      assert.is((await deleteReport(server, '7')).status, 204);
+    } finally {
+      await server.close();
+    }
+    const printed = await run('restore', dataDir, join(dir, 'backup'));
+    assert.is(field(printed, 'deleted again'), '1 report deleted since the backup was taken: 7');
+    assert.match(
+      field(printed, 'previous log'),
+      /events\.log\.before-restore-.*\(delete it once the restored service is checked\)$/,
+    );
+    assert.equal(
+      await filesHolding(dataDir, [doomed.secret, doomed.contentDigest, Buffer.from('J Smith')]),
+      [],
+      'no file under the data directory holds its key or its name',
+    );
+    server = await startTestServer({}, { dataDir });
+    try {
+      assert.is(await serverDigest(server), digestOf(printed), 'the digest the restore printed');
+      assert.is((await deleteReport(server, '7')).status, 404);
+      assert.equal(await openedReport(server.projector.model.reports, server.keys, '8'), {
+        name: 'kept report',
+        tag: 'finance',
+      });
+      assert.is((await postReport(server, '7', 'a new incarnation')).status, 200);
+      assert.not.equal((await keyOf(server, '7')).id, doomed.id);
+    } finally {
+      await server.close();
+    }
+    assert.equal(
+      await filesHolding(dataDir, [doomed.secret, doomed.contentDigest]),
+      [],
+      'nor after the server ran on it',
+    );
+  },
+);
+
+restore(
+  'a backup restores into an empty data directory with the digest it printed, every live report opening with its key',
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    let server = await startTestServer({ REPORTS_SNAPSHOT_EVERY: '1' }, { dataDir });
+    let printed: string;
+    try {
+      for (const id of ['1', '2', '3']) assert.is((await postReport(server, id, `report ${id}`, 'tag')).status, 200);
+      assert.is((await deleteReport(server, '2')).status, 204);
+      await until(
+        async () =>
+          (await readdir(join(dataDir, 'snapshots')).catch(() => [] as string[])).some((name) =>
+            name.endsWith('.snap'),
+          ),
+        'a snapshot',
+      );
+      printed = await run('backup', dataDir, join(dir, 'backup'));
+    } finally {
+      await server.close();
+    }
+    const elsewhere = join(dir, 'elsewhere');
+    const restored = await run('restore', elsewhere, join(dir, 'backup'));
+    assert.is(digestOf(restored), digestOf(printed));
+    assert.is(field(restored, 'deleted again'), 'none (no report of the backup was deleted since it was taken)');
+    assert.match(
+      field(restored, 'snapshot'),
+      /^snapshot-\d{16}\.snap$/,
+      "the backup's snapshot, which holds nothing in the clear",
+    );
+    server = await startTestServer({}, { dataDir: elsewhere });
+    try {
+      assert.ok(
+        server.logLines().some((line) => line['msg'] === 'loaded a snapshot; folding only the tail of the log'),
+        'the server starts from it',
+      );
+      assert.is(await serverDigest(server), digestOf(printed));
+      assert.equal(await openedReport(server.projector.model.reports, server.keys, '1'), {
+        name: 'report 1',
+        tag: 'tag',
+      });
+      assert.equal(await openedReport(server.projector.model.reports, server.keys, '3'), {
+        name: 'report 3',
+        tag: 'tag',
+      });
+      assert.is((await deleteReport(server, '2')).status, 404);
+    } finally {
+      await server.close();
+    }
+  },
+);
+
+restore(
+  'keeps ids unique: a key minted after a restore has an id the store never used, and keys of reports the restore left out are swept',
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    let server = await startTestServer({}, { dataDir });
+    try {
+      assert.is((await postReport(server, '1', 'one')).status, 200);
+      await run('backup', dataDir, join(dir, 'backup'));
+      assert.is((await postReport(server, '2', 'two')).status, 200);
+      assert.is((await postReport(server, '3', 'three')).status, 200);
+    } finally {
+      await server.close();
+    }
+    await run('restore', dataDir, join(dir, 'backup'));
+    server = await startTestServer({}, { dataDir });
+    try {
+      assert.is((await postReport(server, '4', 'four')).status, 200);
+      assert.is(
+        slotOfKeyId((await keyOf(server, '4')).id),
+        3,
+        'after the three ids the store gave out before the restore',
+      );
+      assert.is(server.projector.model.reports.has('2'), false);
+    } finally {
+      await server.close();
+    }
+    const table = await readKeyTable(dataDir);
+    assert.equal(
+      [0, 1, 2, 3].map((slot) => table?.view(slot).kind),
+      ['live', 'destroyed', 'destroyed', 'live'],
+    );
+  },
+);
+
+restore(
+  'a backup of a history written in the clear is sealed as it is restored; a report deleted since is absent and its name in no file',
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    await appendToFileLog(dataDir, [created('1', 'Alpha secret name', 'alpha-tag'), created('2', 'Beta kept name')]);
     await run('backup', dataDir, join(dir, 'backup'));
-    assert.is((await deleteReport(server, '7')).status, 204);
-  } finally {
-    await server.close();
-  }
-  const printed = await run('restore', dataDir, join(dir, 'backup'));
-  assert.is(field(printed, 'deleted again'), '1 report deleted since the backup was taken: 7');
-  assert.match(field(printed, 'previous log'), /events\.log\.before-restore-.*\(delete it once the restored service is checked\)$/);
-  assert.equal(await filesHolding(dataDir, [doomed.secret, doomed.contentDigest, Buffer.from('J Smith')]), [], 'no file under the data directory holds its key or its name');
-  server = await startTestServer({}, { dataDir });
-  try {
-    assert.is(await serverDigest(server), digestOf(printed), 'the digest the restore printed');
-    assert.is((await deleteReport(server, '7')).status, 404);
-    assert.equal(await openedReport(server.projector.model.reports, server.keys, '8'), { name: 'kept report', tag: 'finance' });
-    assert.is((await postReport(server, '7', 'a new incarnation')).status, 200);
-    assert.not.equal((await keyOf(server, '7')).id, doomed.id);
-  } finally {
-    await server.close();
-  }
-  assert.equal(await filesHolding(dataDir, [doomed.secret, doomed.contentDigest]), [], 'nor after the server ran on it');
-});
+    let server = await startTestServer({}, { dataDir });
+    try {
+      assert.is((await deleteReport(server, '1')).status, 204);
+    } finally {
+      await server.close();
+    }
+    const printed = await run('restore', dataDir, join(dir, 'backup'));
+    assert.is(field(printed, 'deleted again'), '1 report deleted since the backup was taken: 1');
+    assert.is(field(printed, 'sealed'), '2 creates written in the clear (before erasure)');
+    assert.match(field(printed, 'previous log'), /^not kept: it holds creates written in the clear/);
+    assert.equal(
+      await filesHolding(dataDir, [Buffer.from('Alpha secret'), Buffer.from('alpha-tag'), Buffer.from('Beta kept')]),
+      [],
+      'no name or tag in the clear',
+    );
+    server = await startTestServer({}, { dataDir });
+    try {
+      assert.is(await serverDigest(server), digestOf(printed));
+      assert.is((await deleteReport(server, '1')).status, 404);
+      assert.equal(await openedReport(server.projector.model.reports, server.keys, '2'), { name: 'Beta kept name' });
+    } finally {
+      await server.close();
+    }
+  },
+);
 
-restore('a backup restores into an empty data directory with the digest it printed, every live report opening with its key', async ({ dir }) => {
-  const dataDir = join(dir, 'data');
-  let server = await startTestServer({ REPORTS_SNAPSHOT_EVERY: '1' }, { dataDir });
-  let printed: string;
-  try {
-    for (const id of ['1', '2', '3']) assert.is((await postReport(server, id, `report ${id}`, 'tag')).status, 200);
-    assert.is((await deleteReport(server, '2')).status, 204);
-    await until(async () => (await readdir(join(dataDir, 'snapshots')).catch(() => [] as string[])).some((name) => name.endsWith('.snap')), 'a snapshot');
-    printed = await run('backup', dataDir, join(dir, 'backup'));
-  } finally {
-    await server.close();
-  }
-  const elsewhere = join(dir, 'elsewhere');
-  const restored = await run('restore', elsewhere, join(dir, 'backup'));
-  assert.is(digestOf(restored), digestOf(printed));
-  assert.is(field(restored, 'deleted again'), 'none (no report of the backup was deleted since it was taken)');
-  assert.match(field(restored, 'snapshot'), /^snapshot-\d{16}\.snap$/, 'the backup\'s snapshot, which holds nothing in the clear');
-  server = await startTestServer({}, { dataDir: elsewhere });
-  try {
-    assert.ok(server.logLines().some((line) => line['msg'] === 'loaded a snapshot; folding only the tail of the log'), 'the server starts from it');
-    assert.is(await serverDigest(server), digestOf(printed));
-    assert.equal(await openedReport(server.projector.model.reports, server.keys, '1'), { name: 'report 1', tag: 'tag' });
-    assert.equal(await openedReport(server.projector.model.reports, server.keys, '3'), { name: 'report 3', tag: 'tag' });
-    assert.is((await deleteReport(server, '2')).status, 404);
-  } finally {
-    await server.close();
-  }
-});
-
-restore('keeps ids unique: a key minted after a restore has an id the store never used, and keys of reports the restore left out are swept', async ({ dir }) => {
-  const dataDir = join(dir, 'data');
-  let server = await startTestServer({}, { dataDir });
-  try {
-    assert.is((await postReport(server, '1', 'one')).status, 200);
-    await run('backup', dataDir, join(dir, 'backup'));
-    assert.is((await postReport(server, '2', 'two')).status, 200);
-    assert.is((await postReport(server, '3', 'three')).status, 200);
-  } finally {
-    await server.close();
-  }
-  await run('restore', dataDir, join(dir, 'backup'));
-  server = await startTestServer({}, { dataDir });
-  try {
-    assert.is((await postReport(server, '4', 'four')).status, 200);
-    assert.is(slotOfKeyId((await keyOf(server, '4')).id), 3, 'after the three ids the store gave out before the restore');
-    assert.is(server.projector.model.reports.has('2'), false);
-  } finally {
-    await server.close();
-  }
-  const table = await readKeyTable(dataDir);
-  assert.equal([0, 1, 2, 3].map((slot) => table?.view(slot).kind), ['live', 'destroyed', 'destroyed', 'live']);
-});
-
-restore('a backup of a history written in the clear is sealed as it is restored; a report deleted since is absent and its name in no file', async ({ dir }) => {
-  const dataDir = join(dir, 'data');
-  await appendToFileLog(dataDir, [created('1', 'Alpha secret name', 'alpha-tag'), created('2', 'Beta kept name')]);
-  await run('backup', dataDir, join(dir, 'backup'));
-  let server = await startTestServer({}, { dataDir });
-  try {
-    assert.is((await deleteReport(server, '1')).status, 204);
-  } finally {
-    await server.close();
-  }
-  const printed = await run('restore', dataDir, join(dir, 'backup'));
-  assert.is(field(printed, 'deleted again'), '1 report deleted since the backup was taken: 1');
-  assert.is(field(printed, 'sealed'), '2 creates written in the clear (before erasure)');
-  assert.match(field(printed, 'previous log'), /^not kept: it holds creates written in the clear/);
-  assert.equal(await filesHolding(dataDir, [Buffer.from('Alpha secret'), Buffer.from('alpha-tag'), Buffer.from('Beta kept')]), [], 'no name or tag in the clear');
-  server = await startTestServer({}, { dataDir });
-  try {
-    assert.is(await serverDigest(server), digestOf(printed));
-    assert.is((await deleteReport(server, '1')).status, 404);
-    assert.equal(await openedReport(server.projector.model.reports, server.keys, '2'), { name: 'Beta kept name' });
-  } finally {
-    await server.close();
-  }
-});
-
-restore('the log a restore keeps opens only with the data directory\'s keys: a report deleted after the restore opens from nothing', async ({ dir }) => {
-  const dataDir = join(dir, 'data');
-  let server = await startTestServer({}, { dataDir });
-  let key: ContentKey;
-  try {
-    assert.is((await postReport(server, '1', 'kept across the restore')).status, 200);
-    key = await keyOf(server, '1');
-    await run('backup', dataDir, join(dir, 'backup'));
-  } finally {
-    await server.close();
-  }
-  await run('restore', dataDir, join(dir, 'backup'));
-  assert.ok((await readdir(dataDir)).some((name) => name.startsWith('events.log.before-restore-')), 'the replaced log is kept');
-  server = await startTestServer({}, { dataDir });
-  try {
-    assert.is((await deleteReport(server, '1')).status, 204);
-  } finally {
-    await server.close();
-  }
-  assert.equal(await filesHolding(dataDir, [key.secret, key.contentDigest]), []);
-});
+restore(
+  "the log a restore keeps opens only with the data directory's keys: a report deleted after the restore opens from nothing",
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    let server = await startTestServer({}, { dataDir });
+    let key: ContentKey;
+    try {
+      assert.is((await postReport(server, '1', 'kept across the restore')).status, 200);
+      key = await keyOf(server, '1');
+      await run('backup', dataDir, join(dir, 'backup'));
+    } finally {
+      await server.close();
+    }
+    await run('restore', dataDir, join(dir, 'backup'));
+    assert.ok(
+      (await readdir(dataDir)).some((name) => name.startsWith('events.log.before-restore-')),
+      'the replaced log is kept',
+    );
+    server = await startTestServer({}, { dataDir });
+    try {
+      assert.is((await deleteReport(server, '1')).status, 204);
+    } finally {
+      await server.close();
+    }
+    assert.equal(await filesHolding(dataDir, [key.secret, key.contentDigest]), []);
+  },
+);
 
 restore.run();

@@ -21,7 +21,10 @@ const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const readme = suite('docs/operations.md backup walkthrough');
 readme('quotes test/examples/backup-walkthrough.sh verbatim', async () => {
   const [text, source] = await Promise.all([readFile(`${root}docs/operations.md`, 'utf8'), readFile(SCRIPT, 'utf8')]);
-  assert.ok(text.includes(source.trim()), 'docs/operations.md does not contain the current test/examples/backup-walkthrough.sh');
+  assert.ok(
+    text.includes(source.trim()),
+    'docs/operations.md does not contain the current test/examples/backup-walkthrough.sh',
+  );
 });
 readme.run();
 
@@ -56,29 +59,47 @@ walkthrough.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-walkthrough('backs up beside a server taking writes, restores, and the restarted service has the backup\'s digest', async ({ dir }) => {
-  const { bin, logFile } = await operatorTools(dir);
-  // The embedded log's walkthrough: nothing of a Kafka suite's environment (KAFKA_BROKERS) may reach it.
-  const { KAFKA_BROKERS: _kafka, ...shell } = process.env;
-  const env = { ...shell, PATH: `${bin}:${process.env['PATH'] ?? ''}`, REPORTS_DATA_DIR: join(dir, 'data'), BACKUPS: join(dir, 'backups'), REPORTS_TOKENS: TEST_TOKEN, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' };
-  await run(join(bin, 'start_service'), { env });
-  const url = /"msg":"listening".*?"url":"([^"]+)"|"url":"([^"]+)".*?"msg":"listening"/.exec(await readFile(logFile, 'utf8'));
-  const request = requestTo(url?.[1] ?? url?.[2] ?? '');
-  let stop = false;
-  let id = 0;
-  const writer = (async () => {
-    while (!stop) await request('/reports', { method: 'POST', json: reportBody(String((id += 1)), `report ${id}`) }).then((response) => response.arrayBuffer(), () => undefined);
-  })();
-  try {
-    while (id < 200) await new Promise((resolve) => setImmediate(resolve));
-    const { stdout } = await run('bash', [SCRIPT], { env });
-    assert.match(stdout, /state digest:\s+sha256:[0-9a-f]{64}/);
-    assert.match(stdout, /restored:\s+/);
-  } finally {
-    stop = true;
-    await writer;
-    await run(join(bin, 'stop_service'), { env }).catch(() => undefined);
-  }
-});
+walkthrough(
+  "backs up beside a server taking writes, restores, and the restarted service has the backup's digest",
+  async ({ dir }) => {
+    const { bin, logFile } = await operatorTools(dir);
+    // The embedded log's walkthrough: nothing of a Kafka suite's environment (KAFKA_BROKERS) may reach it.
+    const { KAFKA_BROKERS: _kafka, ...shell } = process.env;
+    const env = {
+      ...shell,
+      PATH: `${bin}:${process.env['PATH'] ?? ''}`,
+      REPORTS_DATA_DIR: join(dir, 'data'),
+      BACKUPS: join(dir, 'backups'),
+      REPORTS_TOKENS: TEST_TOKEN,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+    };
+    await run(join(bin, 'start_service'), { env });
+    const url = /"msg":"listening".*?"url":"([^"]+)"|"url":"([^"]+)".*?"msg":"listening"/.exec(
+      await readFile(logFile, 'utf8'),
+    );
+    const request = requestTo(url?.[1] ?? url?.[2] ?? '');
+    let stop = false;
+    let id = 0;
+    const writer = (async () => {
+      while (!stop)
+        await request('/reports', { method: 'POST', json: reportBody(String((id += 1)), `report ${id}`) }).then(
+          (response) => response.arrayBuffer(),
+          () => undefined,
+        );
+    })();
+    try {
+      while (id < 200) await new Promise((resolve) => setImmediate(resolve));
+      const { stdout } = await run('bash', [SCRIPT], { env });
+      assert.match(stdout, /state digest:\s+sha256:[0-9a-f]{64}/);
+      assert.match(stdout, /restored:\s+/);
+    } finally {
+      stop = true;
+      await writer;
+      await run(join(bin, 'stop_service'), { env }).catch(() => undefined);
+    }
+  },
+);
 
 walkthrough.run();

@@ -37,10 +37,16 @@ export class FeedFolder {
  * Folds the feed of `url` into `folder` until `signal` aborts or the server ends the feed; resolves
  * with the server's reason in the latter case (resume with `folder.after`).
  */
-export async function followFeed(url: string, token: string, folder: FeedFolder, signal: AbortSignal): Promise<string | undefined> {
+export async function followFeed(
+  url: string,
+  token: string,
+  folder: FeedFolder,
+  signal: AbortSignal,
+): Promise<string | undefined> {
   const after = folder.after === undefined ? '' : `?after=${encodeURIComponent(folder.after)}`;
   const response = await fetch(`${url}/events${after}`, { headers: { Authorization: `Bearer ${token}` }, signal });
-  if (!response.ok || !response.body) throw new Error(`GET /events answered ${response.status}: ${await response.text()}`);
+  if (!response.ok || !response.body)
+    throw new Error(`GET /events answered ${response.status}: ${await response.text()}`);
   const decoder = new TextDecoder();
   let pending = '';
   try {
@@ -67,7 +73,13 @@ if (process.argv[1]?.endsWith('fold-feed.js')) {
   const folder = new FeedFolder();
   const stop = new AbortController();
   process.once('SIGINT', () => stop.abort());
-  const timer = setInterval(() => console.log(`live reports: ${folder.reports.size}; after ${folder.after ?? '-'}; state digest: ${folder.digest()}`), 1000);
+  const timer = setInterval(
+    () =>
+      console.log(
+        `live reports: ${folder.reports.size}; after ${folder.after ?? '-'}; state digest: ${folder.digest()}`,
+      ),
+    1000,
+  );
   while (!stop.signal.aborted) {
     const ended = await followFeed(url, token, folder, stop.signal).catch((error: unknown) => String(error));
     if (ended === undefined || stop.signal.aborted) continue;

@@ -6,7 +6,15 @@
 // continues the trace of the request that wrote it (the event's traceparent); without an
 // OpenTelemetry SDK registered those spans cost nothing. (Quoted in docs/topic-contract.md; a test runs it.)
 import { createHash } from 'node:crypto';
-import { defaultTextMapGetter, propagation, ROOT_CONTEXT, SpanKind, trace, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
+import {
+  defaultTextMapGetter,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  trace,
+  type TextMapPropagator,
+  type Tracer,
+} from '@opentelemetry/api';
 import kafkajs, { type Kafka, type KafkaMessage } from 'kafkajs';
 import { canonicalState } from '../../projections/canonical.js';
 import { decodeEvent } from '../../projections/codec.js';
@@ -40,7 +48,12 @@ async function endOffsets(kafka: Kafka, topic: string): Promise<Map<number, numb
 }
 
 /** Calls `each` with every record of `topic` before `end`, partition by partition in offset order. */
-async function readUpTo(kafka: Kafka, topic: string, end: Map<number, number>, each: (message: KafkaMessage) => void): Promise<void> {
+async function readUpTo(
+  kafka: Kafka,
+  topic: string,
+  end: Map<number, number>,
+  each: (message: KafkaMessage) => void,
+): Promise<void> {
   const done = new Set([...end].filter(([, high]) => high === 0).map(([partition]) => partition));
   if (done.size === end.size) return;
   const consumer = kafka.consumer({ groupId: `report-folder-${topic}-${process.pid}-${Date.now()}` });
@@ -59,7 +72,11 @@ async function readUpTo(kafka: Kafka, topic: string, end: Map<number, number>, e
   await consumer.disconnect();
 }
 
-export async function foldTopic(brokers: string[], topic: string, { keyTopic = `${topic}.keys`, tracer = trace.getTracer('report-folder'), propagator = propagation }: FoldOptions = {}) {
+export async function foldTopic(
+  brokers: string[],
+  topic: string,
+  { keyTopic = `${topic}.keys`, tracer = trace.getTracer('report-folder'), propagator = propagation }: FoldOptions = {},
+) {
   const kafka = new kafkajs.Kafka({ clientId: 'report-folder', brokers, logLevel: kafkajs.logLevel.ERROR });
   // Fold up to the end offsets seen now (a long-running consumer would keep following both topics).
   // The events' ends first, then the keys: a key is in the key topic before the event that uses it.
@@ -67,8 +84,10 @@ export async function foldTopic(brokers: string[], topic: string, { keyTopic = `
   const keys = new Map<string, ContentKey>();
   await readUpTo(kafka, keyTopic, await endOffsets(kafka, keyTopic), ({ key, value }) => {
     const id = key?.toString() ?? '';
-    if (value === null) keys.delete(id); // a tombstone: the key is destroyed
-    else if (value.length === 65 && value[0] === 1) keys.set(id, { secret: value.subarray(1, 33), digest: value.subarray(33) });
+    if (value === null)
+      keys.delete(id); // a tombstone: the key is destroyed
+    else if (value.length === 65 && value[0] === 1)
+      keys.set(id, { secret: value.subarray(1, 33), digest: value.subarray(33) });
     // anything else (the `~roll` records that only roll segments, a format this consumer does not know) is not a key
   });
   const state = createState();
@@ -77,19 +96,31 @@ export async function foldTopic(brokers: string[], topic: string, { keyTopic = `
     const decoded = decodeEvent(message.value ?? Buffer.alloc(0));
     if (!decoded.ok) return; // invalid records are skipped, as the service does
     // The CloudEvents distributed-tracing attributes are W3C trace context: continue that trace.
-    const span = tracer.startSpan(`process ${decoded.event.type}`, { kind: SpanKind.CONSUMER }, propagator.extract(ROOT_CONTEXT, decoded.event, defaultTextMapGetter));
+    const span = tracer.startSpan(
+      `process ${decoded.event.type}`,
+      { kind: SpanKind.CONSUMER },
+      propagator.extract(ROOT_CONTEXT, decoded.event, defaultTextMapGetter),
+    );
     const change = evolve(state, decoded.event);
     if (change.kind === 'created') {
       const { report } = change;
       const key = isSealedReport(report) ? keys.get(report.sealed.key) : undefined;
-      const opened = isSealedReport(report) ? key && openContent(report.sealed, key.secret, { id: change.id, ...(report.expectedversion === undefined ? {} : { expectedversion: report.expectedversion }) }) : report;
+      const opened = isSealedReport(report)
+        ? key &&
+          openContent(report.sealed, key.secret, {
+            id: change.id,
+            ...(report.expectedversion === undefined ? {} : { expectedversion: report.expectedversion }),
+          })
+        : report;
       if (opened) names.set(change.id, opened);
     }
     if (change.kind === 'deleted') names.delete(change.id); // the order to forget
     span.end();
   });
   // The state digest of `reports replay`: a live report's line is the SHA-256 of its content, which the key topic keeps beside the key.
-  const digest = createHash('sha256').update(canonicalState(state, ({ sealed }) => keys.get(sealed.key)?.digest)).digest('hex');
+  const digest = createHash('sha256')
+    .update(canonicalState(state, ({ sealed }) => keys.get(sealed.key)?.digest))
+    .digest('hex');
   return { reports: state, names, digest };
 }
 

@@ -17,8 +17,14 @@ const PARENT_ID = '00f067aa0ba902b7';
 
 const readme = suite('docs/operations.md trace export set-up');
 readme('quotes test/examples/otel-setup.ts verbatim', async () => {
-  const [text, source] = await Promise.all([readFile(`${root}docs/operations.md`, 'utf8'), readFile(`${root}test/examples/otel-setup.ts`, 'utf8')]);
-  assert.ok(text.includes(source.trim()), 'docs/operations.md does not contain the current test/examples/otel-setup.ts');
+  const [text, source] = await Promise.all([
+    readFile(`${root}docs/operations.md`, 'utf8'),
+    readFile(`${root}test/examples/otel-setup.ts`, 'utf8'),
+  ]);
+  assert.ok(
+    text.includes(source.trim()),
+    'docs/operations.md does not contain the current test/examples/otel-setup.ts',
+  );
 });
 readme.run();
 
@@ -34,7 +40,12 @@ exported.before(async (context) => {
   context.receiver = await startOtlpReceiver();
   context.dataDir = await tempDir();
   context.server = await startChildServer(
-    { REPORTS_DATA_DIR: context.dataDir, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: context.receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: '20', OTEL_SERVICE_NAME: 'report-store-test' },
+    {
+      REPORTS_DATA_DIR: context.dataDir,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: context.receiver.endpoint,
+      OTEL_BSP_SCHEDULE_DELAY: '20',
+      OTEL_SERVICE_NAME: 'report-store-test',
+    },
     { nodeArgs: ['--import', SETUP] },
   );
   await context.server.waitReady();
@@ -50,20 +61,33 @@ exported.after(async ({ server, receiver }) => {
 async function eventOf(dataDir: string, id: string): Promise<Record<string, unknown> | undefined> {
   const { code, stdout, stderr } = await reports(['events'], { env: { REPORTS_DATA_DIR: dataDir } });
   assert.is(code, 0, stderr);
-  const events = stdout.trim().split('\n').map((line) => (JSON.parse(line) as { event: Record<string, unknown> }).event);
+  const events = stdout
+    .trim()
+    .split('\n')
+    .map((line) => (JSON.parse(line) as { event: Record<string, unknown> }).event);
   return events.find((event) => event['subject'] === id);
 }
 
-exported('exports the append span of a traced request, and the event names it', async ({ server, receiver, dataDir }) => {
-  assert.ok(server && receiver && dataDir);
-  const response = await server.request('/reports', { method: 'POST', json: '{"id": 31, "name": "exported"}', headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` } });
-  assert.is(response.status, 200);
-  const append = await receiver.waitFor((span) => span.name === 'reports append' && span.traceId === TRACE_ID);
-  assert.is(append.parentSpanId, PARENT_ID);
-  assert.is(append.serviceName, 'report-store-test');
-  await receiver.waitFor((span) => span.name === 'reports wait for projection' && span.traceId === TRACE_ID && span.parentSpanId === PARENT_ID);
-  assert.is((await eventOf(dataDir, '31'))?.['traceparent'], `00-${TRACE_ID}-${append.spanId}-01`);
-});
+exported(
+  'exports the append span of a traced request, and the event names it',
+  async ({ server, receiver, dataDir }) => {
+    assert.ok(server && receiver && dataDir);
+    const response = await server.request('/reports', {
+      method: 'POST',
+      json: '{"id": 31, "name": "exported"}',
+      headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` },
+    });
+    assert.is(response.status, 200);
+    const append = await receiver.waitFor((span) => span.name === 'reports append' && span.traceId === TRACE_ID);
+    assert.is(append.parentSpanId, PARENT_ID);
+    assert.is(append.serviceName, 'report-store-test');
+    await receiver.waitFor(
+      (span) =>
+        span.name === 'reports wait for projection' && span.traceId === TRACE_ID && span.parentSpanId === PARENT_ID,
+    );
+    assert.is((await eventOf(dataDir, '31'))?.['traceparent'], `00-${TRACE_ID}-${append.spanId}-01`);
+  },
+);
 
 exported('starts a new trace for a request without a traceparent', async ({ server, receiver, dataDir }) => {
   assert.ok(server && receiver && dataDir);

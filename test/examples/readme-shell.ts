@@ -21,7 +21,8 @@ export function fencedBlock(markdown: string, heading: string, lang = 'sh'): { t
   if (headingAt < 0) throw new Error(`no heading "${heading}"`);
   const open = lines.findIndex((line, index) => index > headingAt && line.trim() === `\`\`\`${lang}`);
   const nextHeading = lines.findIndex((line, index) => index > headingAt && /^#+ /.test(line));
-  if (open < 0 || (nextHeading >= 0 && open > nextHeading)) throw new Error(`no \`\`\`${lang} block under "${heading}"`);
+  if (open < 0 || (nextHeading >= 0 && open > nextHeading))
+    throw new Error(`no \`\`\`${lang} block under "${heading}"`);
   const close = lines.findIndex((line, index) => index > open && line.trim() === '```');
   return { text: lines.slice(open + 1, close).join('\n'), firstLine: open + 2 };
 }
@@ -59,7 +60,9 @@ const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 export function answerMatches(answer: readonly string[], output: string): boolean {
   const lines = output.replace(/\r/g, '').replace(/\n+$/, '');
   if (answer.length === 0) return lines === '';
-  const pattern = answer.map((line) => (line === '…' ? '(?:[^\\n]*\\n)*?' : `${escape(line).replace(/…/g, '[^\\n]*')}\\n`)).join('');
+  const pattern = answer
+    .map((line) => (line === '…' ? '(?:[^\\n]*\\n)*?' : `${escape(line).replace(/…/g, '[^\\n]*')}\\n`))
+    .join('');
   return new RegExp(`^${pattern}$`).test(`${lines}\n`);
 }
 
@@ -68,7 +71,9 @@ export function answerMatches(answer: readonly string[], output: string): boolea
  * prints a marker line before each, so each answer can be cut out of the output.
  */
 export function scriptOf(examples: readonly ShellExample[], rewrite: (command: string) => string): string {
-  return examples.map((example, index) => `printf '\\n${MARKER}%d@@\\n' ${index}\n${rewrite(example.command)}`).join('\n');
+  return examples
+    .map((example, index) => `printf '\\n${MARKER}%d@@\\n' ${index}\n${rewrite(example.command)}`)
+    .join('\n');
 }
 
 const MARKER = '@@readme example ';

@@ -31,7 +31,10 @@ export function resumeAfter(lines: readonly FeedLine[]): string {
     last.set(partition as number, offset as number);
   }
   const kafka = lines.some(({ position }) => position?.includes(':'));
-  return [...last].sort(([a], [b]) => a - b).map(([partition, offset]) => (kafka ? `${partition}:${offset}` : String(offset))).join(',');
+  return [...last]
+    .sort(([a], [b]) => a - b)
+    .map(([partition, offset]) => (kafka ? `${partition}:${offset}` : String(offset)))
+    .join(',');
 }
 
 const positions = (lines: readonly FeedLine[]) => lines.map(({ position }) => position as string);
@@ -40,25 +43,39 @@ export function feedCases(setup: FeedLogSetup): void {
   const nextId = idSource();
   const test = suite(`GET /events (${setup.name})`);
 
-  test('sends the history and then every new event; a live report\'s content opened, a deleted one\'s never', async () => {
+  test("sends the history and then every new event; a live report's content opened, a deleted one's never", async () => {
     const server = await setup.start();
     try {
       const [a, b, c] = [nextId(), nextId(), nextId()];
-      const names = new Map([[a, distinctive('a')], [b, distinctive('b')], [c, distinctive('c')]]);
+      const names = new Map([
+        [a, distinctive('a')],
+        [b, distinctive('b')],
+        [c, distinctive('c')],
+      ]);
       for (const [id, name] of names) assert.is((await postReport(server, id, name, 'tag')).status, 200);
       assert.is((await deleteReport(server, b)).status, 204);
       const feed = await FeedClient.open(server.url);
       assert.is(feed.status, 200);
       assert.is(feed.header('content-type'), 'application/x-ndjson');
       await feed.waitFor((f) => f.events().length === 4, 'the history');
-      const createOf = (id: string) => feed.events().find((line) => line.event?.type === 'ReportCreated' && line.event.data.id === id) as FeedLine;
+      const createOf = (id: string) =>
+        feed.events().find((line) => line.event?.type === 'ReportCreated' && line.event.data.id === id) as FeedLine;
       assert.equal(createOf(a).event?.data, { id: a, name: names.get(a), tag: 'tag' });
       assert.ok(createOf(a).opened);
       assert.is(createOf(b).erased, true);
-      assert.equal(Object.keys(createOf(b).event?.data.sealed as object), ['key'], 'the box of erased content is never sent');
-      assert.not.ok(feed.text.includes(names.get(b) as string), 'a deleted report\'s name was sent');
+      assert.equal(
+        Object.keys(createOf(b).event?.data.sealed as object),
+        ['key'],
+        'the box of erased content is never sent',
+      );
+      assert.not.ok(feed.text.includes(names.get(b) as string), "a deleted report's name was sent");
       assert.ok(feed.events().some((line) => line.event?.type === 'ReportDeleted' && line.event.data.id === b));
-      for (const line of feed.events()) assert.is(typeof (line.event as unknown as Record<string, unknown>)['specversion'], 'string', 'a CloudEvent in structured mode');
+      for (const line of feed.events())
+        assert.is(
+          typeof (line.event as unknown as Record<string, unknown>)['specversion'],
+          'string',
+          'a CloudEvent in structured mode',
+        );
       const d = nextId();
       const live = distinctive('d');
       assert.is((await postReport(server, d, live)).status, 200);
@@ -84,10 +101,17 @@ export function feedCases(setup: FeedLogSetup): void {
 
       const sse = await FeedClient.open(server.url, { headers: { Accept: 'text/event-stream' } });
       assert.is(sse.header('content-type'), 'text/event-stream');
-      await sse.waitFor((f) => f.events().length === 12 && f.frames.some((frame) => frame.comment === 'heartbeat'), 'the history and a heartbeat');
+      await sse.waitFor(
+        (f) => f.events().length === 12 && f.frames.some((frame) => frame.comment === 'heartbeat'),
+        'the history and a heartbeat',
+      );
       const frames = sse.frames.filter((frame) => frame.data !== undefined);
-      for (const [index, frame] of frames.entries()) assert.is(frame.id, resumeAfter(sse.events().slice(0, index + 1)), 'id: where to resume after this event');
-      const again = await FeedClient.open(server.url, { query: '?after=0', headers: { Accept: 'text/event-stream', 'Last-Event-ID': frames[7]?.id as string } });
+      for (const [index, frame] of frames.entries())
+        assert.is(frame.id, resumeAfter(sse.events().slice(0, index + 1)), 'id: where to resume after this event');
+      const again = await FeedClient.open(server.url, {
+        query: '?after=0',
+        headers: { Accept: 'text/event-stream', 'Last-Event-ID': frames[7]?.id as string },
+      });
       await again.waitFor((f) => f.events().length >= 4, 'the rest after Last-Event-ID');
       assert.equal(new Set(positions(again.events())), new Set(positions(sse.events().slice(8))));
 
@@ -98,7 +122,11 @@ export function feedCases(setup: FeedLogSetup): void {
         assert.is(body.error, 400);
         assert.match(body.message, /after must be/);
       }
-      const beyond = [...(await server.log.head())].map(([partition, offset]) => (setup.name === 'file log' ? String(offset + 1000) : `${partition}:${offset + 1000}`)).join(',');
+      const beyond = [...(await server.log.head())]
+        .map(([partition, offset]) =>
+          setup.name === 'file log' ? String(offset + 1000) : `${partition}:${offset + 1000}`,
+        )
+        .join(',');
       assert.ok(parseCursor(beyond));
       const waiting = await FeedClient.open(server.url, { query: `?after=${beyond}` });
       assert.is((await postReport(server, nextId(), distinctive('later'))).status, 200);
@@ -113,7 +141,7 @@ export function feedCases(setup: FeedLogSetup): void {
   });
 
   if (setup.name === 'Kafka') {
-    test('a position beyond the head of one partition waits on it and sends the other partitions\' events', async () => {
+    test("a position beyond the head of one partition waits on it and sends the other partitions' events", async () => {
       const server = await setup.start();
       try {
         for (let i = 0; i < 12; i += 1) assert.is((await postReport(server, nextId(), distinctive('r'))).status, 200);
@@ -121,7 +149,7 @@ export function feedCases(setup: FeedLogSetup): void {
         const [busiest, records] = [...head].sort(([, a], [, b]) => b - a)[0] as [number, number];
         const feed = await FeedClient.open(server.url, { query: `?after=${busiest}:${records + 1000}` });
         const others = [...head.values()].reduce((sum, offset) => sum + offset, 0) - records;
-        await feed.waitFor((f) => f.events().length === others, 'the other partitions\' events');
+        await feed.waitFor((f) => f.events().length === others, "the other partitions' events");
         assert.ok(feed.events().every((line) => !line.position?.startsWith(`${busiest}:`)));
         await feed.close();
       } finally {
@@ -219,13 +247,19 @@ export function feedCases(setup: FeedLogSetup): void {
         await feed.close();
       };
       await once('');
-      await until(async () => (await server.request('/healthz').then((r) => r.arrayBuffer())) !== undefined, 'the server');
+      await until(
+        async () => (await server.request('/healthz').then((r) => r.arrayBuffer())) !== undefined,
+        'the server',
+      );
       // untilNoMoreThan waits under a guard timer of its own: one is counted in `before` too.
       const guard = setTimeout(() => undefined, 60_000);
       const before = activeResources();
       clearTimeout(guard);
       // Half read the history from the log (a read of the log each), half only wait for new events.
-      for (let round = 0; round < 50; round += 1) await Promise.all(Array.from({ length: 20 }, (_, i) => once(i % 2 === 0 ? '' : `?after=${resumeAfterHead(server)}`)));
+      for (let round = 0; round < 50; round += 1)
+        await Promise.all(
+          Array.from({ length: 20 }, (_, i) => once(i % 2 === 0 ? '' : `?after=${resumeAfterHead(server)}`)),
+        );
       await untilNoMoreThan(before, 15_000);
     } finally {
       await server.dispose();
@@ -246,5 +280,8 @@ function resumeAfterCount(after: string | undefined): number {
 function resumeAfterHead(server: TestServer): string {
   const cursor = server.projector.model.cursor;
   const kafka = server.log.description.startsWith('kafka');
-  return [...cursor].filter(([, next]) => next > 0).map(([partition, next]) => (kafka ? `${partition}:${next - 1}` : String(next - 1))).join(',');
+  return [...cursor]
+    .filter(([, next]) => next > 0)
+    .map(([partition, next]) => (kafka ? `${partition}:${next - 1}` : String(next - 1)))
+    .join(',');
 }

@@ -2,4 +2,8 @@
 import { startTestServer } from '../helpers/server.js';
 import { feedCases } from './feed-cases.js';
 
-feedCases({ name: 'file log', start: (env = {}) => startTestServer(env), toolEnv: (server) => ({ REPORTS_DATA_DIR: server.dataDir }) });
+feedCases({
+  name: 'file log',
+  start: (env = {}) => startTestServer(env),
+  toolEnv: (server) => ({ REPORTS_DATA_DIR: server.dataDir }),
+});

@@ -15,7 +15,11 @@ const offsetOf = (position: string | undefined | null) => Number(position?.split
 /** A feed whose client reads nothing until `resume()` is called (the socket is not read: its receive window fills). */
 async function stalledFeed(url: string): Promise<{ resume(): Promise<string> }> {
   const response = await new Promise<IncomingMessage>((resolve, reject) => {
-    const sent = request(`${url}/events`, { headers: { Authorization: `Bearer ${TEST_TOKEN}` }, agent: false }, resolve);
+    const sent = request(
+      `${url}/events`,
+      { headers: { Authorization: `Bearer ${TEST_TOKEN}` }, agent: false },
+      resolve,
+    );
     sent.once('error', reject);
     sent.end();
   });
@@ -58,16 +62,26 @@ function slowConsumer(name: string, start: (env: Env) => Promise<TestServer>): v
       });
       await Promise.all(writers);
       const text = await stalled.resume();
-      const lines = text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as FeedLine);
+      const lines = text
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as FeedLine);
       const last = lines.at(-1) as FeedLine;
       assert.match(last.end ?? '', /read too slowly/);
       const events = lines.filter((line) => line.event);
       assert.ok(events.length > 0);
-      assert.equal(events.map((line) => offsetOf(line.position)), events.map((_, index) => index), 'every event up to the cut, in order');
+      assert.equal(
+        events.map((line) => offsetOf(line.position)),
+        events.map((_, index) => index),
+        'every event up to the cut, in order',
+      );
       assert.is(offsetOf(last.after), events.length - 1);
       // The other feed kept up with every write.
       await keeping.waitFor((feed) => feed.events().length === written, 'the keeping feed to have every event');
-      assert.equal(keeping.events().map((line) => offsetOf(line.position)), Array.from({ length: written }, (_, index) => index));
+      assert.equal(
+        keeping.events().map((line) => offsetOf(line.position)),
+        Array.from({ length: written }, (_, index) => index),
+      );
       // Resuming after the last line's position gives the rest, without a gap.
       const resumed = await FeedClient.open(server.url, { query: `?after=${last.after ?? ''}` });
       await resumed.waitFor((feed) => feed.events().length === written - events.length, 'the rest');
@@ -83,4 +97,6 @@ function slowConsumer(name: string, start: (env: Env) => Promise<TestServer>): v
 
 slowConsumer('file log', (env) => startTestServer(env));
 // One partition, so the positions count the events in order as on the file log.
-withKafka('a slow feed consumer', (brokers) => slowConsumer('Kafka', (env) => startKafkaServer(brokers, { REPORTS_TOPIC_PARTITIONS: '1', ...env })));
+withKafka('a slow feed consumer', (brokers) =>
+  slowConsumer('Kafka', (env) => startKafkaServer(brokers, { REPORTS_TOPIC_PARTITIONS: '1', ...env })),
+);

@@ -16,7 +16,11 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
  * Resolves once `condition()` holds, looking every `everyMs`; fails naming `what` after `timeoutMs`.
  * For tests that wait for something to happen, rather than for a time after which it should have.
  */
-export async function until(condition: () => boolean | Promise<boolean>, what: string, { timeoutMs = 15_000, everyMs = 5 } = {}): Promise<void> {
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  { timeoutMs = 15_000, everyMs = 5 } = {},
+): Promise<void> {
   let given = false;
   const poll = async () => {
     while (!given && !(await condition())) await new Promise((resolve) => setTimeout(resolve, everyMs));

@@ -47,8 +47,13 @@ export function messageValidators(document: AsyncAPIDocumentInterface): Map<stri
     const key = message.bindings().get('kafka')?.value<{ key?: object }>().key;
     const payload = message.payload();
     const headers = message.headers();
-    if (key === undefined || payload === undefined || headers === undefined) throw new Error(`message ${message.id()} lacks a key, headers or payload schema`);
-    validators.set(message.name() ?? message.id(), { key: ajv.compile(key), headers: ajv.compile(headers.json()), payload: ajv.compile(payload.json()) });
+    if (key === undefined || payload === undefined || headers === undefined)
+      throw new Error(`message ${message.id()} lacks a key, headers or payload schema`);
+    validators.set(message.name() ?? message.id(), {
+      key: ajv.compile(key),
+      headers: ajv.compile(headers.json()),
+      payload: ajv.compile(payload.json()),
+    });
   }
   return validators;
 }
@@ -59,8 +64,13 @@ export function recordProblems(validators: Map<string, MessageValidators>, recor
   const message = typeof type === 'string' ? validators.get(type) : undefined;
   if (message === undefined) return [`no message named ${String(type)}`];
   const problems: string[] = [];
-  for (const [part, validate, value] of [['key', message.key, record.key], ['headers', message.headers, record.headers], ['payload', message.payload, record.value]] as const) {
-    if (!validate(value)) problems.push(...(validate.errors ?? []).map((e) => `${part}${e.instancePath}: ${e.message ?? 'invalid'}`));
+  for (const [part, validate, value] of [
+    ['key', message.key, record.key],
+    ['headers', message.headers, record.headers],
+    ['payload', message.payload, record.value],
+  ] as const) {
+    if (!validate(value))
+      problems.push(...(validate.errors ?? []).map((e) => `${part}${e.instancePath}: ${e.message ?? 'invalid'}`));
   }
   return problems;
 }

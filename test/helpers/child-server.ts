@@ -42,7 +42,14 @@ export interface ChildServer {
 export function childEnv(env: Env): NodeJS.ProcessEnv {
   const ours = new Set<string>(CONFIG_VARIABLES);
   const inherited = Object.entries(process.env).filter(([name]) => !ours.has(name) && !name.startsWith('KAFKA_'));
-  return { ...Object.fromEntries(inherited), PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', REPORTS_TOKENS: TEST_TOKEN, ...env };
+  return {
+    ...Object.fromEntries(inherited),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    REPORTS_TOKENS: TEST_TOKEN,
+    ...env,
+  };
 }
 
 function parse(line: string): LogLine | undefined {
@@ -64,7 +71,14 @@ export interface FinishedProcess extends ChildExit {
  * exits, for starts that are to fail; `prefix` runs it under another program (`unshare`).
  * `onStarted` gets the child as soon as it runs (to signal it).
  */
-export function runServerProcess(env: Env, { prefix = [], timeoutMs = START_TIMEOUT_MS, onStarted }: { prefix?: readonly string[]; timeoutMs?: number; onStarted?: (child: ChildProcess) => void } = {}): Promise<FinishedProcess> {
+export function runServerProcess(
+  env: Env,
+  {
+    prefix = [],
+    timeoutMs = START_TIMEOUT_MS,
+    onStarted,
+  }: { prefix?: readonly string[]; timeoutMs?: number; onStarted?: (child: ChildProcess) => void } = {},
+): Promise<FinishedProcess> {
   const [command = process.execPath, ...args] = [...prefix, process.execPath, MAIN];
   const child = spawn(command, args, { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -72,7 +86,9 @@ export function runServerProcess(env: Env, { prefix = [], timeoutMs = START_TIME
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   onStarted?.(child);
-  const exit = new Promise<FinishedProcess>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const exit = new Promise<FinishedProcess>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   return withTimeout(exit, timeoutMs, 'the server process to exit').finally(() => child.kill('SIGKILL'));
 }
 
@@ -90,8 +106,15 @@ export interface ChildServerOptions {
   readonly onLine?: (line: LogLine) => void;
 }
 
-export async function startChildServer(env: Env, { nodeArgs = [], user, startTimeoutMs = START_TIMEOUT_MS, onLine }: ChildServerOptions = {}): Promise<ChildServer> {
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, MAIN], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], ...user });
+export async function startChildServer(
+  env: Env,
+  { nodeArgs = [], user, startTimeoutMs = START_TIMEOUT_MS, onLine }: ChildServerOptions = {},
+): Promise<ChildServer> {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, MAIN], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...user,
+  });
   const lines: LogLine[] = [];
   const watchers = new Set<(line: LogLine) => void>();
   let stderr = '';
@@ -112,7 +135,11 @@ export async function startChildServer(env: Env, { nodeArgs = [], user, startTim
     hasExited = true;
   });
 
-  const waitForLine = (matches: (line: LogLine) => boolean, what: string, timeoutMs = START_TIMEOUT_MS): Promise<LogLine> => {
+  const waitForLine = (
+    matches: (line: LogLine) => boolean,
+    what: string,
+    timeoutMs = START_TIMEOUT_MS,
+  ): Promise<LogLine> => {
     const found = lines.find(matches);
     if (found) return Promise.resolve(found);
     let watcher: (line: LogLine) => void = () => undefined;
@@ -121,8 +148,18 @@ export async function startChildServer(env: Env, { nodeArgs = [], user, startTim
         if (matches(line)) resolve(line);
       };
       watchers.add(watcher);
-      const last = () => lines.slice(-5).map((line) => JSON.stringify(line)).join('\n');
-      void exit.then(({ code, signal }) => reject(new Error(`the server exited (${code ?? signal}) before logging ${what}; stderr: ${stderr.trim()}; its last lines:\n${last()}`)));
+      const last = () =>
+        lines
+          .slice(-5)
+          .map((line) => JSON.stringify(line))
+          .join('\n');
+      void exit.then(({ code, signal }) =>
+        reject(
+          new Error(
+            `the server exited (${code ?? signal}) before logging ${what}; stderr: ${stderr.trim()}; its last lines:\n${last()}`,
+          ),
+        ),
+      );
     });
     return withTimeout(seen, timeoutMs, `the server to log ${what}`).finally(() => watchers.delete(watcher));
   };
@@ -148,7 +185,10 @@ export async function startChildServer(env: Env, { nodeArgs = [], user, startTim
       const poll = async () => {
         for (;;) {
           if (hasExited) throw new Error(`the server exited before it was ready; stderr: ${stderr.trim()}`);
-          const status = await request('/readyz', { token: null }).then((r) => r.status, () => 0);
+          const status = await request('/readyz', { token: null }).then(
+            (r) => r.status,
+            () => 0,
+          );
           if (status === 200) return;
           await new Promise((resolve) => setTimeout(resolve, 20));
         }

@@ -42,7 +42,10 @@ class MemoryStream extends Writable {
   text = '';
   private readonly writeListeners = new Set<() => void>();
 
-  constructor(readonly isTTY: boolean, readonly columns = 100) {
+  constructor(
+    readonly isTTY: boolean,
+    readonly columns = 100,
+  ) {
     super();
   }
 
@@ -63,11 +66,18 @@ export function lines(text: string): string[] {
 }
 
 /** Starts `reports ...argv` and returns at once; for commands that run until interrupted. */
-export function startReports(argv: readonly string[], { env = {}, tty = false, ttyStderr = false }: CliOptions = {}): RunningCli {
+export function startReports(
+  argv: readonly string[],
+  { env = {}, tty = false, ttyStderr = false }: CliOptions = {},
+): RunningCli {
   const stdout = new MemoryStream(tty);
   const stderr = new MemoryStream(ttyStderr);
   const interrupt = new AbortController();
-  const done = runCli(argv, { stdout, stderr, env, signal: interrupt.signal }).then((code) => ({ code, stdout: stdout.text, stderr: stderr.text }));
+  const done = runCli(argv, { stdout, stderr, env, signal: interrupt.signal }).then((code) => ({
+    code,
+    stdout: stdout.text,
+    stderr: stderr.text,
+  }));
   const waitFor: RunningCli['waitFor'] = (ready, what, timeoutMs = 15_000) => {
     const seen = new Promise<string[]>((resolve, reject) => {
       const check = () => {
@@ -81,7 +91,11 @@ export function startReports(argv: readonly string[], { env = {}, tty = false, t
       if (check()) return;
       done.then((result) => {
         stop();
-        reject(new Error(`reports ${argv.join(' ')} exited (${result.code}) before printing ${what}; stderr: ${result.stderr}`));
+        reject(
+          new Error(
+            `reports ${argv.join(' ')} exited (${result.code}) before printing ${what}; stderr: ${result.stderr}`,
+          ),
+        );
       }, reject);
     });
     return withTimeout(seen, timeoutMs, what);
@@ -130,12 +144,21 @@ export interface ProcessResult extends CliResult {
  * child server's), as `user` when given; for what must not happen in the test process (a command
  * that could hang on a blocked file, or runs as another user). Killed, and a failure, after `timeoutMs`.
  */
-export function reportsProcess(argv: readonly string[], { env = {}, user, timeoutMs = 30_000 }: { env?: Env; user?: { uid: number; gid: number }; timeoutMs?: number } = {}): Promise<ProcessResult> {
-  const child = spawn(process.execPath, [CLI, ...argv], { env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'], ...user });
+export function reportsProcess(
+  argv: readonly string[],
+  { env = {}, user, timeoutMs = 30_000 }: { env?: Env; user?: { uid: number; gid: number }; timeoutMs?: number } = {},
+): Promise<ProcessResult> {
+  const child = spawn(process.execPath, [CLI, ...argv], {
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...user,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const done = new Promise<ProcessResult>((resolve) => child.once('close', (code, signal) => resolve({ code: code ?? -1, signal, stdout, stderr })));
+  const done = new Promise<ProcessResult>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code: code ?? -1, signal, stdout, stderr })),
+  );
   return withTimeout(done, timeoutMs, `reports ${argv.join(' ')} to exit`).finally(() => child.kill('SIGKILL'));
 }

@@ -4,7 +4,9 @@ import { constants, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** The open flags of descriptor `fd` of this process, from /proc/self/fdinfo (printed in octal). */
 function openFlags(fd: number): number {
-  const line = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8').split('\n').find((text) => text.startsWith('flags:'));
+  const line = readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8')
+    .split('\n')
+    .find((text) => text.startsWith('flags:'));
   if (line === undefined) throw new Error(`no flags for descriptor ${fd}`);
   return Number.parseInt(line.slice('flags:'.length).trim(), 8);
 }

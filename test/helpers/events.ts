@@ -12,7 +12,13 @@ let sequence = 0;
 const eventId = () => `00000000-0000-4000-8000-${String((sequence += 1)).padStart(12, '0')}`;
 
 export function created(id: string, name: string, tag?: string): ReportCreated {
-  return { ...ENVELOPE, id: eventId(), type: 'ReportCreated', subject: id, data: tag === undefined ? { id, name } : { id, name, tag } };
+  return {
+    ...ENVELOPE,
+    id: eventId(),
+    type: 'ReportCreated',
+    subject: id,
+    data: tag === undefined ? { id, name } : { id, name, tag },
+  };
 }
 
 export function deleted(id: string): ReportDeleted {

@@ -52,7 +52,15 @@ function canFailExt4(): boolean {
 
 /** Calls `register` (which defines and runs uvu suites) only where such a disk can be had. */
 export function withExt4Disks(what: string, register: () => void): void {
-  registerWhere(canFailExt4(), { what: `read-only (${what})`, cannot: 'cannot mount an ext4 loop device (not root? no e2fsprogs?)', need: 'run the tests as root with e2fsprogs installed' }, register);
+  registerWhere(
+    canFailExt4(),
+    {
+      what: `read-only (${what})`,
+      cannot: 'cannot mount an ext4 loop device (not root? no e2fsprogs?)',
+      need: 'run the tests as root with e2fsprogs installed',
+    },
+    register,
+  );
 }
 
 export async function mountExt4Disk(sizeBytes: number): Promise<Ext4Disk> {

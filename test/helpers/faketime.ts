@@ -6,7 +6,12 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { tempDir } from './server.js';
 
-const CANDIDATES = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1', '/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1', '/usr/lib/faketime/libfaketimeMT.so.1', '/usr/local/lib/faketime/libfaketimeMT.so.1'];
+const CANDIDATES = [
+  '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1',
+  '/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1',
+  '/usr/lib/faketime/libfaketimeMT.so.1',
+  '/usr/local/lib/faketime/libfaketimeMT.so.1',
+];
 
 /** The multi-threaded libfaketime (node runs threads), or undefined when it is not installed. */
 export function libfaketimePath(): string | undefined {
@@ -23,12 +28,18 @@ export interface JumpingClock {
 
 export async function jumpingClock(): Promise<JumpingClock> {
   const library = libfaketimePath();
-  if (library === undefined) throw new Error('libfaketime is not installed (apt-get install libfaketime): the clock-jump tests need it');
+  if (library === undefined)
+    throw new Error('libfaketime is not installed (apt-get install libfaketime): the clock-jump tests need it');
   const dir = await tempDir('reports-faketime-');
   const specFile = join(dir, 'offset');
   await writeFile(specFile, '+0\n');
   return {
-    env: { LD_PRELOAD: library, FAKETIME_TIMESTAMP_FILE: specFile, FAKETIME_CACHE_DURATION: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' },
+    env: {
+      LD_PRELOAD: library,
+      FAKETIME_TIMESTAMP_FILE: specFile,
+      FAKETIME_CACHE_DURATION: '1',
+      FAKETIME_DONT_FAKE_MONOTONIC: '1',
+    },
     set: (offset) => writeFile(specFile, `${offset}\n`),
     dispose: () => rm(dir, { recursive: true, force: true }),
   };

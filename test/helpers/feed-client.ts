@@ -45,9 +45,20 @@ export class FeedClient {
     return Array.isArray(value) ? value.join(', ') : value;
   }
 
-  static async open(url: string, { query = '', headers = {}, token = TEST_TOKEN }: { query?: string; headers?: Record<string, string>; token?: string } = {}): Promise<FeedClient> {
+  static async open(
+    url: string,
+    {
+      query = '',
+      headers = {},
+      token = TEST_TOKEN,
+    }: { query?: string; headers?: Record<string, string>; token?: string } = {},
+  ): Promise<FeedClient> {
     const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      const sent = request(`${url}/events${query}`, { headers: { Authorization: `Bearer ${token}`, ...headers }, agent: false }, resolve);
+      const sent = request(
+        `${url}/events${query}`,
+        { headers: { Authorization: `Bearer ${token}`, ...headers }, agent: false },
+        resolve,
+      );
       sent.once('error', reject);
       sent.end();
     });

@@ -19,7 +19,13 @@ export interface FileLogService {
   close(): Promise<void>;
 }
 
-export async function startFileLogService(prefix: string, { logBefore = (log) => log, keysBefore = (keys) => keys }: { logBefore?: (log: EventLog) => EventLog; keysBefore?: (keys: KeyStore) => KeyStore } = {}): Promise<FileLogService> {
+export async function startFileLogService(
+  prefix: string,
+  {
+    logBefore = (log) => log,
+    keysBefore = (keys) => keys,
+  }: { logBefore?: (log: EventLog) => EventLog; keysBefore?: (keys: KeyStore) => KeyStore } = {},
+): Promise<FileLogService> {
   const { logger } = memoryLogger();
   const dir = await tempDir(prefix);
   const log = await openFileLog({ dir, logger });
@@ -28,8 +34,20 @@ export async function startFileLogService(prefix: string, { logBefore = (log) =>
   projector.start();
   await projector.caughtUp();
   const keys = log.keyStore();
-  const envelope = { source: 'urn:report-store:test', newId: () => crypto.randomUUID(), time: () => new Date().toISOString() };
-  const service = new ReportService({ keys: keysBefore(keys), log: logBefore(log), projector, writeTimeoutMs: 200, logger, clockMs: () => clock.nowMs, ...envelope });
+  const envelope = {
+    source: 'urn:report-store:test',
+    newId: () => crypto.randomUUID(),
+    time: () => new Date().toISOString(),
+  };
+  const service = new ReportService({
+    keys: keysBefore(keys),
+    log: logBefore(log),
+    projector,
+    writeTimeoutMs: 200,
+    logger,
+    clockMs: () => clock.nowMs,
+    ...envelope,
+  });
   return {
     log,
     projector,

@@ -79,7 +79,10 @@ function findProjectRoot(): string {
   for (;;) {
     if (existsSync(path.join(dir, 'test', 'broker', 'kafka-broker.sh'))) return dir;
     const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('kafka-broker harness: cannot find test/broker/kafka-broker.sh above ' + fileURLToPath(import.meta.url));
+    if (parent === dir)
+      throw new Error(
+        'kafka-broker harness: cannot find test/broker/kafka-broker.sh above ' + fileURLToPath(import.meta.url),
+      );
     dir = parent;
   }
 }
@@ -129,7 +132,8 @@ export function kafkaAvailable(): boolean {
 }
 
 function validatePort(label: string, port: number): void {
-  if (!Number.isInteger(port) || port <= 0 || port >= 65536) throw new Error(`kafka-broker harness: invalid ${label} ${port}`);
+  if (!Number.isInteger(port) || port <= 0 || port >= 65536)
+    throw new Error(`kafka-broker harness: invalid ${label} ${port}`);
 }
 
 interface ScriptResult {
@@ -165,7 +169,10 @@ function installExitHook(): void {
   });
   // Node's default for these signals ends the process without 'exit': the brokers (in sessions of
   // their own) would outlive it. Exit with the status the signal would have given.
-  for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, status] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     process.once(signal, () => process.exit(status));
   }
 }
@@ -229,7 +236,9 @@ class LocalKafkaBroker implements KafkaBroker {
     const result = await runScript('up', { ...this.env, KAFKA_BROKER_FRESH: fresh ? '1' : '0' });
     if (result.code !== 0) {
       running.delete(this.name);
-      throw new Error(`kafka broker '${this.name}' did not start (exit ${result.code ?? result.signal}):\n${result.output}`);
+      throw new Error(
+        `kafka broker '${this.name}' did not start (exit ${result.code ?? result.signal}):\n${result.output}`,
+      );
     }
     running.set(this.name, () => {
       this.resumeQuietly();
@@ -248,7 +257,9 @@ class LocalKafkaBroker implements KafkaBroker {
     const result = await runScript('down', this.env);
     running.delete(this.name);
     if (result.code !== 0) {
-      throw new Error(`kafka broker '${this.name}' did not stop (exit ${result.code ?? result.signal}):\n${result.output}`);
+      throw new Error(
+        `kafka broker '${this.name}' did not stop (exit ${result.code ?? result.signal}):\n${result.output}`,
+      );
     }
   }
 
@@ -335,11 +346,15 @@ export async function startBroker(opts: KafkaBrokerOptions): Promise<KafkaBroker
 /** `count` ports free on 127.0.0.1 now (each found by listening on port 0). */
 export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: count }, () => new Promise<Server>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve(server));
-    })),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<Server>((resolve, reject) => {
+          const server = createServer();
+          server.once('error', reject);
+          server.listen(0, '127.0.0.1', () => resolve(server));
+        }),
+    ),
   );
   const ports = servers.map((server) => (server.address() as AddressInfo).port);
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
@@ -351,7 +366,10 @@ export async function freePorts(count: number): Promise<number[]> {
  * process's pid: test runs side by side (CI runs two Node versions at once) must never share one,
  * or one run's fault lands on the other's broker. `removeOwnBroker` stops it and deletes its state.
  */
-export async function startOwnBroker(name: string, opts: Omit<KafkaBrokerOptions, 'name' | 'port' | 'controllerPort' | 'saslPort' | 'fresh'> = {}): Promise<KafkaBroker> {
+export async function startOwnBroker(
+  name: string,
+  opts: Omit<KafkaBrokerOptions, 'name' | 'port' | 'controllerPort' | 'saslPort' | 'fresh'> = {},
+): Promise<KafkaBroker> {
   const [port, controllerPort, saslPort] = (await freePorts(3)) as [number, number, number];
   return startBroker({ ...opts, name: `${name}-${process.pid}`, port, controllerPort, saslPort, fresh: true });
 }

@@ -96,7 +96,9 @@ function nodeEnv(options: KafkaClusterOptions, voters: string, id: string, nodeI
     KAFKA_QUORUM_VOTERS: voters,
     KAFKA_CLUSTER_ID: id,
     KAFKA_HEAP: options.heap ?? '-Xms128m -Xmx384m',
-    KAFKA_EXTRA_PROPERTIES: Object.entries(properties).map(([key, value]) => `${key}=${value}`).join('\n'),
+    KAFKA_EXTRA_PROPERTIES: Object.entries(properties)
+      .map(([key, value]) => `${key}=${value}`)
+      .join('\n'),
     KAFKA_STOP_TIMEOUT: '15',
     ...(options.usersOfTheirOwn === true ? { KAFKA_RUN_AS_UID: String(nodeUid(nodeId)) } : {}),
   };
@@ -185,7 +187,9 @@ export class KafkaCluster {
   /** Partition -> leader node id (-1 while a partition has none), as the live nodes see it. */
   async leaders(topic: string): Promise<Map<number, number>> {
     const metadata = await this.withAdmin((admin) => admin.fetchTopicMetadata({ topics: [topic] }));
-    return new Map((metadata.topics[0]?.partitions ?? []).map((partition) => [partition.partitionId, partition.leader]));
+    return new Map(
+      (metadata.topics[0]?.partitions ?? []).map((partition) => [partition.partitionId, partition.leader]),
+    );
   }
 
   /**
@@ -199,7 +203,8 @@ export class KafkaCluster {
       try {
         const state = JSON.parse(readFileSync(file, 'utf8')) as { leaderId?: number; leaderEpoch?: number };
         const { leaderId = -1, leaderEpoch = -1 } = state;
-        if (leaderId >= 0 && (best === undefined || leaderEpoch > best.epoch)) best = { epoch: leaderEpoch, leader: leaderId };
+        if (leaderId >= 0 && (best === undefined || leaderEpoch > best.epoch))
+          best = { epoch: leaderEpoch, leader: leaderId };
       } catch {
         // not written yet, or being replaced
       }
@@ -233,7 +238,8 @@ export class KafkaCluster {
     const metadata = await admin.fetchTopicMetadata({ topics: [...topics] });
     for (const topic of metadata.topics) {
       for (const partition of topic.partitions) {
-        if (partition.leader < 0 || partition.isr.length < partition.replicas.length) return `${topic.name}/${partition.partitionId}: leader ${partition.leader}, isr ${partition.isr.join(',')}`;
+        if (partition.leader < 0 || partition.isr.length < partition.replicas.length)
+          return `${topic.name}/${partition.partitionId}: leader ${partition.leader}, isr ${partition.isr.join(',')}`;
       }
     }
     return '';
@@ -263,7 +269,9 @@ export class KafkaCluster {
   /** Stops every node that is still running (SIGKILL: the data is thrown away with the cluster). */
   async close(): Promise<void> {
     // SIGKILL stops a paused JVM too.
-    await Promise.all(this.nodes.filter((node) => node.broker.isRunning()).map((node) => node.broker.kill().catch(() => undefined)));
+    await Promise.all(
+      this.nodes.filter((node) => node.broker.isRunning()).map((node) => node.broker.kill().catch(() => undefined)),
+    );
     for (const node of this.nodes) this.states.set(node.id, 'down');
     for (const undo of this.undo.splice(0)) await undo().catch(() => undefined);
     await Promise.all(this.nodes.flatMap((node) => (node.proxy === undefined ? [] : [node.proxy.close()])));
@@ -285,10 +293,12 @@ export async function startCluster(options: KafkaClusterOptions): Promise<KafkaC
   const ids = Array.from({ length: count }, (_, i) => i + 1);
   const { basePort } = options;
   const free = basePort === undefined ? await freePorts(4 * count) : [];
-  const port = (nodeId: number, offset: number) => (basePort === undefined ? (free[4 * (nodeId - 1) + offset] as number) : basePort + 10 * (nodeId - 1) + offset);
+  const port = (nodeId: number, offset: number) =>
+    basePort === undefined ? (free[4 * (nodeId - 1) + offset] as number) : basePort + 10 * (nodeId - 1) + offset;
   // The proxies first: a node's readiness check follows its advertised address.
   const proxies = new Map<number, DelayProxy>();
-  if (options.proxied === true) for (const nodeId of ids) proxies.set(nodeId, await startDelayProxy(port(nodeId, 3), port(nodeId, 0)));
+  if (options.proxied === true)
+    for (const nodeId of ids) proxies.set(nodeId, await startDelayProxy(port(nodeId, 3), port(nodeId, 0)));
   const name = basePort === undefined ? `${options.name}-${process.pid}` : options.name;
   const voters = ids.map((nodeId) => `${nodeId}@127.0.0.1:${port(nodeId, 1)}`).join(',');
   const id = clusterId();
@@ -300,12 +310,22 @@ export async function startCluster(options: KafkaClusterOptions): Promise<KafkaC
         controllerPort: port(nodeId, 1),
         saslPort: port(nodeId, 2),
         fresh: true,
-        env: { ...nodeEnv(options, voters, id, nodeId), ...(proxies.has(nodeId) ? { KAFKA_ADVERTISED_PORT: String(port(nodeId, 3)) } : {}) },
+        env: {
+          ...nodeEnv(options, voters, id, nodeId),
+          ...(proxies.has(nodeId) ? { KAFKA_ADVERTISED_PORT: String(port(nodeId, 3)) } : {}),
+        },
         onExit: 'kill',
         watch: true,
       });
       const proxy = proxies.get(nodeId);
-      return { id: nodeId, address: proxy === undefined ? broker.brokers : `127.0.0.1:${proxy.port}`, brokerPort: port(nodeId, 0), controllerPort: port(nodeId, 1), broker, ...(proxy === undefined ? {} : { proxy }) };
+      return {
+        id: nodeId,
+        address: proxy === undefined ? broker.brokers : `127.0.0.1:${proxy.port}`,
+        brokerPort: port(nodeId, 0),
+        controllerPort: port(nodeId, 1),
+        broker,
+        ...(proxy === undefined ? {} : { proxy }),
+      };
     }),
   );
   const nodes = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));

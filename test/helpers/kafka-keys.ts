@@ -7,7 +7,8 @@ import { kafkaEnv, uniqueTopic } from './kafka.js';
 import { memoryLogger } from './server.js';
 
 export function keyStoreConfig(brokers: string, keyTopic: string, env: Env = {}): KafkaConfig {
-  return loadConfig(kafkaEnv(brokers, `${keyTopic}.events`, { REPORTS_KEY_TOPIC: keyTopic, ...env })).kafka as KafkaConfig;
+  return loadConfig(kafkaEnv(brokers, `${keyTopic}.events`, { REPORTS_KEY_TOPIC: keyTopic, ...env }))
+    .kafka as KafkaConfig;
 }
 
 export interface TestKeyStore {
@@ -16,9 +17,19 @@ export interface TestKeyStore {
   readonly logText: () => string;
 }
 
-export async function openTestKeyStore(brokers: string, keyTopic = uniqueTopic('keys'), env: Env = {}, options: Partial<KafkaKeyStoreOptions> = {}): Promise<TestKeyStore> {
+export async function openTestKeyStore(
+  brokers: string,
+  keyTopic = uniqueTopic('keys'),
+  env: Env = {},
+  options: Partial<KafkaKeyStoreOptions> = {},
+): Promise<TestKeyStore> {
   const { logger, text } = memoryLogger();
-  const store = await openKafkaKeyStore({ config: keyStoreConfig(brokers, keyTopic, env), logger, writeTimeoutMs: 5000, ...options });
+  const store = await openKafkaKeyStore({
+    config: keyStoreConfig(brokers, keyTopic, env),
+    logger,
+    writeTimeoutMs: 5000,
+    ...options,
+  });
   return { store, logText: text };
 }
 

@@ -35,7 +35,9 @@ export function initProducerId(address: string, timeoutMs: number): Promise<Init
   return new Promise((resolve, reject) => {
     const socket = connect({ host, port: Number(port) });
     let received = Buffer.alloc(0);
-    socket.setTimeout(timeoutMs, () => socket.destroy(new Error(`no InitProducerId answer from ${address} within ${timeoutMs} ms`)));
+    socket.setTimeout(timeoutMs, () =>
+      socket.destroy(new Error(`no InitProducerId answer from ${address} within ${timeoutMs} ms`)),
+    );
     socket.once('error', reject);
     socket.once('close', () => reject(new Error(`${address} closed the connection before answering InitProducerId`)));
     socket.on('data', (chunk: Buffer) => {

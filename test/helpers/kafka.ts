@@ -18,10 +18,13 @@ export function withKafka(what: string, register: (brokers: string) => void): vo
     register(kafkaBrokers);
     return;
   }
-  if (process.env['CI'] === 'true') throw new Error(`KAFKA_BROKERS is not set in CI: the Kafka suites (${what}) are mandatory`);
+  if (process.env['CI'] === 'true')
+    throw new Error(`KAFKA_BROKERS is not set in CI: the Kafka suites (${what}) are mandatory`);
   if (!warned) {
     warned = true;
-    process.stderr.write('\n!!! KAFKA_BROKERS is not set: the Kafka suites are NOT RUN. Run `make test` with Java 17 and Maven installed, or set KAFKA_BROKERS. !!!\n\n');
+    process.stderr.write(
+      '\n!!! KAFKA_BROKERS is not set: the Kafka suites are NOT RUN. Run `make test` with Java 17 and Maven installed, or set KAFKA_BROKERS. !!!\n\n',
+    );
   }
 }
 
@@ -39,7 +42,11 @@ export function startKafkaServer(brokers: string, env: Env = {}, topic = uniqueT
 }
 
 export async function withAdmin<T>(brokers: string, use: (admin: Admin) => Promise<T>): Promise<T> {
-  const kafka = new kafkajs.Kafka({ clientId: 'report-store-tests', brokers: brokers.split(','), logLevel: kafkajs.logLevel.NOTHING });
+  const kafka = new kafkajs.Kafka({
+    clientId: 'report-store-tests',
+    brokers: brokers.split(','),
+    logLevel: kafkajs.logLevel.NOTHING,
+  });
   const admin = kafka.admin();
   await admin.connect();
   try {

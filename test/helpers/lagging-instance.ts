@@ -10,7 +10,15 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { rm } from 'node:fs/promises';
 import { loadConfig, type Env } from '../../src/config.js';
-import type { AppendOptions, Cursor, EventLog, LogMessage, LogPosition, LogRecord, ReadOptions } from '../../src/log/event-log.js';
+import type {
+  AppendOptions,
+  Cursor,
+  EventLog,
+  LogMessage,
+  LogPosition,
+  LogRecord,
+  ReadOptions,
+} from '../../src/log/event-log.js';
 import { hasKeyedHeads } from '../../src/log/capabilities.js';
 import { openEventLog } from '../../src/log/open-log.js';
 import { Projector } from '../../src/projector/projector.js';
@@ -45,7 +53,8 @@ class HeldFollow {
 
   /** Lets every record before `cursor` through. */
   release(cursor: Cursor): void {
-    for (const [partition, offset] of cursor) this.horizon.set(partition, Math.max(offset, this.horizon.get(partition) ?? 0));
+    for (const [partition, offset] of cursor)
+      this.horizon.set(partition, Math.max(offset, this.horizon.get(partition) ?? 0));
     for (const wake of [...this.wakers]) wake();
   }
 
@@ -101,7 +110,8 @@ class HeldFollow {
 
 /** `log` whose follow is held as described above, with the control of the hold. */
 function heldLog(log: EventLog, held: HeldFollow): EventLog {
-  const positions = (found: readonly LogPosition[]): Cursor => new Map(found.map(({ partition, offset }) => [partition, offset + 1]));
+  const positions = (found: readonly LogPosition[]): Cursor =>
+    new Map(found.map(({ partition, offset }) => [partition, offset + 1]));
   const wrapped: Record<string, unknown> = {
     followBatches: (from: Cursor, options?: ReadOptions) => held.follow(log.followBatches(from, options)),
     append: async (messages: readonly LogMessage[], options?: AppendOptions) => {
@@ -123,7 +133,14 @@ function heldLog(log: EventLog, held: HeldFollow): EventLog {
 /** An instance of the service on `env`'s log (Kafka) on 127.0.0.1:0; its follow is held once `hold()` is called. */
 export async function startLaggingInstance(env: Env): Promise<LaggingInstance> {
   const dataDir = await tempDir('reports-lagging-');
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', REPORTS_TOKENS: TEST_TOKEN, REPORTS_DATA_DIR: dataDir, REPORTS_SNAPSHOT_EVERY: '0', ...env });
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    REPORTS_TOKENS: TEST_TOKEN,
+    REPORTS_DATA_DIR: dataDir,
+    REPORTS_SNAPSHOT_EVERY: '0',
+    ...env,
+  });
   const { logger } = memoryLogger();
   const held = new HeldFollow();
   const log = heldLog(await openEventLog(config, logger), held);

@@ -4,12 +4,19 @@ import { lines, reports } from './cli.js';
 
 /** The value of the line `label: value` of the migrate summary. */
 export function field(stdout: string, label: string): string | undefined {
-  return lines(stdout).find((line) => line.startsWith(`${label}:`))?.slice(label.length + 1).trim();
+  return lines(stdout)
+    .find((line) => line.startsWith(`${label}:`))
+    ?.slice(label.length + 1)
+    .trim();
 }
 
 interface PrintedLine {
   readonly erased?: true;
-  readonly event: { readonly id: string; readonly type: string; readonly data: { readonly id: string; readonly sealed?: { readonly key: string } } };
+  readonly event: {
+    readonly id: string;
+    readonly type: string;
+    readonly data: { readonly id: string; readonly sealed?: { readonly key: string } };
+  };
 }
 
 /** One event as `printedEvents` gives it. */

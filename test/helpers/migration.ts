@@ -65,7 +65,14 @@ function intercept<T extends object>(real: T, overrides: Partial<T>): T {
 }
 
 /** Every name and tag the source history holds: none may be in a file of the target in the clear. */
-export const SOURCE_NAMES = ['plain live', 'plain gone', 'old tag', 'back again', 'lost key', ...Array.from({ length: 12 }, (_, i) => `name ${i + 1}`)];
+export const SOURCE_NAMES = [
+  'plain live',
+  'plain gone',
+  'old tag',
+  'back again',
+  'lost key',
+  ...Array.from({ length: 12 }, (_, i) => `name ${i + 1}`),
+];
 
 /**
  * Plain events of an earlier version (one report live, one deleted), then sealed ones: reports 1 to
@@ -73,9 +80,20 @@ export const SOURCE_NAMES = ['plain live', 'plain gone', 'old tag', 'back again'
  */
 export async function writeFileSource(dir: string): Promise<void> {
   await appendToFileLog(dir, [created('100', 'plain live', 'old tag'), created('101', 'plain gone'), deleted('101')]);
-  const creates = Array.from({ length: 12 }, (_, i) => created(String(i + 1), `name ${i + 1}`, i % 3 === 0 ? 'tagged' : undefined));
-  const history = [...creates, deleted('4'), deleted('8'), deleted('12'), basedOn(created('4', 'back again'), 2), created('13', 'lost key')];
-  await appendSealedToFileLog(dir, history, (keys, sealed) => keys.destroy([3, 7, 11, 13].map((i) => (sealed[i] as ContentKey).id)));
+  const creates = Array.from({ length: 12 }, (_, i) =>
+    created(String(i + 1), `name ${i + 1}`, i % 3 === 0 ? 'tagged' : undefined),
+  );
+  const history = [
+    ...creates,
+    deleted('4'),
+    deleted('8'),
+    deleted('12'),
+    basedOn(created('4', 'back again'), 2),
+    created('13', 'lost key'),
+  ];
+  await appendSealedToFileLog(dir, history, (keys, sealed) =>
+    keys.destroy([3, 7, 11, 13].map((i) => (sealed[i] as ContentKey).id)),
+  );
 }
 
 export class StoppedHere extends Error {}
@@ -86,12 +104,17 @@ export class StoppedHere extends Error {}
  */
 export function stoppingAt(target: MigrationTarget, k: number): { end: MigrationTarget; writes: () => number } {
   let writes = 0;
-  const write = <A extends unknown[], R>(real: (...args: A) => Promise<R>) => (...args: A): Promise<R> => {
-    writes += 1;
-    return writes === k ? Promise.reject(new StoppedHere(`stopped at write ${k}`)) : real(...args);
-  };
+  const write =
+    <A extends unknown[], R>(real: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      writes += 1;
+      return writes === k ? Promise.reject(new StoppedHere(`stopped at write ${k}`)) : real(...args);
+    };
   const { log, keys } = target;
-  const wrappedKeys = intercept<KeyStore>(keys, { put: write(keys.put.bind(keys)), destroy: write(keys.destroy.bind(keys)) });
+  const wrappedKeys = intercept<KeyStore>(keys, {
+    put: write(keys.put.bind(keys)),
+    destroy: write(keys.destroy.bind(keys)),
+  });
   const wrappedLog = intercept<EventLog>(log, { append: write(log.append.bind(log)) });
   return { end: { log: wrappedLog, keys: wrappedKeys }, writes: () => writes };
 }

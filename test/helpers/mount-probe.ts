@@ -19,7 +19,11 @@ export function triedOnce(prefix: string, attempt: (dir: string) => void): boole
 }
 
 /** Calls `register` (which defines and runs uvu suites) when `able`; otherwise says so, and throws in CI. */
-export function registerWhere(able: boolean, { what, cannot, need }: { readonly what: string; readonly cannot: string; readonly need: string }, register: () => void): void {
+export function registerWhere(
+  able: boolean,
+  { what, cannot, need }: { readonly what: string; readonly cannot: string; readonly need: string },
+  register: () => void,
+): void {
   if (able) return register();
   if (process.env['CI'] === 'true') throw new Error(`${cannot} in CI: the ${what} suites are mandatory; ${need}`);
   process.stderr.write(`\n!!! ${cannot}: the ${what} suites are NOT RUN. !!!\n\n`);

@@ -50,15 +50,26 @@ async function addRule(rule: readonly string[]): Promise<number> {
 const portSet = (ports: readonly number[]) => ['{', ports.join(', '), '}'];
 
 export async function openNetFaults(): Promise<NetFaults> {
-  if (!nftAvailable()) throw new Error('nft is not installed or not allowed here (apt-get install nftables; run as root): the network fault scenarios need it');
+  if (!nftAvailable())
+    throw new Error(
+      'nft is not installed or not allowed here (apt-get install nftables; run as root): the network fault scenarios need it',
+    );
   // A table a killed run left would go on dropping packets: gone first.
   removeTableNow();
   await run('nft', ['add', 'table', ...TABLE]);
   await run('nft', ['add', 'chain', ...TABLE, 'out', '{ type filter hook output priority 0; policy accept; }']);
   process.once('exit', removeTableNow);
   return {
-    cut: (ports, uid) => addRule([...(uid === undefined ? [] : ['meta', 'skuid', String(uid)]), 'tcp', 'dport', ...portSet(ports), 'drop']),
-    lose: (ports, percent) => addRule(['tcp', 'dport', ...portSet(ports), 'numgen', 'random', 'mod', '100', '<', String(percent), 'drop']),
+    cut: (ports, uid) =>
+      addRule([
+        ...(uid === undefined ? [] : ['meta', 'skuid', String(uid)]),
+        'tcp',
+        'dport',
+        ...portSet(ports),
+        'drop',
+      ]),
+    lose: (ports, percent) =>
+      addRule(['tcp', 'dport', ...portSet(ports), 'numgen', 'random', 'mod', '100', '<', String(percent), 'drop']),
     remove: async (handle) => {
       await run('nft', ['delete', 'rule', ...TABLE, 'out', 'handle', String(handle)]);
     },

@@ -19,7 +19,10 @@ interface KeyValue {
   value: { stringValue?: string };
 }
 interface ExportRequest {
-  resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: Omit<ReceivedSpan, 'serviceName'>[] }[] }[];
+  resourceSpans?: {
+    resource?: { attributes?: KeyValue[] };
+    scopeSpans?: { spans?: Omit<ReceivedSpan, 'serviceName'>[] }[];
+  }[];
 }
 
 export interface OtlpReceiver {
@@ -41,8 +44,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const text = (request.headers['content-encoding'] === 'gzip' ? gunzipSync(body) : body).toString('utf8');
       const parsed = JSON.parse(text) as ExportRequest;
       for (const resourceSpans of parsed.resourceSpans ?? []) {
-        const serviceName = resourceSpans.resource?.attributes?.find((a) => a.key === 'service.name')?.value.stringValue;
-        for (const scope of resourceSpans.scopeSpans ?? []) for (const span of scope.spans ?? []) received.push({ ...span, serviceName });
+        const serviceName = resourceSpans.resource?.attributes?.find((a) => a.key === 'service.name')?.value
+          .stringValue;
+        for (const scope of resourceSpans.scopeSpans ?? [])
+          for (const span of scope.spans ?? []) received.push({ ...span, serviceName });
       }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
@@ -58,7 +63,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       for (;;) {
         const found = received.find(matches);
         if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no matching span arrived; got ${received.map((s) => s.name).join(', ') || 'none'}`);
+        if (Date.now() > deadline)
+          throw new Error(`no matching span arrived; got ${received.map((s) => s.name).join(', ') || 'none'}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },

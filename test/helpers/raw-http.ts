@@ -39,5 +39,8 @@ export function errorAnswer(text: string): { status: number; body: { error: numb
 
 /** `count` GET requests for `paths` in turn, as one pipelined string. */
 export function pipelined(paths: readonly string[], count: number): string {
-  return Array.from({ length: count }, (_, i) => `GET ${paths[i % paths.length] ?? '/'} HTTP/1.1\r\nHost: x\r\n\r\n`).join('');
+  return Array.from(
+    { length: count },
+    (_, i) => `GET ${paths[i % paths.length] ?? '/'} HTTP/1.1\r\nHost: x\r\n\r\n`,
+  ).join('');
 }

@@ -5,7 +5,8 @@ import { until } from './async.js';
 /** How many of each kind of active resource the process holds now (the terminal's own left out). */
 export function activeResources(): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const type of process.getActiveResourcesInfo()) if (type !== 'TTYWrap') counts.set(type, (counts.get(type) ?? 0) + 1);
+  for (const type of process.getActiveResourcesInfo())
+    if (type !== 'TTYWrap') counts.set(type, (counts.get(type) ?? 0) + 1);
   return counts;
 }
 
@@ -20,8 +21,13 @@ export function moreThan(before: ReadonlyMap<string, number>): Record<string, nu
  */
 export async function untilNoMoreThan(before: ReadonlyMap<string, number>, timeoutMs = 5000): Promise<void> {
   try {
-    await until(() => Object.keys(moreThan(before)).length === 0, 'resources to be released', { timeoutMs, everyMs: 50 });
+    await until(() => Object.keys(moreThan(before)).length === 0, 'resources to be released', {
+      timeoutMs,
+      everyMs: 50,
+    });
   } catch {
-    throw new Error(`left behind: ${JSON.stringify(moreThan(before))}; before: ${JSON.stringify(Object.fromEntries(before))}`);
+    throw new Error(
+      `left behind: ${JSON.stringify(moreThan(before))}; before: ${JSON.stringify(Object.fromEntries(before))}`,
+    );
   }
 }

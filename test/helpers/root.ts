@@ -9,7 +9,8 @@ export const OTHER_USER = { uid: 65534, gid: 65534 } as const;
 /** Whether the tests of `what` can run here (as root); throws in CI when they cannot. */
 export function asRoot(what: string): boolean {
   if (process.geteuid?.() === 0) return true;
-  if (process.env['CI'] === 'true') throw new Error(`${what}: these tests need root and are mandatory in CI; run the tests as root`);
+  if (process.env['CI'] === 'true')
+    throw new Error(`${what}: these tests need root and are mandatory in CI; run the tests as root`);
   process.stderr.write(`\n!!! not root: the tests of ${what} are NOT RUN. !!!\n\n`);
   return false;
 }

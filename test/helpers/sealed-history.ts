@@ -17,19 +17,29 @@ import { memoryLogger } from './server.js';
 export type AfterSealing = (keys: KeyStore, sealed: readonly ContentKey[]) => Promise<void>;
 
 /** `event`, a create in the clear, sealed under a new key of `keys` (not yet put). */
-export function sealedCreate(event: ReportCreated, keys: Pick<KeyStore, 'mint'>): { event: ReportCreated; key: ContentKey } {
+export function sealedCreate(
+  event: ReportCreated,
+  keys: Pick<KeyStore, 'mint'>,
+): { event: ReportCreated; key: ContentKey } {
   if (isSealed(event.data)) throw new Error('the create is sealed already');
   const { id, name, tag, idempotencyKey } = event.data;
   const content = tag === undefined ? { name } : { name, tag };
   const key = keys.mint(contentDigest(content));
-  const sealed = sealContent(content, keyIdText(key.id), key.secret, { id, ...(event.expectedversion === undefined ? {} : { expectedversion: event.expectedversion }) });
-  return { event: { ...event, data: { id, sealed, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) } }, key };
+  const sealed = sealContent(content, keyIdText(key.id), key.secret, {
+    id,
+    ...(event.expectedversion === undefined ? {} : { expectedversion: event.expectedversion }),
+  });
+  return {
+    event: { ...event, data: { id, sealed, ...(idempotencyKey === undefined ? {} : { idempotencyKey }) } },
+    key,
+  };
 }
 
 function sealAll(entries: readonly ReportEvent[], keys: KeyStore): { messages: LogMessage[]; sealed: ContentKey[] } {
   const sealed: ContentKey[] = [];
   const messages = entries.map((entry): LogMessage => {
-    if (entry.type !== 'ReportCreated' || isSealed(entry.data)) return { key: entry.subject, value: encodeEvent(entry) };
+    if (entry.type !== 'ReportCreated' || isSealed(entry.data))
+      return { key: entry.subject, value: encodeEvent(entry) };
     const { event, key } = sealedCreate(entry, keys);
     sealed.push(key);
     return { key: event.subject, value: encodeEvent(event), contentKey: key };
@@ -38,7 +48,11 @@ function sealAll(entries: readonly ReportEvent[], keys: KeyStore): { messages: L
 }
 
 /** Appends `entries` to the file log in `dir` (created if missing), its creates sealed; keys.db carries the keys. */
-export async function appendSealedToFileLog(dir: string, entries: readonly ReportEvent[], then: AfterSealing = () => Promise.resolve()): Promise<ContentKey[]> {
+export async function appendSealedToFileLog(
+  dir: string,
+  entries: readonly ReportEvent[],
+  then: AfterSealing = () => Promise.resolve(),
+): Promise<ContentKey[]> {
   const log = await openFileLog({ dir, logger: memoryLogger().logger });
   try {
     const { messages, sealed } = sealAll(entries, log.keyStore());
@@ -51,7 +65,12 @@ export async function appendSealedToFileLog(dir: string, entries: readonly Repor
 }
 
 /** Appends `entries` to `topic` (created if missing), its creates sealed under keys put in its key topic first. */
-export async function appendSealedToTopic(brokers: string, topic: string, entries: readonly ReportEvent[], then: AfterSealing = () => Promise.resolve()): Promise<ContentKey[]> {
+export async function appendSealedToTopic(
+  brokers: string,
+  topic: string,
+  entries: readonly ReportEvent[],
+  then: AfterSealing = () => Promise.resolve(),
+): Promise<ContentKey[]> {
   const { kafka } = loadConfig(kafkaEnv(brokers, topic));
   if (!kafka) throw new Error('kafkaEnv gave no Kafka configuration');
   const { logger } = memoryLogger();

@@ -28,7 +28,11 @@ export function memoryLogger(): { logger: Logger; lines: () => Record<string, un
   });
   const logger = pino({ level: 'debug' }, sink);
   const text = () => chunks.join('');
-  const lines = () => text().split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, unknown>);
+  const lines = () =>
+    text()
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
   return { logger, lines, text };
 }
 
@@ -53,10 +57,24 @@ export async function startTestServer(env: Env = {}, options: TestServerOptions 
   // (a schema parser, a big fold) both keep-alive timers have expired at once, and the server's
   // could close the pooled connection the next request was just written to (ECONNRESET). Idle
   // connections are kept for ten minutes unless a test sets the time-out itself.
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', REPORTS_TOKENS: TEST_TOKEN, REPORTS_DATA_DIR: dataDir, REPORTS_KEEP_ALIVE_TIMEOUT_MS: '600000', ...env });
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    REPORTS_TOKENS: TEST_TOKEN,
+    REPORTS_DATA_DIR: dataDir,
+    REPORTS_KEEP_ALIVE_TIMEOUT_MS: '600000',
+    ...env,
+  });
   const { logger, lines } = memoryLogger();
   const { tracer, reloadRequests, watchTokensFile } = options;
-  const server = await startServer(config, { logger, announceToken: () => undefined, shutdownGraceMs: 2000, ...(tracer ? { tracer } : {}), ...(reloadRequests ? { reloadRequests } : {}), ...(watchTokensFile === undefined ? {} : { watchTokensFile }) });
+  const server = await startServer(config, {
+    logger,
+    announceToken: () => undefined,
+    shutdownGraceMs: 2000,
+    ...(tracer ? { tracer } : {}),
+    ...(reloadRequests ? { reloadRequests } : {}),
+    ...(watchTokensFile === undefined ? {} : { watchTokensFile }),
+  });
   await server.projector.caughtUp();
   return {
     ...server,

@@ -25,7 +25,11 @@ function canMount(): boolean {
 
 /** Calls `register` (which defines and runs uvu suites) only where a small disk can be mounted. */
 export function withSmallDisks(what: string, register: () => void): void {
-  registerWhere(canMount(), { what: `full-disk (${what})`, cannot: 'cannot mount a tmpfs (not root?)', need: 'run the tests as root' }, register);
+  registerWhere(
+    canMount(),
+    { what: `full-disk (${what})`, cannot: 'cannot mount a tmpfs (not root?)', need: 'run the tests as root' },
+    register,
+  );
 }
 
 export async function mountSmallDisk(sizeBytes: number): Promise<SmallDisk> {
@@ -48,10 +52,13 @@ export async function fillDisk(path: string): Promise<number> {
     for (const size of [1024 * 1024, 4096]) {
       const block = Buffer.alloc(size, 0x55);
       for (;;) {
-        const ok = await file.write(block, 0, size, written).then(({ bytesWritten }) => bytesWritten, (error: NodeJS.ErrnoException) => {
-          if (error.code === 'ENOSPC') return 0;
-          throw error;
-        });
+        const ok = await file.write(block, 0, size, written).then(
+          ({ bytesWritten }) => bytesWritten,
+          (error: NodeJS.ErrnoException) => {
+            if (error.code === 'ENOSPC') return 0;
+            throw error;
+          },
+        );
         written += ok;
         if (ok < size) break;
       }

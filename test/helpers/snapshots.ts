@@ -23,7 +23,12 @@ export function reportTable(reports: Iterable<[string, StoredReport]>): ReportTa
 }
 
 export function testSnapshot({ log, cursor, events, createdAt, reports, keys, anchors }: PlainSnapshot): Snapshot {
-  return { log, createdAt, anchors, model: createReadModel({ reports: reportTable(reports), keys, cursor, counts: { records: events } }) };
+  return {
+    log,
+    createdAt,
+    anchors,
+    model: createReadModel({ reports: reportTable(reports), keys, cursor, counts: { records: events } }),
+  };
 }
 
 /** A snapshot as plain values, to compare two (the report table's internal layout may differ). */

@@ -58,7 +58,10 @@ export function runLanes(options: LanesOptions): Promise<Tally> {
   const lane = (queue: TestFile[]): Promise<void> =>
     new Promise((laneDone) => {
       const start = () => {
-        const worker: Worker = spawn(process.execPath, [options.worker], { stdio: ['pipe', 'pipe', 'inherit'], env: options.env ?? process.env });
+        const worker: Worker = spawn(process.execPath, [options.worker], {
+          stdio: ['pipe', 'pipe', 'inherit'],
+          env: options.env ?? process.env,
+        });
         workers.add(worker);
         let current: TestFile | undefined;
         let held = '';
@@ -88,7 +91,9 @@ export function runLanes(options: LanesOptions): Promise<Tally> {
           workers.delete(worker);
           if (current !== undefined && tally.stopped === undefined) {
             // Died mid-file (an uncaught error, a crash): that file failed; the rest go on.
-            options.write(`${held}${partial}\nrun-tests: the lane running ${current.name} exited (${signal ?? `code ${code}`}): counted as failed\n`);
+            options.write(
+              `${held}${partial}\nrun-tests: the lane running ${current.name} exited (${signal ?? `code ${code}`}): counted as failed\n`,
+            );
             add({ file: current.name, passed: 0, total: 1, skipped: 0, failed: true, hung: false, seconds: 0 });
             start();
             return;
@@ -103,6 +108,8 @@ export function runLanes(options: LanesOptions): Promise<Tally> {
     });
 
   const queue = [...options.files];
-  void Promise.all([lane([...options.alongside]), ...Array.from({ length: options.lanes }, () => lane(queue))]).then(() => finish());
+  void Promise.all([lane([...options.alongside]), ...Array.from({ length: options.lanes }, () => lane(queue))]).then(
+    () => finish(),
+  );
   return done.then(() => tally);
 }

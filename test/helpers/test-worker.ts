@@ -43,17 +43,26 @@ async function runFile(path: string, name: string, timeoutS: number): Promise<Fi
     const [, ...runs] = uvuGlobals.UVU_QUEUE[index] as Group;
     for (const run of runs) {
       const [errors, ran, skips, max] = await Promise.race([run(), hung]);
-      counts = { passed: counts.passed + ran, total: counts.total + max, skipped: counts.skipped + skips, failed: counts.failed || errors.length > 0 };
+      counts = {
+        passed: counts.passed + ran,
+        total: counts.total + max,
+        skipped: counts.skipped + skips,
+        failed: counts.failed || errors.length > 0,
+      };
       if (errors.length > 0) process.stdout.write(`\n${errors}\n`);
     }
   } catch (error) {
     const seconds = (performance.now() - started) / 1000;
     if (error instanceof Error && error.message.startsWith('still running after')) {
-      process.stdout.write(`\nrun-tests: ${name} ${error.message} (TEST_FILE_TIMEOUT_S): counted as failed, the run stops here; open: ${openResources()}\n`);
+      process.stdout.write(
+        `\nrun-tests: ${name} ${error.message} (TEST_FILE_TIMEOUT_S): counted as failed, the run stops here; open: ${openResources()}\n`,
+      );
       return { file: name, ...counts, total: counts.total + 1, failed: true, hung: true, seconds };
     }
     // A file that cannot even be imported (or a suite that throws outside uvu) is one failure.
-    process.stdout.write(`\nrun-tests: ${name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stdout.write(
+      `\nrun-tests: ${name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     return { file: name, ...counts, total: counts.total + 1, failed: true, hung: false, seconds };
   } finally {
     clear();

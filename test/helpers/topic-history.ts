@@ -8,7 +8,12 @@ import { kafkaEnv } from './kafka.js';
 import { memoryLogger } from './server.js';
 
 /** Appends `entries` to `topic` (created if missing) and returns their positions. */
-export async function appendToTopic(brokers: string, topic: string, entries: readonly Entry[], env: Record<string, string> = {}): Promise<LogPosition[]> {
+export async function appendToTopic(
+  brokers: string,
+  topic: string,
+  entries: readonly Entry[],
+  env: Record<string, string> = {},
+): Promise<LogPosition[]> {
   const { kafka } = loadConfig(kafkaEnv(brokers, topic, env));
   if (!kafka) throw new Error('kafkaEnv gave no Kafka configuration');
   const log = await openKafkaLog({ config: kafka, logger: memoryLogger().logger, writeTimeoutMs: 10_000 });

@@ -35,7 +35,10 @@ export interface Unreaped {
 }
 
 /** Runs `command` under a parent that never reaps it or its orphans until `reap()`. */
-export async function startUnreaped(command: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Unreaped> {
+export async function startUnreaped(
+  command: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Unreaped> {
   const parent = spawn('python3', ['-c', PARENT_SCRIPT, ...command], { env, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines: string[] = [];
   const exited = new Promise<void>((resolve) => parent.once('exit', () => resolve()));
@@ -47,7 +50,16 @@ export async function startUnreaped(command: readonly string[], env: NodeJS.Proc
       else lines.push(line);
     });
   });
-  const pid = Number(await withTimeout(Promise.race([firstLine, exited.then(() => Promise.reject(new Error('the non-reaping parent exited before starting its child')))]), 10_000, 'the non-reaping parent to start its child'));
+  const pid = Number(
+    await withTimeout(
+      Promise.race([
+        firstLine,
+        exited.then(() => Promise.reject(new Error('the non-reaping parent exited before starting its child'))),
+      ]),
+      10_000,
+      'the non-reaping parent to start its child',
+    ),
+  );
   return {
     pid,
     lines: () => lines,
@@ -72,7 +84,10 @@ export async function processStartTime(pid: number): Promise<string> {
 
 /** Waits until `pid` is a zombie. */
 export function untilZombie(pid: number): Promise<void> {
-  return until(async () => (await processState(pid)) === 'Z', `process ${pid} to be a zombie`, { timeoutMs: 10_000, everyMs: 10 });
+  return until(async () => (await processState(pid)) === 'Z', `process ${pid} to be a zombie`, {
+    timeoutMs: 10_000,
+    everyMs: 10,
+  });
 }
 
 /** A zombie to point locks at: `sleep 0` under the non-reaping parent, exited and never reaped. */

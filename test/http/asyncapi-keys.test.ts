@@ -14,7 +14,9 @@ import { describeDiagnostics, messageValidators, parseAsyncApi, type MessageVali
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
 
 async function parsed(env: Env = {}): Promise<AsyncAPIDocumentInterface> {
-  const { document, diagnostics } = await parseAsyncApi(createAsyncApiDocument(topicFacts(loadConfig(env)), SERVICE_VERSION));
+  const { document, diagnostics } = await parseAsyncApi(
+    createAsyncApiDocument(topicFacts(loadConfig(env)), SERVICE_VERSION),
+  );
   if (document === undefined) throw new Error(describeDiagnostics(diagnostics));
   return document;
 }
@@ -41,19 +43,41 @@ function keyRecordProblems(validators: Map<string, MessageValidators>, { key, va
 
 const document = suite('AsyncAPI: the key topic');
 
-document('is a second channel at REPORTS_KEY_TOPIC (<topic>.keys unless set), compacted, with its three records', async () => {
-  const channel = (await parsed()).channels().get('contentKeys');
-  assert.is(channel?.address(), 'reports.events.keys');
-  assert.equal(channel?.messages().all().map((message) => message.name()), ['ContentKey', 'ContentKeyDestroyed', 'SegmentRoll']);
-  assert.equal(channel?.bindings().get('kafka')?.value<{ topicConfiguration: unknown }>().topicConfiguration, { 'cleanup.policy': ['compact'], 'retention.ms': -1, 'retention.bytes': -1 });
-  const configured = await parsed(kafkaEnv('127.0.0.1:9092', 'billing.events', { REPORTS_KEY_TOPIC: 'billing.secrets' }));
-  assert.is(configured.channels().get('contentKeys')?.address(), 'billing.secrets');
-});
+document(
+  'is a second channel at REPORTS_KEY_TOPIC (<topic>.keys unless set), compacted, with its three records',
+  async () => {
+    const channel = (await parsed()).channels().get('contentKeys');
+    assert.is(channel?.address(), 'reports.events.keys');
+    assert.equal(
+      channel
+        ?.messages()
+        .all()
+        .map((message) => message.name()),
+      ['ContentKey', 'ContentKeyDestroyed', 'SegmentRoll'],
+    );
+    assert.equal(channel?.bindings().get('kafka')?.value<{ topicConfiguration: unknown }>().topicConfiguration, {
+      'cleanup.policy': ['compact'],
+      'retention.ms': -1,
+      'retention.bytes': -1,
+    });
+    const configured = await parsed(
+      kafkaEnv('127.0.0.1:9092', 'billing.events', { REPORTS_KEY_TOPIC: 'billing.secrets' }),
+    );
+    assert.is(configured.channels().get('contentKeys')?.address(), 'billing.secrets');
+  },
+);
 
 document('says how to open sealed content, and that only trusted consumers may read the keys', async () => {
   const parsedDocument = await parsed();
   const described = `${parsedDocument.info().description() ?? ''} ${parsedDocument.channels().get('contentKeys')?.description() ?? ''}`;
-  for (const words of ['AES-256-GCM', 'nonce 12 zero bytes', 'ReportCreated\\n<data.id>\\n<expectedversion>', '0xFF', 'openContent', 'Only trusted consumers may read this topic']) {
+  for (const words of [
+    'AES-256-GCM',
+    'nonce 12 zero bytes',
+    'ReportCreated\\n<data.id>\\n<expectedversion>',
+    '0xFF',
+    'openContent',
+    'Only trusted consumers may read this topic',
+  ]) {
     assert.ok(described.includes(words), `"${words}" is not in the descriptions`);
   }
   const { $defs } = eventsJsonSchema() as { $defs: Record<string, unknown> };
@@ -73,7 +97,7 @@ document('validates a key, a tombstone and a roll record, and refuses a value of
 document.run();
 
 withKafka('AsyncAPI against the key topic', (brokers) => {
-  const wire = suite('AsyncAPI document against the key topic\'s records');
+  const wire = suite("AsyncAPI document against the key topic's records");
 
   wire('validates every record the service wrote to the key topic', async () => {
     const topic = uniqueTopic('asyncapi-keys');
@@ -84,7 +108,11 @@ withKafka('AsyncAPI against the key topic', (brokers) => {
     } finally {
       await server.dispose();
     }
-    const kafka = new kafkajs.Kafka({ clientId: 'asyncapi-keys-test', brokers: [brokers], logLevel: kafkajs.logLevel.NOTHING });
+    const kafka = new kafkajs.Kafka({
+      clientId: 'asyncapi-keys-test',
+      brokers: [brokers],
+      logLevel: kafkajs.logLevel.NOTHING,
+    });
     const consumer = kafka.consumer({ groupId: `asyncapi-keys-${topic}` });
     const records: KeyRecord[] = [];
     await consumer.connect();
@@ -103,8 +131,14 @@ withKafka('AsyncAPI against the key topic', (brokers) => {
       await consumer.disconnect();
     }
     const validators = messageValidators(await parsed(kafkaEnv(brokers, topic)));
-    assert.equal(records.map((record) => keyRecordProblems(validators, record)), [[], []]);
-    assert.equal(records.map((record) => record.value?.length ?? null), [65, null]);
+    assert.equal(
+      records.map((record) => keyRecordProblems(validators, record)),
+      [[], []],
+    );
+    assert.equal(
+      records.map((record) => record.value?.length ?? null),
+      [65, null],
+    );
     await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic, `${topic}.keys`] }));
   });
 

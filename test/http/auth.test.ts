@@ -24,7 +24,13 @@ function thrown(work: () => unknown): AppError {
 const tokens = (): CurrentTokens => ({
   current: createTokenSet([
     { token: 'admin-token', scopes: ALL_SCOPES, origin: 'line 1', variable: 'REPORTS_TOKENS_FILE' },
-    { token: 'reader-token', name: 'reader', scopes: new Set(['read'] as const), origin: 'line 2', variable: 'REPORTS_TOKENS_FILE' },
+    {
+      token: 'reader-token',
+      name: 'reader',
+      scopes: new Set(['read'] as const),
+      origin: 'line 2',
+      variable: 'REPORTS_TOKENS_FILE',
+    },
   ]),
 });
 
@@ -49,21 +55,31 @@ auth('answers 401 without a valid token, before any scope is looked at', () => {
   }
 });
 
-auth('answers 403 with an insufficient_scope challenge to a token outside its scopes, naming it and never the token', () => {
-  const reader = request('Bearer reader-token');
-  const error = thrown(() => bearerAuth(tokens())(reader, 'write'));
-  assert.instance(error, ForbiddenError);
-  assert.is(error.status, 403);
-  assert.is(error.message, 'the token "reader" does not have the scope write, which this request needs (it has read)');
-  assert.equal(error.headers, { 'WWW-Authenticate': 'Bearer realm="reports", error="insufficient_scope", scope="write"' });
-  assert.is(reader.state.tokenName, 'reader', 'the access log line of a 403 says whose token it was');
-});
+auth(
+  'answers 403 with an insufficient_scope challenge to a token outside its scopes, naming it and never the token',
+  () => {
+    const reader = request('Bearer reader-token');
+    const error = thrown(() => bearerAuth(tokens())(reader, 'write'));
+    assert.instance(error, ForbiddenError);
+    assert.is(error.status, 403);
+    assert.is(
+      error.message,
+      'the token "reader" does not have the scope write, which this request needs (it has read)',
+    );
+    assert.equal(error.headers, {
+      'WWW-Authenticate': 'Bearer realm="reports", error="insufficient_scope", scope="write"',
+    });
+    assert.is(reader.state.tokenName, 'reader', 'the access log line of a 403 says whose token it was');
+  },
+);
 
 auth('reads the set in use on every request, so a swapped set applies from the next one', () => {
   const current = tokens();
   const check = bearerAuth(current);
   assert.ok(check(request('Bearer reader-token'), 'read'));
-  current.current = createTokenSet([{ token: 'admin-token', scopes: ALL_SCOPES, origin: 'line 1', variable: 'REPORTS_TOKENS_FILE' }]);
+  current.current = createTokenSet([
+    { token: 'admin-token', scopes: ALL_SCOPES, origin: 'line 1', variable: 'REPORTS_TOKENS_FILE' },
+  ]);
   assert.is(thrown(() => check(request('Bearer reader-token'), 'read')).status, 401);
   assert.ok(check(request('Bearer admin-token'), 'write'));
 });

@@ -71,9 +71,15 @@ cap.after.each(async (context) => {
 });
 
 /** `count` connections, opened a hundred at a time (one by one, the first would time out before the last opened). */
-async function connections(context: Context, count: number, opened: (socket: Socket) => void = () => undefined): Promise<void> {
+async function connections(
+  context: Context,
+  count: number,
+  opened: (socket: Socket) => void = () => undefined,
+): Promise<void> {
   for (let done = 0; done < count; done += 100) {
-    const batch = await Promise.all(Array.from({ length: Math.min(100, count - done) }, () => openSocket(context.server.url, { halfOpen: true })));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(100, count - done) }, () => openSocket(context.server.url, { halfOpen: true })),
+    );
     if (context.firstOpenedAt === 0) context.firstOpenedAt = Date.now();
     for (const socket of batch) {
       socket.once('end', () => (context.ended += 1));
@@ -121,7 +127,10 @@ async function expectCapFull(context: Context): Promise<void> {
   const answer = await health(context.server.url);
   const heldMs = Date.now() - context.firstOpenedAt;
   const maybeFreed = context.ended > 0 || heldMs >= DEFAULTS.headersTimeoutMs;
-  assert.ok(answer === 503 || maybeFreed, `the cap is full: a new connection got ${answer} ${heldMs} ms after the first hostile connection opened, none of them ended`);
+  assert.ok(
+    answer === 503 || maybeFreed,
+    `the cap is full: a new connection got ${answer} ${heldMs} ms after the first hostile connection opened, none of them ended`,
+  );
 }
 
 /**
@@ -130,45 +139,67 @@ async function expectCapFull(context: Context): Promise<void> {
  */
 async function servedWithinTimeOut(context: Context, cappedAt: number): Promise<void> {
   const served = async () => {
-    if (context.overBound !== undefined) throw new Error(`the server's RSS went over the bound: ${(context.overBound / 2 ** 20).toFixed(0)} MB`);
+    if (context.overBound !== undefined)
+      throw new Error(`the server's RSS went over the bound: ${(context.overBound / 2 ** 20).toFixed(0)} MB`);
     return (await health(context.server.url)) === 200;
   };
-  await until(served, `GET /healthz to be served within the header time-out (${DEFAULTS.headersTimeoutMs} ms) plus one second`, {
-    timeoutMs: cappedAt + DEFAULTS.headersTimeoutMs + 1000 - Date.now(),
-    everyMs: RETRY_EVERY_MS,
-  });
+  await until(
+    served,
+    `GET /healthz to be served within the header time-out (${DEFAULTS.headersTimeoutMs} ms) plus one second`,
+    {
+      timeoutMs: cappedAt + DEFAULTS.headersTimeoutMs + 1000 - Date.now(),
+      everyMs: RETRY_EVERY_MS,
+    },
+  );
 }
 
 function expectUnderBound(context: Context): void {
-  assert.is(context.overBound, undefined, `the server's RSS went over the bound: ${((context.overBound ?? 0) / 2 ** 20).toFixed(0)} MB`);
+  assert.is(
+    context.overBound,
+    undefined,
+    `the server's RSS went over the bound: ${((context.overBound ?? 0) / 2 ** 20).toFixed(0)} MB`,
+  );
   const peak = statusBytes(context.server.pid, 'VmHWM');
   assert.ok(peak < RSS_BOUND_BYTES, `peak RSS ${(peak / 2 ** 20).toFixed(0)} MB`);
 }
 
-cap('clients that send nothing and keep their connections open: a client retrying is served within the header time-out plus one second', async (context) => {
-  await idleClients(context, DEFAULTS.maxConnections);
-  const cappedAt = Date.now();
-  await expectCapFull(context);
-  await servedWithinTimeOut(context, cappedAt);
-  expectUnderBound(context);
-});
+cap(
+  'clients that send nothing and keep their connections open: a client retrying is served within the header time-out plus one second',
+  async (context) => {
+    await idleClients(context, DEFAULTS.maxConnections);
+    const cappedAt = Date.now();
+    await expectCapFull(context);
+    await servedWithinTimeOut(context, cappedAt);
+    expectUnderBound(context);
+  },
+);
 
-cap('half of them, and half pipelining 200 GET /metrics each and reading nothing: served as soon, and the RSS stays bounded', async (context) => {
-  await idleClients(context, DEFAULTS.maxConnections / 2);
-  // 200 answers of 12 KB each per connection: before such a connection was closed for pipelining
-  // too much, every answer was built and held until the client read it (it never does).
-  await pipeliningClients(context, DEFAULTS.maxConnections / 2, 200, ['/metrics']);
-  await servedWithinTimeOut(context, Date.now());
-  expectUnderBound(context);
-});
+cap(
+  'half of them, and half pipelining 200 GET /metrics each and reading nothing: served as soon, and the RSS stays bounded',
+  async (context) => {
+    await idleClients(context, DEFAULTS.maxConnections / 2);
+    // 200 answers of 12 KB each per connection: before such a connection was closed for pipelining
+    // too much, every answer was built and held until the client read it (it never does).
+    await pipeliningClients(context, DEFAULTS.maxConnections / 2, 200, ['/metrics']);
+    await servedWithinTimeOut(context, Date.now());
+    expectUnderBound(context);
+  },
+);
 
-cap(`half of them, and half pipelining the most that may wait (${MAX_WAITING_REQUESTS + 1} requests) and reading nothing: served as soon`, async (context) => {
-  await idleClients(context, DEFAULTS.maxConnections / 2);
-  await pipeliningClients(context, DEFAULTS.maxConnections / 2, MAX_WAITING_REQUESTS + 1, ['/metrics', '/openapi.json', '/healthz']);
-  const cappedAt = Date.now();
-  await expectCapFull(context);
-  await servedWithinTimeOut(context, cappedAt);
-  expectUnderBound(context);
-});
+cap(
+  `half of them, and half pipelining the most that may wait (${MAX_WAITING_REQUESTS + 1} requests) and reading nothing: served as soon`,
+  async (context) => {
+    await idleClients(context, DEFAULTS.maxConnections / 2);
+    await pipeliningClients(context, DEFAULTS.maxConnections / 2, MAX_WAITING_REQUESTS + 1, [
+      '/metrics',
+      '/openapi.json',
+      '/healthz',
+    ]);
+    const cappedAt = Date.now();
+    await expectCapFull(context);
+    await servedWithinTimeOut(context, cappedAt);
+    expectUnderBound(context);
+  },
+);
 
 cap.run();

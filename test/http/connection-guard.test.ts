@@ -23,20 +23,29 @@ interface Guarded {
   readonly clients: Socket[];
 }
 
-const guard = suite<{ servers: Guarded[]; start: (overrides?: Partial<HttpLimits>) => Promise<Guarded> }>('guardConnections');
+const guard = suite<{ servers: Guarded[]; start: (overrides?: Partial<HttpLimits>) => Promise<Guarded> }>(
+  'guardConnections',
+);
 
 guard.before.each((context) => {
   context.servers = [];
   context.start = async (overrides = {}) => {
     const { logger, lines } = memoryLogger();
-    const server = createHttpServer((_request, response: ServerResponse) => response.end('{"status":"ok"}'), { ...limits, ...overrides }, logger);
+    const server = createHttpServer(
+      (_request, response: ServerResponse) => response.end('{"status":"ok"}'),
+      { ...limits, ...overrides },
+      logger,
+    );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const guarded: Guarded = {
       url: `http://127.0.0.1:${port}`,
       server,
       warnings: () => lines().filter((line) => line['level'] === 40),
-      open: () => new Promise((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count)))),
+      open: () =>
+        new Promise((resolve, reject) =>
+          server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+        ),
       clients: [],
     };
     context.servers.push(guarded);
@@ -66,27 +75,33 @@ guard('closes a connection it answered 408, also when the client keeps its end o
   await until(async () => (await guarded.open()) === 0, 'the server to close the connection it answered 408');
 });
 
-guard('serves a new connection once connections that sent nothing have been answered 408, with the cap full of them', async ({ start }) => {
-  const guarded = await start();
-  const idle = await Promise.all([client(guarded), client(guarded), client(guarded)]);
-  const shed = errorAnswer(await readUntilEnd(await client(guarded, false)));
-  assert.is(shed.status, 503);
-  await Promise.all(idle.map(readUntilEnd));
-  await until(async () => {
-    const health = await fetch(`${guarded.url}/healthz`).catch(() => undefined);
-    await health?.arrayBuffer();
-    return health?.status === 200;
-  }, 'a request to be served while the idle clients keep their ends open');
-});
+guard(
+  'serves a new connection once connections that sent nothing have been answered 408, with the cap full of them',
+  async ({ start }) => {
+    const guarded = await start();
+    const idle = await Promise.all([client(guarded), client(guarded), client(guarded)]);
+    const shed = errorAnswer(await readUntilEnd(await client(guarded, false)));
+    assert.is(shed.status, 503);
+    await Promise.all(idle.map(readUntilEnd));
+    await until(async () => {
+      const health = await fetch(`${guarded.url}/healthz`).catch(() => undefined);
+      await health?.arrayBuffer();
+      return health?.status === 200;
+    }, 'a request to be served while the idle clients keep their ends open');
+  },
+);
 
-guard('closes a connection it shed over the cap without waiting for the header time-out, also when the client keeps its end open', async ({ start }) => {
-  // Until the header time-out ran out on it, the shed connection held a file descriptor.
-  const guarded = await start({ headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 });
-  const held = await Promise.all([client(guarded, false), client(guarded, false), client(guarded, false)]);
-  const shed = await client(guarded);
-  assert.is(errorAnswer(await readUntilEnd(shed)).status, 503);
-  await until(async () => (await guarded.open()) === held.length, 'the server to close the connection it shed');
-});
+guard(
+  'closes a connection it shed over the cap without waiting for the header time-out, also when the client keeps its end open',
+  async ({ start }) => {
+    // Until the header time-out ran out on it, the shed connection held a file descriptor.
+    const guarded = await start({ headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 });
+    const held = await Promise.all([client(guarded, false), client(guarded, false), client(guarded, false)]);
+    const shed = await client(guarded);
+    assert.is(errorAnswer(await readUntilEnd(shed)).status, 503);
+    await until(async () => (await guarded.open()) === held.length, 'the server to close the connection it shed');
+  },
+);
 
 guard('logs one warning for a burst of connections shed over the cap, not one per connection', async ({ start }) => {
   const guarded = await start();

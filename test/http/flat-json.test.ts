@@ -31,9 +31,70 @@ function randomSource(seed: number) {
   return { next, below, pick };
 }
 
-const KEYS = ['"id"', '"id"', '"id"', '"name"', '"name"', '"tag"', '"x"', '"__proto__"', '"\\u0069d"', '"na\\u006de"', '""', '"i\\"d"', '"ID"'];
-const ODD_NUMBERS = ['-0', '0', '1.0', '1e3', '1E+2', '0.1e1', '1.5', '1e-400', '1e400', '-1e400', '9007199254740993', '9223372036854775807', '-9223372036854775808', '9223372036854775808', '1000000000000000', '999999999999999', '-999999999999999', '9007199254740991.4', '1.00000000000000001', '00', '+1', '.5', '1.', '-', '0x10'];
-const STRING_PIECES = ['a', 'report', ' ', '\\n', '\\"', '\\\\', '\\/', '\\b', '\\u00e9', '\\ud83d\\ude00', '\\ud800', 'é', '😀', '\u2028', '{', '}', '"id":1', ',', ':', '\\u0000'];
+const KEYS = [
+  '"id"',
+  '"id"',
+  '"id"',
+  '"name"',
+  '"name"',
+  '"tag"',
+  '"x"',
+  '"__proto__"',
+  '"\\u0069d"',
+  '"na\\u006de"',
+  '""',
+  '"i\\"d"',
+  '"ID"',
+];
+const ODD_NUMBERS = [
+  '-0',
+  '0',
+  '1.0',
+  '1e3',
+  '1E+2',
+  '0.1e1',
+  '1.5',
+  '1e-400',
+  '1e400',
+  '-1e400',
+  '9007199254740993',
+  '9223372036854775807',
+  '-9223372036854775808',
+  '9223372036854775808',
+  '1000000000000000',
+  '999999999999999',
+  '-999999999999999',
+  '9007199254740991.4',
+  '1.00000000000000001',
+  '00',
+  '+1',
+  '.5',
+  '1.',
+  '-',
+  '0x10',
+];
+const STRING_PIECES = [
+  'a',
+  'report',
+  ' ',
+  '\\n',
+  '\\"',
+  '\\\\',
+  '\\/',
+  '\\b',
+  '\\u00e9',
+  '\\ud83d\\ude00',
+  '\\ud800',
+  'é',
+  '😀',
+  '\u2028',
+  '{',
+  '}',
+  '"id":1',
+  ',',
+  ':',
+  '\\u0000',
+];
 /** Not allowed in a JSON string: a raw control character, an unknown escape, a short \u escape. */
 const BAD_STRING_PIECES = ['\u0001', '\\x', '\\u12', '\t'];
 const SPACES = ['', '', '', ' ', '\n', '\t', '\r\n', '  ', '\u00a0'];
@@ -41,14 +102,16 @@ const SPACES = ['', '', '', ' ', '\n', '\t', '\r\n', '  ', '\u00a0'];
 function bodies(seed: number, count: number): string[] {
   const { next, below, pick } = randomSource(seed);
   const space = () => (next() < 0.7 ? '' : pick(SPACES));
-  const digits = (n: number) => Array.from({ length: n }, (_, i) => String(i === 0 ? 1 + below(9) : below(10))).join('');
+  const digits = (n: number) =>
+    Array.from({ length: n }, (_, i) => String(i === 0 ? 1 + below(9) : below(10))).join('');
   const number = (): string => {
     const roll = next();
     if (roll < 0.55) return `${next() < 0.2 ? '-' : ''}${digits(1 + below(15))}`;
     if (roll < 0.75) return `${next() < 0.2 ? '-' : ''}${digits(16 + below(10))}`;
     return pick(ODD_NUMBERS);
   };
-  const string = () => `"${Array.from({ length: below(5) }, () => pick(next() < 0.03 ? BAD_STRING_PIECES : STRING_PIECES)).join('')}"`;
+  const string = () =>
+    `"${Array.from({ length: below(5) }, () => pick(next() < 0.03 ? BAD_STRING_PIECES : STRING_PIECES)).join('')}"`;
   const value = (depth: number): string => {
     const roll = next();
     if (roll < 0.35) return number();
@@ -82,7 +145,8 @@ function bodies(seed: number, count: number): string[] {
   };
   return Array.from({ length: count }, () => {
     const roll = next();
-    const text = roll < 0.7 ? report() : roll < 0.9 ? object(0) : pick(['1', '"x"', 'null', '[]', '', ' ', '{', '{"id":1}{}']);
+    const text =
+      roll < 0.7 ? report() : roll < 0.9 ? object(0) : pick(['1', '"x"', 'null', '[]', '', ' ', '{', '{"id":1}{}']);
     return next() < 0.1 ? damage(text) : text;
   });
 }
@@ -106,7 +170,12 @@ property('gives the same value or the same error on 20,000 generated bodies, and
 const flat = suite('parseFlatJson');
 
 flat('takes a flat body whose only number is an id of at most 15 digits, with the id exact', () => {
-  assert.equal(parseFlatJson('{"id": 42, "name": "Q3", "tag": null, "ok": true}'), { id: 42n, name: 'Q3', tag: null, ok: true });
+  assert.equal(parseFlatJson('{"id": 42, "name": "Q3", "tag": null, "ok": true}'), {
+    id: 42n,
+    name: 'Q3',
+    tag: null,
+    ok: true,
+  });
   assert.equal(parseFlatJson('{"name":"x","id":-999999999999999}'), { name: 'x', id: -999999999999999n });
   assert.equal(parseFlatJson('{"name": "no id"}'), { name: 'no id' });
   assert.equal(parseFlatJson(' { } '), {});
@@ -137,7 +206,10 @@ flat('the exact parser still decides the cases the fast path leaves', () => {
   assert.equal(parseJsonBody('{"id": 9007199254740993}'), { id: 9007199254740993n });
   assert.equal(parseJsonBody('{"id": 1.0, "n": 1e3}'), { id: 1n, n: 1000n });
   assert.equal(parseJsonBody('{"id": 1, "id": 1}'), { id: 1n });
-  assert.throws(() => parseJsonBody('{"id": 1, "id": 2}'), (error: unknown) => error instanceof InvalidJsonError && /Duplicate key/.test(error.message));
+  assert.throws(
+    () => parseJsonBody('{"id": 1, "id": 2}'),
+    (error: unknown) => error instanceof InvalidJsonError && /Duplicate key/.test(error.message),
+  );
 });
 
 property.run();

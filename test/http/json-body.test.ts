@@ -1,6 +1,13 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { exactInteger, InvalidJsonError, JsonTooDeepError, MAX_JSON_DEPTH, nestedDeeperThan, parseExactJson } from '../../src/http/json-body.js';
+import {
+  exactInteger,
+  InvalidJsonError,
+  JsonTooDeepError,
+  MAX_JSON_DEPTH,
+  nestedDeeperThan,
+  parseExactJson,
+} from '../../src/http/json-body.js';
 
 const integer = suite('exactInteger');
 
@@ -58,7 +65,10 @@ parse('keeps 9007199254740993 exact', () => {
 });
 
 parse('keeps both int64 bounds exact', () => {
-  assert.equal(parseExactJson('[9223372036854775807, -9223372036854775808]'), [9223372036854775807n, -9223372036854775808n]);
+  assert.equal(parseExactJson('[9223372036854775807, -9223372036854775808]'), [
+    9223372036854775807n,
+    -9223372036854775808n,
+  ]);
 });
 
 parse('turns integral literals such as 1.0 and 2e0 into bigints', () => {
@@ -79,7 +89,10 @@ parse('leaves strings, booleans and null alone', () => {
 
 for (const text of ['', '{', '{"id": 1,}', "{'id': 1}", 'NaN', '01']) {
   parse(`throws InvalidJsonError for ${JSON.stringify(text)}`, () => {
-    assert.throws(() => parseExactJson(text), (error: unknown) => error instanceof InvalidJsonError);
+    assert.throws(
+      () => parseExactJson(text),
+      (error: unknown) => error instanceof InvalidJsonError,
+    );
   });
 }
 
@@ -105,8 +118,14 @@ for (const [text, max, deeper] of depths) {
 }
 
 depth('parseExactJson refuses nesting beyond MAX_JSON_DEPTH with JsonTooDeepError before parsing', () => {
-  assert.throws(() => parseExactJson('['.repeat(MAX_JSON_DEPTH + 1)), (error: unknown) => error instanceof JsonTooDeepError);
-  assert.equal(parseExactJson(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`), JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`));
+  assert.throws(
+    () => parseExactJson('['.repeat(MAX_JSON_DEPTH + 1)),
+    (error: unknown) => error instanceof JsonTooDeepError,
+  );
+  assert.equal(
+    parseExactJson(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`),
+    JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`),
+  );
 });
 
 depth.run();

@@ -16,12 +16,16 @@ body.before(async (context) => {
 body.after(async ({ server }) => server.dispose());
 
 /** A NewReport whose unknown property `extra` nests arrays `depth` levels deep (the body itself is one more). */
-const nestedBody = (id: string, depth: number) => `{"id":${id},"name":"n","extra":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+const nestedBody = (id: string, depth: number) =>
+  `{"id":${id},"name":"n","extra":${'['.repeat(depth)}${']'.repeat(depth)}}`;
 
-body(`refuses 30,000 nested arrays with 400 naming the limit of ${MAX_JSON_DEPTH} levels, not the engine's stack overflow`, async ({ server }) => {
-  const message = await expectError(await postJson(server, '['.repeat(30_000)), 400);
-  assert.is(message, `request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
-});
+body(
+  `refuses 30,000 nested arrays with 400 naming the limit of ${MAX_JSON_DEPTH} levels, not the engine's stack overflow`,
+  async ({ server }) => {
+    const message = await expectError(await postJson(server, '['.repeat(30_000)), 400);
+    assert.is(message, `request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
+  },
+);
 
 body(`accepts ${MAX_JSON_DEPTH} levels in all, refuses one more`, async ({ server }) => {
   assert.equal(await expectJson(await postJson(server, nestedBody(nextId(), MAX_JSON_DEPTH - 1)), 200), { name: 'n' });
@@ -30,30 +34,46 @@ body(`accepts ${MAX_JSON_DEPTH} levels in all, refuses one more`, async ({ serve
 
 body('does not count brackets inside strings as nesting', async ({ server }) => {
   const name = `${'['.repeat(100)}"{\\"`;
-  assert.equal(await expectJson(await postJson(server, `{"id":${nextId()},"name":${JSON.stringify(name)}}`), 200), { name });
+  assert.equal(await expectJson(await postJson(server, `{"id":${nextId()},"name":${JSON.stringify(name)}}`), 200), {
+    name,
+  });
 });
 
 body('refuses a body that is not UTF-8 with 400, and writes nothing', async ({ server }) => {
   const before = await logHead(server);
   const bytes = Buffer.concat([Buffer.from(`{"id":${nextId()},"name":"caf`), Buffer.from([0xe9]), Buffer.from('"}')]);
-  const response = await server.request('/reports', { method: 'POST', body: bytes, headers: { 'Content-Type': 'application/json' } });
+  const response = await server.request('/reports', {
+    method: 'POST',
+    body: bytes,
+    headers: { 'Content-Type': 'application/json' },
+  });
   assert.is(await expectError(response, 400), 'request body is not valid UTF-8');
   assert.is(await logHead(server), before);
 });
 
 body('keeps U+FFFD that the client sent as UTF-8 (EF BF BD)', async ({ server }) => {
-  assert.equal(await expectJson(await postJson(server, `{"id":${nextId()},"name":"a\uFFFDb"}`), 200), { name: 'a\uFFFDb' });
+  assert.equal(await expectJson(await postJson(server, `{"id":${nextId()},"name":"a\uFFFDb"}`), 200), {
+    name: 'a\uFFFDb',
+  });
 });
 
 for (const charset of ['utf8', 'UTF8', 'utf-8', 'UTF-8']) {
   body(`accepts charset=${charset}`, async ({ server }) => {
-    const response = await postJson(server, `{"id":${nextId()},"name":"é"}`, { headers: { 'Content-Type': `application/json; charset=${charset}` } });
+    const response = await postJson(server, `{"id":${nextId()},"name":"é"}`, {
+      headers: { 'Content-Type': `application/json; charset=${charset}` },
+    });
     assert.equal(await expectJson(response, 200), { name: 'é' });
   });
 }
 
 body('still refuses another charset with 415', async ({ server }) => {
-  await expectError(await postJson(server, `{"id":${nextId()},"name":"x"}`, { headers: { 'Content-Type': 'application/json; charset=latin1' } }), 415, /charset must be utf-8/);
+  await expectError(
+    await postJson(server, `{"id":${nextId()},"name":"x"}`, {
+      headers: { 'Content-Type': 'application/json; charset=latin1' },
+    }),
+    415,
+    /charset must be utf-8/,
+  );
 });
 
 body.run();

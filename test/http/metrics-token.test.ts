@@ -30,18 +30,24 @@ guarded("refuses the API's token: it is not a metrics token", async ({ server })
   await expectError(response, 401, /not valid/);
 });
 
-guarded('serves the scrape with a metrics token, plain or given as its sha256, with the runtime version', async ({ server }) => {
-  for (const token of [METRICS_TOKEN, ROTATED]) {
-    const text = String(await expectStatus(await server.request('/metrics', { token }), 200));
-    assert.match(text, /^nodejs_version_info\{/m);
-    assert.match(text, /^# TYPE http_requests_total counter$/m);
-  }
-});
+guarded(
+  'serves the scrape with a metrics token, plain or given as its sha256, with the runtime version',
+  async ({ server }) => {
+    for (const token of [METRICS_TOKEN, ROTATED]) {
+      const text = String(await expectStatus(await server.request('/metrics', { token }), 200));
+      assert.match(text, /^nodejs_version_info\{/m);
+      assert.match(text, /^# TYPE http_requests_total counter$/m);
+    }
+  },
+);
 
 guarded('leaves the API, /healthz and the documents as they were', async ({ server }) => {
   await expectStatus(await server.request('/healthz', { token: null }), 200);
   await expectStatus(await server.request('/openapi.json', { token: null }), 200);
-  await expectError(await server.request('/reports', { method: 'POST', json: '{"id":1,"name":"x"}', token: METRICS_TOKEN }), 401);
+  await expectError(
+    await server.request('/reports', { method: 'POST', json: '{"id":1,"name":"x"}', token: METRICS_TOKEN }),
+    401,
+  );
 });
 
 guarded('/openapi.json gives /metrics a security scheme of its own and its 401', async ({ server }) => {

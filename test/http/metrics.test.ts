@@ -8,8 +8,13 @@ import type { ProjectionHealth } from '../../src/projector/health.js';
 import type { Projector } from '../../src/projector/projector.js';
 
 function stubbedMetrics() {
-  const log = { head: () => Promise.resolve(new Map<number, number>()), stats: () => ({ appends: 0, flushes: 0 }) } as unknown as EventLog;
-  const projector = { model: { cursor: new Map<number, number>(), reports: { size: 0 }, counts: { invalid: 0 } } } as unknown as Projector;
+  const log = {
+    head: () => Promise.resolve(new Map<number, number>()),
+    stats: () => ({ appends: 0, flushes: 0 }),
+  } as unknown as EventLog;
+  const projector = {
+    model: { cursor: new Map<number, number>(), reports: { size: 0 }, counts: { invalid: 0 } },
+  } as unknown as Projector;
   const health = { observations: () => ({}), verdict: () => ({ stalled: false }) } as unknown as ProjectionHealth;
   const keys = { stats: () => ({ erasures: 0 }) } as unknown as KeyStore;
   const metrics = createMetrics({ log, keys, projector, health });

@@ -11,7 +11,12 @@ function badRequest(run: () => unknown): BadRequestError {
     if (error instanceof BadRequestError) return error;
     throw error;
   }
-  throw new assert.Assertion({ message: 'expected a BadRequestError', operator: 'throws', expects: 'BadRequestError', actual: undefined });
+  throw new assert.Assertion({
+    message: 'expected a BadRequestError',
+    operator: 'throws',
+    expects: 'BadRequestError',
+    actual: undefined,
+  });
 }
 
 const parser = suite('createNewReportParser');
@@ -37,7 +42,10 @@ parser('counts characters as code points, as JSON Schema does: an emoji is one, 
   assert.equal(parse({ id: 3n, name: '😀😀😀😀😀', tag: '𝄞é😀' }), { id: '3', name: '😀😀😀😀😀', tag: '𝄞é😀' });
   assert.equal(parse({ id: 3n, name: '\ud800abc\udc00' }), { id: '3', name: '\ud800abc\udc00' });
   assert.is(badRequest(() => parse({ id: 3n, name: '😀'.repeat(6) })).message, 'name must be at most 5 characters');
-  assert.is(badRequest(() => parse({ id: 3n, name: 'n', tag: '😀😀😀😀' })).message, 'tag must be at most 3 characters');
+  assert.is(
+    badRequest(() => parse({ id: 3n, name: 'n', tag: '😀😀😀😀' })).message,
+    'tag must be at most 3 characters',
+  );
 });
 
 parser('accepts an empty name and names of exactly the limit', () => {
@@ -58,7 +66,11 @@ const messages: ReadonlyArray<[label: string, body: unknown, message: string | R
   ['neither id nor name', {}, 'id is required'],
   ['no name', { id: 1n }, 'name is required'],
   ['no name and a bad tag', { id: 1n, tag: 5 }, 'name is required'],
-  ['a fractional id', { id: 1.5, name: 'n' }, /^id must be an integer between -9223372036854775808 and 9223372036854775807$/],
+  [
+    'a fractional id',
+    { id: 1.5, name: 'n' },
+    /^id must be an integer between -9223372036854775808 and 9223372036854775807$/,
+  ],
   ['a string id', { id: '1', name: 'n' }, /^id must be an integer/],
   ['id 2^63', { id: 2n ** 63n, name: 'n' }, /^id must be an integer/],
   ['id -2^63-1', { id: -(2n ** 63n) - 1n, name: 'n' }, /^id must be an integer/],
@@ -95,11 +107,29 @@ for (const [raw, id] of canonical) {
   });
 }
 
-for (const raw of ['+5', ' 1', '1 ', '1e3', '1.5', '1.0', 'abc', '', '-', '0x10', '9223372036854775808', '-9223372036854775809', '99999999999999999999', '١']) {
+for (const raw of [
+  '+5',
+  ' 1',
+  '1 ',
+  '1e3',
+  '1.5',
+  '1.0',
+  'abc',
+  '',
+  '-',
+  '0x10',
+  '9223372036854775808',
+  '-9223372036854775809',
+  '99999999999999999999',
+  '١',
+]) {
   reportId(`throws a 400 naming the report id for ${JSON.stringify(raw)}`, () => {
     const error = badRequest(() => parseReportId(raw));
     assert.is(error.status, 400);
-    assert.match(error.message, /^report id must be a decimal integer between -9223372036854775808 and 9223372036854775807/);
+    assert.match(
+      error.message,
+      /^report id must be a decimal integer between -9223372036854775808 and 9223372036854775807/,
+    );
   });
 }
 
@@ -107,7 +137,16 @@ reportId.run();
 
 const codePoints = suite('codePointCount');
 
-for (const [text, count] of [['', 0], ['abc', 3], ['é€', 2], ['😀', 1], ['a😀b😀', 4], ['\ud800', 1], ['\udc00\ud800', 2], ['\ud800\ud800\udc00', 2]] as const) {
+for (const [text, count] of [
+  ['', 0],
+  ['abc', 3],
+  ['é€', 2],
+  ['😀', 1],
+  ['a😀b😀', 4],
+  ['\ud800', 1],
+  ['\udc00\ud800', 2],
+  ['\ud800\ud800\udc00', 2],
+] as const) {
   codePoints(`counts ${JSON.stringify(text)} as ${count}`, () => {
     assert.is(codePointCount(text), count);
   });

@@ -40,7 +40,12 @@ readiness('turns 503 once records have waited longer than the stall limit withou
   assert.is((await server.request('/readyz')).status, 200, 'the first look only starts the clock');
   // The stall limit is measured from when the head probe first saw the record waiting; on a busy
   // machine the probe's timer runs late, so /readyz is asked until it turns, within a bound.
-  await until(async () => (await server.request('/readyz').then(async (response) => (await response.arrayBuffer(), response.status))) === 503, '/readyz to answer 503');
+  await until(
+    async () =>
+      (await server.request('/readyz').then(async (response) => (await response.arrayBuffer(), response.status))) ===
+      503,
+    '/readyz to answer 503',
+  );
   await expectError(await server.request('/readyz'), 503, /stopped making progress with 1 events waiting/);
   const metrics = await (await server.request('/metrics')).text();
   assert.match(metrics, /^reports_projection_stalled 1$/m);
@@ -56,14 +61,17 @@ readiness('reports lag in seconds while records wait', async ({ server }) => {
   await server.projector.stop();
   const second = created('79', 'waiting');
   await server.log.append([{ key: second.subject, value: encodeEvent(second) }]);
-  const lag = async () => Number(/^reports_projection_lag_seconds (\S+)$/m.exec(await (await server.request('/metrics')).text())?.[1]);
+  const lag = async () =>
+    Number(/^reports_projection_lag_seconds (\S+)$/m.exec(await (await server.request('/metrics')).text())?.[1]);
   await until(async () => (await lag()) >= 1, 'a lag of a second or more', { everyMs: 100 });
 });
 
 readiness.run();
 
 // Before the projector has caught up with the log: an app whose projector has not started yet.
-const catchingUp = suite<{ url: string; close: () => Promise<void> }>('GET /readyz before the read model has caught up');
+const catchingUp = suite<{ url: string; close: () => Promise<void> }>(
+  'GET /readyz before the read model has caught up',
+);
 
 catchingUp.before(async (context) => {
   const dir = await tempDir();
@@ -94,7 +102,11 @@ catchingUp('answers 503 on /readyz and 200 on /healthz', async ({ url }) => {
 });
 
 catchingUp('answers writes with 503 and Retry-After rather than deciding on a stale read model', async ({ url }) => {
-  const response = await fetch(`${url}/reports`, { method: 'POST', headers: { Authorization: `Bearer ${TEST_TOKEN}`, 'Content-Type': 'application/json' }, body: '{"id": 1, "name": "early"}' });
+  const response = await fetch(`${url}/reports`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${TEST_TOKEN}`, 'Content-Type': 'application/json' },
+    body: '{"id": 1, "name": "early"}',
+  });
   await expectError(response, 503, /catching up/);
   assert.match(response.headers.get('retry-after') ?? '', /^\d+$/);
 });

@@ -37,7 +37,9 @@ requestLog('writes one line per request with method, route template, status and 
 
 requestLog('logs a GET of a report by route template, never its id, name or tag', async ({ server }) => {
   const [name, tag] = ['name-that-must-not-be-logged', 'tag-that-must-not-be-logged'];
-  await (await server.request('/reports', { method: 'POST', json: `{"id": 4646464646, "name": "${name}", "tag": "${tag}"}` })).arrayBuffer();
+  await (
+    await server.request('/reports', { method: 'POST', json: `{"id": 4646464646, "name": "${name}", "tag": "${tag}"}` })
+  ).arrayBuffer();
   const before = requestLines(server).length;
   const got = await server.request('/reports/4646464646');
   assert.equal(await got.json(), { name, tag });
@@ -56,7 +58,9 @@ requestLog('logs a GET of a report by route template, never its id, name or tag'
 
 requestLog('never logs a configured or presented token', async ({ server }) => {
   const wrong = 'wrong-token-that-must-not-be-logged';
-  await (await server.request('/reports', { method: 'POST', json: '{"id": 4444, "name": "x"}', token: wrong })).arrayBuffer();
+  await (
+    await server.request('/reports', { method: 'POST', json: '{"id": 4444, "name": "x"}', token: wrong })
+  ).arrayBuffer();
   await (await server.request('/reports', { method: 'POST', json: '{"id": 4445, "name": "x"}' })).arrayBuffer();
   const text = JSON.stringify(server.logLines());
   assert.not.match(text, TEST_TOKEN);

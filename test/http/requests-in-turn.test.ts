@@ -15,7 +15,11 @@ interface Bare {
   readonly closed: () => number;
 }
 
-const turns = suite<{ servers: Server[]; clients: Socket[]; start: (handler: RequestListener, sendTimeoutMs?: number) => Promise<Bare> }>('inTurn');
+const turns = suite<{
+  servers: Server[];
+  clients: Socket[];
+  start: (handler: RequestListener, sendTimeoutMs?: number) => Promise<Bare>;
+}>('inTurn');
 
 turns.before.each((context) => {
   context.servers = [];
@@ -57,31 +61,40 @@ turns('hands pipelined requests to the handler one at a time, in order', async (
     most = Math.max(most, running);
     // Later requests finish sooner: out of turn, they would be answered first.
     const n = Number(request.url?.slice(1));
-    setTimeout(() => {
-      running -= 1;
-      response.end(`#${n}`);
-    }, 40 - 4 * n);
+    setTimeout(
+      () => {
+        running -= 1;
+        response.end(`#${n}`);
+      },
+      40 - 4 * n,
+    );
   });
   const socket = await openSocket(bare.url);
   clients.push(socket);
   const got = answers(socket, 10);
   socket.write(Array.from({ length: 10 }, (_, n) => `GET /${n} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''));
-  assert.equal(await got, Array.from({ length: 10 }, (_, n) => `#${n}`));
+  assert.equal(
+    await got,
+    Array.from({ length: 10 }, (_, n) => `#${n}`),
+  );
   assert.is(most, 1);
 });
 
-turns(`closes a connection with more than ${MAX_WAITING_REQUESTS} requests waiting, without handling them`, async ({ start, clients }) => {
-  let handled = 0;
-  const bare = await start((_request, response) => {
-    handled += 1;
-    setTimeout(() => response.end('#0'), 10);
-  });
-  const socket = await openSocket(bare.url);
-  clients.push(socket);
-  socket.write(pipelined(['/metrics'], 1900));
-  await until(() => bare.closed() === 1, 'the server to close the connection');
-  assert.ok(handled <= MAX_WAITING_REQUESTS + 1, `${handled} requests handled`);
-});
+turns(
+  `closes a connection with more than ${MAX_WAITING_REQUESTS} requests waiting, without handling them`,
+  async ({ start, clients }) => {
+    let handled = 0;
+    const bare = await start((_request, response) => {
+      handled += 1;
+      setTimeout(() => response.end('#0'), 10);
+    });
+    const socket = await openSocket(bare.url);
+    clients.push(socket);
+    socket.write(pipelined(['/metrics'], 1900));
+    await until(() => bare.closed() === 1, 'the server to close the connection');
+    assert.ok(handled <= MAX_WAITING_REQUESTS + 1, `${handled} requests handled`);
+  },
+);
 
 turns('answers as many pipelined requests as may wait, keeping the connection', async ({ start, clients }) => {
   const bare = await start((_request, response) => setTimeout(() => response.end('#1'), 1));
@@ -93,25 +106,31 @@ turns('answers as many pipelined requests as may wait, keeping the connection', 
   assert.is(bare.closed(), 0);
 });
 
-turns('closes a connection whose client does not take its answer within the send time-out', async ({ start, clients }) => {
-  // Far more than the kernel's buffers take for a client that reads nothing.
-  const big = Buffer.alloc(64 * 1024 * 1024, 'x');
-  const bare = await start((_request, response) => response.end(big), 200);
-  const socket = await openSocket(bare.url);
-  clients.push(socket);
-  socket.pause();
-  socket.write(pipelined(['/'], 2));
-  await until(() => bare.closed() === 1, 'the server to close the connection of a client that reads nothing');
-});
+turns(
+  'closes a connection whose client does not take its answer within the send time-out',
+  async ({ start, clients }) => {
+    // Far more than the kernel's buffers take for a client that reads nothing.
+    const big = Buffer.alloc(64 * 1024 * 1024, 'x');
+    const bare = await start((_request, response) => response.end(big), 200);
+    const socket = await openSocket(bare.url);
+    clients.push(socket);
+    socket.pause();
+    socket.write(pipelined(['/'], 2));
+    await until(() => bare.closed() === 1, 'the server to close the connection of a client that reads nothing');
+  },
+);
 
-turns('answers a request whose handler takes longer than the send time-out (it counts from the answer)', async ({ start, clients }) => {
-  const bare = await start((_request, response) => setTimeout(() => response.end('#2'), 300), 100);
-  const socket = await openSocket(bare.url);
-  clients.push(socket);
-  const got = answers(socket, 2);
-  socket.write(pipelined(['/'], 2));
-  assert.equal(await got, ['#2', '#2']);
-  assert.is(bare.closed(), 0);
-});
+turns(
+  'answers a request whose handler takes longer than the send time-out (it counts from the answer)',
+  async ({ start, clients }) => {
+    const bare = await start((_request, response) => setTimeout(() => response.end('#2'), 300), 100);
+    const socket = await openSocket(bare.url);
+    clients.push(socket);
+    const got = answers(socket, 2);
+    socket.write(pipelined(['/'], 2));
+    assert.equal(await got, ['#2', '#2']);
+    assert.is(bare.closed(), 0);
+  },
+);
 
 turns.run();

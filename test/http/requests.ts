@@ -31,7 +31,11 @@ export function postReport(server: TestServer, id: string, name: string, tag?: s
   return server.request('/reports', { method: 'POST', json: reportBody(id, name, tag) });
 }
 
-export function postJson(server: TestServer, json: string, init: { token?: string | null; headers?: Record<string, string> } = {}): Promise<Response> {
+export function postJson(
+  server: TestServer,
+  json: string,
+  init: { token?: string | null; headers?: Record<string, string> } = {},
+): Promise<Response> {
   return server.request('/reports', { method: 'POST', json, ...init });
 }
 

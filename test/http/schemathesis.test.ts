@@ -16,7 +16,11 @@ const MIN_CASES = 1000;
 /** Runs in `cwd`: schemathesis keeps a cache of crashes in `.schemathesis/` of its working directory. */
 function run(command: string, args: string[], cwd: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: `${root}test/http/schemathesis_hooks.py` } });
+    const child = spawn(command, args, {
+      cwd,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: `${root}test/http/schemathesis_hooks.py` },
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -25,7 +29,10 @@ function run(command: string, args: string[], cwd: string): Promise<{ code: numb
   });
 }
 
-const installed = await access(st).then(() => true, () => false);
+const installed = await access(st).then(
+  () => true,
+  () => false,
+);
 const fuzz = suite('schemathesis against /openapi.json');
 
 if (installed) {
@@ -33,12 +40,25 @@ if (installed) {
     const server = await startTestServer({ LOG_LEVEL: 'silent' });
     const workDir = await tempDir('schemathesis-');
     try {
-      const { code, output } = await run(st, [
-        '--config-file', `${root}test/http/schemathesis.toml`,
-        'run', `${server.url}/openapi.json`,
-        '--header', `Authorization: Bearer ${TEST_TOKEN}`,
-        '--checks', 'all', '--mode', 'all', '--max-examples', '600', '--no-color',
-      ], workDir);
+      const { code, output } = await run(
+        st,
+        [
+          '--config-file',
+          `${root}test/http/schemathesis.toml`,
+          'run',
+          `${server.url}/openapi.json`,
+          '--header',
+          `Authorization: Bearer ${TEST_TOKEN}`,
+          '--checks',
+          'all',
+          '--mode',
+          'all',
+          '--max-examples',
+          '600',
+          '--no-color',
+        ],
+        workDir,
+      );
       assert.is(code, 0, `schemathesis reported findings:\n${output.slice(0, 20_000)}`);
       const generated = Number(/(\d+) generated/.exec(output)?.[1] ?? 0);
       assert.ok(generated >= MIN_CASES, `only ${generated} cases were generated:\n${output}`);

@@ -6,7 +6,12 @@ import * as assert from 'uvu/assert';
 import { until } from '../helpers/async.js';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 
-const env = { REPORTS_HEADERS_TIMEOUT_MS: '400', REPORTS_REQUEST_TIMEOUT_MS: '800', REPORTS_KEEP_ALIVE_TIMEOUT_MS: '300', REPORTS_MAX_CONNECTIONS: '3' };
+const env = {
+  REPORTS_HEADERS_TIMEOUT_MS: '400',
+  REPORTS_REQUEST_TIMEOUT_MS: '800',
+  REPORTS_KEEP_ALIVE_TIMEOUT_MS: '300',
+  REPORTS_MAX_CONNECTIONS: '3',
+};
 const slow = suite<{ server: TestServer }>('the HTTP server under slow and hostile clients');
 
 slow.before(async (context) => {
@@ -59,7 +64,11 @@ function expectErrorResponse(text: string, status: number): void {
 slow('answers 408 with the Error body to a client that sends its headers one byte at a time', async ({ server }) => {
   const socket = await open(server);
   const closed = untilClosed(socket);
-  dribble(socket, `POST /reports HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_TOKEN}\r\nX-Slow: ${'a'.repeat(200)}\r\n\r\n`, 50);
+  dribble(
+    socket,
+    `POST /reports HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_TOKEN}\r\nX-Slow: ${'a'.repeat(200)}\r\n\r\n`,
+    50,
+  );
   const { text, ms } = await closed;
   expectErrorResponse(text, 408);
   assert.ok(ms < 10_000, `held ${ms} ms`);
@@ -69,7 +78,9 @@ slow('answers 408 with the Error body to a client that sends its body one byte a
   const socket = await open(server);
   const closed = untilClosed(socket);
   const body = '{"id":1,"name":"' + 'x'.repeat(200) + '"}';
-  socket.write(`POST /reports HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+  socket.write(
+    `POST /reports HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+  );
   dribble(socket, body, 50);
   const { text, ms } = await closed;
   expectErrorResponse(text, 408);
@@ -100,24 +111,27 @@ slow('closes an idle keep-alive connection after the keep-alive time-out', async
   assert.ok(ms < 3000, `idle connection held ${ms} ms`);
 });
 
-slow('sheds a connection over the cap with 503, Retry-After and the Error body, and serves again once one closes', async ({ server }) => {
-  const held = await Promise.all([open(server), open(server), open(server)]);
-  try {
-    const extra = await open(server);
-    const closed = untilClosed(extra);
-    extra.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-    const { text } = await closed;
-    expectErrorResponse(text, 503);
-    assert.match(text, /\r\nRetry-After: 1\r\n/);
-  } finally {
-    for (const socket of held) socket.destroy();
-  }
-  // Served again once the server has seen the held connections close (not after a fixed time).
-  await until(async () => {
-    const health = await server.request('/healthz', { token: null });
-    await health.arrayBuffer();
-    return health.status === 200;
-  }, '/healthz to be served again');
-});
+slow(
+  'sheds a connection over the cap with 503, Retry-After and the Error body, and serves again once one closes',
+  async ({ server }) => {
+    const held = await Promise.all([open(server), open(server), open(server)]);
+    try {
+      const extra = await open(server);
+      const closed = untilClosed(extra);
+      extra.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      const { text } = await closed;
+      expectErrorResponse(text, 503);
+      assert.match(text, /\r\nRetry-After: 1\r\n/);
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
+    // Served again once the server has seen the held connections close (not after a fixed time).
+    await until(async () => {
+      const health = await server.request('/healthz', { token: null });
+      await health.arrayBuffer();
+      return health.status === 200;
+    }, '/healthz to be served again');
+  },
+);
 
 slow.run();

@@ -20,10 +20,15 @@ async function lint(ruleset: RulesetDefinition, document: unknown, name: string)
   return spectral.run(new Document(JSON.stringify(document, null, 2), Json, name));
 }
 
-const describe = (diagnostics: readonly ISpectralDiagnostic[]) => diagnostics.map((d) => `${d.code} (severity ${d.severity}): ${d.message} at ${d.path.join('/')}`).join('\n');
+const describe = (diagnostics: readonly ISpectralDiagnostic[]) =>
+  diagnostics.map((d) => `${d.code} (severity ${d.severity}): ${d.message} at ${d.path.join('/')}`).join('\n');
 
 const config = loadConfig({});
-const openApiDocument = () => createOpenApiDocument({ nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars }, SERVICE_VERSION) as Record<string, unknown>;
+const openApiDocument = () =>
+  createOpenApiDocument(
+    { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars },
+    SERVICE_VERSION,
+  ) as Record<string, unknown>;
 const asyncApiDocument = () => createAsyncApiDocument(topicFacts(config), SERVICE_VERSION) as Record<string, unknown>;
 
 const openapi = suite('Spectral spectral:oas on the OpenAPI document');
@@ -34,15 +39,26 @@ openapi('reports nothing, not even a hint', async () => {
 });
 
 openapi('reports nothing with /metrics behind REPORTS_METRICS_TOKEN either', async () => {
-  const document = createOpenApiDocument({ nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars }, SERVICE_VERSION, { metricsToken: true });
+  const document = createOpenApiDocument(
+    { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars },
+    SERVICE_VERSION,
+    { metricsToken: true },
+  );
   const diagnostics = await lint(oas as RulesetDefinition, document, 'openapi.json');
   assert.is(diagnostics.length, 0, describe(diagnostics));
 });
 
 openapi('would report a document without a contact (the ruleset is live)', async () => {
   const document = openApiDocument();
-  const diagnostics = await lint(oas as RulesetDefinition, { ...document, info: { ...(document['info'] as object), contact: undefined } }, 'openapi.json');
-  assert.ok(diagnostics.some((d) => d.code === 'info-contact'), describe(diagnostics));
+  const diagnostics = await lint(
+    oas as RulesetDefinition,
+    { ...document, info: { ...(document['info'] as object), contact: undefined } },
+    'openapi.json',
+  );
+  assert.ok(
+    diagnostics.some((d) => d.code === 'info-contact'),
+    describe(diagnostics),
+  );
 });
 
 openapi.run();
@@ -56,8 +72,15 @@ asyncApi('reports nothing, not even a hint', async () => {
 
 asyncApi('would report a document without a contact (the ruleset is live)', async () => {
   const document = asyncApiDocument();
-  const diagnostics = await lint(asyncapi as RulesetDefinition, { ...document, info: { ...(document['info'] as object), contact: undefined } }, 'asyncapi.json');
-  assert.ok(diagnostics.some((d) => d.code === 'asyncapi-info-contact'), describe(diagnostics));
+  const diagnostics = await lint(
+    asyncapi as RulesetDefinition,
+    { ...document, info: { ...(document['info'] as object), contact: undefined } },
+    'asyncapi.json',
+  );
+  assert.ok(
+    diagnostics.some((d) => d.code === 'asyncapi-info-contact'),
+    describe(diagnostics),
+  );
 });
 
 asyncApi.run();

@@ -2,7 +2,12 @@
 // registered globally): the event of a request names the span of its append, which continues the
 // request's trace, and the read-your-writes wait has its own span under the same parent.
 import { SpanKind } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-node';
 import * as assert from 'uvu/assert';
 import { startTestServer } from '../helpers/server.js';
 import { eventsFor } from './contract/trace-context.js';
@@ -19,16 +24,32 @@ const nextId = idSource();
 
 /** The finished span named `name` whose append wrote the event of report `id`. */
 function spanOf(name: string, id: string): ReadableSpan | undefined {
-  const append = exporter.getFinishedSpans().find((span) => span.name === 'reports append' && span.attributes['cloudevents.event_subject'] === id);
+  const append = exporter
+    .getFinishedSpans()
+    .find((span) => span.name === 'reports append' && span.attributes['cloudevents.event_subject'] === id);
   if (name === 'reports append' || append === undefined) return append;
-  return exporter.getFinishedSpans().find((span) => span.name === name && span.parentSpanContext?.spanId === append.parentSpanContext?.spanId && span.spanContext().traceId === append.spanContext().traceId);
+  return exporter
+    .getFinishedSpans()
+    .find(
+      (span) =>
+        span.name === name &&
+        span.parentSpanContext?.spanId === append.parentSpanContext?.spanId &&
+        span.spanContext().traceId === append.spanContext().traceId,
+    );
 }
 
 const spans = serverSuite('write spans with an SDK tracer', (env) => startTestServer(env, { tracer }));
 
 spans('the event names the append span, a producer span under the request traceparent', async ({ server }) => {
   const id = nextId();
-  await expectReport(await server.request('/reports', { method: 'POST', json: reportBody(id, 'traced'), headers: { traceparent: TRACEPARENT, tracestate: 'congo=t61rcWkgMzE' } }), { name: 'traced' });
+  await expectReport(
+    await server.request('/reports', {
+      method: 'POST',
+      json: reportBody(id, 'traced'),
+      headers: { traceparent: TRACEPARENT, tracestate: 'congo=t61rcWkgMzE' },
+    }),
+    { name: 'traced' },
+  );
   const append = spanOf('reports append', id);
   assert.ok(append, 'no append span');
   assert.is(append.kind, SpanKind.PRODUCER);
@@ -42,7 +63,14 @@ spans('the event names the append span, a producer span under the request tracep
 
 spans('the read-your-writes wait is a span of its own under the same parent', async ({ server }) => {
   const id = nextId();
-  await expectReport(await server.request('/reports', { method: 'POST', json: reportBody(id, 'traced'), headers: { traceparent: TRACEPARENT } }), { name: 'traced' });
+  await expectReport(
+    await server.request('/reports', {
+      method: 'POST',
+      json: reportBody(id, 'traced'),
+      headers: { traceparent: TRACEPARENT },
+    }),
+    { name: 'traced' },
+  );
   const [append, wait] = [spanOf('reports append', id), spanOf('reports wait for projection', id)];
   assert.ok(append && wait, 'a span is missing');
   assert.is(wait.parentSpanContext?.spanId, PARENT_ID);
@@ -52,9 +80,13 @@ spans('the read-your-writes wait is a span of its own under the same parent', as
 
 spans('a delete names its append span in the ReportDeleted event', async ({ server }) => {
   const id = nextId();
-  await expectReport(await server.request('/reports', { method: 'POST', json: reportBody(id, 'doomed') }), { name: 'doomed' });
+  await expectReport(await server.request('/reports', { method: 'POST', json: reportBody(id, 'doomed') }), {
+    name: 'doomed',
+  });
   exporter.reset();
-  await expectNoContent(await server.request(`/reports/${id}`, { method: 'DELETE', headers: { traceparent: TRACEPARENT } }));
+  await expectNoContent(
+    await server.request(`/reports/${id}`, { method: 'DELETE', headers: { traceparent: TRACEPARENT } }),
+  );
   const append = spanOf('reports append', id);
   const events = await eventsFor(server, id);
   assert.is(events[1]?.type, 'ReportDeleted');
@@ -63,7 +95,9 @@ spans('a delete names its append span in the ReportDeleted event', async ({ serv
 
 spans('with tracing on, a request without a traceparent starts a trace, and its event names it', async ({ server }) => {
   const id = nextId();
-  await expectReport(await server.request('/reports', { method: 'POST', json: reportBody(id, 'root') }), { name: 'root' });
+  await expectReport(await server.request('/reports', { method: 'POST', json: reportBody(id, 'root') }), {
+    name: 'root',
+  });
   const append = spanOf('reports append', id);
   assert.ok(append);
   assert.is(append.parentSpanContext, undefined);
@@ -73,7 +107,14 @@ spans('with tracing on, a request without a traceparent starts a trace, and its 
 
 spans('an unsampled traceparent stays unsampled in the event', async ({ server }) => {
   const id = nextId();
-  await expectReport(await server.request('/reports', { method: 'POST', json: reportBody(id, 'quiet'), headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-00` } }), { name: 'quiet' });
+  await expectReport(
+    await server.request('/reports', {
+      method: 'POST',
+      json: reportBody(id, 'quiet'),
+      headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-00` },
+    }),
+    { name: 'quiet' },
+  );
   const [event] = await eventsFor(server, id);
   assert.match(event?.traceparent ?? '', new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`));
 });

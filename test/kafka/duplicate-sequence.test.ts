@@ -13,17 +13,30 @@ import { RenewingProducer, type Sender } from '../../src/log/kafka/renewing-prod
 const { Kafka: KafkaClient, logLevel } = kafkajs;
 
 /** A producer that gives up quickly (kafkajs wants an idempotent producer to retry at least once). */
-const quitter = (kafka: Kafka): Producer => kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 200 } });
+const quitter = (kafka: Kafka): Producer =>
+  kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    retry: { retries: 1, initialRetryTime: 100, maxRetryTime: 200 },
+  });
 
 /** Sends A; sends B while the broker is frozen (it fails, yet is written once the broker thaws); sends C. What each send was answered, and the topic's values in order. */
-async function sendAcrossAFreeze(broker: KafkaBroker, kafka: Kafka, producer: Sender): Promise<{ answers: string[]; topic: string[] }> {
+async function sendAcrossAFreeze(
+  broker: KafkaBroker,
+  kafka: Kafka,
+  producer: Sender,
+): Promise<{ answers: string[]; topic: string[] }> {
   const topic = uniqueTopic('sequence');
   const admin = kafka.admin();
   await admin.connect();
   try {
     await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
     await producer.connect();
-    const send = (value: string) => producer.send({ topic, acks: -1, messages: [{ value, partition: 0 }] }).then((answer) => `${value} at ${answer[0]?.baseOffset}`, () => `${value} failed`);
+    const send = (value: string) =>
+      producer.send({ topic, acks: -1, messages: [{ value, partition: 0 }] }).then(
+        (answer) => `${value} at ${answer[0]?.baseOffset}`,
+        () => `${value} failed`,
+      );
     const answers = [await send('A')];
     broker.pause();
     try {
@@ -72,19 +85,30 @@ withKafka('a failed send and the next one', () => {
 
   test.before(async (context) => {
     context.broker = await startOwnBroker('sequence', { onExit: 'kill' });
-    context.kafka = new KafkaClient({ brokers: [context.broker.brokers], requestTimeout: 1000, logLevel: logLevel.NOTHING, retry: { retries: 1 } });
+    context.kafka = new KafkaClient({
+      brokers: [context.broker.brokers],
+      requestTimeout: 1000,
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 1 },
+    });
   });
   test.after(async ({ broker }) => {
     await removeOwnBroker(broker, 'kill');
   });
 
-  test('kafkajs alone: the next send is answered with the failed one\'s offset and is not written', async ({ broker, kafka }) => {
+  test("kafkajs alone: the next send is answered with the failed one's offset and is not written", async ({
+    broker,
+    kafka,
+  }) => {
     const { answers, topic } = await sendAcrossAFreeze(broker, kafka, quitter(kafka));
     assert.equal(answers, ['A at 0', 'B failed', 'C at 1']);
     assert.equal(topic, ['A', 'B'], 'C was answered as written, yet the topic does not hold it');
   });
 
-  test('renewed after the failure: the next send is written at the offset it is answered', async ({ broker, kafka }) => {
+  test('renewed after the failure: the next send is written at the offset it is answered', async ({
+    broker,
+    kafka,
+  }) => {
     const producer = new RenewingProducer({ create: () => quitter(kafka) });
     const { answers, topic } = await sendAcrossAFreeze(broker, kafka, producer);
     assert.equal(answers, ['A at 0', 'B failed', 'C at 2']);

@@ -40,38 +40,51 @@ withKafka('fresh answers', (brokers) => {
     assert.equal([...statuses], [[204, 1000]]);
   });
 
-  fresh('a delete on A followed at once by an identical create on B: the report exists afterwards', async ({ a, b }) => {
-    const ids = Array.from({ length: 300 }, (_, index) => 2_000_000 + index);
-    await inParallel(ids.length, async (index) => {
-      assert.is((await a.request('/reports', { method: 'POST', json: json(ids[index] as number, 'again') })).status, 200);
-    });
-    await caughtUp(b);
-    await inParallel(ids.length, async (index) => {
-      const id = ids[index] as number;
-      assert.is((await a.request(`/reports/${id}`, { method: 'DELETE' })).status, 204);
-      assert.is((await b.request('/reports', { method: 'POST', json: json(id, 'again') })).status, 200);
-    });
-    await caughtUp(a);
-    const missing = ids.filter((id) => !a.projector.model.reports.has(String(id)));
-    assert.equal(missing, []);
-  });
+  fresh(
+    'a delete on A followed at once by an identical create on B: the report exists afterwards',
+    async ({ a, b }) => {
+      const ids = Array.from({ length: 300 }, (_, index) => 2_000_000 + index);
+      await inParallel(ids.length, async (index) => {
+        assert.is(
+          (await a.request('/reports', { method: 'POST', json: json(ids[index] as number, 'again') })).status,
+          200,
+        );
+      });
+      await caughtUp(b);
+      await inParallel(ids.length, async (index) => {
+        const id = ids[index] as number;
+        assert.is((await a.request(`/reports/${id}`, { method: 'DELETE' })).status, 204);
+        assert.is((await b.request('/reports', { method: 'POST', json: json(id, 'again') })).status, 200);
+      });
+      await caughtUp(a);
+      const missing = ids.filter((id) => !a.projector.model.reports.has(String(id)));
+      assert.equal(missing, []);
+    },
+  );
 
-  fresh('a create, then a delete, on A, each followed at once by a GET on B: 200 with the report and ETag "1", then 404', async ({ a, b }) => {
-    const statuses = new Map<string, number>();
-    await inParallel(300, async (index) => {
-      const id = 3_000_000 + index;
-      assert.is((await a.request('/reports', { method: 'POST', json: json(id, `read ${id}`) })).status, 200);
-      const got = await b.request(`/reports/${id}`);
-      const body = got.status === 200 ? ((await got.json()) as { name: string }) : (await got.arrayBuffer(), undefined);
-      const created = `${got.status} ${got.headers.get('etag') ?? ''} ${body?.name === `read ${id}` ? 'same body' : 'other body'}`;
-      statuses.set(created, (statuses.get(created) ?? 0) + 1);
-      assert.is((await a.request(`/reports/${id}`, { method: 'DELETE' })).status, 204);
-      const gone = await b.request(`/reports/${id}`);
-      await gone.arrayBuffer();
-      statuses.set(`${gone.status}`, (statuses.get(`${gone.status}`) ?? 0) + 1);
-    });
-    assert.equal([...statuses].sort(), [['200 "1" same body', 300], ['404', 300]]);
-  });
+  fresh(
+    'a create, then a delete, on A, each followed at once by a GET on B: 200 with the report and ETag "1", then 404',
+    async ({ a, b }) => {
+      const statuses = new Map<string, number>();
+      await inParallel(300, async (index) => {
+        const id = 3_000_000 + index;
+        assert.is((await a.request('/reports', { method: 'POST', json: json(id, `read ${id}`) })).status, 200);
+        const got = await b.request(`/reports/${id}`);
+        const body =
+          got.status === 200 ? ((await got.json()) as { name: string }) : (await got.arrayBuffer(), undefined);
+        const created = `${got.status} ${got.headers.get('etag') ?? ''} ${body?.name === `read ${id}` ? 'same body' : 'other body'}`;
+        statuses.set(created, (statuses.get(created) ?? 0) + 1);
+        assert.is((await a.request(`/reports/${id}`, { method: 'DELETE' })).status, 204);
+        const gone = await b.request(`/reports/${id}`);
+        await gone.arrayBuffer();
+        statuses.set(`${gone.status}`, (statuses.get(`${gone.status}`) ?? 0) + 1);
+      });
+      assert.equal([...statuses].sort(), [
+        ['200 "1" same body', 300],
+        ['404', 300],
+      ]);
+    },
+  );
 
   fresh.run();
 });

@@ -33,7 +33,9 @@ const STEPS: readonly Step[] = [
 ];
 
 withKafka('a client hopping between instances', (brokers) => {
-  const hop = suite<{ instances: LaggingInstance[] }>('kafka: a client hopping between three instances whose read models lag as far as they may');
+  const hop = suite<{ instances: LaggingInstance[] }>(
+    'kafka: a client hopping between three instances whose read models lag as far as they may',
+  );
 
   hop.before(async (context) => {
     const env = kafkaEnv(brokers, uniqueTopic('hop'));
@@ -45,33 +47,56 @@ withKafka('a client hopping between instances', (brokers) => {
     await Promise.all(instances.map((instance) => instance.close()));
   });
 
-  hop(`${REPORTS} reports, seven requests each through A, B, C in turn: every answer is the one a single store gives`, async ({ instances }) => {
-    const got = STEPS.map(() => new Map<number, number>());
-    let next = 0;
-    const client = async () => {
-      while (next < REPORTS) {
-        const id = 3_000_000 + next++;
-        for (const [index, step] of STEPS.entries()) {
-          const instance = instances[step.via] as LaggingInstance;
-          const response =
-            step.method === 'POST'
-              ? await instance.request('/reports', { method: 'POST', json: JSON.stringify({ id, name: step.name }) })
-              : await instance.request(`/reports/${id}`, { method: 'DELETE' });
-          await response.arrayBuffer();
-          const counts = got[index] as Map<number, number>;
-          counts.set(response.status, (counts.get(response.status) ?? 0) + 1);
+  hop(
+    `${REPORTS} reports, seven requests each through A, B, C in turn: every answer is the one a single store gives`,
+    async ({ instances }) => {
+      const got = STEPS.map(() => new Map<number, number>());
+      let next = 0;
+      const client = async () => {
+        while (next < REPORTS) {
+          const id = 3_000_000 + next++;
+          for (const [index, step] of STEPS.entries()) {
+            const instance = instances[step.via] as LaggingInstance;
+            const response =
+              step.method === 'POST'
+                ? await instance.request('/reports', { method: 'POST', json: JSON.stringify({ id, name: step.name }) })
+                : await instance.request(`/reports/${id}`, { method: 'DELETE' });
+            await response.arrayBuffer();
+            const counts = got[index] as Map<number, number>;
+            counts.set(response.status, (counts.get(response.status) ?? 0) + 1);
+          }
         }
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, client));
-    const table = STEPS.map((step, index) => `${step.what}: ${[...(got[index] as Map<number, number>)].map(([status, count]) => `${status} × ${count}`).join(', ')}`);
-    assert.equal(table, STEPS.map((step) => `${step.what}: ${step.expected} × ${REPORTS}`));
-    // The lag made decisions stale: they were decided again (extra appends), and that is counted.
-    const decidedAgain = await Promise.all(instances.map(async (instance) => Number(/^reports_writes_decided_again_total (\d+)/m.exec(await instance.metrics())?.[1] ?? 'NaN')));
-    assert.ok(decidedAgain.reduce((sum, count) => sum + count, 0) > 0, `writes decided again: ${decidedAgain.join(', ')}`);
-    const headReads = await Promise.all(instances.map(async (instance) => Number(/^reports_partition_head_reads_total (\d+)/m.exec(await instance.metrics())?.[1] ?? 'NaN')));
-    assert.ok(headReads.every((count) => count > 0), `partition head reads: ${headReads.join(', ')}`);
-  });
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, client));
+      const table = STEPS.map(
+        (step, index) =>
+          `${step.what}: ${[...(got[index] as Map<number, number>)].map(([status, count]) => `${status} × ${count}`).join(', ')}`,
+      );
+      assert.equal(
+        table,
+        STEPS.map((step) => `${step.what}: ${step.expected} × ${REPORTS}`),
+      );
+      // The lag made decisions stale: they were decided again (extra appends), and that is counted.
+      const decidedAgain = await Promise.all(
+        instances.map(async (instance) =>
+          Number(/^reports_writes_decided_again_total (\d+)/m.exec(await instance.metrics())?.[1] ?? 'NaN'),
+        ),
+      );
+      assert.ok(
+        decidedAgain.reduce((sum, count) => sum + count, 0) > 0,
+        `writes decided again: ${decidedAgain.join(', ')}`,
+      );
+      const headReads = await Promise.all(
+        instances.map(async (instance) =>
+          Number(/^reports_partition_head_reads_total (\d+)/m.exec(await instance.metrics())?.[1] ?? 'NaN'),
+        ),
+      );
+      assert.ok(
+        headReads.every((count) => count > 0),
+        `partition head reads: ${headReads.join(', ')}`,
+      );
+    },
+  );
 
   hop.run();
 });

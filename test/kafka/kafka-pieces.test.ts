@@ -10,7 +10,11 @@ import { checkTopicConfig, TopicSettingsError } from '../../src/log/kafka/topic.
 
 const { KafkaJSConnectionError, KafkaJSNumberOfRetriesExceeded, KafkaJSProtocolError } = kafkajs;
 const message = (bytes: number): LogMessage => ({ key: '1', value: Buffer.alloc(bytes - 1) });
-const KEEP = new Map([['retention.ms', '-1'], ['retention.bytes', '-1'], ['cleanup.policy', 'delete']]);
+const KEEP = new Map([
+  ['retention.ms', '-1'],
+  ['retention.bytes', '-1'],
+  ['cleanup.policy', 'delete'],
+]);
 
 const errors = suite('kafka errors');
 
@@ -23,7 +27,9 @@ errors('a connection error, a silent probe and retries exhausted on one are outa
 });
 
 errors('a non-retriable protocol error (a record too large) is a refusal, not an outage', () => {
-  const tooLarge = new KafkaJSProtocolError(Object.assign(new Error('too large'), { type: 'MESSAGE_TOO_LARGE', code: 10, retriable: false }));
+  const tooLarge = new KafkaJSProtocolError(
+    Object.assign(new Error('too large'), { type: 'MESSAGE_TOO_LARGE', code: 10, retriable: false }),
+  );
   assert.not.ok(isConnectivityFailure(tooLarge));
   assert.not.ok(isConnectivityFailure(new KafkaJSNumberOfRetriesExceeded(tooLarge, { retryCount: 0, retryTime: 0 })));
   const refused = new KafkaRefusedError(tooLarge);
@@ -39,7 +45,10 @@ sizes('appends are grouped so that each group fits in one batch, in order, an ov
   const limit = 1000;
   const appends = [[message(300)], [message(300)], [message(300)], [message(2000)], [message(10)]];
   const groups = groupBySize(appends, limit);
-  assert.equal(groups.map((group) => group.length), [2, 1, 1, 1]);
+  assert.equal(
+    groups.map((group) => group.length),
+    [2, 1, 1, 1],
+  );
   assert.equal(groups.flat(), appends);
   assert.is(maxRecordBytes(limit), limit - BATCH_OVERHEAD_BYTES);
   assert.equal(groupBySize([], limit), []);
@@ -49,7 +58,7 @@ sizes.run();
 
 const partitions = suite('kafka partition checks');
 
-partitions('a changed count and a record outside its key\'s partition are refusals naming the cause', () => {
+partitions("a changed count and a record outside its key's partition are refusals naming the cause", () => {
   assert.is(countChanged('t', 3, 3), undefined);
   assert.match(countChanged('t', 3, 6)?.message ?? '', 'changed from 3 to 6');
   const record = { key: '7', value: Buffer.alloc(0), timestampMs: 0, position: { partition: 1, offset: 4 } };
@@ -78,7 +87,7 @@ settings('finite retention is refused; unset min.insync.replicas on a single rep
   assert.equal(checkTopicConfig('t', KEEP, 1), { maxMessageBytes: 1048588, minInsyncReplicas: 1, warnings: [] });
 });
 
-settings('reports the topic\'s min.insync.replicas, which readiness checks the in-sync replicas against', () => {
+settings("reports the topic's min.insync.replicas, which readiness checks the in-sync replicas against", () => {
   assert.is(checkTopicConfig('t', new Map([...KEEP, ['min.insync.replicas', '2']]), 3).minInsyncReplicas, 2);
 });
 

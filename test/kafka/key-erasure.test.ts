@@ -39,21 +39,32 @@ withKafka('key erasure', (brokers) => {
 
   erasure('a destroyed key leaves every file of the key topic within the bound; the others stay', async () => {
     const topic = uniqueTopic('keys-erasure');
-    const { store } = await openTestKeyStore(brokers, topic, { REPORTS_TOPIC_PARTITIONS: '1', REPORTS_KEY_ERASURE_BOUND_MS: String(BOUND_MS) });
+    const { store } = await openTestKeyStore(brokers, topic, {
+      REPORTS_TOPIC_PARTITIONS: '1',
+      REPORTS_KEY_ERASURE_BOUND_MS: String(BOUND_MS),
+    });
     try {
       const dir = await partitionDir(topic);
       if (dir === undefined) {
         // A broker elsewhere (KAFKA_BROKERS set by hand): its files cannot be read from here.
-        if (process.env['CI'] === 'true') throw new Error(`the key topic ${topic} has no directory under ${path.dirname(brokerRunDir('any'))}`);
-        process.stderr.write(`\n!!! key erasure: the broker at ${brokers} keeps its files elsewhere; the physical erasure is NOT CHECKED !!!\n\n`);
+        if (process.env['CI'] === 'true')
+          throw new Error(`the key topic ${topic} has no directory under ${path.dirname(brokerRunDir('any'))}`);
+        process.stderr.write(
+          `\n!!! key erasure: the broker at ${brokers} keeps its files elsewhere; the physical erasure is NOT CHECKED !!!\n\n`,
+        );
         return;
       }
-      const [before, doomed, after] = ['kept before', 'destroyed', 'kept after'].map((content) => store.mint(digestOf(content))) as [ReturnType<typeof store.mint>, ReturnType<typeof store.mint>, ReturnType<typeof store.mint>];
+      const [before, doomed, after] = ['kept before', 'destroyed', 'kept after'].map((content) =>
+        store.mint(digestOf(content)),
+      ) as [ReturnType<typeof store.mint>, ReturnType<typeof store.mint>, ReturnType<typeof store.mint>];
       await store.put([before]);
       await store.put([doomed]);
       await store.put([after]);
       const secret = Buffer.from(doomed.secret);
-      assert.ok((await filesHolding(dir, secret)).length > 0, 'the secret is in the files before the destroy (the search finds it)');
+      assert.ok(
+        (await filesHolding(dir, secret)).length > 0,
+        'the secret is in the files before the destroy (the search finds it)',
+      );
       const started = performance.now();
       await store.destroy([doomed.id]);
       let holding = await filesHolding(dir, secret);
@@ -62,12 +73,15 @@ withKafka('key erasure', (brokers) => {
         holding = await filesHolding(dir, secret);
       }
       const erasedMs = performance.now() - started;
-      process.stdout.write(`  [secret gone from every file of ${path.basename(dir)} after ${(erasedMs / 1000).toFixed(1)} s (polled every ${POLL_MS} ms; bound ${BOUND_MS / 1000} s, settings allow ${(store.erasureWithinMs / 1000).toFixed(1)} s); roll records written: ${store.stats().rollRecords}]\n`);
+      process.stdout.write(
+        `  [secret gone from every file of ${path.basename(dir)} after ${(erasedMs / 1000).toFixed(1)} s (polled every ${POLL_MS} ms; bound ${BOUND_MS / 1000} s, settings allow ${(store.erasureWithinMs / 1000).toFixed(1)} s); roll records written: ${store.stats().rollRecords}]\n`,
+      );
       assert.equal(holding, [], `files still holding the secret after ${erasedMs.toFixed(0)} ms`);
       assert.ok(erasedMs <= BOUND_MS, `erased after ${erasedMs.toFixed(0)} ms, over the bound of ${BOUND_MS} ms`);
       assert.equal(await filesHolding(dir, doomed.contentDigest), [], 'the digest went with it');
       assert.ok(store.stats().rollRecords >= 1, 'the store rolled the segment');
-      for (const kept of [before, after]) assert.ok((await filesHolding(dir, kept.secret)).length > 0, 'a live key stays in the files');
+      for (const kept of [before, after])
+        assert.ok((await filesHolding(dir, kept.secret)).length > 0, 'a live key stays in the files');
       const fresh = await openTestKeyStore(brokers, topic);
       assert.equal(await fresh.store.get(before.id), before);
       assert.equal(await fresh.store.get(after.id), after);

@@ -13,11 +13,13 @@ import { digestOf, openTestKeyStore, type TestKeyStore } from '../helpers/kafka-
 import { uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
 import { activeResources, untilNoMoreThan } from '../helpers/resources.js';
 
-const deleteTopic = (brokers: string, topic: string) => withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic] }));
-
+const deleteTopic = (brokers: string, topic: string) =>
+  withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic] }));
 
 withKafka('key store', (brokers) => {
-  const shared = suite<{ topic: string; a: TestKeyStore; b: TestKeyStore }>('kafka: the key store, two instances on one key topic');
+  const shared = suite<{ topic: string; a: TestKeyStore; b: TestKeyStore }>(
+    'kafka: the key store, two instances on one key topic',
+  );
 
   shared.before.each(async (context) => {
     context.topic = uniqueTopic('keys');
@@ -30,16 +32,19 @@ withKafka('key store', (brokers) => {
     await deleteTopic(brokers, topic);
   });
 
-  shared('a key put through one instance is read by the other, which catches up with its partition for it', async ({ a, b }) => {
-    const key = a.store.mint(digestOf('Q3 revenue'));
-    assert.is(key.id.length, PARTITIONED_ID_BYTES);
-    await a.store.put([key]);
-    assert.equal(await a.store.get(key.id), key, 'read-your-writes on the writer');
-    // The other follows the topic in the background, and may or may not have read the key by now:
-    // either way its get answers it (catching up with the key's partition when it has not).
-    assert.equal(await b.store.get(key.id), key);
-    assert.is(await b.store.get(Buffer.alloc(16, 7)), undefined, 'a key never put');
-  });
+  shared(
+    'a key put through one instance is read by the other, which catches up with its partition for it',
+    async ({ a, b }) => {
+      const key = a.store.mint(digestOf('Q3 revenue'));
+      assert.is(key.id.length, PARTITIONED_ID_BYTES);
+      await a.store.put([key]);
+      assert.equal(await a.store.get(key.id), key, 'read-your-writes on the writer');
+      // The other follows the topic in the background, and may or may not have read the key by now:
+      // either way its get answers it (catching up with the key's partition when it has not).
+      assert.equal(await b.store.get(key.id), key);
+      assert.is(await b.store.get(Buffer.alloc(16, 7)), undefined, 'a key never put');
+    },
+  );
 
   shared('a destroyed key is undefined on both instances, and on one opened after', async ({ topic, a, b }) => {
     const kept = a.store.mint(digestOf('kept'));
@@ -74,16 +79,34 @@ withKafka('key store', (brokers) => {
     process.stdout.write(`  [500 concurrent puts: ${requests} produce requests, ${elapsedMs.toFixed(0)} ms]\n`);
   });
 
-  shared('a put or destroy of nothing writes nothing, and a malformed key is refused before anything is written', async ({ a }) => {
-    const before = a.store.stats().produceRequests;
-    await a.store.put([]);
-    await a.store.destroy([]);
-    assert.is(a.store.stats().produceRequests, before);
-    const key = a.store.mint(digestOf('x'));
-    assert.instance(await a.store.put([{ ...key, secret: key.secret.subarray(0, 16) }]).then(() => undefined, (error: unknown) => error), RangeError);
-    assert.instance(await a.store.destroy([Buffer.alloc(17)]).then(() => undefined, (error: unknown) => error), RangeError);
-    assert.throws(() => a.store.mint(Buffer.alloc(20)), (error: unknown) => error instanceof RangeError);
-  });
+  shared(
+    'a put or destroy of nothing writes nothing, and a malformed key is refused before anything is written',
+    async ({ a }) => {
+      const before = a.store.stats().produceRequests;
+      await a.store.put([]);
+      await a.store.destroy([]);
+      assert.is(a.store.stats().produceRequests, before);
+      const key = a.store.mint(digestOf('x'));
+      assert.instance(
+        await a.store.put([{ ...key, secret: key.secret.subarray(0, 16) }]).then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+        RangeError,
+      );
+      assert.instance(
+        await a.store.destroy([Buffer.alloc(17)]).then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+        RangeError,
+      );
+      assert.throws(
+        () => a.store.mint(Buffer.alloc(20)),
+        (error: unknown) => error instanceof RangeError,
+      );
+    },
+  );
 
   shared.run();
 
@@ -94,8 +117,19 @@ withKafka('key store', (brokers) => {
     const { store } = await openTestKeyStore(brokers, topic);
     await store.close();
     await store.close();
-    for (const call of [() => store.put([]), () => store.destroy([]), () => store.get(Buffer.alloc(16)), () => store.lookup()]) {
-      assert.instance(await call().then(() => undefined, (error: unknown) => error), LogUnavailableError);
+    for (const call of [
+      () => store.put([]),
+      () => store.destroy([]),
+      () => store.get(Buffer.alloc(16)),
+      () => store.lookup(),
+    ]) {
+      assert.instance(
+        await call().then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+        LogUnavailableError,
+      );
     }
     await deleteTopic(brokers, topic);
   });
@@ -121,33 +155,50 @@ withKafka('key store', (brokers) => {
     await untilNoMoreThan(before);
   });
 
-  hygiene('no log line carries a secret or a digest, and a record that is not a key is skipped naming only its partition and offset', async () => {
-    const topic = uniqueTopic('keys-logs');
-    const a = await openTestKeyStore(brokers, topic);
-    const keys = Array.from({ length: 10 }, (_, i) => a.store.mint(digestOf(`logged ${i}`)));
-    await a.store.put(keys);
-    await a.store.destroy(keys.slice(0, 5).map((key) => key.id));
-    // A record this version cannot read, under a key id, written by someone else.
-    const foreign = Buffer.alloc(16, 9);
-    const kafka = new kafkajs.Kafka({ clientId: 'key-store-tests', brokers: [brokers], logLevel: kafkajs.logLevel.NOTHING });
-    const producer = kafka.producer();
-    await producer.connect();
-    await producer.send({ topic, messages: [{ key: keyIdText(foreign), value: Buffer.from([2, ...keys[9]?.secret ?? []]), partition: partitionOfKey(keyIdText(foreign), 3) }] });
-    await producer.disconnect();
-    assert.is(await a.store.get(foreign), undefined);
-    const b = await openTestKeyStore(brokers, topic);
-    await a.store.close();
-    await b.store.close();
-    const text = a.logText() + b.logText();
-    assert.match(text, /skipped a record of the key topic that is not a key this version reads/);
-    assert.match(text, /opened the Kafka key store/);
-    for (const key of keys) {
-      for (const bytes of [key.secret, key.contentDigest]) {
-        for (const encoding of ['hex', 'base64', 'base64url'] as const) assert.not.ok(text.includes(bytes.toString(encoding)), `a ${encoding} secret or digest in the log`);
+  hygiene(
+    'no log line carries a secret or a digest, and a record that is not a key is skipped naming only its partition and offset',
+    async () => {
+      const topic = uniqueTopic('keys-logs');
+      const a = await openTestKeyStore(brokers, topic);
+      const keys = Array.from({ length: 10 }, (_, i) => a.store.mint(digestOf(`logged ${i}`)));
+      await a.store.put(keys);
+      await a.store.destroy(keys.slice(0, 5).map((key) => key.id));
+      // A record this version cannot read, under a key id, written by someone else.
+      const foreign = Buffer.alloc(16, 9);
+      const kafka = new kafkajs.Kafka({
+        clientId: 'key-store-tests',
+        brokers: [brokers],
+        logLevel: kafkajs.logLevel.NOTHING,
+      });
+      const producer = kafka.producer();
+      await producer.connect();
+      await producer.send({
+        topic,
+        messages: [
+          {
+            key: keyIdText(foreign),
+            value: Buffer.from([2, ...(keys[9]?.secret ?? [])]),
+            partition: partitionOfKey(keyIdText(foreign), 3),
+          },
+        ],
+      });
+      await producer.disconnect();
+      assert.is(await a.store.get(foreign), undefined);
+      const b = await openTestKeyStore(brokers, topic);
+      await a.store.close();
+      await b.store.close();
+      const text = a.logText() + b.logText();
+      assert.match(text, /skipped a record of the key topic that is not a key this version reads/);
+      assert.match(text, /opened the Kafka key store/);
+      for (const key of keys) {
+        for (const bytes of [key.secret, key.contentDigest]) {
+          for (const encoding of ['hex', 'base64', 'base64url'] as const)
+            assert.not.ok(text.includes(bytes.toString(encoding)), `a ${encoding} secret or digest in the log`);
+        }
       }
-    }
-    await deleteTopic(brokers, topic);
-  });
+      await deleteTopic(brokers, topic);
+    },
+  );
 
   hygiene.run();
 });

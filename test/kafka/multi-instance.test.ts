@@ -42,25 +42,38 @@ withKafka('several instances', (brokers) => {
     assert.is((await a.request(`/reports/${report}`, { method: 'DELETE' })).status, 404);
   });
 
-  instances('racing creates of one id across both instances give exactly one 200, and both agree on the winner', async ({ a, b }) => {
-    for (let round = 0; round < 5; round += 1) {
-      const report = id();
-      const attempts = Array.from({ length: 10 }, (_, i) => ({ server: i % 2 === 0 ? a : b, name: `racer ${i}` }));
-      const statuses = await Promise.all(attempts.map(async ({ server, name }) => ({ name, status: (await server.request('/reports', { method: 'POST', json: json(report, name) })).status })));
-      const winners = statuses.filter(({ status }) => status === 200);
-      assert.is(winners.length, 1, `round ${round}: ${JSON.stringify(statuses)}`);
-      assert.is(statuses.filter(({ status }) => status === 409).length, attempts.length - 1);
-      await Promise.all([caughtUp(a), caughtUp(b)]);
-      assert.equal(await openedReport(a.projector.model.reports, a.keys, report), { name: winners[0]?.name });
-      assert.equal(await openedReport(b.projector.model.reports, b.keys, report), await openedReport(a.projector.model.reports, a.keys, report));
-    }
-  });
+  instances(
+    'racing creates of one id across both instances give exactly one 200, and both agree on the winner',
+    async ({ a, b }) => {
+      for (let round = 0; round < 5; round += 1) {
+        const report = id();
+        const attempts = Array.from({ length: 10 }, (_, i) => ({ server: i % 2 === 0 ? a : b, name: `racer ${i}` }));
+        const statuses = await Promise.all(
+          attempts.map(async ({ server, name }) => ({
+            name,
+            status: (await server.request('/reports', { method: 'POST', json: json(report, name) })).status,
+          })),
+        );
+        const winners = statuses.filter(({ status }) => status === 200);
+        assert.is(winners.length, 1, `round ${round}: ${JSON.stringify(statuses)}`);
+        assert.is(statuses.filter(({ status }) => status === 409).length, attempts.length - 1);
+        await Promise.all([caughtUp(a), caughtUp(b)]);
+        assert.equal(await openedReport(a.projector.model.reports, a.keys, report), { name: winners[0]?.name });
+        assert.equal(
+          await openedReport(b.projector.model.reports, b.keys, report),
+          await openedReport(a.projector.model.reports, a.keys, report),
+        );
+      }
+    },
+  );
 
   instances('racing deletes of one id across both instances give exactly one 204', async ({ a, b }) => {
     const report = id();
     assert.is((await a.request('/reports', { method: 'POST', json: json(report, 'contested') })).status, 200);
     await caughtUp(b);
-    const statuses = await Promise.all([a, b, a, b].map(async (server) => (await server.request(`/reports/${report}`, { method: 'DELETE' })).status));
+    const statuses = await Promise.all(
+      [a, b, a, b].map(async (server) => (await server.request(`/reports/${report}`, { method: 'DELETE' })).status),
+    );
     assert.is(statuses.filter((status) => status === 204).length, 1, JSON.stringify(statuses));
     assert.is(statuses.filter((status) => status === 404).length, 3);
   });

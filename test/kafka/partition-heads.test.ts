@@ -17,33 +17,52 @@ withKafka('partition heads', (brokers) => {
     context.topic = uniqueTopic('heads');
     context.server = await startKafkaServer(brokers, { REPORTS_TOPIC_PARTITIONS: '3' }, context.topic);
     for (let id = 1; id <= 30; id += 1) {
-      assert.is((await context.server.request('/reports', { method: 'POST', json: JSON.stringify({ id, name: `report ${id}` }) })).status, 200);
+      assert.is(
+        (
+          await context.server.request('/reports', {
+            method: 'POST',
+            json: JSON.stringify({ id, name: `report ${id}` }),
+          })
+        ).status,
+        200,
+      );
     }
   });
   heads.after(async ({ server }) => {
     await server?.dispose();
   });
 
-  heads("latest(key) is the key's partition at its high watermark, and only that partition", async ({ topic, server }) => {
-    const highs = new Map((await withAdmin(brokers, (admin) => admin.fetchTopicOffsets(topic))).map(({ partition, high }) => [partition, Number(high)]));
-    const seen = new Set<number>();
-    for (let id = 1; id <= 30; id += 1) {
-      const latest = keyed(server.log)?.latest(String(id));
-      assert.ok(latest, 'the Kafka log has latest');
-      const cursor = await latest;
-      assert.is(cursor.size, 1);
-      const [[partition, head]] = [...cursor] as [[number, number]];
-      assert.is(partition, keyed(server.log)?.partitionFor(String(id)));
-      assert.is(head, highs.get(partition));
-      seen.add(partition);
-    }
-    assert.is(seen.size, 3, 'the ids span every partition');
-  });
+  heads(
+    "latest(key) is the key's partition at its high watermark, and only that partition",
+    async ({ topic, server }) => {
+      const highs = new Map(
+        (await withAdmin(brokers, (admin) => admin.fetchTopicOffsets(topic))).map(({ partition, high }) => [
+          partition,
+          Number(high),
+        ]),
+      );
+      const seen = new Set<number>();
+      for (let id = 1; id <= 30; id += 1) {
+        const latest = keyed(server.log)?.latest(String(id));
+        assert.ok(latest, 'the Kafka log has latest');
+        const cursor = await latest;
+        assert.is(cursor.size, 1);
+        const [[partition, head]] = [...cursor] as [[number, number]];
+        assert.is(partition, keyed(server.log)?.partitionFor(String(id)));
+        assert.is(head, highs.get(partition));
+        seen.add(partition);
+      }
+      assert.is(seen.size, 3, 'the ids span every partition');
+    },
+  );
 
   heads('a head read after a write includes it', async ({ server }) => {
     const id = '31';
     const before = [...((await keyed(server.log)?.latest(id)) ?? new Map<number, number>()).values()][0] ?? -1;
-    assert.is((await server.request('/reports', { method: 'POST', json: JSON.stringify({ id: 31, name: 'one more' }) })).status, 200);
+    assert.is(
+      (await server.request('/reports', { method: 'POST', json: JSON.stringify({ id: 31, name: 'one more' }) })).status,
+      200,
+    );
     const after = [...((await keyed(server.log)?.latest(id)) ?? new Map<number, number>()).values()][0] ?? -1;
     assert.is(after, before + 1);
   });

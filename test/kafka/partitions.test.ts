@@ -18,7 +18,10 @@ async function eventually(what: string, check: () => boolean | Promise<boolean>,
 }
 
 async function refusesWrites(server: TestServer, id: number): Promise<void> {
-  const write = await server.request('/reports', { method: 'POST', json: JSON.stringify({ id, name: 'after the change' }) });
+  const write = await server.request('/reports', {
+    method: 'POST',
+    json: JSON.stringify({ id, name: 'after the change' }),
+  });
   assert.is(write.status, 503);
   assert.match(((await write.json()) as { message: string }).message, /partition count|belongs to partition/);
   const ready = await server.request('/readyz');
@@ -34,58 +37,89 @@ withKafka('partition count', (brokers) => {
     context.topic = uniqueTopic('repartitioned');
     context.a = await startKafkaServer(brokers, { REPORTS_TOPIC_PARTITIONS: '3' }, context.topic);
     for (let id = 1; id <= RECORDS; id += 1) {
-      assert.is((await context.a.request('/reports', { method: 'POST', json: JSON.stringify({ id, name: `report ${id}` }) })).status, 200);
+      assert.is(
+        (await context.a.request('/reports', { method: 'POST', json: JSON.stringify({ id, name: `report ${id}` }) }))
+          .status,
+        200,
+      );
     }
-    await withAdmin(brokers, (admin) => admin.createPartitions({ topicPartitions: [{ topic: context.topic, count: 6 }] }));
+    await withAdmin(brokers, (admin) =>
+      admin.createPartitions({ topicPartitions: [{ topic: context.topic, count: 6 }] }),
+    );
   });
   partitions.after(async ({ a }) => {
     await a?.dispose();
   });
 
-  partitions('a running instance sees the new count, refuses writes and says why and how to repartition', async ({ a }) => {
-    await eventually('the running instance refuses writes', () => !a.log.health().available);
-    await refusesWrites(a, 1000);
-    const lines = a.logLines().filter((line) => line['level'] === 50 && String(line['msg']).includes('to repartition'));
-    assert.is(lines.length, 1);
-  });
+  partitions(
+    'a running instance sees the new count, refuses writes and says why and how to repartition',
+    async ({ a }) => {
+      await eventually('the running instance refuses writes', () => !a.log.health().available);
+      await refusesWrites(a, 1000);
+      const lines = a
+        .logLines()
+        .filter((line) => line['level'] === 50 && String(line['msg']).includes('to repartition'));
+      assert.is(lines.length, 1);
+    },
+  );
 
-  partitions('an instance started on the changed topic finds records outside their partition and refuses writes', async ({ topic }) => {
-    const b = await startKafkaServer(brokers, {}, topic);
-    try {
-      await refusesWrites(b, 1001);
-    } finally {
-      await b.dispose();
-    }
-  });
+  partitions(
+    'an instance started on the changed topic finds records outside their partition and refuses writes',
+    async ({ topic }) => {
+      const b = await startKafkaServer(brokers, {}, topic);
+      try {
+        await refusesWrites(b, 1001);
+      } finally {
+        await b.dispose();
+      }
+    },
+  );
 
-  partitions('reports verify lists every record outside its key\'s partition and exits 1', async ({ topic }) => {
+  partitions("reports verify lists every record outside its key's partition and exits 1", async ({ topic }) => {
     const { code, stderr } = await reports(['verify'], { env: kafkaEnv(brokers, topic) });
     assert.is(code, 1);
     const misplaced = stderr.split('\n').filter((line) => line.startsWith('misplaced '));
     assert.ok(misplaced.length > 0 && misplaced.length < RECORDS, `${misplaced.length} misplaced`);
   });
 
-  partitions('repartitioning: reports migrate --to-topic copies the history to a topic with the new count, digests equal; the service works on it', async ({ topic }) => {
-    const fresh = uniqueTopic('repartitioned-6');
-    const env = kafkaEnv(brokers, topic, { REPORTS_TOPIC_PARTITIONS: '6' });
-    const first = await reports(['migrate', '--to-topic', fresh], { env });
-    assert.is(first.code, 0, first.stderr);
-    const digest = (label: string) => lines(first.stdout).find((line) => line.startsWith(label))?.split(':').slice(1).join(':').trim();
-    assert.is(digest(`topic ${topic} digest`), digest(`topic ${fresh} digest`));
-    assert.ok(lines(first.stdout).includes('digests match'));
-    assert.is((await withAdmin(brokers, (admin) => admin.fetchTopicMetadata({ topics: [fresh] }))).topics[0]?.partitions.length, 6);
-    const again = await reports(['migrate', '--to-topic', fresh], { env });
-    assert.match(again.stdout, /copied now:\s+0/);
-    assert.is((await reports(['verify'], { env: kafkaEnv(brokers, fresh) })).code, 0);
-    const server = await startKafkaServer(brokers, {}, fresh);
-    try {
-      assert.is(server.projector.model.reports.size, RECORDS);
-      assert.is((await server.request('/readyz')).status, 200);
-      assert.is((await server.request('/reports', { method: 'POST', json: '{"id": 2000, "name": "after repartitioning"}' })).status, 200);
-    } finally {
-      await server.dispose();
-    }
-  });
+  partitions(
+    'repartitioning: reports migrate --to-topic copies the history to a topic with the new count, digests equal; the service works on it',
+    async ({ topic }) => {
+      const fresh = uniqueTopic('repartitioned-6');
+      const env = kafkaEnv(brokers, topic, { REPORTS_TOPIC_PARTITIONS: '6' });
+      const first = await reports(['migrate', '--to-topic', fresh], { env });
+      assert.is(first.code, 0, first.stderr);
+      const digest = (label: string) =>
+        lines(first.stdout)
+          .find((line) => line.startsWith(label))
+          ?.split(':')
+          .slice(1)
+          .join(':')
+          .trim();
+      assert.is(digest(`topic ${topic} digest`), digest(`topic ${fresh} digest`));
+      assert.ok(lines(first.stdout).includes('digests match'));
+      assert.is(
+        (await withAdmin(brokers, (admin) => admin.fetchTopicMetadata({ topics: [fresh] }))).topics[0]?.partitions
+          .length,
+        6,
+      );
+      const again = await reports(['migrate', '--to-topic', fresh], { env });
+      assert.match(again.stdout, /copied now:\s+0/);
+      assert.is((await reports(['verify'], { env: kafkaEnv(brokers, fresh) })).code, 0);
+      const server = await startKafkaServer(brokers, {}, fresh);
+      try {
+        assert.is(server.projector.model.reports.size, RECORDS);
+        assert.is((await server.request('/readyz')).status, 200);
+        assert.is(
+          (await server.request('/reports', { method: 'POST', json: '{"id": 2000, "name": "after repartitioning"}' }))
+            .status,
+          200,
+        );
+      } finally {
+        await server.dispose();
+      }
+    },
+  );
 
   partitions.run();
 });

@@ -42,7 +42,10 @@ withKafka('paused broker', () => {
 
   paused.before(async (context) => {
     context.broker = await startOwnBroker('paused');
-    const env = { REPORTS_WRITE_TIMEOUT_MS: String(WRITE_TIMEOUT_MS), REPORTS_MAX_PENDING_APPENDS: String(MAX_PENDING) };
+    const env = {
+      REPORTS_WRITE_TIMEOUT_MS: String(WRITE_TIMEOUT_MS),
+      REPORTS_MAX_PENDING_APPENDS: String(MAX_PENDING),
+    };
     context.server = await startChildServer(kafkaEnv(context.broker.brokers, uniqueTopic('paused'), env));
     await context.server.waitReady();
   });
@@ -52,39 +55,45 @@ withKafka('paused broker', () => {
     await removeOwnBroker(broker);
   });
 
-  paused('every request is answered within its write timeout, memory stays bounded, and writes succeed once the broker resumes', async ({ broker, server }) => {
-    const post = (id: number) => server.request('/reports', { method: 'POST', json: JSON.stringify({ id, name: `report ${id}` }) });
-    // The first produce on a new topic can take longer than the short write timeout.
-    assert.is(await untilOk(() => post(1)), 200);
-    const before = await rssMb(server.pid);
-    broker.pause();
-    const statuses = new Map<number, number>();
-    let slowest = 0;
-    let overloaded = 0;
-    let next = 2;
-    const worker = async () => {
-      while (next < REQUESTS + 2) {
-        const id = next++;
-        const started = Date.now();
-        const response = await post(id);
-        slowest = Math.max(slowest, Date.now() - started);
-        statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-        const { message } = (await response.json()) as { message?: string };
-        if (response.status === 503) assert.match(response.headers.get('retry-after') ?? '', /^\d+$/);
-        if (message?.includes('REPORTS_MAX_PENDING_APPENDS')) overloaded += 1;
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    const after = await rssMb(server.pid);
-    broker.resume();
-    process.stdout.write(`  paused broker: ${REQUESTS} requests, statuses ${JSON.stringify([...statuses])}, ${overloaded} refused over the cap, slowest ${slowest} ms, RSS ${before.toFixed(0)} -> ${after.toFixed(0)} MB\n`);
-    assert.equal([...statuses.keys()], [503]);
-    assert.ok(overloaded > 0, 'no request was refused over the cap');
-    assert.ok(slowest < WRITE_TIMEOUT_MS + ANSWER_SLACK_MS, `slowest answer ${slowest} ms`);
-    assert.ok(after - before < RSS_GROWTH_BOUND_MB, `RSS grew from ${before.toFixed(0)} to ${after.toFixed(0)} MB`);
+  paused(
+    'every request is answered within its write timeout, memory stays bounded, and writes succeed once the broker resumes',
+    async ({ broker, server }) => {
+      const post = (id: number) =>
+        server.request('/reports', { method: 'POST', json: JSON.stringify({ id, name: `report ${id}` }) });
+      // The first produce on a new topic can take longer than the short write timeout.
+      assert.is(await untilOk(() => post(1)), 200);
+      const before = await rssMb(server.pid);
+      broker.pause();
+      const statuses = new Map<number, number>();
+      let slowest = 0;
+      let overloaded = 0;
+      let next = 2;
+      const worker = async () => {
+        while (next < REQUESTS + 2) {
+          const id = next++;
+          const started = Date.now();
+          const response = await post(id);
+          slowest = Math.max(slowest, Date.now() - started);
+          statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+          const { message } = (await response.json()) as { message?: string };
+          if (response.status === 503) assert.match(response.headers.get('retry-after') ?? '', /^\d+$/);
+          if (message?.includes('REPORTS_MAX_PENDING_APPENDS')) overloaded += 1;
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      const after = await rssMb(server.pid);
+      broker.resume();
+      process.stdout.write(
+        `  paused broker: ${REQUESTS} requests, statuses ${JSON.stringify([...statuses])}, ${overloaded} refused over the cap, slowest ${slowest} ms, RSS ${before.toFixed(0)} -> ${after.toFixed(0)} MB\n`,
+      );
+      assert.equal([...statuses.keys()], [503]);
+      assert.ok(overloaded > 0, 'no request was refused over the cap');
+      assert.ok(slowest < WRITE_TIMEOUT_MS + ANSWER_SLACK_MS, `slowest answer ${slowest} ms`);
+      assert.ok(after - before < RSS_GROWTH_BOUND_MB, `RSS grew from ${before.toFixed(0)} to ${after.toFixed(0)} MB`);
 
-    assert.is(await untilOk(() => post(REQUESTS + 10)), 200);
-  });
+      assert.is(await untilOk(() => post(REQUESTS + 10)), 200);
+    },
+  );
 
   paused.run();
 });

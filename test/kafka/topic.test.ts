@@ -27,8 +27,13 @@ withKafka('topic', (brokers) => {
     await withAdmin(brokers, async (admin) => {
       const metadata = await admin.fetchTopicMetadata({ topics: [name] });
       assert.is(metadata.topics[0]?.partitions.length, 5);
-      const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name, configNames: ['retention.ms', 'cleanup.policy'] }] });
-      const config = Object.fromEntries((described.resources[0]?.configEntries ?? []).map((entry) => [entry.configName, entry.configValue]));
+      const described = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name, configNames: ['retention.ms', 'cleanup.policy'] }],
+      });
+      const config = Object.fromEntries(
+        (described.resources[0]?.configEntries ?? []).map((entry) => [entry.configName, entry.configValue]),
+      );
       assert.equal(config, { 'retention.ms': '-1', 'cleanup.policy': 'delete' });
       await admin.deleteTopics({ topics: [name] });
     });
@@ -36,7 +41,19 @@ withKafka('topic', (brokers) => {
 
   topic('an existing topic with finite retention is refused', async () => {
     const name = uniqueTopic('finite');
-    await withAdmin(brokers, (admin) => admin.createTopics({ waitForLeaders: true, topics: [{ topic: name, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'retention.ms', value: '604800000' }] }] }));
+    await withAdmin(brokers, (admin) =>
+      admin.createTopics({
+        waitForLeaders: true,
+        topics: [
+          {
+            topic: name,
+            numPartitions: 1,
+            replicationFactor: 1,
+            configEntries: [{ name: 'retention.ms', value: '604800000' }],
+          },
+        ],
+      }),
+    );
     const message = await startError(kafkaEnv(brokers, name) as Record<string, string>);
     assert.match(message, /retention\.ms=604800000/);
     assert.match(message, new RegExp(name.replaceAll('.', '\\.')));
@@ -45,7 +62,22 @@ withKafka('topic', (brokers) => {
 
   topic('an existing compacted topic is refused', async () => {
     const name = uniqueTopic('compacted');
-    await withAdmin(brokers, (admin) => admin.createTopics({ waitForLeaders: true, topics: [{ topic: name, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'retention.ms', value: '-1' }] }] }));
+    await withAdmin(brokers, (admin) =>
+      admin.createTopics({
+        waitForLeaders: true,
+        topics: [
+          {
+            topic: name,
+            numPartitions: 1,
+            replicationFactor: 1,
+            configEntries: [
+              { name: 'cleanup.policy', value: 'compact' },
+              { name: 'retention.ms', value: '-1' },
+            ],
+          },
+        ],
+      }),
+    );
     const message = await startError(kafkaEnv(brokers, name) as Record<string, string>);
     assert.match(message, /cleanup\.policy=compact/);
     await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [name] }));
@@ -66,7 +98,15 @@ withKafka('topic', (brokers) => {
   topic('events carry the report id as key and the CloudEvents content-type header', async () => {
     const name = uniqueTopic('wire');
     const server = await startKafkaServer(brokers, {}, name);
-    assert.is((await server.request('/reports', { method: 'POST', json: '{"id": 9007199254740993, "name": "wire", "tag": "t"}' })).status, 200);
+    assert.is(
+      (
+        await server.request('/reports', {
+          method: 'POST',
+          json: '{"id": 9007199254740993, "name": "wire", "tag": "t"}',
+        })
+      ).status,
+      200,
+    );
     assert.is((await server.request('/reports/9007199254740993', { method: 'DELETE' })).status, 204);
     await server.dispose();
     const kafka = new kafkajs.Kafka({ clientId: 'wire-test', brokers: [brokers], logLevel: kafkajs.logLevel.NOTHING });
@@ -77,8 +117,18 @@ withKafka('topic', (brokers) => {
     await new Promise<void>((resolve) => {
       void consumer.run({
         eachMessage: ({ message }) => {
-          const event = JSON.parse(message.value?.toString() ?? '{}') as { type: string; data: unknown; subject: string };
-          seen.push({ key: message.key?.toString() ?? '', type: event.type, headers: message.headers?.['content-type']?.toString() ?? '', data: event.data, subject: event.subject });
+          const event = JSON.parse(message.value?.toString() ?? '{}') as {
+            type: string;
+            data: unknown;
+            subject: string;
+          };
+          seen.push({
+            key: message.key?.toString() ?? '',
+            type: event.type,
+            headers: message.headers?.['content-type']?.toString() ?? '',
+            data: event.data,
+            subject: event.subject,
+          });
           if (seen.length === 2) resolve();
           return Promise.resolve();
         },
@@ -88,11 +138,26 @@ withKafka('topic', (brokers) => {
     // The name and tag travel sealed, under a key the delete destroyed.
     const [create] = seen;
     const sealed = (create?.data as { sealed?: { key: string; box: string } } | undefined)?.sealed;
-    assert.ok(sealed !== undefined && /^[A-Za-z0-9_-]+$/.test(sealed.key) && sealed.box.length >= 24, 'the create carries sealed content');
+    assert.ok(
+      sealed !== undefined && /^[A-Za-z0-9_-]+$/.test(sealed.key) && sealed.box.length >= 24,
+      'the create carries sealed content',
+    );
     assert.not.ok(JSON.stringify(create).includes('wire'), 'no name in the clear');
     assert.equal(seen, [
-      { key: '9007199254740993', type: 'ReportCreated', headers: 'application/cloudevents+json', data: { id: '9007199254740993', sealed }, subject: '9007199254740993' },
-      { key: '9007199254740993', type: 'ReportDeleted', headers: 'application/cloudevents+json', data: { id: '9007199254740993' }, subject: '9007199254740993' },
+      {
+        key: '9007199254740993',
+        type: 'ReportCreated',
+        headers: 'application/cloudevents+json',
+        data: { id: '9007199254740993', sealed },
+        subject: '9007199254740993',
+      },
+      {
+        key: '9007199254740993',
+        type: 'ReportDeleted',
+        headers: 'application/cloudevents+json',
+        data: { id: '9007199254740993' },
+        subject: '9007199254740993',
+      },
     ]);
     await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [name] }));
   });

@@ -31,7 +31,12 @@ crash.after.each(async ({ dir }) => {
 });
 
 /** Runs the writer on `dir` until it has resolved `puts` puts and `destroys` destroys, then SIGKILLs it. */
-async function writeUntilKilled(dir: string, written: Map<string, Written>, puts: number, destroys: number): Promise<void> {
+async function writeUntilKilled(
+  dir: string,
+  written: Map<string, Written>,
+  puts: number,
+  destroys: number,
+): Promise<void> {
   const child = spawn(process.execPath, [CHILD, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_, signal) => resolve(signal)));
   let put = 0;
@@ -39,7 +44,12 @@ async function writeUntilKilled(dir: string, written: Map<string, Written>, puts
   createInterface({ input: child.stdout }).on('line', (line) => {
     const [what, id = '', secret = '', digest = ''] = line.split(' ');
     if (what === 'put') {
-      written.set(id, { secret: Buffer.from(secret, 'hex'), digest: Buffer.from(digest, 'hex'), destroying: false, destroyed: false });
+      written.set(id, {
+        secret: Buffer.from(secret, 'hex'),
+        digest: Buffer.from(digest, 'hex'),
+        destroying: false,
+        destroyed: false,
+      });
       put += 1;
     }
     const key = written.get(id);
@@ -50,7 +60,9 @@ async function writeUntilKilled(dir: string, written: Map<string, Written>, puts
     }
   });
   try {
-    await until(() => put >= puts && destroyed >= destroys, `${puts} puts and ${destroys} destroys`, { timeoutMs: GUARD_MS });
+    await until(() => put >= puts && destroyed >= destroys, `${puts} puts and ${destroys} destroys`, {
+      timeoutMs: GUARD_MS,
+    });
   } finally {
     child.kill('SIGKILL');
   }
@@ -67,7 +79,8 @@ async function wrongKeys(dir: string, written: ReadonlyMap<string, Written>): Pr
       const found = await store.get(parseKeyId(id));
       if (key.destroyed) {
         if (found !== undefined) wrong.push(`${id}: destroyed, still there`);
-        if (raw.includes(key.secret) || raw.includes(key.digest)) wrong.push(`${id}: destroyed, bytes still in keys.db`);
+        if (raw.includes(key.secret) || raw.includes(key.digest))
+          wrong.push(`${id}: destroyed, bytes still in keys.db`);
       } else if (found === undefined) {
         if (!key.destroying) wrong.push(`${id}: put, missing`);
       } else if (!found.secret.equals(key.secret) || !found.contentDigest.equals(key.digest)) {

@@ -53,7 +53,10 @@ gate('after a failed fetch the next one goes alone again', async () => {
   const broker = await cluster.findBroker({ nodeId: '1' });
   await fetch(broker).catch(() => undefined);
   const results = await Promise.allSettled([fetch(broker), fetch(broker), fetch(broker)]);
-  assert.equal(results.map((result) => result.status), ['fulfilled', 'fulfilled', 'fulfilled']);
+  assert.equal(
+    results.map((result) => result.status),
+    ['fulfilled', 'fulfilled', 'fulfilled'],
+  );
   assert.equal(events.slice(0, 4), ['start 1', 'end 1', 'start 2', 'end 2']);
 });
 
@@ -61,7 +64,13 @@ gate('a fetch that fails once connected makes the next ones wait for one to succ
   const { cluster, events } = standIn([2]);
   const broker = await cluster.findBroker({ nodeId: '1' });
   await fetch(broker);
-  assert.is(await fetch(broker).then(() => 'fulfilled', (error: Error) => error.message), 'connection lost');
+  assert.is(
+    await fetch(broker).then(
+      () => 'fulfilled',
+      (error: Error) => error.message,
+    ),
+    'connection lost',
+  );
   await Promise.all([fetch(broker), fetch(broker)]);
   assert.equal(events.slice(4, 6), ['start 3', 'end 3']);
 });

@@ -55,19 +55,25 @@ store('resolves a put only once its slots are in the file', async ({ dir }) => {
   await keys.close();
 });
 
-store('mints short ids that follow each other, a fresh random secret each, and never an id used before a reopen', async ({ dir }) => {
-  const first = await open(dir);
-  const minted = [first.mint(digestOf('a')), first.mint(digestOf('a'))];
-  assert.equal(minted.map(({ id }) => keyIdText(id)), [keyIdText(keyIdOfSlot(0)), keyIdText(keyIdOfSlot(1))]);
-  assert.is(keyIdText(minted[0]!.id).length, 8);
-  assert.not.ok(minted[0]!.secret.equals(minted[1]!.secret));
-  await first.put(minted);
-  await first.destroy([minted[1]!.id]);
-  await first.close();
-  const second = await open(dir, false);
-  assert.is(keyIdText(second.mint(digestOf('b')).id), keyIdText(keyIdOfSlot(2)));
-  await second.close();
-});
+store(
+  'mints short ids that follow each other, a fresh random secret each, and never an id used before a reopen',
+  async ({ dir }) => {
+    const first = await open(dir);
+    const minted = [first.mint(digestOf('a')), first.mint(digestOf('a'))];
+    assert.equal(
+      minted.map(({ id }) => keyIdText(id)),
+      [keyIdText(keyIdOfSlot(0)), keyIdText(keyIdOfSlot(1))],
+    );
+    assert.is(keyIdText(minted[0]!.id).length, 8);
+    assert.not.ok(minted[0]!.secret.equals(minted[1]!.secret));
+    await first.put(minted);
+    await first.destroy([minted[1]!.id]);
+    await first.close();
+    const second = await open(dir, false);
+    assert.is(keyIdText(second.mint(digestOf('b')).id), keyIdText(keyIdOfSlot(2)));
+    await second.close();
+  },
+);
 
 store('destroys a key: get answers undefined and its secret and digest are nowhere in keys.db', async ({ dir }) => {
   const keys = await open(dir);
@@ -148,8 +154,14 @@ store('refuses a key it did not mint, a key put already, and one put twice in a 
   const keys = await open(dir);
   const [put] = await putKeys(keys, 1);
   assert.instance(await rejection(keys.put([put!])), KeyNotMintedError);
-  assert.instance(await rejection(keys.put([{ id: keyIdOfSlot(40), secret: randomBytes(32), contentDigest: randomBytes(32) }])), KeyNotMintedError);
-  assert.instance(await rejection(keys.put([{ id: randomBytes(16), secret: randomBytes(32), contentDigest: randomBytes(32) }])), KeyNotMintedError);
+  assert.instance(
+    await rejection(keys.put([{ id: keyIdOfSlot(40), secret: randomBytes(32), contentDigest: randomBytes(32) }])),
+    KeyNotMintedError,
+  );
+  assert.instance(
+    await rejection(keys.put([{ id: randomBytes(16), secret: randomBytes(32), contentDigest: randomBytes(32) }])),
+    KeyNotMintedError,
+  );
   const twice = keys.mint(digestOf('twice'));
   const error = await rejection(keys.put([twice, twice]));
   assert.instance(error, KeyNotMintedError);
@@ -163,17 +175,20 @@ store('refuses a key it did not mint, a key put already, and one put twice in a 
   await keys.close();
 });
 
-store('never puts a key destroyed before its put, and writes its slot destroyed (an event may name its id)', async ({ dir }) => {
-  const keys = await open(dir);
-  const key = keys.mint(digestOf('gone'));
-  await keys.destroy([key.id]);
-  assert.instance(await rejection(keys.put([key])), KeyNotMintedError);
-  assert.is(keys.slots, 1);
-  assert.ok(keys.holds(key.id));
-  assert.is(await keys.get(key.id), undefined);
-  assert.is((await keys.lookup()).view(0).kind, 'destroyed');
-  await keys.close();
-});
+store(
+  'never puts a key destroyed before its put, and writes its slot destroyed (an event may name its id)',
+  async ({ dir }) => {
+    const keys = await open(dir);
+    const key = keys.mint(digestOf('gone'));
+    await keys.destroy([key.id]);
+    assert.instance(await rejection(keys.put([key])), KeyNotMintedError);
+    assert.is(keys.slots, 1);
+    assert.ok(keys.holds(key.id));
+    assert.is(await keys.get(key.id), undefined);
+    assert.is((await keys.lookup()).view(0).kind, 'destroyed');
+    await keys.close();
+  },
+);
 
 store('ignores ids it does not hold, writing nothing', async ({ dir }) => {
   const keys = await open(dir);
@@ -198,7 +213,13 @@ store('finishes the writes it accepted before closing, and refuses every call af
   await keys.close();
   await put;
   await keys.close();
-  for (const call of [keys.put([keys.mint(digestOf('x'))]), keys.destroy([key.id]), keys.get(key.id), keys.lookup(), keys.verify()]) {
+  for (const call of [
+    keys.put([keys.mint(digestOf('x'))]),
+    keys.destroy([key.id]),
+    keys.get(key.id),
+    keys.lookup(),
+    keys.verify(),
+  ]) {
     assert.instance(await rejection(call), KeyStoreUnavailableError);
   }
   const reopened = await open(dir, false);

@@ -10,14 +10,17 @@ import { partitionOfKey } from '../../src/log/kafka/key-partition.js';
 
 const ids = suite('mintKeyId, partitionOfKeyId');
 
-ids('an id minted for a partition names it, in every partition of topics of 1 to 300 partitions and of the most an id can name', () => {
-  for (const partitions of [1, 2, 3, 7, 64, 300, MAX_KEY_PARTITIONS]) {
-    for (const partition of new Set([0, 1 % partitions, Math.floor(partitions / 2), partitions - 1])) {
-      const text = keyIdText(mintKeyId(partition, randomBytes));
-      assert.is(partitionOfKeyId(text, partitions), partition, `partition ${partition} of ${partitions}`);
+ids(
+  'an id minted for a partition names it, in every partition of topics of 1 to 300 partitions and of the most an id can name',
+  () => {
+    for (const partitions of [1, 2, 3, 7, 64, 300, MAX_KEY_PARTITIONS]) {
+      for (const partition of new Set([0, 1 % partitions, Math.floor(partitions / 2), partitions - 1])) {
+        const text = keyIdText(mintKeyId(partition, randomBytes));
+        assert.is(partitionOfKeyId(text, partitions), partition, `partition ${partition} of ${partitions}`);
+      }
     }
-  }
-});
+  },
+);
 
 ids('is 15 bytes, 13 of them random, and reads back from its text as a key record of the topic', () => {
   const id = mintKeyId(2, () => Buffer.alloc(13, 0xab));
@@ -30,17 +33,23 @@ ids('is 15 bytes, 13 of them random, and reads back from its text as a key recor
   assert.is.not(keyIdText(mintKeyId(2, randomBytes)), keyIdText(mintKeyId(2, randomBytes)));
 });
 
-ids('an id of 16 random bytes (minted before ids named their partition), or of any other length, goes where Kafka\'s partitioner puts it', () => {
-  for (const bytes of [16, 14, 6, 1]) {
-    const text = keyIdText(randomBytes(bytes));
-    assert.is(partitionOfKeyId(text, 5), partitionOfKey(text, 5));
-  }
-});
+ids(
+  "an id of 16 random bytes (minted before ids named their partition), or of any other length, goes where Kafka's partitioner puts it",
+  () => {
+    for (const bytes of [16, 14, 6, 1]) {
+      const text = keyIdText(randomBytes(bytes));
+      assert.is(partitionOfKeyId(text, 5), partitionOfKey(text, 5));
+    }
+  },
+);
 
-ids('an id naming a partition the topic does not have goes to one it has; a partition an id cannot name is refused', () => {
-  assert.is(partitionOfKeyId(keyIdText(mintKeyId(7, randomBytes)), 3), 1);
-  assert.throws(() => mintKeyId(MAX_KEY_PARTITIONS, randomBytes), RangeError);
-  assert.throws(() => mintKeyId(-1, randomBytes), RangeError);
-});
+ids(
+  'an id naming a partition the topic does not have goes to one it has; a partition an id cannot name is refused',
+  () => {
+    assert.is(partitionOfKeyId(keyIdText(mintKeyId(7, randomBytes)), 3), 1);
+    assert.throws(() => mintKeyId(MAX_KEY_PARTITIONS, randomBytes), RangeError);
+    assert.throws(() => mintKeyId(-1, randomBytes), RangeError);
+  },
+);
 
 ids.run();

@@ -25,20 +25,32 @@ keys('is <REPORTS_TOPIC>.keys with a bound of a day unless set', () => {
 });
 
 keys('takes REPORTS_KEY_TOPIC and REPORTS_KEY_ERASURE_BOUND_MS as given', () => {
-  const kafka = loadConfig({ ...BROKERS, REPORTS_KEY_TOPIC: 'secrets.k', REPORTS_KEY_ERASURE_BOUND_MS: '3600000' }).kafka;
+  const kafka = loadConfig({
+    ...BROKERS,
+    REPORTS_KEY_TOPIC: 'secrets.k',
+    REPORTS_KEY_ERASURE_BOUND_MS: '3600000',
+  }).kafka;
   assert.is(kafka?.keyTopic, 'secrets.k');
   assert.is(kafka?.keyErasureBoundMs, 3_600_000);
 });
 
 keys('refuses a key topic that is no Kafka topic name, or the event topic itself', () => {
   assert.is(configError({ ...BROKERS, REPORTS_KEY_TOPIC: 'a b' }).variable, 'REPORTS_KEY_TOPIC');
-  assert.match(configError({ ...BROKERS, REPORTS_TOPIC: 'same', REPORTS_KEY_TOPIC: 'same' }).message, /must differ from REPORTS_TOPIC/);
+  assert.match(
+    configError({ ...BROKERS, REPORTS_TOPIC: 'same', REPORTS_KEY_TOPIC: 'same' }).message,
+    /must differ from REPORTS_TOPIC/,
+  );
   // A 249-character event topic leaves no room for ".keys".
   assert.is(configError({ ...BROKERS, REPORTS_TOPIC: 't'.repeat(249) }).variable, 'REPORTS_KEY_TOPIC');
 });
 
 keys('refuses a bound under 10 s, over 30 days, or not an integer', () => {
-  for (const value of ['9999', '2592000001', '1e6', ' 60000']) assert.is(configError({ ...BROKERS, REPORTS_KEY_ERASURE_BOUND_MS: value }).variable, 'REPORTS_KEY_ERASURE_BOUND_MS', value);
+  for (const value of ['9999', '2592000001', '1e6', ' 60000'])
+    assert.is(
+      configError({ ...BROKERS, REPORTS_KEY_ERASURE_BOUND_MS: value }).variable,
+      'REPORTS_KEY_ERASURE_BOUND_MS',
+      value,
+    );
 });
 
 keys.run();

@@ -63,14 +63,22 @@ opening('completes the header of a keys.db a first start left empty or cut short
 });
 
 const damagedHeaders: [string, (path: string) => Promise<void>, string][] = [
-  ['another file', (path) => writeFile(path, 'RSLOG\u0000\u0002\n and more bytes than a header'), 'not a key store (bad magic bytes)'],
-  ['another format', async (path) => {
-    const bytes = await readFile(path);
-    bytes[7] = 9;
-    await writeFile(path, bytes);
-  }, 'format 9; this version reads formats 1 and 2 only'],
+  [
+    'another file',
+    (path) => writeFile(path, 'RSLOG\u0000\u0002\n and more bytes than a header'),
+    'not a key store (bad magic bytes)',
+  ],
+  [
+    'another format',
+    async (path) => {
+      const bytes = await readFile(path);
+      bytes[7] = 9;
+      await writeFile(path, bytes);
+    },
+    'format 9; this version reads formats 1 and 2 only',
+  ],
   ['a flipped bit', (path) => flipBit(path, 9), 'header fails its CRC'],
-  ['a header cut short', (path) => truncate(path, 7), 'less than a key store\'s header'],
+  ['a header cut short', (path) => truncate(path, 7), "less than a key store's header"],
   ['an empty file', (path) => truncate(path, 0), 'holds 0 bytes'],
 ];
 
@@ -92,21 +100,30 @@ for (const [what, damage, reason] of damagedHeaders) {
 opening('refuses a damaged header even when told to create a missing file', async ({ dir }) => {
   await withKeys(dir, 1);
   await flipBit(keysFile(dir), 2);
-  assert.instance(await rejection(openFileKeyStore({ dir, logger: memoryLogger().logger, create: true })), KeyStoreDamagedError);
+  assert.instance(
+    await rejection(openFileKeyStore({ dir, logger: memoryLogger().logger, create: true })),
+    KeyStoreDamagedError,
+  );
 });
 
-opening('cuts part of a slot at the end (a put never acknowledged) with a warning, keeping the keys before it', async ({ dir }) => {
-  const keys = await withKeys(dir, 3);
-  await appendFile(keysFile(dir), Buffer.alloc(30, 7));
-  const { logger, lines } = memoryLogger();
-  const store = await openFileKeyStore({ dir, logger });
-  assert.is(store.slots, 3);
-  assert.is((await stat(keysFile(dir))).size, slotPosition(3));
-  const warning = lines().find((line) => line['level'] === 40);
-  assert.equal([warning?.['msg'], warning?.['slot'], warning?.['cutSlots'], warning?.['cutBytes']], ['cut a torn tail off the key store (key writes that were never acknowledged)', 3, 0, 30]);
-  assert.ok((await store.get(keys[2]!.id))?.secret.equals(keys[2]!.secret));
-  await store.close();
-});
+opening(
+  'cuts part of a slot at the end (a put never acknowledged) with a warning, keeping the keys before it',
+  async ({ dir }) => {
+    const keys = await withKeys(dir, 3);
+    await appendFile(keysFile(dir), Buffer.alloc(30, 7));
+    const { logger, lines } = memoryLogger();
+    const store = await openFileKeyStore({ dir, logger });
+    assert.is(store.slots, 3);
+    assert.is((await stat(keysFile(dir))).size, slotPosition(3));
+    const warning = lines().find((line) => line['level'] === 40);
+    assert.equal(
+      [warning?.['msg'], warning?.['slot'], warning?.['cutSlots'], warning?.['cutBytes']],
+      ['cut a torn tail off the key store (key writes that were never acknowledged)', 3, 0, 30],
+    );
+    assert.ok((await store.get(keys[2]!.id))?.secret.equals(keys[2]!.secret));
+    await store.close();
+  },
+);
 
 opening('cuts whole slots at the end that fail their check, up to the last intact one', async ({ dir }) => {
   const keys = await withKeys(dir, 300);
@@ -143,26 +160,32 @@ damage.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function damagedStore(dir: string): Promise<{ store: FileKeyStore; keys: ContentKey[]; lines: () => Record<string, unknown>[] }> {
+async function damagedStore(
+  dir: string,
+): Promise<{ store: FileKeyStore; keys: ContentKey[]; lines: () => Record<string, unknown>[] }> {
   const keys = await withKeys(dir, 10);
   await flipBit(keysFile(dir), slotPosition(4) + 44);
   const { logger, lines } = memoryLogger();
   return { store: await openFileKeyStore({ dir, logger }), keys, lines };
 }
 
-damage('is kept at open: get answers undefined and logs one error naming the file and slot, and later slots read fine', async ({ dir }) => {
-  const { store, keys, lines } = await damagedStore(dir);
-  assert.is(store.slots, 10);
-  assert.is(await store.get(keys[4]!.id), undefined);
-  const errors = lines().filter((line) => line['level'] === 50);
-  assert.is(errors.length, 1);
-  assert.is(errors[0]?.['path'], keysFile(dir));
-  assert.equal(errors[0]?.['slots'], [4]);
-  assert.match(String(errors[0]?.['msg']), `${keysFile(dir)}: key slot 4 fails its check`);
-  assert.is(store.stats().unreadable, 1);
-  for (const key of [...keys.slice(0, 4), ...keys.slice(5)]) assert.ok((await store.get(key.id))?.secret.equals(key.secret));
-  await store.close();
-});
+damage(
+  'is kept at open: get answers undefined and logs one error naming the file and slot, and later slots read fine',
+  async ({ dir }) => {
+    const { store, keys, lines } = await damagedStore(dir);
+    assert.is(store.slots, 10);
+    assert.is(await store.get(keys[4]!.id), undefined);
+    const errors = lines().filter((line) => line['level'] === 50);
+    assert.is(errors.length, 1);
+    assert.is(errors[0]?.['path'], keysFile(dir));
+    assert.equal(errors[0]?.['slots'], [4]);
+    assert.match(String(errors[0]?.['msg']), `${keysFile(dir)}: key slot 4 fails its check`);
+    assert.is(store.stats().unreadable, 1);
+    for (const key of [...keys.slice(0, 4), ...keys.slice(5)])
+      assert.ok((await store.get(key.id))?.secret.equals(key.secret));
+    await store.close();
+  },
+);
 
 damage('is named by verify(), which finds nothing in a sound file', async ({ dir }) => {
   const { store } = await damagedStore(dir);
@@ -187,18 +210,21 @@ damage('is overwritten by a destroy, and is then sound', async ({ dir }) => {
   await store.close();
 });
 
-damage('read while a write is in flight, is read again once it is durable before it is called damaged', async ({ dir }) => {
-  const { store, keys } = await damagedStore(dir);
-  const pool = holdThreadPool(dir);
-  const settled: string[] = [];
-  // The read queues behind the destroy's write: both run once the pool is free, the sync after them.
-  const destroy = store.destroy([keys[7]!.id]).then(() => settled.push('destroy'));
-  const get = store.get(keys[4]!.id).then((key) => settled.push(`get ${key === undefined ? 'nothing' : 'a key'}`));
-  await pool.release(); // nothing above can throw before it
-  await Promise.all([destroy, get]);
-  assert.equal(settled, ['destroy', 'get nothing']);
-  assert.is(store.stats().unreadable, 1);
-  await store.close();
-});
+damage(
+  'read while a write is in flight, is read again once it is durable before it is called damaged',
+  async ({ dir }) => {
+    const { store, keys } = await damagedStore(dir);
+    const pool = holdThreadPool(dir);
+    const settled: string[] = [];
+    // The read queues behind the destroy's write: both run once the pool is free, the sync after them.
+    const destroy = store.destroy([keys[7]!.id]).then(() => settled.push('destroy'));
+    const get = store.get(keys[4]!.id).then((key) => settled.push(`get ${key === undefined ? 'nothing' : 'a key'}`));
+    await pool.release(); // nothing above can throw before it
+    await Promise.all([destroy, get]);
+    assert.equal(settled, ['destroy', 'get nothing']);
+    assert.is(store.stats().unreadable, 1);
+    await store.close();
+  },
+);
 
 damage.run();

@@ -35,21 +35,33 @@ function fakeBroker(stuck: ReadonlySet<number> = new Set()) {
 
 function lanesOf(send: KeyLanesOptions['send'], options: Partial<KeyLanesOptions> = {}): KeyLanes {
   // Each partition led by a broker of its own unless told.
-  return new KeyLanes({ send, topic: 'r.keys', partitions: 3, produceTimeoutMs: 1000, maxMessageBytes: 1_048_588, leaderOf: (partition) => partition, deadlines: new Deadlines(), ...options });
+  return new KeyLanes({
+    send,
+    topic: 'r.keys',
+    partitions: 3,
+    produceTimeoutMs: 1000,
+    maxMessageBytes: 1_048_588,
+    leaderOf: (partition) => partition,
+    deadlines: new Deadlines(),
+    ...options,
+  });
 }
 
 const lanes = suite('KeyLanes');
 
-lanes("a partition whose produce request never answers holds only its own writes: the other partitions' puts and destroys go on", async () => {
-  const { send } = fakeBroker(new Set([0]));
-  const keys = lanesOf(send);
-  const stuck = [keys.write([put(0)], 100), keys.write([tombstone(0, 'old')], 100)];
-  assert.equal(await keys.write([put(1)], 100), [0]);
-  assert.equal(await keys.write([tombstone(1)], 100), [1]);
-  assert.equal(await keys.write([put(2), put(2, 'k2b')], 100), [0, 1]);
-  assert.equal(await keys.write([tombstone(2)], 100), [2]);
-  for (const write of stuck) assert.instance(await rejection(write), AppendTimeoutError);
-});
+lanes(
+  "a partition whose produce request never answers holds only its own writes: the other partitions' puts and destroys go on",
+  async () => {
+    const { send } = fakeBroker(new Set([0]));
+    const keys = lanesOf(send);
+    const stuck = [keys.write([put(0)], 100), keys.write([tombstone(0, 'old')], 100)];
+    assert.equal(await keys.write([put(1)], 100), [0]);
+    assert.equal(await keys.write([tombstone(1)], 100), [1]);
+    assert.equal(await keys.write([put(2), put(2, 'k2b')], 100), [0, 1]);
+    assert.equal(await keys.write([tombstone(2)], 100), [2]);
+    for (const write of stuck) assert.instance(await rejection(write), AppendTimeoutError);
+  },
+);
 
 lanes("caps the writes waiting in each lane, so a stuck partition does not take the others' room", async () => {
   const { send } = fakeBroker(new Set([0]));
@@ -61,15 +73,18 @@ lanes("caps the writes waiting in each lane, so a stuck partition does not take 
   for (const write of waiting) assert.instance(await rejection(write), AppendTimeoutError);
 });
 
-lanes('lanes of one leader that flush together share a request; a write over partitions gets its offsets in its order', async () => {
-  const { requests, send } = fakeBroker();
-  const keys = lanesOf(send, { leaderOf: () => 1 });
-  const answers = await Promise.all([keys.write([put(0), put(1)]), keys.write([put(2)])]);
-  assert.equal(requests, [[0, 1, 2]]);
-  assert.equal(answers, [[0, 0], [0]]);
-  assert.equal(await keys.write([put(2, 'a'), put(0, 'b'), put(2, 'c')]), [1, 1, 2]);
-  assert.equal(await keys.write([]), []);
-});
+lanes(
+  'lanes of one leader that flush together share a request; a write over partitions gets its offsets in its order',
+  async () => {
+    const { requests, send } = fakeBroker();
+    const keys = lanesOf(send, { leaderOf: () => 1 });
+    const answers = await Promise.all([keys.write([put(0), put(1)]), keys.write([put(2)])]);
+    assert.equal(requests, [[0, 1, 2]]);
+    assert.equal(answers, [[0, 0], [0]]);
+    assert.equal(await keys.write([put(2, 'a'), put(0, 'b'), put(2, 'c')]), [1, 1, 2]);
+    assert.equal(await keys.write([]), []);
+  },
+);
 
 lanes("a lane's writes go in as many requests as max.message.bytes asks", async () => {
   const { requests, send } = fakeBroker();
@@ -78,13 +93,18 @@ lanes("a lane's writes go in as many requests as max.message.bytes asks", async 
   assert.equal(requests, [[1], [1], [1]]);
 });
 
-lanes('a broker out of reach rejects with LogUnavailableError naming the key topic, a refusal with KafkaRefusedError', async () => {
-  const unreachable = lanesOf(() => Promise.reject(new kafkajs.KafkaJSConnectionError('Connection error: ECONNREFUSED')));
-  const error = await rejection(unreachable.write([put(0)]));
-  assert.instance(error, LogUnavailableError);
-  assert.match(String(error), /the key topic r\.keys is unavailable/);
-  const refusing = lanesOf(() => Promise.reject(new kafkajs.KafkaJSNonRetriableError('too large')));
-  assert.instance(await rejection(refusing.write([put(0)])), KafkaRefusedError);
-});
+lanes(
+  'a broker out of reach rejects with LogUnavailableError naming the key topic, a refusal with KafkaRefusedError',
+  async () => {
+    const unreachable = lanesOf(() =>
+      Promise.reject(new kafkajs.KafkaJSConnectionError('Connection error: ECONNREFUSED')),
+    );
+    const error = await rejection(unreachable.write([put(0)]));
+    assert.instance(error, LogUnavailableError);
+    assert.match(String(error), /the key topic r\.keys is unavailable/);
+    const refusing = lanesOf(() => Promise.reject(new kafkajs.KafkaJSNonRetriableError('too large')));
+    assert.instance(await rejection(refusing.write([put(0)])), KafkaRefusedError);
+  },
+);
 
 lanes.run();

@@ -12,7 +12,12 @@ import type { LogRecord } from '../../src/log/event-log.js';
 import { TopicSettingsError } from '../../src/log/kafka/topic.js';
 
 const newKey = (): ContentKey => ({ id: randomBytes(16), secret: randomBytes(32), contentDigest: randomBytes(32) });
-const record = (key: string, value: Buffer, offset: number, partition = 0): LogRecord => ({ key, value, timestampMs: 1, position: { partition, offset } });
+const record = (key: string, value: Buffer, offset: number, partition = 0): LogRecord => ({
+  key,
+  value,
+  timestampMs: 1,
+  position: { partition, offset },
+});
 const keyRecord = (key: ContentKey, offset: number) => record(keyIdText(key.id), encodeKeyValue(key), offset);
 const tombstone = (key: ContentKey, offset: number) => record(keyIdText(key.id), Buffer.alloc(0), offset);
 const memoryOf = () => new KeyMemory('keys.t', () => 0);
@@ -47,7 +52,11 @@ memory('a destroy acknowledged ahead of the follower is not undone by the key re
   const keys = memoryOf();
   const key = newKey();
   const id = keyIdText(key.id);
-  keys.written([putWrite([key], (k) => keyIdText(k.id)), { kind: 'destroy', idTexts: [id] }, { kind: 'roll', partitions: [0] }], [5, 6, 7], new Map([[0, 5]]));
+  keys.written(
+    [putWrite([key], (k) => keyIdText(k.id)), { kind: 'destroy', idTexts: [id] }, { kind: 'roll', partitions: [0] }],
+    [5, 6, 7],
+    new Map([[0, 5]]),
+  );
   assert.is(keys.get(id), undefined);
   keys.apply(keyRecord(key, 5));
   assert.is(keys.get(id), undefined, 'the fence holds');
@@ -56,20 +65,27 @@ memory('a destroy acknowledged ahead of the follower is not undone by the key re
   assert.equal(keys.get(id), key, 'the fence went with its tombstone: a later record of the id applies');
 });
 
-memory('a fence the follower has passed goes, and one with an unknown offset goes with the first tombstone read', () => {
-  const keys = memoryOf();
-  const passed = newKey();
-  const unknown = newKey();
-  keys.written([{ kind: 'destroy', idTexts: [keyIdText(passed.id), keyIdText(unknown.id)] }], [3, Infinity], new Map());
-  keys.passed(new Map([[0, 4]]));
-  keys.apply(keyRecord(passed, 9));
-  assert.equal(keys.get(keyIdText(passed.id)), passed, 'no fence left for it');
-  keys.apply(keyRecord(unknown, 10));
-  assert.is(keys.get(keyIdText(unknown.id)), undefined);
-  keys.apply(tombstone(unknown, 11));
-  keys.apply(keyRecord(unknown, 12));
-  assert.equal(keys.get(keyIdText(unknown.id)), unknown);
-});
+memory(
+  'a fence the follower has passed goes, and one with an unknown offset goes with the first tombstone read',
+  () => {
+    const keys = memoryOf();
+    const passed = newKey();
+    const unknown = newKey();
+    keys.written(
+      [{ kind: 'destroy', idTexts: [keyIdText(passed.id), keyIdText(unknown.id)] }],
+      [3, Infinity],
+      new Map(),
+    );
+    keys.passed(new Map([[0, 4]]));
+    keys.apply(keyRecord(passed, 9));
+    assert.equal(keys.get(keyIdText(passed.id)), passed, 'no fence left for it');
+    keys.apply(keyRecord(unknown, 10));
+    assert.is(keys.get(keyIdText(unknown.id)), undefined);
+    keys.apply(tombstone(unknown, 11));
+    keys.apply(keyRecord(unknown, 12));
+    assert.equal(keys.get(keyIdText(unknown.id)), unknown);
+  },
+);
 
 memory('a destroy the follower has already passed leaves no fence', () => {
   const keys = memoryOf();
@@ -81,8 +97,14 @@ memory('a destroy the follower has already passed leaves no fence', () => {
 
 memory('a key record outside its partition is refused (the partition count changed)', () => {
   const keys = new KeyMemory('keys.t', () => 1);
-  assert.throws(() => keys.apply(keyRecord(newKey(), 7)), /key topic keys\.t has a key at partition 0 offset 7 that belongs in partition 1/);
-  assert.throws(() => keys.apply(tombstone(newKey(), 8)), (error: unknown) => error instanceof TopicSettingsError);
+  assert.throws(
+    () => keys.apply(keyRecord(newKey(), 7)),
+    /key topic keys\.t has a key at partition 0 offset 7 that belongs in partition 1/,
+  );
+  assert.throws(
+    () => keys.apply(tombstone(newKey(), 8)),
+    (error: unknown) => error instanceof TopicSettingsError,
+  );
 });
 
 memory('clear forgets every key', () => {

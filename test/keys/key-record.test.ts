@@ -3,7 +3,15 @@
 import { randomBytes } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkContentKey, checkKeyId, decodeKeyRecord, encodeKeyValue, KEY_RECORD_BYTES, KEY_RECORD_FORMAT, ROLL_KEY } from '../../src/keys/key-record.js';
+import {
+  checkContentKey,
+  checkKeyId,
+  decodeKeyRecord,
+  encodeKeyValue,
+  KEY_RECORD_BYTES,
+  KEY_RECORD_FORMAT,
+  ROLL_KEY,
+} from '../../src/keys/key-record.js';
 import { keyIdText, type ContentKey } from '../../src/keys/key-store.js';
 
 const key = (): ContentKey => ({ id: randomBytes(16), secret: randomBytes(32), contentDigest: randomBytes(32) });
@@ -36,14 +44,21 @@ record('another format, another length or a key that is not a canonical key id i
   const id = keyIdText(k.id);
   assert.equal(decodeKeyRecord(id, Buffer.concat([Buffer.from([2]), value.subarray(1)])), { kind: 'unreadable' });
   assert.equal(decodeKeyRecord(id, value.subarray(0, 64)), { kind: 'unreadable' });
-  for (const bad of ['', 'a', 'not base64!', 'A'.repeat(23), 'AB', `${id.slice(0, 21)}B`]) assert.equal(decodeKeyRecord(bad, value), { kind: 'unreadable' }, bad);
+  for (const bad of ['', 'a', 'not base64!', 'A'.repeat(23), 'AB', `${id.slice(0, 21)}B`])
+    assert.equal(decodeKeyRecord(bad, value), { kind: 'unreadable' }, bad);
 });
 
 record('ids of 1 to 16 bytes, 32-byte secrets and digests are written; anything else is a programming error', () => {
   checkKeyId(Buffer.alloc(1));
   checkContentKey(key());
-  assert.throws(() => checkKeyId(Buffer.alloc(0)), (error: unknown) => error instanceof RangeError);
-  assert.throws(() => checkKeyId(Buffer.alloc(17)), (error: unknown) => error instanceof RangeError);
+  assert.throws(
+    () => checkKeyId(Buffer.alloc(0)),
+    (error: unknown) => error instanceof RangeError,
+  );
+  assert.throws(
+    () => checkKeyId(Buffer.alloc(17)),
+    (error: unknown) => error instanceof RangeError,
+  );
   assert.throws(() => checkContentKey({ ...key(), secret: randomBytes(16) }), /secret is 32 bytes/);
   assert.throws(() => checkContentKey({ ...key(), contentDigest: randomBytes(20) }), /digest is 32 bytes/);
 });

@@ -2,7 +2,20 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
-import { encodeHeader, encodeSlot, HEADER_BYTES, headerProblem, KEYS_MAGIC, keyIdOfSlot, SLOT_BYTES, slotOfKeyId, slotPosition, slotSound, SlotState, viewSlot } from '../../src/keys/key-slots.js';
+import {
+  encodeHeader,
+  encodeSlot,
+  HEADER_BYTES,
+  headerProblem,
+  KEYS_MAGIC,
+  keyIdOfSlot,
+  SLOT_BYTES,
+  slotOfKeyId,
+  slotPosition,
+  slotSound,
+  SlotState,
+  viewSlot,
+} from '../../src/keys/key-slots.js';
 import { keyIdText, parseKeyId } from '../../src/keys/key-store.js';
 
 const header = suite('keys.db header');
@@ -16,7 +29,10 @@ header('names the format in its magic bytes and passes its own check', () => {
 });
 
 header('says what is wrong with a header of another file, another format, a flipped bit or another slot size', () => {
-  assert.is(headerProblem(Buffer.from('RSLOG\u0000\u0002\n\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000', 'latin1')), 'it is not a key store (bad magic bytes)');
+  assert.is(
+    headerProblem(Buffer.from('RSLOG\u0000\u0002\n\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0000', 'latin1')),
+    'it is not a key store (bad magic bytes)',
+  );
   const otherFormat = encodeHeader(3);
   assert.is(headerProblem(otherFormat), 'it is a key store of format 3; this version reads formats 1 and 2 only');
   assert.is(headerProblem(encodeHeader(1)), undefined, 'format 1 (no deletion slots) is read');

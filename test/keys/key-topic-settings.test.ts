@@ -3,13 +3,26 @@
 // keep one longer than the bound is refused with one line naming the topic and the setting.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkKeyTopicConfig, erasureWithinMs, KAFKA_CLEANER_DEFAULTS, keyTopicCreationConfig, ROLL_MARGIN_MS, ROLL_SPREAD_MS } from '../../src/log/kafka/key-topic-settings.js';
+import {
+  checkKeyTopicConfig,
+  erasureWithinMs,
+  KAFKA_CLEANER_DEFAULTS,
+  keyTopicCreationConfig,
+  ROLL_MARGIN_MS,
+  ROLL_SPREAD_MS,
+} from '../../src/log/kafka/key-topic-settings.js';
 
 const DAY = 86_400_000;
 const CLEANER = { enabled: true, backoffMs: 1000 };
-const created = (boundMs = DAY, replicationFactor = 1) => new Map(Object.entries(keyTopicCreationConfig(boundMs, replicationFactor)));
+const created = (boundMs = DAY, replicationFactor = 1) =>
+  new Map(Object.entries(keyTopicCreationConfig(boundMs, replicationFactor)));
 
-function refusal(settings: ReadonlyMap<string, string>, boundMs = DAY, cleaner = CLEANER, replicationFactor = 1): string {
+function refusal(
+  settings: ReadonlyMap<string, string>,
+  boundMs = DAY,
+  cleaner = CLEANER,
+  replicationFactor = 1,
+): string {
   try {
     checkKeyTopicConfig('keys.t', settings, replicationFactor, boundMs, cleaner);
   } catch (error) {
@@ -42,12 +55,18 @@ settings('a created topic compacts, never expires a key, and takes half the boun
   assert.ok(check.erasureWithinMs <= DAY / 2 + 75_000);
 });
 
-settings('the erasure bound: the later of the roll (plus its margin) and the compaction lag, then the cleaner back-off and the file deletion delay', () => {
-  const timing = { segmentMs: 3000, maxCompactionLagMs: 6000, minCompactionLagMs: 0, fileDeleteDelayMs: 600 };
-  assert.is(erasureWithinMs(timing, CLEANER), 6000 + 1000 + 600);
-  assert.is(erasureWithinMs({ ...timing, segmentMs: 5900 }, CLEANER), 5900 + ROLL_MARGIN_MS + ROLL_SPREAD_MS + 1000 + 600);
-  assert.is(erasureWithinMs({ ...timing, minCompactionLagMs: 9000 }, CLEANER), 9000 + 1000 + 600);
-});
+settings(
+  'the erasure bound: the later of the roll (plus its margin) and the compaction lag, then the cleaner back-off and the file deletion delay',
+  () => {
+    const timing = { segmentMs: 3000, maxCompactionLagMs: 6000, minCompactionLagMs: 0, fileDeleteDelayMs: 600 };
+    assert.is(erasureWithinMs(timing, CLEANER), 6000 + 1000 + 600);
+    assert.is(
+      erasureWithinMs({ ...timing, segmentMs: 5900 }, CLEANER),
+      5900 + ROLL_MARGIN_MS + ROLL_SPREAD_MS + 1000 + 600,
+    );
+    assert.is(erasureWithinMs({ ...timing, minCompactionLagMs: 9000 }, CLEANER), 9000 + 1000 + 600);
+  },
+);
 
 settings('a topic that is not compacted is refused, naming cleanup.policy', () => {
   assert.match(refusal(new Map([...created(), ['cleanup.policy', 'delete']])), /cleanup\.policy=delete/);
@@ -62,20 +81,35 @@ settings('with the delete policy too, finite retention is refused; infinite rete
   checkKeyTopicConfig('keys.t', new Map([...created(), ['retention.ms', '604800000']]), 1, DAY, CLEANER);
 });
 
-settings('a max.compaction.lag.ms that would keep a destroyed key past the bound is refused, naming it and the value to set', () => {
-  const message = refusal(new Map([...created(12_000), ['max.compaction.lag.ms', '86400000']]), 12_000);
-  assert.match(message, /max\.compaction\.lag\.ms=86400000/);
-  assert.match(message, /REPORTS_KEY_ERASURE_BOUND_MS=12000/);
-  assert.match(message, /--add-config max\.compaction\.lag\.ms=6000/);
-  // Kafka's default, Long.MAX_VALUE: never forced.
-  assert.match(refusal(new Map([...created()].filter(([name]) => name !== 'max.compaction.lag.ms'))), /max\.compaction\.lag\.ms=9223372036854775807/);
-});
+settings(
+  'a max.compaction.lag.ms that would keep a destroyed key past the bound is refused, naming it and the value to set',
+  () => {
+    const message = refusal(new Map([...created(12_000), ['max.compaction.lag.ms', '86400000']]), 12_000);
+    assert.match(message, /max\.compaction\.lag\.ms=86400000/);
+    assert.match(message, /REPORTS_KEY_ERASURE_BOUND_MS=12000/);
+    assert.match(message, /--add-config max\.compaction\.lag\.ms=6000/);
+    // Kafka's default, Long.MAX_VALUE: never forced.
+    assert.match(
+      refusal(new Map([...created()].filter(([name]) => name !== 'max.compaction.lag.ms'))),
+      /max\.compaction\.lag\.ms=9223372036854775807/,
+    );
+  },
+);
 
-settings('so are a long min.compaction.lag.ms and file.delete.delay.ms, and a slow cleaner names the brokers\' back-off', () => {
-  assert.match(refusal(new Map([...created(12_000), ['min.compaction.lag.ms', '60000']]), 12_000), /min\.compaction\.lag\.ms=60000/);
-  assert.match(refusal(new Map([...created(12_000), ['file.delete.delay.ms', '60000']]), 12_000), /file\.delete\.delay\.ms=60000/);
-  assert.match(refusal(created(12_000), 12_000, KAFKA_CLEANER_DEFAULTS), /log\.cleaner\.backoff\.ms=15000/);
-});
+settings(
+  "so are a long min.compaction.lag.ms and file.delete.delay.ms, and a slow cleaner names the brokers' back-off",
+  () => {
+    assert.match(
+      refusal(new Map([...created(12_000), ['min.compaction.lag.ms', '60000']]), 12_000),
+      /min\.compaction\.lag\.ms=60000/,
+    );
+    assert.match(
+      refusal(new Map([...created(12_000), ['file.delete.delay.ms', '60000']]), 12_000),
+      /file\.delete\.delay\.ms=60000/,
+    );
+    assert.match(refusal(created(12_000), 12_000, KAFKA_CLEANER_DEFAULTS), /log\.cleaner\.backoff\.ms=15000/);
+  },
+);
 
 settings('a long segment.ms alone is no refusal: the compaction lag rolls the segment', () => {
   checkKeyTopicConfig('keys.t', new Map([...created(12_000), ['segment.ms', '604800000']]), 1, 12_000, CLEANER);
@@ -83,11 +117,20 @@ settings('a long segment.ms alone is no refusal: the compaction lag rolls the se
 
 settings('a broker without a log cleaner and unclean leader election are refused', () => {
   assert.match(refusal(created(), DAY, { enabled: false, backoffMs: 1000 }), /log\.cleaner\.enable=false/);
-  assert.match(refusal(new Map([...created(), ['unclean.leader.election.enable', 'true']])), /unclean\.leader\.election\.enable=true/);
+  assert.match(
+    refusal(new Map([...created(), ['unclean.leader.election.enable', 'true']])),
+    /unclean\.leader\.election\.enable=true/,
+  );
 });
 
 settings('a replicated topic with min.insync.replicas=1 starts with a warning naming the fix', () => {
-  const { warnings, minInsyncReplicas, maxMessageBytes } = checkKeyTopicConfig('keys.t', new Map([...created(DAY, 3), ['min.insync.replicas', '1'], ['max.message.bytes', '2000000']]), 3, DAY, CLEANER);
+  const { warnings, minInsyncReplicas, maxMessageBytes } = checkKeyTopicConfig(
+    'keys.t',
+    new Map([...created(DAY, 3), ['min.insync.replicas', '1'], ['max.message.bytes', '2000000']]),
+    3,
+    DAY,
+    CLEANER,
+  );
   assert.is(minInsyncReplicas, 1);
   assert.is(maxMessageBytes, 2_000_000);
   assert.is(warnings.length, 1);

@@ -44,7 +44,11 @@ slots('holds more keys than one chunk, and clear forgets them all', () => {
   assert.is(table.size, 5000);
   assert.equal(table.get(ids[4999] as string)?.secret, (material[4999] as Buffer).subarray(0, 32));
   table.set(ids[0] as string, material[1] as Buffer);
-  assert.equal(table.get(ids[0] as string)?.secret, (material[1] as Buffer).subarray(0, 32), 'a second set replaces the key in place');
+  assert.equal(
+    table.get(ids[0] as string)?.secret,
+    (material[1] as Buffer).subarray(0, 32),
+    'a second set replaces the key in place',
+  );
   assert.is(table.size, 5000);
   table.clear();
   assert.is(table.size, 0);

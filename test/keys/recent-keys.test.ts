@@ -9,12 +9,20 @@ import { RecentKeys } from '../../src/keys/recent-keys.js';
 
 const recent = suite('RecentKeys');
 
-const keyOf = (slot: number): ContentKey => ({ id: keyIdOfSlot(slot), secret: randomBytes(32), contentDigest: randomBytes(32) });
+const keyOf = (slot: number): ContentKey => ({
+  id: keyIdOfSlot(slot),
+  secret: randomBytes(32),
+  contentDigest: randomBytes(32),
+});
 
 recent('keeps a copy of a key by its slot, and hands out copies', () => {
   const keys = new RecentKeys(8);
   const key = keyOf(5);
-  const expected = { id: keyIdOfSlot(5), secret: Buffer.from(key.secret), contentDigest: Buffer.from(key.contentDigest) };
+  const expected = {
+    id: keyIdOfSlot(5),
+    secret: Buffer.from(key.secret),
+    contentDigest: Buffer.from(key.contentDigest),
+  };
   keys.remember(5, key);
   key.secret.fill(7);
   assert.equal(keys.get(5), expected, 'its own copy');
@@ -27,7 +35,8 @@ recent('holds the newest puts in slot order, each in place of the one capacity s
   const keys = new RecentKeys(4);
   const put = Array.from({ length: 10 }, (_, slot) => keyOf(slot));
   put.forEach((key, slot) => keys.remember(slot, key));
-  for (let slot = 0; slot < 6; slot += 1) assert.is(keys.get(slot), undefined, `slot ${slot} gave its entry to slot ${slot + 4}`);
+  for (let slot = 0; slot < 6; slot += 1)
+    assert.is(keys.get(slot), undefined, `slot ${slot} gave its entry to slot ${slot + 4}`);
   for (let slot = 6; slot < 10; slot += 1) assert.equal(keys.get(slot)?.secret, put[slot]?.secret);
 });
 
@@ -39,7 +48,10 @@ recent('forgets a key by zeroing its entry, and leaves the entry alone when anot
   keys.forget(9);
   assert.is(keys.get(9), undefined);
   const bytes = (keys as unknown as { bytes: Buffer }).bytes;
-  assert.ok(bytes.every((byte) => byte === 0), 'no byte of the secret or the digest is left');
+  assert.ok(
+    bytes.every((byte) => byte === 0),
+    'no byte of the secret or the digest is left',
+  );
 });
 
 recent.run();

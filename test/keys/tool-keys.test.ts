@@ -21,23 +21,26 @@ tool.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-tool('reads a key as keys.db holds it when asked: put after the tool opened it, gone once destroyed', async ({ dir }) => {
-  const keys = fileToolKeys(dir);
-  const store = await openFileKeyStore({ dir, logger: memoryLogger().logger, create: true });
-  try {
-    const key = store.mint(digestOf('a name'));
-    assert.is(await keys.get(key.id), undefined, 'not put yet');
-    await store.put([key]);
-    assert.equal(await keys.get(key.id), key);
-    assert.is(await keys.get(Buffer.alloc(3)), undefined, 'an id of another length names no slot');
-    await store.destroy([key.id]);
-    assert.is(await keys.get(key.id), undefined);
-  } finally {
-    await store.close();
-    await keys.close();
-  }
-  assert.is(await keys.get(Buffer.alloc(6)), undefined, 'closed: nothing is read');
-});
+tool(
+  'reads a key as keys.db holds it when asked: put after the tool opened it, gone once destroyed',
+  async ({ dir }) => {
+    const keys = fileToolKeys(dir);
+    const store = await openFileKeyStore({ dir, logger: memoryLogger().logger, create: true });
+    try {
+      const key = store.mint(digestOf('a name'));
+      assert.is(await keys.get(key.id), undefined, 'not put yet');
+      await store.put([key]);
+      assert.equal(await keys.get(key.id), key);
+      assert.is(await keys.get(Buffer.alloc(3)), undefined, 'an id of another length names no slot');
+      await store.destroy([key.id]);
+      assert.is(await keys.get(key.id), undefined);
+    } finally {
+      await store.close();
+      await keys.close();
+    }
+    assert.is(await keys.get(Buffer.alloc(6)), undefined, 'closed: nothing is read');
+  },
+);
 
 tool('holds no key where there is no keys.db (a store written before erasure)', async ({ dir }) => {
   const keys = fileToolKeys(dir);
@@ -46,7 +49,7 @@ tool('holds no key where there is no keys.db (a store written before erasure)', 
   await keys.close();
 });
 
-tool('refuses a keys.db whose header is not a key store\'s, naming the file', async ({ dir }) => {
+tool("refuses a keys.db whose header is not a key store's, naming the file", async ({ dir }) => {
   await writeFile(join(dir, 'keys.db'), Buffer.alloc(64, 0x41));
   try {
     await openKeysForReading(dir);

@@ -74,24 +74,30 @@ batcher('an append already in a flush when its signal aborts gets the flush resu
 batcher('a failed flush rejects every append of its batch', async () => {
   const batch = new Batcher<number, number>(() => Promise.reject(new Error('disk gone')));
   const errors = await Promise.all([rejection(batch.add(1)), rejection(batch.add(2))]);
-  assert.equal(errors.map((error) => (error as Error).message), ['disk gone', 'disk gone']);
+  assert.equal(
+    errors.map((error) => (error as Error).message),
+    ['disk gone', 'disk gone'],
+  );
 });
 
-batcher('an append whose timeout passes while waiting is rejected with AppendTimeoutError and leaves the queue', async () => {
-  const { flush, release, flushed } = hungFlush();
-  const batch = new Batcher(flush, { maxPending: 1 });
-  const first = batch.add(1);
-  const waiting = batch.add(2, undefined, 10);
-  assert.is(batch.pending, 1);
-  const error = await withTimeout(rejection(waiting), 1000, 'the timed-out append to be rejected');
-  assert.instance(error, AppendTimeoutError);
-  assert.is((error as AppendTimeoutError).timeoutMs, 10);
-  assert.is(batch.pending, 0);
-  const next = batch.add(3);
-  release();
-  assert.equal(await Promise.all([first, next]), [10, 30]);
-  assert.equal(flushed, [[1], [3]]);
-});
+batcher(
+  'an append whose timeout passes while waiting is rejected with AppendTimeoutError and leaves the queue',
+  async () => {
+    const { flush, release, flushed } = hungFlush();
+    const batch = new Batcher(flush, { maxPending: 1 });
+    const first = batch.add(1);
+    const waiting = batch.add(2, undefined, 10);
+    assert.is(batch.pending, 1);
+    const error = await withTimeout(rejection(waiting), 1000, 'the timed-out append to be rejected');
+    assert.instance(error, AppendTimeoutError);
+    assert.is((error as AppendTimeoutError).timeoutMs, 10);
+    assert.is(batch.pending, 0);
+    const next = batch.add(3);
+    release();
+    assert.equal(await Promise.all([first, next]), [10, 30]);
+    assert.equal(flushed, [[1], [3]]);
+  },
+);
 
 batcher('an append whose timeout passes during its flush is rejected then, without waiting for the flush', async () => {
   const { flush, release } = hungFlush();
@@ -103,39 +109,47 @@ batcher('an append whose timeout passes during its flush is rejected then, witho
   await batch.idle();
 });
 
-batcher('an append acknowledged within its timeout resolves, and a timeout that is already over refuses it', async () => {
-  const batch = new Batcher((values: number[]) => Promise.resolve(values.map((value) => value + 1)));
-  assert.is(await batch.add(1, undefined, 1000), 2);
-  assert.instance(await rejection(batch.add(1, undefined, 0)), AppendTimeoutError);
-  assert.is(batch.pending, 0);
-});
+batcher(
+  'an append acknowledged within its timeout resolves, and a timeout that is already over refuses it',
+  async () => {
+    const batch = new Batcher((values: number[]) => Promise.resolve(values.map((value) => value + 1)));
+    assert.is(await batch.add(1, undefined, 1000), 2);
+    assert.instance(await rejection(batch.add(1, undefined, 0)), AppendTimeoutError);
+    assert.is(batch.pending, 0);
+  },
+);
 
 batcher.run();
 
 const shared = suite('sharedRead');
 
-shared('callers that arrive while a read is out share the next read, each getting a result read after it asked', async () => {
-  const reads: ReturnType<typeof deferred<number>>[] = [];
-  const read = sharedRead(() => {
-    const next = deferred<number>();
-    reads.push(next);
-    return next.promise;
-  });
-  const first = read();
-  const [second, third] = [read(), read()];
-  assert.is(reads.length, 1);
-  reads[0]?.resolve(1);
-  assert.is(await first, 1);
-  // The first read may have been sent before the others asked: they wait for one of their own.
-  await new Promise((resolve) => setImmediate(resolve));
-  assert.is(reads.length, 2);
-  reads[1]?.resolve(2);
-  assert.equal(await Promise.all([second, third]), [2, 2]);
-});
+shared(
+  'callers that arrive while a read is out share the next read, each getting a result read after it asked',
+  async () => {
+    const reads: ReturnType<typeof deferred<number>>[] = [];
+    const read = sharedRead(() => {
+      const next = deferred<number>();
+      reads.push(next);
+      return next.promise;
+    });
+    const first = read();
+    const [second, third] = [read(), read()];
+    assert.is(reads.length, 1);
+    reads[0]?.resolve(1);
+    assert.is(await first, 1);
+    // The first read may have been sent before the others asked: they wait for one of their own.
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.is(reads.length, 2);
+    reads[1]?.resolve(2);
+    assert.equal(await Promise.all([second, third]), [2, 2]);
+  },
+);
 
 shared('a failed read fails its callers only; a caller that came while it was out reads again', async () => {
   let calls = 0;
-  const read = sharedRead(() => ((calls += 1) === 1 ? Promise.reject(new Error('broker away')) : Promise.resolve(calls)));
+  const read = sharedRead(() =>
+    (calls += 1) === 1 ? Promise.reject(new Error('broker away')) : Promise.resolve(calls),
+  );
   const [failed, later] = [read(), read()];
   assert.is(((await rejection(failed)) as Error).message, 'broker away');
   assert.is(await later, 2);

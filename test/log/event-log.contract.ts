@@ -5,7 +5,14 @@
 // are learnt from head(), never assumed to be 0. `dispose` must work after the test closed the log.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LogUnavailableError, type Cursor, type EventLog, type LogMessage, type LogPosition, type LogRecord } from '../../src/log/event-log.js';
+import {
+  LogUnavailableError,
+  type Cursor,
+  type EventLog,
+  type LogMessage,
+  type LogPosition,
+  type LogRecord,
+} from '../../src/log/event-log.js';
 import { collect, deferred, rejection, withTimeout } from '../helpers/async.js';
 import { followRecords, readRecords } from '../../src/log/record-batches.js';
 import { activeResources, untilNoMoreThan } from '../helpers/resources.js';
@@ -19,7 +26,10 @@ export interface OpenedLog {
 const GUARD_MS = 15_000;
 
 const at = ({ partition, offset }: LogPosition) => `${partition}:${offset}`;
-const message = (key: string, value: string | Buffer): LogMessage => ({ key, value: Buffer.isBuffer(value) ? value : Buffer.from(value, 'utf8') });
+const message = (key: string, value: string | Buffer): LogMessage => ({
+  key,
+  value: Buffer.isBuffer(value) ? value : Buffer.from(value, 'utf8'),
+});
 
 /** Every byte value, so a value that does not survive as raw bytes (e.g. through a UTF-8 string) is caught. */
 const ALL_BYTES = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
@@ -48,7 +58,10 @@ function assertOrderedPerPartition(records: readonly LogRecord[]): void {
   const last = new Map<number, number>();
   for (const { position } of records) {
     const previous = last.get(position.partition);
-    assert.ok(previous === undefined || position.offset > previous, `offset ${position.offset} after ${previous} in partition ${position.partition}`);
+    assert.ok(
+      previous === undefined || position.offset > previous,
+      `offset ${position.offset} after ${previous} in partition ${position.partition}`,
+    );
     last.set(position.partition, position.offset);
   }
 }
@@ -78,7 +91,7 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
     context.opened = undefined;
   });
 
-  contract('append returns one position per message, in order, in the key\'s partition', async ({ log }) => {
+  contract("append returns one position per message, in order, in the key's partition", async ({ log }) => {
     const positions = await log.append([message('7', 'a'), message('7', 'b'), message('7', 'c')]);
     assert.is(positions.length, 3);
     const [first, second, third] = positions as [LogPosition, LogPosition, LogPosition];
@@ -100,18 +113,28 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
       const position = positions[i] as LogPosition;
       assert.is(partitionOf.get(key) ?? position.partition, position.partition, `key ${key} changed partition`);
       partitionOf.set(key, position.partition);
-      assert.ok(position.offset > (lastOffset.get(position.partition) ?? -1), `offset ${at(position)} did not increase`);
+      assert.ok(
+        position.offset > (lastOffset.get(position.partition) ?? -1),
+        `offset ${at(position)} did not increase`,
+      );
       lastOffset.set(position.partition, position.offset);
     });
   });
 
   contract('read from an empty cursor returns everything appended, keys and values byte-exact', async ({ log }) => {
-    const messages = [message('5', '{"json":true}'), message('-5', ALL_BYTES), message('5', 'ünïcödé ☃ 🚀'), message('12', Buffer.alloc(70_000, 0x5a))];
+    const messages = [
+      message('5', '{"json":true}'),
+      message('-5', ALL_BYTES),
+      message('5', 'ünïcödé ☃ 🚀'),
+      message('12', Buffer.alloc(70_000, 0x5a)),
+    ];
     const positions = await log.append(messages);
     const read = await withTimeout(collect(readRecords(log, new Map())), GUARD_MS, 'read() to end');
     assertOrderedPerPartition(read);
     const found = byPosition(read);
-    messages.forEach((m, i) => assertSameRecord(found.get(at(positions[i] as LogPosition)), m, positions[i] as LogPosition));
+    messages.forEach((m, i) =>
+      assertSameRecord(found.get(at(positions[i] as LogPosition)), m, positions[i] as LogPosition),
+    );
   });
 
   contract('read from the head at open returns exactly the records appended since', async ({ log, start }) => {
@@ -120,7 +143,9 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
     const read = await withTimeout(collect(readRecords(log, start)), GUARD_MS, 'read() to end');
     assert.is(read.length, messages.length);
     const found = byPosition(read);
-    messages.forEach((m, i) => assertSameRecord(found.get(at(positions[i] as LogPosition)), m, positions[i] as LogPosition));
+    messages.forEach((m, i) =>
+      assertSameRecord(found.get(at(positions[i] as LogPosition)), m, positions[i] as LogPosition),
+    );
   });
 
   contract('read from a mid cursor returns only the records after it', async ({ log }) => {
@@ -130,8 +155,14 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
     const cursor = new Map(await log.head());
     cursor.set(middle.partition, middle.offset);
     const read = await withTimeout(collect(readRecords(log, cursor)), GUARD_MS, 'read() to end');
-    assert.equal(read.map((r) => r.value.toString('utf8')), ['record 3', 'record 4', 'record 5']);
-    assert.equal(read.map((r) => r.position), positions.slice(3));
+    assert.equal(
+      read.map((r) => r.value.toString('utf8')),
+      ['record 3', 'record 4', 'record 5'],
+    );
+    assert.equal(
+      read.map((r) => r.position),
+      positions.slice(3),
+    );
   });
 
   contract('read ends at the head seen when it started', async ({ log, start }) => {
@@ -163,7 +194,8 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
       const moved = (head.get(partition) ?? 0) - (start.get(partition) ?? 0);
       assert.is(moved, appended.get(partition) ?? 0, `partition ${partition}`);
     }
-    for (const position of positions) assert.ok((head.get(position.partition) ?? 0) > position.offset, `head passed ${at(position)}`);
+    for (const position of positions)
+      assert.ok((head.get(position.partition) ?? 0) > position.offset, `head passed ${at(position)}`);
   });
 
   contract('follow yields the existing records, then new ones, and stops on abort', async ({ log, start }) => {
@@ -189,34 +221,50 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
     // Abort while follow() waits for records that will never come: it must end, not hang.
     controller.abort();
     await withTimeout(following, GUARD_MS, 'follow() to end after abort');
-    assert.equal(seen.map((r) => r.value.toString('utf8')), ['old 1', 'old 2', 'new 1', 'new 2']);
-    assert.equal(seen.map((r) => r.position), [...existing, ...added]);
+    assert.equal(
+      seen.map((r) => r.value.toString('utf8')),
+      ['old 1', 'old 2', 'new 1', 'new 2'],
+    );
+    assert.equal(
+      seen.map((r) => r.position),
+      [...existing, ...added],
+    );
   });
 
   contract('follow with an aborted signal yields nothing and ends', async ({ log, start }) => {
     await log.append([message('22', 'x')]);
     const controller = new AbortController();
     controller.abort();
-    assert.equal(await withTimeout(collect(followRecords(log, start, { signal: controller.signal })), GUARD_MS, 'follow() with an aborted signal'), []);
+    assert.equal(
+      await withTimeout(
+        collect(followRecords(log, start, { signal: controller.signal })),
+        GUARD_MS,
+        'follow() with an aborted signal',
+      ),
+      [],
+    );
   });
 
-  contract('reads and follows, ended or aborted, leave no socket, timer or fetch loop behind', async ({ log, start }) => {
-    // Records in several partitions (on Kafka), so several fetch loops start together on one broker.
-    await log.append(['31', '32', '33', '34', '35', '36'].map((key) => message(key, `kept ${key}`)));
-    // Once, so what the log opens for good (the first read's connections) is counted as before.
-    await withTimeout(collect(readRecords(log, start)), GUARD_MS, 'a first read');
-    const before = activeResources();
-    for (let round = 0; round < 10; round += 1) {
-      await withTimeout(collect(readRecords(log, start)), GUARD_MS, 'a read to its end');
-      // A follow left after its first record, and one aborted while it waits at the head.
-      for await (const _record of followRecords(log, start)) break;
-      const controller = new AbortController();
-      const following = collect(followRecords(log, await log.head(), { signal: controller.signal }));
-      setTimeout(() => controller.abort(), round * 20);
-      await withTimeout(following, GUARD_MS, 'an aborted follow to end');
-    }
-    await untilNoMoreThan(before);
-  });
+  contract(
+    'reads and follows, ended or aborted, leave no socket, timer or fetch loop behind',
+    async ({ log, start }) => {
+      // Records in several partitions (on Kafka), so several fetch loops start together on one broker.
+      await log.append(['31', '32', '33', '34', '35', '36'].map((key) => message(key, `kept ${key}`)));
+      // Once, so what the log opens for good (the first read's connections) is counted as before.
+      await withTimeout(collect(readRecords(log, start)), GUARD_MS, 'a first read');
+      const before = activeResources();
+      for (let round = 0; round < 10; round += 1) {
+        await withTimeout(collect(readRecords(log, start)), GUARD_MS, 'a read to its end');
+        // A follow left after its first record, and one aborted while it waits at the head.
+        for await (const _record of followRecords(log, start)) break;
+        const controller = new AbortController();
+        const following = collect(followRecords(log, await log.head(), { signal: controller.signal }));
+        setTimeout(() => controller.abort(), round * 20);
+        await withTimeout(following, GUARD_MS, 'an aborted follow to end');
+      }
+      await untilNoMoreThan(before);
+    },
+  );
 
   contract('gives 64 concurrent appenders distinct positions and reads every record back', async ({ log, start }) => {
     const callers = 64;
@@ -234,7 +282,9 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
         return { sent, positions };
       }),
     );
-    const all = results.flatMap(({ sent, positions }) => sent.map((m, i) => ({ m, position: positions[i] as LogPosition })));
+    const all = results.flatMap(({ sent, positions }) =>
+      sent.map((m, i) => ({ m, position: positions[i] as LogPosition })),
+    );
     assert.is(new Set(all.map(({ position }) => at(position))).size, callers * perCaller, 'positions are distinct');
     const read = await withTimeout(collect(readRecords(log, start)), GUARD_MS, 'read() of the concurrent appends');
     assert.is(read.length, callers * perCaller);
@@ -256,7 +306,10 @@ export function eventLogContract(name: string, open: () => Promise<OpenedLog>): 
     await log.append([message('24', 'c')]);
     const after = log.stats();
     assert.is(after.appends - before.appends, 3);
-    assert.ok(after.flushes - before.flushes >= 1 && after.flushes - before.flushes <= 3, `flushes ${before.flushes} -> ${after.flushes}`);
+    assert.ok(
+      after.flushes - before.flushes >= 1 && after.flushes - before.flushes <= 3,
+      `flushes ${before.flushes} -> ${after.flushes}`,
+    );
   });
 
   contract('health() says available while open', ({ log }) => {

@@ -39,57 +39,87 @@ withSmallDisks('full data directory', () => {
     await disk.unmount();
   });
 
-  full('answers 503 while the disk is full, tells /readyz, resumes by itself once space is freed, and loses nothing acknowledged', async ({ disk }) => {
-    const dataDir = join(disk.dir, 'data');
-    let server = await startTestServer(env, { dataDir });
-    const acknowledged: number[] = [];
-    try {
-      const filler = join(disk.dir, 'filler');
-      await truncate(filler, (await fillDisk(filler).catch(() => 0)) - 48 * 1024).catch(() => undefined);
-      // Writes until the disk refuses some (about 48 KB of room: a few dozen 1 KB reports).
-      const refused: number[] = [];
-      for (let id = 1; id <= 400 && refused.length < 20; id += 10) {
-        const ids = Array.from({ length: 10 }, (_, i) => id + i);
-        const statuses = await Promise.all(ids.map(async (each) => (await postReport(server, String(each), nameOf(each))).status));
-        statuses.forEach((status, i) => {
-          if (status === 200) acknowledged.push(ids[i] as number);
-          else if (status === 503) refused.push(ids[i] as number);
-          else assert.unreachable(`report ${ids[i]}: status ${status}`);
-        });
-      }
-      assert.ok(refused.length > 0, 'the full disk refused writes');
-      assert.ok(acknowledged.length > 0, 'writes were taken before the disk filled');
-      assert.is(await readyStatus(server), 503, '/readyz while the disk is full');
-      assert.ok(server.logLines().some((line) => line['msg'] === 'the disk of the event log is full: writes answer 503 until space is freed'));
-      assert.ok(server.logLines().some((line) => line['msg'] === 'skipped a snapshot: it would leave the event log too little free space'));
-      // A backup onto the full disk fails, saying why, and leaves no backup behind.
-      const backupDir = join(disk.dir, 'backup');
-      const failedBackup = await reports(['backup', backupDir], { env: { REPORTS_DATA_DIR: dataDir } });
-      assert.is.not(failedBackup.code, 0, 'a backup onto a full disk fails');
-      assert.match(failedBackup.stderr, /ENOSPC|free space|full/i, `the backup's error: ${failedBackup.stderr}`);
-      assert.is(existsSync(join(backupDir, MANIFEST_NAME)), false, 'what the failed backup left does not pass for a backup');
+  full(
+    'answers 503 while the disk is full, tells /readyz, resumes by itself once space is freed, and loses nothing acknowledged',
+    async ({ disk }) => {
+      const dataDir = join(disk.dir, 'data');
+      let server = await startTestServer(env, { dataDir });
+      const acknowledged: number[] = [];
+      try {
+        const filler = join(disk.dir, 'filler');
+        await truncate(filler, (await fillDisk(filler).catch(() => 0)) - 48 * 1024).catch(() => undefined);
+        // Writes until the disk refuses some (about 48 KB of room: a few dozen 1 KB reports).
+        const refused: number[] = [];
+        for (let id = 1; id <= 400 && refused.length < 20; id += 10) {
+          const ids = Array.from({ length: 10 }, (_, i) => id + i);
+          const statuses = await Promise.all(
+            ids.map(async (each) => (await postReport(server, String(each), nameOf(each))).status),
+          );
+          statuses.forEach((status, i) => {
+            if (status === 200) acknowledged.push(ids[i] as number);
+            else if (status === 503) refused.push(ids[i] as number);
+            else assert.unreachable(`report ${ids[i]}: status ${status}`);
+          });
+        }
+        assert.ok(refused.length > 0, 'the full disk refused writes');
+        assert.ok(acknowledged.length > 0, 'writes were taken before the disk filled');
+        assert.is(await readyStatus(server), 503, '/readyz while the disk is full');
+        assert.ok(
+          server
+            .logLines()
+            .some(
+              (line) => line['msg'] === 'the disk of the event log is full: writes answer 503 until space is freed',
+            ),
+        );
+        assert.ok(
+          server
+            .logLines()
+            .some((line) => line['msg'] === 'skipped a snapshot: it would leave the event log too little free space'),
+        );
+        // A backup onto the full disk fails, saying why, and leaves no backup behind.
+        const backupDir = join(disk.dir, 'backup');
+        const failedBackup = await reports(['backup', backupDir], { env: { REPORTS_DATA_DIR: dataDir } });
+        assert.is.not(failedBackup.code, 0, 'a backup onto a full disk fails');
+        assert.match(failedBackup.stderr, /ENOSPC|free space|full/i, `the backup's error: ${failedBackup.stderr}`);
+        assert.is(
+          existsSync(join(backupDir, MANIFEST_NAME)),
+          false,
+          'what the failed backup left does not pass for a backup',
+        );
 
-      // The operator frees space: the service takes writes again, no restart.
-      await rm(filler);
-      await until(async () => (await readyStatus(server)) === 200, '/readyz 200 after space was freed', { timeoutMs: 10_000, everyMs: 100 });
-      for (const id of refused) assert.is((await postReport(server, String(id), nameOf(id))).status, 200, `report ${id} after space was freed`);
-      acknowledged.push(...refused);
-      assert.ok(server.logLines().some((line) => line['msg'] === 'the event log takes writes again: space was freed'));
-      for (const id of acknowledged) assert.is(await nameStored(server, id), nameOf(id), `report ${id}`);
-      const backup = await reports(['backup', backupDir], { env: { REPORTS_DATA_DIR: dataDir } });
-      assert.is(backup.code, 0, `the backup once space was freed: ${backup.stderr}`);
-    } finally {
-      await server.close();
-    }
-    // A restart reads the log and keys.db as they were cut back: every acknowledged report, its content opened.
-    server = await startTestServer(env, { dataDir });
-    try {
-      for (const id of acknowledged) assert.is(await nameStored(server, id), nameOf(id), `report ${id} after a restart`);
-      assert.is((await postReport(server, '100000', nameOf(100000))).status, 200);
-    } finally {
-      await server.close();
-    }
-  });
+        // The operator frees space: the service takes writes again, no restart.
+        await rm(filler);
+        await until(async () => (await readyStatus(server)) === 200, '/readyz 200 after space was freed', {
+          timeoutMs: 10_000,
+          everyMs: 100,
+        });
+        for (const id of refused)
+          assert.is(
+            (await postReport(server, String(id), nameOf(id))).status,
+            200,
+            `report ${id} after space was freed`,
+          );
+        acknowledged.push(...refused);
+        assert.ok(
+          server.logLines().some((line) => line['msg'] === 'the event log takes writes again: space was freed'),
+        );
+        for (const id of acknowledged) assert.is(await nameStored(server, id), nameOf(id), `report ${id}`);
+        const backup = await reports(['backup', backupDir], { env: { REPORTS_DATA_DIR: dataDir } });
+        assert.is(backup.code, 0, `the backup once space was freed: ${backup.stderr}`);
+      } finally {
+        await server.close();
+      }
+      // A restart reads the log and keys.db as they were cut back: every acknowledged report, its content opened.
+      server = await startTestServer(env, { dataDir });
+      try {
+        for (const id of acknowledged)
+          assert.is(await nameStored(server, id), nameOf(id), `report ${id} after a restart`);
+        assert.is((await postReport(server, '100000', nameOf(100000))).status, 200);
+      } finally {
+        await server.close();
+      }
+    },
+  );
 
   full.run();
 });

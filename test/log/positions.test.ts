@@ -4,14 +4,27 @@ import { formatCursor, formatPosition, parseCursor } from '../../src/log/positio
 
 const parse = suite('parseCursor');
 
-parse('reads N as the file log\'s one partition and P:O,… as partitions and offsets', () => {
+parse("reads N as the file log's one partition and P:O,… as partitions and offsets", () => {
   assert.equal(parseCursor('17'), new Map([[0, 17]]));
-  assert.equal(parseCursor('0:4,2:9'), new Map([[0, 4], [2, 9]]));
-  assert.equal(parseCursor('1:3, 0:2'), new Map([[1, 3], [0, 2]]));
+  assert.equal(
+    parseCursor('0:4,2:9'),
+    new Map([
+      [0, 4],
+      [2, 9],
+    ]),
+  );
+  assert.equal(
+    parseCursor('1:3, 0:2'),
+    new Map([
+      [1, 3],
+      [0, 2],
+    ]),
+  );
 });
 
 parse('refuses what is not a position', () => {
-  for (const text of ['', ' ', '-1', '1.5', '1e3', '0x10', 'a', '0:', ':1', '0:1,', '0:1:2', '0:-1', '+1']) assert.is(parseCursor(text), undefined, JSON.stringify(text));
+  for (const text of ['', ' ', '-1', '1.5', '1e3', '0x10', 'a', '0:', ':1', '0:1,', '0:1:2', '0:-1', '+1'])
+    assert.is(parseCursor(text), undefined, JSON.stringify(text));
 });
 
 parse('refuses a number too large to be held exactly, rather than reading another', () => {
@@ -28,8 +41,31 @@ const format = suite('formatPosition and formatCursor');
 format('write N on the file log and P:O on Kafka, partitions in order', () => {
   assert.is(formatPosition({ partition: 0, offset: 5 }, 'file'), '5');
   assert.is(formatPosition({ partition: 2, offset: 5 }, 'kafka'), '2:5');
-  assert.is(formatCursor(new Map([[2, 1], [0, 7]]), 'kafka'), '0:7,2:1');
-  assert.equal(parseCursor(formatCursor(new Map([[2, 1], [0, 7]]), 'kafka')), new Map([[0, 7], [2, 1]]));
+  assert.is(
+    formatCursor(
+      new Map([
+        [2, 1],
+        [0, 7],
+      ]),
+      'kafka',
+    ),
+    '0:7,2:1',
+  );
+  assert.equal(
+    parseCursor(
+      formatCursor(
+        new Map([
+          [2, 1],
+          [0, 7],
+        ]),
+        'kafka',
+      ),
+    ),
+    new Map([
+      [0, 7],
+      [2, 1],
+    ]),
+  );
 });
 
 format.run();

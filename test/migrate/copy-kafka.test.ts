@@ -12,13 +12,26 @@ import type { MigrationTarget } from '../../src/migrate/target-writer.js';
 import { replaySummary } from '../helpers/cli.js';
 import { serverDigest } from '../helpers/digest.js';
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
-import { fileSource, fileTarget, kafkaSource, kafkaTarget, stoppingAt, StoppedHere, writeFileSource, type Closable } from '../helpers/migration.js';
+import {
+  fileSource,
+  fileTarget,
+  kafkaSource,
+  kafkaTarget,
+  stoppingAt,
+  StoppedHere,
+  writeFileSource,
+  type Closable,
+} from '../helpers/migration.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
 type Open<T> = () => Promise<Closable<T>>;
 
 /** Copies from `source` to `target`, stopped at write `stopAt` when given: whether it stopped. */
-async function copy(openSource: Open<MigrationSource>, openTarget: Open<MigrationTarget>, stopAt?: number): Promise<{ stopped: boolean; digests?: [string, string] }> {
+async function copy(
+  openSource: Open<MigrationSource>,
+  openTarget: Open<MigrationTarget>,
+  stopAt?: number,
+): Promise<{ stopped: boolean; digests?: [string, string] }> {
   const [source, target] = [await openSource(), await openTarget()];
   try {
     const end = stopAt === undefined ? target.end : stoppingAt(target.end, stopAt).end;
@@ -37,7 +50,11 @@ async function copy(openSource: Open<MigrationSource>, openTarget: Open<Migratio
  * For each k, a fresh target stopped at its k-th write, checked by `usable` and completed by a rerun;
  * until a copy needs fewer writes than k. Returns how many stops there were.
  */
-async function stopEverywhere(openSource: Open<MigrationSource>, freshTarget: () => Promise<Open<MigrationTarget>>, usable: (k: number) => Promise<void>): Promise<number> {
+async function stopEverywhere(
+  openSource: Open<MigrationSource>,
+  freshTarget: () => Promise<Open<MigrationTarget>>,
+  usable: (k: number) => Promise<void>,
+): Promise<number> {
   for (let k = 1; ; k += 1) {
     const openTarget = await freshTarget();
     if (!(await copy(openSource, openTarget, k)).stopped) return k - 1;
@@ -55,26 +72,38 @@ async function expectUsable(start: () => Promise<TestServer>, env: Env, k: numbe
 }
 
 withKafka('copyLog with Kafka', (brokers) => {
-  const stops = suite<{ dirs: string[]; topics: string[] }>('copyLog: stopped before any one of its writes, with Kafka', { dirs: [], topics: [] });
+  const stops = suite<{ dirs: string[]; topics: string[] }>(
+    'copyLog: stopped before any one of its writes, with Kafka',
+    { dirs: [], topics: [] },
+  );
   stops.after(async ({ dirs, topics }) => {
     await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-    await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: topics.flatMap((topic) => [topic, `${topic}.keys`]) }));
+    await withAdmin(brokers, (admin) =>
+      admin.deleteTopics({ topics: topics.flatMap((topic) => [topic, `${topic}.keys`]) }),
+    );
   });
 
-  stops('into a topic: a server starts on what it left, and a rerun completes it to the source\'s digest', async (context) => {
-    const source = await tempDir('reports-copy-kafka-source-');
-    context.dirs.push(source);
-    await writeFileSource(source);
-    let topic = '';
-    const fresh = () => {
-      topic = uniqueTopic('copy-stops');
-      context.topics.push(topic);
-      return Promise.resolve(() => kafkaTarget(brokers, topic));
-    };
-    const count = await stopEverywhere(() => fileSource(source), fresh, (k) => expectUsable(() => startKafkaServer(brokers, {}, topic), kafkaEnv(brokers, topic), k));
-    // Two batches of ten: a put of the live keys and an append each (the key topic never sees a key destroyed at once).
-    assert.ok(count >= 4, `${count} stops`);
-  });
+  stops(
+    "into a topic: a server starts on what it left, and a rerun completes it to the source's digest",
+    async (context) => {
+      const source = await tempDir('reports-copy-kafka-source-');
+      context.dirs.push(source);
+      await writeFileSource(source);
+      let topic = '';
+      const fresh = () => {
+        topic = uniqueTopic('copy-stops');
+        context.topics.push(topic);
+        return Promise.resolve(() => kafkaTarget(brokers, topic));
+      };
+      const count = await stopEverywhere(
+        () => fileSource(source),
+        fresh,
+        (k) => expectUsable(() => startKafkaServer(brokers, {}, topic), kafkaEnv(brokers, topic), k),
+      );
+      // Two batches of ten: a put of the live keys and an append each (the key topic never sees a key destroyed at once).
+      assert.ok(count >= 4, `${count} stops`);
+    },
+  );
 
   stops('from a topic into an embedded log: likewise', async (context) => {
     const [source, staged] = [uniqueTopic('copy-stops-source'), await tempDir('reports-copy-kafka-staging-')];
@@ -82,14 +111,26 @@ withKafka('copyLog with Kafka', (brokers) => {
     context.dirs.push(staged);
     // The same history, brought into the topic by a copy of its own.
     await writeFileSource(staged);
-    assert.is((await copy(() => fileSource(staged), () => kafkaTarget(brokers, source))).stopped, false);
+    assert.is(
+      (
+        await copy(
+          () => fileSource(staged),
+          () => kafkaTarget(brokers, source),
+        )
+      ).stopped,
+      false,
+    );
     let dir = '';
     const fresh = async () => {
       dir = await tempDir('reports-copy-kafka-target-');
       context.dirs.push(dir);
       return () => fileTarget(dir);
     };
-    const count = await stopEverywhere(() => kafkaSource(brokers, source), fresh, (k) => expectUsable(() => startTestServer({}, { dataDir: dir }), { REPORTS_DATA_DIR: dir }, k));
+    const count = await stopEverywhere(
+      () => kafkaSource(brokers, source),
+      fresh,
+      (k) => expectUsable(() => startTestServer({}, { dataDir: dir }), { REPORTS_DATA_DIR: dir }, k),
+    );
     // Two batches of ten: an append each, and before one of them a write of the keys of content left erased.
     assert.ok(count >= 3, `${count} stops`);
   });

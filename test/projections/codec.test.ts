@@ -97,7 +97,10 @@ const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
 const tracing = suite('decodeEvent: the distributed-tracing extension');
 tracing('decodes events with a traceparent and a tracestate', () => {
-  for (const event of [{ ...created('1', 'a'), traceparent: TRACEPARENT, tracestate: 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE' }, { ...deleted('2'), traceparent: TRACEPARENT }]) {
+  for (const event of [
+    { ...created('1', 'a'), traceparent: TRACEPARENT, tracestate: 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE' },
+    { ...deleted('2'), traceparent: TRACEPARENT },
+  ]) {
     assert.equal(decodeEvent(encodeEvent(event)), { ok: true, event });
   }
 });

@@ -12,7 +12,11 @@ const outcome = suite('outcomeOf');
 outcome('a create that took effect made the report, at the version it gives it', () => {
   const state = fold([created('1', 'a'), deleted('1')]);
   const event = created('1', 'b', 't');
-  assert.equal(outcomeOf(state, event, evolution(state, event)), { op: 'create', id: '1', outcome: { kind: 'created', incarnation: 3 } });
+  assert.equal(outcomeOf(state, event, evolution(state, event)), {
+    op: 'create',
+    id: '1',
+    outcome: { kind: 'created', incarnation: 3 },
+  });
 });
 outcome('a create void because the report exists found it, the same or another: no content is remembered', () => {
   const state = fold([created('1', 'a')]);
@@ -27,17 +31,24 @@ outcome('a create voided as superseded (the report moved on while it is absent) 
   const late = basedOn(created('1', 'mine'), 0);
   assert.is(outcomeOf(state, late, evolution(state, late)), undefined);
 });
-outcome('a delete that took effect deleted; one void because the report is absent found nothing; one void as superseded answers no request', () => {
-  const state = fold([created('1', 'a'), deleted('1'), created('1', 'b')]);
-  const current = basedOn(deleted('1'), 3);
-  const late = basedOn(deleted('1'), 1);
-  assert.equal(outcomeOf(state, current, evolution(state, current)), { op: 'delete', id: '1', outcome: { kind: 'deleted' } });
-  assert.is(outcomeOf(state, late, evolution(state, late)), undefined);
-  assert.equal(outcomeOf(state, deleted('2'), evolution(state, deleted('2')))?.outcome, { kind: 'not-found' });
-  const absent = fold([created('3', 'a'), deleted('3')]);
-  const afterDelete = basedOn(deleted('3'), 1);
-  assert.equal(outcomeOf(absent, afterDelete, evolution(absent, afterDelete))?.outcome, { kind: 'not-found' });
-});
+outcome(
+  'a delete that took effect deleted; one void because the report is absent found nothing; one void as superseded answers no request',
+  () => {
+    const state = fold([created('1', 'a'), deleted('1'), created('1', 'b')]);
+    const current = basedOn(deleted('1'), 3);
+    const late = basedOn(deleted('1'), 1);
+    assert.equal(outcomeOf(state, current, evolution(state, current)), {
+      op: 'delete',
+      id: '1',
+      outcome: { kind: 'deleted' },
+    });
+    assert.is(outcomeOf(state, late, evolution(state, late)), undefined);
+    assert.equal(outcomeOf(state, deleted('2'), evolution(state, deleted('2')))?.outcome, { kind: 'not-found' });
+    const absent = fold([created('3', 'a'), deleted('3')]);
+    const afterDelete = basedOn(deleted('3'), 1);
+    assert.equal(outcomeOf(absent, afterDelete, evolution(absent, afterDelete))?.outcome, { kind: 'not-found' });
+  },
+);
 outcome.run();
 
 const evolveKeys = suite('evolveIdempotency');

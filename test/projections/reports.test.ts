@@ -1,7 +1,15 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ReportEvent } from '../../projections/events.js';
-import { createState, evolution, evolve, fold, type Evolution, type ReportContent, type StoredReport } from '../../projections/reports.js';
+import {
+  createState,
+  evolution,
+  evolve,
+  fold,
+  type Evolution,
+  type ReportContent,
+  type StoredReport,
+} from '../../projections/reports.js';
 import { basedOn, created, deleted } from '../helpers/events.js';
 
 const entries = (state: ReadonlyMap<string, ReportContent>) => Object.fromEntries(state);
@@ -18,7 +26,13 @@ const manyIds = Array.from({ length: 500 }, (_, i) => String(i * 7 - 1000));
 const manyState = Object.fromEntries(manyIds.filter((id) => id !== '-993').map((id) => [id, { name: `r${id}` }]));
 
 const rows: readonly Row[] = [
-  { sentence: 'creates a report on an empty state', history: [], event: created('1', 'a'), change: { kind: 'created', id: '1', report: { name: 'a' } }, after: { 1: { name: 'a' } } },
+  {
+    sentence: 'creates a report on an empty state',
+    history: [],
+    event: created('1', 'a'),
+    change: { kind: 'created', id: '1', report: { name: 'a' } },
+    after: { 1: { name: 'a' } },
+  },
   {
     sentence: 'treats a create of an existing id as void and keeps the first name',
     history: [created('1', 'first', 't')],
@@ -26,9 +40,27 @@ const rows: readonly Row[] = [
     change: { kind: 'void', id: '1', reason: 'exists' },
     after: { 1: { name: 'first', tag: 't' } },
   },
-  { sentence: 'deletes an existing report', history: [created('1', 'a'), created('2', 'b')], event: deleted('1'), change: { kind: 'deleted', id: '1' }, after: { 2: { name: 'b' } } },
-  { sentence: 'treats a delete of an absent id as void', history: [created('2', 'b')], event: deleted('1'), change: { kind: 'void', id: '1', reason: 'absent' }, after: { 2: { name: 'b' } } },
-  { sentence: 'treats a second delete of the same id as void', history: [created('1', 'a'), deleted('1')], event: deleted('1'), change: { kind: 'void', id: '1', reason: 'absent' }, after: {} },
+  {
+    sentence: 'deletes an existing report',
+    history: [created('1', 'a'), created('2', 'b')],
+    event: deleted('1'),
+    change: { kind: 'deleted', id: '1' },
+    after: { 2: { name: 'b' } },
+  },
+  {
+    sentence: 'treats a delete of an absent id as void',
+    history: [created('2', 'b')],
+    event: deleted('1'),
+    change: { kind: 'void', id: '1', reason: 'absent' },
+    after: { 2: { name: 'b' } },
+  },
+  {
+    sentence: 'treats a second delete of the same id as void',
+    history: [created('1', 'a'), deleted('1')],
+    event: deleted('1'),
+    change: { kind: 'void', id: '1', reason: 'absent' },
+    after: {},
+  },
   {
     sentence: 'creates an id again after it was deleted, with the new name',
     history: [created('1', 'old', 'x'), deleted('1')],
@@ -36,17 +68,35 @@ const rows: readonly Row[] = [
     change: { kind: 'created', id: '1', report: { name: 'new' } },
     after: { 1: { name: 'new' } },
   },
-  { sentence: 'keeps the tag of a created report', history: [], event: created('5', 'n', 'tagged'), change: { kind: 'created', id: '5', report: { name: 'n', tag: 'tagged' } }, after: { 5: { name: 'n', tag: 'tagged' } } },
-  { sentence: 'keeps an empty name and an empty tag', history: [], event: created('0', '', ''), change: { kind: 'created', id: '0', report: { name: '', tag: '' } }, after: { 0: { name: '', tag: '' } } },
+  {
+    sentence: 'keeps the tag of a created report',
+    history: [],
+    event: created('5', 'n', 'tagged'),
+    change: { kind: 'created', id: '5', report: { name: 'n', tag: 'tagged' } },
+    after: { 5: { name: 'n', tag: 'tagged' } },
+  },
+  {
+    sentence: 'keeps an empty name and an empty tag',
+    history: [],
+    event: created('0', '', ''),
+    change: { kind: 'created', id: '0', report: { name: '', tag: '' } },
+    after: { 0: { name: '', tag: '' } },
+  },
   {
     sentence: 'keeps many ids apart, including the int64 extremes',
     history: [...manyIds.map((id) => created(id, `r${id}`)), created('-9223372036854775808', 'min')],
     event: created('9223372036854775807', 'max'),
     change: { kind: 'created', id: '9223372036854775807', report: { name: 'max' } },
-    after: { ...manyState, '-993': { name: 'r-993' }, '-9223372036854775808': { name: 'min' }, '9223372036854775807': { name: 'max' } },
+    after: {
+      ...manyState,
+      '-993': { name: 'r-993' },
+      '-9223372036854775808': { name: 'min' },
+      '9223372036854775807': { name: 'max' },
+    },
   },
   {
-    sentence: 'voids a delete decided on an earlier version: a late delete after a delete and a re-create keeps the new report',
+    sentence:
+      'voids a delete decided on an earlier version: a late delete after a delete and a re-create keeps the new report',
     history: [created('1', 'first'), deleted('1'), created('1', 'second')],
     event: basedOn(deleted('1'), 1),
     change: { kind: 'void', id: '1', reason: 'superseded' },
@@ -59,7 +109,13 @@ const rows: readonly Row[] = [
     change: { kind: 'void', id: '1', reason: 'superseded' },
     after: {},
   },
-  { sentence: 'applies a delete decided on the current version', history: [created('1', 'a')], event: basedOn(deleted('1'), 1), change: { kind: 'deleted', id: '1' }, after: {} },
+  {
+    sentence: 'applies a delete decided on the current version',
+    history: [created('1', 'a')],
+    event: basedOn(deleted('1'), 1),
+    change: { kind: 'deleted', id: '1' },
+    after: {},
+  },
   {
     sentence: 'applies a create decided on the current version of a deleted report',
     history: [created('1', 'a'), deleted('1')],

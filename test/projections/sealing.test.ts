@@ -1,13 +1,27 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
-import { contentBytes, contentDigest, contentOf, openBox, openContent, SEAL_TAG_BYTES, sealBox, sealContent } from '../../projections/sealing.js';
+import {
+  contentBytes,
+  contentDigest,
+  contentOf,
+  openBox,
+  openContent,
+  SEAL_TAG_BYTES,
+  sealBox,
+  sealContent,
+} from '../../projections/sealing.js';
 
-const seal = suite('sealing a report\'s content');
+const seal = suite("sealing a report's content");
 
 seal('opens with its key what it sealed, tag or no tag, any Unicode', () => {
   const secret = randomBytes(32);
-  for (const report of [{ name: 'Q3 revenue', tag: 'finance' }, { name: '' }, { name: 'Performance review — J. Smith', tag: '' }, { name: '数据 🚀', tag: 'ÿ' }]) {
+  for (const report of [
+    { name: 'Q3 revenue', tag: 'finance' },
+    { name: '' },
+    { name: 'Performance review — J. Smith', tag: '' },
+    { name: '数据 🚀', tag: 'ÿ' },
+  ]) {
     const box = sealBox(report, secret, { id: '42', expectedversion: 2 });
     assert.is(box.length, contentBytes(report).length + SEAL_TAG_BYTES);
     assert.equal(openBox(box, secret, { id: '42', expectedversion: 2 }), report);

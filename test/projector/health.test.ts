@@ -10,7 +10,11 @@ const HOUR_MS = 3_600_000;
 
 function clocks() {
   const state = { monotonic: 1_000, wall: Date.parse('2026-11-27T00:00:00Z') };
-  const health = new ProjectionHealth(STALL_MS, () => state.monotonic, () => state.wall);
+  const health = new ProjectionHealth(
+    STALL_MS,
+    () => state.monotonic,
+    () => state.wall,
+  );
   const advance = (ms: number) => {
     state.monotonic += ms;
     state.wall += ms;

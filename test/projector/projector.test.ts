@@ -46,7 +46,8 @@ projector.after.each(async (context) => {
 });
 
 projector('catches up with the history already in the log', async (context) => {
-  for (const event of [created('1', 'a'), created('2', 'b', 't'), created('3', 'c'), deleted('1')]) await appendEvent(context.log, event);
+  for (const event of [created('1', 'a'), created('2', 'b', 't'), created('3', 'c'), deleted('1')])
+    await appendEvent(context.log, event);
   const p = startProjector(context);
   await withTimeout(p.caughtUp(), GUARD_MS, 'caughtUp()');
   assert.ok(p.isCaughtUp());
@@ -110,7 +111,9 @@ projector('logs its progress while it catches up with a long history', async (co
   assert.ok(progress.length > 0, 'no progress line');
   assert.is(progress[0]?.['total'], 20);
   assert.type(progress[0]?.['eventsPerSecond'], 'number');
-  assert.ok(lines().some((line) => line['msg'] === 'read model caught up with the event log' && line['applied'] === 20));
+  assert.ok(
+    lines().some((line) => line['msg'] === 'read model caught up with the event log' && line['applied'] === 20),
+  );
 });
 
 projector('resolves every waitFor on one position, not only the last', async (context) => {
@@ -200,32 +203,47 @@ function heldBack(log: FileLog): { log: EventLog; release: () => void; followed:
   return { log: Object.assign(Object.create(log) as FileLog, { followBatches }), release, followed: () => followed };
 }
 
-projector('folds its own appends before they are acknowledged, and only once (the commit hand-off)', async (context) => {
-  const p = startProjector(context);
-  await p.caughtUp();
-  await appendEvent(context.log, created('1', 'a'));
-  // No waitFor: the record was applied before the append resolved.
-  assert.equal(p.model.reports.get('1'), { name: 'a' });
-  assert.equal(p.model.cursor, new Map([[0, 1]]));
-  await appendEvent(context.log, created('2', 'b'));
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.equal(p.model.counts, { records: 2, voidEvents: 0, invalid: 0 });
-});
+projector(
+  'folds its own appends before they are acknowledged, and only once (the commit hand-off)',
+  async (context) => {
+    const p = startProjector(context);
+    await p.caughtUp();
+    await appendEvent(context.log, created('1', 'a'));
+    // No waitFor: the record was applied before the append resolved.
+    assert.equal(p.model.reports.get('1'), { name: 'a' });
+    assert.equal(p.model.cursor, new Map([[0, 1]]));
+    await appendEvent(context.log, created('2', 'b'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(p.model.counts, { records: 2, voidEvents: 0, invalid: 0 });
+  },
+);
 
-projector('a failure while folding handed-over records is logged and leaves the durable append acknowledged', async (context) => {
-  const { logger, lines } = memoryLogger();
-  let calls = 0;
-  const p = new Projector({ log: context.log, logger, retryDelayMs: 10, onApplied: () => {
-    calls += 1;
-    if (calls === 1) throw new Error('scheduler broke');
-  } });
-  context.projector = p;
-  p.start();
-  await p.caughtUp();
-  const position = await appendEvent(context.log, created('1', 'a'));
-  assert.is(await withTimeout(p.waitFor(position, GUARD_MS), GUARD_MS, 'waitFor(0)'), 'created');
-  assert.ok(lines().some((line) => line['msg'] === 'folding records handed over by the log failed; following the log for them'));
-});
+projector(
+  'a failure while folding handed-over records is logged and leaves the durable append acknowledged',
+  async (context) => {
+    const { logger, lines } = memoryLogger();
+    let calls = 0;
+    const p = new Projector({
+      log: context.log,
+      logger,
+      retryDelayMs: 10,
+      onApplied: () => {
+        calls += 1;
+        if (calls === 1) throw new Error('scheduler broke');
+      },
+    });
+    context.projector = p;
+    p.start();
+    await p.caughtUp();
+    const position = await appendEvent(context.log, created('1', 'a'));
+    assert.is(await withTimeout(p.waitFor(position, GUARD_MS), GUARD_MS, 'waitFor(0)'), 'created');
+    assert.ok(
+      lines().some(
+        (line) => line['msg'] === 'folding records handed over by the log failed; following the log for them',
+      ),
+    );
+  },
+);
 
 projector('skips a followed record that a hand-off folded while it was being read', async (context) => {
   const held = heldBack(context.log);
@@ -237,23 +255,32 @@ projector('skips a followed record that a hand-off folded while it was being rea
   assert.equal(p.model.cursor, new Map([[0, 1]]));
   held.release();
   // The follow loop reads record 0 from the file (its cursor is a copy) and hands it on: skipped.
-  await withTimeout((async () => { while (held.followed() < 1) await new Promise((resolve) => setTimeout(resolve, 5)); })(), GUARD_MS, 'the follow loop');
+  await withTimeout(
+    (async () => {
+      while (held.followed() < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    })(),
+    GUARD_MS,
+    'the follow loop',
+  );
   assert.equal(p.model.counts, { records: 1, voidEvents: 0, invalid: 0 });
 });
 
-projector('leaves a handed-over record beyond its cursor to the follow loop, which folds all in order', async (context) => {
-  await appendEvent(context.log, created('1', 'a'));
-  const held = heldBack(context.log);
-  const p = new Projector({ log: held.log, logger: memoryLogger().logger, retryDelayMs: 10 });
-  context.projector = p;
-  p.start();
-  const position = await appendEvent(context.log, deleted('1'));
-  // Record 0 is not folded yet, so record 1 must not be.
-  assert.is(p.model.counts.records, 0);
-  held.release();
-  assert.is(await withTimeout(p.waitFor(position, GUARD_MS), GUARD_MS, 'waitFor(1)'), 'deleted');
-  assert.equal(p.model.counts, { records: 2, voidEvents: 0, invalid: 0 });
-  assert.is(p.model.reports.size, 0);
-});
+projector(
+  'leaves a handed-over record beyond its cursor to the follow loop, which folds all in order',
+  async (context) => {
+    await appendEvent(context.log, created('1', 'a'));
+    const held = heldBack(context.log);
+    const p = new Projector({ log: held.log, logger: memoryLogger().logger, retryDelayMs: 10 });
+    context.projector = p;
+    p.start();
+    const position = await appendEvent(context.log, deleted('1'));
+    // Record 0 is not folded yet, so record 1 must not be.
+    assert.is(p.model.counts.records, 0);
+    held.release();
+    assert.is(await withTimeout(p.waitFor(position, GUARD_MS), GUARD_MS, 'waitFor(1)'), 'deleted');
+    assert.equal(p.model.counts, { records: 2, voidEvents: 0, invalid: 0 });
+    assert.is(p.model.reports.size, 0);
+  },
+);
 
 projector.run();

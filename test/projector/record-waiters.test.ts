@@ -31,7 +31,8 @@ waiters('rejects a writer at its timeout, leaving a writer of the same position 
 
 waiters('remembers the outcomes of the last 4096 offsets of each partition', () => {
   const positions = new RecordWaiters();
-  for (let offset = 0; offset < 5000; offset++) positions.settle({ partition: 0, offset }, offset % 2 === 0 ? 'created' : 'void');
+  for (let offset = 0; offset < 5000; offset++)
+    positions.settle({ partition: 0, offset }, offset % 2 === 0 ? 'created' : 'void');
   positions.settle({ partition: 3, offset: 2 ** 40 }, 'invalid');
   assert.is(positions.outcomeOf({ partition: 0, offset: 4999 }), 'void');
   assert.is(positions.outcomeOf({ partition: 0, offset: 904 }), 'created');
@@ -43,7 +44,11 @@ waiters('remembers the outcomes of the last 4096 offsets of each partition', () 
 
 waiters('rejectAll rejects every writer still waiting', async () => {
   const positions = new RecordWaiters();
-  const waiting = [positions.wait({ partition: 0, offset: 1 }, 5000), positions.wait({ partition: 0, offset: 1 }, 5000), positions.wait({ partition: 4, offset: 9 }, 5000)].map(rejection);
+  const waiting = [
+    positions.wait({ partition: 0, offset: 1 }, 5000),
+    positions.wait({ partition: 0, offset: 1 }, 5000),
+    positions.wait({ partition: 4, offset: 9 }, 5000),
+  ].map(rejection);
   positions.rejectAll();
   for (const error of await Promise.all(waiting)) assert.instance(error, ProjectionTimeoutError);
 });

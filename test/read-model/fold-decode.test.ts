@@ -9,7 +9,11 @@ import { decodeCanonical, decodeForFold, type FoldInput } from '../../src/read-m
 import { reportCreated, reportDeleted } from '../../src/reports/envelope.js';
 import { withTraceContext } from '../../src/reports/tracing.js';
 
-const context = { source: 'urn:report-store:test', newId: () => '6d5f1c2e-8a41-4c1b-9d7e-0f3b2a1c4d5e', time: () => '2026-11-23T10:11:12.345Z' };
+const context = {
+  source: 'urn:report-store:test',
+  newId: () => '6d5f1c2e-8a41-4c1b-9d7e-0f3b2a1c4d5e',
+  time: () => '2026-11-23T10:11:12.345Z',
+};
 const span = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1, isRemote: true };
 const named = { authtype: 'api_key', authid: 'billing-sync.v2' };
 const unnamed = { authtype: 'api_key' };
@@ -83,7 +87,7 @@ decode('leaves to decodeEvent what only it can judge, and agrees with it on ever
     'id with a leading zero': text.replaceAll('"12"', '"012"'),
     'minus zero': text.replaceAll('"12"', '"-0"'),
     'subject other than data.id': text.replace('"subject":"12"', '"subject":"13"'),
-    'whitespace': JSON.stringify(base, null, 1),
+    whitespace: JSON.stringify(base, null, 1),
     'other attribute order': JSON.stringify(Object.fromEntries(Object.entries(base).reverse())),
     'an extension attribute': JSON.stringify({ ...base, extension: 'value' }),
     'an unknown data member': JSON.stringify({ ...base, data: { ...base.data, extra: 'x' } }),
@@ -96,12 +100,25 @@ decode('leaves to decodeEvent what only it can judge, and agrees with it on ever
     'empty source': text.replace('"source":"urn:report-store:test"', '"source":""'),
     'specversion 2.0': text.replace('"specversion":"1.0"', '"specversion":"2.0"'),
     'another content type': text.replace('application/json', 'text/plain'),
-    'a delete with a name': JSON.stringify({ ...reportDeleted(context, { id: '12' }, 1), data: { id: '12', name: 'x' } }),
+    'a delete with a name': JSON.stringify({
+      ...reportDeleted(context, { id: '12' }, 1),
+      data: { id: '12', name: 'x' },
+    }),
     'a create without a name': JSON.stringify({ ...base, data: { id: '12' } }),
     'a traceparent of zeros': JSON.stringify({ ...base, traceparent: `00-${'0'.repeat(32)}-00f067aa0ba902b7-01` }),
-    'a parent id of zeros': JSON.stringify({ ...base, traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-${'0'.repeat(16)}-01` }),
-    'an upper-case traceparent': JSON.stringify({ ...base, traceparent: '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01' }),
-    'a tracestate': JSON.stringify({ ...base, traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=value' }),
+    'a parent id of zeros': JSON.stringify({
+      ...base,
+      traceparent: `00-4bf92f3577b34da6a3ce929d0e0e4736-${'0'.repeat(16)}-01`,
+    }),
+    'an upper-case traceparent': JSON.stringify({
+      ...base,
+      traceparent: '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+    }),
+    'a tracestate': JSON.stringify({
+      ...base,
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      tracestate: 'vendor=value',
+    }),
     'a duplicate tag': text.replace('"tag":"tag"', '"tag":"tag","tag":"again"'),
     'an expectedversion beyond 32 bits': text.replace('"expectedversion":0', '"expectedversion":2147483648'),
     'a negative expectedversion': text.replace('"expectedversion":0', '"expectedversion":-1'),
@@ -112,9 +129,15 @@ decode('leaves to decodeEvent what only it can judge, and agrees with it on ever
     'an expectedversion with a leading zero': text.replace('"expectedversion":0', '"expectedversion":07'),
     'no expectedversion': text.replace('"expectedversion":0,', ''),
     'an authtype': text.replace('"expectedversion":0,', '"expectedversion":0,"authtype":"api_key",'),
-    'an authtype and authid': text.replace('"expectedversion":0,', '"expectedversion":0,"authtype":"api_key","authid":"reader",'),
+    'an authtype and authid': text.replace(
+      '"expectedversion":0,',
+      '"expectedversion":0,"authtype":"api_key","authid":"reader",',
+    ),
     'an authid alone': text.replace('"expectedversion":0,', '"expectedversion":0,"authid":"reader",'),
-    'authid before authtype': text.replace('"expectedversion":0,', '"expectedversion":0,"authid":"reader","authtype":"api_key",'),
+    'authid before authtype': text.replace(
+      '"expectedversion":0,',
+      '"expectedversion":0,"authid":"reader","authtype":"api_key",',
+    ),
     'an empty authtype': text.replace('"expectedversion":0,', '"expectedversion":0,"authtype":"",'),
     'an empty authid': text.replace('"expectedversion":0,', '"expectedversion":0,"authtype":"api_key","authid":"",'),
     'a numeric authid': text.replace('"expectedversion":0,', '"expectedversion":0,"authtype":"api_key","authid":7,'),
@@ -125,18 +148,42 @@ decode('leaves to decodeEvent what only it can judge, and agrees with it on ever
   };
   for (const [label, variant] of Object.entries(variants)) assertAgrees(Buffer.from(variant, 'utf8'), label);
   assert.is(decodeCanonical(variants['non-ASCII name'] as string), undefined, 'non-ASCII goes to decodeEvent');
-  assert.ok(decodeCanonical(variants['time with an offset'] as string) !== undefined, 'an offset time is still canonical');
-  assert.ok(decodeCanonical(variants['no expectedversion'] as string) !== undefined, 'an event of an earlier writer, without a basis, is still canonical');
-  assert.ok(decodeForFold(Buffer.from(variants['an expectedversion beyond 32 bits'] as string)).ok === false, 'a basis beyond 32 bits is invalid');
-  assert.ok(decodeCanonical(variants['an authtype and authid'] as string) !== undefined, 'the authcontext attributes as the envelope writes them are canonical');
-  assert.ok(decodeForFold(Buffer.from(variants['an empty authid'] as string)).ok === false, 'an empty authid is invalid');
-  assert.ok(decodeForFold(Buffer.from(variants['an authid alone'] as string)).ok, 'an authid without authtype is valid, decoded by decodeEvent');
+  assert.ok(
+    decodeCanonical(variants['time with an offset'] as string) !== undefined,
+    'an offset time is still canonical',
+  );
+  assert.ok(
+    decodeCanonical(variants['no expectedversion'] as string) !== undefined,
+    'an event of an earlier writer, without a basis, is still canonical',
+  );
+  assert.ok(
+    decodeForFold(Buffer.from(variants['an expectedversion beyond 32 bits'] as string)).ok === false,
+    'a basis beyond 32 bits is invalid',
+  );
+  assert.ok(
+    decodeCanonical(variants['an authtype and authid'] as string) !== undefined,
+    'the authcontext attributes as the envelope writes them are canonical',
+  );
+  assert.ok(
+    decodeForFold(Buffer.from(variants['an empty authid'] as string)).ok === false,
+    'an empty authid is invalid',
+  );
+  assert.ok(
+    decodeForFold(Buffer.from(variants['an authid alone'] as string)).ok,
+    'an authid without authtype is valid, decoded by decodeEvent',
+  );
 });
 
 decode('never disagrees with decodeEvent on randomly mutated records', () => {
   const next = random(20261123);
   const records = [
-    encodeEvent(reportCreated(context, { id: '1234567', name: 'Quarterly report 0000001', tag: 'finance', idempotencyKey: 'k' }, 0)),
+    encodeEvent(
+      reportCreated(
+        context,
+        { id: '1234567', name: 'Quarterly report 0000001', tag: 'finance', idempotencyKey: 'k' },
+        0,
+      ),
+    ),
     encodeEvent(reportDeleted(context, { id: '-98765' }, 1)),
     encodeEvent(withTraceContext(reportCreated(context, { id: '5', name: 'n' }, 0), span)),
     encodeEvent(reportDeleted(context, { id: '77' }, 3, named)),

@@ -89,7 +89,9 @@ function frozenAcross(index: IdIndex, between: (turn: number) => void): number {
   assert.throws(() => index.freeze(), /frozen already/);
   let turns = 0;
   while (!freeze.slots.copySome(4096)) between((turns += 1));
-  const frozenBytes = written((out) => writeIndexBytes(out, { slots: freeze.slots.result(), ids: freeze.ids, live: freeze.live }, true));
+  const frozenBytes = written((out) =>
+    writeIndexBytes(out, { slots: freeze.slots.result(), ids: freeze.ids, live: freeze.live }, true),
+  );
   assert.ok(frozenBytes.equals(atFreeze), 'the frozen index is the index at the freeze');
   // The freeze is over: another can start.
   index.freeze().slots.release();

@@ -30,7 +30,26 @@ parse('gives the two words of every int64, at each edge of the range and at rand
 
 parse('refuses what is not a canonical decimal int64, and leaves the key as it was', () => {
   const key = new Uint32Array([11, 22]);
-  for (const id of ['', '-', '-0', '07', '-07', '+7', '7.0', ' 7', '7 ', '0x7', '1e5', '12a', '\u0661', '9223372036854775808', '-9223372036854775809', '18446744073709551616', '99999999999999999999', '12345678901234567890']) {
+  for (const id of [
+    '',
+    '-',
+    '-0',
+    '07',
+    '-07',
+    '+7',
+    '7.0',
+    ' 7',
+    '7 ',
+    '0x7',
+    '1e5',
+    '12a',
+    '\u0661',
+    '9223372036854775808',
+    '-9223372036854775809',
+    '18446744073709551616',
+    '99999999999999999999',
+    '12345678901234567890',
+  ]) {
     assert.not.ok(parseId(id, key), JSON.stringify(id));
     assert.equal([...key], [11, 22]);
   }

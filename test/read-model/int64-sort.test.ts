@@ -22,7 +22,9 @@ function sorted(values: readonly bigint[], room = values.length): { values: bigi
 }
 
 function expected(values: readonly bigint[]): { values: bigint[]; payload: number[] } {
-  const order = values.map((value, i) => [value, i] as const).sort(([a, i], [b, j]) => (a < b ? -1 : a > b ? 1 : i - j));
+  const order = values
+    .map((value, i) => [value, i] as const)
+    .sort(([a, i], [b, j]) => (a < b ? -1 : a > b ? 1 : i - j));
   return { values: order.map(([value]) => value), payload: order.map(([, i]) => i) };
 }
 

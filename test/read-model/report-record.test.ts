@@ -10,7 +10,13 @@ import type { ReportContent, StoredReport } from '../../projections/reports.js';
 import { contentDigest } from '../../projections/sealing.js';
 import { BytesOut } from '../../src/read-model/bytes.js';
 import { IdDigits } from '../../src/read-model/int64-id.js';
-import { readRecord, recordLength, storedLength, writeCanonicalLine, writeRecord } from '../../src/read-model/report-record.js';
+import {
+  readRecord,
+  recordLength,
+  storedLength,
+  writeCanonicalLine,
+  writeRecord,
+} from '../../src/read-model/report-record.js';
 
 /** Names of each length where a varint gains a byte, in one-byte and two-byte characters. */
 function reports(): StoredReport[] {
@@ -18,7 +24,13 @@ function reports(): StoredReport[] {
   for (const length of [0, 1, 127, 128, 16_383, 16_384, 2_097_152]) {
     const plain = 'n'.repeat(length);
     const wide = 'ü€'.repeat(length).slice(0, length);
-    all.push({ name: plain }, { name: wide }, { name: plain, tag: wide }, { name: 'x', tag: plain }, { name: '"quoted"\n', tag: 't' });
+    all.push(
+      { name: plain },
+      { name: wide },
+      { name: plain, tag: wide },
+      { name: 'x', tag: plain },
+      { name: '"quoted"\n', tag: 't' },
+    );
   }
   return all;
 }
@@ -33,36 +45,51 @@ function sealed(): ReportContent[] {
 
 const record = suite('writeRecord');
 
-record('writes a record that reads back exactly and takes the bytes recordLength said, at any offset, in the clear or sealed', () => {
-  for (const report of [...reports(), ...sealed()]) {
-    const length = recordLength(report);
-    const chunk = Buffer.alloc(length + 10, 0xee);
-    writeRecord(chunk, 7, report);
-    assert.equal(readRecord(chunk, 7, 7), report);
-    assert.is(storedLength(chunk, 7), length);
-    assert.equal([chunk[6], chunk[7 + length]], [0xee, 0xee], 'nothing written around it');
-  }
-});
+record(
+  'writes a record that reads back exactly and takes the bytes recordLength said, at any offset, in the clear or sealed',
+  () => {
+    for (const report of [...reports(), ...sealed()]) {
+      const length = recordLength(report);
+      const chunk = Buffer.alloc(length + 10, 0xee);
+      writeRecord(chunk, 7, report);
+      assert.equal(readRecord(chunk, 7, 7), report);
+      assert.is(storedLength(chunk, 7), length);
+      assert.equal([chunk[6], chunk[7 + length]], [0xee, 0xee], 'nothing written around it');
+    }
+  },
+);
 
-record('gives the canonical line of the content digest: taken of the content in the clear, from the key store for sealed content', () => {
-  const digits = new IdDigits().load(0x2a, 0);
-  const line = (report: ReportContent, keyDigest: (keyId: Buffer) => Buffer | undefined) => {
-    const chunk = Buffer.alloc(recordLength(report));
-    writeRecord(chunk, 0, report);
-    const lines: Buffer[] = [];
-    const out = new BytesOut((bytes) => lines.push(Buffer.from(bytes)));
-    writeCanonicalLine(out, chunk, 0, digits, keyDigest);
-    out.flush();
-    return Buffer.concat(lines).toString('utf8');
-  };
-  for (const report of reports().filter((candidate) => candidate.name.length < 20_000)) {
-    assert.is(line(report, () => undefined), canonicalLine('42', contentDigest(report)));
-  }
-  const digest = contentDigest({ name: 'sealed' });
-  const [first] = sealed();
-  const keyId = Buffer.from((first as { sealed: { key: string } }).sealed.key, 'base64url');
-  assert.is(line(first as ReportContent, (id) => (id.equals(keyId) ? digest : undefined)), canonicalLine('42', digest));
-  assert.is(line(first as ReportContent, () => undefined), '["42",null]\n');
-});
+record(
+  'gives the canonical line of the content digest: taken of the content in the clear, from the key store for sealed content',
+  () => {
+    const digits = new IdDigits().load(0x2a, 0);
+    const line = (report: ReportContent, keyDigest: (keyId: Buffer) => Buffer | undefined) => {
+      const chunk = Buffer.alloc(recordLength(report));
+      writeRecord(chunk, 0, report);
+      const lines: Buffer[] = [];
+      const out = new BytesOut((bytes) => lines.push(Buffer.from(bytes)));
+      writeCanonicalLine(out, chunk, 0, digits, keyDigest);
+      out.flush();
+      return Buffer.concat(lines).toString('utf8');
+    };
+    for (const report of reports().filter((candidate) => candidate.name.length < 20_000)) {
+      assert.is(
+        line(report, () => undefined),
+        canonicalLine('42', contentDigest(report)),
+      );
+    }
+    const digest = contentDigest({ name: 'sealed' });
+    const [first] = sealed();
+    const keyId = Buffer.from((first as { sealed: { key: string } }).sealed.key, 'base64url');
+    assert.is(
+      line(first as ReportContent, (id) => (id.equals(keyId) ? digest : undefined)),
+      canonicalLine('42', digest),
+    );
+    assert.is(
+      line(first as ReportContent, () => undefined),
+      '["42",null]\n',
+    );
+  },
+);
 
 record.run();

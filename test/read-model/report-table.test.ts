@@ -44,7 +44,10 @@ table('answers has, get and size as a Map of the same reports does', () => {
 });
 
 table('keeps non-canonical spellings apart from the canonical id, and refuses to store one', () => {
-  const compact = tableOf([['7', { name: 'seven' }], ['0', { name: 'zero' }]]);
+  const compact = tableOf([
+    ['7', { name: 'seven' }],
+    ['0', { name: 'zero' }],
+  ]);
   for (const other of ['07', '-0', '+7', '7.0', ' 7', '0x7', '', '9223372036854775808']) {
     assert.not.ok(compact.has(other), other);
     assert.is(compact.get(other), undefined, other);
@@ -58,7 +61,8 @@ table('keeps non-canonical spellings apart from the canonical id, and refuses to
 table('deletes and overwrites, and reuses the space of deleted reports', () => {
   const compact = new ReportTable();
   for (let round = 0; round < 5; round += 1) {
-    for (let i = 0; i < 50_000; i += 1) compact.set(String(i), { name: `report number ${i} of round ${round}`, tag: 'finance' });
+    for (let i = 0; i < 50_000; i += 1)
+      compact.set(String(i), { name: `report number ${i} of round ${round}`, tag: 'finance' });
     for (let i = 0; i < 50_000; i += 1) assert.ok(compact.delete(String(i)));
   }
   assert.is(compact.size, 0);
@@ -76,7 +80,11 @@ table('gives the same state digest as the canonical form of a Map', () => {
 
 table('orders ids numerically over the whole int64 range: small, snowflake-sized, negative, the edges', () => {
   const next = random(7);
-  const values = [...INT64_EDGES, ...Array.from({ length: 3000 }, () => randomInt64(next)), ...Array.from({ length: 3000 }, () => BigInt(Math.floor(next() * 2 ** 32)))];
+  const values = [
+    ...INT64_EDGES,
+    ...Array.from({ length: 3000 }, () => randomInt64(next)),
+    ...Array.from({ length: 3000 }, () => BigInt(Math.floor(next() * 2 ** 32))),
+  ];
   const reports = [...new Set(values)].map((value, i): [string, StoredReport] => [String(value), { name: `r${i}` }]);
   assert.is(stateDigest(tableOf(reports)), stateDigest(new Map(reports)));
   assert.equal([...tableOf(reports).keys()], [...new Set(values)].sort((a, b) => (a < b ? -1 : 1)).map(String));
@@ -122,19 +130,33 @@ const largest: StoredReport = { name: 'Ā'.repeat(1024 * 1024), tag: '€'.repea
 table('round-trips a record larger than a chunk whole, last in the table or followed by others', () => {
   const alone = tableOf([['1', largest]]);
   assert.equal(ReportTable.readFrom(new BytesIn(bytesOf(alone))).get('1'), largest, 'the large record last');
-  const followed = tableOf([['1', largest], ['2', { name: 'after it' }]]);
+  const followed = tableOf([
+    ['1', largest],
+    ['2', { name: 'after it' }],
+  ]);
   const back = ReportTable.readFrom(new BytesIn(bytesOf(followed)));
   assert.equal(back.get('1'), largest);
   assert.equal(back.get('2'), { name: 'after it' });
-  assert.is(stateDigest(back), stateDigest(new Map([['1', largest], ['2', { name: 'after it' }]])));
+  assert.is(
+    stateDigest(back),
+    stateDigest(
+      new Map([
+        ['1', largest],
+        ['2', { name: 'after it' }],
+      ]),
+    ),
+  );
 });
 
-table('refuses bytes whose record runs past what its chunk holds (large records as earlier versions wrote them)', () => {
-  const bytes = bytesOf(tableOf([['1', largest]]));
-  // u32 chunk count, u32 chunk length, u32 bytes used: cut "used" to the 4 MiB chunk size, as they did.
-  bytes.writeUInt32LE(4 * 1024 * 1024, 8);
-  const cut = Buffer.concat([bytes.subarray(0, 12 + 4 * 1024 * 1024), bytes.subarray(12 + bytes.readUInt32LE(4))]);
-  assert.throws(() => ReportTable.readFrom(new BytesIn(cut)), /points outside the table's bytes/);
-});
+table(
+  'refuses bytes whose record runs past what its chunk holds (large records as earlier versions wrote them)',
+  () => {
+    const bytes = bytesOf(tableOf([['1', largest]]));
+    // u32 chunk count, u32 chunk length, u32 bytes used: cut "used" to the 4 MiB chunk size, as they did.
+    bytes.writeUInt32LE(4 * 1024 * 1024, 8);
+    const cut = Buffer.concat([bytes.subarray(0, 12 + 4 * 1024 * 1024), bytes.subarray(12 + bytes.readUInt32LE(4))]);
+    assert.throws(() => ReportTable.readFrom(new BytesIn(cut)), /points outside the table's bytes/);
+  },
+);
 
 table.run();

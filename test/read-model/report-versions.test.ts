@@ -49,7 +49,15 @@ version('keeps a deleted id and its version while size, has, get, keys and the d
   assert.not.ok(table.has(SNOWFLAKE));
   assert.is(table.get(SNOWFLAKE), undefined);
   assert.equal([...table.keys()], [LOWEST, '5']);
-  assert.is(stateDigest(table), stateDigest(new Map([[LOWEST, { name: 'lowest again' }], ['5', { name: 'five' }]])));
+  assert.is(
+    stateDigest(table),
+    stateDigest(
+      new Map([
+        [LOWEST, { name: 'lowest again' }],
+        ['5', { name: 'five' }],
+      ]),
+    ),
+  );
 });
 
 version('does not change for a delete of an id that is not live, and rises for an overwrite', () => {
@@ -86,7 +94,7 @@ version('survives compaction: live records move, deleted ids keep their versions
   assert.equal([table.version('1'), table.get('1')], [3, { name: 'back' }]);
 });
 
-version('is merged with the other table\'s ids by absorb, deleted ones included', () => {
+version("is merged with the other table's ids by absorb, deleted ones included", () => {
   const merged = new ReportTable();
   merged.set('6', { name: 'six' });
   merged.absorb(history());

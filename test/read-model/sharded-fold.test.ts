@@ -38,7 +38,8 @@ function history(): LogMessage[] {
   const event = (e: ReportEvent) => messages.push({ key: e.subject, value: encodeEvent(e) });
   for (let i = 0; i < RECORDS; i += 1) {
     const id = idOf(i % 3001);
-    if (i % 97 === 0) messages.push({ key: id, value: Buffer.from(i % 2 === 0 ? 'not json' : '{"type":"ReportCreated"}') });
+    if (i % 97 === 0)
+      messages.push({ key: id, value: Buffer.from(i % 2 === 0 ? 'not json' : '{"type":"ReportCreated"}') });
     else if (i % 5 === 0) event(i % 10 === 0 ? keyed(deleted(id), `key-${i % 400}`) : deleted(id));
     else if (i % 11 === 0) event(keyed(created(id, `keyed ${i}`, 't'), `key-${i % 400}`));
     else event(created(id, `report ${i}${i % 7 === 0 ? ' ünï' : ''}`, i % 3 === 0 ? undefined : 'tag'));
@@ -46,10 +47,16 @@ function history(): LogMessage[] {
   return messages;
 }
 
-async function oneThread(log: EventLog, to?: ReadonlyMap<number, number>): Promise<{ model: ReadModel; skipped: string[] }> {
+async function oneThread(
+  log: EventLog,
+  to?: ReadonlyMap<number, number>,
+): Promise<{ model: ReadModel; skipped: string[] }> {
   const model = createReadModel();
   const skipped: string[] = [];
-  await foldLog(log, model, { ...(to ? { to } : {}), onSkipped: (position, reason) => skipped.push(`${position.offset}:${reason}`) });
+  await foldLog(log, model, {
+    ...(to ? { to } : {}),
+    onSkipped: (position, reason) => skipped.push(`${position.offset}:${reason}`),
+  });
   return { model, skipped };
 }
 
@@ -81,20 +88,32 @@ sharded.after.each(async ({ dir, log }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-sharded('gives the same model, keys, counts and skipped records as one thread, on 1, 2 and 3 threads', async ({ log }) => {
-  const alone = await oneThread(log);
-  assert.ok(alone.model.counts.invalid > 0 && alone.model.counts.voidEvents > 0 && alone.model.keys.size > 0 && alone.model.reports.deletedIds > 0);
-  for (const threads of [1, 2, 3]) {
-    const model = createReadModel();
-    const skipped: string[] = [];
-    const progress: FoldProgress[] = [];
-    await foldLog(log, model, { threads, onSkipped: (position, reason) => skipped.push(`${position.offset}:${reason}`), onProgress: (step) => progress.push(step) });
-    assertSameModel(model, alone.model);
-    assert.equal(skipped, alone.skipped, `skipped records on ${threads} threads`);
-    assert.equal(progress.at(-1)?.records, RECORDS);
-    assert.ok(progress.at(-1)?.lastTimestampMs !== undefined);
-  }
-});
+sharded(
+  'gives the same model, keys, counts and skipped records as one thread, on 1, 2 and 3 threads',
+  async ({ log }) => {
+    const alone = await oneThread(log);
+    assert.ok(
+      alone.model.counts.invalid > 0 &&
+        alone.model.counts.voidEvents > 0 &&
+        alone.model.keys.size > 0 &&
+        alone.model.reports.deletedIds > 0,
+    );
+    for (const threads of [1, 2, 3]) {
+      const model = createReadModel();
+      const skipped: string[] = [];
+      const progress: FoldProgress[] = [];
+      await foldLog(log, model, {
+        threads,
+        onSkipped: (position, reason) => skipped.push(`${position.offset}:${reason}`),
+        onProgress: (step) => progress.push(step),
+      });
+      assertSameModel(model, alone.model);
+      assert.equal(skipped, alone.skipped, `skipped records on ${threads} threads`);
+      assert.equal(progress.at(-1)?.records, RECORDS);
+      assert.ok(progress.at(-1)?.lastTimestampMs !== undefined);
+    }
+  },
+);
 
 sharded('really folds on the threads: the sharded fold itself gives the one-thread model', async ({ log }) => {
   const range = await log.fileRange?.(RECORDS);
@@ -105,14 +124,17 @@ sharded('really folds on the threads: the sharded fold itself gives the one-thre
   assertSameModel(folded.model, (await oneThread(log)).model);
 });
 
-sharded('stops where it is told, in the middle of a batch, and the one-thread fold goes on from there', async ({ log }) => {
-  const to = new Map([[0, RECORDS - 1234]]);
-  const model = createReadModel();
-  await foldLog(log, model, { to, threads: 2 });
-  assertSameModel(model, (await oneThread(log, to)).model);
-  await foldLog(log, model, { threads: 2 });
-  assertSameModel(model, (await oneThread(log)).model);
-});
+sharded(
+  'stops where it is told, in the middle of a batch, and the one-thread fold goes on from there',
+  async ({ log }) => {
+    const to = new Map([[0, RECORDS - 1234]]);
+    const model = createReadModel();
+    await foldLog(log, model, { to, threads: 2 });
+    assertSameModel(model, (await oneThread(log, to)).model);
+    await foldLog(log, model, { threads: 2 });
+    assertSameModel(model, (await oneThread(log)).model);
+  },
+);
 
 sharded('falls back to one thread when a record is filed under a key that is not its report id', async ({ log }) => {
   const stray = created('1', 'filed under another key');
@@ -126,20 +148,28 @@ sharded('falls back to one thread when a record is filed under a key that is not
   assertSameModel(model, (await oneThread(log)).model);
 });
 
-sharded('folds on one thread when the threads fail (here: the file they are told to read is not there), and says why', async ({ log, dir }) => {
-  const range = await log.fileRange?.(RECORDS);
-  assert.ok(range !== undefined);
-  const elsewhere = { ...range, path: join(dir, 'missing.log') };
-  const failure = await foldSharded(elsewhere, { threads: 2 }).then(() => undefined, (error: unknown) => error);
-  assert.match(String(failure), /missing\.log/);
-  const broken: EventLog = Object.assign(Object.create(log) as EventLog, { fileRange: () => Promise.resolve(elsewhere) });
-  const model = createReadModel();
-  const told: unknown[] = [];
-  await foldLog(broken, model, { threads: 2, onThreadsFailed: (error) => told.push(error) });
-  assertSameModel(model, (await oneThread(log)).model);
-  assert.is(told.length, 1, 'the failure of the threads is told, not hidden');
-  assert.match(String(told[0]), /missing\.log/);
-});
+sharded(
+  'folds on one thread when the threads fail (here: the file they are told to read is not there), and says why',
+  async ({ log, dir }) => {
+    const range = await log.fileRange?.(RECORDS);
+    assert.ok(range !== undefined);
+    const elsewhere = { ...range, path: join(dir, 'missing.log') };
+    const failure = await foldSharded(elsewhere, { threads: 2 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    assert.match(String(failure), /missing\.log/);
+    const broken: EventLog = Object.assign(Object.create(log) as EventLog, {
+      fileRange: () => Promise.resolve(elsewhere),
+    });
+    const model = createReadModel();
+    const told: unknown[] = [];
+    await foldLog(broken, model, { threads: 2, onThreadsFailed: (error) => told.push(error) });
+    assertSameModel(model, (await oneThread(log)).model);
+    assert.is(told.length, 1, 'the failure of the threads is told, not hidden');
+    assert.match(String(told[0]), /missing\.log/);
+  },
+);
 
 sharded('an aborted sharded fold leaves the model empty', async ({ log }) => {
   const stop = new AbortController();
@@ -149,22 +179,25 @@ sharded('an aborted sharded fold leaves the model empty', async ({ log }) => {
   assert.is(model.counts.records, 0);
 });
 
-sharded('a projector with fold threads catches up at start, reports skipped records and then follows new ones', async ({ log }) => {
-  const { logger, lines } = memoryLogger();
-  const projector = new Projector({ log, logger, foldThreads: 2 });
-  projector.start();
-  try {
-    await withTimeout(projector.caughtUp(), 20_000, 'the catch-up on threads');
-    assertSameModel(projector.model, (await oneThread(log)).model);
-    const skipped = lines().filter((line) => line['msg'] === 'skipped a record that is not a valid report event');
-    assert.is(skipped.length, projector.model.counts.invalid);
-    assert.is(skipped[0]?.['offset'], 0);
-    const event = created('99999', 'after the catch-up');
-    const [position] = await log.append([{ key: event.subject, value: encodeEvent(event) }]);
-    assert.is(await projector.waitFor(position as LogPosition, 5000), 'created');
-  } finally {
-    await projector.stop();
-  }
-});
+sharded(
+  'a projector with fold threads catches up at start, reports skipped records and then follows new ones',
+  async ({ log }) => {
+    const { logger, lines } = memoryLogger();
+    const projector = new Projector({ log, logger, foldThreads: 2 });
+    projector.start();
+    try {
+      await withTimeout(projector.caughtUp(), 20_000, 'the catch-up on threads');
+      assertSameModel(projector.model, (await oneThread(log)).model);
+      const skipped = lines().filter((line) => line['msg'] === 'skipped a record that is not a valid report event');
+      assert.is(skipped.length, projector.model.counts.invalid);
+      assert.is(skipped[0]?.['offset'], 0);
+      const event = created('99999', 'after the catch-up');
+      const [position] = await log.append([{ key: event.subject, value: encodeEvent(event) }]);
+      assert.is(await projector.waitFor(position as LogPosition, 5000), 'created');
+    } finally {
+      await projector.stop();
+    }
+  },
+);
 
 sharded.run();

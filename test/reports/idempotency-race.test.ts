@@ -10,7 +10,11 @@ const nextId = idSource();
 const PAIRS = 100;
 
 function postKeyed(server: TestServer, id: string, key: string): Promise<Response> {
-  return server.request('/reports', { method: 'POST', json: reportBody(id, 'raced'), headers: { 'Idempotency-Key': key } });
+  return server.request('/reports', {
+    method: 'POST',
+    json: reportBody(id, 'raced'),
+    headers: { 'Idempotency-Key': key },
+  });
 }
 
 function deleteKeyed(server: TestServer, id: string, key: string): Promise<Response> {
@@ -25,51 +29,70 @@ async function statuses(responses: Response[]): Promise<number[]> {
 function raceSuite(logName: string, startServer: () => Promise<TestServer>): void {
   const race = suite(`${logName}: Idempotency-Key races on one instance`);
 
-  race('of 100 pairs of creates sharing a key but not an id, each writes one event and the 422 id does not exist', async () => {
-    const server = await startServer();
-    try {
-      const before = await logHead(server);
-      const pairs = Array.from({ length: PAIRS }, () => ({ key: distinctive('race'), ids: [nextId(), nextId()] as const }));
-      const answers = await Promise.all(pairs.map(async ({ key, ids }) => Promise.all(ids.map((id) => postKeyed(server, id, key)))));
-      assert.is(await logHead(server), before + PAIRS, 'exactly one event per pair');
-      for (const [i, pair] of answers.entries()) {
-        assert.equal(await statuses(pair), [200, 422]);
-        const loser = pairs[i]?.ids[pair[0]?.status === 422 ? 0 : 1] ?? '';
-        const gone = await deleteReport(server, loser);
-        assert.is(gone.status, 404, `report ${loser} answered 422 but exists`);
-        await gone.arrayBuffer();
+  race(
+    'of 100 pairs of creates sharing a key but not an id, each writes one event and the 422 id does not exist',
+    async () => {
+      const server = await startServer();
+      try {
+        const before = await logHead(server);
+        const pairs = Array.from({ length: PAIRS }, () => ({
+          key: distinctive('race'),
+          ids: [nextId(), nextId()] as const,
+        }));
+        const answers = await Promise.all(
+          pairs.map(async ({ key, ids }) => Promise.all(ids.map((id) => postKeyed(server, id, key)))),
+        );
+        assert.is(await logHead(server), before + PAIRS, 'exactly one event per pair');
+        for (const [i, pair] of answers.entries()) {
+          assert.equal(await statuses(pair), [200, 422]);
+          const loser = pairs[i]?.ids[pair[0]?.status === 422 ? 0 : 1] ?? '';
+          const gone = await deleteReport(server, loser);
+          assert.is(gone.status, 404, `report ${loser} answered 422 but exists`);
+          await gone.arrayBuffer();
+        }
+      } finally {
+        await server.dispose();
       }
-    } finally {
-      await server.dispose();
-    }
-  });
+    },
+  );
 
-  race('of 100 pairs of deletes sharing a key but not an id, each writes one event and the 422 id still exists', async () => {
-    const server = await startServer();
-    try {
-      const pairs = Array.from({ length: PAIRS }, () => ({ key: distinctive('race'), ids: [nextId(), nextId()] as const }));
-      for (const { ids } of pairs) for (const id of ids) await (await postReport(server, id, 'raced')).arrayBuffer();
-      const before = await logHead(server);
-      const answers = await Promise.all(pairs.map(async ({ key, ids }) => Promise.all(ids.map((id) => deleteKeyed(server, id, key)))));
-      assert.is(await logHead(server), before + PAIRS, 'exactly one event per pair');
-      for (const [i, pair] of answers.entries()) {
-        assert.equal(await statuses(pair), [204, 422]);
-        const loser = pairs[i]?.ids[pair[0]?.status === 422 ? 0 : 1] ?? '';
-        const again = await postReport(server, loser, 'other name');
-        assert.is(again.status, 409, `report ${loser} answered 422 but was deleted`);
-        await again.arrayBuffer();
+  race(
+    'of 100 pairs of deletes sharing a key but not an id, each writes one event and the 422 id still exists',
+    async () => {
+      const server = await startServer();
+      try {
+        const pairs = Array.from({ length: PAIRS }, () => ({
+          key: distinctive('race'),
+          ids: [nextId(), nextId()] as const,
+        }));
+        for (const { ids } of pairs) for (const id of ids) await (await postReport(server, id, 'raced')).arrayBuffer();
+        const before = await logHead(server);
+        const answers = await Promise.all(
+          pairs.map(async ({ key, ids }) => Promise.all(ids.map((id) => deleteKeyed(server, id, key)))),
+        );
+        assert.is(await logHead(server), before + PAIRS, 'exactly one event per pair');
+        for (const [i, pair] of answers.entries()) {
+          assert.equal(await statuses(pair), [204, 422]);
+          const loser = pairs[i]?.ids[pair[0]?.status === 422 ? 0 : 1] ?? '';
+          const again = await postReport(server, loser, 'other name');
+          assert.is(again.status, 409, `report ${loser} answered 422 but was deleted`);
+          await again.arrayBuffer();
+        }
+      } finally {
+        await server.dispose();
       }
-    } finally {
-      await server.dispose();
-    }
-  });
+    },
+  );
 
   race('answers two identical keyed creates sent at once with the same 200, writing one event', async () => {
     const server = await startServer();
     try {
       const [id, key] = [nextId(), distinctive('same')];
       const before = await logHead(server);
-      assert.equal(await statuses(await Promise.all([postKeyed(server, id, key), postKeyed(server, id, key)])), [200, 200]);
+      assert.equal(
+        await statuses(await Promise.all([postKeyed(server, id, key), postKeyed(server, id, key)])),
+        [200, 200],
+      );
       assert.is(await logHead(server), before + 1);
     } finally {
       await server.dispose();

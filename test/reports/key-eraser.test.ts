@@ -48,16 +48,22 @@ function fakeStore(recordsDeletions: boolean): FakeStore {
 const key = Buffer.from('000000000007', 'hex');
 const eraser = suite('createKeyEraser');
 
-eraser('records a deletion where the store keeps a record of them, and destroys only its key where it does not', async () => {
-  const recording = fakeStore(true);
-  await createKeyEraser(recording, memoryLogger().logger).erase({ reportId: '7', version: 2, key }, 1000);
-  await createKeyEraser(recording, memoryLogger().logger).erase({ reportId: '8', version: 2 }, 1000);
-  assert.equal([recording.recorded, recording.destroyed], [[[{ reportId: '7', version: 2, key }], [{ reportId: '8', version: 2 }]], []]);
-  const plain = fakeStore(false);
-  await createKeyEraser(plain, memoryLogger().logger).erase({ reportId: '7', version: 2, key }, 1000);
-  await createKeyEraser(plain, memoryLogger().logger).erase({ reportId: '8', version: 2 }, 1000);
-  assert.equal(plain.destroyed, [[key]]);
-});
+eraser(
+  'records a deletion where the store keeps a record of them, and destroys only its key where it does not',
+  async () => {
+    const recording = fakeStore(true);
+    await createKeyEraser(recording, memoryLogger().logger).erase({ reportId: '7', version: 2, key }, 1000);
+    await createKeyEraser(recording, memoryLogger().logger).erase({ reportId: '8', version: 2 }, 1000);
+    assert.equal(
+      [recording.recorded, recording.destroyed],
+      [[[{ reportId: '7', version: 2, key }], [{ reportId: '8', version: 2 }]], []],
+    );
+    const plain = fakeStore(false);
+    await createKeyEraser(plain, memoryLogger().logger).erase({ reportId: '7', version: 2, key }, 1000);
+    await createKeyEraser(plain, memoryLogger().logger).erase({ reportId: '8', version: 2 }, 1000);
+    assert.equal(plain.destroyed, [[key]]);
+  },
+);
 
 eraser('tries an unconfirmed deletion again in the background until the store confirms it', async () => {
   const store = fakeStore(true);
@@ -74,31 +80,34 @@ eraser('tries an unconfirmed deletion again in the background until the store co
   erasing.stop();
 });
 
-eraser('writes a deletion once when the fold queues it around the request erasing it (a record written twice takes two slots)', async () => {
-  const store = fakeStore(true);
-  // A store slower to confirm than the background's delay, as a disk under load.
-  Object.assign(store, {
-    recordDeletions: (deletions: readonly Deletion[]) =>
-      new Promise<void>((resolve) =>
-        setTimeout(() => {
-          store.recorded.push([...deletions]);
-          resolve();
-        }, 40),
-      ),
-  });
-  const erasing = createKeyEraser(store, memoryLogger().logger, 5);
-  const deletion = { reportId: '8', version: 2 };
-  // The fold queues it as it folds the request's own event, then the request erases it.
-  erasing.eraseLater(deletion);
-  const erased = erasing.erase(deletion, 1000);
-  // And the fold may queue it again while the request's write is out.
-  erasing.eraseLater(deletion);
-  await erased;
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.equal(store.recorded, [[deletion]]);
-  assert.is(erasing.pending(), 0);
-  erasing.stop();
-});
+eraser(
+  'writes a deletion once when the fold queues it around the request erasing it (a record written twice takes two slots)',
+  async () => {
+    const store = fakeStore(true);
+    // A store slower to confirm than the background's delay, as a disk under load.
+    Object.assign(store, {
+      recordDeletions: (deletions: readonly Deletion[]) =>
+        new Promise<void>((resolve) =>
+          setTimeout(() => {
+            store.recorded.push([...deletions]);
+            resolve();
+          }, 40),
+        ),
+    });
+    const erasing = createKeyEraser(store, memoryLogger().logger, 5);
+    const deletion = { reportId: '8', version: 2 };
+    // The fold queues it as it folds the request's own event, then the request erases it.
+    erasing.eraseLater(deletion);
+    const erased = erasing.erase(deletion, 1000);
+    // And the fold may queue it again while the request's write is out.
+    erasing.eraseLater(deletion);
+    await erased;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(store.recorded, [[deletion]]);
+    assert.is(erasing.pending(), 0);
+    erasing.stop();
+  },
+);
 
 eraser('remembers the newest 4,096 erasures: the fold asks again only for one older than those', async () => {
   const plain = fakeStore(false);

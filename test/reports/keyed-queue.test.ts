@@ -35,7 +35,11 @@ keyed('does not let a slow task of one key hold up another key', async () => {
     await slowGate.promise;
     slowDone = true;
   });
-  const fast = await withTimeout(queue.run('fast', () => Promise.resolve('fast done')), 5000, 'the task of another key');
+  const fast = await withTimeout(
+    queue.run('fast', () => Promise.resolve('fast done')),
+    5000,
+    'the task of another key',
+  );
   assert.is(fast, 'fast done');
   assert.is(slowDone, false);
   slowGate.resolve();
@@ -54,7 +58,11 @@ keyed('runs the next task of a key after the previous one failed', async () => {
 
 keyed('forgets a key once its queue is empty', async () => {
   const queue = new KeyedQueue();
-  await Promise.all([queue.run('a', () => Promise.resolve(1)), queue.run('b', () => Promise.resolve(2)), queue.run('a', () => Promise.resolve(3))]);
+  await Promise.all([
+    queue.run('a', () => Promise.resolve(1)),
+    queue.run('b', () => Promise.resolve(2)),
+    queue.run('a', () => Promise.resolve(3)),
+  ]);
   await new Promise((resolve) => setImmediate(resolve));
   assert.is(queue.size, 0);
 });

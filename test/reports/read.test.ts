@@ -55,8 +55,19 @@ read.before.each(async (context) => {
   context.projector = new Projector({ log: context.log, logger, retryDelayMs: 10 });
   context.projector.start();
   await context.projector.caughtUp();
-  const envelope = { source: 'urn:report-store:test', newId: () => crypto.randomUUID(), time: () => new Date().toISOString() };
-  context.service = new ReportService({ keys: gated, log: context.log, projector: context.projector, writeTimeoutMs: 5000, logger, ...envelope });
+  const envelope = {
+    source: 'urn:report-store:test',
+    newId: () => crypto.randomUUID(),
+    time: () => new Date().toISOString(),
+  };
+  context.service = new ReportService({
+    keys: gated,
+    log: context.log,
+    projector: context.projector,
+    writeTimeoutMs: 5000,
+    logger,
+    ...envelope,
+  });
 });
 
 read.after.each(async ({ projector, keys, service, log, dir }) => {
@@ -79,20 +90,23 @@ read('answers the report and its version', async ({ service }) => {
   assert.equal(await service.read('1'), { kind: 'report', report: { name: 'one', tag: 't' }, version: 1 });
 });
 
-read('answers 404 to a read that saw the report live, when a delete destroyed its key before the key was read', async (context) => {
-  const { service } = context;
-  await service.create({ id: '2', name: 'doomed' });
-  let open!: () => void;
-  context.keyGate = new Promise((resolve) => (open = resolve));
-  const answer = rejection(service.read('2'));
-  // The read looked at the report (live), and waits to read its key.
-  await until(() => context.keyReads === 1, 'the read to ask for the key');
-  context.keyGate = undefined;
-  await service.delete('2');
-  open();
-  assert.instance(await answer, NotFoundError);
-  assert.is(service.contentUnopened(), 0, 'a key destroyed by a delete is not a missing key');
-});
+read(
+  'answers 404 to a read that saw the report live, when a delete destroyed its key before the key was read',
+  async (context) => {
+    const { service } = context;
+    await service.create({ id: '2', name: 'doomed' });
+    let open!: () => void;
+    context.keyGate = new Promise((resolve) => (open = resolve));
+    const answer = rejection(service.read('2'));
+    // The read looked at the report (live), and waits to read its key.
+    await until(() => context.keyReads === 1, 'the read to ask for the key');
+    context.keyGate = undefined;
+    await service.delete('2');
+    open();
+    assert.instance(await answer, NotFoundError);
+    assert.is(service.contentUnopened(), 0, 'a key destroyed by a delete is not a missing key');
+  },
+);
 
 read('answers 500 naming the report whose key is missing, and counts it once', async (context) => {
   const { service } = context;
@@ -105,27 +119,37 @@ read('answers 500 naming the report whose key is missing, and counts it once', a
   assert.is(service.contentUnopened(), 1);
 });
 
-read('answers 503, not 500, when the key store cannot answer now (a read, and a create that must compare content)', async (context) => {
-  const { service } = context;
-  await service.create({ id: '5', name: 'kept' });
-  context.beforeKeyRead = () => Promise.reject(new LogUnavailableError('the key topic t.keys cannot be read: its leader is in doubt'));
-  const read = await rejection(service.read('5'));
-  assert.instance(read, UnavailableError);
-  assert.is((read as UnavailableError).status, 503);
-  assert.not.match((read as Error).message, /t\.keys/, 'what the adapter said is logged, not sent');
-  const again = await rejection(service.create({ id: '5', name: 'kept' }));
-  assert.instance(again, UnavailableError);
-  assert.is(service.contentUnopened(), 0, 'an unavailable key store is no missing key');
-  context.beforeKeyRead = undefined;
-  assert.equal(await service.read('5'), { kind: 'report', report: { name: 'kept' }, version: 1 });
-});
+read(
+  'answers 503, not 500, when the key store cannot answer now (a read, and a create that must compare content)',
+  async (context) => {
+    const { service } = context;
+    await service.create({ id: '5', name: 'kept' });
+    context.beforeKeyRead = () =>
+      Promise.reject(new LogUnavailableError('the key topic t.keys cannot be read: its leader is in doubt'));
+    const read = await rejection(service.read('5'));
+    assert.instance(read, UnavailableError);
+    assert.is((read as UnavailableError).status, 503);
+    assert.not.match((read as Error).message, /t\.keys/, 'what the adapter said is logged, not sent');
+    const again = await rejection(service.create({ id: '5', name: 'kept' }));
+    assert.instance(again, UnavailableError);
+    assert.is(service.contentUnopened(), 0, 'an unavailable key store is no missing key');
+    context.beforeKeyRead = undefined;
+    assert.equal(await service.read('5'), { kind: 'report', report: { name: 'kept' }, version: 1 });
+  },
+);
 
 read('answers If-None-Match with the version alone, opening nothing', async (context) => {
   const { service } = context;
   await service.create({ id: '4', name: 'cached' });
-  assert.equal(await service.read('4', { ifNoneMatch: { kind: 'versions', versions: [1] } }), { kind: 'not-modified', version: 1 });
+  assert.equal(await service.read('4', { ifNoneMatch: { kind: 'versions', versions: [1] } }), {
+    kind: 'not-modified',
+    version: 1,
+  });
   assert.is(context.keyReads, 0);
-  assert.instance(await rejection(service.read('4', { ifMatch: { kind: 'versions', versions: [3] } })), PreconditionFailedError);
+  assert.instance(
+    await rejection(service.read('4', { ifMatch: { kind: 'versions', versions: [3] } })),
+    PreconditionFailedError,
+  );
 });
 
 read(`answers 503 once the report changed under each of ${MAX_READS} reads in a row`, async (context) => {

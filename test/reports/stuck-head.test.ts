@@ -10,12 +10,16 @@ import type { EventLog } from '../../src/log/event-log.js';
 import { rejection } from '../helpers/async.js';
 import { startFileLogService, type FileLogService } from '../helpers/file-log-service.js';
 
-const stuck = suite<{ running: FileLogService; service: FileLogService['service'] }>('ReportService: the head read of a no-write answer does not answer');
+const stuck = suite<{ running: FileLogService; service: FileLogService['service'] }>(
+  'ReportService: the head read of a no-write answer does not answer',
+);
 
 stuck.before.each(async (context) => {
   // The file log with keyed heads (its one partition) whose head read never settles, as a paused broker's.
   const keyedHeads: KeyedHeads = { latest: () => new Promise<never>(() => undefined), partitionFor: () => 0 };
-  context.running = await startFileLogService('reports-stuck-head-', { logBefore: (log) => Object.assign(Object.create(log) as EventLog, keyedHeads) });
+  context.running = await startFileLogService('reports-stuck-head-', {
+    logBefore: (log) => Object.assign(Object.create(log) as EventLog, keyedHeads),
+  });
   context.service = context.running.service;
 });
 
@@ -23,10 +27,13 @@ stuck.after.each(async ({ running }) => {
   await running.close();
 });
 
-stuck('a delete of a missing report answers 503 by the write deadline instead of waiting for the head', async ({ service }) => {
-  const error = await rejection(service.delete('404'));
-  assert.instance(error, UnavailableError);
-});
+stuck(
+  'a delete of a missing report answers 503 by the write deadline instead of waiting for the head',
+  async ({ service }) => {
+    const error = await rejection(service.delete('404'));
+    assert.instance(error, UnavailableError);
+  },
+);
 
 stuck('the waiting request counts against readiness after 3 s, and its 503 for 5 s after it', async (context) => {
   const answer = rejection(context.service.delete('405'));

@@ -7,7 +7,14 @@ import * as assert from 'uvu/assert';
 import { decodeEvent, encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
 import type { LogPosition } from '../../src/log/event-log.js';
-import { createWriteTracing, defaultTracer, parentContext, parseTraceContext, traceAttributes, withTraceContext } from '../../src/reports/tracing.js';
+import {
+  createWriteTracing,
+  defaultTracer,
+  parentContext,
+  parseTraceContext,
+  traceAttributes,
+  withTraceContext,
+} from '../../src/reports/tracing.js';
 import { created } from '../helpers/events.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -17,7 +24,12 @@ const TRACEPARENT = `00-${TRACE_ID}-${PARENT_ID}-01`;
 const parse = suite('parseTraceContext');
 
 parse('reads a version-00 traceparent as a remote span context', () => {
-  assert.equal(parseTraceContext(TRACEPARENT, undefined), { traceId: TRACE_ID, spanId: PARENT_ID, traceFlags: 1, isRemote: true });
+  assert.equal(parseTraceContext(TRACEPARENT, undefined), {
+    traceId: TRACE_ID,
+    spanId: PARENT_ID,
+    traceFlags: 1,
+    isRemote: true,
+  });
 });
 
 parse('keeps the flags as sent, sampled or not', () => {
@@ -52,7 +64,12 @@ parse('ignores every malformed traceparent instead of failing', () => {
 });
 
 parse('reads a later version by its first four fields, as the W3C asks', () => {
-  assert.equal(parseTraceContext(`01-${TRACE_ID}-${PARENT_ID}-01-what-comes-next`, undefined), { traceId: TRACE_ID, spanId: PARENT_ID, traceFlags: 1, isRemote: true });
+  assert.equal(parseTraceContext(`01-${TRACE_ID}-${PARENT_ID}-01-what-comes-next`, undefined), {
+    traceId: TRACE_ID,
+    spanId: PARENT_ID,
+    traceFlags: 1,
+    isRemote: true,
+  });
   assert.ok(parseTraceContext(`cc-${TRACE_ID}-${PARENT_ID}-01`, undefined));
   assert.is(parseTraceContext(`cc-${TRACE_ID}-${PARENT_ID}-01x`, undefined), undefined);
 });
@@ -85,13 +102,25 @@ parse.run();
 const attributes = suite('traceAttributes and withTraceContext');
 
 attributes('formats a span context as traceparent and tracestate', () => {
-  const span: SpanContext = { traceId: TRACE_ID, spanId: PARENT_ID, traceFlags: 1, traceState: createTraceState('congo=t61rcWkgMzE') };
+  const span: SpanContext = {
+    traceId: TRACE_ID,
+    spanId: PARENT_ID,
+    traceFlags: 1,
+    traceState: createTraceState('congo=t61rcWkgMzE'),
+  };
   assert.equal(traceAttributes(span), { traceparent: TRACEPARENT, tracestate: 'congo=t61rcWkgMzE' });
-  assert.equal(traceAttributes({ traceId: TRACE_ID, spanId: PARENT_ID, traceFlags: 0 }), { traceparent: `00-${TRACE_ID}-${PARENT_ID}-00` });
+  assert.equal(traceAttributes({ traceId: TRACE_ID, spanId: PARENT_ID, traceFlags: 0 }), {
+    traceparent: `00-${TRACE_ID}-${PARENT_ID}-00`,
+  });
 });
 
 attributes('gives nothing for the invalid span context of a no-op span', () => {
-  assert.is(traceAttributes(trace.wrapSpanContext({ traceId: '0'.repeat(32), spanId: '0'.repeat(16), traceFlags: 0 }).spanContext()), undefined);
+  assert.is(
+    traceAttributes(
+      trace.wrapSpanContext({ traceId: '0'.repeat(32), spanId: '0'.repeat(16), traceFlags: 0 }).spanContext(),
+    ),
+    undefined,
+  );
 });
 
 attributes('returns the very event when there is no trace context', () => {
@@ -100,7 +129,12 @@ attributes('returns the very event when there is no trace context', () => {
 });
 
 attributes('writes events that pass the envelope schema with their trace attributes', () => {
-  const span: SpanContext = { traceId: TRACE_ID, spanId: PARENT_ID, traceFlags: 1, traceState: createTraceState('rojo=00f067aa0ba902b7,congo=t61rcWkgMzE') };
+  const span: SpanContext = {
+    traceId: TRACE_ID,
+    spanId: PARENT_ID,
+    traceFlags: 1,
+    traceState: createTraceState('rojo=00f067aa0ba902b7,congo=t61rcWkgMzE'),
+  };
   const event = withTraceContext(created('7', 'a'), span);
   assert.is(event.traceparent, TRACEPARENT);
   assert.equal(decodeEvent(encodeEvent(event)), { ok: true, event });
@@ -109,7 +143,11 @@ attributes('writes events that pass the envelope schema with their trace attribu
 attributes.run();
 
 /** A write traced with `tracer`: the event the log was given, and what the append answered. */
-async function tracedWrite(tracing: ReturnType<typeof createWriteTracing>, remote: SpanContext | undefined, fail?: Error) {
+async function tracedWrite(
+  tracing: ReturnType<typeof createWriteTracing>,
+  remote: SpanContext | undefined,
+  fail?: Error,
+) {
   let written: ReportEvent | undefined;
   const parent = parentContext(remote);
   const positions = await tracing.append(parent, created('42', 'x'), (event) => {
@@ -143,7 +181,9 @@ noop('invents none when the request had none', async () => {
 });
 
 noop('passes the append result through', async () => {
-  assert.equal((await tracedWrite(createWriteTracing(defaultTracer()), undefined)).positions, [{ partition: 2, offset: 17 }]);
+  assert.equal((await tracedWrite(createWriteTracing(defaultTracer()), undefined)).positions, [
+    { partition: 2, offset: 17 },
+  ]);
 });
 
 noop.run();

@@ -14,7 +14,9 @@ const test = suite<{ running: FileLogService }>('ReportService: a delete whose k
 test.before.each(async (context) => {
   // The key store takes puts (they travel with the log's group commit) but confirms no destruction.
   const refuse = () => Promise.reject(new UnavailableError('the key store did not answer'));
-  context.running = await startFileLogService('reports-unconfirmed-erasure-', { keysBefore: (keys) => Object.assign(Object.create(keys) as KeyStore, { destroy: refuse, recordDeletions: refuse }) });
+  context.running = await startFileLogService('reports-unconfirmed-erasure-', {
+    keysBefore: (keys) => Object.assign(Object.create(keys) as KeyStore, { destroy: refuse, recordDeletions: refuse }),
+  });
 });
 
 test.after.each(async ({ running }) => {

@@ -26,15 +26,18 @@ answered('a write begun later and confirmed ends it at once', () => {
   write(writes, 4000, 5200, true);
   assert.is(writes.failing(5200), false);
 });
-answered('a write begun before the 503 and confirmed after it does not end it (judged in the order writes began)', () => {
-  const writes = new WriteOutcomes(2500, 5000);
-  const early = writes.started(0);
-  write(writes, 100, 5100, false);
-  writes.confirmed(early);
-  writes.finished(early);
-  assert.is(writes.failing(5200), true);
-});
-answered('a 503 with nothing after it stops counting after a while (the log\'s health decides then)', () => {
+answered(
+  'a write begun before the 503 and confirmed after it does not end it (judged in the order writes began)',
+  () => {
+    const writes = new WriteOutcomes(2500, 5000);
+    const early = writes.started(0);
+    write(writes, 100, 5100, false);
+    writes.confirmed(early);
+    writes.finished(early);
+    assert.is(writes.failing(5200), true);
+  },
+);
+answered("a 503 with nothing after it stops counting after a while (the log's health decides then)", () => {
   const writes = new WriteOutcomes(2500, 5000);
   write(writes, 100, 5100, false);
   assert.is(writes.failing(10_100), true);
@@ -50,13 +53,16 @@ answered('is not failing while writes begun later are confirmed (a stuck partiti
 });
 
 const waiting = suite('WriteOutcomes.failing with writes under way');
-waiting('is failing once a write has waited longer than the limit with none begun after it confirmed (before its 503)', () => {
-  const writes = new WriteOutcomes(2500, 5000);
-  write(writes, 0, 5, true);
-  writes.started(1000);
-  assert.is(writes.failing(3500), false);
-  assert.is(writes.failing(3501), true);
-});
+waiting(
+  'is failing once a write has waited longer than the limit with none begun after it confirmed (before its 503)',
+  () => {
+    const writes = new WriteOutcomes(2500, 5000);
+    write(writes, 0, 5, true);
+    writes.started(1000);
+    assert.is(writes.failing(3500), false);
+    assert.is(writes.failing(3501), true);
+  },
+);
 waiting('is not failing for a long wait once a write begun after it is confirmed', () => {
   const writes = new WriteOutcomes(2500, 5000);
   writes.started(0);
@@ -71,23 +77,26 @@ waiting('a write confirmed that began before the waiting one does not end it', (
   writes.finished(early);
   assert.is(writes.failing(3000), true);
 });
-waiting('a voided write counts as confirmed once its request is answered other than 503, and not when it ends in a 503', () => {
-  const answered = new WriteOutcomes(2500, 5000);
-  const slow = answered.started(0);
-  const voided = answered.started(1000);
-  answered.voided(voided);
-  assert.is(answered.failing(3000), true, 'voided, not answered yet: the write begun at 0 has waited 3 s');
-  answered.finished(voided);
-  assert.is(answered.failing(3000), false, 'the voided request was answered (unchanged, say): writes reach the log');
-  answered.finished(slow);
+waiting(
+  'a voided write counts as confirmed once its request is answered other than 503, and not when it ends in a 503',
+  () => {
+    const answered = new WriteOutcomes(2500, 5000);
+    const slow = answered.started(0);
+    const voided = answered.started(1000);
+    answered.voided(voided);
+    assert.is(answered.failing(3000), true, 'voided, not answered yet: the write begun at 0 has waited 3 s');
+    answered.finished(voided);
+    assert.is(answered.failing(3000), false, 'the voided request was answered (unchanged, say): writes reach the log');
+    answered.finished(slow);
 
-  const failed = new WriteOutcomes(2500, 5000);
-  const ticket = failed.started(0);
-  failed.voided(ticket);
-  failed.unconfirmed(ticket, 5000);
-  failed.finished(ticket);
-  assert.is(failed.failing(5000), true, 'voided, then answered 503: the 503 counts');
-});
+    const failed = new WriteOutcomes(2500, 5000);
+    const ticket = failed.started(0);
+    failed.voided(ticket);
+    failed.unconfirmed(ticket, 5000);
+    failed.finished(ticket);
+    assert.is(failed.failing(5000), true, 'voided, then answered 503: the 503 counts');
+  },
+);
 
 waiting('a finished write no longer counts', () => {
   const writes = new WriteOutcomes(2500, 5000);

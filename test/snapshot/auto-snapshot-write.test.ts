@@ -37,7 +37,14 @@ async function foldUpTo(records: AsyncIterable<LogRecord>, cursor: Cursor): Prom
 }
 
 /** Runs `test` with a file log in a temporary directory and a logger whose lines it can read; closes and removes both after. */
-async function withFileLog(test: (context: { dir: string; log: FileLog; logger: Logger; lines: () => Record<string, unknown>[] }) => Promise<void>): Promise<void> {
+async function withFileLog(
+  test: (context: {
+    dir: string;
+    log: FileLog;
+    logger: Logger;
+    lines: () => Record<string, unknown>[];
+  }) => Promise<void>,
+): Promise<void> {
   const dir = await tempDir('reports-auto-snapshot-');
   const { logger, lines } = memoryLogger();
   const log = await openFileLog({ dir, logger });
@@ -52,7 +59,14 @@ async function withFileLog(test: (context: { dir: string; log: FileLog; logger: 
 auto('hold the model as the log up to their cursor folds it, with the resume point of that cursor', () =>
   withFileLog(async ({ dir, log, logger, lines }) => {
     const model = createReadModel();
-    const snapshots = createAutoSnapshot({ dir: snapshotDir(dir), log, logger, model, every: 10_000, slices: { copyWords: 4096, nextTurn: () => new Promise((resolve) => setTimeout(resolve, 1)) } });
+    const snapshots = createAutoSnapshot({
+      dir: snapshotDir(dir),
+      log,
+      logger,
+      model,
+      every: 10_000,
+      slices: { copyWords: 4096, nextTurn: () => new Promise((resolve) => setTimeout(resolve, 1)) },
+    });
     snapshots.onCaughtUp();
     // As the server's projector does: each durable batch is applied as the log hands it over, so the
     // model never lags the log's newest batch (a model that did would have no resume point to take).
@@ -61,10 +75,17 @@ auto('hold the model as the log up to their cursor folds it, with the resume poi
       for (const record of records) applyRecord(model, record, record.event);
       snapshots.onApplied(records.length);
     });
-    const append = (events: ReportEvent[]) => log.append(events.map((event) => ({ key: event.subject, value: encodeEvent(event), event })));
+    const append = (events: ReportEvent[]) =>
+      log.append(events.map((event) => ({ key: event.subject, value: encodeEvent(event), event })));
     for (let first = 0; first < REPORTS; first += BATCH) {
       // Every tenth event deletes a report created 10,001 events before (held when the model was frozen).
-      await append(Array.from({ length: BATCH }, (_, i) => (i % 10 === 9 && first >= 10_000 ? deleted(String(first + i - 10_001)) : created(String(first + i), `report ${first + i}`))));
+      await append(
+        Array.from({ length: BATCH }, (_, i) =>
+          i % 10 === 9 && first >= 10_000
+            ? deleted(String(first + i - 10_001))
+            : created(String(first + i), `report ${first + i}`),
+        ),
+      );
       await setImmediate();
     }
     // Appends go on (applied, but too few for another snapshot) while the newest snapshot is still
@@ -75,7 +96,9 @@ auto('hold the model as the log up to their cursor folds it, with the resume poi
       copied = true;
     });
     for (let extra = 0; extra < 2 || !copied; extra += 1) {
-      await append(Array.from({ length: BATCH }, (_, i) => created(String(REPORTS + extra * BATCH + i), 'after the loop')));
+      await append(
+        Array.from({ length: BATCH }, (_, i) => created(String(REPORTS + extra * BATCH + i), 'after the loop')),
+      );
       await setImmediate();
     }
     await idle;
@@ -87,11 +110,16 @@ auto('hold the model as the log up to their cursor folds it, with the resume poi
     const cursor = snapshot.model.cursor;
     assert.ok((cursor.get(0) ?? 0) > 40_000, `the newest snapshot is of ${String(cursor.get(0))} records`);
     assert.ok(snapshot.resume !== undefined, 'the snapshot carries the resume point of its cursor');
-    assert.is(log.resumePoint(cursor), undefined, 'later batches moved the point on: it had to be taken with the freeze');
+    assert.is(
+      log.resumePoint(cursor),
+      undefined,
+      'later batches moved the point on: it had to be taken with the freeze',
+    );
     const expected = await foldUpTo(readRecords(log, new Map()), cursor);
     assert.equal(new Map(snapshot.model.reports), new Map(expected.reports));
     assert.equal(snapshot.model.counts, expected.counts);
-  }));
+  }),
+);
 
 auto('go on after one that failed: the next snapshot is written', () =>
   withFileLog(async ({ dir, log, logger, lines }) => {
@@ -112,8 +140,15 @@ auto('go on after one that failed: the next snapshot is written', () =>
       snapshots.onApplied(100); // due: a quarter of the model (25) or `every` (1), whichever is more
       await snapshots.idle();
     }
-    const outcomes = lines().filter((line) => String(line['msg']).includes('snapshot')).map((line) => line['msg']);
-    assert.equal(outcomes, ['could not write a snapshot', 'wrote a snapshot of the read model', 'wrote a snapshot of the read model']);
-  }));
+    const outcomes = lines()
+      .filter((line) => String(line['msg']).includes('snapshot'))
+      .map((line) => line['msg']);
+    assert.equal(outcomes, [
+      'could not write a snapshot',
+      'wrote a snapshot of the read model',
+      'wrote a snapshot of the read model',
+    ]);
+  }),
+);
 
 auto.run();

@@ -20,7 +20,11 @@ async function createMany(server: TestServer, from: number, to: number, parallel
   const statuses: number[] = [];
   for (let id = from; id <= to; id += parallel) {
     const ids = Array.from({ length: Math.min(parallel, to - id + 1) }, (_, i) => id + i);
-    statuses.push(...(await Promise.all(ids.map(async (each) => (await postReport(server, String(each), `${each} `.padEnd(1000, 'n'))).status))));
+    statuses.push(
+      ...(await Promise.all(
+        ids.map(async (each) => (await postReport(server, String(each), `${each} `.padEnd(1000, 'n'))).status),
+      )),
+    );
   }
   return statuses;
 }
@@ -48,27 +52,44 @@ withSmallDisks('full disk', () => {
     assert.equal(await readdir(snapshotDir(join(disk.dir, 'data'))).catch(() => []), []);
   });
 
-  full('after a full disk, a restart removes the failed snapshot\'s file, skips the catch-up snapshot, and 600 writes succeed', async ({ disk }) => {
-    const dataDir = join(disk.dir, 'data');
-    let server = await startTestServer(env, { dataDir });
-    assert.is(countOf(await createMany(server, 1, 100), 200), 100);
-    await server.close();
-    // What a snapshot that failed for want of space left (a version that did not remove it, or a
-    // kill): its temporary file. Then the disk fills up, but for a little room.
-    await writeFile(join(snapshotDir(dataDir), `snapshot-0000000000000100.snap.${GONE_PID}.tmp`), Buffer.alloc(8 * MiB));
-    const filler = join(disk.dir, 'filler');
-    await truncate(filler, (await fillDisk(filler)) - 256 * 1024);
-    server = await startTestServer(env, { dataDir });
-    try {
-      assert.ok(server.logLines().some((line) => line['msg'] === 'removed temporary snapshot files left by a writer that stopped'));
-      const statuses = await createMany(server, 101, 700);
-      assert.is(countOf(statuses, 200), 600, `statuses other than 200: ${JSON.stringify(statuses.filter((each) => each !== 200).slice(0, 5))}`);
-      assert.ok(warnings(server, 'skipped a snapshot: it would leave the event log too little free space') > 0, 'the catch-up snapshot was skipped');
-    } finally {
+  full(
+    "after a full disk, a restart removes the failed snapshot's file, skips the catch-up snapshot, and 600 writes succeed",
+    async ({ disk }) => {
+      const dataDir = join(disk.dir, 'data');
+      let server = await startTestServer(env, { dataDir });
+      assert.is(countOf(await createMany(server, 1, 100), 200), 100);
       await server.close();
-    }
-    assert.equal(await readdir(snapshotDir(dataDir)), []);
-  });
+      // What a snapshot that failed for want of space left (a version that did not remove it, or a
+      // kill): its temporary file. Then the disk fills up, but for a little room.
+      await writeFile(
+        join(snapshotDir(dataDir), `snapshot-0000000000000100.snap.${GONE_PID}.tmp`),
+        Buffer.alloc(8 * MiB),
+      );
+      const filler = join(disk.dir, 'filler');
+      await truncate(filler, (await fillDisk(filler)) - 256 * 1024);
+      server = await startTestServer(env, { dataDir });
+      try {
+        assert.ok(
+          server
+            .logLines()
+            .some((line) => line['msg'] === 'removed temporary snapshot files left by a writer that stopped'),
+        );
+        const statuses = await createMany(server, 101, 700);
+        assert.is(
+          countOf(statuses, 200),
+          600,
+          `statuses other than 200: ${JSON.stringify(statuses.filter((each) => each !== 200).slice(0, 5))}`,
+        );
+        assert.ok(
+          warnings(server, 'skipped a snapshot: it would leave the event log too little free space') > 0,
+          'the catch-up snapshot was skipped',
+        );
+      } finally {
+        await server.close();
+      }
+      assert.equal(await readdir(snapshotDir(dataDir)), []);
+    },
+  );
 
   full.run();
 });

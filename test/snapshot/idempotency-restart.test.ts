@@ -30,7 +30,10 @@ async function firstRun(server: TestServer, { created, removed }: { created: str
 }
 
 /** After the restart: the retries get their first answers and append nothing. */
-async function retriesAfterRestart(server: TestServer, { created, removed }: { created: string; removed: string }): Promise<void> {
+async function retriesAfterRestart(
+  server: TestServer,
+  { created, removed }: { created: string; removed: string },
+): Promise<void> {
   const before = await logHead(server);
   assert.is(await keyedDelete(server, removed, `delete-${removed}`), 204, 'the retried DELETE with its key');
   const retried = await keyedCreate(server, created, 'kept', `create-${created}`);
@@ -52,34 +55,40 @@ restart.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-restart('a retried DELETE with its Idempotency-Key is answered 204 by a server restarted on the same data directory', async ({ dir }) => {
-  const ids = { created: nextId(), removed: nextId() };
-  const first = await startTestServer({}, { dataDir: dir });
-  await firstRun(first, ids).finally(() => first.dispose());
-  const second = await startTestServer({}, { dataDir: dir });
-  try {
-    assert.is(second.projector.progress().applied, 3);
-    await retriesAfterRestart(second, ids);
-  } finally {
-    await second.dispose();
-  }
-});
+restart(
+  'a retried DELETE with its Idempotency-Key is answered 204 by a server restarted on the same data directory',
+  async ({ dir }) => {
+    const ids = { created: nextId(), removed: nextId() };
+    const first = await startTestServer({}, { dataDir: dir });
+    await firstRun(first, ids).finally(() => first.dispose());
+    const second = await startTestServer({}, { dataDir: dir });
+    try {
+      assert.is(second.projector.progress().applied, 3);
+      await retriesAfterRestart(second, ids);
+    } finally {
+      await second.dispose();
+    }
+  },
+);
 
-restart('a server restarted from a snapshot has the keys without folding the events that wrote them', async ({ dir }) => {
-  const ids = { created: nextId(), removed: nextId() };
-  const first = await startTestServer({}, { dataDir: dir });
-  await firstRun(first, ids).finally(() => first.dispose());
-  const { code, stderr } = await reports(['snapshot'], { env: { REPORTS_DATA_DIR: dir } });
-  assert.is(code, 0, stderr);
-  const second = await startTestServer({}, { dataDir: dir });
-  try {
-    assert.is(second.projector.progress().applied, 0, 'everything came from the snapshot');
-    assert.is(second.projector.model.keys.size, 3);
-    await retriesAfterRestart(second, ids);
-  } finally {
-    await second.dispose();
-  }
-});
+restart(
+  'a server restarted from a snapshot has the keys without folding the events that wrote them',
+  async ({ dir }) => {
+    const ids = { created: nextId(), removed: nextId() };
+    const first = await startTestServer({}, { dataDir: dir });
+    await firstRun(first, ids).finally(() => first.dispose());
+    const { code, stderr } = await reports(['snapshot'], { env: { REPORTS_DATA_DIR: dir } });
+    assert.is(code, 0, stderr);
+    const second = await startTestServer({}, { dataDir: dir });
+    try {
+      assert.is(second.projector.progress().applied, 0, 'everything came from the snapshot');
+      assert.is(second.projector.model.keys.size, 3);
+      await retriesAfterRestart(second, ids);
+    } finally {
+      await second.dispose();
+    }
+  },
+);
 
 restart.run();
 

@@ -26,7 +26,14 @@ async function killDuringSnapshot(dataDir: string): Promise<void> {
   // Not a Kafka suite's KAFKA_BROKERS (with-kafka.sh sets it for the whole run): on Kafka the server
   // writes no file-log snapshot, and the wait below timed out under make test.
   const inherited = Object.entries(process.env).filter(([name]) => !name.startsWith('KAFKA_'));
-  const env = { ...Object.fromEntries(inherited), PORT: '0', LOG_LEVEL: 'warn', REPORTS_TOKENS: TEST_TOKEN, REPORTS_DATA_DIR: dataDir, REPORTS_SNAPSHOT_EVERY: '1' };
+  const env = {
+    ...Object.fromEntries(inherited),
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    REPORTS_TOKENS: TEST_TOKEN,
+    REPORTS_DATA_DIR: dataDir,
+    REPORTS_SNAPSHOT_EVERY: '1',
+  };
   const child = spawn(process.execPath, [MAIN], { env, stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const watcher = watch(snapshotDir(dataDir));
@@ -57,13 +64,21 @@ killed.after.each(async ({ dir }) => {
 
 killed('leaves a temporary file that the next start removes; clean starts and stops leave none', async ({ dir }) => {
   const name = 'n'.repeat(1024 * 1024);
-  for (let batch = 0; batch < 4; batch += 1) await appendToFileLog(dir, Array.from({ length: 8 }, (_, i) => created(String(batch * 8 + i), name)));
+  for (let batch = 0; batch < 4; batch += 1)
+    await appendToFileLog(
+      dir,
+      Array.from({ length: 8 }, (_, i) => created(String(batch * 8 + i), name)),
+    );
   await killDuringSnapshot(dir);
   assert.is((await temporaries(dir)).length, 1, 'the killed snapshot left its temporary file');
   for (let start = 0; start < 2; start += 1) {
     const server = await startChildServer({ REPORTS_DATA_DIR: dir, REPORTS_SNAPSHOT_EVERY: '0' });
     await server.waitReady(60_000);
-    if (start === 0) await server.waitForLine((line) => line['msg'] === 'removed temporary snapshot files left by a writer that stopped', 'the removal');
+    if (start === 0)
+      await server.waitForLine(
+        (line) => line['msg'] === 'removed temporary snapshot files left by a writer that stopped',
+        'the removal',
+      );
     server.kill('SIGTERM');
     assert.is((await server.waitExit()).code, 0);
     assert.equal(await temporaries(dir), [], `after start ${start + 1}`);

@@ -11,7 +11,11 @@ import { reportBody } from '../http/requests.js';
 
 const MAX_CHARS = 1024 * 1024;
 const BODY_LIMIT = 8 * 1024 * 1024;
-const limits = { REPORTS_NAME_MAX_CHARS: String(MAX_CHARS), REPORTS_TAG_MAX_CHARS: String(MAX_CHARS), REPORTS_BODY_LIMIT: '8mb' };
+const limits = {
+  REPORTS_NAME_MAX_CHARS: String(MAX_CHARS),
+  REPORTS_TAG_MAX_CHARS: String(MAX_CHARS),
+  REPORTS_BODY_LIMIT: '8mb',
+};
 
 /** The issue's report: two bytes a character in the read model, twice the table's 4 MiB chunk together. */
 const widest = reportBody('1', 'Ā'.repeat(MAX_CHARS), 'Ā'.repeat(MAX_CHARS));
@@ -52,40 +56,50 @@ large.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-large('round-trip through the server\'s own snapshot, reports snapshot and a restart: identical creates answer 200', async ({ dir }) => {
-  const biggest = largestBody();
-  const emoji = emojiBody();
-  assert.is(Buffer.byteLength(biggest), BODY_LIMIT);
-  assert.is(Buffer.byteLength(emoji), BODY_LIMIT);
-  let server = await startTestServer({ ...limits, REPORTS_SNAPSHOT_EVERY: '1' }, { dataDir: dir });
-  const answers: string[] = [];
-  try {
-    for (const body of [widest, biggest, emoji]) {
-      const response = await server.request('/reports', { method: 'POST', json: body });
-      assert.is(response.status, 200);
-      answers.push(await response.text());
+large(
+  "round-trip through the server's own snapshot, reports snapshot and a restart: identical creates answer 200",
+  async ({ dir }) => {
+    const biggest = largestBody();
+    const emoji = emojiBody();
+    assert.is(Buffer.byteLength(biggest), BODY_LIMIT);
+    assert.is(Buffer.byteLength(emoji), BODY_LIMIT);
+    let server = await startTestServer({ ...limits, REPORTS_SNAPSHOT_EVERY: '1' }, { dataDir: dir });
+    const answers: string[] = [];
+    try {
+      for (const body of [widest, biggest, emoji]) {
+        const response = await server.request('/reports', { method: 'POST', json: body });
+        assert.is(response.status, 200);
+        answers.push(await response.text());
+      }
+      assert.is(
+        (await server.request('/reports', { method: 'POST', json: `${biggest} ` })).status,
+        413,
+        'one byte more is refused',
+      );
+    } finally {
+      await server.close();
     }
-    assert.is((await server.request('/reports', { method: 'POST', json: `${biggest} ` })).status, 413, 'one byte more is refused');
-  } finally {
-    await server.close();
-  }
-  assert.ok((await snapshotCount(dir)) > 0, 'the server wrote a snapshot');
-  const env = { ...limits, REPORTS_DATA_DIR: dir };
-  const snapshot = await reports(['snapshot'], { env });
-  assert.is(snapshot.code, 0, snapshot.stderr);
-  const { digest } = await replaySummary(env);
-  assert.match(snapshot.stdout, `state digest:    sha256:${digest}`);
-  server = await startTestServer(limits, { dataDir: dir });
-  try {
-    assert.ok(server.logLines().some((line) => line['msg'] === 'loaded a snapshot; folding only the tail of the log'), 'started from the snapshot');
-    for (const [i, body] of [widest, biggest, emoji].entries()) {
-      const response = await server.request('/reports', { method: 'POST', json: body });
-      assert.is(response.status, 200, `identical create ${i + 1} after the restart`);
-      assert.is(await response.text(), answers[i]);
+    assert.ok((await snapshotCount(dir)) > 0, 'the server wrote a snapshot');
+    const env = { ...limits, REPORTS_DATA_DIR: dir };
+    const snapshot = await reports(['snapshot'], { env });
+    assert.is(snapshot.code, 0, snapshot.stderr);
+    const { digest } = await replaySummary(env);
+    assert.match(snapshot.stdout, `state digest:    sha256:${digest}`);
+    server = await startTestServer(limits, { dataDir: dir });
+    try {
+      assert.ok(
+        server.logLines().some((line) => line['msg'] === 'loaded a snapshot; folding only the tail of the log'),
+        'started from the snapshot',
+      );
+      for (const [i, body] of [widest, biggest, emoji].entries()) {
+        const response = await server.request('/reports', { method: 'POST', json: body });
+        assert.is(response.status, 200, `identical create ${i + 1} after the restart`);
+        assert.is(await response.text(), answers[i]);
+      }
+    } finally {
+      await server.close();
     }
-  } finally {
-    await server.close();
-  }
-});
+  },
+);
 
 large.run();

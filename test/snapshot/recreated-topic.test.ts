@@ -19,7 +19,8 @@ async function deleteTopic(brokers: string, topic: string): Promise<void> {
   await withAdmin(brokers, async (admin) => {
     await admin.deleteTopics({ topics: [topic] });
     const deadline = Date.now() + 30_000;
-    while ((await admin.listTopics()).includes(topic) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    while ((await admin.listTopics()).includes(topic) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 200));
   });
 }
 
@@ -49,7 +50,9 @@ withKafka('snapshots on a re-created topic', (brokers) => {
 
     server = await startTestServer(env, { dataDir: dir });
     try {
-      const warning = server.logLines().find((line) => line['level'] === 40 && String(line['msg']).includes('another history'));
+      const warning = server
+        .logLines()
+        .find((line) => line['level'] === 40 && String(line['msg']).includes('another history'));
       assert.match(String(warning?.['reason']), /^the record at \d+:\d+ is not the one it folded$/);
       assert.is((await deleteReport(server, '1001')).status, 404);
       for (const id of range(1, 40)) assert.is((await deleteReport(server, String(id))).status, 204, `report ${id}`);

@@ -43,7 +43,9 @@ restored('is ignored with a warning: the server folds the restored log and answe
 
   server = await startTestServer({}, { dataDir: dir });
   try {
-    const warning = server.logLines().find((line) => line['level'] === 40 && String(line['msg']).includes('another history'));
+    const warning = server
+      .logLines()
+      .find((line) => line['level'] === 40 && String(line['msg']).includes('another history'));
     assert.is(warning?.['reason'], 'the record at 0:24 is not the one it folded');
     assert.is((await deleteReport(server, '20')).status, 404);
     assert.is((await deleteReport(server, '205')).status, 204);
@@ -54,7 +56,9 @@ restored('is ignored with a warning: the server folds the restored log and answe
 
 /** The byte at which the scan of the snapshot of `records` records may resume (its resume point). */
 async function resumeByte(dir: string, records: number): Promise<number> {
-  const decoded = decodeSnapshot(await readFile(join(snapshotDir(dir), `snapshot-${String(records).padStart(16, '0')}.snap`)));
+  const decoded = decodeSnapshot(
+    await readFile(join(snapshotDir(dir), `snapshot-${String(records).padStart(16, '0')}.snap`)),
+  );
   assert.ok(decoded.ok);
   const [offset, byte] = (decoded.snapshot.resume ?? '').split('@').map(Number);
   assert.is(offset, records - 1, 'the resume point is the batch of the last record');
@@ -92,7 +96,11 @@ async function restoredOnTheResumeByte(dir: string, olderSnapshot: boolean): Pro
   let nameChars = 1;
   while (withName(nameChars + 1) + Buffer.byteLength(',"idempotencyKey":"k"') <= target) nameChars += 1;
   const key = 'k'.repeat(target - withName(nameChars) - Buffer.byteLength(',"idempotencyKey":""'));
-  const fill = await server.request('/reports', { method: 'POST', json: reportBody('112', 'y'.repeat(nameChars)), headers: { 'Idempotency-Key': key } });
+  const fill = await server.request('/reports', {
+    method: 'POST',
+    json: reportBody('112', 'y'.repeat(nameChars)),
+    headers: { 'Idempotency-Key': key },
+  });
   assert.is(fill.status, 200);
   assert.is((await stat(log)).size, byte, 'the next batch starts at the resume byte');
   await createReports(server, 201, 203);
@@ -100,23 +108,29 @@ async function restoredOnTheResumeByte(dir: string, olderSnapshot: boolean): Pro
 }
 
 for (const older of [true, false]) {
-  restored(`starts when a batch of the restored log begins at the snapshot's resume byte, folding ${older ? 'from the older snapshot' : 'from the start'}, and verify agrees`, async ({ dir }) => {
-    await restoredOnTheResumeByte(dir, older);
-    const server = await startTestServer({}, { dataDir: dir });
-    try {
-      const warning = server.logLines().find((line) => line['level'] === 40 && String(line['msg']).includes('another history'));
-      assert.is(warning?.['reason'], 'the record at 0:11 is not the one it folded');
-      assert.is(server.projector.progress().applied, older ? 5 : 15, 'records folded at start');
-      for (const id of ['11', '12']) assert.is((await deleteReport(server, id)).status, 404, `${id}, of the other history`);
-      for (const id of ['10', '111', '112', '202']) assert.is((await deleteReport(server, id)).status, 204, id);
-    } finally {
-      await server.close();
-    }
-    const verify = await reports(['verify'], { env: { REPORTS_DATA_DIR: dir } });
-    assert.is(verify.code, 0, verify.stdout);
-    assert.match(verify.stdout, /^OK: 19 records/);
-    assert.ok((await replaySummary({ REPORTS_DATA_DIR: dir })).liveReports > 0);
-  });
+  restored(
+    `starts when a batch of the restored log begins at the snapshot's resume byte, folding ${older ? 'from the older snapshot' : 'from the start'}, and verify agrees`,
+    async ({ dir }) => {
+      await restoredOnTheResumeByte(dir, older);
+      const server = await startTestServer({}, { dataDir: dir });
+      try {
+        const warning = server
+          .logLines()
+          .find((line) => line['level'] === 40 && String(line['msg']).includes('another history'));
+        assert.is(warning?.['reason'], 'the record at 0:11 is not the one it folded');
+        assert.is(server.projector.progress().applied, older ? 5 : 15, 'records folded at start');
+        for (const id of ['11', '12'])
+          assert.is((await deleteReport(server, id)).status, 404, `${id}, of the other history`);
+        for (const id of ['10', '111', '112', '202']) assert.is((await deleteReport(server, id)).status, 204, id);
+      } finally {
+        await server.close();
+      }
+      const verify = await reports(['verify'], { env: { REPORTS_DATA_DIR: dir } });
+      assert.is(verify.code, 0, verify.stdout);
+      assert.match(verify.stdout, /^OK: 19 records/);
+      assert.ok((await replaySummary({ REPORTS_DATA_DIR: dir })).liveReports > 0);
+    },
+  );
 }
 
 restored.run();

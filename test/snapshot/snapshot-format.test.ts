@@ -8,7 +8,16 @@ import type { IdempotencyState } from '../../projections/idempotency.js';
 import { BytesOut } from '../../src/read-model/bytes.js';
 import { ReportTable } from '../../src/read-model/report-table.js';
 import { createReadModel } from '../../src/read-model/read-model.js';
-import { decodeSnapshot, encodeModel, encodeSnapshot, freezeModel, SNAPSHOT_FORMAT, SNAPSHOT_MAGIC, type EncodedModel, type Snapshot } from '../../src/snapshot/snapshot-format.js';
+import {
+  decodeSnapshot,
+  encodeModel,
+  encodeSnapshot,
+  freezeModel,
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_MAGIC,
+  type EncodedModel,
+  type Snapshot,
+} from '../../src/snapshot/snapshot-format.js';
 import { plainSnapshot, reportTable, testSnapshot } from '../helpers/snapshots.js';
 
 const reports = new Map([
@@ -28,12 +37,19 @@ const keys: IdempotencyState = new Map([
 
 const plain = {
   log: 'kafka:cluster-id/reports.events',
-  cursor: new Map([[0, 17], [1, 0], [2, 5]]),
+  cursor: new Map([
+    [0, 17],
+    [1, 0],
+    [2, 5],
+  ]),
   events: 22,
   createdAt: '2024-05-01T12:00:00.000Z',
   reports,
   keys,
-  anchors: new Map([[0, '0123456789abcdef0123456789abcdef'], [2, null]]),
+  anchors: new Map([
+    [0, '0123456789abcdef0123456789abcdef'],
+    [2, null],
+  ]),
 };
 const snapshot: Snapshot = testSnapshot(plain);
 
@@ -49,7 +65,13 @@ function fileWith(meta: unknown, sections: (out: BytesOut) => void): Buffer {
   return Buffer.concat([body, createHash('sha256').update(body).digest()]);
 }
 
-const goodMeta = { log: 'l', createdAt: '', cursor: [], counts: { records: 0, voidEvents: 0, invalid: 0 }, anchors: [] };
+const goodMeta = {
+  log: 'l',
+  createdAt: '',
+  cursor: [],
+  counts: { records: 0, voidEvents: 0, invalid: 0 },
+  anchors: [],
+};
 
 const format = suite('snapshot-format');
 
@@ -62,7 +84,14 @@ format('decodes what it encoded: position, counts, reports and every kind of ide
 });
 
 format('round-trips an empty read model', () => {
-  const empty = testSnapshot({ ...plain, cursor: new Map(), events: 0, reports: new Map(), keys: new Map(), anchors: new Map() });
+  const empty = testSnapshot({
+    ...plain,
+    cursor: new Map(),
+    events: 0,
+    reports: new Map(),
+    keys: new Map(),
+    anchors: new Map(),
+  });
   const decoded = decodeSnapshot(encodeSnapshot(empty));
   assert.ok(decoded.ok);
   assert.equal(plainSnapshot(decoded.snapshot), plainSnapshot(empty));
@@ -104,25 +133,31 @@ format('refuses an unknown format version', () => {
   assert.equal(decodeSnapshot(file), { ok: false, reason: `unknown format ${SNAPSHOT_FORMAT + 1}` });
 });
 
-format('keeps the versions of live and deleted reports, and stores a snowflake-sized id in as many bytes as a small one', () => {
-  const model = testSnapshot({ ...plain, reports: new Map() }).model;
-  for (const id of ['5', '7000000000000000005']) {
-    model.reports.set(id, { name: 'first' });
-    model.reports.delete(id);
-    model.reports.set(id, { name: 'again' });
-  }
-  model.reports.set('6', { name: 'gone' });
-  model.reports.delete('6');
-  const file = encodeSnapshot({ ...snapshot, model });
-  const decoded = decodeSnapshot(file);
-  assert.ok(decoded.ok);
-  const { reports: read } = decoded.snapshot.model;
-  assert.equal([read.version('5'), read.version('7000000000000000005'), read.version('6'), read.version('8')], [3, 3, 2, 0]);
-  assert.equal([read.size, read.deletedIds], [2, 1]);
-  const small = testSnapshot({ ...plain, reports: new Map([['1', { name: 'x' }]]) });
-  const snowflake = testSnapshot({ ...plain, reports: new Map([['7000000000000000001', { name: 'x' }]]) });
-  assert.is(encodeSnapshot(snowflake).length, encodeSnapshot(small).length);
-});
+format(
+  'keeps the versions of live and deleted reports, and stores a snowflake-sized id in as many bytes as a small one',
+  () => {
+    const model = testSnapshot({ ...plain, reports: new Map() }).model;
+    for (const id of ['5', '7000000000000000005']) {
+      model.reports.set(id, { name: 'first' });
+      model.reports.delete(id);
+      model.reports.set(id, { name: 'again' });
+    }
+    model.reports.set('6', { name: 'gone' });
+    model.reports.delete('6');
+    const file = encodeSnapshot({ ...snapshot, model });
+    const decoded = decodeSnapshot(file);
+    assert.ok(decoded.ok);
+    const { reports: read } = decoded.snapshot.model;
+    assert.equal(
+      [read.version('5'), read.version('7000000000000000005'), read.version('6'), read.version('8')],
+      [3, 3, 2, 0],
+    );
+    assert.equal([read.size, read.deletedIds], [2, 1]);
+    const small = testSnapshot({ ...plain, reports: new Map([['1', { name: 'x' }]]) });
+    const snowflake = testSnapshot({ ...plain, reports: new Map([['7000000000000000001', { name: 'x' }]]) });
+    assert.is(encodeSnapshot(snowflake).length, encodeSnapshot(small).length);
+  },
+);
 
 format('refuses meta data of the wrong shape under a matching checksum', () => {
   for (const meta of [{}, { ...goodMeta, cursor: [[0, -1]] }, { ...goodMeta, counts: { records: 1 } }]) {
@@ -153,24 +188,49 @@ function editedTable(edit: (bytes: Buffer) => void): (out: BytesOut) => void {
   };
 }
 
-format('refuses a reports section cut short, a malformed id index and a report outside the table under a matching checksum', () => {
-  const cut = decodeSnapshot(fileWith(goodMeta, (out) => out.u32(3)));
-  assert.match(cut.ok ? '' : cut.reason, /^malformed: /);
-  // Layout: u32 chunks, then per chunk u32 length, u32 bytes used and those bytes; 3 f64; then the
-  // index: u32 slots, u32 ids, u32 live ids, the slots of 4 words (low, high, record, version).
-  const indexAt = (bytes: Buffer) => 12 + bytes.readUInt32LE(8) + 24;
-  const slots = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => bytes.writeUInt32LE(1000, indexAt(bytes)))));
-  assert.match(slots.ok ? '' : slots.reason, /an id index of 1000 slots/);
-  const counts = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => bytes.writeUInt32LE(2, indexAt(bytes) + 4))));
-  assert.match(counts.ok ? '' : counts.reason, /holds 1 ids \(1 live\), not 2 \(1\)/);
-  const chunk = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => bytes.writeUInt32LE(5, 4))));
-  assert.match(chunk.ok ? '' : chunk.reason, /a chunk of 5 bytes with 6 used/);
-  const outside = decodeSnapshot(fileWith(goodMeta, editedTable((bytes) => {
-    const slotsAt = indexAt(bytes) + 12;
-    for (let slot = 0; slot < 1024; slot += 1) if (bytes.readUInt32LE(slotsAt + slot * 16 + 12) !== 0) bytes.writeUInt32LE(64 * 1024 * 1024, slotsAt + slot * 16 + 8);
-  })));
-  assert.match(outside.ok ? '' : outside.reason, /a report at 67108864 points outside the table's bytes/);
-});
+format(
+  'refuses a reports section cut short, a malformed id index and a report outside the table under a matching checksum',
+  () => {
+    const cut = decodeSnapshot(fileWith(goodMeta, (out) => out.u32(3)));
+    assert.match(cut.ok ? '' : cut.reason, /^malformed: /);
+    // Layout: u32 chunks, then per chunk u32 length, u32 bytes used and those bytes; 3 f64; then the
+    // index: u32 slots, u32 ids, u32 live ids, the slots of 4 words (low, high, record, version).
+    const indexAt = (bytes: Buffer) => 12 + bytes.readUInt32LE(8) + 24;
+    const slots = decodeSnapshot(
+      fileWith(
+        goodMeta,
+        editedTable((bytes) => bytes.writeUInt32LE(1000, indexAt(bytes))),
+      ),
+    );
+    assert.match(slots.ok ? '' : slots.reason, /an id index of 1000 slots/);
+    const counts = decodeSnapshot(
+      fileWith(
+        goodMeta,
+        editedTable((bytes) => bytes.writeUInt32LE(2, indexAt(bytes) + 4)),
+      ),
+    );
+    assert.match(counts.ok ? '' : counts.reason, /holds 1 ids \(1 live\), not 2 \(1\)/);
+    const chunk = decodeSnapshot(
+      fileWith(
+        goodMeta,
+        editedTable((bytes) => bytes.writeUInt32LE(5, 4)),
+      ),
+    );
+    assert.match(chunk.ok ? '' : chunk.reason, /a chunk of 5 bytes with 6 used/);
+    const outside = decodeSnapshot(
+      fileWith(
+        goodMeta,
+        editedTable((bytes) => {
+          const slotsAt = indexAt(bytes) + 12;
+          for (let slot = 0; slot < 1024; slot += 1)
+            if (bytes.readUInt32LE(slotsAt + slot * 16 + 12) !== 0)
+              bytes.writeUInt32LE(64 * 1024 * 1024, slotsAt + slot * 16 + 8);
+        }),
+      ),
+    );
+    assert.match(outside.ok ? '' : outside.reason, /a report at 67108864 points outside the table's bytes/);
+  },
+);
 
 format('refuses idempotency keys of the wrong shape and trailing bytes under a matching checksum', () => {
   const keyOfKind = (kind: number, incarnation: number) => (out: BytesOut) => {
@@ -187,51 +247,87 @@ format('refuses idempotency keys of the wrong shape and trailing bytes under a m
   assert.match(badKind.ok ? '' : badKind.reason, 'an idempotency key of kind 9');
   const badIncarnation = decodeSnapshot(fileWith(goodMeta, keyOfKind(0, 0.5)));
   assert.match(badIncarnation.ok ? '' : badIncarnation.reason, 'an idempotency key of incarnation 0.5');
-  const cut = decodeSnapshot(fileWith(goodMeta, (out) => {
-    emptyTable(out);
-    out.u32(2);
-  }));
+  const cut = decodeSnapshot(
+    fileWith(goodMeta, (out) => {
+      emptyTable(out);
+      out.u32(2);
+    }),
+  );
   assert.match(cut.ok ? '' : cut.reason, /the data ends at byte/);
-  const trailing = decodeSnapshot(fileWith(goodMeta, (out) => {
-    emptyTable(out);
-    out.u32(0);
-    out.u8(1);
-  }));
+  const trailing = decodeSnapshot(
+    fileWith(goodMeta, (out) => {
+      emptyTable(out);
+      out.u32(0);
+      out.u8(1);
+    }),
+  );
   assert.match(trailing.ok ? '' : trailing.reason, 'bytes follow the last section');
 });
 
-format('a frozen model encodes as the model was at the freeze, though reports, keys and cursor change while its index is copied and its keys written', async () => {
-  const model = createReadModel({ reports: reportTable(Array.from({ length: 50_000 }, (_, i) => [String(i * 7), { name: `report ${i}`, tag: 'x' }] as [string, { name: string; tag: string }])), keys: new Map(keys), cursor: new Map([[0, 50_000]]), counts: { records: 50_000 } });
-  const bytes = ({ cursor, counts, sections }: EncodedModel) => ({ cursor: [...cursor], counts, body: Buffer.concat(sections) });
-  const atFreeze = bytes(encodeModel(model));
-  const frozen = freezeModel(model);
-  let turns = 0;
-  let next = 50_000;
-  while (!frozen.copySome(4096)) {
-    turns += 1;
-    for (let k = 0; k < 20; k += 1) model.reports.delete(String((turns * 20 + k) * 7));
-    model.reports.set(String((next += 1) * 7), { name: 'new' });
-    model.keys.set(`k${turns}`, { op: 'delete', id: '1', outcome: { kind: 'deleted' } });
-    model.cursor.set(0, next);
-    model.counts.records = next;
-  }
-  assert.ok(turns > 3, `${turns} turns`);
-  // The keys are written a few a turn, while more are added.
-  let keyTurns = 0;
-  const encoded = await frozen.encoded(2, () => {
-    keyTurns += 1;
-    model.keys.set(`later ${keyTurns}`, { op: 'delete', id: '2', outcome: { kind: 'not-found' } });
-    return Promise.resolve();
-  });
-  assert.equal(bytes(encoded), atFreeze);
-  assert.is(keyTurns, Math.ceil(keys.size / 2) - 1, 'one turn between two slices of keys');
-  assert.ok(model.reports.size < 50_000, 'the model did change');
-});
+format(
+  'a frozen model encodes as the model was at the freeze, though reports, keys and cursor change while its index is copied and its keys written',
+  async () => {
+    const model = createReadModel({
+      reports: reportTable(
+        Array.from(
+          { length: 50_000 },
+          (_, i) => [String(i * 7), { name: `report ${i}`, tag: 'x' }] as [string, { name: string; tag: string }],
+        ),
+      ),
+      keys: new Map(keys),
+      cursor: new Map([[0, 50_000]]),
+      counts: { records: 50_000 },
+    });
+    const bytes = ({ cursor, counts, sections }: EncodedModel) => ({
+      cursor: [...cursor],
+      counts,
+      body: Buffer.concat(sections),
+    });
+    const atFreeze = bytes(encodeModel(model));
+    const frozen = freezeModel(model);
+    let turns = 0;
+    let next = 50_000;
+    while (!frozen.copySome(4096)) {
+      turns += 1;
+      for (let k = 0; k < 20; k += 1) model.reports.delete(String((turns * 20 + k) * 7));
+      model.reports.set(String((next += 1) * 7), { name: 'new' });
+      model.keys.set(`k${turns}`, { op: 'delete', id: '1', outcome: { kind: 'deleted' } });
+      model.cursor.set(0, next);
+      model.counts.records = next;
+    }
+    assert.ok(turns > 3, `${turns} turns`);
+    // The keys are written a few a turn, while more are added.
+    let keyTurns = 0;
+    const encoded = await frozen.encoded(2, () => {
+      keyTurns += 1;
+      model.keys.set(`later ${keyTurns}`, { op: 'delete', id: '2', outcome: { kind: 'not-found' } });
+      return Promise.resolve();
+    });
+    assert.equal(bytes(encoded), atFreeze);
+    assert.is(keyTurns, Math.ceil(keys.size / 2) - 1, 'one turn between two slices of keys');
+    assert.ok(model.reports.size < 50_000, 'the model did change');
+  },
+);
 
-format('holds no idempotency key\'s request content: a key costs the same whatever its report holds', () => {
-  const small = createReadModel({ keys: new Map([['k', { op: 'create', id: '1', outcome: { kind: 'created', incarnation: 1 } }]]) });
-  const model = createReadModel({ reports: reportTable([['1', { name: 'n'.repeat(4096), tag: 't'.repeat(4096) }]]), keys: new Map([['k', { op: 'create', id: '1', outcome: { kind: 'created', incarnation: 1 } }]]) });
-  const keysBytes = (m: typeof model) => Buffer.concat(encodeModel(m).sections).length - Buffer.concat((() => { const parts: Buffer[] = []; const out = new BytesOut((b) => parts.push(Buffer.from(b))); m.reports.writeTo(out); out.flush(); return parts; })()).length;
+format("holds no idempotency key's request content: a key costs the same whatever its report holds", () => {
+  const small = createReadModel({
+    keys: new Map([['k', { op: 'create', id: '1', outcome: { kind: 'created', incarnation: 1 } }]]),
+  });
+  const model = createReadModel({
+    reports: reportTable([['1', { name: 'n'.repeat(4096), tag: 't'.repeat(4096) }]]),
+    keys: new Map([['k', { op: 'create', id: '1', outcome: { kind: 'created', incarnation: 1 } }]]),
+  });
+  const keysBytes = (m: typeof model) =>
+    Buffer.concat(encodeModel(m).sections).length -
+    Buffer.concat(
+      (() => {
+        const parts: Buffer[] = [];
+        const out = new BytesOut((b) => parts.push(Buffer.from(b)));
+        m.reports.writeTo(out);
+        out.flush();
+        return parts;
+      })(),
+    ).length;
   assert.is(keysBytes(model), keysBytes(small));
 });
 

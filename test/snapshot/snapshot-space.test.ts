@@ -17,7 +17,15 @@ const MiB = 1024 * 1024;
 
 /** A snapshot whose file is about `bytes` long (one report with a one-byte-a-character name). */
 function snapshotOf(bytes: number) {
-  return testSnapshot({ log: 'file:events.log#00000000', cursor: new Map([[0, 1]]), events: 1, createdAt: new Date(0).toISOString(), reports: new Map([['1', { name: 'x'.repeat(bytes) }]]), keys: new Map(), anchors: new Map([[0, 'a'.repeat(32)]]) });
+  return testSnapshot({
+    log: 'file:events.log#00000000',
+    cursor: new Map([[0, 1]]),
+    events: 1,
+    createdAt: new Date(0).toISOString(),
+    reports: new Map([['1', { name: 'x'.repeat(bytes) }]]),
+    keys: new Map(),
+    anchors: new Map([[0, 'a'.repeat(32)]]),
+  });
 }
 
 /** A pid no process has: above the largest pid_max Linux allows (2^22). */
@@ -38,7 +46,10 @@ withSmallDisks('snapshot space', () => {
     assert.instance(error, SnapshotSpaceError);
     assert.match(String(error), /kept for the event log/);
     assert.equal(await readdir(disk.dir), []);
-    assert.match(await writeSnapshot(disk.dir, snapshotOf(MiB), { reserveBytes: 2 * MiB }), /snapshot-0000000000000001\.snap$/);
+    assert.match(
+      await writeSnapshot(disk.dir, snapshotOf(MiB), { reserveBytes: 2 * MiB }),
+      /snapshot-0000000000000001\.snap$/,
+    );
   });
 
   space('remove their temporary file when the disk fills while they are written', async ({ disk }) => {
@@ -67,14 +78,18 @@ files('are removed when the rename into place fails', async ({ dir }) => {
   assert.equal(await readdir(dir), ['snapshot-0000000000000001.snap']);
 });
 
-files('left by writers that are gone (or by an earlier process with this pid) are removed at start; a live writer\'s stays', async ({ dir }) => {
-  for (const pid of [GONE_PID, process.pid, process.ppid]) await writeFile(join(dir, temporaryOf(pid)), Buffer.alloc(1000));
-  await writeFile(join(dir, 'snapshot-0000000000000001.snap'), 'kept');
-  const { logger, lines } = memoryLogger();
-  assert.equal(await removeStaleTemporaries(dir, logger), { files: 2, bytes: 2000 });
-  assert.equal((await readdir(dir)).sort(), ['snapshot-0000000000000001.snap', temporaryOf(process.ppid)]);
-  assert.ok(lines().some((line) => line['msg'] === 'removed temporary snapshot files left by a writer that stopped'));
-});
+files(
+  "left by writers that are gone (or by an earlier process with this pid) are removed at start; a live writer's stays",
+  async ({ dir }) => {
+    for (const pid of [GONE_PID, process.pid, process.ppid])
+      await writeFile(join(dir, temporaryOf(pid)), Buffer.alloc(1000));
+    await writeFile(join(dir, 'snapshot-0000000000000001.snap'), 'kept');
+    const { logger, lines } = memoryLogger();
+    assert.equal(await removeStaleTemporaries(dir, logger), { files: 2, bytes: 2000 });
+    assert.equal((await readdir(dir)).sort(), ['snapshot-0000000000000001.snap', temporaryOf(process.ppid)]);
+    assert.ok(lines().some((line) => line['msg'] === 'removed temporary snapshot files left by a writer that stopped'));
+  },
+);
 
 files('left by a writer that is a zombie (killed, never reaped) are removed at start', async ({ dir }) => {
   const zombie = await makeZombie();

@@ -24,18 +24,24 @@ function run(args: readonly string[], env: NodeJS.ProcessEnv = process.env) {
     seen.push(line);
     for (const waiter of [...waiters]) waiter();
   });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const line = (matches: (line: string) => boolean, what: string) =>
-    withTimeout(new Promise<string>((resolve) => {
-      const check = () => {
-        const found = seen.find(matches);
-        if (found === undefined) return;
-        waiters.delete(check);
-        resolve(found);
-      };
-      waiters.add(check);
-      check();
-    }), 15_000, what);
+    withTimeout(
+      new Promise<string>((resolve) => {
+        const check = () => {
+          const found = seen.find(matches);
+          if (found === undefined) return;
+          waiters.delete(check);
+          resolve(found);
+        };
+        waiters.add(check);
+        check();
+      }),
+      15_000,
+      what,
+    );
   return { child, exited, line, seen };
 }
 
@@ -47,29 +53,37 @@ signal.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-signal('is passed to listeners, one that came before any listened to the first, and never ends the process', async () => {
-  const script = `import(${JSON.stringify(PROCESS_SIGNALS)}).then(({ processReloadSignal }) => {
+signal(
+  'is passed to listeners, one that came before any listened to the first, and never ends the process',
+  async () => {
+    const script = `import(${JSON.stringify(PROCESS_SIGNALS)}).then(({ processReloadSignal }) => {
     const requests = processReloadSignal();
     process.on('SIGUSR2', () => requests.subscribe((trigger) => console.log('reload ' + trigger)));
     console.log('ready');
     setInterval(() => undefined, 1000);
   });`;
-  const { child, exited, line, seen } = run(['--input-type=module', '-e', script]);
-  try {
-    await line((text) => text === 'ready', 'the handlers to be installed');
-    child.kill('SIGHUP');
-    child.kill('SIGUSR2');
-    await line((text) => text === 'reload SIGHUP', 'the early SIGHUP passed on');
-    child.kill('SIGHUP');
-    await withTimeout((async () => {
-      while (seen.filter((text) => text === 'reload SIGHUP').length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
-    })(), 15_000, 'the second SIGHUP');
-    assert.is(child.exitCode, null, 'still running');
-  } finally {
-    child.kill('SIGKILL');
-    await exited;
-  }
-});
+    const { child, exited, line, seen } = run(['--input-type=module', '-e', script]);
+    try {
+      await line((text) => text === 'ready', 'the handlers to be installed');
+      child.kill('SIGHUP');
+      child.kill('SIGUSR2');
+      await line((text) => text === 'reload SIGHUP', 'the early SIGHUP passed on');
+      child.kill('SIGHUP');
+      await withTimeout(
+        (async () => {
+          while (seen.filter((text) => text === 'reload SIGHUP').length < 2)
+            await new Promise((resolve) => setTimeout(resolve, 5));
+        })(),
+        15_000,
+        'the second SIGHUP',
+      );
+      assert.is(child.exitCode, null, 'still running');
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  },
+);
 
 signal('reloads the tokens of `reports serve`', async ({ dir }) => {
   const file = join(dir, 'tokens');
@@ -79,7 +93,9 @@ signal('reloads the tokens of `reports serve`', async ({ dir }) => {
   try {
     await line((text) => text.includes('"msg":"listening"'), 'the server to listen');
     child.kill('SIGHUP');
-    const reload = JSON.parse(await line((text) => text.includes('"msg":"tokens reloaded'), 'the reload line')) as Record<string, unknown>;
+    const reload = JSON.parse(
+      await line((text) => text.includes('"msg":"tokens reloaded'), 'the reload line'),
+    ) as Record<string, unknown>;
     assert.is(reload['trigger'], 'SIGHUP');
     child.kill('SIGTERM');
     assert.equal(await withTimeout(exited, 15_000, 'the server to stop'), { code: 0, signal: null });

@@ -13,10 +13,12 @@ const HASH = `sha256:${tokenDigest(HASHED).toString('hex')}`;
 
 /** Which of `tokens` the source's set accepts, and each one's name and scopes. */
 function grants(source: TokenSource | { set: TokenSource['set'] }, tokens: readonly string[]) {
-  return Object.fromEntries(tokens.map((token) => {
-    const grant = source.set.grantFor(token);
-    return [token, grant === undefined ? null : { name: grant.name ?? null, scopes: [...grant.scopes].sort() }];
-  }));
+  return Object.fromEntries(
+    tokens.map((token) => {
+      const grant = source.set.grantFor(token);
+      return [token, grant === undefined ? null : { name: grant.name ?? null, scopes: [...grant.scopes].sort() }];
+    }),
+  );
 }
 const EVERY = { name: null, scopes: ['read', 'write'] };
 
@@ -39,50 +41,85 @@ tokens('reads a tokens file, skipping comments and blank lines', async ({ dir })
   const file = join(dir, 'tokens.txt');
   await writeFile(file, `# service accounts\n\n  alpha  \n${HASH}\n   # indented comment\nbeta\n`);
   const source = await resolveTokens({ tokens: [], tokensFile: file, dataDir: dir });
-  assert.equal(grants(source, ['alpha', HASHED, 'beta', '# service accounts']), { alpha: EVERY, [HASHED]: EVERY, beta: EVERY, '# service accounts': null });
+  assert.equal(grants(source, ['alpha', HASHED, 'beta', '# service accounts']), {
+    alpha: EVERY,
+    [HASHED]: EVERY,
+    beta: EVERY,
+    '# service accounts': null,
+  });
   assert.equal(source.file, { path: file, variable: 'REPORTS_TOKENS_FILE', generated: false });
 });
 
 tokens('reads named tokens with their scopes beside unnamed ones', async ({ dir }) => {
   const file = join(dir, 'tokens.txt');
-  await writeFile(file, `reader read reader-token-0123456789abcdef\nwriter\twrite  writer-token-0123456789abcdef\nadmin-token-0123456789abcdef\nbilling.v2 write,read ${HASH}\n`);
+  await writeFile(
+    file,
+    `reader read reader-token-0123456789abcdef\nwriter\twrite  writer-token-0123456789abcdef\nadmin-token-0123456789abcdef\nbilling.v2 write,read ${HASH}\n`,
+  );
   const source = await resolveTokens({ tokens: [], tokensFile: file, dataDir: dir });
-  assert.equal(grants(source, ['reader-token-0123456789abcdef', 'writer-token-0123456789abcdef', 'admin-token-0123456789abcdef', HASHED]), {
-    'reader-token-0123456789abcdef': { name: 'reader', scopes: ['read'] },
-    'writer-token-0123456789abcdef': { name: 'writer', scopes: ['write'] },
-    'admin-token-0123456789abcdef': EVERY,
-    [HASHED]: { name: 'billing.v2', scopes: ['read', 'write'] },
-  });
+  assert.equal(
+    grants(source, [
+      'reader-token-0123456789abcdef',
+      'writer-token-0123456789abcdef',
+      'admin-token-0123456789abcdef',
+      HASHED,
+    ]),
+    {
+      'reader-token-0123456789abcdef': { name: 'reader', scopes: ['read'] },
+      'writer-token-0123456789abcdef': { name: 'writer', scopes: ['write'] },
+      'admin-token-0123456789abcdef': EVERY,
+      [HASHED]: { name: 'billing.v2', scopes: ['read', 'write'] },
+    },
+  );
 });
 
 tokens('joins the environment tokens and the file tokens', async ({ dir }) => {
   const file = join(dir, 'tokens.txt');
   await writeFile(file, 'from-file\n');
-  assert.equal(grants(await resolveTokens({ tokens: ['from-env'], tokensFile: file, dataDir: dir }), ['from-env', 'from-file']), { 'from-env': EVERY, 'from-file': EVERY });
+  assert.equal(
+    grants(await resolveTokens({ tokens: ['from-env'], tokensFile: file, dataDir: dir }), ['from-env', 'from-file']),
+    { 'from-env': EVERY, 'from-file': EVERY },
+  );
 });
 
-tokens('refuses a token configured twice, in the environment and the file, naming both places and never the token', async ({ dir }) => {
-  const file = join(dir, 'tokens.txt');
-  await writeFile(file, `# ops\nops write ${HASH}\n`);
-  const error = await rejection(resolveTokens({ tokens: ['first-token-0123456789abc', HASHED], tokensFile: file, dataDir: dir }));
-  assert.instance(error, ConfigError);
-  assert.is((error as ConfigError).message, `REPORTS_TOKENS_FILE: ${file} line 2: the same token as REPORTS_TOKENS entry 2; each token may be configured once`);
-  assert.not.match((error as Error).message, HASHED);
-});
+tokens(
+  'refuses a token configured twice, in the environment and the file, naming both places and never the token',
+  async ({ dir }) => {
+    const file = join(dir, 'tokens.txt');
+    await writeFile(file, `# ops\nops write ${HASH}\n`);
+    const error = await rejection(
+      resolveTokens({ tokens: ['first-token-0123456789abc', HASHED], tokensFile: file, dataDir: dir }),
+    );
+    assert.instance(error, ConfigError);
+    assert.is(
+      (error as ConfigError).message,
+      `REPORTS_TOKENS_FILE: ${file} line 2: the same token as REPORTS_TOKENS entry 2; each token may be configured once`,
+    );
+    assert.not.match((error as Error).message, HASHED);
+  },
+);
 
 tokens('refuses a token given twice in REPORTS_TOKENS', async ({ dir }) => {
-  const error = await rejection(resolveTokens({ tokens: ['same-token-0123456789abc', 'same-token-0123456789abc'], dataDir: dir }));
-  assert.is((error as ConfigError).message, 'REPORTS_TOKENS: REPORTS_TOKENS entry 2: the same token as REPORTS_TOKENS entry 1; each token may be configured once');
+  const error = await rejection(
+    resolveTokens({ tokens: ['same-token-0123456789abc', 'same-token-0123456789abc'], dataDir: dir }),
+  );
+  assert.is(
+    (error as ConfigError).message,
+    'REPORTS_TOKENS: REPORTS_TOKENS entry 2: the same token as REPORTS_TOKENS entry 1; each token may be configured once',
+  );
 });
 
-tokens('rejects a tokens file with a bad sha256 entry, naming REPORTS_TOKENS_FILE, the file and the line', async ({ dir }) => {
-  const file = join(dir, 'tokens.txt');
-  await writeFile(file, 'good\nsha256:1234\n');
-  const error = await rejection(resolveTokens({ tokens: [], tokensFile: file, dataDir: dir }));
-  assert.instance(error, ConfigError);
-  assert.is((error as ConfigError).variable, 'REPORTS_TOKENS_FILE');
-  assert.match((error as ConfigError).message, `${file} line 2: `);
-});
+tokens(
+  'rejects a tokens file with a bad sha256 entry, naming REPORTS_TOKENS_FILE, the file and the line',
+  async ({ dir }) => {
+    const file = join(dir, 'tokens.txt');
+    await writeFile(file, 'good\nsha256:1234\n');
+    const error = await rejection(resolveTokens({ tokens: [], tokensFile: file, dataDir: dir }));
+    assert.instance(error, ConfigError);
+    assert.is((error as ConfigError).variable, 'REPORTS_TOKENS_FILE');
+    assert.match((error as ConfigError).message, `${file} line 2: `);
+  },
+);
 
 tokens('rejects a tokens file that holds only comments', async ({ dir }) => {
   const file = join(dir, 'tokens.txt');
@@ -107,7 +144,11 @@ tokens('generates a token file with mode 0600 on the first start and reports the
   const token = source.generated?.token ?? '';
   assert.ok(token.length >= 32);
   assert.equal(grants(source, [token]), { [token]: EVERY });
-  assert.equal(source.file, { path, variable: 'REPORTS_TOKENS', generated: true }, 'the generated file is the one a reload reads');
+  assert.equal(
+    source.file,
+    { path, variable: 'REPORTS_TOKENS', generated: true },
+    'the generated file is the one a reload reads',
+  );
   assert.is((await readFile(path, 'utf8')).trim(), source.generated?.token);
   assert.is((await stat(path)).mode & 0o777, 0o600);
 });
@@ -120,13 +161,19 @@ tokens('reads the same token on the second start and generates nothing', async (
   assert.equal(grants(second, [token]), { [token]: EVERY });
 });
 
-tokens('reads named lines added to the generated token file, the generated token keeping every scope', async ({ dir }) => {
-  const first = await resolveTokens({ tokens: [], dataDir: dir });
-  const token = first.generated?.token ?? '';
-  await writeFile(join(dir, 'token'), `${token}\nreader read reader-token-0123456789abcdef\n`, { flag: 'w' });
-  const second = await resolveTokens({ tokens: [], dataDir: dir });
-  assert.equal(grants(second, [token, 'reader-token-0123456789abcdef']), { [token]: EVERY, 'reader-token-0123456789abcdef': { name: 'reader', scopes: ['read'] } });
-});
+tokens(
+  'reads named lines added to the generated token file, the generated token keeping every scope',
+  async ({ dir }) => {
+    const first = await resolveTokens({ tokens: [], dataDir: dir });
+    const token = first.generated?.token ?? '';
+    await writeFile(join(dir, 'token'), `${token}\nreader read reader-token-0123456789abcdef\n`, { flag: 'w' });
+    const second = await resolveTokens({ tokens: [], dataDir: dir });
+    assert.equal(grants(second, [token, 'reader-token-0123456789abcdef']), {
+      [token]: EVERY,
+      'reader-token-0123456789abcdef': { name: 'reader', scopes: ['read'] },
+    });
+  },
+);
 
 tokens('generates a different token for another data directory', async ({ dir }) => {
   const a = await resolveTokens({ tokens: [], dataDir: join(dir, 'a') });
@@ -165,21 +212,27 @@ tokens('does not warn about a tokens file only its owner can read', async ({ dir
   assert.equal(lines(), []);
 });
 
-tokens('warns about each token shorter than 22 characters, naming its variable and place, never the token', async ({ dir }) => {
-  const file = join(dir, 'tokens.txt');
-  await writeFile(file, `# tokens\nx\n${'f'.repeat(22)}\n`, { mode: 0o600 });
-  const { logger, lines, text } = memoryLogger();
-  await resolveTokens({ tokens: ['a'.repeat(21), 'b'.repeat(22), `sha256:${'0'.repeat(64)}`], tokensFile: file, dataDir: dir }, { logger });
-  const warnings = lines().filter((line) => line['level'] === 40);
-  assert.equal(
-    warnings.map((line) => [line['variable'], line['where'], line['characters']]),
-    [
-      ['REPORTS_TOKENS', 'REPORTS_TOKENS entry 1', 21],
-      ['REPORTS_TOKENS_FILE', `${file} line 2`, 1],
-    ],
-  );
-  assert.not.match(text(), 'a'.repeat(21));
-});
+tokens(
+  'warns about each token shorter than 22 characters, naming its variable and place, never the token',
+  async ({ dir }) => {
+    const file = join(dir, 'tokens.txt');
+    await writeFile(file, `# tokens\nx\n${'f'.repeat(22)}\n`, { mode: 0o600 });
+    const { logger, lines, text } = memoryLogger();
+    await resolveTokens(
+      { tokens: ['a'.repeat(21), 'b'.repeat(22), `sha256:${'0'.repeat(64)}`], tokensFile: file, dataDir: dir },
+      { logger },
+    );
+    const warnings = lines().filter((line) => line['level'] === 40);
+    assert.equal(
+      warnings.map((line) => [line['variable'], line['where'], line['characters']]),
+      [
+        ['REPORTS_TOKENS', 'REPORTS_TOKENS entry 1', 21],
+        ['REPORTS_TOKENS_FILE', `${file} line 2`, 1],
+      ],
+    );
+    assert.not.match(text(), 'a'.repeat(21));
+  },
+);
 
 tokens('does not warn about a generated token', async ({ dir }) => {
   const { logger, lines } = memoryLogger();
@@ -201,16 +254,21 @@ reload('reads the file again, with the environment tokens as parsed at start', a
   const config = { tokens: ['env-token-0123456789abcdef'], tokensFile: file, dataDir: dir };
   await writeFile(file, 'writer write writer-token-0123456789abcdef\n');
   const set = await reloadTokens(config, tokensFileOf(config) as NonNullable<ReturnType<typeof tokensFileOf>>);
-  assert.equal(grants({ set }, ['env-token-0123456789abcdef', 'reader-token-0123456789abcdef', 'writer-token-0123456789abcdef']), {
-    'env-token-0123456789abcdef': EVERY,
-    'reader-token-0123456789abcdef': null,
-    'writer-token-0123456789abcdef': { name: 'writer', scopes: ['write'] },
-  });
+  assert.equal(
+    grants({ set }, ['env-token-0123456789abcdef', 'reader-token-0123456789abcdef', 'writer-token-0123456789abcdef']),
+    {
+      'env-token-0123456789abcdef': EVERY,
+      'reader-token-0123456789abcdef': null,
+      'writer-token-0123456789abcdef': { name: 'writer', scopes: ['write'] },
+    },
+  );
 });
 
 reload('never creates the generated token file: one deleted since the start is an error', async ({ dir }) => {
   const config = { tokens: [], dataDir: dir };
-  const error = await rejection(reloadTokens(config, tokensFileOf(config) as NonNullable<ReturnType<typeof tokensFileOf>>));
+  const error = await rejection(
+    reloadTokens(config, tokensFileOf(config) as NonNullable<ReturnType<typeof tokensFileOf>>),
+  );
   assert.instance(error, ConfigError);
   assert.match((error as Error).message, 'cannot read');
   assert.is(((await rejection(stat(join(dir, 'token')))) as NodeJS.ErrnoException).code, 'ENOENT');

@@ -15,13 +15,16 @@ function refusal(text: string): string {
     return (error as ConfigError).message;
   }
   assert.unreachable(`accepted: ${text}`);
-  throw new Error("unreachable");
+  throw new Error('unreachable');
 }
 
 const lines = suite('parseTokenLines');
 
 lines('reads a token alone as unnamed with every scope, and `name scopes token` as named', () => {
-  const parsed = parseTokenLines(`# comment\n\n${SECRET}\n  reader   read   sha256:${'ab'.repeat(32)}  \nops\twrite,read\tops-token-0123456789abcdef\r\n`, origin);
+  const parsed = parseTokenLines(
+    `# comment\n\n${SECRET}\n  reader   read   sha256:${'ab'.repeat(32)}  \nops\twrite,read\tops-token-0123456789abcdef\r\n`,
+    origin,
+  );
   assert.equal(
     parsed.map(({ line, token, name, scopes }) => ({ line, token, name, scopes: [...scopes].sort() })),
     [
@@ -35,13 +38,19 @@ lines('reads a token alone as unnamed with every scope, and `name scopes token` 
 lines('takes names of letters, digits, dots, underscores and hyphens, up to 64 characters', () => {
   const name = `A.b_c-9${'x'.repeat(57)}`;
   assert.is(parseTokenLines(`${name} read ${SECRET}`, origin)[0]?.name, name);
-  assert.match(refusal(`${name}x read ${SECRET}`), '/etc/reports/tokens line 1: the name (first field) must be 1 to 64 letters');
+  assert.match(
+    refusal(`${name}x read ${SECRET}`),
+    '/etc/reports/tokens line 1: the name (first field) must be 1 to 64 letters',
+  );
   assert.match(refusal(`na/me read ${SECRET}`), 'line 1: the name (first field)');
   assert.match(refusal(`"quoted" read ${SECRET}`), 'line 1: the name (first field)');
 });
 
 lines('refuses an unknown scope, naming the file and line and never the field', () => {
-  assert.is(refusal(`# x\nreader read,admin ${SECRET}`), 'REPORTS_TOKENS_FILE: /etc/reports/tokens line 2: unknown scope in the second field; the scopes are read and write, separated by commas');
+  assert.is(
+    refusal(`# x\nreader read,admin ${SECRET}`),
+    'REPORTS_TOKENS_FILE: /etc/reports/tokens line 2: unknown scope in the second field; the scopes are read and write, separated by commas',
+  );
   assert.match(refusal(`reader read, ${SECRET}`), 'unknown scope');
   assert.match(refusal(`reader READ ${SECRET}`), 'unknown scope');
   // Fields written in another order: the token in the scopes' place is not echoed.
@@ -49,18 +58,27 @@ lines('refuses an unknown scope, naming the file and line and never the field', 
 });
 
 lines('refuses a name used twice, naming both lines', () => {
-  assert.is(refusal(`ops read ${SECRET}\nops write other-token-0123456789abc`), 'REPORTS_TOKENS_FILE: /etc/reports/tokens line 2: the name (first field) is the name of line 1 too; names are unique');
+  assert.is(
+    refusal(`ops read ${SECRET}\nops write other-token-0123456789abc`),
+    'REPORTS_TOKENS_FILE: /etc/reports/tokens line 2: the name (first field) is the name of line 1 too; names are unique',
+  );
 });
 
 lines('refuses a line of two or four fields, never echoing them', () => {
-  assert.is(refusal(`reader ${SECRET}`), 'REPORTS_TOKENS_FILE: /etc/reports/tokens line 1: expected "name scope[,scope] token" or a token alone, got 2 fields');
+  assert.is(
+    refusal(`reader ${SECRET}`),
+    'REPORTS_TOKENS_FILE: /etc/reports/tokens line 1: expected "name scope[,scope] token" or a token alone, got 2 fields',
+  );
   assert.match(refusal(`reader read ${SECRET} extra`), 'got 4 fields');
   assert.not.match(refusal(`${SECRET} read`), SECRET);
 });
 
 lines('refuses a token that could not be sent in a header, and a bad sha256 entry, naming the line', () => {
   assert.match(refusal('ok-token-0123456789abcdef\nbad"token'), 'line 2: the token: a token may hold only');
-  assert.match(refusal('reader read sha256:12'), 'line 1: the token (third field): a sha256: entry must be followed by 64 hex digits');
+  assert.match(
+    refusal('reader read sha256:12'),
+    'line 1: the token (third field): a sha256: entry must be followed by 64 hex digits',
+  );
 });
 
 lines('reads nothing from a file of comments and blank lines', () => {

@@ -27,8 +27,10 @@ async function post(server: TestServer, token: string, id: number): Promise<numb
   return response.status;
 }
 
-const reloadLines = (server: TestServer, msg = 'tokens reloaded') => server.logLines().filter((line) => line['msg'] === msg);
-const failures = (server: TestServer) => server.logLines().filter((line) => typeof line['msg'] === 'string' && line['msg'].startsWith('tokens not reloaded'));
+const reloadLines = (server: TestServer, msg = 'tokens reloaded') =>
+  server.logLines().filter((line) => line['msg'] === msg);
+const failures = (server: TestServer) =>
+  server.logLines().filter((line) => typeof line['msg'] === 'string' && line['msg'].startsWith('tokens not reloaded'));
 
 async function metric(server: TestServer, name: string): Promise<number> {
   const text = await (await server.request('/metrics', { token: null })).text();
@@ -41,7 +43,10 @@ function start(watch: boolean, reloadRequests?: ReloadRequests) {
     context.dir = await tempDir('reports-reload-');
     context.file = join(context.dir, 'tokens');
     await writeFile(context.file, `alpha write,read ${ALPHA}\nbeta write,read ${BETA}\n`, { mode: 0o600 });
-    context.server = await startTestServer({ REPORTS_TOKENS: '', REPORTS_TOKENS_FILE: context.file }, { dataDir: join(context.dir, 'data'), watchTokensFile: watch, ...(reloadRequests ? { reloadRequests } : {}) });
+    context.server = await startTestServer(
+      { REPORTS_TOKENS: '', REPORTS_TOKENS_FILE: context.file },
+      { dataDir: join(context.dir, 'data'), watchTokensFile: watch, ...(reloadRequests ? { reloadRequests } : {}) },
+    );
   };
 }
 
@@ -54,45 +59,73 @@ const reload = suite<Context>('reloadTokens');
 reload.before.each(start(false));
 reload.after.each(stop);
 
-reload('refuses a removed token from the next request on, keeps the others, and logs names and counts, never a token', async ({ server, file }) => {
-  assert.is(await post(server, BETA, 1), 200);
-  await writeFile(file, `alpha write,read ${ALPHA}\ngamma read ${GAMMA}\n`);
-  assert.ok(await server.reloadTokens('SIGHUP'));
-  assert.is(await post(server, BETA, 2), 401);
-  assert.is(await post(server, ALPHA, 3), 200);
-  assert.is(await post(server, GAMMA, 4), 403, 'the new token, with its scopes');
-  const [line, ...more] = reloadLines(server);
-  assert.equal(more, []);
-  assert.equal({ ...line, level: undefined, time: undefined, pid: undefined, hostname: undefined, service: undefined }, {
-    level: undefined, time: undefined, pid: undefined, hostname: undefined, service: undefined,
-    msg: 'tokens reloaded', trigger: 'SIGHUP', tokens: 2, added: ['gamma'], removed: ['beta'], rotated: [], rescoped: [], unnamedAdded: 0, unnamedRemoved: 0,
-  });
-  for (const secret of SECRETS) assert.not.match(JSON.stringify(server.logLines()), secret);
-});
+reload(
+  'refuses a removed token from the next request on, keeps the others, and logs names and counts, never a token',
+  async ({ server, file }) => {
+    assert.is(await post(server, BETA, 1), 200);
+    await writeFile(file, `alpha write,read ${ALPHA}\ngamma read ${GAMMA}\n`);
+    assert.ok(await server.reloadTokens('SIGHUP'));
+    assert.is(await post(server, BETA, 2), 401);
+    assert.is(await post(server, ALPHA, 3), 200);
+    assert.is(await post(server, GAMMA, 4), 403, 'the new token, with its scopes');
+    const [line, ...more] = reloadLines(server);
+    assert.equal(more, []);
+    assert.equal(
+      { ...line, level: undefined, time: undefined, pid: undefined, hostname: undefined, service: undefined },
+      {
+        level: undefined,
+        time: undefined,
+        pid: undefined,
+        hostname: undefined,
+        service: undefined,
+        msg: 'tokens reloaded',
+        trigger: 'SIGHUP',
+        tokens: 2,
+        added: ['gamma'],
+        removed: ['beta'],
+        rotated: [],
+        rescoped: [],
+        unnamedAdded: 0,
+        unnamedRemoved: 0,
+      },
+    );
+    for (const secret of SECRETS) assert.not.match(JSON.stringify(server.logLines()), secret);
+  },
+);
 
-reload('keeps the tokens in use when the file does not parse, and logs one line naming the file and line, never a token', async ({ server, file }) => {
-  await writeFile(file, `alpha write,read ${ALPHA}\nbeta write,admin ${BETA}\n`);
-  assert.not.ok(await server.reloadTokens('SIGHUP'));
-  assert.is(await post(server, ALPHA, 1), 200);
-  assert.is(await post(server, BETA, 2), 200, 'the set in use stays whole: beta is still valid');
-  const lines = failures(server);
-  assert.is(lines.length, 1);
-  assert.is(lines[0]?.['level'], 50);
-  assert.is(lines[0]?.['msg'], `tokens not reloaded (SIGHUP): REPORTS_TOKENS_FILE: ${file} line 2: unknown scope in the second field; the scopes are read and write, separated by commas; the 2 tokens in use are kept`);
-  assert.equal(reloadLines(server), []);
-  assert.is(await metric(server, 'reports_token_reload_failures_total'), 1);
-  assert.is(await metric(server, 'reports_token_reload_last_succeeded'), 0);
-  for (const secret of SECRETS) assert.not.match(JSON.stringify(server.logLines()), secret);
-  // Mended: the next reload takes it.
-  await writeFile(file, `alpha write,read ${ALPHA}\n`);
-  assert.ok(await server.reloadTokens('SIGHUP'));
-  assert.is(await post(server, BETA, 3), 401);
-  assert.is(await metric(server, 'reports_token_reloads_total'), 2);
-  assert.is(await metric(server, 'reports_token_reload_last_succeeded'), 1);
-});
+reload(
+  'keeps the tokens in use when the file does not parse, and logs one line naming the file and line, never a token',
+  async ({ server, file }) => {
+    await writeFile(file, `alpha write,read ${ALPHA}\nbeta write,admin ${BETA}\n`);
+    assert.not.ok(await server.reloadTokens('SIGHUP'));
+    assert.is(await post(server, ALPHA, 1), 200);
+    assert.is(await post(server, BETA, 2), 200, 'the set in use stays whole: beta is still valid');
+    const lines = failures(server);
+    assert.is(lines.length, 1);
+    assert.is(lines[0]?.['level'], 50);
+    assert.is(
+      lines[0]?.['msg'],
+      `tokens not reloaded (SIGHUP): REPORTS_TOKENS_FILE: ${file} line 2: unknown scope in the second field; the scopes are read and write, separated by commas; the 2 tokens in use are kept`,
+    );
+    assert.equal(reloadLines(server), []);
+    assert.is(await metric(server, 'reports_token_reload_failures_total'), 1);
+    assert.is(await metric(server, 'reports_token_reload_last_succeeded'), 0);
+    for (const secret of SECRETS) assert.not.match(JSON.stringify(server.logLines()), secret);
+    // Mended: the next reload takes it.
+    await writeFile(file, `alpha write,read ${ALPHA}\n`);
+    assert.ok(await server.reloadTokens('SIGHUP'));
+    assert.is(await post(server, BETA, 3), 401);
+    assert.is(await metric(server, 'reports_token_reloads_total'), 2);
+    assert.is(await metric(server, 'reports_token_reload_last_succeeded'), 1);
+  },
+);
 
 reload('keeps the tokens in use when the file is gone, empty, or holds a token twice', async ({ server, file }) => {
-  for (const [content, reason] of [[undefined, 'cannot read'], ['# nobody\n', 'holds no token'], [`${ALPHA}\nagain read ${ALPHA}\n`, 'line 2: the same token as']] as const) {
+  for (const [content, reason] of [
+    [undefined, 'cannot read'],
+    ['# nobody\n', 'holds no token'],
+    [`${ALPHA}\nagain read ${ALPHA}\n`, 'line 2: the same token as'],
+  ] as const) {
     if (content === undefined) await rm(file);
     else await writeFile(file, content);
     assert.not.ok(await server.reloadTokens('SIGHUP'));
@@ -109,7 +142,9 @@ reload('lets a request already authorised finish after its token was removed', a
     let answer = '';
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
     // The headers alone: the route has checked the token and waits for the body.
-    socket.write(`POST /reports HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${BETA}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(
+      `POST /reports HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${BETA}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
     // The server shares this event loop: a few turns take the headers in and run the route up to
     // its wait for the body. (Too short a wait would fail the test with a 401, never pass it wrongly.)
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -140,7 +175,9 @@ const signals = suite<Context & { hangUp: () => void }>('reload requests');
 signals.before.each(async (context) => {
   const listeners = new Set<(trigger: string) => void>();
   context.hangUp = () => listeners.forEach((listener) => listener('SIGHUP'));
-  await start(false, { subscribe: (listener) => (listeners.add(listener), () => void listeners.delete(listener)) })(context);
+  await start(false, { subscribe: (listener) => (listeners.add(listener), () => void listeners.delete(listener)) })(
+    context,
+  );
 });
 signals.after.each(stop);
 
@@ -181,24 +218,36 @@ watching('reloads when the file is written in place, once for a burst of writes'
   await appendFile(file, `alpha write,read ${ALPHA}\n`);
   await appendFile(file, `gamma read ${GAMMA}\n`);
   await until(() => fileReloads(server).length >= 1, 'a reload after the writes');
-  assert.equal(fileReloads(server).map((line) => [line['added'], line['removed']]), [[['gamma'], ['beta']]]);
+  assert.equal(
+    fileReloads(server).map((line) => [line['added'], line['removed']]),
+    [[['gamma'], ['beta']]],
+  );
   assert.equal(failures(server), [], 'the empty file of a moment ago was never read: the reload came after the burst');
 });
 
-watching('ignores a change that changes nothing (a touch) but for a debug line, and keeps watching', async ({ server, file }) => {
-  const now = new Date();
-  await utimes(file, now, now);
-  await until(() => reloadLines(server, 'tokens reloaded: nothing changed').length === 1, 'the reload of the touched file');
-  assert.is(reloadLines(server, 'tokens reloaded: nothing changed')[0]?.['level'], 20);
-  await writeFile(file, `${await readFile(file, 'utf8')}gamma read ${GAMMA}\n`);
-  await until(() => fileReloads(server).length === 1, 'the reload of a real change');
-  assert.is(await post(server, GAMMA, 1), 403);
-});
+watching(
+  'ignores a change that changes nothing (a touch) but for a debug line, and keeps watching',
+  async ({ server, file }) => {
+    const now = new Date();
+    await utimes(file, now, now);
+    await until(
+      () => reloadLines(server, 'tokens reloaded: nothing changed').length === 1,
+      'the reload of the touched file',
+    );
+    assert.is(reloadLines(server, 'tokens reloaded: nothing changed')[0]?.['level'], 20);
+    await writeFile(file, `${await readFile(file, 'utf8')}gamma read ${GAMMA}\n`);
+    await until(() => fileReloads(server).length === 1, 'the reload of a real change');
+    assert.is(await post(server, GAMMA, 1), 403);
+  },
+);
 
 watching('takes a bad file as a SIGHUP does: the set in use stays, and one line says why', async ({ server, file }) => {
   await writeFile(file, `alpha write,read ${ALPHA}\nbeta\twrite,read\n`);
   await until(() => failures(server).length === 1, 'the failed reload line');
-  assert.match(String(failures(server)[0]?.['msg']), `tokens not reloaded (file change): REPORTS_TOKENS_FILE: ${file} line 2: expected`);
+  assert.match(
+    String(failures(server)[0]?.['msg']),
+    `tokens not reloaded (file change): REPORTS_TOKENS_FILE: ${file} line 2: expected`,
+  );
   assert.is(await post(server, BETA, 1), 200);
   assert.not.match(JSON.stringify(server.logLines()), BETA);
 });
@@ -211,11 +260,16 @@ volume.before.each(async (context) => {
   context.dir = await tempDir('reports-reload-');
   const mount = join(context.dir, 'secret');
   await mkdir(join(mount, '..2026_11_26_01'), { recursive: true });
-  await writeFile(join(mount, '..2026_11_26_01', 'tokens'), `alpha write,read ${ALPHA}\nbeta write,read ${BETA}\n`, { mode: 0o600 });
+  await writeFile(join(mount, '..2026_11_26_01', 'tokens'), `alpha write,read ${ALPHA}\nbeta write,read ${BETA}\n`, {
+    mode: 0o600,
+  });
   await symlink('..2026_11_26_01', join(mount, '..data'));
   await symlink('..data/tokens', join(mount, 'tokens'));
   context.file = join(mount, 'tokens');
-  context.server = await startTestServer({ REPORTS_TOKENS: '', REPORTS_TOKENS_FILE: context.file }, { dataDir: join(context.dir, 'data') });
+  context.server = await startTestServer(
+    { REPORTS_TOKENS: '', REPORTS_TOKENS_FILE: context.file },
+    { dataDir: join(context.dir, 'data') },
+  );
 });
 volume.after.each(stop);
 
@@ -243,18 +297,21 @@ generated.after.each(async ({ server, dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-generated('takes a named line appended to data/token without a restart, the generated token working as before', async ({ server, dir }) => {
-  const path = join(dir, 'token');
-  const token = (await readFile(path, 'utf8')).trim();
-  assert.is(await post(server, token, 1), 200);
-  await appendFile(path, `reader read ${GAMMA}\n`);
-  await until(() => fileReloads(server).length === 1, 'the reload of data/token');
-  assert.equal(fileReloads(server)[0]?.['added'], ['reader']);
-  assert.is(await post(server, GAMMA, 2), 403);
-  assert.is(await post(server, token, 3), 200);
-  // The log files beside it change on every write; none of that is a reload.
-  for (let id = 10; id < 30; id += 1) assert.is(await post(server, token, id), 200);
-  assert.is(reloadLines(server).length + reloadLines(server, 'tokens reloaded: nothing changed').length, 1);
-});
+generated(
+  'takes a named line appended to data/token without a restart, the generated token working as before',
+  async ({ server, dir }) => {
+    const path = join(dir, 'token');
+    const token = (await readFile(path, 'utf8')).trim();
+    assert.is(await post(server, token, 1), 200);
+    await appendFile(path, `reader read ${GAMMA}\n`);
+    await until(() => fileReloads(server).length === 1, 'the reload of data/token');
+    assert.equal(fileReloads(server)[0]?.['added'], ['reader']);
+    assert.is(await post(server, GAMMA, 2), 403);
+    assert.is(await post(server, token, 3), 200);
+    // The log files beside it change on every write; none of that is a reload.
+    for (let id = 10; id < 30; id += 1) assert.is(await post(server, token, id), 200);
+    assert.is(reloadLines(server).length + reloadLines(server, 'tokens reloaded: nothing changed').length, 1);
+  },
+);
 
 generated.run();

@@ -25,7 +25,11 @@ rotation.before.each(async (context) => {
   context.dir = await tempDir('reports-rotation-');
   context.file = join(context.dir, 'tokens');
   await writeFile(context.file, `kept write,read ${KEPT}\nremoved write,read ${REMOVED}\n`, { mode: 0o600 });
-  context.server = await startChildServer({ REPORTS_TOKENS: '', REPORTS_TOKENS_FILE: context.file, REPORTS_DATA_DIR: join(context.dir, 'data') });
+  context.server = await startChildServer({
+    REPORTS_TOKENS: '',
+    REPORTS_TOKENS_FILE: context.file,
+    REPORTS_DATA_DIR: join(context.dir, 'data'),
+  });
   await context.server.waitReady();
 });
 
@@ -37,9 +41,16 @@ rotation.after.each(async ({ server, dir }) => {
 
 rotation('reloads the tokens file on SIGHUP, and goes on running', async ({ server }) => {
   server.kill('SIGHUP');
-  const line = await server.waitForLine((entry) => entry['msg'] === 'tokens reloaded: nothing changed' && entry['trigger'] === 'SIGHUP', 'the reload on SIGHUP');
+  const line = await server.waitForLine(
+    (entry) => entry['msg'] === 'tokens reloaded: nothing changed' && entry['trigger'] === 'SIGHUP',
+    'the reload on SIGHUP',
+  );
   assert.is(line['tokens'], 2);
-  const response = await server.request('/reports', { method: 'POST', json: { id: 1, name: 'after the hang-up' }, token: KEPT });
+  const response = await server.request('/reports', {
+    method: 'POST',
+    json: { id: 1, name: 'after the hang-up' },
+    token: KEPT,
+  });
   assert.is(response.status, 200);
   assert.not.ok(server.exited());
 });
@@ -50,48 +61,74 @@ interface Sent {
   readonly status: number;
 }
 
-rotation('under load, refuses the removed token from the moment its removal is reported, and never the kept one', async ({ server, dir, file }) => {
-  const sent: Sent[] = [];
-  let nextId = 1;
-  let reportedMs = Number.POSITIVE_INFINITY;
-  let stop = false;
-  const worker = async (index: number) => {
-    for (let turn = index; !stop; turn += 1) {
-      const token = turn % 2 === 0 ? 'kept' : 'removed';
-      const startedMs = performance.now();
-      const response = await server.request('/reports', { method: 'POST', json: { id: nextId++, name: 'rotating' }, token: token === 'kept' ? KEPT : REMOVED });
-      await response.arrayBuffer();
-      sent.push({ token, startedMs, status: response.status });
+rotation(
+  'under load, refuses the removed token from the moment its removal is reported, and never the kept one',
+  async ({ server, dir, file }) => {
+    const sent: Sent[] = [];
+    let nextId = 1;
+    let reportedMs = Number.POSITIVE_INFINITY;
+    let stop = false;
+    const worker = async (index: number) => {
+      for (let turn = index; !stop; turn += 1) {
+        const token = turn % 2 === 0 ? 'kept' : 'removed';
+        const startedMs = performance.now();
+        const response = await server.request('/reports', {
+          method: 'POST',
+          json: { id: nextId++, name: 'rotating' },
+          token: token === 'kept' ? KEPT : REMOVED,
+        });
+        await response.arrayBuffer();
+        sent.push({ token, startedMs, status: response.status });
+      }
+    };
+    const afterReport = () =>
+      sent.filter((request) => request.token === 'removed' && request.startedMs > reportedMs).length;
+    const load = Array.from({ length: WORKERS }, (_, index) => worker(index));
+    try {
+      while (sent.length < 500) await new Promise((resolve) => setTimeout(resolve, 10));
+      // As an operator rotates: a new file put in place, then SIGHUP.
+      const next = join(dir, 'tokens.next');
+      await writeFile(next, `kept write,read ${KEPT}\n`, { mode: 0o600 });
+      await rename(next, file);
+      const rewrittenMs = performance.now();
+      server.kill('SIGHUP');
+      const reported = await server.waitForLine(
+        (entry) =>
+          entry['msg'] === 'tokens reloaded' && Array.isArray(entry['removed']) && entry['removed'].includes('removed'),
+        'the reload that removed the token',
+      );
+      reportedMs = performance.now();
+      assert.is(reported['tokens'], 1);
+      while (afterReport() < 300) await new Promise((resolve) => setTimeout(resolve, 10));
+      stop = true;
+      await Promise.all(load);
+      const removed = sent.filter((request) => request.token === 'removed');
+      const kept = sent.filter((request) => request.token === 'kept');
+      assert.equal(
+        kept.filter((request) => request.status !== 200).map((request) => request.status),
+        [],
+        'every request with the kept token answered 200',
+      );
+      assert.ok(
+        removed.some((request) => request.startedMs < rewrittenMs && request.status === 200),
+        'the removed token worked before',
+      );
+      const late = removed.filter((request) => request.startedMs > reportedMs);
+      assert.ok(late.length >= 300);
+      assert.equal(
+        late.filter((request) => request.status !== 401).map((request) => request.status),
+        [],
+        'no request sent after the report was answered other than 401',
+      );
+      assert.equal(
+        removed.filter((request) => request.status !== 200 && request.status !== 401),
+        [],
+      );
+    } finally {
+      stop = true;
+      await Promise.allSettled(load);
     }
-  };
-  const afterReport = () => sent.filter((request) => request.token === 'removed' && request.startedMs > reportedMs).length;
-  const load = Array.from({ length: WORKERS }, (_, index) => worker(index));
-  try {
-    while (sent.length < 500) await new Promise((resolve) => setTimeout(resolve, 10));
-    // As an operator rotates: a new file put in place, then SIGHUP.
-    const next = join(dir, 'tokens.next');
-    await writeFile(next, `kept write,read ${KEPT}\n`, { mode: 0o600 });
-    await rename(next, file);
-    const rewrittenMs = performance.now();
-    server.kill('SIGHUP');
-    const reported = await server.waitForLine((entry) => entry['msg'] === 'tokens reloaded' && Array.isArray(entry['removed']) && entry['removed'].includes('removed'), 'the reload that removed the token');
-    reportedMs = performance.now();
-    assert.is(reported['tokens'], 1);
-    while (afterReport() < 300) await new Promise((resolve) => setTimeout(resolve, 10));
-    stop = true;
-    await Promise.all(load);
-    const removed = sent.filter((request) => request.token === 'removed');
-    const kept = sent.filter((request) => request.token === 'kept');
-    assert.equal(kept.filter((request) => request.status !== 200).map((request) => request.status), [], 'every request with the kept token answered 200');
-    assert.ok(removed.some((request) => request.startedMs < rewrittenMs && request.status === 200), 'the removed token worked before');
-    const late = removed.filter((request) => request.startedMs > reportedMs);
-    assert.ok(late.length >= 300);
-    assert.equal(late.filter((request) => request.status !== 401).map((request) => request.status), [], 'no request sent after the report was answered other than 401');
-    assert.equal(removed.filter((request) => request.status !== 200 && request.status !== 401), []);
-  } finally {
-    stop = true;
-    await Promise.allSettled(load);
-  }
-});
+  },
+);
 
 rotation.run();

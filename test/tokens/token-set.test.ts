@@ -6,7 +6,13 @@ import { hasChanged, tokenChange } from '../../src/tokens/token-change.js';
 import { createTokenSet, tokenDigest, type TokenSpec } from '../../src/tokens/token-set.js';
 
 function spec(token: string, name?: string, scopes: readonly Scope[] = ['read', 'write'], origin = 'here'): TokenSpec {
-  return { token, scopes: name === undefined ? ALL_SCOPES : new Set(scopes), origin, variable: 'REPORTS_TOKENS_FILE', ...(name === undefined ? {} : { name }) };
+  return {
+    token,
+    scopes: name === undefined ? ALL_SCOPES : new Set(scopes),
+    origin,
+    variable: 'REPORTS_TOKENS_FILE',
+    ...(name === undefined ? {} : { name }),
+  };
 }
 
 function countingDigest() {
@@ -17,7 +23,10 @@ function countingDigest() {
 const set = suite('TokenSet');
 
 set('grants configured tokens, plain or as sha256: entries, and nothing to others', () => {
-  const tokens = createTokenSet([spec('plain-token'), spec(`sha256:${tokenDigest('hashed-token').toString('hex')}`, 'hashed', ['read'])]);
+  const tokens = createTokenSet([
+    spec('plain-token'),
+    spec(`sha256:${tokenDigest('hashed-token').toString('hex')}`, 'hashed', ['read']),
+  ]);
   assert.equal(tokens.grantFor('plain-token')?.authContext, { authtype: 'api_key' });
   assert.equal([...(tokens.grantFor('plain-token')?.scopes ?? [])], ['read', 'write']);
   assert.is(tokens.grantFor('hashed-token')?.name, 'hashed');
@@ -49,8 +58,17 @@ set('never remembers an unknown token: it is hashed and refused every time', () 
 });
 
 set('refuses a token configured twice, also once plain and once as its digest, naming both places', () => {
-  const twice = () => createTokenSet([spec('same-token', undefined, undefined, 'line 1'), spec(`sha256:${tokenDigest('same-token').toString('hex').toUpperCase()}`, 'again', ['read'], 'line 3')]);
-  assert.throws(twice, (error: unknown) => error instanceof ConfigError && error.message === 'REPORTS_TOKENS_FILE: line 3: the same token as line 1; each token may be configured once');
+  const twice = () =>
+    createTokenSet([
+      spec('same-token', undefined, undefined, 'line 1'),
+      spec(`sha256:${tokenDigest('same-token').toString('hex').toUpperCase()}`, 'again', ['read'], 'line 3'),
+    ]);
+  assert.throws(
+    twice,
+    (error: unknown) =>
+      error instanceof ConfigError &&
+      error.message === 'REPORTS_TOKENS_FILE: line 3: the same token as line 1; each token may be configured once',
+  );
 });
 
 set.run();
@@ -58,11 +76,41 @@ set.run();
 const change = suite('tokenChange');
 
 change('tells names added, removed, rotated and rescoped, and unnamed tokens counted, never a token', () => {
-  const before = createTokenSet([spec('a-token', 'alpha'), spec('b-token', 'beta'), spec('c-token', 'gamma', ['read']), spec('u1'), spec('u2')]);
-  const after = createTokenSet([spec('a-token', 'alpha'), spec('c-token', 'gamma', ['read', 'write']), spec('new-b-token', 'delta'), spec('u2'), spec('u3'), spec('u4'), spec('rotated-a', 'epsilon')]);
-  const again = createTokenSet([spec('a-token', 'alpha'), spec('c-token', 'gamma', ['read', 'write']), spec('new-b-token', 'delta'), spec('u2'), spec('u3'), spec('u4'), spec('other', 'epsilon')]);
+  const before = createTokenSet([
+    spec('a-token', 'alpha'),
+    spec('b-token', 'beta'),
+    spec('c-token', 'gamma', ['read']),
+    spec('u1'),
+    spec('u2'),
+  ]);
+  const after = createTokenSet([
+    spec('a-token', 'alpha'),
+    spec('c-token', 'gamma', ['read', 'write']),
+    spec('new-b-token', 'delta'),
+    spec('u2'),
+    spec('u3'),
+    spec('u4'),
+    spec('rotated-a', 'epsilon'),
+  ]);
+  const again = createTokenSet([
+    spec('a-token', 'alpha'),
+    spec('c-token', 'gamma', ['read', 'write']),
+    spec('new-b-token', 'delta'),
+    spec('u2'),
+    spec('u3'),
+    spec('u4'),
+    spec('other', 'epsilon'),
+  ]);
   const changed = tokenChange(before, after);
-  assert.equal(changed, { tokens: 7, added: ['delta', 'epsilon'], removed: ['beta'], rotated: [], rescoped: ['gamma'], unnamedAdded: 2, unnamedRemoved: 1 });
+  assert.equal(changed, {
+    tokens: 7,
+    added: ['delta', 'epsilon'],
+    removed: ['beta'],
+    rotated: [],
+    rescoped: ['gamma'],
+    unnamedAdded: 2,
+    unnamedRemoved: 1,
+  });
   assert.ok(hasChanged(changed));
   assert.equal(tokenChange(after, again).rotated, ['epsilon']);
   assert.not.match(JSON.stringify(changed), /-token|"u\d|rotated-a/);

@@ -17,7 +17,11 @@ const SEARCH_CHUNK_BYTES = 1024 * 1024;
 
 export function encodeBatch(frames: readonly Buffer[]): Buffer {
   const header = Buffer.allocUnsafe(BATCH_HEADER_BYTES);
-  writeBatchHeader(header, frames.reduce((sum, frame) => sum + frame.length, 0), frames.length);
+  writeBatchHeader(
+    header,
+    frames.reduce((sum, frame) => sum + frame.length, 0),
+    frames.length,
+  );
   return Buffer.concat([header, ...frames]);
 }
 
@@ -35,7 +39,10 @@ export interface EncodedBatch {
 }
 
 /** The batch of one write: the frames of `messages`, all stamped `timestampMs`, encoded straight into one buffer. */
-export function encodeMessageBatch(messages: readonly { readonly key: string; readonly value: Buffer }[], timestampMs: number): EncodedBatch {
+export function encodeMessageBatch(
+  messages: readonly { readonly key: string; readonly value: Buffer }[],
+  timestampMs: number,
+): EncodedBatch {
   const keyBytes = messages.map(({ key }) => Buffer.byteLength(key, 'utf8'));
   const frameBytes = messages.map(({ value }, i) => frameSize(keyBytes[i] as number, value.length));
   const bodyBytes = frameBytes.reduce((sum, bytes) => sum + bytes, 0);
@@ -55,12 +62,16 @@ export type BatchHeaderCheck =
 /** Checks the 16 header bytes at `at` (the caller makes sure they are in `buffer`). */
 export function checkBatchHeader(buffer: Buffer, at: number): BatchHeaderCheck {
   if (buffer.readUInt32BE(at) !== BATCH_MARK) return { kind: 'bad', reason: 'no batch header' };
-  if (crc32(buffer.subarray(at, at + 12)) !== buffer.readUInt32BE(at + 12)) return { kind: 'bad', reason: 'batch header CRC mismatch' };
+  if (crc32(buffer.subarray(at, at + 12)) !== buffer.readUInt32BE(at + 12))
+    return { kind: 'bad', reason: 'batch header CRC mismatch' };
   return { kind: 'header', bodyBytes: buffer.readUInt32BE(at + 4), frameCount: buffer.readUInt32BE(at + 8) };
 }
 
 /** Byte offsets (within `body`) of the frames of a whole batch, or why it is not whole. */
-export function checkBatchBody(body: Buffer, frameCount: number): { readonly frames: number[] } | { readonly reason: string } {
+export function checkBatchBody(
+  body: Buffer,
+  frameCount: number,
+): { readonly frames: number[] } | { readonly reason: string } {
   const frames: number[] = [];
   const reason = batchFramesInto(body, 0, body.length, frameCount, frames, 0);
   return reason === undefined ? { frames } : { reason };
@@ -70,7 +81,14 @@ export function checkBatchBody(body: Buffer, frameCount: number): { readonly fra
  * Checks the `frameCount` frames of the batch body `buffer[start, end)` and pushes each one's
  * position plus `base` to `into`; or says why the batch is not whole (then `into` is as it was).
  */
-function batchFramesInto(buffer: Buffer, start: number, end: number, frameCount: number, into: number[], base: number): string | undefined {
+function batchFramesInto(
+  buffer: Buffer,
+  start: number,
+  end: number,
+  frameCount: number,
+  into: number[],
+  base: number,
+): string | undefined {
   const before = into.length;
   let at = start;
   for (let frame = 0; frame < frameCount; frame += 1) {
@@ -97,10 +115,19 @@ export type BatchCheck =
  * `fileBytes` bytes. The file positions of a whole batch's frames go straight into `starts` (left
  * as they were when the batch is not whole): the scan at open runs this on every batch of the log.
  */
-export function scanBatch(buffer: Buffer, at: number, bufferStart: number, fileBytes: number, starts: number[]): BatchCheck {
+export function scanBatch(
+  buffer: Buffer,
+  at: number,
+  bufferStart: number,
+  fileBytes: number,
+  starts: number[],
+): BatchCheck {
   const available = buffer.length - at;
   const atFileEnd = bufferStart + buffer.length >= fileBytes;
-  if (available < BATCH_HEADER_BYTES) return atFileEnd ? { kind: 'bad', reason: 'batch header cut short' } : { kind: 'incomplete', needBytes: BATCH_HEADER_BYTES };
+  if (available < BATCH_HEADER_BYTES)
+    return atFileEnd
+      ? { kind: 'bad', reason: 'batch header cut short' }
+      : { kind: 'incomplete', needBytes: BATCH_HEADER_BYTES };
   const header = checkBatchHeader(buffer, at);
   if (header.kind === 'bad') return header;
   const bytes = BATCH_HEADER_BYTES + header.bodyBytes;
@@ -111,9 +138,16 @@ export function scanBatch(buffer: Buffer, at: number, bufferStart: number, fileB
 }
 
 /** Whether a whole batch starts at `position` of the file. */
-async function wholeBatchAt(file: FileHandle, position: number, header: BatchHeaderCheck, size: number): Promise<boolean> {
+async function wholeBatchAt(
+  file: FileHandle,
+  position: number,
+  header: BatchHeaderCheck,
+  size: number,
+): Promise<boolean> {
   if (header.kind !== 'header' || position + BATCH_HEADER_BYTES + header.bodyBytes > size) return false;
-  return 'frames' in checkBatchBody(await readAt(file, position + BATCH_HEADER_BYTES, header.bodyBytes), header.frameCount);
+  return (
+    'frames' in checkBatchBody(await readAt(file, position + BATCH_HEADER_BYTES, header.bodyBytes), header.frameCount)
+  );
 }
 
 /**
@@ -124,7 +158,11 @@ export async function findWholeBatch(file: FileHandle, from: number, size: numbe
   for (let chunkStart = from; chunkStart < size; chunkStart += SEARCH_CHUNK_BYTES) {
     // Read a header's length past the chunk so a header across the boundary is seen whole.
     const chunk = await readAt(file, chunkStart, SEARCH_CHUNK_BYTES + BATCH_HEADER_BYTES);
-    for (let at = chunk.indexOf(MARK_BYTES); at !== -1 && at < SEARCH_CHUNK_BYTES; at = chunk.indexOf(MARK_BYTES, at + 1)) {
+    for (
+      let at = chunk.indexOf(MARK_BYTES);
+      at !== -1 && at < SEARCH_CHUNK_BYTES;
+      at = chunk.indexOf(MARK_BYTES, at + 1)
+    ) {
       if (at + BATCH_HEADER_BYTES > chunk.length) break;
       if (await wholeBatchAt(file, chunkStart + at, checkBatchHeader(chunk, at), size)) return chunkStart + at;
     }

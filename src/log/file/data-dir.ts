@@ -44,8 +44,13 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
     await mkdir(path, { mode: PRIVATE_DIR_MODE }).catch(async (error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
       if (await isDirectory(path)) return;
-      const dangling = await lstat(path).then((info) => info.isSymbolicLink(), () => false);
-      throw new Error(dangling ? `${path} is a symbolic link to nothing` : `${path} exists but is not a directory`, { cause: error });
+      const dangling = await lstat(path).then(
+        (info) => info.isSymbolicLink(),
+        () => false,
+      );
+      throw new Error(dangling ? `${path} is a symbolic link to nothing` : `${path} exists but is not a directory`, {
+        cause: error,
+      });
     });
     // Sync each new directory's parent, outermost first, so every level's entry is durable.
     await syncDir(dirname(path));
@@ -61,12 +66,28 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
  * Undefined when this process is that user, or there is nothing to compare with (another user
  * without root can make files only in a directory open to it, and a log it makes is its own).
  */
-export async function foreignOwner(dir: string): Promise<{ readonly uid: number; readonly owner: number; readonly of: string } | undefined> {
+export async function foreignOwner(
+  dir: string,
+): Promise<{ readonly uid: number; readonly owner: number; readonly of: string } | undefined> {
   const uid = process.geteuid?.();
   if (uid === undefined) return undefined;
   const log = join(dir, 'events.log');
-  const logOwner = await stat(log).then((info) => info.uid, () => undefined);
-  const [owner, of] = logOwner !== undefined ? [logOwner, log] : uid === 0 ? [await stat(dir).then((info) => info.uid, () => undefined), dir] : [undefined, dir];
+  const logOwner = await stat(log).then(
+    (info) => info.uid,
+    () => undefined,
+  );
+  const [owner, of] =
+    logOwner !== undefined
+      ? [logOwner, log]
+      : uid === 0
+        ? [
+            await stat(dir).then(
+              (info) => info.uid,
+              () => undefined,
+            ),
+            dir,
+          ]
+        : [undefined, dir];
   return owner === undefined || owner === uid ? undefined : { uid, owner, of };
 }
 
@@ -84,11 +105,17 @@ export interface OpenDir {
 export async function makePrivate(dir: string): Promise<OpenDir | undefined> {
   const mode = (await stat(dir)).mode & 0o777;
   if ((mode & 0o077) === 0) return undefined;
-  const madePrivate = await chmod(dir, PRIVATE_DIR_MODE).then(() => true, () => false);
+  const madePrivate = await chmod(dir, PRIVATE_DIR_MODE).then(
+    () => true,
+    () => false,
+  );
   return { mode, madePrivate };
 }
 
 /** Whether `path` is a directory (following symbolic links); false when it is missing or cannot be looked at. */
 async function isDirectory(path: string): Promise<boolean> {
-  return stat(path).then((info) => info.isDirectory(), () => false);
+  return stat(path).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
 }

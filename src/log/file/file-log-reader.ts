@@ -3,7 +3,15 @@
 // whole; damage followed by whole batches is refused as at a normal open. New records are found by
 // looking at the file again every `pollMs`.
 import { join } from 'node:path';
-import { LogUnavailableError, type Cursor, type LogHealth, type LogMessage, type LogPosition, type LogRecord, type ReadOptions } from '../event-log.js';
+import {
+  LogUnavailableError,
+  type Cursor,
+  type LogHealth,
+  type LogMessage,
+  type LogPosition,
+  type LogRecord,
+  type ReadOptions,
+} from '../event-log.js';
 import type { FileRange } from './file-range.js';
 import { FILE_MAGIC, MAX_RECORD_BYTES } from './frames.js';
 import { FrameIndex } from './frame-index.js';
@@ -12,7 +20,11 @@ import { checkMagic, CorruptLogError, scanFrames } from './recovery.js';
 import { pause } from '../../pause.js';
 import { openRegularFile } from '../../regular-file.js';
 
-export async function openFileLogReader({ dir, logger, pollMs = 200 }: Pick<FileLogOptions, 'dir' | 'logger'> & { pollMs?: number }): Promise<FileLog> {
+export async function openFileLogReader({
+  dir,
+  logger,
+  pollMs = 200,
+}: Pick<FileLogOptions, 'dir' | 'logger'> & { pollMs?: number }): Promise<FileLog> {
   const path = join(dir, 'events.log');
   const file = await openRegularFile(path).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? new Error(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
@@ -76,7 +88,8 @@ class FileLogReader implements FileLog {
     if (scan.lastBatch) index.lastBatch = scan.lastBatch;
     await index.learnIdentity();
     const problem = scan.problem;
-    if (problem?.validFramesFollow) throw new CorruptLogError(index.path, problem.bytePosition, problem.recordOffset, problem.reason);
+    if (problem?.validFramesFollow)
+      throw new CorruptLogError(index.path, problem.bytePosition, problem.recordOffset, problem.reason);
   }
 
   async head(): Promise<Cursor> {

@@ -20,10 +20,30 @@ import { lockDir, type DirLock } from './lock.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './data-dir.js';
 import { scanLog, type ResumeCheck } from './recovery.js';
 import { expectRegularFile } from '../../regular-file.js';
-import { CommitListeners, type CommitFeed, type CommitListener, type KeyCarrier, type ResumableScan, type ResumeFrom } from '../capabilities.js';
+import {
+  CommitListeners,
+  type CommitFeed,
+  type CommitListener,
+  type KeyCarrier,
+  type ResumableScan,
+  type ResumeFrom,
+} from '../capabilities.js';
 import { openFileKeyStore, type FileKeyStore } from '../../keys/file-key-store.js';
 import { cutUnkeyedBatch } from './unkeyed-tail.js';
-import { LogUnavailableError, RecordTooLargeError, payloadBytes, type AppendOptions, type Cursor, type EventLog, type LogMessage, type LogHealth, type LogPosition, type LogStats, type LogRecord, type ReadOptions } from '../event-log.js';
+import {
+  LogUnavailableError,
+  RecordTooLargeError,
+  payloadBytes,
+  type AppendOptions,
+  type Cursor,
+  type EventLog,
+  type LogMessage,
+  type LogHealth,
+  type LogPosition,
+  type LogStats,
+  type LogRecord,
+  type ReadOptions,
+} from '../event-log.js';
 import type { FileBacked, FileRange } from './file-range.js';
 
 export interface FileLogOptions {
@@ -59,7 +79,15 @@ export interface FileLog extends EventLog, ResumableScan, FileBacked {
 export const EVENT_LOG_NAME = 'events.log';
 
 /** The writer also hands its commits over in memory, and carries the content keys of its events (keys.db). */
-export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS, resumeFrom, onReadOnly, reclaimOwnLock = false }: FileLogOptions): Promise<FileLog & CommitFeed & KeyCarrier> {
+export async function openFileLog({
+  dir,
+  logger,
+  now = Date.now,
+  maxPendingAppends = DEFAULT_MAX_PENDING_APPENDS,
+  resumeFrom,
+  onReadOnly,
+  reclaimOwnLock = false,
+}: FileLogOptions): Promise<FileLog & CommitFeed & KeyCarrier> {
   await ensurePrivateDir(dir);
   const lock = await lockDir(dir, { reclaimOwn: reclaimOwnLock });
   const path = join(dir, EVENT_LOG_NAME);
@@ -78,7 +106,10 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     file = durable.handle;
     let scan = await scanLog(file, path, resumeCheck(resumeFrom));
     if (scan.tornTail) {
-      logger.warn({ path, ...scan.tornTail }, 'cut a torn tail off the event log (an append that was never acknowledged)');
+      logger.warn(
+        { path, ...scan.tornTail },
+        'cut a torn tail off the event log (an append that was never acknowledged)',
+      );
     }
     scan = await cutUnkeyedBatch(file, scan, keys, path, logger);
     // A writer killed between its write and its sync leaves whole batches in the page cache only,
@@ -86,7 +117,10 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
     // stay in the cache under newer acknowledged batches (a hole after a power loss): flush them now.
     await file.datasync();
     const records = scan.firstOffset + scan.starts.length;
-    logger.info({ path, records, ...(scan.firstOffset > 0 ? { scannedFrom: scan.firstOffset } : {}) }, 'opened the embedded event log');
+    logger.info(
+      { path, records, ...(scan.firstOffset > 0 ? { scannedFrom: scan.firstOffset } : {}) },
+      'opened the embedded event log',
+    );
     const index = new FrameIndex(path, file, scan.starts, scan.validBytes, scan.firstOffset, scan.firstByte);
     index.lastBatch = scan.lastBatch;
     await index.learnIdentity();
@@ -101,7 +135,9 @@ export async function openFileLog({ dir, logger, now = Date.now, maxPendingAppen
 
 function resumeCheck(resume: ResumeFrom | undefined): ResumeCheck | undefined {
   const point = parseBatchPoint(resume?.point);
-  return resume === undefined || point === undefined ? undefined : { point, lastRecord: resume.records - 1, lastRecordDigest: resume.lastRecordDigest };
+  return resume === undefined || point === undefined
+    ? undefined
+    : { point, lastRecord: resume.records - 1, lastRecordDigest: resume.lastRecordDigest };
 }
 
 class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
@@ -167,14 +203,25 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
     const contentKeys = messages.flatMap(({ contentKey }) => (contentKey === undefined ? [] : [contentKey]));
     // The batch and its keys at once, each with its own sync: acknowledged once both are durable.
     // Both settle before a failure is acted on, so no write is still running when the file is cut back.
-    const [written, keyed] = await Promise.allSettled([this.durable.write(batch.bytes, batchByte), contentKeys.length === 0 ? undefined : this.keys.put(contentKeys)]);
+    const [written, keyed] = await Promise.allSettled([
+      this.durable.write(batch.bytes, batchByte),
+      contentKeys.length === 0 ? undefined : this.keys.put(contentKeys),
+    ]);
     const failed = written.status === 'rejected' ? written : keyed.status === 'rejected' ? keyed : undefined;
     if (failed !== undefined) throw this.failed(failed.reason);
     this.fsyncCount += 1;
     const first = this.index.records;
     this.index.add(batch, batchByte);
     this.appendCount += messages.length;
-    this.committed.notify(() => messages.map(({ key, value, event }, i): LogRecord => ({ key, value, event, timestampMs, position: { partition: 0, offset: first + i } })));
+    this.committed.notify(() =>
+      messages.map(({ key, value, event }, i): LogRecord => ({
+        key,
+        value,
+        event,
+        timestampMs,
+        position: { partition: 0, offset: first + i },
+      })),
+    );
     for (const listener of [...this.listeners]) listener();
     let next = first;
     return appends.map((batch) => batch.map(() => ({ partition: 0, offset: next++ })));
@@ -188,13 +235,21 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
   private failed(cause: unknown): Error {
     if (isReadOnlyError(cause)) return this.readOnly(cause);
     if (!isSpaceError(cause)) {
-      this.failure = new LogUnavailableError(`the event log ${this.index.path} failed to write; restart the service`, { cause });
+      this.failure = new LogUnavailableError(`the event log ${this.index.path} failed to write; restart the service`, {
+        cause,
+      });
       // A failing disk's EIO comes first, and the kernel remounts the file system read-only with it.
       void this.readOnlyNow(cause);
       return this.failure;
     }
-    this.failure = new LogUnavailableError(`the disk of the event log ${this.index.path} is full: writes are refused until space is freed, then resume by themselves`, { cause });
-    this.logger.error({ path: this.index.path, err: cause }, 'the disk of the event log is full: writes answer 503 until space is freed');
+    this.failure = new LogUnavailableError(
+      `the disk of the event log ${this.index.path} is full: writes are refused until space is freed, then resume by themselves`,
+      { cause },
+    );
+    this.logger.error(
+      { path: this.index.path, err: cause },
+      'the disk of the event log is full: writes answer 503 until space is freed',
+    );
     this.spaceWatch.start(() => this.resumeAfterFullDisk());
     return this.failure;
   }
@@ -203,10 +258,16 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
   private readOnly(cause: unknown): Error {
     const told = this.readOnlyTold;
     this.readOnlyTold = true;
-    this.failure = new LogUnavailableError(`the file system of the event log ${this.index.path} is read-only: writes are refused until it is writable again`, { cause });
+    this.failure = new LogUnavailableError(
+      `the file system of the event log ${this.index.path} is read-only: writes are refused until it is writable again`,
+      { cause },
+    );
     if (!told) {
       this.spaceWatch.stop();
-      this.logger.error({ path: this.index.path, err: cause }, 'the data directory is read-only: writes answer 503 until it is writable again');
+      this.logger.error(
+        { path: this.index.path, err: cause },
+        'the data directory is read-only: writes answer 503 until it is writable again',
+      );
       this.onReadOnly?.();
     }
     return this.failure;
@@ -266,7 +327,11 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
   }
 
   followBatches(from: Cursor, { signal }: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
-    return this.index.follow(from, () => !signal?.aborted && !this.closed, () => this.nextAppend(signal));
+    return this.index.follow(
+      from,
+      () => !signal?.aborted && !this.closed,
+      () => this.nextAppend(signal),
+    );
   }
 
   private nextAppend(signal: AbortSignal | undefined): Promise<void> {

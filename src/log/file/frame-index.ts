@@ -49,7 +49,11 @@ export class FrameIndex {
     this.prefix ??= (async () => {
       const scan = await scanFrames(this.file, FILE_MAGIC.length, [], { until: this.baseByte });
       if (scan.problem !== undefined || scan.starts.length !== this.base) {
-        const { bytePosition = this.baseByte, recordOffset = scan.starts.length, reason = `${scan.starts.length} records where the snapshot's position says ${this.base}` } = scan.problem ?? {};
+        const {
+          bytePosition = this.baseByte,
+          recordOffset = scan.starts.length,
+          reason = `${scan.starts.length} records where the snapshot's position says ${this.base}`,
+        } = scan.problem ?? {};
         throw new CorruptLogError(this.path, bytePosition, recordOffset, reason);
       }
       this.starts = scan.starts.concat(this.starts);
@@ -129,13 +133,19 @@ export class FrameIndex {
     const chunkEnd = last < this.records ? at(last) : this.endByte;
     const buffer = Buffer.allocUnsafeSlow(chunkEnd - startByte);
     const { bytesRead } = await this.file.read(buffer, 0, buffer.length, startByte);
-    if (bytesRead !== buffer.length) throw new LogUnavailableError(`${this.path}: the log is shorter than its index (was it truncated under the server?)`);
+    if (bytesRead !== buffer.length)
+      throw new LogUnavailableError(
+        `${this.path}: the log is shorter than its index (was it truncated under the server?)`,
+      );
     const records: LogRecord[] = [];
     for (let o = offset; o < last; o += 1) {
       // Batch headers lie between some frames: each frame is read where the index puts it.
       const frame = at(o) - startByte;
       const next = o + 1 < last ? at(o + 1) - startByte : buffer.length;
-      if (FRAME_HEADER_BYTES + buffer.readUInt32BE(frame) > next - frame) throw new LogUnavailableError(`${this.path}: record #${o} does not match the index (the file changed under the server)`);
+      if (FRAME_HEADER_BYTES + buffer.readUInt32BE(frame) > next - frame)
+        throw new LogUnavailableError(
+          `${this.path}: record #${o} does not match the index (the file changed under the server)`,
+        );
       const { key, value, timestampMs } = decodeFrame(buffer, frame);
       records.push({ key, value, timestampMs, position: { partition: 0, offset: o } });
     }
@@ -144,7 +154,7 @@ export class FrameIndex {
 
   /** The records from `from` to `end` (exclusive), a chunk at a time. */
   async *batches(from: number, end: number, signal: AbortSignal | undefined): AsyncIterable<LogRecord[]> {
-    for (let offset = from; offset < end && !signal?.aborted; ) {
+    for (let offset = from; offset < end && !signal?.aborted;) {
       const records = await this.readBatch(offset, end);
       yield records;
       offset += records.length;

@@ -33,12 +33,18 @@ export function encodeFrame(content: FrameContent): Buffer {
 export function frameSize(keyBytes: number, valueBytes: number): number {
   const payloadBytes = PAYLOAD_FIXED_BYTES + keyBytes + valueBytes;
   // The scan at start refuses larger frames, so such a record must never be acknowledged.
-  if (payloadBytes > MAX_PAYLOAD_BYTES || keyBytes > 0xffff) throw new RangeError(`record of ${payloadBytes} bytes is larger than the log's limit of ${MAX_PAYLOAD_BYTES}`);
+  if (payloadBytes > MAX_PAYLOAD_BYTES || keyBytes > 0xffff)
+    throw new RangeError(`record of ${payloadBytes} bytes is larger than the log's limit of ${MAX_PAYLOAD_BYTES}`);
   return FRAME_HEADER_BYTES + payloadBytes;
 }
 
 /** Writes the frame of `content` at `at` in `target` (which has room for it); returns its length. */
-export function writeFrame(target: Buffer, at: number, { key, value, timestampMs }: FrameContent, keyBytes: number): number {
+export function writeFrame(
+  target: Buffer,
+  at: number,
+  { key, value, timestampMs }: FrameContent,
+  keyBytes: number,
+): number {
   const payloadBytes = PAYLOAD_FIXED_BYTES + keyBytes + value.length;
   target.writeUInt32BE(payloadBytes, at);
   target.writeDoubleBE(timestampMs, at + 8);
@@ -51,7 +57,10 @@ export function writeFrame(target: Buffer, at: number, { key, value, timestampMs
 
 /** The format a whole magic names (`RSLOG\0<format>\n`), whichever it is; undefined for bytes that are no log's magic. */
 export function magicFormat(head: Buffer): number | undefined {
-  const named = head.length === FILE_MAGIC.length && head.subarray(0, 6).equals(FILE_MAGIC.subarray(0, 6)) && head[7] === FILE_MAGIC[7];
+  const named =
+    head.length === FILE_MAGIC.length &&
+    head.subarray(0, 6).equals(FILE_MAGIC.subarray(0, 6)) &&
+    head[7] === FILE_MAGIC[7];
   return named ? head[6] : undefined;
 }
 
@@ -70,8 +79,10 @@ export function frameBytesAt(buffer: Buffer, at: number, end: number): number | 
   if (!plausiblePayload(payloadBytes)) return `implausible frame length ${payloadBytes}`;
   const frameBytes = FRAME_HEADER_BYTES + payloadBytes;
   if (end - at < frameBytes) return 'frame cut short';
-  if (crc32(buffer.subarray(at + FRAME_HEADER_BYTES, at + frameBytes)) !== buffer.readUInt32BE(at + 4)) return 'CRC mismatch';
-  if (PAYLOAD_FIXED_BYTES + buffer.readUInt16BE(at + FRAME_HEADER_BYTES + 8) > payloadBytes) return 'key longer than frame';
+  if (crc32(buffer.subarray(at + FRAME_HEADER_BYTES, at + frameBytes)) !== buffer.readUInt32BE(at + 4))
+    return 'CRC mismatch';
+  if (PAYLOAD_FIXED_BYTES + buffer.readUInt16BE(at + FRAME_HEADER_BYTES + 8) > payloadBytes)
+    return 'key longer than frame';
   return frameBytes;
 }
 

@@ -14,7 +14,10 @@ export interface LockOwner {
 }
 
 async function readText(path: string): Promise<string | undefined> {
-  return readFile(path, 'utf8').then((text) => text.trim(), () => undefined);
+  return readFile(path, 'utf8').then(
+    (text) => text.trim(),
+    () => undefined,
+  );
 }
 
 /** What /proc/<pid>/stat says of a process: its state (field 3) and start time (field 22). */
@@ -41,7 +44,11 @@ const EXITED_STATES = new Set(['Z', 'X', 'x']);
 export async function currentOwner(): Promise<LockOwner> {
   const [stat, bootId] = await Promise.all([processStat(process.pid), readText('/proc/sys/kernel/random/boot_id')]);
   const startTime = stat?.startTime;
-  return { pid: process.pid, ...(startTime === undefined ? {} : { startTime }), ...(bootId === undefined ? {} : { bootId }) };
+  return {
+    pid: process.pid,
+    ...(startTime === undefined ? {} : { startTime }),
+    ...(bootId === undefined ? {} : { bootId }),
+  };
 }
 
 function pidExists(pid: number): boolean {
@@ -63,7 +70,8 @@ export async function ownerAlive(owner: LockOwner, me: LockOwner): Promise<boole
   if (!Number.isInteger(owner.pid) || owner.pid <= 0) return false;
   if (owner.bootId !== undefined && me.bootId !== undefined && owner.bootId !== me.bootId) return false;
   // This very process (a container's process is always pid 1): the lock is another's if its start time differs.
-  if (owner.pid === me.pid) return me.startTime === undefined || (owner.startTime !== undefined && owner.startTime === me.startTime);
+  if (owner.pid === me.pid)
+    return me.startTime === undefined || (owner.startTime !== undefined && owner.startTime === me.startTime);
   if (!pidExists(owner.pid)) return false;
   const stat = await processStat(owner.pid);
   // No /proc (another platform): the pid answering is all there is to go by.

@@ -12,7 +12,10 @@ import { PRIVATE_FILE_MODE } from './data-dir.js';
 import { currentOwner, ownerAlive, parseOwner, type LockOwner } from './lock-owner.js';
 
 export class DataDirLockedError extends Error {
-  constructor(readonly dir: string, readonly ownerPid: number) {
+  constructor(
+    readonly dir: string,
+    readonly ownerPid: number,
+  ) {
     super(`data directory ${dir} is in use by process ${ownerPid} (only one process may hold it)`);
     this.name = 'DataDirLockedError';
   }
@@ -29,7 +32,10 @@ const generationPath = (dir: string, generation: number) => join(dir, `LOCK.${ge
 
 async function generations(dir: string): Promise<number[]> {
   const names = await readdir(dir);
-  return names.flatMap((name) => GENERATION.exec(name)?.[1] ?? []).map(Number).sort((a, b) => a - b);
+  return names
+    .flatMap((name) => GENERATION.exec(name)?.[1] ?? [])
+    .map(Number)
+    .sort((a, b) => a - b);
 }
 
 /** Creates `path` holding `content`, atomically and only if it does not exist. */
@@ -56,20 +62,25 @@ async function liveOwner(dir: string, generation: number, me: LockOwner): Promis
 
 async function removeBelow(dir: string, generation: number): Promise<void> {
   // In increasing order, and never the highest generation.
-  for (const older of await generations(dir)) if (older < generation) await unlink(generationPath(dir, older)).catch(() => undefined);
+  for (const older of await generations(dir))
+    if (older < generation) await unlink(generationPath(dir, older)).catch(() => undefined);
 }
 
 /**
  * `reclaimOwn`: a generation this very process holds is taken over, as a stale one is: the server
  * opening its data directory again after it went read-only, when the release could not be written.
  */
-export async function lockDir(dir: string, { reclaimOwn = false }: { readonly reclaimOwn?: boolean } = {}): Promise<DirLock> {
+export async function lockDir(
+  dir: string,
+  { reclaimOwn = false }: { readonly reclaimOwn?: boolean } = {},
+): Promise<DirLock> {
   const me = await currentOwner();
   const content = `${JSON.stringify({ ...me, nonce: randomUUID() })}\n`;
   for (let attempt = 0; attempt < 100; attempt += 1) {
     const current = (await generations(dir)).at(-1) ?? 0;
     const owner = current > 0 ? await liveOwner(dir, current, me) : undefined;
-    if (owner && !(reclaimOwn && owner.pid === me.pid && owner.startTime === me.startTime)) throw new DataDirLockedError(dir, owner.pid);
+    if (owner && !(reclaimOwn && owner.pid === me.pid && owner.startTime === me.startTime))
+      throw new DataDirLockedError(dir, owner.pid);
     const mine = current + 1;
     if (!(await createExclusive(dir, generationPath(dir, mine), content))) continue;
     if (((await generations(dir)).at(-1) ?? 0) > mine) {

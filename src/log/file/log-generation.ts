@@ -63,10 +63,15 @@ class GenerationWriter implements LogGeneration {
   ) {}
 
   async write(records: readonly GenerationRecord[]): Promise<void> {
-    for (let first = 0; first < records.length; ) {
+    for (let first = 0; first < records.length;) {
       const timestampMs = (records[first] as GenerationRecord).timestampMs;
       let end = first + 1;
-      while (end < records.length && end - first < BATCH_RECORDS && (records[end] as GenerationRecord).timestampMs === timestampMs) end += 1;
+      while (
+        end < records.length &&
+        end - first < BATCH_RECORDS &&
+        (records[end] as GenerationRecord).timestampMs === timestampMs
+      )
+        end += 1;
       const { bytes } = encodeMessageBatch(records.slice(first, end), timestampMs);
       this.gathered.push(bytes);
       this.gatheredBytes += bytes.length;
@@ -81,7 +86,7 @@ class GenerationWriter implements LogGeneration {
     const bytes = Buffer.concat(this.gathered, this.gatheredBytes);
     this.gathered = [];
     this.gatheredBytes = 0;
-    for (let written = 0; written < bytes.length; ) {
+    for (let written = 0; written < bytes.length;) {
       const { bytesWritten } = await this.file.write(bytes, written, bytes.length - written, this.position + written);
       if (bytesWritten === 0) throw new Error('the disk accepted no bytes');
       written += bytesWritten;

@@ -11,8 +11,15 @@ import { readAt } from './read-at.js';
 const CHUNK_BYTES = 4 * 1024 * 1024;
 
 export class CorruptLogError extends Error {
-  constructor(readonly path: string, readonly bytePosition: number, readonly recordOffset: number, reason: string) {
-    super(`${path}: corrupt record #${recordOffset} at byte ${bytePosition} (${reason}); valid records follow it, so this is not a torn tail — refusing to start. Run \`reports verify\` and restore the file from a copy.`);
+  constructor(
+    readonly path: string,
+    readonly bytePosition: number,
+    readonly recordOffset: number,
+    reason: string,
+  ) {
+    super(
+      `${path}: corrupt record #${recordOffset} at byte ${bytePosition} (${reason}); valid records follow it, so this is not a torn tail — refusing to start. Run \`reports verify\` and restore the file from a copy.`,
+    );
     this.name = 'CorruptLogError';
   }
 }
@@ -28,7 +35,12 @@ export interface ScanResult {
   /** Byte length of the valid log (where the next frame goes). */
   readonly validBytes: number;
   /** Set when a torn tail was found: what was cut. */
-  readonly tornTail?: { readonly bytePosition: number; readonly recordOffset: number; readonly cutBytes: number; readonly reason: string };
+  readonly tornTail?: {
+    readonly bytePosition: number;
+    readonly recordOffset: number;
+    readonly cutBytes: number;
+    readonly reason: string;
+  };
 }
 
 /** A batch boundary: the batch at `byte` holds record `offset` first (or, at the end, the next batch goes there). */
@@ -51,7 +63,12 @@ export interface FrameScan {
   /** Where the last whole batch scanned starts. */
   readonly lastBatch?: BatchPoint;
   /** The first frame that failed its check, if any. */
-  readonly problem?: { readonly bytePosition: number; readonly recordOffset: number; readonly reason: string; readonly validFramesFollow: boolean };
+  readonly problem?: {
+    readonly bytePosition: number;
+    readonly recordOffset: number;
+    readonly reason: string;
+    readonly validFramesFollow: boolean;
+  };
 }
 
 /**
@@ -59,7 +76,12 @@ export interface FrameScan {
  * of the frames before `from`) receives the byte position of every frame of every whole batch;
  * scanning stops at the first batch that is not whole.
  */
-export async function scanFrames(file: FileHandle, from: number, starts: number[] = [], { until, firstOffset = 0 }: ScanOptions = {}): Promise<FrameScan> {
+export async function scanFrames(
+  file: FileHandle,
+  from: number,
+  starts: number[] = [],
+  { until, firstOffset = 0 }: ScanOptions = {},
+): Promise<FrameScan> {
   const size = until ?? (await file.stat()).size;
   let position = from;
   let lastBatch: BatchPoint | undefined;
@@ -77,7 +99,10 @@ export async function scanFrames(file: FileHandle, from: number, starts: number[
     } else if (check.kind === 'incomplete') {
       const next = ahead?.at === position ? await ahead.read : undefined;
       chunkStart = position;
-      chunk = next !== undefined && next.length >= check.needBytes ? next : await readAt(file, position, Math.max(CHUNK_BYTES, check.needBytes));
+      chunk =
+        next !== undefined && next.length >= check.needBytes
+          ? next
+          : await readAt(file, position, Math.max(CHUNK_BYTES, check.needBytes));
       const nextStart = chunkStart + wholeBatchesBytes(chunk);
       ahead = nextStart < size ? { at: nextStart, read: readAt(file, nextStart, CHUNK_BYTES) } : undefined;
       // A read ahead that is not used (the scan stops first) must not fail unhandled.
@@ -85,7 +110,17 @@ export async function scanFrames(file: FileHandle, from: number, starts: number[
     } else {
       // Damage followed by a whole batch cannot be a torn write.
       const validFramesFollow = (await findWholeBatch(file, position + 1, size)) !== undefined;
-      return { starts, validBytes: position, ...(lastBatch ? { lastBatch } : {}), problem: { bytePosition: position, recordOffset: firstOffset + starts.length, reason: check.reason, validFramesFollow } };
+      return {
+        starts,
+        validBytes: position,
+        ...(lastBatch ? { lastBatch } : {}),
+        problem: {
+          bytePosition: position,
+          recordOffset: firstOffset + starts.length,
+          reason: check.reason,
+          validFramesFollow,
+        },
+      };
     }
   }
   return { starts, validBytes: position, ...(lastBatch ? { lastBatch } : {}) };
@@ -108,7 +143,10 @@ function wholeBatchesBytes(chunk: Buffer): number {
 
 /** A report store log of a format this version does not read: refused, never repaired or rewritten. */
 export class UnknownLogFormatError extends Error {
-  constructor(readonly path: string, readonly format: number) {
+  constructor(
+    readonly path: string,
+    readonly format: number,
+  ) {
     super(`${path} is a report store log of format ${format}; this version reads format ${FILE_FORMAT} only`);
     this.name = 'UnknownLogFormatError';
   }
@@ -151,9 +189,15 @@ export async function scanLog(file: FileHandle, path: string, resume?: ResumeChe
     await file.sync();
     return { starts: [], firstOffset: 0, firstByte: FILE_MAGIC.length, validBytes: FILE_MAGIC.length };
   }
-  const from = resume !== undefined && (await resumeHolds(file, resume)) ? resume.point : { offset: 0, byte: FILE_MAGIC.length };
+  const from =
+    resume !== undefined && (await resumeHolds(file, resume)) ? resume.point : { offset: 0, byte: FILE_MAGIC.length };
   const scan = await scanFrames(file, from.byte, [], { firstOffset: from.offset });
-  const found = { starts: scan.starts, firstOffset: from.offset, firstByte: from.byte, ...(scan.lastBatch ? { lastBatch: scan.lastBatch } : {}) };
+  const found = {
+    starts: scan.starts,
+    firstOffset: from.offset,
+    firstByte: from.byte,
+    ...(scan.lastBatch ? { lastBatch: scan.lastBatch } : {}),
+  };
   if (!scan.problem) return { ...found, validBytes: scan.validBytes };
   const { bytePosition, recordOffset, reason, validFramesFollow } = scan.problem;
   if (validFramesFollow) throw new CorruptLogError(path, bytePosition, recordOffset, reason);

@@ -16,7 +16,11 @@ import type { BatchPoint, ScanResult } from './recovery.js';
 import type { Logger } from 'pino';
 
 /** Whether a sealed create of the batch at `batch` names a key that was never made durable. */
-export async function batchLacksKeys(file: FileHandle, batch: BatchPoint, keys: Pick<FileKeyStore, 'wasPut'>): Promise<boolean> {
+export async function batchLacksKeys(
+  file: FileHandle,
+  batch: BatchPoint,
+  keys: Pick<FileKeyStore, 'wasPut'>,
+): Promise<boolean> {
   const header = await readAt(file, batch.byte, BATCH_HEADER_BYTES);
   const check = header.length === BATCH_HEADER_BYTES ? checkBatchHeader(header, 0) : undefined;
   if (check?.kind !== 'header') return false;
@@ -25,20 +29,31 @@ export async function batchLacksKeys(file: FileHandle, batch: BatchPoint, keys: 
   if (frames === undefined || !('frames' in frames)) return false;
   const ids = frames.frames.flatMap((frame) => {
     const input = decodeForFold(decodeFrame(body, frame).value);
-    return input.ok && input.event.type === 'ReportCreated' && isSealed(input.event.data) ? [parseKeyId(input.event.data.sealed.key)] : [];
+    return input.ok && input.event.type === 'ReportCreated' && isSealed(input.event.data)
+      ? [parseKeyId(input.event.data.sealed.key)]
+      : [];
   });
   // A key destroyed since (a void create's) was put: only one never made durable is missing.
   return !(await keys.wasPut(ids));
 }
 
 /** Cuts the last batch when a key one of its sealed creates needs was never made durable. */
-export async function cutUnkeyedBatch(file: FileHandle, scan: ScanResult, keys: FileKeyStore, path: string, logger: Logger): Promise<ScanResult> {
+export async function cutUnkeyedBatch(
+  file: FileHandle,
+  scan: ScanResult,
+  keys: FileKeyStore,
+  path: string,
+  logger: Logger,
+): Promise<ScanResult> {
   const batch = scan.lastBatch;
   if (batch === undefined || !(await batchLacksKeys(file, batch, keys))) return scan;
   const cutBytes = scan.validBytes - batch.byte;
   await file.truncate(batch.byte);
   await file.sync();
-  logger.warn({ path, bytePosition: batch.byte, recordOffset: batch.offset, cutBytes }, 'cut the last batch off the event log: a content key it needs never reached keys.db (never acknowledged)');
+  logger.warn(
+    { path, bytePosition: batch.byte, recordOffset: batch.offset, cutBytes },
+    'cut the last batch off the event log: a content key it needs never reached keys.db (never acknowledged)',
+  );
   const { lastBatch: _cut, ...rest } = scan;
   return { ...rest, starts: scan.starts.slice(0, batch.offset - scan.firstOffset), validBytes: batch.byte };
 }

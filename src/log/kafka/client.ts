@@ -21,7 +21,11 @@ export interface KafkaClientOptions {
   readonly brokers?: BrokerReachability;
 }
 
-export function createKafkaClient(config: KafkaConfig, logger: Logger, { requestTimeoutMs = REQUEST_TIMEOUT_MS, brokers }: KafkaClientOptions = {}): Kafka {
+export function createKafkaClient(
+  config: KafkaConfig,
+  logger: Logger,
+  { requestTimeoutMs = REQUEST_TIMEOUT_MS, brokers }: KafkaClientOptions = {},
+): Kafka {
   const log = logger.child({ component: 'kafkajs' });
   return new KafkaClient({
     clientId: config.clientId,
@@ -37,11 +41,26 @@ export function createKafkaClient(config: KafkaConfig, logger: Logger, { request
 }
 
 /** One kafkajs log entry, as the service takes it (see the header). */
-export function logKafkajsEntry({ namespace, level, log: entry }: LogEntry, log: Logger, brokers: BrokerReachability | undefined): void {
-  const { message, timestamp: _timestamp, logger: _logger, ...extra } = entry as LogEntry['log'] & { timestamp?: unknown; logger?: unknown };
+export function logKafkajsEntry(
+  { namespace, level, log: entry }: LogEntry,
+  log: Logger,
+  brokers: BrokerReachability | undefined,
+): void {
+  const {
+    message,
+    timestamp: _timestamp,
+    logger: _logger,
+    ...extra
+  } = entry as LogEntry['log'] & { timestamp?: unknown; logger?: unknown };
   const failing = level <= KafkaLogLevel.ERROR;
   // A connection's own errors name its broker; those about a response also carry its correlation id.
-  if (failing && namespace === 'Connection' && typeof extra['broker'] === 'string' && extra['correlationId'] === undefined) brokers?.failed(extra['broker'], message);
+  if (
+    failing &&
+    namespace === 'Connection' &&
+    typeof extra['broker'] === 'string' &&
+    extra['correlationId'] === undefined
+  )
+    brokers?.failed(extra['broker'], message);
   // A rejected password needs the operator (at start the start error says so; later only this does).
   if (failing && namespace.startsWith('SaslAuthenticator')) log.error(extra, message);
   else log.debug({ namespace, ...extra }, message);
@@ -61,7 +80,8 @@ function saslOptions({ mechanism, username, password }: NonNullable<KafkaConfig[
 export function describeStartError(error: unknown, config: KafkaConfig): Error {
   const name = error instanceof Error ? error.name : '';
   const message = error instanceof Error ? error.message : String(error);
-  if (name === 'KafkaJSSASLAuthenticationError') return new Error(`Kafka rejected the SASL credentials (KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD): ${message}`);
+  if (name === 'KafkaJSSASLAuthenticationError')
+    return new Error(`Kafka rejected the SASL credentials (KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD): ${message}`);
   if (name === 'TopicSettingsError') return error as Error;
   return new Error(`cannot use Kafka at ${config.brokers.join(',')} (KAFKA_BROKERS): ${message}`, { cause: error });
 }

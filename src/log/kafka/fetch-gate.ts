@@ -21,7 +21,10 @@ export function fetchGated(cluster: Cluster): Cluster {
     }
     return gated;
   };
-  return new Proxy(cluster, { get: (target, property, receiver) => (property === 'findBroker' ? findBroker : (Reflect.get(target, property, receiver) as unknown)) });
+  return new Proxy(cluster, {
+    get: (target, property, receiver) =>
+      property === 'findBroker' ? findBroker : (Reflect.get(target, property, receiver) as unknown),
+  });
 }
 
 function gateFetches(broker: Broker): Broker {
@@ -45,5 +48,8 @@ function gateFetches(broker: Broker): Broker {
       connecting = undefined;
     }
   };
-  return new Proxy(broker, { get: (target, property, receiver) => (property === 'fetch' ? fetch : (Reflect.get(target, property, receiver) as unknown)) });
+  return new Proxy(broker, {
+    get: (target, property, receiver) =>
+      property === 'fetch' ? fetch : (Reflect.get(target, property, receiver) as unknown),
+  });
 }

@@ -31,7 +31,14 @@ export interface FollowOptions {
 }
 
 /** Yields the records from `from` on, and a gap where offsets hold nothing the reader gets, a fetched batch at a time. */
-export async function* followTopicBatches({ kafka, topic, partitions, from, signal, brokers }: FollowOptions): AsyncIterable<readonly FollowItem[]> {
+export async function* followTopicBatches({
+  kafka,
+  topic,
+  partitions,
+  from,
+  signal,
+  brokers,
+}: FollowOptions): AsyncIterable<readonly FollowItem[]> {
   if (signal?.aborted) return;
   // Gated: fetch loops starting together on one leader each opened a socket and closed only one (two left per read).
   const cluster = fetchGated(groupFreeCluster(kafka, brokers));
@@ -44,7 +51,17 @@ export async function* followTopicBatches({ kafka, topic, partitions, from, sign
     await cluster.connect();
     await cluster.addTargetTopic(topic);
     const fail = (error: Error) => channel.fail(error);
-    loops = Array.from({ length: partitions }, (_, partition) => followPartition({ cluster, topic, partition, from, push: (items) => channel.push(items), fail, signal: stop.signal }).catch(fail));
+    loops = Array.from({ length: partitions }, (_, partition) =>
+      followPartition({
+        cluster,
+        topic,
+        partition,
+        from,
+        push: (items) => channel.push(items),
+        fail,
+        signal: stop.signal,
+      }).catch(fail),
+    );
     yield* channel.drain(stop.signal);
   } finally {
     signal?.removeEventListener('abort', onAbort);
@@ -55,7 +72,10 @@ export async function* followTopicBatches({ kafka, topic, partitions, from, sign
 }
 
 /** The records of each fetched batch together; a gap is passed to `onGap` in its place between them. */
-export async function* recordRuns(batches: AsyncIterable<readonly FollowItem[]>, onGap?: (gap: LogGap) => void): AsyncIterable<readonly LogRecord[]> {
+export async function* recordRuns(
+  batches: AsyncIterable<readonly FollowItem[]>,
+  onGap?: (gap: LogGap) => void,
+): AsyncIterable<readonly LogRecord[]> {
   for await (const items of batches) {
     let records: LogRecord[] = [];
     for (const item of items) {

@@ -17,7 +17,12 @@ export function groupFreeCluster(kafka: Kafka, brokers: BrokerReachability | und
     partitionAssigners: [
       (config) => {
         cluster = config.cluster;
-        return { name: 'never-joins', version: 0, assign: () => Promise.resolve([]), protocol: () => ({ name: 'never-joins', metadata: Buffer.alloc(0) }) };
+        return {
+          name: 'never-joins',
+          version: 0,
+          assign: () => Promise.resolve([]),
+          protocol: () => ({ name: 'never-joins', metadata: Buffer.alloc(0) }),
+        };
       },
     ],
   });
@@ -25,4 +30,3 @@ export function groupFreeCluster(kafka: Kafka, brokers: BrokerReachability | und
   if (cluster === undefined) throw new Error('kafkajs gave the partition assigner no cluster');
   return cluster;
 }
-

@@ -75,5 +75,7 @@ export class KafkaHealth {
 }
 
 function unavailable(error: unknown): LogUnavailableError {
-  return new LogUnavailableError(`Kafka is unreachable: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  return new LogUnavailableError(`Kafka is unreachable: ${error instanceof Error ? error.message : String(error)}`, {
+    cause: error,
+  });
 }

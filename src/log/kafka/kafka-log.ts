@@ -15,8 +15,29 @@ import { BrokerReachability } from './brokers.js';
 import { startKafkaProbe } from './probe.js';
 import { WriteHealth } from './write-health.js';
 import { misplaced } from './partition-count.js';
-import { CommitListeners, type BrokerFigures, type CommitFeed, type CommitListener, type KeyedHeads } from '../capabilities.js';
-import { cursorReached, LogRefusingWritesError, LogUnavailableError, payloadBytes, RecordTooLargeError, type AppendOptions, type Cursor, type EventLog, type LogHealth, type LogMessage, type LogStats, type LogPosition, type LogRecord, type ReadOptions } from '../event-log.js';
+import {
+  CommitListeners,
+  type BrokerFigures,
+  type CommitFeed,
+  type CommitListener,
+  type KeyedHeads,
+} from '../capabilities.js';
+import {
+  cursorReached,
+  LogRefusingWritesError,
+  LogUnavailableError,
+  payloadBytes,
+  RecordTooLargeError,
+  type AppendOptions,
+  type Cursor,
+  type EventLog,
+  type LogHealth,
+  type LogMessage,
+  type LogStats,
+  type LogPosition,
+  type LogRecord,
+  type ReadOptions,
+} from '../event-log.js';
 import { partitionOfKey } from './key-partition.js';
 import { followTopicBatches, isGap, recordRuns, type FollowItem } from './follow.js';
 import { singleRecordBatches } from '../record-batches.js';
@@ -45,22 +66,42 @@ export interface KafkaLogOptions {
 /** Other instances write to the topic too (KeyedHeads); this one's appends are handed over in memory (CommitFeed). */
 export type KafkaEventLog = EventLog & KeyedHeads & CommitFeed;
 
-export async function openKafkaLog({ config, logger, writeTimeoutMs, probeIntervalMs = 2000, createTopic = true, readOnly = false, maxPendingAppends }: KafkaLogOptions): Promise<KafkaEventLog> {
+export async function openKafkaLog({
+  config,
+  logger,
+  writeTimeoutMs,
+  probeIntervalMs = 2000,
+  createTopic = true,
+  readOnly = false,
+  maxPendingAppends,
+}: KafkaLogOptions): Promise<KafkaEventLog> {
   const brokers = new BrokerReachability(logger);
   const kafka = createKafkaClient(config, logger, { brokers });
   const admin = kafka.admin();
   const fastClient = createFastClient(config, logger, brokers, writeTimeoutMs);
-  const { producer, produceTimeoutMs } = readOnly ? { producer: undefined, produceTimeoutMs: 0 } : createProducer(fastClient, writeTimeoutMs, { prepare: (created) => brokers.watch(created), logger });
+  const { producer, produceTimeoutMs } = readOnly
+    ? { producer: undefined, produceTimeoutMs: 0 }
+    : createProducer(fastClient, writeTimeoutMs, { prepare: (created) => brokers.watch(created), logger });
   brokers.watch(admin);
   try {
     await admin.connect();
     const { partitions, maxMessageBytes, minInsyncReplicas, warnings } = await ensureTopic(admin, config, createTopic);
     for (const warning of warnings) logger.warn({ topic: config.topic }, warning);
     await producer?.connect();
-    logger.info({ topic: config.topic, partitions, maxMessageBytes, brokers: config.brokers }, 'opened the Kafka event log');
+    logger.info(
+      { topic: config.topic, partitions, maxMessageBytes, brokers: config.brokers },
+      'opened the Kafka event log',
+    );
     const { clusterId } = await admin.describeCluster();
     const writes = new WriteHealth(partitions, Math.min(STUCK_AFTER_MS, writeTimeoutMs), minInsyncReplicas);
-    const heads = new PartitionHeads({ kafka: fastClient, topic: config.topic, partitions, brokers, minInsyncReplicas, ...(maxPendingAppends === undefined ? {} : { maxPending: maxPendingAppends }) });
+    const heads = new PartitionHeads({
+      kafka: fastClient,
+      topic: config.topic,
+      partitions,
+      brokers,
+      minInsyncReplicas,
+      ...(maxPendingAppends === undefined ? {} : { maxPending: maxPendingAppends }),
+    });
     if (!readOnly) heads.warm();
     const log = new KafkaLog({
       fastClient,
@@ -69,7 +110,12 @@ export async function openKafkaLog({ config, logger, writeTimeoutMs, probeInterv
       producer,
       config,
       partitions,
-      limits: { produceTimeoutMs, writeTimeoutMs, maxMessageBytes, ...(maxPendingAppends === undefined ? {} : { maxPendingAppends }) },
+      limits: {
+        produceTimeoutMs,
+        writeTimeoutMs,
+        maxMessageBytes,
+        ...(maxPendingAppends === undefined ? {} : { maxPendingAppends }),
+      },
       health: new KafkaHealth(logger, config.topic, writes),
       heads,
       brokers,
@@ -133,7 +179,10 @@ class KafkaLog implements EventLog, KeyedHeads, CommitFeed, BrokerFigures {
     // An append's messages of one partition always travel in one produce request; appends go in as
     // few requests as the topic's max.message.bytes allows (it bounds a partition's batch).
     // Partitions with the same leader share a produce request (unknown leader: alone).
-    this.coalescer = new ProduceCoalescer((byPartition) => this.produce(byPartition), (partition) => parts.heads.leaderOf(partition) ?? -1 - partition);
+    this.coalescer = new ProduceCoalescer(
+      (byPartition) => this.produce(byPartition),
+      (partition) => parts.heads.leaderOf(partition) ?? -1 - partition,
+    );
     this.lanes = new PartitionLanes({
       partitions,
       partitionOf: ({ key }) => partitionOfKey(key, partitions),
@@ -190,20 +239,32 @@ class KafkaLog implements EventLog, KeyedHeads, CommitFeed, BrokerFigures {
   }
 
   /** One produce request of each partition's messages; per partition, the offsets the broker gave them (or why not). */
-  private async produce(byPartition: ReadonlyMap<number, readonly LogMessage[]>): Promise<Map<number, LogPosition[] | Error>> {
+  private async produce(
+    byPartition: ReadonlyMap<number, readonly LogMessage[]>,
+  ): Promise<Map<number, LogPosition[] | Error>> {
     // Set here, so a record handed over in memory carries the timestamp Kafka stores (CreateTime, the default).
     const timestampMs = Date.now();
     const timestamp = String(timestampMs);
     const kafkaMessages: Message[] = [];
-    for (const [partition, messages] of byPartition) for (const { key, value } of messages) kafkaMessages.push({ key, value, timestamp, partition, headers: { 'content-type': CLOUDEVENTS_CONTENT_TYPE } });
-    if (this.parts.producer === undefined) throw new LogRefusingWritesError('this Kafka event log was opened read-only');
+    for (const [partition, messages] of byPartition)
+      for (const { key, value } of messages)
+        kafkaMessages.push({ key, value, timestamp, partition, headers: { 'content-type': CLOUDEVENTS_CONTENT_TYPE } });
+    if (this.parts.producer === undefined)
+      throw new LogRefusingWritesError('this Kafka event log was opened read-only');
     // The write health measures durations: on the monotonic clock, never the records' wall-clock time.
     const [writes, sentMs] = [this.parts.health.writes, performance.now()];
     for (const partition of byPartition.keys()) writes.sent(partition, sentMs);
-    const metadata = await this.parts.producer.send({ topic: this.parts.config.topic, acks: -1, timeout: this.parts.limits.produceTimeoutMs, messages: kafkaMessages }).catch((error: unknown) => {
-      for (const partition of byPartition.keys()) writes.settled(partition, false, performance.now());
-      throw this.parts.health.failed(error);
-    });
+    const metadata = await this.parts.producer
+      .send({
+        topic: this.parts.config.topic,
+        acks: -1,
+        timeout: this.parts.limits.produceTimeoutMs,
+        messages: kafkaMessages,
+      })
+      .catch((error: unknown) => {
+        for (const partition of byPartition.keys()) writes.settled(partition, false, performance.now());
+        throw this.parts.health.failed(error);
+      });
     const answeredMs = performance.now();
     for (const partition of byPartition.keys()) writes.settled(partition, true, answeredMs);
     this.produceCount += 1;
@@ -277,7 +338,9 @@ class KafkaLog implements EventLog, KeyedHeads, CommitFeed, BrokerFigures {
   /** Every record is checked to lie in the partition its key belongs to (else writes are refused). */
   private async *itemBatches(from: Cursor, signal: AbortSignal | undefined): AsyncIterable<readonly FollowItem[]> {
     for await (const items of this.topicBatches(from, signal)) {
-      for (const item of items) if (!isGap(item)) this.parts.health.refuseWrites(misplaced(this.parts.config.topic, item, this.partitionFor(item.key)));
+      for (const item of items)
+        if (!isGap(item))
+          this.parts.health.refuseWrites(misplaced(this.parts.config.topic, item, this.partitionFor(item.key)));
       yield items;
     }
   }

@@ -36,10 +36,24 @@ export interface CompactionTiming {
 }
 
 /** Kafka's topic defaults for them (max.compaction.lag.ms: Long.MAX_VALUE, never forced). */
-const TIMING_DEFAULTS: Readonly<Record<string, string>> = { 'segment.ms': '604800000', 'max.compaction.lag.ms': '9223372036854775807', 'min.compaction.lag.ms': '0', 'file.delete.delay.ms': '60000' };
+const TIMING_DEFAULTS: Readonly<Record<string, string>> = {
+  'segment.ms': '604800000',
+  'max.compaction.lag.ms': '9223372036854775807',
+  'min.compaction.lag.ms': '0',
+  'file.delete.delay.ms': '60000',
+};
 
 /** The settings read and checked. */
-export const CHECKED_KEY_TOPIC_CONFIG = ['cleanup.policy', 'retention.ms', 'retention.bytes', 'unclean.leader.election.enable', 'min.insync.replicas', 'max.message.bytes', 'delete.retention.ms', ...Object.keys(TIMING_DEFAULTS)];
+export const CHECKED_KEY_TOPIC_CONFIG = [
+  'cleanup.policy',
+  'retention.ms',
+  'retention.bytes',
+  'unclean.leader.election.enable',
+  'min.insync.replicas',
+  'max.message.bytes',
+  'delete.retention.ms',
+  ...Object.keys(TIMING_DEFAULTS),
+];
 
 /**
  * A new key topic's settings: half the bound for the timing, the rest for the cleaner's own work.
@@ -67,7 +81,11 @@ export function keyTopicCreationConfig(boundMs: number, replicationFactor: numbe
 /** After a key's tombstone is appended, its secret is in none of the topic's files after at most this (plus the cleaning's own time). */
 export function erasureWithinMs(timing: CompactionTiming, cleaner: CleanerSettings): number {
   const rolled = rollAfterMs(timing) + ROLL_MARGIN_MS + ROLL_SPREAD_MS;
-  return Math.max(rolled, timing.maxCompactionLagMs, timing.minCompactionLagMs) + cleaner.backoffMs + timing.fileDeleteDelayMs;
+  return (
+    Math.max(rolled, timing.maxCompactionLagMs, timing.minCompactionLagMs) +
+    cleaner.backoffMs +
+    timing.fileDeleteDelayMs
+  );
 }
 
 /** How old a compacted topic's active segment must be for an append to roll it. */
@@ -84,17 +102,40 @@ export interface KeyTopicCheck {
 }
 
 /** Refuses a key topic that would keep a destroyed key, lose a live one, or keep one longer than `boundMs`. */
-export function checkKeyTopicConfig(topic: string, settings: ReadonlyMap<string, string>, replicationFactor: number, boundMs: number, cleaner: CleanerSettings): KeyTopicCheck {
+export function checkKeyTopicConfig(
+  topic: string,
+  settings: ReadonlyMap<string, string>,
+  replicationFactor: number,
+  boundMs: number,
+  cleaner: CleanerSettings,
+): KeyTopicCheck {
   const policy = (settings.get('cleanup.policy') ?? 'delete').split(',').map((entry) => entry.trim());
-  if (!policy.includes('compact')) throw settingError(topic, 'cleanup.policy', settings.get('cleanup.policy'), 'compact', 'so that a destroyed key is removed from its files');
+  if (!policy.includes('compact'))
+    throw settingError(
+      topic,
+      'cleanup.policy',
+      settings.get('cleanup.policy'),
+      'compact',
+      'so that a destroyed key is removed from its files',
+    );
   // Kafka applies retention.* only with the delete policy: with it, they must keep every live key.
   for (const name of policy.includes('delete') ? ['retention.ms', 'retention.bytes'] : []) {
-    if (settings.get(name) !== '-1') throw settingError(topic, name, settings.get(name), '-1', 'so that the keys of live reports never expire');
+    if (settings.get(name) !== '-1')
+      throw settingError(topic, name, settings.get(name), '-1', 'so that the keys of live reports never expire');
   }
   const unclean = settings.get('unclean.leader.election.enable');
-  if (unclean === 'true') throw settingError(topic, 'unclean.leader.election.enable', unclean, 'false', 'so that a replica missing acknowledged keys never becomes leader');
+  if (unclean === 'true')
+    throw settingError(
+      topic,
+      'unclean.leader.election.enable',
+      unclean,
+      'false',
+      'so that a replica missing acknowledged keys never becomes leader',
+    );
   if (!cleaner.enabled) {
-    throw new TopicSettingsError(`key topic ${topic}: a broker holding it has log.cleaner.enable=false, so destroyed keys are never removed from its files; set log.cleaner.enable=true on every broker or use another REPORTS_KEY_TOPIC`);
+    throw new TopicSettingsError(
+      `key topic ${topic}: a broker holding it has log.cleaner.enable=false, so destroyed keys are never removed from its files; set log.cleaner.enable=true on every broker or use another REPORTS_KEY_TOPIC`,
+    );
   }
   const timing = timingOf(settings);
   const within = erasureWithinMs(timing, cleaner);
@@ -108,16 +149,34 @@ export function checkKeyTopicConfig(topic: string, settings: ReadonlyMap<string,
         `set min.insync.replicas=${wanted} (kafka-configs --alter --entity-type topics --entity-name ${topic} --add-config min.insync.replicas=${wanted})`,
     );
   }
-  return { maxMessageBytes: Number(settings.get('max.message.bytes') ?? '1048588'), minInsyncReplicas, timing, erasureWithinMs: within, warnings };
+  return {
+    maxMessageBytes: Number(settings.get('max.message.bytes') ?? '1048588'),
+    minInsyncReplicas,
+    timing,
+    erasureWithinMs: within,
+    warnings,
+  };
 }
 
 function timingOf(settings: ReadonlyMap<string, string>): CompactionTiming {
   const ms = (name: string) => Number(settings.get(name) ?? TIMING_DEFAULTS[name]);
-  return { segmentMs: ms('segment.ms'), maxCompactionLagMs: ms('max.compaction.lag.ms'), minCompactionLagMs: ms('min.compaction.lag.ms'), fileDeleteDelayMs: ms('file.delete.delay.ms') };
+  return {
+    segmentMs: ms('segment.ms'),
+    maxCompactionLagMs: ms('max.compaction.lag.ms'),
+    minCompactionLagMs: ms('min.compaction.lag.ms'),
+    fileDeleteDelayMs: ms('file.delete.delay.ms'),
+  };
 }
 
 /** Names the setting that takes the erasure past the bound: the first above what the service would create, else the brokers' back-off. */
-function boundError(topic: string, settings: ReadonlyMap<string, string>, withinMs: number, boundMs: number, replicationFactor: number, cleaner: CleanerSettings): TopicSettingsError {
+function boundError(
+  topic: string,
+  settings: ReadonlyMap<string, string>,
+  withinMs: number,
+  boundMs: number,
+  replicationFactor: number,
+  cleaner: CleanerSettings,
+): TopicSettingsError {
   const wanted = keyTopicCreationConfig(boundMs, replicationFactor);
   const keeps = `a destroyed key could stay in its files up to ${withinMs} ms, longer than REPORTS_KEY_ERASURE_BOUND_MS=${boundMs}`;
   for (const name of ['max.compaction.lag.ms', 'min.compaction.lag.ms', 'file.delete.delay.ms']) {
@@ -134,7 +193,13 @@ function boundError(topic: string, settings: ReadonlyMap<string, string>, within
   );
 }
 
-function settingError(topic: string, name: string, actual: string | undefined, required: string, why: string): TopicSettingsError {
+function settingError(
+  topic: string,
+  name: string,
+  actual: string | undefined,
+  required: string,
+  why: string,
+): TopicSettingsError {
   return new TopicSettingsError(
     `key topic ${topic} has ${name}=${actual ?? 'unset'}, but the key store needs ${name}=${required} ${why}; ` +
       `change it (kafka-configs --alter --entity-type topics --entity-name ${topic} --add-config ${name}=${required}) or use another REPORTS_KEY_TOPIC`,

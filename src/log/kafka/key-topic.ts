@@ -11,7 +11,14 @@
 // topic's.
 import kafkajs, { type Admin, type PartitionMetadata } from 'kafkajs';
 import type { KafkaConfig } from '../../config.js';
-import { checkKeyTopicConfig, CHECKED_KEY_TOPIC_CONFIG, KAFKA_CLEANER_DEFAULTS, keyTopicCreationConfig, type CleanerSettings, type KeyTopicCheck } from './key-topic-settings.js';
+import {
+  checkKeyTopicConfig,
+  CHECKED_KEY_TOPIC_CONFIG,
+  KAFKA_CLEANER_DEFAULTS,
+  keyTopicCreationConfig,
+  type CleanerSettings,
+  type KeyTopicCheck,
+} from './key-topic-settings.js';
 import { ensureTopic, offsetsServed, TopicSettingsError } from './topic.js';
 
 const { ConfigResourceTypes } = kafkajs;
@@ -41,21 +48,36 @@ export async function ensureKeyTopic(admin: Admin, config: KafkaConfig, create =
         {
           topic,
           replicaAssignment: events.map(({ partitionId, replicas }) => ({ partition: partitionId, replicas })),
-          configEntries: Object.entries(keyTopicCreationConfig(config.keyErasureBoundMs, config.replicationFactor)).map(([name, value]) => ({ name, value })),
+          configEntries: Object.entries(keyTopicCreationConfig(config.keyErasureBoundMs, config.replicationFactor)).map(
+            ([name, value]) => ({ name, value }),
+          ),
         },
       ],
     });
   }
-  const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: CHECKED_KEY_TOPIC_CONFIG }] });
-  const settings = new Map((described.resources[0]?.configEntries ?? []).map((entry) => [entry.configName, entry.configValue]));
+  const described = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: CHECKED_KEY_TOPIC_CONFIG }],
+  });
+  const settings = new Map(
+    (described.resources[0]?.configEntries ?? []).map((entry) => [entry.configName, entry.configValue]),
+  );
   await offsetsServed(admin, topic);
   const partitions = await partitionsOf(admin, topic);
   if (partitions.length === 0) throw new TopicSettingsError(`key topic ${topic} has no partitions`);
   const replicas = new Set(partitions.flatMap((partition) => partition.replicas));
   const { cleaner, warning } = await readCleanerSettings(admin, [...replicas]);
-  const check = checkKeyTopicConfig(topic, settings, Math.max(...partitions.map((partition) => partition.replicas.length)), config.keyErasureBoundMs, cleaner);
+  const check = checkKeyTopicConfig(
+    topic,
+    settings,
+    Math.max(...partitions.map((partition) => partition.replicas.length)),
+    config.keyErasureBoundMs,
+    cleaner,
+  );
   // A tool may read a key topic whose event topic is gone: nothing to compare with then.
-  const mismatch = topics.includes(config.topic) ? assignmentMismatch(topic, partitions, config.topic, await partitionsOf(admin, config.topic)) : undefined;
+  const mismatch = topics.includes(config.topic)
+    ? assignmentMismatch(topic, partitions, config.topic, await partitionsOf(admin, config.topic))
+    : undefined;
   const warnings = [...check.warnings, ...[warning, mismatch].filter((line) => line !== undefined)];
   return { ...check, partitions: partitions.length, warnings };
 }
@@ -72,13 +94,21 @@ async function partitionsOf(admin: Admin, topic: string): Promise<PartitionMetad
  * Pure: a warning when the key topic's partitions are not the event topic's (count, replicas in
  * order), which costs the isolation of brokers' failures, not correctness.
  */
-export function assignmentMismatch(keyTopic: string, keyPartitions: readonly PartitionMetadata[], eventTopic: string, eventPartitions: readonly PartitionMetadata[]): string | undefined {
-  const cost = 'so a broker that stops answering may hold the key writes, and so the creates and deletes, of reports on partitions it does not lead';
+export function assignmentMismatch(
+  keyTopic: string,
+  keyPartitions: readonly PartitionMetadata[],
+  eventTopic: string,
+  eventPartitions: readonly PartitionMetadata[],
+): string | undefined {
+  const cost =
+    'so a broker that stops answering may hold the key writes, and so the creates and deletes, of reports on partitions it does not lead';
   if (keyPartitions.length !== eventPartitions.length) {
     return `key topic ${keyTopic} has ${count(keyPartitions.length)} and topic ${eventTopic} ${count(eventPartitions.length)}: a report's key is not in its report's partition, ${cost}; reports migrate --to-topic copies both to topics that match`;
   }
   const replicasOf = new Map(eventPartitions.map(({ partitionId, replicas }) => [partitionId, replicas.join(',')]));
-  const differing = keyPartitions.filter(({ partitionId, replicas }) => replicasOf.get(partitionId) !== replicas.join(','));
+  const differing = keyPartitions.filter(
+    ({ partitionId, replicas }) => replicasOf.get(partitionId) !== replicas.join(','),
+  );
   const first = differing[0];
   if (first === undefined) return undefined;
   return (
@@ -93,23 +123,36 @@ export function assignmentMismatch(keyTopic: string, keyPartitions: readonly Par
  * back-off counts. Reading broker settings may be denied (ACLs): then Kafka's defaults are assumed,
  * with a warning.
  */
-export async function readCleanerSettings(admin: Admin, brokerIds: readonly number[]): Promise<{ cleaner: CleanerSettings; warning?: string }> {
+export async function readCleanerSettings(
+  admin: Admin,
+  brokerIds: readonly number[],
+): Promise<{ cleaner: CleanerSettings; warning?: string }> {
   try {
     const described = await admin.describeConfigs({
       includeSynonyms: false,
-      resources: brokerIds.map((id) => ({ type: ConfigResourceTypes.BROKER, name: String(id), configNames: ['log.cleaner.enable', 'log.cleaner.backoff.ms'] })),
+      resources: brokerIds.map((id) => ({
+        type: ConfigResourceTypes.BROKER,
+        name: String(id),
+        configNames: ['log.cleaner.enable', 'log.cleaner.backoff.ms'],
+      })),
     });
     let cleaner = { enabled: true, backoffMs: 0 };
     for (const { configEntries } of described.resources) {
       const value = (name: string) => configEntries.find((entry) => entry.configName === name)?.configValue;
       cleaner = {
         enabled: cleaner.enabled && value('log.cleaner.enable') !== 'false',
-        backoffMs: Math.max(cleaner.backoffMs, Number(value('log.cleaner.backoff.ms') ?? KAFKA_CLEANER_DEFAULTS.backoffMs)),
+        backoffMs: Math.max(
+          cleaner.backoffMs,
+          Number(value('log.cleaner.backoff.ms') ?? KAFKA_CLEANER_DEFAULTS.backoffMs),
+        ),
       };
     }
     return { cleaner };
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    return { cleaner: KAFKA_CLEANER_DEFAULTS, warning: `cannot read the brokers' log cleaner settings (${reason}): assuming log.cleaner.enable=true and log.cleaner.backoff.ms=${KAFKA_CLEANER_DEFAULTS.backoffMs}` };
+    return {
+      cleaner: KAFKA_CLEANER_DEFAULTS,
+      warning: `cannot read the brokers' log cleaner settings (${reason}): assuming log.cleaner.enable=true and log.cleaner.backoff.ms=${KAFKA_CLEANER_DEFAULTS.backoffMs}`,
+    };
   }
 }

@@ -17,7 +17,9 @@ export class DeposedLeaderError extends Error {
     readonly asked: number,
     readonly named: number,
   ) {
-    super(`partition ${partition}'s head was read from broker ${asked}, but its other replicas name broker ${named} as its leader: the read may be stale`);
+    super(
+      `partition ${partition}'s head was read from broker ${asked}, but its other replicas name broker ${named} as its leader: the read may be stale`,
+    );
     this.name = 'DeposedLeaderError';
   }
 }
@@ -39,7 +41,13 @@ export interface LeaderToConfirm {
  * when one named another). A replica that names another is not proof on its own: an old leader just
  * back from isolation still names itself for a moment. One replica: nothing to ask.
  */
-export function confirmLeader({ partition, leader, replicas, minInsyncReplicas, leaderNamedBy }: LeaderToConfirm): Promise<void> {
+export function confirmLeader({
+  partition,
+  leader,
+  replicas,
+  minInsyncReplicas,
+  leaderNamedBy,
+}: LeaderToConfirm): Promise<void> {
   const others = replicas.filter((replica) => replica !== leader);
   const needed = Math.min(others.length, Math.max(1, replicas.length - minInsyncReplicas));
   if (needed === 0) return Promise.resolve();
@@ -52,7 +60,13 @@ export function confirmLeader({ partition, leader, replicas, minInsyncReplicas, 
       left -= 1;
       if (confirmed >= needed) return resolve();
       if (confirmed + left >= needed) return;
-      reject(named !== undefined ? new DeposedLeaderError(partition, leader, named) : new Error(`too few replicas of partition ${partition} answered to confirm its leader`, { cause: lastFailure }));
+      reject(
+        named !== undefined
+          ? new DeposedLeaderError(partition, leader, named)
+          : new Error(`too few replicas of partition ${partition} answered to confirm its leader`, {
+              cause: lastFailure,
+            }),
+      );
     };
     for (const replica of others) {
       leaderNamedBy(replica).then(

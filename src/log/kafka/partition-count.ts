@@ -10,7 +10,9 @@ export const REPARTITION_HINT =
 /** Pure: the problem with a count seen in the metadata, if any. */
 export function countChanged(topic: string, started: number, now: number): LogRefusingWritesError | undefined {
   if (now === started) return undefined;
-  return new LogRefusingWritesError(`the partition count of topic ${topic} changed from ${started} to ${now}; writes are refused until the history is repartitioned`);
+  return new LogRefusingWritesError(
+    `the partition count of topic ${topic} changed from ${started} to ${now}; writes are refused until the history is repartitioned`,
+  );
 }
 
 /** Pure: the problem with a record outside its key's partition, if any. */

@@ -41,7 +41,15 @@ export interface PartitionFetchOptions {
   readonly signal: AbortSignal;
 }
 
-export async function followPartition({ cluster, topic, partition, from, push, fail, signal }: PartitionFetchOptions): Promise<void> {
+export async function followPartition({
+  cluster,
+  topic,
+  partition,
+  from,
+  push,
+  fail,
+  signal,
+}: PartitionFetchOptions): Promise<void> {
   let next = from.get(partition) ?? 0;
   let failures = 0;
   while (!signal.aborted) {
@@ -49,7 +57,12 @@ export async function followPartition({ cluster, topic, partition, from, push, f
     const started = performance.now();
     try {
       const broker = await leaderOf(cluster, topic, partition);
-      const answer = (await broker.fetch({ isolationLevel: READ_COMMITTED, maxWaitTime: MAX_WAIT_MS, maxBytes: MAX_BYTES, topics: [{ topic, partitions: [{ partition, fetchOffset: String(next), maxBytes: MAX_BYTES }] }] })) as FetchAnswer;
+      const answer = (await broker.fetch({
+        isolationLevel: READ_COMMITTED,
+        maxWaitTime: MAX_WAIT_MS,
+        maxBytes: MAX_BYTES,
+        topics: [{ topic, partitions: [{ partition, fetchOffset: String(next), maxBytes: MAX_BYTES }] }],
+      })) as FetchAnswer;
       failures = 0;
       const data = answer.responses[0]?.partitions.find((entry) => entry.partition === partition);
       if (data === undefined || signal.aborted) continue;
@@ -57,7 +70,8 @@ export async function followPartition({ cluster, topic, partition, from, push, f
       if (items.length === 0) continue;
       await push(items);
       next = passedBy(items);
-      if (items.some((item) => !('next' in item))) await pause(FETCH_INTERVAL_MS - (performance.now() - started), signal);
+      if (items.some((item) => !('next' in item)))
+        await pause(FETCH_INTERVAL_MS - (performance.now() - started), signal);
     } catch (error) {
       if (signal.aborted) return;
       if (isPermanent(error)) return fail(error as Error);
@@ -72,12 +86,17 @@ export async function followPartition({ cluster, topic, partition, from, push, f
 async function leaderOf(cluster: Cluster, topic: string, partition: number): Promise<Broker> {
   await cluster.refreshMetadataIfNecessary();
   const [nodeId] = Object.keys(cluster.findLeaderForPartitions(topic, [partition]));
-  if (nodeId === undefined || Number(nodeId) < 0) throw new Error(`partition ${partition} of ${topic} has no leader now`);
+  if (nodeId === undefined || Number(nodeId) < 0)
+    throw new Error(`partition ${partition} of ${topic} has no leader now`);
   return cluster.findBroker({ nodeId });
 }
 
 /** The records of a fetched batch, and a gap for the offsets after them that hold nothing the reader gets. */
-export function followItems(batch: { readonly messages: readonly KafkaMessage[]; readonly messagesWithinOffset: readonly KafkaMessage[] }, partition: number, next: number): FollowItem[] {
+export function followItems(
+  batch: { readonly messages: readonly KafkaMessage[]; readonly messagesWithinOffset: readonly KafkaMessage[] },
+  partition: number,
+  next: number,
+): FollowItem[] {
   const fetched = batch.messagesWithinOffset;
   if (fetched.length === 0) return [];
   const records = batch.messages.map((message) => toRecord(partition, message));

@@ -46,13 +46,16 @@ export class PartitionHeads {
 
   constructor(private readonly options: PartitionHeadsOptions) {
     const shared = options.maxPending === undefined ? {} : { maxPending: options.maxPending };
-    this.reads = Array.from({ length: options.partitions }, (_, partition) => sharedRead(() => this.read(partition), shared));
+    this.reads = Array.from({ length: options.partitions }, (_, partition) =>
+      sharedRead(() => this.read(partition), shared),
+    );
   }
 
   /** The offset the partition's next record gets. */
   head(partition: number): Promise<number> {
     const read = this.reads[partition];
-    if (read === undefined) throw new RangeError(`partition ${partition} is not one of the topic's ${this.options.partitions}`);
+    if (read === undefined)
+      throw new RangeError(`partition ${partition} is not one of the topic's ${this.options.partitions}`);
     return read();
   }
 
@@ -82,7 +85,11 @@ export class PartitionHeads {
     const cluster = this.cluster;
     this.cluster = undefined;
     this.ready = undefined;
-    if (cluster) await settleWithin(DISCONNECT_MS, cluster.then((c) => c.disconnect()));
+    if (cluster)
+      await settleWithin(
+        DISCONNECT_MS,
+        cluster.then((c) => c.disconnect()),
+      );
   }
 
   private connected(): Promise<Cluster> {
@@ -129,7 +136,13 @@ export class PartitionHeads {
       const confirmed =
         leader === undefined || metadata === undefined
           ? undefined
-          : confirmLeader({ partition, leader, replicas: metadata.replicas, minInsyncReplicas: this.options.minInsyncReplicas ?? 1, leaderNamedBy: (replica) => this.leaderNamedBy(cluster, replica, partition) });
+          : confirmLeader({
+              partition,
+              leader,
+              replicas: metadata.replicas,
+              minInsyncReplicas: this.options.minInsyncReplicas ?? 1,
+              leaderNamedBy: (replica) => this.leaderNamedBy(cluster, replica, partition),
+            });
       const [offset] = await Promise.all([this.headFromLeader(cluster, partition), confirmed]);
       return offset;
     } catch (error) {
@@ -140,9 +153,12 @@ export class PartitionHeads {
   }
 
   private async headFromLeader(cluster: Cluster, partition: number): Promise<number> {
-    const [answer] = await cluster.fetchTopicsOffset([{ topic: this.options.topic, partitions: [{ partition }], fromBeginning: false }]);
+    const [answer] = await cluster.fetchTopicsOffset([
+      { topic: this.options.topic, partitions: [{ partition }], fromBeginning: false },
+    ]);
     const offset = Number(answer?.partitions.find((entry) => entry.partition === partition)?.offset);
-    if (!Number.isSafeInteger(offset) || offset < 0) throw new Error(`Kafka gave no head offset for partition ${partition}`);
+    if (!Number.isSafeInteger(offset) || offset < 0)
+      throw new Error(`Kafka gave no head offset for partition ${partition}`);
     return offset;
   }
 
@@ -155,7 +171,9 @@ export class PartitionHeads {
     try {
       const broker: Broker = await cluster.findBroker({ nodeId: String(nodeId) });
       const { topicMetadata } = await broker.metadata([this.options.topic]);
-      const entry = topicMetadata.find((each) => each.topic === this.options.topic)?.partitionMetadata.find((each) => each.partitionId === partition);
+      const entry = topicMetadata
+        .find((each) => each.topic === this.options.topic)
+        ?.partitionMetadata.find((each) => each.partitionId === partition);
       this.silentUntilMs.delete(nodeId);
       return entry?.leader ?? -1;
     } catch (error) {

@@ -11,7 +11,10 @@ import { Batcher } from '../batcher.js';
 import type { AppendOptions, LogMessage, LogPosition } from '../event-log.js';
 
 /** Sends the appends of one partition (in arrival order) and returns one list of results (positions) per append. */
-export type LaneFlush<M = LogMessage, R = LogPosition> = (partition: number, appends: (readonly M[])[]) => Promise<R[][]>;
+export type LaneFlush<M = LogMessage, R = LogPosition> = (
+  partition: number,
+  appends: (readonly M[])[],
+) => Promise<R[][]>;
 
 export interface PartitionLanesOptions<M, R> {
   readonly partitions: number;
@@ -27,11 +30,21 @@ export class PartitionLanes<M = LogMessage, R = LogPosition> {
   private readonly lanes: Batcher<readonly M[], R[]>[];
   private readonly partitionOf: (message: M) => number;
 
-  constructor({ partitions, partitionOf, flush, maxPendingPerLane, deadlines = new Deadlines() }: PartitionLanesOptions<M, R>) {
+  constructor({
+    partitions,
+    partitionOf,
+    flush,
+    maxPendingPerLane,
+    deadlines = new Deadlines(),
+  }: PartitionLanesOptions<M, R>) {
     this.partitionOf = partitionOf;
     this.lanes = Array.from(
       { length: partitions },
-      (_, partition) => new Batcher((appends: (readonly M[])[]) => flush(partition, appends), { deadlines, ...(maxPendingPerLane === undefined ? {} : { maxPending: maxPendingPerLane }) }),
+      (_, partition) =>
+        new Batcher((appends: (readonly M[])[]) => flush(partition, appends), {
+          deadlines,
+          ...(maxPendingPerLane === undefined ? {} : { maxPending: maxPendingPerLane }),
+        }),
     );
   }
 
@@ -42,7 +55,8 @@ export class PartitionLanes<M = LogMessage, R = LogPosition> {
    */
   add(messages: readonly M[], { signal, timeoutMs }: AppendOptions = {}): Promise<R[]> {
     const first = this.partitionOf(messages[0] as M);
-    if (messages.every((message) => this.partitionOf(message) === first)) return this.lane(first).add(messages, signal, timeoutMs);
+    if (messages.every((message) => this.partitionOf(message) === first))
+      return this.lane(first).add(messages, signal, timeoutMs);
     const byPartition = new Map<number, { messages: M[]; indexes: number[] }>();
     messages.forEach((message, index) => {
       const partition = this.partitionOf(message);
@@ -66,7 +80,8 @@ export class PartitionLanes<M = LogMessage, R = LogPosition> {
 
   private lane(partition: number): Batcher<readonly M[], R[]> {
     const lane = this.lanes[partition];
-    if (lane === undefined) throw new RangeError(`partition ${partition} is not one of the topic's ${this.lanes.length}`);
+    if (lane === undefined)
+      throw new RangeError(`partition ${partition} is not one of the topic's ${this.lanes.length}`);
     return lane;
   }
 }

@@ -25,7 +25,16 @@ export interface KafkaProbeOptions {
 }
 
 /** Starts probing; returns the function that stops it. */
-export function startKafkaProbe({ admin, topic, partitions, health, head, intervalMs, brokers, clientOf }: KafkaProbeOptions): () => void {
+export function startKafkaProbe({
+  admin,
+  topic,
+  partitions,
+  health,
+  head,
+  intervalMs,
+  brokers,
+  clientOf,
+}: KafkaProbeOptions): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const metadata = async () => {
@@ -66,7 +75,12 @@ async function answersAlone(client: Kafka, timeoutMs: number): Promise<void> {
   const admin = client.admin();
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([admin.connect(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new ProbeSilenceError(timeoutMs)), timeoutMs)))]);
+    await Promise.race([
+      admin.connect(),
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new ProbeSilenceError(timeoutMs)), timeoutMs)),
+      ),
+    ]);
   } finally {
     clearTimeout(timer);
     await settleWithin(DISCONNECT_MS, admin.disconnect());

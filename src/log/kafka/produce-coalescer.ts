@@ -14,7 +14,9 @@ import { AppendOutcomeUnknownError, type LogMessage, type LogPosition, type LogR
  * Sends the messages of each partition in one produce request; per partition, the positions of its
  * messages or why they have none (the request as a whole may also fail).
  */
-export type CoalescedSend<M = LogMessage, P = LogPosition> = (byPartition: ReadonlyMap<number, readonly M[]>) => Promise<Map<number, P[] | Error>>;
+export type CoalescedSend<M = LogMessage, P = LogPosition> = (
+  byPartition: ReadonlyMap<number, readonly M[]>,
+) => Promise<Map<number, P[] | Error>>;
 
 interface Waiting<M, P> {
   readonly messages: readonly M[];
@@ -67,7 +69,8 @@ export class ProduceCoalescer<M = LogMessage, P = LogPosition> {
           (positions) => {
             for (const [partition, { resolve, reject }] of partitions) {
               const written = positions.get(partition);
-              if (written === undefined) reject(new Error(`the produce answer holds nothing for partition ${partition}`));
+              if (written === undefined)
+                reject(new Error(`the produce answer holds nothing for partition ${partition}`));
               else if (written instanceof Error) reject(written);
               else resolve(written);
             }
@@ -93,23 +96,38 @@ export class ProduceCoalescer<M = LogMessage, P = LogPosition> {
  * as a broker answers a duplicate it no longer remembers) it is not known whether they were
  * written: the writers answer 503 (retrying is safe), and the log is not blamed.
  */
-export function positionsOf(byPartition: ReadonlyMap<number, readonly LogMessage[]>, answer: readonly RecordMetadata[]): Map<number, LogPosition[] | Error> {
+export function positionsOf(
+  byPartition: ReadonlyMap<number, readonly LogMessage[]>,
+  answer: readonly RecordMetadata[],
+): Map<number, LogPosition[] | Error> {
   const results = new Map<number, LogPosition[] | Error>();
   for (const [partition, messages] of byPartition) {
     const entry = answer.find((candidate) => candidate.partition === partition);
     const base = Number(entry?.baseOffset ?? entry?.offset);
-    results.set(partition, Number.isSafeInteger(base) && base >= 0 ? messages.map((_, i): LogPosition => ({ partition, offset: base + i })) : new AppendOutcomeUnknownError(`Kafka answered without an offset for partition ${partition}`));
+    results.set(
+      partition,
+      Number.isSafeInteger(base) && base >= 0
+        ? messages.map((_, i): LogPosition => ({ partition, offset: base + i }))
+        : new AppendOutcomeUnknownError(`Kafka answered without an offset for partition ${partition}`),
+    );
   }
   return results;
 }
 
 /** What a produce answer gives: the positions per partition, and the records written, for the commit listeners. */
-export function answered(byPartition: ReadonlyMap<number, readonly LogMessage[]>, answer: readonly RecordMetadata[], timestampMs: number): { results: Map<number, LogPosition[] | Error>; records: LogRecord[] } {
+export function answered(
+  byPartition: ReadonlyMap<number, readonly LogMessage[]>,
+  answer: readonly RecordMetadata[],
+  timestampMs: number,
+): { results: Map<number, LogPosition[] | Error>; records: LogRecord[] } {
   const results = positionsOf(byPartition, answer);
   const records: LogRecord[] = [];
   for (const [partition, messages] of byPartition) {
     const positions = results.get(partition);
-    if (Array.isArray(positions)) messages.forEach(({ key, value, event }, i) => records.push({ key, value, event, timestampMs, position: positions[i] as LogPosition }));
+    if (Array.isArray(positions))
+      messages.forEach(({ key, value, event }, i) =>
+        records.push({ key, value, event, timestampMs, position: positions[i] as LogPosition }),
+      );
   }
   return { results, records };
 }

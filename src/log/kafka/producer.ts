@@ -21,7 +21,11 @@ const { Partitioners } = kafkajs;
  * second old when it sends or retries: a partition whose leader stopped answering reaches its new
  * leader within about one request timeout after the election.
  */
-export function produceTiming(writeTimeoutMs: number): { requestTimeoutMs: number; produceTimeoutMs: number; metadataMaxAgeMs: number } {
+export function produceTiming(writeTimeoutMs: number): {
+  requestTimeoutMs: number;
+  produceTimeoutMs: number;
+  metadataMaxAgeMs: number;
+} {
   const requestTimeoutMs = Math.min(REQUEST_TIMEOUT_MS, Math.max(1000, Math.round(writeTimeoutMs / 2)));
   return { requestTimeoutMs, produceTimeoutMs: Math.round(requestTimeoutMs * 0.8), metadataMaxAgeMs: 1000 };
 }
@@ -30,8 +34,16 @@ export function produceTiming(writeTimeoutMs: number): { requestTimeoutMs: numbe
  * The client of the producer and of the follower's fetches: its requests time out sooner than the
  * admin's (see produceTiming), so both give up on a silent leader and find the new one quickly.
  */
-export function createFastClient(config: KafkaConfig, logger: Logger, brokers: BrokerReachability, writeTimeoutMs: number): Kafka {
-  return createKafkaClient(config, logger, { brokers, requestTimeoutMs: produceTiming(writeTimeoutMs).requestTimeoutMs });
+export function createFastClient(
+  config: KafkaConfig,
+  logger: Logger,
+  brokers: BrokerReachability,
+  writeTimeoutMs: number,
+): Kafka {
+  return createKafkaClient(config, logger, {
+    brokers,
+    requestTimeoutMs: produceTiming(writeTimeoutMs).requestTimeoutMs,
+  });
 }
 
 /**
@@ -39,7 +51,11 @@ export function createFastClient(config: KafkaConfig, logger: Logger, brokers: B
  * replaced after a failed send (renewing-producer.ts); `prepare` is given each one before it
  * connects (to watch its brokers, count its requests).
  */
-export function createProducer(fastClient: Kafka, writeTimeoutMs: number, { prepare, logger }: { prepare: (producer: Producer) => void; logger: Logger }): { producer: RenewingProducer<Producer>; produceTimeoutMs: number } {
+export function createProducer(
+  fastClient: Kafka,
+  writeTimeoutMs: number,
+  { prepare, logger }: { prepare: (producer: Producer) => void; logger: Logger },
+): { producer: RenewingProducer<Producer>; produceTimeoutMs: number } {
   const timing = produceTiming(writeTimeoutMs);
   const create = () => {
     const producer = fastClient.producer({
@@ -56,6 +72,16 @@ export function createProducer(fastClient: Kafka, writeTimeoutMs: number, { prep
     return producer;
   };
   const onRenewed = (error: unknown) =>
-    logger.warn({ err: error }, 'a produce request failed, and may have been written all the same: the next ones go out on a new producer, so that the broker cannot take them for duplicates of it');
-  return { producer: new RenewingProducer({ create, onRenewed, disconnect: (producer) => settleWithin(DISCONNECT_MS, producer.disconnect()) }), produceTimeoutMs: timing.produceTimeoutMs };
+    logger.warn(
+      { err: error },
+      'a produce request failed, and may have been written all the same: the next ones go out on a new producer, so that the broker cannot take them for duplicates of it',
+    );
+  return {
+    producer: new RenewingProducer({
+      create,
+      onRenewed,
+      disconnect: (producer) => settleWithin(DISCONNECT_MS, producer.disconnect()),
+    }),
+    produceTimeoutMs: timing.produceTimeoutMs,
+  };
 }

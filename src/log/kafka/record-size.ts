@@ -17,7 +17,10 @@ export function maxRecordBytes(maxMessageBytes: number): number {
  * Splits appends (each a list of messages that must travel together) into groups whose bytes fit
  * in one batch per partition; a group is one produce request. Order is kept.
  */
-export function groupBySize(appends: readonly (readonly LogMessage[])[], maxMessageBytes: number): (readonly LogMessage[])[][] {
+export function groupBySize(
+  appends: readonly (readonly LogMessage[])[],
+  maxMessageBytes: number,
+): (readonly LogMessage[])[][] {
   const groups: (readonly LogMessage[])[][] = [];
   let current: (readonly LogMessage[])[] = [];
   let bytes = BATCH_OVERHEAD_BYTES;

@@ -46,7 +46,9 @@ export class UnansweredPartitionsError extends Error {
     readonly topic: string,
     readonly partitions: readonly number[],
   ) {
-    super(`Kafka's client answered a produce request without partition ${partitions.join(', ')} of ${topic}: it may not have been sent`);
+    super(
+      `Kafka's client answered a produce request without partition ${partitions.join(', ')} of ${topic}: it may not have been sent`,
+    );
     this.name = 'UnansweredPartitionsError';
   }
 }

@@ -30,20 +30,34 @@ export function outageAtStart(error: unknown): boolean {
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export async function openWhenKafkaAnswers<T>(open: () => Promise<T>, { timeoutMs, logger, brokers, what, sleep = pause, now = () => performance.now() }: StartRetryOptions): Promise<T> {
+export async function openWhenKafkaAnswers<T>(
+  open: () => Promise<T>,
+  { timeoutMs, logger, brokers, what, sleep = pause, now = () => performance.now() }: StartRetryOptions,
+): Promise<T> {
   const started = now();
   for (let attempt = 1; ; attempt += 1) {
     try {
       const opened = await open();
-      if (attempt > 1) logger.info({ brokers, attempts: attempt, seconds: Math.round((now() - started) / 100) / 10 }, `Kafka answers: opened ${what}`);
+      if (attempt > 1)
+        logger.info(
+          { brokers, attempts: attempt, seconds: Math.round((now() - started) / 100) / 10 },
+          `Kafka answers: opened ${what}`,
+        );
       return opened;
     } catch (error) {
       const waitedMs = now() - started;
       if (!outageAtStart(error)) throw error;
       if (waitedMs >= timeoutMs) {
-        throw new Error(`${(error as Error).message} (no broker answered within KAFKA_START_TIMEOUT_MS, ${timeoutMs} ms)`, { cause: (error as Error).cause });
+        throw new Error(
+          `${(error as Error).message} (no broker answered within KAFKA_START_TIMEOUT_MS, ${timeoutMs} ms)`,
+          { cause: (error as Error).cause },
+        );
       }
-      if (attempt === 1) logger.warn({ brokers, reason: (error as Error).message, startTimeoutMs: timeoutMs }, `no broker of KAFKA_BROKERS answers yet for ${what}; trying again until KAFKA_START_TIMEOUT_MS has passed`);
+      if (attempt === 1)
+        logger.warn(
+          { brokers, reason: (error as Error).message, startTimeoutMs: timeoutMs },
+          `no broker of KAFKA_BROKERS answers yet for ${what}; trying again until KAFKA_START_TIMEOUT_MS has passed`,
+        );
       await sleep(Math.min(FIRST_PAUSE_MS * 2 ** (attempt - 1), LONGEST_PAUSE_MS, timeoutMs - waitedMs));
     }
   }

@@ -19,7 +19,11 @@ export class TopicSettingsError extends Error {
   }
 }
 
-export const REQUIRED_TOPIC_CONFIG: Readonly<Record<string, string>> = { 'retention.ms': '-1', 'retention.bytes': '-1', 'cleanup.policy': 'delete' };
+export const REQUIRED_TOPIC_CONFIG: Readonly<Record<string, string>> = {
+  'retention.ms': '-1',
+  'retention.bytes': '-1',
+  'cleanup.policy': 'delete',
+};
 
 export interface TopicFacts {
   readonly partitions: number;
@@ -36,12 +40,18 @@ export function minInsyncReplicasFor(replicationFactor: number): number {
   return replicationFactor >= 3 ? 2 : Math.max(1, replicationFactor - 1);
 }
 
-const CHECKED_CONFIG = [...Object.keys(REQUIRED_TOPIC_CONFIG), 'max.message.bytes', 'min.insync.replicas', 'unclean.leader.election.enable'];
+const CHECKED_CONFIG = [
+  ...Object.keys(REQUIRED_TOPIC_CONFIG),
+  'max.message.bytes',
+  'min.insync.replicas',
+  'unclean.leader.election.enable',
+];
 
 /** Creates the topic when missing (unless `create` is false: tools that only read); checks and describes it. */
 export async function ensureTopic(admin: Admin, config: KafkaConfig, create = true): Promise<TopicFacts> {
   const topics = await admin.listTopics();
-  if (!topics.includes(config.topic) && !create) throw new TopicSettingsError(`topic ${config.topic} does not exist (REPORTS_TOPIC)`);
+  if (!topics.includes(config.topic) && !create)
+    throw new TopicSettingsError(`topic ${config.topic} does not exist (REPORTS_TOPIC)`);
   if (!topics.includes(config.topic)) {
     await admin.createTopics({
       waitForLeaders: true,
@@ -50,7 +60,10 @@ export async function ensureTopic(admin: Admin, config: KafkaConfig, create = tr
           topic: config.topic,
           numPartitions: config.partitions,
           replicationFactor: config.replicationFactor,
-          configEntries: Object.entries(creationConfig(config.replicationFactor)).map(([name, value]) => ({ name, value })),
+          configEntries: Object.entries(creationConfig(config.replicationFactor)).map(([name, value]) => ({
+            name,
+            value,
+          })),
         },
       ],
     });
@@ -93,13 +106,24 @@ async function topicConfig(admin: Admin, topic: string): Promise<ReadonlyMap<str
 }
 
 /** Pure: refuses settings that lose or may lose acknowledged events; returns the limits and warnings. */
-export function checkTopicConfig(topic: string, settings: ReadonlyMap<string, string>, replicationFactor: number): Omit<TopicFacts, 'partitions'> {
+export function checkTopicConfig(
+  topic: string,
+  settings: ReadonlyMap<string, string>,
+  replicationFactor: number,
+): Omit<TopicFacts, 'partitions'> {
   for (const [name, required] of Object.entries(REQUIRED_TOPIC_CONFIG)) {
     const actual = settings.get(name);
     if (actual !== required) throw settingError(topic, name, actual, required, 'to keep every event forever');
   }
   const unclean = settings.get('unclean.leader.election.enable');
-  if (unclean === 'true') throw settingError(topic, 'unclean.leader.election.enable', unclean, 'false', 'so that a replica missing acknowledged events never becomes leader');
+  if (unclean === 'true')
+    throw settingError(
+      topic,
+      'unclean.leader.election.enable',
+      unclean,
+      'false',
+      'so that a replica missing acknowledged events never becomes leader',
+    );
   const warnings: string[] = [];
   const minInsync = Number(settings.get('min.insync.replicas') ?? '1');
   if (replicationFactor > 1 && minInsync <= 1) {
@@ -118,7 +142,13 @@ export function checkTopicConfig(topic: string, settings: ReadonlyMap<string, st
   return { maxMessageBytes, minInsyncReplicas: minInsync, warnings };
 }
 
-function settingError(topic: string, name: string, actual: string | undefined, required: string, why: string): TopicSettingsError {
+function settingError(
+  topic: string,
+  name: string,
+  actual: string | undefined,
+  required: string,
+  why: string,
+): TopicSettingsError {
   return new TopicSettingsError(
     `topic ${topic} has ${name}=${actual ?? 'unset'}, but the event log needs ${name}=${required} ${why}; ` +
       `change it (kafka-configs --alter --entity-type topics --entity-name ${topic} --add-config ${name}=${required}) or use another REPORTS_TOPIC`,

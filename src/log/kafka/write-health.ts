@@ -18,7 +18,10 @@ export interface PartitionMetadata {
  * answered for a while; `unreplicated`: no partition can take an acks=all write; `idle`: no
  * evidence either way (nothing written lately, the metadata looks fine).
  */
-export type WriteVerdict = { readonly kind: 'answering' } | { readonly kind: 'idle' } | { readonly kind: 'stuck' | 'unreplicated'; readonly reason: string };
+export type WriteVerdict =
+  | { readonly kind: 'answering' }
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'stuck' | 'unreplicated'; readonly reason: string };
 
 const ANSWERING: WriteVerdict = Object.freeze({ kind: 'answering' });
 const IDLE: WriteVerdict = Object.freeze({ kind: 'idle' });
@@ -57,7 +60,9 @@ export class WriteHealth {
 
   /** The probe's latest view of the partitions. */
   probed(partitions: readonly PartitionMetadata[]): void {
-    this.writablePartitions = partitions.filter(({ leader, isr }) => leader >= 0 && isr.length >= this.minInsyncReplicas).length;
+    this.writablePartitions = partitions.filter(
+      ({ leader, isr }) => leader >= 0 && isr.length >= this.minInsyncReplicas,
+    ).length;
   }
 
   verdict(nowMs: number): WriteVerdict {
@@ -66,11 +71,21 @@ export class WriteHealth {
     // answered late (sent before a fault) said "writes get through" while every request sent since
     // waited; and the one request of a paused partition said "stuck" while later ones on the
     // healthy partitions were answered.
-    const stuck = this.outstandingSinceMs.filter((since) => since !== undefined && since > this.lastAnsweredSentMs && nowMs - since > this.stuckAfterMs).length;
-    if (stuck > 0) return { kind: 'stuck', reason: `no produce request sent in the last ${this.stuckAfterMs} ms was answered: ${stuck} of ${this.partitions} partitions have one waiting` };
+    const stuck = this.outstandingSinceMs.filter(
+      (since) => since !== undefined && since > this.lastAnsweredSentMs && nowMs - since > this.stuckAfterMs,
+    ).length;
+    if (stuck > 0)
+      return {
+        kind: 'stuck',
+        reason: `no produce request sent in the last ${this.stuckAfterMs} ms was answered: ${stuck} of ${this.partitions} partitions have one waiting`,
+      };
     // An acknowledgement within the last stuck interval: writes get through now (on some partitions at least).
     if (nowMs - this.lastAnswerMs <= this.stuckAfterMs) return ANSWERING;
-    if (this.writablePartitions === 0) return { kind: 'unreplicated', reason: `no partition has a leader with ${this.minInsyncReplicas} replicas in sync (min.insync.replicas)` };
+    if (this.writablePartitions === 0)
+      return {
+        kind: 'unreplicated',
+        reason: `no partition has a leader with ${this.minInsyncReplicas} replicas in sync (min.insync.replicas)`,
+      };
     return IDLE;
   }
 }

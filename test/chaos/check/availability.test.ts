@@ -17,31 +17,45 @@ const fault = { fault: 'pause', targets: ['node 1'], startMs: 0, endMs: 20_000, 
 
 /** A write answered `status` every second from `fromS` to `toS` (seconds) on `id`. */
 function everySecond(story: Story, id: string, fromS: number, toS: number, status: number): void {
-  for (let s = fromS; s <= toS; s += 1) story.request({ op: 'create', id, name: `${id}`, sentMs: s * 1000, answeredMs: s * 1000 + 100, status });
+  for (let s = fromS; s <= toS; s += 1)
+    story.request({ op: 'create', id, name: `${id}`, sentMs: s * 1000, answeredMs: s * 1000 + 100, status });
 }
 
 const measured = suite('availability');
 
-measured('measures the longest stretch without an acknowledged write, for healthy-led and stuck partitions apart', () => {
-  const story = new Story();
-  everySecond(story, HEALTHY, 0, 2, 200);
-  everySecond(story, HEALTHY, 3, 6, 503);
-  everySecond(story, HEALTHY, 7, 25, 200);
-  everySecond(story, STUCK, 0, 19, 503);
-  everySecond(story, STUCK, 20, 25, 200);
-  const result = availability(fault, 26_000, story.requests, 3);
-  assert.is(result.healthyGapMs, 5000);
-  assert.is(result.stuckGapMs, 20_100);
-  assert.is(result.recoveryMs, 19_100);
-});
+measured(
+  'measures the longest stretch without an acknowledged write, for healthy-led and stuck partitions apart',
+  () => {
+    const story = new Story();
+    everySecond(story, HEALTHY, 0, 2, 200);
+    everySecond(story, HEALTHY, 3, 6, 503);
+    everySecond(story, HEALTHY, 7, 25, 200);
+    everySecond(story, STUCK, 0, 19, 503);
+    everySecond(story, STUCK, 20, 25, 200);
+    const result = availability(fault, 26_000, story.requests, 3);
+    assert.is(result.healthyGapMs, 5000);
+    assert.is(result.stuckGapMs, 20_100);
+    assert.is(result.recoveryMs, 19_100);
+  },
+);
 
-measured('counts the writes to healthy-led partitions sent from 8 s after the fault and answered before its repair', () => {
-  const story = new Story();
-  everySecond(story, HEALTHY, 0, 9, 503);
-  everySecond(story, HEALTHY, 10, 25, 200);
-  story.request({ op: 'create', id: HEALTHY, name: 'rescued by the repair', sentMs: 18_000, answeredMs: 20_500, status: 200 });
-  assert.equal(availability(fault, 26_000, story.requests, 3).settled, { acknowledged: 10, failed: 2 });
-});
+measured(
+  'counts the writes to healthy-led partitions sent from 8 s after the fault and answered before its repair',
+  () => {
+    const story = new Story();
+    everySecond(story, HEALTHY, 0, 9, 503);
+    everySecond(story, HEALTHY, 10, 25, 200);
+    story.request({
+      op: 'create',
+      id: HEALTHY,
+      name: 'rescued by the repair',
+      sentMs: 18_000,
+      answeredMs: 20_500,
+      status: 200,
+    });
+    assert.equal(availability(fault, 26_000, story.requests, 3).settled, { acknowledged: 10, failed: 2 });
+  },
+);
 
 measured('reports the slowest answer on a stuck partition and the writes that got none', () => {
   const story = new Story();
@@ -90,21 +104,28 @@ ready('ends a run of failures with no later write at its last answer (nothing is
   story.request({ op: 'delete', id: HEALTHY, sentMs: 0, answeredMs: 5000, status: 503 });
   for (let s = 0; s <= 20; s += 1) story.poll('A', s * 1000 + 500, 200);
   const problems = readinessProblems(story.requests, story.polls, 21_000);
-  assert.equal(problems.map((p) => p.polls), [1]);
+  assert.equal(
+    problems.map((p) => p.polls),
+    [1],
+  );
 });
 
 ready('allows 503 during a stall of 2 s or more that ends in acknowledgements, and not before 2 s', () => {
   const story = new Story();
   everySecond(story, HEALTHY, 0, 9, 200);
   // From 10 s every write waits until 13.5 s, then all are acknowledged.
-  for (let ms = 10_000; ms < 13_500; ms += 250) story.request({ op: 'create', id: HEALTHY, name: `${ms}`, sentMs: ms, answeredMs: 13_500, status: 200 });
+  for (let ms = 10_000; ms < 13_500; ms += 250)
+    story.request({ op: 'create', id: HEALTHY, name: `${ms}`, sentMs: ms, answeredMs: 13_500, status: 200 });
   everySecond(story, HEALTHY, 14, 20, 200);
   for (let ms = 12_000; ms <= 13_400; ms += 200) story.poll('A', ms, ms >= 13_000 ? 503 : 200);
   assert.equal(readinessProblems(story.requests, story.polls, 21_000), []);
   const early = new Story();
   for (const request of story.requests) early.request(request);
   early.poll('A', 11_900, 503);
-  assert.equal(readinessProblems(early.requests, early.polls, 21_000).map((p) => p.kind), ['not ready while writes succeed']);
+  assert.equal(
+    readinessProblems(early.requests, early.polls, 21_000).map((p) => p.kind),
+    ['not ready while writes succeed'],
+  );
 });
 
 ready('a stall ends for readiness when a write sent after it is acknowledged, though older writes still wait', () => {
@@ -113,7 +134,10 @@ ready('a stall ends for readiness when a write sent after it is acknowledged, th
   story.request({ op: 'create', id: STUCK, name: 'stuck', sentMs: 10_000, answeredMs: 15_000, status: 200 });
   everySecond(story, HEALTHY, 11, 20, 200);
   story.poll('A', 14_000, 503);
-  assert.equal(readinessProblems(story.requests, story.polls, 21_000).map((p) => p.kind), ['not ready while writes succeed']);
+  assert.equal(
+    readinessProblems(story.requests, story.polls, 21_000).map((p) => p.kind),
+    ['not ready while writes succeed'],
+  );
 });
 
 ready('ignores writes the instance never answered (it was down)', () => {
@@ -137,7 +161,10 @@ ready('does not carry writes acknowledged before an instance went down over to t
   const up = new Story();
   everySecond(up, HEALTHY, 0, 4, 200);
   for (let s = 5; s <= 14; s += 1) up.poll('A', s * 1000 + 500, 503);
-  assert.equal(readinessProblems(up.requests, up.polls, 21_000).map((p) => [p.kind, p.fromMs]), [['not ready while writes succeed', 6500]]);
+  assert.equal(
+    readinessProblems(up.requests, up.polls, 21_000).map((p) => [p.kind, p.fromMs]),
+    [['not ready while writes succeed', 6500]],
+  );
 });
 
 ready.run();

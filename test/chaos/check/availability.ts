@@ -39,21 +39,48 @@ function longestGap(answers: readonly number[], from: number, to: number): numbe
 }
 
 /** The longest gap over `partitions` that had writes sent in [from, to] (one without any tells nothing). */
-function gapOver(partitions: readonly number[], writes: readonly { partition: number; request: RequestRecord }[], from: number, to: number): number | undefined {
-  const written = partitions.filter((partition) => writes.some((w) => w.partition === partition && w.request.sentMs >= from && w.request.sentMs <= to));
+function gapOver(
+  partitions: readonly number[],
+  writes: readonly { partition: number; request: RequestRecord }[],
+  from: number,
+  to: number,
+): number | undefined {
+  const written = partitions.filter((partition) =>
+    writes.some((w) => w.partition === partition && w.request.sentMs >= from && w.request.sentMs <= to),
+  );
   if (written.length === 0) return undefined;
-  const gaps = written.map((partition) => longestGap(writes.filter((w) => w.partition === partition && acknowledged(w.request)).map((w) => w.request.answeredMs), from, to));
+  const gaps = written.map((partition) =>
+    longestGap(
+      writes.filter((w) => w.partition === partition && acknowledged(w.request)).map((w) => w.request.answeredMs),
+      from,
+      to,
+    ),
+  );
   return gaps.reduce((a, b) => Math.max(a, b), 0);
 }
 
-export function availability(window: FaultWindow, until: number, requests: readonly RequestRecord[], partitions: number): FaultAvailability {
+export function availability(
+  window: FaultWindow,
+  until: number,
+  requests: readonly RequestRecord[],
+  partitions: number,
+): FaultAvailability {
   const writes = requests.map((request) => ({ partition: partitionOfKey(request.id, partitions), request }));
   const all = Array.from({ length: partitions }, (_, p) => p);
   const healthy = all.filter((p) => !window.stuckPartitions.includes(p));
   const during = writes.filter(({ request }) => request.sentMs >= window.startMs && request.sentMs < until);
-  const lastFailure = during.filter(({ request }) => unknownOutcome(request)).reduce((latest, { request }) => Math.max(latest, request.answeredMs), window.startMs);
-  const late = during.filter(({ partition, request }) => healthy.includes(partition) && request.sentMs >= window.startMs + SETTLE_AFTER_FAULT_MS && request.answeredMs <= window.endMs);
-  const stuck = during.filter(({ partition, request }) => window.stuckPartitions.includes(partition) && request.sentMs <= window.endMs);
+  const lastFailure = during
+    .filter(({ request }) => unknownOutcome(request))
+    .reduce((latest, { request }) => Math.max(latest, request.answeredMs), window.startMs);
+  const late = during.filter(
+    ({ partition, request }) =>
+      healthy.includes(partition) &&
+      request.sentMs >= window.startMs + SETTLE_AFTER_FAULT_MS &&
+      request.answeredMs <= window.endMs,
+  );
+  const stuck = during.filter(
+    ({ partition, request }) => window.stuckPartitions.includes(partition) && request.sentMs <= window.endMs,
+  );
   return {
     fault: window.fault,
     targets: window.targets,
@@ -61,13 +88,24 @@ export function availability(window: FaultWindow, until: number, requests: reado
     healthyGapMs: gapOver(healthy, writes, window.startMs, until),
     stuckGapMs: gapOver(window.stuckPartitions, writes, window.startMs, until),
     recoveryMs: lastFailure - window.startMs,
-    settled: { acknowledged: late.filter(({ request }) => acknowledged(request)).length, failed: late.filter(({ request }) => unknownOutcome(request)).length },
-    stuckSlowestAnswerMs: stuck.length === 0 ? undefined : stuck.reduce((slowest, { request }) => Math.max(slowest, request.answeredMs - request.sentMs), 0),
+    settled: {
+      acknowledged: late.filter(({ request }) => acknowledged(request)).length,
+      failed: late.filter(({ request }) => unknownOutcome(request)).length,
+    },
+    stuckSlowestAnswerMs:
+      stuck.length === 0
+        ? undefined
+        : stuck.reduce((slowest, { request }) => Math.max(slowest, request.answeredMs - request.sentMs), 0),
     stuckUnanswered: stuck.filter(({ request }) => request.status === 0).length,
   };
 }
 
 /** Every fault of a run, each measured until the next one starts (the last until the run ends). */
-export function availabilityPerFault(faults: readonly FaultWindow[], endMs: number, requests: readonly RequestRecord[], partitions: number): FaultAvailability[] {
+export function availabilityPerFault(
+  faults: readonly FaultWindow[],
+  endMs: number,
+  requests: readonly RequestRecord[],
+  partitions: number,
+): FaultAvailability[] {
   return faults.map((window, index) => availability(window, faults[index + 1]?.startMs ?? endMs, requests, partitions));
 }

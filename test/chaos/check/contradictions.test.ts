@@ -25,7 +25,10 @@ found('reports a 503 DELETE that takes effect after a create sent after its answ
   const [contradiction, ...more] = contradictions(foldTopic(story.topic, story.requests));
   assert.is(more.length, 0);
   assert.is(contradiction?.late.status, 503);
-  assert.equal(contradiction?.overridden.map((request) => `${request.op} ${request.status}`), ['create 200', 'delete 204']);
+  assert.equal(
+    contradiction?.overridden.map((request) => `${request.op} ${request.status}`),
+    ['create 200', 'delete 204'],
+  );
 });
 
 found('reports a late create that brings back a report deleted with acknowledgement since (the mirror case)', () => {
@@ -46,7 +49,10 @@ found('reports a late DELETE after an acknowledged identical retry whose own eve
   story.write({ op: 'create', id: X, name: 'v2', instance: 'C', sentMs: 10_400, answeredMs: 10_410, status: 200 });
   story.land(stuck, 12_000);
   const [contradiction] = contradictions(foldTopic(story.topic, story.requests));
-  assert.equal(contradiction?.overridden.map((request) => `${request.instance} ${request.op} ${request.status}`), ['C create 200', 'B delete 204']);
+  assert.equal(
+    contradiction?.overridden.map((request) => `${request.instance} ${request.op} ${request.status}`),
+    ['C create 200', 'B delete 204'],
+  );
 });
 
 found('accepts a 503 write that took effect before anything acknowledged after its answer', () => {
@@ -60,7 +66,15 @@ found('accepts a 503 write that took effect before anything acknowledged after i
 found('accepts a late write the fold voided', () => {
   const story = new Story();
   story.write({ op: 'create', id: X, name: 'v1', sentMs: 0, answeredMs: 10, status: 200 });
-  const stuck = story.request({ op: 'create', id: X, name: 'v0', instance: 'A', sentMs: 100, answeredMs: 5100, status: 503 });
+  const stuck = story.request({
+    op: 'create',
+    id: X,
+    name: 'v0',
+    instance: 'A',
+    sentMs: 100,
+    answeredMs: 5100,
+    status: 503,
+  });
   story.write({ op: 'create', id: X, name: 'v1', instance: 'B', sentMs: 5200, answeredMs: 5210, status: 200 });
   story.land(stuck, 9000);
   assert.equal(contradictions(foldTopic(story.topic, story.requests)), []);
@@ -73,7 +87,13 @@ const landed = suite('landedUnknowns');
 landed('counts the unacknowledged writes that landed, took effect, and how late', () => {
   const story = lateDelete();
   story.request({ op: 'create', id: '7', name: 'never landed', sentMs: 0, answeredMs: 5000, status: 503 });
-  assert.equal(landedUnknowns(story.requests, foldTopic(story.topic, story.requests)), { unknown: 2, landed: 1, applied: 1, landedAfterAnswer: 1, maxLateMs: 3900 });
+  assert.equal(landedUnknowns(story.requests, foldTopic(story.topic, story.requests)), {
+    unknown: 2,
+    landed: 1,
+    applied: 1,
+    landedAfterAnswer: 1,
+    maxLateMs: 3900,
+  });
 });
 
 landed.run();

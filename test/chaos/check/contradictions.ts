@@ -40,7 +40,12 @@ export function contradictions(folded: FoldedTopic): Contradiction[] {
       const before = events.slice(0, index).reverse();
       const overridden = before.flatMap((earlier) => {
         const { request } = earlier;
-        return request !== undefined && acknowledged(request) && holds(request, earlier) && request.sentMs > late.answeredMs ? [request] : [];
+        return request !== undefined &&
+          acknowledged(request) &&
+          holds(request, earlier) &&
+          request.sentMs > late.answeredMs
+          ? [request]
+          : [];
       });
       const [last] = overridden;
       if (last === undefined) return;

@@ -82,11 +82,23 @@ export function foldTopic(records: readonly TopicRecord[], requests: readonly Re
     const { event } = decoded;
     const request = requestByTrace.get(traceIdOf(event.traceparent) ?? '');
     const effective = evolve(state, event).kind !== 'void';
-    const created = event.type === 'ReportCreated' ? (isSealed(event.data) ? request?.name : event.data.name) : undefined;
-    if (event.type === 'ReportCreated' && isSealed(event.data) && created !== undefined) sealedNames.set(event.data.sealed.key, created);
+    const created =
+      event.type === 'ReportCreated' ? (isSealed(event.data) ? request?.name : event.data.name) : undefined;
+    if (event.type === 'ReportCreated' && isSealed(event.data) && created !== undefined)
+      sealedNames.set(event.data.sealed.key, created);
     const name = created === undefined ? {} : { name: created };
     const nameAfter = nameOf(state.get(event.data.id), sealedNames);
-    const folded: FoldedEvent = { partition, offset, landedMs: timestampMs, type: event.type, id: event.data.id, ...name, effective, nameAfter, ...(request ? { request } : {}) };
+    const folded: FoldedEvent = {
+      partition,
+      offset,
+      landedMs: timestampMs,
+      type: event.type,
+      id: event.data.id,
+      ...name,
+      effective,
+      nameAfter,
+      ...(request ? { request } : {}),
+    };
     events.push(folded);
     const ofId = byId.get(folded.id);
     if (ofId === undefined) byId.set(folded.id, [folded]);
@@ -100,10 +112,12 @@ export function foldTopic(records: readonly TopicRecord[], requests: readonly Re
     unexplained.push(...attempts.slice(0, -1).filter((attempt) => attempt.effective));
   }
   const digest = createHash('sha256')
-    .update(canonicalState(state, ({ sealed }) => {
-      const sent = sealedNames.get(sealed.key);
-      return sent === undefined ? undefined : contentDigest({ name: sent });
-    }))
+    .update(
+      canonicalState(state, ({ sealed }) => {
+        const sent = sealedNames.get(sealed.key);
+        return sent === undefined ? undefined : contentDigest({ name: sent });
+      }),
+    )
     .digest('hex');
   return { events, byId, byRequest, invalid, unexplained, digest };
 }

@@ -47,7 +47,8 @@ function blackouts(writes: readonly RequestRecord[], through: (write: RequestRec
   const stretches: Stretch[] = [];
   let run: { fromMs: number; lastAnswerMs: number } | undefined;
   for (const write of writes) {
-    if (unknownOutcome(write)) run = { fromMs: run?.fromMs ?? write.sentMs, lastAnswerMs: Math.max(run?.lastAnswerMs ?? 0, write.answeredMs) };
+    if (unknownOutcome(write))
+      run = { fromMs: run?.fromMs ?? write.sentMs, lastAnswerMs: Math.max(run?.lastAnswerMs ?? 0, write.answeredMs) };
     else if (through(write) && run !== undefined) {
       stretches.push({ fromMs: run.fromMs, toMs: write.sentMs });
       run = undefined;
@@ -62,37 +63,55 @@ function blackouts(writes: readonly RequestRecord[], through: (write: RequestRec
  * next request or poll the instance did not answer at all: it was down then, and what its previous
  * process acknowledged says nothing about the one that starts next (which must catch up first).
  */
-function writing(writes: readonly RequestRecord[], through: (write: RequestRecord) => boolean, unansweredMs: readonly number[], endMs: number): Stretch[] {
+function writing(
+  writes: readonly RequestRecord[],
+  through: (write: RequestRecord) => boolean,
+  unansweredMs: readonly number[],
+  endMs: number,
+): Stretch[] {
   const stretches: Stretch[] = [];
   const downs = [...unansweredMs].sort((a, b) => a - b);
   const nextDown = (atMs: number) => downs.find((ms) => ms > atMs) ?? endMs;
   let nextFailureMs = endMs;
   for (const write of [...writes].reverse()) {
     if (unknownOutcome(write)) nextFailureMs = write.sentMs;
-    else if (through(write)) stretches.push({ fromMs: write.answeredMs, toMs: Math.min(nextFailureMs, nextDown(write.answeredMs)) });
+    else if (through(write))
+      stretches.push({ fromMs: write.answeredMs, toMs: Math.min(nextFailureMs, nextDown(write.answeredMs)) });
   }
   return stretches;
 }
 
 /** The stretches less their first `graceMs`, overlapping ones merged. */
 function judged(stretches: readonly Stretch[], graceMs: number): Stretch[] {
-  const windows = stretches.map(({ fromMs, toMs }) => ({ fromMs: fromMs + graceMs, toMs })).filter(({ fromMs, toMs }) => fromMs < toMs).sort((a, b) => a.fromMs - b.fromMs);
+  const windows = stretches
+    .map(({ fromMs, toMs }) => ({ fromMs: fromMs + graceMs, toMs }))
+    .filter(({ fromMs, toMs }) => fromMs < toMs)
+    .sort((a, b) => a.fromMs - b.fromMs);
   const merged: Stretch[] = [];
   for (const window of windows) {
     const last = merged[merged.length - 1];
-    if (last !== undefined && window.fromMs <= last.toMs) merged[merged.length - 1] = { fromMs: last.fromMs, toMs: Math.max(last.toMs, window.toMs) };
+    if (last !== undefined && window.fromMs <= last.toMs)
+      merged[merged.length - 1] = { fromMs: last.fromMs, toMs: Math.max(last.toMs, window.toMs) };
     else merged.push(window);
   }
   return merged;
 }
 
-function wrongPolls(instance: string, kind: ReadinessProblem['kind'], windows: readonly Stretch[], polls: readonly ReadinessPoll[], wrong: number): ReadinessProblem[] {
+function wrongPolls(
+  instance: string,
+  kind: ReadinessProblem['kind'],
+  windows: readonly Stretch[],
+  polls: readonly ReadinessPoll[],
+  wrong: number,
+): ReadinessProblem[] {
   return windows.flatMap(({ fromMs, toMs }) => {
     const bad = polls.filter((poll) => poll.status === wrong && poll.sentMs >= fromMs && poll.sentMs < toMs);
     const [first] = bad;
     const last = bad[bad.length - 1];
     const reasons = [...new Set(bad.flatMap((poll) => (poll.reason === undefined ? [] : [poll.reason])))];
-    return first === undefined || last === undefined ? [] : [{ instance, kind, fromMs: first.sentMs, toMs: last.sentMs, polls: bad.length, reasons }];
+    return first === undefined || last === undefined
+      ? []
+      : [{ instance, kind, fromMs: first.sentMs, toMs: last.sentMs, polls: bad.length, reasons }];
   });
 }
 
@@ -113,18 +132,39 @@ function stalled(writes: readonly RequestRecord[], through: (write: RequestRecor
  * `landedBeforeAnswer`: the requests (by seq) answered 409 or 404 whose event had landed in the
  * topic by their answer (verdict.ts finds them in the fold); they went through the log.
  */
-export function readinessProblems(requests: readonly RequestRecord[], polls: readonly ReadinessPoll[], endMs: number, landedBeforeAnswer: ReadonlySet<number> = new Set()): ReadinessProblem[] {
-  const through = (write: RequestRecord) => acknowledged(write) || ((write.status === 409 || write.status === 404) && landedBeforeAnswer.has(write.seq));
+export function readinessProblems(
+  requests: readonly RequestRecord[],
+  polls: readonly ReadinessPoll[],
+  endMs: number,
+  landedBeforeAnswer: ReadonlySet<number> = new Set(),
+): ReadinessProblem[] {
+  const through = (write: RequestRecord) =>
+    acknowledged(write) || ((write.status === 409 || write.status === 404) && landedBeforeAnswer.has(write.seq));
   const instances = [...new Set(polls.map((poll) => poll.instance))];
   return instances.flatMap((instance) => {
     const sent = requests.filter((request) => request.instance === instance);
     const writes = sent.filter((request) => request.status !== 0).sort((a, b) => a.sentMs - b.sentMs);
     const own = polls.filter((poll) => poll.instance === instance);
-    const unansweredMs = [...sent.filter((request) => request.status === 0), ...own.filter((poll) => poll.status === 0)].map((unanswered) => unanswered.sentMs);
+    const unansweredMs = [
+      ...sent.filter((request) => request.status === 0),
+      ...own.filter((poll) => poll.status === 0),
+    ].map((unanswered) => unanswered.sentMs);
     const notStalled = own.filter((poll) => poll.status !== 503 || !stalled(writes, through, poll.sentMs));
     return [
-      ...wrongPolls(instance, 'ready while no write succeeds', judged(blackouts(writes, through), NOT_READY_WITHIN_MS + READINESS_SLACK_MS), own, 200),
-      ...wrongPolls(instance, 'not ready while writes succeed', judged(writing(writes, through, unansweredMs, endMs), READY_WITHIN_MS + READINESS_SLACK_MS), notStalled, 503),
+      ...wrongPolls(
+        instance,
+        'ready while no write succeeds',
+        judged(blackouts(writes, through), NOT_READY_WITHIN_MS + READINESS_SLACK_MS),
+        own,
+        200,
+      ),
+      ...wrongPolls(
+        instance,
+        'not ready while writes succeed',
+        judged(writing(writes, through, unansweredMs, endMs), READY_WITHIN_MS + READINESS_SLACK_MS),
+        notStalled,
+        503,
+      ),
     ];
   });
 }

@@ -29,12 +29,14 @@ interface Change {
 function effectiveBy(folded: FoldedTopic): Map<FoldedEvent, number> {
   const bound = new Map<FoldedEvent, number>();
   const byPartition = new Map<number, FoldedEvent[]>();
-  for (const event of folded.events) byPartition.set(event.partition, [...(byPartition.get(event.partition) ?? []), event]);
+  for (const event of folded.events)
+    byPartition.set(event.partition, [...(byPartition.get(event.partition) ?? []), event]);
   for (const events of byPartition.values()) {
     let earliest = Number.POSITIVE_INFINITY;
     for (const event of [...events].reverse()) {
       const { request } = event;
-      if (request !== undefined && acknowledged(request) && folded.byRequest.get(request.seq) === event) earliest = Math.min(earliest, request.answeredMs);
+      if (request !== undefined && acknowledged(request) && folded.byRequest.get(request.seq) === event)
+        earliest = Math.min(earliest, request.answeredMs);
       bound.set(event, earliest);
     }
   }
@@ -58,7 +60,16 @@ export function staleAnswers(requests: readonly RequestRecord[], folded: FoldedT
   const bounds = effectiveBy(folded);
   const changes = new Map<string, Change[]>();
   for (const [id, events] of folded.byId) {
-    changes.set(id, events.filter((event) => event.effective).map((event) => ({ landedMs: event.landedMs, effectiveByMs: bounds.get(event) ?? Number.POSITIVE_INFINITY, name: event.nameAfter })));
+    changes.set(
+      id,
+      events
+        .filter((event) => event.effective)
+        .map((event) => ({
+          landedMs: event.landedMs,
+          effectiveByMs: bounds.get(event) ?? Number.POSITIVE_INFINITY,
+          name: event.nameAfter,
+        })),
+    );
   }
   const problems: WriteProblem[] = [];
   for (const request of requests) {
@@ -67,9 +78,15 @@ export function staleAnswers(requests: readonly RequestRecord[], folded: FoldedT
     // States 0 (absent, before any event) .. ofId.length; the changes take effect in log order.
     const first = ofId.filter((change) => change.effectiveByMs <= request.sentMs).length;
     const last = ofId.filter((change) => change.landedMs <= request.answeredMs).length;
-    const states = Array.from({ length: Math.max(0, last - first) + 1 }, (_, k) => (first + k === 0 ? undefined : ofId[first + k - 1]?.name));
+    const states = Array.from({ length: Math.max(0, last - first) + 1 }, (_, k) =>
+      first + k === 0 ? undefined : ofId[first + k - 1]?.name,
+    );
     if (states.some((name) => trueOf(request, name))) continue;
-    problems.push({ kind: 'stale', id: request.id, detail: `${describe(request)} (sent at ${request.sentMs}, answered ${request.answeredMs - request.sentMs} ms later), while the report was ${states.map(stateName).join(' or ')}` });
+    problems.push({
+      kind: 'stale',
+      id: request.id,
+      detail: `${describe(request)} (sent at ${request.sentMs}, answered ${request.answeredMs - request.sentMs} ms later), while the report was ${states.map(stateName).join(' or ')}`,
+    });
   }
   return problems;
 }

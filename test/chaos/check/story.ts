@@ -4,7 +4,15 @@ import { randomBytes } from 'node:crypto';
 import { encodeEvent } from '../../../projections/codec.js';
 import type { ReportEvent } from '../../../projections/events.js';
 import { basedOn, created, deleted } from '../../helpers/events.js';
-import type { FaultWindow, Purpose, ReadinessPoll, RequestRecord, RunHistory, TopicRecord, WriteOp } from '../history.js';
+import type {
+  FaultWindow,
+  Purpose,
+  ReadinessPoll,
+  RequestRecord,
+  RunHistory,
+  TopicRecord,
+  WriteOp,
+} from '../history.js';
 import { foldTopic } from './fold-topic.js';
 
 export interface StoryRequest {
@@ -25,7 +33,13 @@ export class Story {
   readonly faults: FaultWindow[] = [];
 
   request({ instance = 'A', purpose = 'cycle', ...rest }: StoryRequest): RequestRecord {
-    const record: RequestRecord = { ...rest, instance, purpose, seq: this.requests.length, traceId: randomBytes(16).toString('hex') };
+    const record: RequestRecord = {
+      ...rest,
+      instance,
+      purpose,
+      seq: this.requests.length,
+      traceId: randomBytes(16).toString('hex'),
+    };
     this.requests.push(record);
     return record;
   }
@@ -55,7 +69,9 @@ export class Story {
   /** The history, with every digest agreeing with the fold unless `overrides` says otherwise. */
   history(overrides: Partial<RunHistory> = {}): RunHistory {
     const digest = foldTopic(this.topic, this.requests).digest;
-    const end = [0, 1, 2].map((partition) => `${partition}:${this.topic.filter((record) => record.partition === partition).length}`).join(',');
+    const end = [0, 1, 2]
+      .map((partition) => `${partition}:${this.topic.filter((record) => record.partition === partition).length}`)
+      .join(',');
     return {
       scenario: 'story',
       partitions: 3,

@@ -35,11 +35,18 @@ verdict('names a live report whose create no longer opens, and not a deleted one
   story.write({ op: 'create', id: '2', name: 'two', sentMs: 20, answeredMs: 30, status: 200 });
   story.write({ op: 'delete', id: '2', sentMs: 40, answeredMs: 50, status: 204 });
   const history = story.history();
-  const createOf = (id: string) => history.topic.find((record) => record.value.toString().includes('"ReportCreated"') && record.value.toString().includes(`"id":"${id}"`));
+  const createOf = (id: string) =>
+    history.topic.find(
+      (record) =>
+        record.value.toString().includes('"ReportCreated"') && record.value.toString().includes(`"id":"${id}"`),
+    );
   const positions = ['1', '2'].map((id) => createOf(id)).map((record) => `${record?.partition}:${record?.offset}`);
   const result = judge({ ...history, unopened: positions });
   assert.is(result.digests.problems.length, 1);
-  assert.match(result.digests.problems[0] ?? '', new RegExp(`^report 1 is live, but its create at ${positions[0]} no longer opens`));
+  assert.match(
+    result.digests.problems[0] ?? '',
+    new RegExp(`^report 1 is live, but its create at ${positions[0]} no longer opens`),
+  );
 });
 
 /** A's write stuck from 0 to its 503 at 5 s; meanwhile A loses a race a second (B's create lands first), /readyz 200 throughout. */
@@ -48,8 +55,26 @@ function racesLostBesideAStuckWrite(landed: boolean): Story {
   story.request({ op: 'create', id: '999', name: 'stuck', instance: 'A', sentMs: 0, answeredMs: 5000, status: 503 });
   for (let s = 1; s <= 12; s += 1) {
     const id = String(100 + s);
-    story.write({ op: 'create', id, name: `${id} via B`, instance: 'B', purpose: 'race', sentMs: s * 1000, answeredMs: s * 1000 + 50, status: 200 });
-    const lost = story.request({ op: 'create', id, name: `${id} via A`, instance: 'A', purpose: 'race', sentMs: s * 1000, answeredMs: s * 1000 + 100, status: 409 });
+    story.write({
+      op: 'create',
+      id,
+      name: `${id} via B`,
+      instance: 'B',
+      purpose: 'race',
+      sentMs: s * 1000,
+      answeredMs: s * 1000 + 50,
+      status: 200,
+    });
+    const lost = story.request({
+      op: 'create',
+      id,
+      name: `${id} via A`,
+      instance: 'A',
+      purpose: 'race',
+      sentMs: s * 1000,
+      answeredMs: s * 1000 + 100,
+      status: 409,
+    });
     if (landed) story.land(lost, s * 1000 + 80);
   }
   for (let s = 0; s <= 12; s += 1) story.poll('A', s * 1000 + 500, 200);
@@ -61,7 +86,10 @@ verdict('counts a write answered 409 after its event landed as one that went thr
 });
 
 verdict('still reports /readyz 200 while the only answers are 409s decided without writing', () => {
-  assert.equal(judge(racesLostBesideAStuckWrite(false).history()).readiness.map((problem) => [problem.instance, problem.kind]), [['A', 'ready while no write succeeds']]);
+  assert.equal(
+    judge(racesLostBesideAStuckWrite(false).history()).readiness.map((problem) => [problem.instance, problem.kind]),
+    [['A', 'ready while no write succeeds']],
+  );
 });
 
 verdict.run();

@@ -41,7 +41,10 @@ export interface RunVerdict {
 
 /** `P:O,...` without partitions at offset 0 (a read model has no cursor entry for an empty partition). */
 function nonEmpty(position: string): string {
-  return position.split(',').filter((entry) => entry !== '' && !entry.endsWith(':0')).join(',');
+  return position
+    .split(',')
+    .filter((entry) => entry !== '' && !entry.endsWith(':0'))
+    .join(',');
 }
 
 /**
@@ -56,8 +59,13 @@ export function liveWithoutKey(folded: FoldedTopic, unopened: readonly string[])
     if (last === undefined || last.nameAfter === undefined) continue;
     const create = [...events].reverse().find((event) => event.type === 'ReportCreated' && event.effective);
     if (create === undefined || !gone.has(`${create.partition}:${create.offset}`)) continue;
-    const story = events.map((event) => `${event.type === 'ReportCreated' ? 'create' : 'delete'} ${event.partition}:${event.offset}${event.effective ? '' : ' (void)'}${event.request ? ` by request ${event.request.seq} via ${event.request.instance} -> ${event.request.status}` : ''}`);
-    problems.push(`report ${id} is live, but its create at ${create.partition}:${create.offset} no longer opens (its key is not in the key topic): ${story.join('; ')}`);
+    const story = events.map(
+      (event) =>
+        `${event.type === 'ReportCreated' ? 'create' : 'delete'} ${event.partition}:${event.offset}${event.effective ? '' : ' (void)'}${event.request ? ` by request ${event.request.seq} via ${event.request.instance} -> ${event.request.status}` : ''}`,
+    );
+    problems.push(
+      `report ${id} is live, but its create at ${create.partition}:${create.offset} no longer opens (its key is not in the key topic): ${story.join('; ')}`,
+    );
   }
   return problems;
 }
@@ -65,10 +73,13 @@ export function liveWithoutKey(folded: FoldedTopic, unopened: readonly string[])
 function digestCheck(history: RunHistory, folded: FoldedTopic): DigestCheck {
   const fold = folded.digest;
   const problems: string[] = [...liveWithoutKey(folded, history.unopened ?? [])];
-  if (history.replayDigest !== fold) problems.push(`reports replay printed ${history.replayDigest}, the fresh fold gives ${fold}`);
+  if (history.replayDigest !== fold)
+    problems.push(`reports replay printed ${history.replayDigest}, the fresh fold gives ${fold}`);
   for (const stop of history.stops) {
-    if (stop.digest !== fold) problems.push(`instance ${stop.instance} stopped with digest ${stop.digest}, the fresh fold gives ${fold}`);
-    if (nonEmpty(stop.position) !== nonEmpty(history.topicEnd)) problems.push(`instance ${stop.instance} stopped at ${stop.position}, the topic ends at ${history.topicEnd}`);
+    if (stop.digest !== fold)
+      problems.push(`instance ${stop.instance} stopped with digest ${stop.digest}, the fresh fold gives ${fold}`);
+    if (nonEmpty(stop.position) !== nonEmpty(history.topicEnd))
+      problems.push(`instance ${stop.instance} stopped at ${stop.position}, the topic ends at ${history.topicEnd}`);
   }
   return { fold, replay: history.replayDigest, instances: history.stops, problems };
 }
@@ -91,7 +102,12 @@ export function judge(history: RunHistory): RunVerdict {
     unexplainedEvents: folded.unexplained.length,
     digests: digestCheck(history, folded),
     faults: availabilityPerFault(history.faults, history.endMs, history.requests, history.partitions),
-    readiness: readinessProblems(history.requests, history.polls, history.endMs, landedBeforeAnswer(history.requests, folded)),
+    readiness: readinessProblems(
+      history.requests,
+      history.polls,
+      history.endMs,
+      landedBeforeAnswer(history.requests, folded),
+    ),
     folded,
   };
 }
@@ -102,7 +118,11 @@ function landedBeforeAnswer(requests: readonly RequestRecord[], folded: FoldedTo
     const event = folded.byRequest.get(request.seq);
     return event !== undefined && event.landedMs <= request.answeredMs;
   };
-  return new Set(requests.filter((request) => (request.status === 409 || request.status === 404) && landed(request)).map((request) => request.seq));
+  return new Set(
+    requests
+      .filter((request) => (request.status === 409 || request.status === 404) && landed(request))
+      .map((request) => request.seq),
+  );
 }
 
 /** The report `id` ends with in the fold: its name, or undefined when it does not exist. */

@@ -25,7 +25,8 @@ export function authContract(logName: string, start: StartServer, nextId: () => 
   const routes: Route[] = [
     {
       label: 'POST /reports',
-      send: (server, headers) => server.request('/reports', { method: 'POST', token: null, json: reportBody(nextId(), 'auth'), headers }),
+      send: (server, headers) =>
+        server.request('/reports', { method: 'POST', token: null, json: reportBody(nextId(), 'auth'), headers }),
       accepted: 200,
     },
     {
@@ -45,14 +46,19 @@ export function authContract(logName: string, start: StartServer, nextId: () => 
   for (const route of routes) {
     const auth = serverSuite(`${logName}: ${route.label} authentication`, start, env);
 
-    auth('returns 401 with WWW-Authenticate Bearer realm="reports" when the Authorization header is missing', async ({ server }) => {
-      const response = await route.send(server, {});
-      await expectError(response, 401, /Authorization/);
-      expectChallenge(response, false);
-    });
+    auth(
+      'returns 401 with WWW-Authenticate Bearer realm="reports" when the Authorization header is missing',
+      async ({ server }) => {
+        const response = await route.send(server, {});
+        await expectError(response, 401, /Authorization/);
+        expectChallenge(response, false);
+      },
+    );
 
     auth('returns 401 for the Basic scheme', async ({ server }) => {
-      const response = await route.send(server, { Authorization: `Basic ${Buffer.from(`user:${TEST_TOKEN}`).toString('base64')}` });
+      const response = await route.send(server, {
+        Authorization: `Basic ${Buffer.from(`user:${TEST_TOKEN}`).toString('base64')}`,
+      });
       await expectError(response, 401, /Authorization/);
       expectChallenge(response, false);
     });
@@ -75,7 +81,8 @@ export function authContract(logName: string, start: StartServer, nextId: () => 
     });
 
     auth('accepts every one of several configured tokens', async ({ server }) => {
-      for (const token of [TEST_TOKEN, SECOND_TOKEN]) await expectAccepted(route, await route.send(server, bearer(token)));
+      for (const token of [TEST_TOKEN, SECOND_TOKEN])
+        await expectAccepted(route, await route.send(server, bearer(token)));
     });
 
     auth('accepts the token whose digest is configured as sha256:<hex>', async ({ server }) => {
@@ -92,7 +99,10 @@ export function authContract(logName: string, start: StartServer, nextId: () => 
   });
 
   order('returns 401, not 415, without a token and with a bad Content-Type', async ({ server }) => {
-    await expectError(await postJson(server, reportBody(nextId(), 'n'), { token: null, headers: { 'Content-Type': 'text/plain' } }), 401);
+    await expectError(
+      await postJson(server, reportBody(nextId(), 'n'), { token: null, headers: { 'Content-Type': 'text/plain' } }),
+      401,
+    );
   });
 
   order('returns 401, not 413, without a token and with a body over the limit', async ({ server }) => {
@@ -105,7 +115,11 @@ export function authContract(logName: string, start: StartServer, nextId: () => 
   });
 
   order('returns 415, not 400, for a bad Content-Type with a body that is not JSON', async ({ server }) => {
-    await expectError(await postJson(server, 'not json', { headers: { 'Content-Type': 'text/plain' } }), 415, /Content-Type/);
+    await expectError(
+      await postJson(server, 'not json', { headers: { 'Content-Type': 'text/plain' } }),
+      415,
+      /Content-Type/,
+    );
   });
 
   order('returns 415, not 413, for a bad Content-Type with a body over the limit', async ({ server }) => {

@@ -33,15 +33,18 @@ export function conditionalWritesContract(logName: string, start: StartServer, n
     assert.not.ok(server.projector.model.reports.has(id));
   });
 
-  remove('answers 412 naming If-Match when it names a stale version, writing nothing and keeping the report', async ({ server }) => {
-    const id = nextId();
-    await atVersionThree(server, id, 'kept');
-    const before = await logHead(server);
-    await expectError(await deleteIf(server, id, { 'If-Match': '"1"' }), 412, /If-Match/);
-    assert.is(await logHead(server), before);
-    assert.ok(server.projector.model.reports.has(id));
-    await expectNoContent(await deleteIf(server, id, { 'If-Match': '"1", "3"' }));
-  });
+  remove(
+    'answers 412 naming If-Match when it names a stale version, writing nothing and keeping the report',
+    async ({ server }) => {
+      const id = nextId();
+      await atVersionThree(server, id, 'kept');
+      const before = await logHead(server);
+      await expectError(await deleteIf(server, id, { 'If-Match': '"1"' }), 412, /If-Match/);
+      assert.is(await logHead(server), before);
+      assert.ok(server.projector.model.reports.has(id));
+      await expectNoContent(await deleteIf(server, id, { 'If-Match': '"1", "3"' }));
+    },
+  );
 
   remove('compares If-Match strongly: W/"1" is 412 for a report at "1"', async ({ server }) => {
     const id = nextId();
@@ -50,12 +53,15 @@ export function conditionalWritesContract(logName: string, start: StartServer, n
     assert.ok(server.projector.model.reports.has(id));
   });
 
-  remove('takes If-Match: * as "the report exists": 204 for a live report, 404 for an absent one', async ({ server }) => {
-    const id = nextId();
-    await expectReport(await postReport(server, id, 'any'), { name: 'any' });
-    await expectNoContent(await deleteIf(server, id, { 'If-Match': '*' }));
-    await expectError(await deleteIf(server, id, { 'If-Match': '*' }), 404, new RegExp(id));
-  });
+  remove(
+    'takes If-Match: * as "the report exists": 204 for a live report, 404 for an absent one',
+    async ({ server }) => {
+      const id = nextId();
+      await expectReport(await postReport(server, id, 'any'), { name: 'any' });
+      await expectNoContent(await deleteIf(server, id, { 'If-Match': '*' }));
+      await expectError(await deleteIf(server, id, { 'If-Match': '*' }), 404, new RegExp(id));
+    },
+  );
 
   remove('answers 404, not 412, to If-Match for a report that does not exist (RFC 9110 13.2.1)', async ({ server }) => {
     const id = nextId();
@@ -73,47 +79,59 @@ export function conditionalWritesContract(logName: string, start: StartServer, n
   });
 
   for (const value of ['1', '"1', '', 'W/1', '"1";"2"', '**']) {
-    remove(`returns 400 naming If-Match for the malformed value ${JSON.stringify(value)}, writing nothing`, async ({ server }) => {
-      const id = nextId();
-      await expectReport(await postReport(server, id, 'malformed'), { name: 'malformed' });
-      const before = await logHead(server);
-      await expectError(await deleteIf(server, id, { 'If-Match': value }), 400, /If-Match/);
-      assert.is(await logHead(server), before);
-    });
+    remove(
+      `returns 400 naming If-Match for the malformed value ${JSON.stringify(value)}, writing nothing`,
+      async ({ server }) => {
+        const id = nextId();
+        await expectReport(await postReport(server, id, 'malformed'), { name: 'malformed' });
+        const before = await logHead(server);
+        await expectError(await deleteIf(server, id, { 'If-Match': value }), 400, /If-Match/);
+        assert.is(await logHead(server), before);
+      },
+    );
   }
 
-  remove('gives a retry with the Idempotency-Key its first answer (204) though its If-Match is stale by then', async ({ server }) => {
-    const id = nextId();
-    await expectReport(await postReport(server, id, 'keyed'), { name: 'keyed' });
-    const headers = { 'If-Match': '"1"', 'Idempotency-Key': `conditional-${id}` };
-    await expectNoContent(await deleteIf(server, id, headers));
-    const before = await logHead(server);
-    await expectNoContent(await deleteIf(server, id, headers));
-    assert.is(await logHead(server), before);
-  });
+  remove(
+    'gives a retry with the Idempotency-Key its first answer (204) though its If-Match is stale by then',
+    async ({ server }) => {
+      const id = nextId();
+      await expectReport(await postReport(server, id, 'keyed'), { name: 'keyed' });
+      const headers = { 'If-Match': '"1"', 'Idempotency-Key': `conditional-${id}` };
+      await expectNoContent(await deleteIf(server, id, headers));
+      const before = await logHead(server);
+      await expectNoContent(await deleteIf(server, id, headers));
+      assert.is(await logHead(server), before);
+    },
+  );
 
-  remove('records no Idempotency-Key for a 412: the key stays free for the request that succeeds', async ({ server }) => {
-    const id = nextId();
-    await atVersionThree(server, id, 'keyed');
-    const key = `after-412-${id}`;
-    await expectError(await deleteIf(server, id, { 'If-Match': '"1"', 'Idempotency-Key': key }), 412);
-    assert.not.ok(server.projector.model.keys.has(key));
-    await expectError(await deleteIf(server, id, { 'If-Match': '"1"', 'Idempotency-Key': key }), 412);
-    await expectNoContent(await deleteIf(server, id, { 'If-Match': '"3"', 'Idempotency-Key': key }));
-  });
+  remove(
+    'records no Idempotency-Key for a 412: the key stays free for the request that succeeds',
+    async ({ server }) => {
+      const id = nextId();
+      await atVersionThree(server, id, 'keyed');
+      const key = `after-412-${id}`;
+      await expectError(await deleteIf(server, id, { 'If-Match': '"1"', 'Idempotency-Key': key }), 412);
+      assert.not.ok(server.projector.model.keys.has(key));
+      await expectError(await deleteIf(server, id, { 'If-Match': '"1"', 'Idempotency-Key': key }), 412);
+      await expectNoContent(await deleteIf(server, id, { 'If-Match': '"3"', 'Idempotency-Key': key }));
+    },
+  );
 
   remove.run();
 
   const create = serverSuite(`${logName}: POST /reports with If-Match and If-None-Match`, start);
 
-  create('answers as without it when If-Match names the current version: 200 for the same body, 409 for another', async ({ server }) => {
-    const id = nextId();
-    await expectReport(await postReport(server, id, 'same'), { name: 'same' });
-    const before = await logHead(server);
-    await expectReport(await postIf(server, id, 'same', { 'If-Match': '"1"' }), { name: 'same' });
-    await expectError(await postIf(server, id, 'other', { 'If-Match': '"1"' }), 409);
-    assert.is(await logHead(server), before);
-  });
+  create(
+    'answers as without it when If-Match names the current version: 200 for the same body, 409 for another',
+    async ({ server }) => {
+      const id = nextId();
+      await expectReport(await postReport(server, id, 'same'), { name: 'same' });
+      const before = await logHead(server);
+      await expectReport(await postIf(server, id, 'same', { 'If-Match': '"1"' }), { name: 'same' });
+      await expectError(await postIf(server, id, 'other', { 'If-Match': '"1"' }), 409);
+      assert.is(await logHead(server), before);
+    },
+  );
 
   create('answers 412, not 409 or 200, when If-Match names a stale version, writing nothing', async ({ server }) => {
     const id = nextId();
@@ -124,28 +142,42 @@ export function conditionalWritesContract(logName: string, start: StartServer, n
     assert.is(await logHead(server), before);
   });
 
-  create('answers 412 to If-Match for an absent report and creates nothing (If-Match needs a current report)', async ({ server }) => {
-    const id = nextId();
-    const before = await logHead(server);
-    await expectError(await postIf(server, id, 'never', { 'If-Match': '*' }), 412, /If-Match/);
-    await expectError(await postIf(server, id, 'never', { 'If-Match': '"1"' }), 412, /If-Match/);
-    assert.is(await logHead(server), before);
-    assert.not.ok(server.projector.model.reports.has(id));
-  });
+  create(
+    'answers 412 to If-Match for an absent report and creates nothing (If-Match needs a current report)',
+    async ({ server }) => {
+      const id = nextId();
+      const before = await logHead(server);
+      await expectError(await postIf(server, id, 'never', { 'If-Match': '*' }), 412, /If-Match/);
+      await expectError(await postIf(server, id, 'never', { 'If-Match': '"1"' }), 412, /If-Match/);
+      assert.is(await logHead(server), before);
+      assert.not.ok(server.projector.model.reports.has(id));
+    },
+  );
 
-  create('creates an absent report with If-None-Match: *, and answers 412 for an existing one whatever its body', async ({ server }) => {
-    const id = nextId();
-    await expectReport(await postIf(server, id, 'only once', { 'If-None-Match': '*' }), { name: 'only once' });
-    const before = await logHead(server);
-    await expectError(await postIf(server, id, 'only once', { 'If-None-Match': '*' }), 412, /If-None-Match/);
-    await expectError(await postIf(server, id, 'other', { 'If-None-Match': '*' }), 412, /If-None-Match/);
-    assert.is(await logHead(server), before);
-  });
+  create(
+    'creates an absent report with If-None-Match: *, and answers 412 for an existing one whatever its body',
+    async ({ server }) => {
+      const id = nextId();
+      await expectReport(await postIf(server, id, 'only once', { 'If-None-Match': '*' }), { name: 'only once' });
+      const before = await logHead(server);
+      await expectError(await postIf(server, id, 'only once', { 'If-None-Match': '*' }), 412, /If-None-Match/);
+      await expectError(await postIf(server, id, 'other', { 'If-None-Match': '*' }), 412, /If-None-Match/);
+      assert.is(await logHead(server), before);
+    },
+  );
 
   create('returns 400 naming If-Match for a malformed one, after the body is checked', async ({ server }) => {
     const id = nextId();
     await expectError(await postIf(server, id, 'malformed', { 'If-Match': 'abc' }), 400, /If-Match/);
-    await expectError(await server.request('/reports', { method: 'POST', json: '{"id": 1.5, "name": "x"}', headers: { 'If-Match': 'abc' } }), 400, /\bid\b/);
+    await expectError(
+      await server.request('/reports', {
+        method: 'POST',
+        json: '{"id": 1.5, "name": "x"}',
+        headers: { 'If-Match': 'abc' },
+      }),
+      400,
+      /\bid\b/,
+    );
   });
 
   create.run();

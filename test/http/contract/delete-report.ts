@@ -38,7 +38,16 @@ export function deleteReportContract(logName: string, start: StartServer, nextId
     await expectError(await deleteReport(server, id), 404, new RegExp(id));
   });
 
-  for (const raw of ['abc', '1.5', '+5', '1e3', '0x10', '9223372036854775808', '-9223372036854775809', '99999999999999999999']) {
+  for (const raw of [
+    'abc',
+    '1.5',
+    '+5',
+    '1e3',
+    '0x10',
+    '9223372036854775808',
+    '-9223372036854775809',
+    '99999999999999999999',
+  ]) {
     remove(`returns 400 naming the id for /reports/${raw}`, async ({ server }) => {
       await expectError(await deleteReport(server, raw), 400, /\bid\b/);
     });

@@ -6,7 +6,11 @@ import { expectError, expectNoContent, expectReport } from '../responses.js';
 import type { TestServer } from '../../helpers/server.js';
 
 const post = (server: TestServer, id: string, name: string, key?: string, tag?: string) =>
-  server.request('/reports', { method: 'POST', json: reportBody(id, name, tag), headers: key === undefined ? {} : { 'Idempotency-Key': key } });
+  server.request('/reports', {
+    method: 'POST',
+    json: reportBody(id, name, tag),
+    headers: key === undefined ? {} : { 'Idempotency-Key': key },
+  });
 const remove = (server: TestServer, id: string, key?: string) =>
   server.request(`/reports/${id}`, { method: 'DELETE', headers: key === undefined ? {} : { 'Idempotency-Key': key } });
 
@@ -46,17 +50,20 @@ export function idempotencyContract(logName: string, start: StartServer, nextId:
     await expectError(await remove(server, nextId(), key), 422);
   });
 
-  keys('an id deleted with a key can be created again without one; the old key\'s retry is told the report was deleted since', async ({ server }) => {
-    const [id, key] = [nextId(), distinctive('key')];
-    await expectReport(await post(server, id, 'before', key), { name: 'before' });
-    await expectNoContent(await remove(server, id, distinctive('key')));
-    await expectReport(await post(server, id, 'after'), { name: 'after' });
-    // The first key's report was deleted, its content erased: its retry is told so, and nothing is
-    // written or brought back.
-    const before = await logHead(server);
-    await expectError(await post(server, id, 'before', key), 409, /created report .* which has been deleted since/);
-    assert.is(await logHead(server), before);
-  });
+  keys(
+    "an id deleted with a key can be created again without one; the old key's retry is told the report was deleted since",
+    async ({ server }) => {
+      const [id, key] = [nextId(), distinctive('key')];
+      await expectReport(await post(server, id, 'before', key), { name: 'before' });
+      await expectNoContent(await remove(server, id, distinctive('key')));
+      await expectReport(await post(server, id, 'after'), { name: 'after' });
+      // The first key's report was deleted, its content erased: its retry is told so, and nothing is
+      // written or brought back.
+      const before = await logHead(server);
+      await expectError(await post(server, id, 'before', key), 409, /created report .* which has been deleted since/);
+      assert.is(await logHead(server), before);
+    },
+  );
 
   keys('concurrent retries with one key give one append and the same answer', async ({ server }) => {
     const [id, key] = [nextId(), distinctive('key')];
@@ -73,9 +80,18 @@ export function idempotencyContract(logName: string, start: StartServer, nextId:
     await Promise.all(responses.map((r) => r.arrayBuffer()));
   });
 
-  for (const [label, bad] of [['that is empty', ''], ['longer than 255 characters', 'k'.repeat(256)], ['with a space', 'a key'], ['with a non-ASCII character', 'clé']] as const) {
+  for (const [label, bad] of [
+    ['that is empty', ''],
+    ['longer than 255 characters', 'k'.repeat(256)],
+    ['with a space', 'a key'],
+    ['with a non-ASCII character', 'clé'],
+  ] as const) {
     keys(`returns 400 naming Idempotency-Key for a key ${label}`, async ({ server }) => {
-      const response = await server.request('/reports', { method: 'POST', json: reportBody(nextId(), 'x'), headers: { 'Idempotency-Key': bad } });
+      const response = await server.request('/reports', {
+        method: 'POST',
+        json: reportBody(nextId(), 'x'),
+        headers: { 'Idempotency-Key': bad },
+      });
       await expectError(response, 400, /Idempotency-Key/);
     });
   }

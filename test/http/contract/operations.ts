@@ -27,7 +27,16 @@ export function operationsContract(logName: string, start: StartServer, nextId: 
     });
   }
 
-  for (const path of ['/', '/report', '/reportsx', '/reports/1/extra', '/REPORTS', '/reports/', '/reports/1/', '/Healthz']) {
+  for (const path of [
+    '/',
+    '/report',
+    '/reportsx',
+    '/reports/1/extra',
+    '/REPORTS',
+    '/reports/',
+    '/reports/1/',
+    '/Healthz',
+  ]) {
     routing(`returns 404 naming the path for ${path}`, async ({ server }) => {
       await expectError(await server.request(path), 404, /path/);
     });
@@ -77,7 +86,10 @@ export function operationsContract(logName: string, start: StartServer, nextId: 
     assert.match(text, /^http_requests_total\{method="GET",route="\/reports\/:id",status="200"\} [1-9]/m);
     assert.match(text, /^http_requests_total\{method="GET",route="\/reports\/:id",status="304"\} [1-9]/m);
     assert.match(text, /^http_requests_total\{method="HEAD",route="\/reports\/:id",status="200"\} [1-9]/m);
-    assert.match(text, /^http_request_duration_seconds_bucket\{le="[^"]+",method="POST",route="\/reports",status="200"\} /m);
+    assert.match(
+      text,
+      /^http_request_duration_seconds_bucket\{le="[^"]+",method="POST",route="\/reports",status="200"\} /m,
+    );
   });
 
   metrics('reports log append latency, projection lag and read-model size', async ({ server }) => {
@@ -89,33 +101,55 @@ export function operationsContract(logName: string, start: StartServer, nextId: 
     assert.match(text, /^reports_read_model_reports [1-9]\d*$/m);
   });
 
-  metrics("carries the runtime's process_* and nodejs_* series: CPU, memory, heap, event-loop lag, GC", async ({ server }) => {
-    const text = await scrape(await server.request('/metrics'));
-    const runtime = ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'process_open_fds', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_gc_duration_seconds'];
-    for (const name of runtime) assert.match(text, new RegExp(`^# TYPE ${name} `, 'm'), name);
-    assert.match(text, /^process_resident_memory_bytes [1-9]\d*$/m);
-  });
+  metrics(
+    "carries the runtime's process_* and nodejs_* series: CPU, memory, heap, event-loop lag, GC",
+    async ({ server }) => {
+      const text = await scrape(await server.request('/metrics'));
+      const runtime = [
+        'process_cpu_seconds_total',
+        'process_resident_memory_bytes',
+        'process_open_fds',
+        'nodejs_heap_size_used_bytes',
+        'nodejs_eventloop_lag_p99_seconds',
+        'nodejs_gc_duration_seconds',
+      ];
+      for (const name of runtime) assert.match(text, new RegExp(`^# TYPE ${name} `, 'm'), name);
+      assert.match(text, /^process_resident_memory_bytes [1-9]\d*$/m);
+    },
+  );
 
-  metrics('names no version of the runtime while it needs no token (nodejs_version_info is left out)', async ({ server }) => {
-    const text = await scrape(await server.request('/metrics', { token: null }));
-    assert.not.match(text, 'nodejs_version_info');
-    assert.not.match(text, process.version);
-  });
+  metrics(
+    'names no version of the runtime while it needs no token (nodejs_version_info is left out)',
+    async ({ server }) => {
+      const text = await scrape(await server.request('/metrics', { token: null }));
+      assert.not.match(text, 'nodejs_version_info');
+      assert.not.match(text, process.version);
+    },
+  );
 
   metrics("keeps every series on the app's own registry, none on prom-client's global one", async ({ server }) => {
     await scrape(await server.request('/metrics'));
-    assert.equal(globalRegistry.getMetricsAsArray().map((metric) => metric.name), []);
+    assert.equal(
+      globalRegistry.getMetricsAsArray().map((metric) => metric.name),
+      [],
+    );
   });
 
   metrics('contains no report id, name, tag, token or path that requests carried', async ({ server }) => {
     const id = nextId();
-    const [name, tag, badToken, path] = [distinctive('name'), distinctive('tag'), distinctive('token'), distinctive('/path')];
+    const [name, tag, badToken, path] = [
+      distinctive('name'),
+      distinctive('tag'),
+      distinctive('token'),
+      distinctive('/path'),
+    ];
     await expectReport(await postReport(server, id, name, tag), { name, tag });
     await expectReport(await server.request(`/reports/${id}`), { name, tag });
     await expectError(await deleteReport(server, nextId(), { token: badToken }), 401);
     await expectError(await server.request(path), 404);
     const text = await scrape(await server.request('/metrics'));
-    for (const secret of [id, name, tag, badToken, TEST_TOKEN, path]) assert.not.ok(text.includes(secret), `metrics contain ${secret}`);
+    for (const secret of [id, name, tag, badToken, TEST_TOKEN, path])
+      assert.not.ok(text.includes(secret), `metrics contain ${secret}`);
   });
 
   metrics.run();

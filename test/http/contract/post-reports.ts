@@ -1,6 +1,15 @@
 // POST /reports: creation, retries, conflicts and the field rules (README, "Using it").
 import * as assert from 'uvu/assert';
-import { claim, deleteReport, logHead, postJson, postReport, reportBody, serverSuite, type StartServer } from '../requests.js';
+import {
+  claim,
+  deleteReport,
+  logHead,
+  postJson,
+  postReport,
+  reportBody,
+  serverSuite,
+  type StartServer,
+} from '../requests.js';
 import { expectError, expectNoContent, expectReport } from '../responses.js';
 import { openedReport } from '../../helpers/opened.js';
 
@@ -31,7 +40,10 @@ export function postReportsContract(logName: string, start: StartServer, nextId:
 
   create('ignores unknown properties and does not echo them', async ({ server }) => {
     const id = nextId();
-    await expectReport(await postJson(server, reportBody(id, 'extra', 'x', { colour: 'red', nested: { id: 5 } })), { name: 'extra', tag: 'x' });
+    await expectReport(await postJson(server, reportBody(id, 'extra', 'x', { colour: 'red', nested: { id: 5 } })), {
+      name: 'extra',
+      tag: 'x',
+    });
     const before = await logHead(server);
     await expectReport(await postReport(server, id, 'extra', 'x'), { name: 'extra', tag: 'x' });
     assert.is(await logHead(server), before, 'the retry without the unknown properties must be the same report');
@@ -93,12 +105,16 @@ export function postReportsContract(logName: string, start: StartServer, nextId:
   });
 
   create('accepts Content-Type application/json; charset=utf-8', async ({ server }) => {
-    const response = await postJson(server, reportBody(nextId(), 'charset'), { headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+    const response = await postJson(server, reportBody(nextId(), 'charset'), {
+      headers: { 'Content-Type': 'application/json; charset=utf-8' },
+    });
     await expectReport(response, { name: 'charset' });
   });
 
   create('returns 415 naming Content-Type for text/plain', async ({ server }) => {
-    const response = await postJson(server, reportBody(nextId(), 'plain'), { headers: { 'Content-Type': 'text/plain' } });
+    const response = await postJson(server, reportBody(nextId(), 'plain'), {
+      headers: { 'Content-Type': 'text/plain' },
+    });
     await expectError(response, 415, /Content-Type/);
   });
 

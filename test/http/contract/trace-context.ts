@@ -37,7 +37,9 @@ export function traceContextContract(logName: string, start: StartServer, nextId
 
   traced('a create with traceparent and tracestate writes both into its event unchanged', async ({ server }) => {
     const id = nextId();
-    await expectReport(await post(server, id, { traceparent: TRACEPARENT, tracestate: TRACESTATE }), { name: 'traced' });
+    await expectReport(await post(server, id, { traceparent: TRACEPARENT, tracestate: TRACESTATE }), {
+      name: 'traced',
+    });
     const [event] = await eventsFor(server, id);
     assert.is(event?.traceparent, TRACEPARENT);
     assert.is(event?.tracestate, TRACESTATE);
@@ -46,9 +48,17 @@ export function traceContextContract(logName: string, start: StartServer, nextId
   traced('a delete with a traceparent writes it into the ReportDeleted event', async ({ server }) => {
     const id = nextId();
     await expectReport(await post(server, id, {}), { name: 'traced' });
-    await expectNoContent(await server.request(`/reports/${id}`, { method: 'DELETE', headers: { traceparent: TRACEPARENT } }));
+    await expectNoContent(
+      await server.request(`/reports/${id}`, { method: 'DELETE', headers: { traceparent: TRACEPARENT } }),
+    );
     const events = await eventsFor(server, id);
-    assert.equal(events.map((event) => [event.type, event.traceparent]), [['ReportCreated', undefined], ['ReportDeleted', TRACEPARENT]]);
+    assert.equal(
+      events.map((event) => [event.type, event.traceparent]),
+      [
+        ['ReportCreated', undefined],
+        ['ReportDeleted', TRACEPARENT],
+      ],
+    );
   });
 
   traced('a request without a traceparent writes an event without trace attributes', async ({ server }) => {
@@ -59,7 +69,13 @@ export function traceContextContract(logName: string, start: StartServer, nextId
 
   traced('an invalid traceparent is ignored, with its tracestate: 200 and no trace attributes', async ({ server }) => {
     const id = nextId();
-    await expectReport(await post(server, id, { traceparent: '00-00000000000000000000000000000000-00f067aa0ba902b7-01', tracestate: TRACESTATE }), { name: 'traced' });
+    await expectReport(
+      await post(server, id, {
+        traceparent: '00-00000000000000000000000000000000-00f067aa0ba902b7-01',
+        tracestate: TRACESTATE,
+      }),
+      { name: 'traced' },
+    );
     assertNoTraceAttributes(await eventsFor(server, id));
   });
 
@@ -72,8 +88,13 @@ export function traceContextContract(logName: string, start: StartServer, nextId
 
   traced('two traceparent headers are ambiguous and ignored', async ({ server }) => {
     const id = nextId();
-    const headers = new Headers([['traceparent', TRACEPARENT], ['traceparent', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01']]);
-    await expectReport(await server.request('/reports', { method: 'POST', json: reportBody(id, 'traced'), headers }), { name: 'traced' });
+    const headers = new Headers([
+      ['traceparent', TRACEPARENT],
+      ['traceparent', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'],
+    ]);
+    await expectReport(await server.request('/reports', { method: 'POST', json: reportBody(id, 'traced'), headers }), {
+      name: 'traced',
+    });
     const [event] = await eventsFor(server, id);
     assert.not.ok(event && 'traceparent' in event);
   });

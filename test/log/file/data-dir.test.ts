@@ -33,7 +33,18 @@ files('creates the data directory 0700 and the log and lock files 0600', async (
 
 files('creates the snapshots directory 0700 and its snapshots 0600', async ({ dir }) => {
   const snapshots = snapshotDir(dir);
-  const path = await writeSnapshot(snapshots, testSnapshot({ log: 'file:x', cursor: new Map(), events: 0, createdAt: new Date(0).toISOString(), reports: new Map(), keys: new Map(), anchors: new Map() }));
+  const path = await writeSnapshot(
+    snapshots,
+    testSnapshot({
+      log: 'file:x',
+      cursor: new Map(),
+      events: 0,
+      createdAt: new Date(0).toISOString(),
+      reports: new Map(),
+      keys: new Map(),
+      anchors: new Map(),
+    }),
+  );
   assert.is(await modeOf(snapshots), 0o700);
   assert.is(await modeOf(path), 0o600);
 });
@@ -56,7 +67,10 @@ files('the server makes an existing data directory of mode 0755 private at start
   try {
     assert.is(await modeOf(dir), 0o700);
     const warning = server.logLines().find((line) => line['level'] === 40 && line['dataDir'] === dir);
-    assert.equal([warning?.['msg'], warning?.['mode']], ['the data directory was open to group or others; made it 0700', '0755']);
+    assert.equal(
+      [warning?.['msg'], warning?.['mode']],
+      ['the data directory was open to group or others; made it 0700', '0755'],
+    );
   } finally {
     await server.close();
   }

@@ -38,7 +38,10 @@ reader('sees records the writer appends after it opened, in read and in head', a
   await writer.append([message('1'), message('2')]);
   assert.equal(await log.head(), new Map([[0, 2]]));
   const records = await collect(readRecords(log, new Map()));
-  assert.equal(records.map((r) => r.key), ['1', '2']);
+  assert.equal(
+    records.map((r) => r.key),
+    ['1', '2'],
+  );
   await log.close();
 });
 

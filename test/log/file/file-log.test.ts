@@ -50,8 +50,18 @@ fileLog('keeps every record, key, value and timestamp across close and reopen', 
   const second = await openFileLog({ dir, logger: quiet() });
   const after = await collect(readRecords(second, new Map()));
   assert.equal(after, before);
-  assert.equal(after.map((r) => [r.key, r.value.toString('utf8'), r.position.offset]), [['1', 'one', 0], ['-2', 'two', 1], ['1', 'three', 2]]);
-  assert.equal(after.map((r) => r.timestampMs), [1_700_000_000_001, 1_700_000_000_001, 1_700_000_000_002]);
+  assert.equal(
+    after.map((r) => [r.key, r.value.toString('utf8'), r.position.offset]),
+    [
+      ['1', 'one', 0],
+      ['-2', 'two', 1],
+      ['1', 'three', 2],
+    ],
+  );
+  assert.equal(
+    after.map((r) => r.timestampMs),
+    [1_700_000_000_001, 1_700_000_000_001, 1_700_000_000_002],
+  );
   await second.close();
 });
 
@@ -72,7 +82,10 @@ fileLog('logs how many records it found when opening', async ({ dir }) => {
   const { logger, lines } = memoryLogger();
   const second = await openFileLog({ dir, logger });
   await second.close();
-  assert.ok(lines().some((line) => line['msg'] === 'opened the embedded event log' && line['records'] === 2), JSON.stringify(lines()));
+  assert.ok(
+    lines().some((line) => line['msg'] === 'opened the embedded event log' && line['records'] === 2),
+    JSON.stringify(lines()),
+  );
 });
 
 fileLog('reads records larger than one read chunk', async ({ dir }) => {
@@ -80,10 +93,16 @@ fileLog('reads records larger than one read chunk', async ({ dir }) => {
   const big = 'x'.repeat(1024 * 1024 + 17);
   await log.append([message('1', 'small'), message('2', big), message('3', 'after')]);
   const read = await collect(readRecords(log, new Map()));
-  assert.equal(read.map((r) => r.value.length), [5, big.length, 5]);
+  assert.equal(
+    read.map((r) => r.value.length),
+    [5, big.length, 5],
+  );
   await log.close();
   const reopened = await openFileLog({ dir, logger: quiet() });
-  assert.equal((await collect(readRecords(reopened, new Map([[0, 1]])))).map((r) => r.key), ['2', '3']);
+  assert.equal(
+    (await collect(readRecords(reopened, new Map([[0, 1]])))).map((r) => r.key),
+    ['2', '3'],
+  );
   await reopened.close();
 });
 
@@ -144,24 +163,33 @@ groupCommit('has every acknowledged append in the file when it resolves', async 
     await log.append([message('9', value)]);
     sizes.push((await stat(join(dir, 'events.log'))).size);
   }
-  assert.ok(sizes[0]! > FILE_MAGIC.length && sizes[0]! < sizes[1]! && sizes[1]! < sizes[2]!, `sizes ${sizes.join(', ')}`);
+  assert.ok(
+    sizes[0]! > FILE_MAGIC.length && sizes[0]! < sizes[1]! && sizes[1]! < sizes[2]!,
+    `sizes ${sizes.join(', ')}`,
+  );
   await log.close();
 });
 
-groupCommit('writes its batches through a descriptor whose writes are on disk when they return (O_DSYNC)', async ({ dir }) => {
-  const path = join(await realpath(dir), 'events.log');
-  const log = await openFileLog({ dir, logger: quiet() });
-  try {
-    await log.append([message('1', 'a')]);
-    const writers = descriptorsOf(path);
-    assert.ok(writers.length > 0, `no descriptor of this process is open on ${path}`);
-    // Every descriptor on the log is synchronized, so whichever one a batch goes through is durable.
-    assert.equal(writers.filter((fd) => !hasSynchronizedWrites(fd)), []);
-  } finally {
-    await log.close();
-  }
-  assert.equal(descriptorsOf(path), [], 'close releases the descriptor');
-});
+groupCommit(
+  'writes its batches through a descriptor whose writes are on disk when they return (O_DSYNC)',
+  async ({ dir }) => {
+    const path = join(await realpath(dir), 'events.log');
+    const log = await openFileLog({ dir, logger: quiet() });
+    try {
+      await log.append([message('1', 'a')]);
+      const writers = descriptorsOf(path);
+      assert.ok(writers.length > 0, `no descriptor of this process is open on ${path}`);
+      // Every descriptor on the log is synchronized, so whichever one a batch goes through is durable.
+      assert.equal(
+        writers.filter((fd) => !hasSynchronizedWrites(fd)),
+        [],
+      );
+    } finally {
+      await log.close();
+    }
+    assert.equal(descriptorsOf(path), [], 'close releases the descriptor');
+  },
+);
 
 groupCommit('drops an append whose signal aborted while an earlier batch was being written', async ({ dir }) => {
   const log = await openFileLog({ dir, logger: quiet() });
@@ -175,7 +203,10 @@ groupCommit('drops an append whose signal aborted while an earlier batch was bei
   assert.equal(await first, [{ partition: 0, offset: 0 }]);
   assert.instance(await dropped, DOMException);
   assert.equal(await kept, [{ partition: 0, offset: 1 }]);
-  assert.equal((await collect(readRecords(log, new Map()))).map((r) => r.key), ['1', '3']);
+  assert.equal(
+    (await collect(readRecords(log, new Map()))).map((r) => r.key),
+    ['1', '3'],
+  );
   await log.close();
 });
 

@@ -1,8 +1,18 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { decodeFrame, encodeFrame, frameBytesAt, FRAME_HEADER_BYTES, MAX_PAYLOAD_BYTES } from '../../../src/log/file/frames.js';
+import {
+  decodeFrame,
+  encodeFrame,
+  frameBytesAt,
+  FRAME_HEADER_BYTES,
+  MAX_PAYLOAD_BYTES,
+} from '../../../src/log/file/frames.js';
 
-const content = { key: '-9223372036854775808', value: Buffer.from([0, 1, 2, 0xfe, 0xff]), timestampMs: 1_714_564_800_123 };
+const content = {
+  key: '-9223372036854775808',
+  value: Buffer.from([0, 1, 2, 0xfe, 0xff]),
+  timestampMs: 1_714_564_800_123,
+};
 
 const frames = suite('encodeFrame / decodeFrame');
 frames('decodes exactly what was encoded', () => {
@@ -20,14 +30,17 @@ frames('decodes a frame that starts inside a larger buffer', () => {
   assert.is(frameBytesAt(both, first.length, both.length), second.length);
   assert.is(decodeFrame(both, first.length).value.toString(), 'second');
 });
-frames('gives the value as a view of the buffer it was read from, not a copy (a fold copies nothing per record)', () => {
-  const frame = encodeFrame(content);
-  const decoded = decodeFrame(frame, 0);
-  assert.ok(decoded.value.equals(content.value));
-  assert.is(decoded.value.buffer, frame.buffer);
-  frame.fill(0);
-  assert.not.ok(decoded.value.equals(content.value), 'the view sees the buffer change');
-});
+frames(
+  'gives the value as a view of the buffer it was read from, not a copy (a fold copies nothing per record)',
+  () => {
+    const frame = encodeFrame(content);
+    const decoded = decodeFrame(frame, 0);
+    assert.ok(decoded.value.equals(content.value));
+    assert.is(decoded.value.buffer, frame.buffer);
+    frame.fill(0);
+    assert.not.ok(decoded.value.equals(content.value), 'the view sees the buffer change');
+  },
+);
 frames.run();
 
 const check = suite('frameBytesAt');

@@ -33,7 +33,10 @@ interface Racer {
 }
 
 function spawnRacer(): Racer {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', RACER_SCRIPT], { env: { ...process.env, LOCK_URL }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', RACER_SCRIPT], {
+    env: { ...process.env, LOCK_URL },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   return { child, lines: createInterface({ input: child.stdout }) };
 }
 
@@ -61,7 +64,10 @@ race('five processes racing for a stale lock: exactly one holds it, in each of 5
       // Stale: a generation naming a dead pid.
       await writeFile(join(trialDir, 'LOCK.4'), JSON.stringify({ pid: 999_999_999, startTime: '1' }));
       const answers = await Promise.all(racers.map((racer) => ask(racer, `lock ${trialDir}`)));
-      assert.ok(answers.every((answer) => answer === 'held' || answer === 'refused'), answers.join(','));
+      assert.ok(
+        answers.every((answer) => answer === 'held' || answer === 'refused'),
+        answers.join(','),
+      );
       holders.push(answers.filter((answer) => answer === 'held').length);
       await Promise.all(racers.map((racer) => ask(racer, 'release')));
     }
@@ -71,34 +77,44 @@ race('five processes racing for a stale lock: exactly one holds it, in each of 5
   }
 });
 
-race('five processes racing for the lock of a zombie (exited, never reaped): exactly one holds it, in each of 20 trials', async ({ dir }) => {
-  const zombie = await makeZombie();
-  const racers = Array.from({ length: 5 }, spawnRacer);
-  try {
-    const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
-    const lockOfZombie = JSON.stringify({ pid: zombie.pid, startTime: await processStartTime(zombie.pid), bootId });
-    const holders: number[] = [];
-    for (let trial = 0; trial < 20; trial += 1) {
-      const trialDir = join(dir, String(trial));
-      await mkdir(trialDir);
-      await writeFile(join(trialDir, 'LOCK.2'), lockOfZombie);
-      const answers = await Promise.all(racers.map((racer) => ask(racer, `lock ${trialDir}`)));
-      assert.ok(answers.every((answer) => answer === 'held' || answer === 'refused'), answers.join(','));
-      holders.push(answers.filter((answer) => answer === 'held').length);
-      await Promise.all(racers.map((racer) => ask(racer, 'release')));
+race(
+  'five processes racing for the lock of a zombie (exited, never reaped): exactly one holds it, in each of 20 trials',
+  async ({ dir }) => {
+    const zombie = await makeZombie();
+    const racers = Array.from({ length: 5 }, spawnRacer);
+    try {
+      const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+      const lockOfZombie = JSON.stringify({ pid: zombie.pid, startTime: await processStartTime(zombie.pid), bootId });
+      const holders: number[] = [];
+      for (let trial = 0; trial < 20; trial += 1) {
+        const trialDir = join(dir, String(trial));
+        await mkdir(trialDir);
+        await writeFile(join(trialDir, 'LOCK.2'), lockOfZombie);
+        const answers = await Promise.all(racers.map((racer) => ask(racer, `lock ${trialDir}`)));
+        assert.ok(
+          answers.every((answer) => answer === 'held' || answer === 'refused'),
+          answers.join(','),
+        );
+        holders.push(answers.filter((answer) => answer === 'held').length);
+        await Promise.all(racers.map((racer) => ask(racer, 'release')));
+      }
+      assert.equal(holders, Array(20).fill(1));
+    } finally {
+      for (const { child } of racers) child.kill('SIGKILL');
+      await zombie.reap();
     }
-    assert.equal(holders, Array(20).fill(1));
-  } finally {
-    for (const { child } of racers) child.kill('SIGKILL');
-    await zombie.reap();
-  }
-});
+  },
+);
 
 race('a stale lock naming pid 1 does not block the only process of a container (pid 1 itself)', async ({ dir }) => {
   await writeFile(join(dir, 'LOCK.1'), JSON.stringify({ pid: 1 }));
   // unshare -fp: a new pid namespace, where this node process is pid 1 (as in a container).
   const script = `const { lockDir } = await import(${JSON.stringify(LOCK_URL)}); await lockDir(${JSON.stringify(dir)}); console.log('held by pid', process.pid);`;
-  const { stdout } = await promisify(execFile)('unshare', ['-fp', '--mount-proc', process.execPath, '--input-type=module', '-e', script], { timeout: GUARD_MS });
+  const { stdout } = await promisify(execFile)(
+    'unshare',
+    ['-fp', '--mount-proc', process.execPath, '--input-type=module', '-e', script],
+    { timeout: GUARD_MS },
+  );
   assert.is(stdout.trim(), 'held by pid 1');
 });
 

@@ -154,18 +154,24 @@ lock('takes over a lock naming a live process that did not write it', async (con
   await log.close();
 });
 
-lock('takes over a lock whose writer is a zombie (exited, never reaped), though its pid and start time still match', async ({ dir }) => {
-  const zombie = await makeZombie();
-  try {
-    const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
-    await writeFile(join(dir, 'LOCK.5'), JSON.stringify({ pid: zombie.pid, startTime: await processStartTime(zombie.pid), bootId }));
-    const log = await openFileLog({ dir, logger: quiet() });
-    assert.is((await holder(dir)).pid, process.pid);
-    await log.close();
-  } finally {
-    await zombie.reap();
-  }
-});
+lock(
+  'takes over a lock whose writer is a zombie (exited, never reaped), though its pid and start time still match',
+  async ({ dir }) => {
+    const zombie = await makeZombie();
+    try {
+      const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim();
+      await writeFile(
+        join(dir, 'LOCK.5'),
+        JSON.stringify({ pid: zombie.pid, startTime: await processStartTime(zombie.pid), bootId }),
+      );
+      const log = await openFileLog({ dir, logger: quiet() });
+      assert.is((await holder(dir)).pid, process.pid);
+      await log.close();
+    } finally {
+      await zombie.reap();
+    }
+  },
+);
 
 lock('still refuses a lock whose writer runs, named by the same pid, start time and boot id', async (context) => {
   const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
@@ -189,7 +195,11 @@ lock('takes over a lock generation whose content is not a lock', async ({ dir })
   await writeFile(join(dir, 'LOCK.9'), 'not json');
   const log = await openFileLog({ dir, logger: quiet() });
   assert.is((await holder(dir)).pid, process.pid);
-  assert.equal((await readdir(dir)).filter((name) => name.startsWith('LOCK')), ['LOCK.10'], 'the older generations are removed');
+  assert.equal(
+    (await readdir(dir)).filter((name) => name.startsWith('LOCK')),
+    ['LOCK.10'],
+    'the older generations are removed',
+  );
   await log.close();
 });
 

@@ -63,7 +63,12 @@ const tornCases: readonly [string, (context: Context) => Promise<void>, number, 
   ['a last record cut mid-frame', (c) => truncate(c.path, end(c, 2) - 5), 2, 2],
   ['a last record cut inside its frame header', (c) => truncate(c.path, start(c, 2) + 3), 2, 2],
   ['zeros written after the last frame', (c) => appendFile(c.path, Buffer.alloc(4096)), 3, 3],
-  ['garbage written after the last frame', (c) => appendFile(c.path, Buffer.from('\u0000\u0000\u0001\u0000not a frame at all, just bytes'.repeat(20))), 3, 3],
+  [
+    'garbage written after the last frame',
+    (c) => appendFile(c.path, Buffer.from('\u0000\u0000\u0001\u0000not a frame at all, just bytes'.repeat(20))),
+    3,
+    3,
+  ],
 ];
 
 for (const [what, damage, keptRecords, cutAtRecord] of tornCases) {
@@ -77,7 +82,10 @@ for (const [what, damage, keptRecords, cutAtRecord] of tornCases) {
     assert.is(warning['bytePosition'], cutAt);
     assert.is(warning['recordOffset'], keptRecords);
     assert.is((await stat(context.path)).size, cutAt);
-    assert.equal((await collect(readRecords(log, new Map()))).map((r) => r.key), ['0', '1', '2'].slice(0, keptRecords));
+    assert.equal(
+      (await collect(readRecords(log, new Map()))).map((r) => r.key),
+      ['0', '1', '2'].slice(0, keptRecords),
+    );
     await log.close();
   });
 }
@@ -94,7 +102,10 @@ torn('logs nothing at warn level for an intact log', async (context) => {
   const { logger, lines } = memoryLogger();
   const log = await openFileLog({ dir: context.dir, logger });
   await log.close();
-  assert.equal(lines().filter((line) => Number(line['level']) >= 40), []);
+  assert.equal(
+    lines().filter((line) => Number(line['level']) >= 40),
+    [],
+  );
 });
 
 torn('treats damage inside the last record as a torn tail', async (context) => {

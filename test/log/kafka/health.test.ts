@@ -54,7 +54,10 @@ health('logs each change of availability once, when the probe reports', () => {
   writes.settled(1, true, 3_100);
   health.report();
   health.report();
-  assert.equal(lines().map(({ msg }) => msg), ['the Kafka event log became unavailable', 'the Kafka event log is available again']);
+  assert.equal(
+    lines().map(({ msg }) => msg),
+    ['the Kafka event log became unavailable', 'the Kafka event log is available again'],
+  );
 });
 
 health('a refusal wins over everything and is logged once by itself', () => {

@@ -10,7 +10,12 @@ const test = suite('confirming the leader a head was read from');
 /** Each replica's answer: the leader it names, or an error; `never` holds forever (a paused broker). */
 type Answer = number | Error | 'never';
 
-function confirm(leader: number, replicas: number[], answers: Record<number, Answer>, minInsyncReplicas = 2): Promise<string> {
+function confirm(
+  leader: number,
+  replicas: number[],
+  answers: Record<number, Answer>,
+  minInsyncReplicas = 2,
+): Promise<string> {
   const asked: number[] = [];
   return confirmLeader({
     partition: 0,
@@ -26,7 +31,8 @@ function confirm(leader: number, replicas: number[], answers: Record<number, Ans
     },
   }).then(
     () => `confirmed (asked ${asked.join(',')})`,
-    (error: unknown) => (error instanceof DeposedLeaderError ? `deposed: ${error.named} named` : `failed: ${(error as Error).message}`),
+    (error: unknown) =>
+      error instanceof DeposedLeaderError ? `deposed: ${error.named} named` : `failed: ${(error as Error).message}`,
   );
 }
 
@@ -43,7 +49,10 @@ test('an old leader back from isolation that still names itself does not refuse 
 });
 
 test('refused when too few replicas answer to confirm', async () => {
-  assert.match(await confirm(1, [1, 2, 3], { 2: new Error('connection refused'), 3: new Error('connection refused') }), /^failed: too few replicas of partition 0 answered/);
+  assert.match(
+    await confirm(1, [1, 2, 3], { 2: new Error('connection refused'), 3: new Error('connection refused') }),
+    /^failed: too few replicas of partition 0 answered/,
+  );
 });
 
 test('with min.insync.replicas 1 every other replica must agree', async () => {

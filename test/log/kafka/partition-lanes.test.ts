@@ -1,6 +1,11 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { AppendTimeoutError, LogOverloadedError, type LogMessage, type LogPosition } from '../../../src/log/event-log.js';
+import {
+  AppendTimeoutError,
+  LogOverloadedError,
+  type LogMessage,
+  type LogPosition,
+} from '../../../src/log/event-log.js';
 import { PartitionLanes, type LaneFlush } from '../../../src/log/kafka/partition-lanes.js';
 import { rejection } from '../../helpers/async.js';
 
@@ -30,7 +35,8 @@ const lanes = suite('PartitionLanes');
 lanes('a partition whose produce request never returns holds only its own appends', async () => {
   const requests: Array<{ partition: number; keys: string[] }> = [];
   const counting = countingFlush(requests);
-  const flush: LaneFlush = (partition, appends) => (partition === 0 ? new Promise<LogPosition[][]>(() => undefined) : counting(partition, appends));
+  const flush: LaneFlush = (partition, appends) =>
+    partition === 0 ? new Promise<LogPosition[][]>(() => undefined) : counting(partition, appends);
   const lanes = new PartitionLanes({ partitions: 3, partitionOf, flush });
   const stuck = lanes.add([message('0:a')], { timeoutMs: 50 });
   assert.equal(await lanes.add([message('1:b')]), [{ partition: 1, offset: 0 }]);
@@ -43,7 +49,10 @@ lanes('appends that wait for the same lane go in one request, in arrival order',
   const lanes = new PartitionLanes({ partitions: 2, partitionOf, flush: countingFlush(requests) });
   const answers = await Promise.all(['1:a', '1:b', '1:c'].map((key) => lanes.add([message(key)])));
   assert.equal(answers, [[{ partition: 1, offset: 0 }], [{ partition: 1, offset: 1 }], [{ partition: 1, offset: 2 }]]);
-  assert.equal(requests, [{ partition: 1, keys: ['1:a'] }, { partition: 1, keys: ['1:b', '1:c'] }]);
+  assert.equal(requests, [
+    { partition: 1, keys: ['1:a'] },
+    { partition: 1, keys: ['1:b', '1:c'] },
+  ]);
 });
 
 lanes('an append over several partitions gets its positions back in the order of its messages', async () => {
@@ -57,9 +66,10 @@ lanes('an append over several partitions gets its positions back in the order of
   ]);
 });
 
-lanes('caps the appends waiting in each lane, so a stuck partition does not take the others\' room', async () => {
+lanes("caps the appends waiting in each lane, so a stuck partition does not take the others' room", async () => {
   const counting = countingFlush([]);
-  const flush: LaneFlush = (partition, appends) => (partition === 0 ? new Promise<LogPosition[][]>(() => undefined) : counting(partition, appends));
+  const flush: LaneFlush = (partition, appends) =>
+    partition === 0 ? new Promise<LogPosition[][]>(() => undefined) : counting(partition, appends);
   const lanes = new PartitionLanes({ partitions: 2, partitionOf, flush, maxPendingPerLane: 2 });
   // The first is taken into the stuck flush; two more wait; the fourth is refused.
   const waiting = ['0:a', '0:b', '0:c'].map((key) => lanes.add([message(key)], { timeoutMs: 100 }));

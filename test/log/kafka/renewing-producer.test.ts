@@ -74,7 +74,13 @@ test('after a failed send, the next goes out on a new, connected producer, and t
   await settled();
   const lost = new Error('connection closed');
   made[0]?.pending[0]?.reject(lost);
-  assert.is(await failing.then(() => 'sent', () => 'failed'), 'failed');
+  assert.is(
+    await failing.then(
+      () => 'sent',
+      () => 'failed',
+    ),
+    'failed',
+  );
   const next = producer.send(record('b'));
   await settled();
   assert.is(made.length, 2);
@@ -94,7 +100,13 @@ test('the failed producer is disconnected only once its other sends in flight ha
   const failing = producer.send(record('a'));
   await settled();
   made[0]?.pending[1]?.reject(new Error('timed out'));
-  assert.is(await failing.then(() => 'sent', () => 'failed'), 'failed');
+  assert.is(
+    await failing.then(
+      () => 'sent',
+      () => 'failed',
+    ),
+    'failed',
+  );
   await settled();
   assert.is(made[0]?.disconnects, 0, 'a send was still in flight on it');
   made[0]?.pending[0]?.resolve(written);
@@ -107,7 +119,13 @@ test('the failed producer is disconnected only once its other sends in flight ha
 test('a send kafkajs answers without one of its partitions renews the producer, and its answer is passed on as it came', async () => {
   const { producer, made, renewedBy } = renewing();
   await producer.connect();
-  const toTwo: ProducerRecord = { topic: 't', messages: [{ value: 'a', partition: 0 }, { value: 'b', partition: 2 }] };
+  const toTwo: ProducerRecord = {
+    topic: 't',
+    messages: [
+      { value: 'a', partition: 0 },
+      { value: 'b', partition: 2 },
+    ],
+  };
   const skipped = producer.send(toTwo);
   await settled();
   // What kafkajs resolves when its metadata lists no leader for partition 2: that partition left out.
@@ -128,7 +146,13 @@ test('a send kafkajs answers without one of its partitions renews the producer, 
 test('an answer for every partition sent to is passed on as it came', async () => {
   const { producer, made } = renewing();
   await producer.connect();
-  const sent = producer.send({ topic: 't', messages: [{ value: 'a', partition: 1 }, { value: 'b', partition: 1 }] });
+  const sent = producer.send({
+    topic: 't',
+    messages: [
+      { value: 'a', partition: 1 },
+      { value: 'b', partition: 1 },
+    ],
+  });
   await settled();
   const answer: RecordMetadata[] = [{ topicName: 't', partition: 1, errorCode: 0, baseOffset: '3' }];
   made[0]?.pending[0]?.resolve(answer);
@@ -143,9 +167,18 @@ test('disconnect disconnects the producer in use and those still retiring', asyn
   const failing = producer.send(record('a'));
   await settled();
   made[0]?.pending[1]?.reject(new Error('timed out'));
-  assert.is(await failing.then(() => 'sent', () => 'failed'), 'failed');
+  assert.is(
+    await failing.then(
+      () => 'sent',
+      () => 'failed',
+    ),
+    'failed',
+  );
   await producer.disconnect();
-  assert.equal(made.map((each) => each.disconnects), [1, 1]);
+  assert.equal(
+    made.map((each) => each.disconnects),
+    [1, 1],
+  );
 });
 
 test.run();

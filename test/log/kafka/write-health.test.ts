@@ -25,22 +25,28 @@ verdict('is stuck once a request has waited longer than the stuck interval with 
   assert.is(stuck.kind, 'stuck');
   assert.match((stuck as { reason: string }).reason, /1 of 3 partitions/);
 });
-verdict('stays answering while other partitions are answered, though one is stuck (a paused leader holds only its partitions)', () => {
-  const health = fresh();
-  health.sent(0, 0);
-  for (let t = 100; t <= 10_000; t += 100) {
-    health.sent(1, t - 5);
-    health.settled(1, true, t);
-  }
-  assert.equal(health.verdict(10_000), { kind: 'answering' });
-});
-verdict('is stuck when every request sent since the stuck one waits, though an older one was answered meanwhile (judged in the order sent)', () => {
-  const health = fresh();
-  health.sent(0, 0);
-  health.sent(1, 1000);
-  health.settled(0, true, 2900);
-  assert.is(health.verdict(3001).kind, 'stuck');
-});
+verdict(
+  'stays answering while other partitions are answered, though one is stuck (a paused leader holds only its partitions)',
+  () => {
+    const health = fresh();
+    health.sent(0, 0);
+    for (let t = 100; t <= 10_000; t += 100) {
+      health.sent(1, t - 5);
+      health.settled(1, true, t);
+    }
+    assert.equal(health.verdict(10_000), { kind: 'answering' });
+  },
+);
+verdict(
+  'is stuck when every request sent since the stuck one waits, though an older one was answered meanwhile (judged in the order sent)',
+  () => {
+    const health = fresh();
+    health.sent(0, 0);
+    health.sent(1, 1000);
+    health.settled(0, true, 2900);
+    assert.is(health.verdict(3001).kind, 'stuck');
+  },
+);
 verdict('is not stuck when a request sent after the waiting one was answered, however long ago', () => {
   const health = fresh();
   health.sent(0, 0);
@@ -58,7 +64,11 @@ verdict('is unreplicated when the probe saw no partition with a leader and enoug
   const health = fresh();
   health.probed([{ partitionId: 0, leader: -1, isr: [] }, { partitionId: 1, leader: 2, isr: [2] }, replicated(2)]);
   assert.equal(health.verdict(0), { kind: 'idle' });
-  health.probed([{ partitionId: 0, leader: -1, isr: [] }, { partitionId: 1, leader: 2, isr: [2] }, { partitionId: 2, leader: 3, isr: [3] }]);
+  health.probed([
+    { partitionId: 0, leader: -1, isr: [] },
+    { partitionId: 1, leader: 2, isr: [2] },
+    { partitionId: 2, leader: 3, isr: [3] },
+  ]);
   assert.equal(health.verdict(0).kind, 'unreplicated');
   health.probed([0, 1, 2].map(replicated));
   assert.equal(health.verdict(0), { kind: 'idle' });
