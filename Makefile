@@ -21,7 +21,7 @@ run: build-src
 test: install
 	npm test
 
-## lint: type-aware linting of src/, projections/ and test/ (typescript-eslint); `make test` runs it first
+## lint: type-aware linting of src/, projections/ and test/ (typescript-eslint) and the formatting check (Prettier); `make test` runs it first
 lint: install
 	npm run lint
 
