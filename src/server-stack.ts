@@ -1,7 +1,7 @@
 // What a server opens in its data directory or log, and can open again: the event log, the key
 // store, the snapshot, the projector and the app over them (server.ts keeps the tokens and the
 // HTTP listener, which outlive it). When the embedded log finds its file system read-only
-// (log/file/read-only.ts) the whole of it is closed, letting go of every file so that an operator
+// (data-dir/read-only.ts) the whole of it is closed, letting go of every file so that an operator
 // can unmount, check and mount the file system again; meanwhile every request but /healthz answers
 // 503; once a probe file can be written there it is opened again as at a start, which checks the
 // files as a start does (a torn tail cut, the key store against the log).
@@ -19,7 +19,7 @@ import { checkNewestKeyHeld, sweepBound, sweepOrphanKeys } from './keys/key-upke
 import { openKeyStore } from './keys/open-key-store.js';
 import { hasResumableScan } from './log/capabilities.js';
 import type { EventLog } from './log/event-log.js';
-import { dirWritable, isReadOnlyError, WRITABLE_POLL_MS } from './log/file/read-only.js';
+import { dirWritable, isReadOnlyError, WRITABLE_POLL_MS } from './data-dir/read-only.js';
 import { EVENT_LOG_NAME } from './log/file/file-log.js';
 import { openEventLog, type FileLogHooks } from './log/open-log.js';
 import { stateDigest } from './projector/fold-log.js';

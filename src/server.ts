@@ -35,7 +35,7 @@ import { SERVICE_VERSION } from './version.js';
 import { FeedHub } from './feed/feed-hub.js';
 import type { CommitListener } from './log/capabilities.js';
 import { logKind } from './log/positions.js';
-import { makePrivate } from './log/file/data-dir.js';
+import { makePrivate } from './data-dir/data-dir.js';
 import { Closers } from './closers.js';
 import { Restartable, type StackParts, type StackWiring } from './server-stack.js';
 

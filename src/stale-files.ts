@@ -5,7 +5,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { currentOwner, ownerAlive } from './log/file/lock-owner.js';
+import { currentOwner, ownerAlive } from './data-dir/lock-owner.js';
 
 export interface Removed {
   readonly files: number;

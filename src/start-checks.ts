@@ -6,7 +6,7 @@ import { lookup } from 'node:dns/promises';
 import { access, constants } from 'node:fs/promises';
 import { createServer, isIP } from 'node:net';
 import { settingError, type Config } from './config.js';
-import { ensurePrivateDir, foreignOwner } from './log/file/data-dir.js';
+import { ensurePrivateDir, foreignOwner } from './data-dir/data-dir.js';
 
 const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 

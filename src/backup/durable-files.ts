@@ -1,7 +1,7 @@
 // Files of a backup and of a restore, made durable before anything depends on them: a copy of a
 // range of bytes, written and fsynced (with a progress callback), and a small file written whole.
 import { open, type FileHandle } from 'node:fs/promises';
-import { PRIVATE_FILE_MODE } from '../log/file/data-dir.js';
+import { PRIVATE_FILE_MODE } from '../data-dir/data-dir.js';
 
 const COPY_CHUNK_BYTES = 4 * 1024 * 1024;
 

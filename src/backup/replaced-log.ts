@@ -8,7 +8,7 @@
 import { link, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { syncDir } from '../log/file/data-dir.js';
+import { syncDir } from '../data-dir/data-dir.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
 import { LOG_FILE } from '../log/file/log-generation.js';
 import { readRecords } from '../log/record-batches.js';

@@ -14,14 +14,13 @@
 import { rename, rm } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { startProgress } from '../cli/progress.js';
-import type { CliIo } from '../cli/usage.js';
+import type { ToolRun } from '../tool-run.js';
 import type { SealedCounts } from '../history/rewrite-history.js';
 import { KEYS_FILE } from '../keys/key-file.js';
 import { NO_KEYS } from '../keys/key-store.js';
 import { readKeyTable } from '../keys/key-tables.js';
 import type { SlotTable } from '../keys/slot-table.js';
-import { ensurePrivateDir, STAGING_DIR, syncDir } from '../log/file/data-dir.js';
+import { ensurePrivateDir, STAGING_DIR, syncDir } from '../data-dir/data-dir.js';
 import { DataDirLockedError, lockDir, type DirLock } from '../log/file/lock.js';
 import { installGeneration } from '../log/file/log-generation.js';
 import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
@@ -40,7 +39,7 @@ export interface RestoreOptions {
   readonly dataDir: string;
   /** The `source` of the ReportDeleted events a restore writes for deletions made since the backup. */
   readonly eventSource: string;
-  readonly io: CliIo;
+  readonly run: ToolRun;
   readonly logger: Logger;
 }
 
@@ -80,14 +79,14 @@ async function lockForRestore(dataDir: string): Promise<DirLock> {
   });
 }
 
-export async function restoreBackup({ src, dataDir, eventSource, io, logger }: RestoreOptions): Promise<Restored> {
+export async function restoreBackup({ src, dataDir, eventSource, run, logger }: RestoreOptions): Promise<Restored> {
   const source = resolve(src);
   await refuseInsideDataDir(source, dataDir, 'restore from');
   const manifest = await readManifest(source);
   const lock = await lockForRestore(dataDir);
   try {
     const backupKeys = await keysOfBackup(source, manifest);
-    const verified = await verifyBackupDir(source, io, logger, backupKeys ?? NO_KEYS);
+    const verified = await verifyBackupDir(source, run, logger, backupKeys ?? NO_KEYS);
     checkAgainstManifest(source, manifest, verified);
     await ensureRoom(dataDir, manifest.bytes, LOG_RESERVE_BYTES);
     await removeStaleFiles(
@@ -109,14 +108,14 @@ export async function restoreBackup({ src, dataDir, eventSource, io, logger }: R
       backupKeys,
       currentKeys: await readKeyTable(dataDir),
       eventSource,
-      io,
+      run,
       logger,
     });
     try {
       const previousLog = await keepReplacedLog(dataDir, logger);
       // A snapshot of a history with content in the clear holds that content.
       const snapshot = totalSealed(staged.sealed) === 0 ? manifest.snapshot : null;
-      await install(staged, dataDir, snapshot === null ? undefined : join(snapshotDir(source), snapshot), io);
+      await install(staged, dataDir, snapshot === null ? undefined : join(snapshotDir(source), snapshot), run);
       return {
         manifest,
         records: staged.records,
@@ -173,7 +172,12 @@ function checkAgainstManifest(source: string, manifest: BackupManifest, verified
  * it holds every key of the old log too, so a restore killed between the two renames leaves the
  * old log with keys that open it.
  */
-async function install(staged: StagedRestore, dataDir: string, snapshot: string | undefined, io: CliIo): Promise<void> {
+async function install(
+  staged: StagedRestore,
+  dataDir: string,
+  snapshot: string | undefined,
+  run: ToolRun,
+): Promise<void> {
   await rename(join(staged.dir, KEYS_FILE), join(dataDir, KEYS_FILE));
   await syncDir(dataDir);
   await rm(snapshotDir(dataDir), { recursive: true, force: true });
@@ -184,23 +188,23 @@ async function install(staged: StagedRestore, dataDir: string, snapshot: string 
   const name = basename(snapshot);
   // Under a temporary name, as the server writes its own: a start removes it if this is killed.
   const temporary = join(snapshots, `${name}.${process.pid}.tmp`);
-  await copyFile(snapshot, temporary, io);
+  await copyFile(snapshot, temporary, run);
   await rename(temporary, join(snapshots, name));
   await syncDir(snapshots);
 }
 
 /** Copies a whole file durably; with `records`, a progress bar in records on a terminal (by the share of bytes copied). */
-async function copyFile(from: string, to: string, io: CliIo, records = 0): Promise<void> {
+async function copyFile(from: string, to: string, run: ToolRun, records = 0): Promise<void> {
   const file = await openRegularFile(from);
   try {
     const bytes = (await file.stat()).size;
-    const progress = startProgress(io, 'restore', records);
+    const progress = run.progress('restore', records);
     await copyDurably(
       file,
       bytes,
       to,
       (copied) => progress.update(Math.floor((records * copied) / Math.max(bytes, 1))),
-      io.signal,
+      run.signal,
     );
     progress.stop();
   } finally {

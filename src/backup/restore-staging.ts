@@ -12,8 +12,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { encodeEvent } from '../../projections/codec.js';
-import { startProgress } from '../cli/progress.js';
-import type { CliIo } from '../cli/usage.js';
+import type { ToolRun } from '../tool-run.js';
 import { foldedDigest } from '../history/folded-digest.js';
 import { analyseHistory } from '../history/plain-fates.js';
 import { rewriteHistory, type SealedCounts } from '../history/rewrite-history.js';
@@ -25,7 +24,7 @@ import { mergeKeyTables } from '../keys/merged-keys.js';
 import { recordedDeletions } from '../keys/recorded-deletions.js';
 import type { SlotTable } from '../keys/slot-table.js';
 import type { LogMessage } from '../log/event-log.js';
-import { PRIVATE_DIR_MODE, stagingDir } from '../log/file/data-dir.js';
+import { PRIVATE_DIR_MODE, stagingDir } from '../data-dir/data-dir.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
 import { createLogGeneration } from '../log/file/log-generation.js';
 import { stateDigest } from '../projector/fold-log.js';
@@ -44,7 +43,7 @@ export interface StageOptions {
   readonly currentKeys: SlotTable | undefined;
   /** The `source` of the ReportDeleted events the restore writes (REPORTS_EVENT_SOURCE). */
   readonly eventSource: string;
-  readonly io: CliIo;
+  readonly run: ToolRun;
   readonly logger: Logger;
 }
 
@@ -80,24 +79,24 @@ export async function stageRestore(options: StageOptions): Promise<StagedRestore
 async function stageLog(
   dir: string,
   keys: FileKeyStore,
-  { source, verified, backupKeys, currentKeys, eventSource, io, logger }: StageOptions,
+  { source, verified, backupKeys, currentKeys, eventSource, run, logger }: StageOptions,
 ): Promise<StagedRestore> {
   const record = recordedDeletions([currentKeys, backupKeys].filter((table) => table !== undefined));
   const again = deletedSince(verified.model.reports, record);
   const log = await openFileLogReader({ dir: source, logger });
   let sealed: SealedCounts;
   try {
-    const { fates } = await analyseHistory(log, { signal: io.signal });
+    const { fates } = await analyseHistory(log, { signal: run.signal });
     for (const { id, version, key } of again) if (key === undefined) fates.markDeleted(id, version + 1);
     const target = await createLogGeneration(dir);
-    const progress = startProgress(io, 'restore', verified.records);
+    const progress = run.progress('restore', verified.records);
     sealed = await rewriteHistory({
       source: log,
       target,
       keys,
       fates,
       tail: deletes(again, eventSource),
-      signal: io.signal,
+      signal: run.signal,
       onProgress: (records) => progress.update(records),
     }).catch(async (error: unknown) => {
       await target.abandon();
@@ -108,14 +107,14 @@ async function stageLog(
   } finally {
     await log.close();
   }
-  io.signal.throwIfAborted();
+  run.signal.throwIfAborted();
   await keys.recordDeletions(
     again.flatMap(({ id, version, key }) => (key === undefined ? [] : [{ reportId: id, version: version + 1, key }])),
   );
   // What the staged log must fold to: the backup's state without the reports deleted again.
   for (const { id } of again) verified.model.reports.delete(id);
   const expected = `sha256:${stateDigest(verified.model.reports, await keys.lookup())}`;
-  const folded = await foldedDigest(dir, () => keys.lookup(), logger, { signal: io.signal });
+  const folded = await foldedDigest(dir, () => keys.lookup(), logger, { signal: run.signal });
   const records = verified.records + again.length;
   if (folded.digest !== expected || folded.model.counts.records !== records)
     throw new BackupError(

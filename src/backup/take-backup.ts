@@ -14,9 +14,8 @@
 import { mkdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { startProgress } from '../cli/progress.js';
-import type { CliIo } from '../cli/usage.js';
-import { ensurePrivateDir, PRIVATE_DIR_MODE, syncDir } from '../log/file/data-dir.js';
+import type { ToolRun } from '../tool-run.js';
+import { ensurePrivateDir, PRIVATE_DIR_MODE, syncDir } from '../data-dir/data-dir.js';
 import { FILE_MAGIC } from '../log/file/frames.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
 import { checkMagic, CorruptLogError, scanFrames } from '../log/file/recovery.js';
@@ -43,7 +42,7 @@ const CATCH_UP_ROUNDS = 5;
 export interface BackupOptions {
   readonly dataDir: string;
   readonly dest: string;
-  readonly io: CliIo;
+  readonly run: ToolRun;
   readonly logger: Logger;
 }
 
@@ -74,7 +73,7 @@ async function reserveAt(dataDir: string, parent: string): Promise<number> {
   return data.dev === target.dev ? LOG_RESERVE_BYTES : 0;
 }
 
-export async function takeBackup({ dataDir, dest, io, logger }: BackupOptions): Promise<TakenBackup> {
+export async function takeBackup({ dataDir, dest, run, logger }: BackupOptions): Promise<TakenBackup> {
   const target = resolve(dest);
   const parent = dirname(target);
   if (
@@ -100,13 +99,13 @@ export async function takeBackup({ dataDir, dest, io, logger }: BackupOptions): 
   try {
     const reserveBytes = await reserveAt(dataDir, parent);
     await mkdir(partial, { mode: PRIVATE_DIR_MODE });
-    const copy = (): Promise<CopiedLog> => copyLogAndKeys({ source, path, dataDir, partial, io, reserveBytes });
+    const copy = (): Promise<CopiedLog> => copyLogAndKeys({ source, path, dataDir, partial, run, reserveBytes });
     const first = await copy();
     await copyUsableSnapshot(dataDir, partial, logger, reserveBytes);
     const { prefix, keys, verified } = await untilKeysAgree(
       first,
       copy,
-      (table) => verifyBackupDir(partial, io, logger, table ?? NO_KEYS),
+      (table) => verifyBackupDir(partial, run, logger, table ?? NO_KEYS),
       logger,
     );
     const backupKeys = keys === undefined ? null : await writeBackupKeys(partial, keys, verified.model.reports);
@@ -158,14 +157,14 @@ async function copyLogAndKeys({
   path,
   dataDir,
   partial,
-  io,
+  run,
   reserveBytes,
 }: {
   source: FileHandle;
   path: string;
   dataDir: string;
   partial: string;
-  io: CliIo;
+  run: ToolRun;
   reserveBytes: number;
 }): Promise<CopiedLog> {
   const prefix = await durablePrefix(source, path);
@@ -173,7 +172,7 @@ async function copyLogAndKeys({
   const target = join(partial, 'events.log');
   await rm(target, { force: true });
   await ensureRoom(dirname(partial), prefix.bytes + (keys?.slots ?? 0) * SLOT_BYTES, reserveBytes);
-  await copyPrefix(source, prefix, target, io);
+  await copyPrefix(source, prefix, target, run);
   return { prefix, keys };
 }
 
@@ -236,9 +235,9 @@ async function copyPrefix(
   source: FileHandle,
   { bytes, starts }: { bytes: number; starts: readonly number[] },
   target: string,
-  io: CliIo,
+  run: ToolRun,
 ): Promise<void> {
-  const progress = startProgress(io, 'backup', starts.length);
+  const progress = run.progress('backup', starts.length);
   let records = 0;
   await copyDurably(
     source,
@@ -248,7 +247,7 @@ async function copyPrefix(
       while (records < starts.length && (starts[records] as number) < copied) records += 1;
       progress.update(records);
     },
-    io.signal,
+    run.signal,
   );
   progress.stop();
 }

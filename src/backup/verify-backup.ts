@@ -6,8 +6,8 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { checkFrames, checkRecords, type Findings } from '../cli/log-checks.js';
-import type { CliIo } from '../cli/usage.js';
+import { checkFrames, checkRecords, type Findings } from '../verify/log-checks.js';
+import type { ToolRun } from '../tool-run.js';
 import { NO_KEYS, type KeyLookup } from '../keys/key-store.js';
 import { cursorTotal, type EventLog } from '../log/event-log.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
@@ -35,7 +35,7 @@ export interface VerifiedBackup {
 /** Throws BackupError naming the first problem of the log; a snapshot that does not check out is reported, not thrown. */
 export async function verifyBackupDir(
   dir: string,
-  io: CliIo,
+  run: ToolRun,
   logger: Logger,
   keys: KeyLookup = NO_KEYS,
 ): Promise<VerifiedBackup> {
@@ -44,8 +44,8 @@ export async function verifyBackupDir(
   const log = await openFileLogReader({ dir, logger });
   try {
     const findings: Findings = { records: 0, voidEvents: 0, problems: 0 };
-    const model = await checkRecords(log, true, io, findings);
-    io.signal.throwIfAborted();
+    const model = await checkRecords(log, true, run, findings);
+    run.signal.throwIfAborted();
     if (findings.first)
       throw new BackupError(
         `${join(dir, 'events.log')}: ${findings.problems} problem(s); the first at ${findings.first.position}: ${findings.first.reason}`,

@@ -5,6 +5,7 @@ import { takeBackup } from '../backup/take-backup.js';
 import { formatCursor } from '../log/positions.js';
 import { toolLogger } from './tool-log.js';
 import { UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
+import { toolRun } from './progress.js';
 
 export const backupCommand = {
   name: 'backup',
@@ -31,7 +32,7 @@ export async function runBackup(parsed: ParsedCommand, io: CliIo): Promise<numbe
   const backup = await takeBackup({
     dataDir: config.dataDir,
     dest: parsed.positionals[0] as string,
-    io,
+    run: toolRun(io),
     logger: toolLogger(io, config),
   });
   io.stdout.write(

@@ -1,4 +1,4 @@
-// The check of sealed content that `reports verify` adds to those of the log (log-checks.ts): every
+// The check of sealed content that `reports verify` adds to those of the log (verify/log-checks.ts): every
 // live report whose content is sealed has its key in the key store, the key opens its box, and the
 // digest kept with the key is that of what it opens (the state digest reads it). A problem names
 // the report and the key id, never the content.

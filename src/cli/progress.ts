@@ -1,12 +1,8 @@
 // A progress bar with rate and ETA (cli-progress) when stdout is a terminal; nothing otherwise,
 // so piped output stays clean.
 import cliProgress from 'cli-progress';
+import type { Progress, ToolRun } from '../tool-run.js';
 import type { CliIo } from './usage.js';
-
-export interface Progress {
-  update(done: number): void;
-  stop(): void;
-}
 
 export function startProgress(io: CliIo, label: string, total: number): Progress {
   if (!io.stdout.isTTY || total === 0) return { update: () => undefined, stop: () => undefined };
@@ -32,4 +28,9 @@ export function startProgress(io: CliIo, label: string, total: number): Progress
       bar.stop();
     },
   };
+}
+
+/** What the tools' long operations are handed from the command line: its interrupt, and bars on a terminal. */
+export function toolRun(io: CliIo): ToolRun {
+  return { signal: io.signal, progress: (label, total) => startProgress(io, label, total) };
 }

@@ -7,6 +7,7 @@ import { formatCursor } from '../log/positions.js';
 import { checkDataDirUser } from '../start-checks.js';
 import { toolLogger } from './tool-log.js';
 import { UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
+import { toolRun } from './progress.js';
 
 export const restoreCommand = {
   name: 'restore',
@@ -39,7 +40,7 @@ export async function runRestore(parsed: ParsedCommand, io: CliIo): Promise<numb
     src,
     dataDir: config.dataDir,
     eventSource: config.eventSource,
-    io,
+    run: toolRun(io),
     logger: toolLogger(io, config),
   });
   const { manifest, deletedAgain, sealed } = restored;

@@ -5,6 +5,7 @@ import { loadConfig } from '../config.js';
 import { sealHistory } from '../history/seal-history.js';
 import { toolLogger } from './tool-log.js';
 import { UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
+import { toolRun } from './progress.js';
 
 export const sealHistoryCommand = {
   name: 'seal-history',
@@ -29,7 +30,7 @@ export async function runSealHistory(_parsed: ParsedCommand, io: CliIo): Promise
       sealHistoryCommand.usage,
     );
   const started = performance.now();
-  const result = await sealHistory({ dataDir: config.dataDir, io, logger: toolLogger(io, config) });
+  const result = await sealHistory({ dataDir: config.dataDir, run: toolRun(io), logger: toolLogger(io, config) });
   const seconds = (performance.now() - started) / 1000;
   const { sealed } = result;
   io.stdout.write(

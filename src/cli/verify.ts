@@ -7,7 +7,8 @@ import type { ReadModel } from '../read-model/read-model.js';
 import { pause } from '../pause.js';
 import { KEY_WRITE_GRACE_MS } from './event-keys.js';
 import { checkContentKeys, type ContentFindings } from './key-checks.js';
-import { checkFrames, checkRecords, type Findings } from './log-checks.js';
+import { checkFrames, checkRecords, type Findings } from '../verify/log-checks.js';
+import { toolRun } from './progress.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
 import type { CliIo, CommandSpec, ParsedCommand } from './usage.js';
 
@@ -43,7 +44,9 @@ export async function runVerify(parsed: ParsedCommand, io: CliIo): Promise<numbe
     const log = await openToolLog(config, logger);
     let model: ReadModel;
     try {
-      model = await checkRecords(log, config.kafka === undefined, io, findings);
+      model = await checkRecords(log, config.kafka === undefined, toolRun(io), findings, (line) =>
+        io.stderr.write(`${line}\n`),
+      );
     } finally {
       await log.close();
     }

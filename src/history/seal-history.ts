@@ -10,10 +10,9 @@
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { startProgress } from '../cli/progress.js';
-import type { CliIo } from '../cli/usage.js';
+import type { ToolRun } from '../tool-run.js';
 import { openFileKeyStore, type FileKeyStore } from '../keys/file-key-store.js';
-import { PRIVATE_DIR_MODE, stagingDir, syncDir } from '../log/file/data-dir.js';
+import { PRIVATE_DIR_MODE, stagingDir, syncDir } from '../data-dir/data-dir.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
 import type { FileLog } from '../log/file/file-log.js';
 import { DataDirLockedError, lockDir, type DirLock } from '../log/file/lock.js';
@@ -26,7 +25,7 @@ import { rewriteHistory, type SealedCounts } from './rewrite-history.js';
 
 export interface SealHistoryOptions {
   readonly dataDir: string;
-  readonly io: CliIo;
+  readonly run: ToolRun;
   readonly logger: Logger;
 }
 
@@ -65,12 +64,12 @@ async function lockForRewrite(dataDir: string): Promise<DirLock> {
 
 /** Runs `work` with a progress bar of `total` records on a terminal. */
 async function phase<T>(
-  io: CliIo,
+  run: ToolRun,
   label: string,
   total: number,
   work: (onProgress: (records: number) => void) => Promise<T>,
 ): Promise<T> {
-  const progress = startProgress(io, label, total);
+  const progress = run.progress(label, total);
   try {
     return await work((records) => progress.update(records));
   } finally {
@@ -78,7 +77,7 @@ async function phase<T>(
   }
 }
 
-export async function sealHistory({ dataDir, io, logger }: SealHistoryOptions): Promise<SealedHistory> {
+export async function sealHistory({ dataDir, run, logger }: SealHistoryOptions): Promise<SealedHistory> {
   const lock = await lockForRewrite(dataDir);
   try {
     // Opened first: it removes what an earlier run that was killed left, before this one stages anything.
@@ -86,7 +85,7 @@ export async function sealHistory({ dataDir, io, logger }: SealHistoryOptions): 
     try {
       const log = await openFileLogReader({ dir: dataDir, logger });
       try {
-        return await sealOpened({ dataDir, log, keys, io, logger });
+        return await sealOpened({ dataDir, log, keys, run, logger });
       } finally {
         await log.close();
       }
@@ -102,14 +101,14 @@ interface Opened {
   readonly dataDir: string;
   readonly log: FileLog;
   readonly keys: FileKeyStore;
-  readonly io: CliIo;
+  readonly run: ToolRun;
   readonly logger: Logger;
 }
 
-async function sealOpened({ dataDir, log, keys, io, logger }: Opened): Promise<SealedHistory> {
+async function sealOpened({ dataDir, log, keys, run, logger }: Opened): Promise<SealedHistory> {
   const records = (await log.head()).get(0) ?? 0;
-  const { signal } = io;
-  const { model, fates } = await phase(io, 'read', records, (onProgress) =>
+  const { signal } = run;
+  const { model, fates } = await phase(run, 'read', records, (onProgress) =>
     analyseHistory(log, { signal, onProgress }),
   );
   signal.throwIfAborted();
@@ -120,7 +119,7 @@ async function sealOpened({ dataDir, log, keys, io, logger }: Opened): Promise<S
   await mkdir(staging, { mode: PRIVATE_DIR_MODE });
   try {
     const target = await createLogGeneration(staging);
-    const sealed = await phase(io, 'seal', records, (onProgress) =>
+    const sealed = await phase(run, 'seal', records, (onProgress) =>
       rewriteHistory({ source: log, target, keys, fates, signal, onProgress }),
     ).catch(async (error: unknown) => {
       await target.abandon();
@@ -128,7 +127,7 @@ async function sealOpened({ dataDir, log, keys, io, logger }: Opened): Promise<S
     });
     await target.finish();
     signal.throwIfAborted();
-    const after = await phase(io, 'verify', records, (onProgress) =>
+    const after = await phase(run, 'verify', records, (onProgress) =>
       foldedDigest(staging, () => keys.lookup(), logger, { signal, onProgress }),
     );
     if (after.digest !== digest || after.model.counts.records !== records) {

@@ -5,7 +5,7 @@ import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file/data-dir.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../data-dir/data-dir.js';
 import { readAt } from '../log/file/read-at.js';
 import {
   encodeHeader,

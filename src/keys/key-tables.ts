@@ -3,7 +3,7 @@
 // as a file of its own (header, then every slot in order, synced) that a store then opens.
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PRIVATE_FILE_MODE } from '../log/file/data-dir.js';
+import { PRIVATE_FILE_MODE } from '../data-dir/data-dir.js';
 import { KEYS_FILE } from './key-file.js';
 import { encodeHeader, HEADER_BYTES, headerProblem, SLOT_BYTES, writeSlot, type SlotContent } from './key-slots.js';
 import { KeyStoreDamagedError } from './key-store-errors.js';

@@ -10,7 +10,7 @@
 // the trip through the pool saved is CPU on the event loop's core, once a group commit of the log
 // (docs/performance.md). The callback API of node:fs, as the log's.
 import { fdatasync, write } from 'node:fs';
-import type { DurableFile } from '../log/file/durable-write.js';
+import type { DurableFile } from '../data-dir/durable-write.js';
 import { slotPosition } from './key-slots.js';
 import type { SlotRun } from './slot-plan.js';
 

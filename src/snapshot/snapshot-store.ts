@@ -4,7 +4,7 @@
 // else is skipped with a warning, never trusted.
 import { open, readdir, rename, rm, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file/data-dir.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../data-dir/data-dir.js';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { cursorReached, cursorTotal, type Cursor, type EventLog } from '../log/event-log.js';

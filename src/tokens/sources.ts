@@ -7,7 +7,7 @@ import { open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config.js';
-import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../log/file/data-dir.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../data-dir/data-dir.js';
 import { ALL_SCOPES } from './scopes.js';
 import { parseTokenLines, type TokenFileOrigin } from './token-lines.js';
 import { createTokenSet, type TokenSet, type TokenSpec } from './token-set.js';

@@ -17,7 +17,7 @@ import { openFileKeyStore, type FileKeyStore } from '../../src/keys/file-key-sto
 import { encodeSlot, keyIdOfSlot, SLOT_BYTES, slotOfKeyId, slotPosition, SlotState } from '../../src/keys/key-slots.js';
 import type { ContentKey } from '../../src/keys/key-store.js';
 import { writeThenSync } from '../../src/keys/slot-writes.js';
-import { openDurable, type DurableFile } from '../../src/log/file/durable-write.js';
+import { openDurable, type DurableFile } from '../../src/data-dir/durable-write.js';
 
 const ROUNDS = 41;
 const FILLED_SLOTS = 100_000;

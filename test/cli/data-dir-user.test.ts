@@ -112,7 +112,7 @@ owned(
     const open = join(dir, 'open');
     await mkdir(open, { mode: 0o755 });
     await chmod(open, 0o755);
-    const module = JSON.stringify(fileURLToPath(new URL('../../src/log/file/data-dir.js', import.meta.url)));
+    const module = JSON.stringify(fileURLToPath(new URL('../../src/data-dir/data-dir.js', import.meta.url)));
     const script = `import(${module}).then(async ({ makePrivate }) => console.log(JSON.stringify(await makePrivate(${JSON.stringify(open)}))))`;
     const output = execFileSync(process.execPath, ['-e', script], { ...OTHER_USER, encoding: 'utf8' });
     assert.equal(JSON.parse(output), { mode: 0o755, madePrivate: false });

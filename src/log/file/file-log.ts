@@ -11,13 +11,13 @@ import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { MAX_RECORD_BYTES } from './frames.js';
 import { encodeMessageBatch } from './batches.js';
-import { openDurable, type DurableFile } from './durable-write.js';
-import { isReadOnlyError, readOnlyNow } from './read-only.js';
+import { openDurable, type DurableFile } from '../../data-dir/durable-write.js';
+import { isReadOnlyError, readOnlyNow } from '../../data-dir/read-only.js';
 import { isSpaceError, SpaceWatch } from './space-watch.js';
 import { FrameIndex, parseBatchPoint } from './frame-index.js';
 import { Batcher, DEFAULT_MAX_PENDING_APPENDS } from '../batcher.js';
 import { lockDir, type DirLock } from './lock.js';
-import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from './data-dir.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../../data-dir/data-dir.js';
 import { scanLog, type ResumeCheck } from './recovery.js';
 import { expectRegularFile } from '../../regular-file.js';
 import {

@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { link, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PRIVATE_FILE_MODE } from './data-dir.js';
-import { currentOwner, ownerAlive, parseOwner, type LockOwner } from './lock-owner.js';
+import { PRIVATE_FILE_MODE } from '../../data-dir/data-dir.js';
+import { currentOwner, ownerAlive, parseOwner, type LockOwner } from '../../data-dir/lock-owner.js';
 
 export class DataDirLockedError extends Error {
   constructor(

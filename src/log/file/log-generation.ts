@@ -8,7 +8,7 @@
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { encodeMessageBatch } from './batches.js';
-import { PRIVATE_FILE_MODE, syncDir } from './data-dir.js';
+import { PRIVATE_FILE_MODE, syncDir } from '../../data-dir/data-dir.js';
 import { FILE_MAGIC } from './frames.js';
 
 /** The log's file in a data directory (or in a staging directory beside it). */

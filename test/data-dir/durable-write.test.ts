@@ -3,10 +3,10 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openDurable, PLATFORM_SYNC_MODE, type SyncMode } from '../../../src/log/file/durable-write.js';
-import { rejection } from '../../helpers/async.js';
-import { hasSynchronizedWrites } from '../../helpers/descriptors.js';
-import { tempDir } from '../../helpers/server.js';
+import { openDurable, PLATFORM_SYNC_MODE, type SyncMode } from '../../src/data-dir/durable-write.js';
+import { rejection } from '../helpers/async.js';
+import { hasSynchronizedWrites } from '../helpers/descriptors.js';
+import { tempDir } from '../helpers/server.js';
 
 const durable = suite<{ dir: string }>('openDurable');
 durable.before.each(async (context) => {

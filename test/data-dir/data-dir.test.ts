@@ -2,11 +2,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chmod, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { openFileLog } from '../../../src/log/file/file-log.js';
-import { testSnapshot } from '../../helpers/snapshots.js';
-import { ensurePrivateDir, makePrivate } from '../../../src/log/file/data-dir.js';
-import { snapshotDir, writeSnapshot } from '../../../src/snapshot/snapshot-store.js';
-import { memoryLogger, startTestServer, tempDir } from '../../helpers/server.js';
+import { openFileLog } from '../../src/log/file/file-log.js';
+import { testSnapshot } from '../helpers/snapshots.js';
+import { ensurePrivateDir, makePrivate } from '../../src/data-dir/data-dir.js';
+import { snapshotDir, writeSnapshot } from '../../src/snapshot/snapshot-store.js';
+import { memoryLogger, startTestServer, tempDir } from '../helpers/server.js';
 
 const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
 

@@ -9,8 +9,7 @@ import { FILE_MAGIC } from '../log/file/frames.js';
 import { checkMagic, scanFrames } from '../log/file/recovery.js';
 import { applyRecord, createReadModel, type ReadModel } from '../read-model/read-model.js';
 import { formatPosition, type LogKind } from '../log/positions.js';
-import { startProgress } from './progress.js';
-import type { CliIo } from './usage.js';
+import type { ToolRun } from '../tool-run.js';
 import { hasKeyedHeads } from '../log/capabilities.js';
 import { openRegularFile } from '../regular-file.js';
 import { readRecords } from '../log/record-batches.js';
@@ -67,8 +66,10 @@ export interface Findings {
 export async function checkRecords(
   log: EventLog,
   singleWriter: boolean,
-  io: CliIo,
+  run: ToolRun,
   findings: Findings,
+  /** Told of each record whose key belongs to another partition (every one: repartitioning must account for all). */
+  misplaced: (line: string) => void = () => undefined,
 ): Promise<ReadModel> {
   const model = createReadModel();
   const eventIds = new Set<string>();
@@ -78,19 +79,18 @@ export async function checkRecords(
     findings.problems += 1;
     findings.first ??= { position: formatPosition(position, kind), reason };
   };
-  const progress = startProgress(io, 'verify', cursorTotal(await log.head()));
+  const progress = run.progress('verify', cursorTotal(await log.head()));
   // Asked once, not per record: a long log is checked record by record.
   const keyed = hasKeyedHeads(log) ? log : undefined;
   const home = (key: string) => keyed?.partitionFor(key);
-  for await (const record of readRecords(log, new Map(), { signal: io.signal })) {
+  for await (const record of readRecords(log, new Map(), { signal: run.signal })) {
     findings.records += 1;
     progress.update(findings.records);
     const partition = home(record.key);
     if (partition !== undefined && partition !== record.position.partition) {
       // Every one is listed: repartitioning has to account for all of them.
       const reason = `key "${record.key}" belongs to partition ${partition}: the partition count changed after this record was written`;
-      io.stderr.write(`misplaced ${formatPosition(record.position, kind)}: ${reason}
-`);
+      misplaced(`misplaced ${formatPosition(record.position, kind)}: ${reason}`);
       fail(record.position, reason);
     }
     const decoded = decodeEvent(record.value);
