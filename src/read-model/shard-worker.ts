@@ -1,19 +1,13 @@
-// A thread of the sharded fold (sharded-fold.ts): reads the file log's checked records from the
-// start, folds its shard (shard-fold.ts) and answers with its read model (the report table's
+// A thread of the sharded fold (sharded-fold.ts): walks the file log's checked records from the
+// start (the log's own frame walker reads the file), folds its shard (shard-fold.ts) and answers with its read model (the report table's
 // buffers move to the main thread, they are not copied), its idempotency keys with their first offsets and what it skipped.
-// Reads are synchronous: this thread has nothing else to do meanwhile.
-import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import type { KeyedRequest } from '../../projections/idempotency.js';
+import { walkLogFile, type LogFileRange } from '../log/file/frame-walker.js';
 import type { ReportTableParts } from './report-table.js';
 import { ShardFold, type SkippedRecord } from './shard-fold.js';
 
-export interface ShardRequest {
-  readonly path: string;
-  /** Where the first batch lies, and where the records end. */
-  readonly startByte: number;
-  readonly endByte: number;
-  readonly records: number;
+export interface ShardRequest extends LogFileRange {
   readonly shard: number;
   readonly shards: number;
 }
@@ -32,37 +26,13 @@ export type ShardMessage =
       readonly newestKey: readonly [key: string, offset: number] | undefined;
     };
 
-/** Bytes read at a time: large sequential reads. */
-const READ_BYTES = 4 * 1024 * 1024;
-
 function foldShard(request: ShardRequest): ShardFold {
-  const fold = new ShardFold(request.shard, request.shards, request.records);
-  const file = openSync(request.path, 'r');
-  try {
-    let buffer = Buffer.allocUnsafeSlow(READ_BYTES);
-    let position = request.startByte;
-    while (!fold.done) {
-      const length = Math.min(buffer.length, request.endByte - position);
-      const bytesRead = length > 0 ? readSync(file, buffer, 0, length, position) : 0;
-      if (bytesRead === 0)
-        throw new Error(
-          `${request.path}: the log ends at byte ${position}, before record #${fold.walked} (was it truncated?)`,
-        );
-      const consumed = fold.walk(buffer.subarray(0, bytesRead));
-      if (consumed === 0) {
-        if (bytesRead < buffer.length)
-          throw new Error(
-            `${request.path}: record #${fold.walked} runs past the end of the log (did the file change?)`,
-          );
-        // A frame larger than the buffer: read it whole next time.
-        buffer = Buffer.allocUnsafeSlow(buffer.length * 2);
-      }
-      position += consumed;
-      parentPort?.postMessage({ kind: 'progress', walked: fold.walked } satisfies ShardMessage);
-    }
-  } finally {
-    closeSync(file);
-  }
+  const fold = new ShardFold(request.shard, request.shards);
+  walkLogFile(
+    request,
+    (buffer, offset, parts) => fold.fold(buffer, offset, parts),
+    (walked) => parentPort?.postMessage({ kind: 'progress', walked } satisfies ShardMessage),
+  );
   return fold;
 }
 

@@ -60,11 +60,16 @@ export type BatchHeaderCheck =
   | { readonly kind: 'bad'; readonly reason: string };
 
 /** Checks the 16 header bytes at `at` (the caller makes sure they are in `buffer`). */
+/** The frame count of the batch whose header (already checked) starts at `at`. */
+export function batchFrameCount(buffer: Buffer, at: number): number {
+  return buffer.readUInt32BE(at + 8);
+}
+
 export function checkBatchHeader(buffer: Buffer, at: number): BatchHeaderCheck {
   if (buffer.readUInt32BE(at) !== BATCH_MARK) return { kind: 'bad', reason: 'no batch header' };
   if (crc32(buffer.subarray(at, at + 12)) !== buffer.readUInt32BE(at + 12))
     return { kind: 'bad', reason: 'batch header CRC mismatch' };
-  return { kind: 'header', bodyBytes: buffer.readUInt32BE(at + 4), frameCount: buffer.readUInt32BE(at + 8) };
+  return { kind: 'header', bodyBytes: buffer.readUInt32BE(at + 4), frameCount: batchFrameCount(buffer, at) };
 }
 
 /** Byte offsets (within `body`) of the frames of a whole batch, or why it is not whole. */

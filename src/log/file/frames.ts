@@ -86,6 +86,25 @@ export function frameBytesAt(buffer: Buffer, at: number, end: number): number | 
   return frameBytes;
 }
 
+/** Where the parts of the frame at `at` lie in `buffer`, for a reader that decodes only some frames. */
+export interface FrameParts {
+  readonly timestampMs: number;
+  readonly keyStart: number;
+  readonly keyEnd: number;
+  /** The value lies from keyEnd to here. */
+  readonly end: number;
+}
+
+/** The parts of a frame the log's scan accepted; a RangeError if its key runs past it (the file changed under the reader). */
+export function frameParts(buffer: Buffer, at: number): FrameParts {
+  const start = at + FRAME_HEADER_BYTES;
+  const end = start + buffer.readUInt32BE(at);
+  const keyStart = start + PAYLOAD_FIXED_BYTES;
+  const keyEnd = keyStart + buffer.readUInt16BE(start + 8);
+  if (keyEnd > end) throw new RangeError('key longer than its frame');
+  return { timestampMs: buffer.readDoubleBE(start), keyStart, keyEnd, end };
+}
+
 /**
  * Decodes a frame that `frameBytesAt` accepted. The value is a view into `buffer`, not a copy: a
  * reader holding a record holds the chunk it was read with.
