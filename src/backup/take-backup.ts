@@ -18,12 +18,13 @@ import type { ToolRun } from '../tool-run.js';
 import { ensurePrivateDir, PRIVATE_DIR_MODE, syncDir } from '../data-dir/data-dir.js';
 import { FILE_MAGIC } from '../log/file/frames.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
-import { checkMagic, CorruptLogError, scanFrames } from '../log/file/recovery.js';
+import { checkMagic, CorruptLogError, scanFrames, type BatchPoint } from '../log/file/recovery.js';
+import { batchLacksKeys } from '../log/file/unkeyed-tail.js';
 import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
 import { openRegularFile } from '../regular-file.js';
 import { removeStaleFiles } from '../stale-files.js';
-import { NO_KEYS } from '../keys/key-store.js';
+import { NO_KEYS, type KeyId } from '../keys/key-store.js';
 import { SLOT_BYTES } from '../keys/key-slots.js';
 import { readKeyTable } from '../keys/key-tables.js';
 import { recordedDeletions } from '../keys/recorded-deletions.js';
@@ -54,7 +55,11 @@ export type TakenBackup = BackupManifest & {
 interface Prefix {
   readonly bytes: number;
   readonly starts: number[];
+  readonly lastBatch?: BatchPoint;
 }
+
+/** A data directory without keys.db has put no key. */
+const NO_KEYS_PUT = { wasPut: (ids: readonly KeyId[]) => ids.length === 0 };
 
 /** The log's whole batches as of now, made durable: where they end and the byte of every record. */
 async function durablePrefix(file: FileHandle, path: string): Promise<Prefix> {
@@ -64,7 +69,7 @@ async function durablePrefix(file: FileHandle, path: string): Promise<Prefix> {
   if (problem?.validFramesFollow)
     throw new CorruptLogError(path, problem.bytePosition, problem.recordOffset, problem.reason);
   await file.datasync();
-  return { bytes: scan.validBytes, starts: scan.starts };
+  return { bytes: scan.validBytes, starts: scan.starts, lastBatch: scan.lastBatch };
 }
 
 /** The free space a backup leaves where it is written: the log's reserve when that is the log's own file system. */
@@ -167,8 +172,14 @@ async function copyLogAndKeys({
   run: ToolRun;
   reserveBytes: number;
 }): Promise<CopiedLog> {
-  const prefix = await durablePrefix(source, path);
+  const whole = await durablePrefix(source, path);
   const keys = await readKeyTable(dataDir);
+  // The log writes a batch and the keys it needs at once (unkeyed-tail.ts), so its last batch may be
+  // on disk while a key is not yet in keys.db: that batch is not acknowledged yet, and the backup
+  // ends before it, as a restart would cut it. Else it would hold a create without its key.
+  const { lastBatch } = whole;
+  const unkeyed = lastBatch !== undefined && (await batchLacksKeys(source, lastBatch, keys ?? NO_KEYS_PUT));
+  const prefix = unkeyed ? { bytes: lastBatch.byte, starts: whole.starts.slice(0, lastBatch.offset) } : whole;
   const target = join(partial, 'events.log');
   await rm(target, { force: true });
   await ensureRoom(dirname(partial), prefix.bytes + (keys?.slots ?? 0) * SLOT_BYTES, reserveBytes);

@@ -40,6 +40,14 @@ export class SlotTable implements KeyLookup {
     return view.kind === 'live' ? { id, secret: view.secret, contentDigest: view.contentDigest } : undefined;
   }
 
+  /** Whether every key of `ids` was put (live or destroyed since), as FileKeyStore.wasPut answers from the file. */
+  wasPut(ids: readonly KeyId[]): boolean {
+    return ids.every((id) => {
+      const slot = slotOfKeyId(id);
+      return slot !== undefined && slot < this.slots && this.state(slot) !== 'reserved';
+    });
+  }
+
   /** What slot `slot` (below `slots`) holds. */
   state(slot: number): SlotView['kind'] {
     return this.view(slot).kind;

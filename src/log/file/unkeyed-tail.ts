@@ -7,7 +7,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { isSealed } from '../../../projections/events.js';
 import { decodeForFold } from '../../read-model/fold-decode.js';
-import { parseKeyId } from '../../keys/key-store.js';
+import { parseKeyId, type KeyId } from '../../keys/key-store.js';
 import type { FileKeyStore } from '../../keys/file-key-store.js';
 import { BATCH_HEADER_BYTES, checkBatchBody, checkBatchHeader } from './batches.js';
 import { decodeFrame } from './frames.js';
@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 export async function batchLacksKeys(
   file: FileHandle,
   batch: BatchPoint,
-  keys: Pick<FileKeyStore, 'wasPut'>,
+  keys: { wasPut(ids: readonly KeyId[]): boolean | Promise<boolean> },
 ): Promise<boolean> {
   const header = await readAt(file, batch.byte, BATCH_HEADER_BYTES);
   const check = header.length === BATCH_HEADER_BYTES ? checkBatchHeader(header, 0) : undefined;
