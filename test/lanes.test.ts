@@ -11,7 +11,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 const worker = join(here, 'helpers', 'test-worker.js');
 const fixture = (name: string): TestFile => ({ path: join(here, 'fixtures', 'lanes', `${name}.js`), name });
 
-async function run(files: string[], options: { lanes?: number; alongside?: string[]; timeoutS?: number } = {}) {
+async function run(
+  files: string[],
+  options: { lanes?: number; alongside?: string[]; alone?: string[]; timeoutS?: number } = {},
+) {
   let output = '';
   const env = { ...process.env, TEST_FILE_TIMEOUT_S: String(options.timeoutS ?? 60) };
   const tally = await runLanes({
@@ -19,6 +22,7 @@ async function run(files: string[], options: { lanes?: number; alongside?: strin
     files: files.map(fixture),
     lanes: options.lanes ?? 2,
     alongside: (options.alongside ?? []).map(fixture),
+    alone: (options.alone ?? []).map(fixture),
     write: (text) => (output += text),
     env,
   });
@@ -33,6 +37,12 @@ test('adds up the tests of every lane, the one alongside too, and prints each fi
   assert.match(output, /^passes\n[^\n]*\(2 \/ 2\)\n \d+\.\d s\n/m);
   assert.match(output, /^also-passes\n[^\n]*\(3 \/ 3\)\n \d+\.\d s\n/m);
   assert.match(output, /^fails\n[^\n]*\(1 \/ 2\)\n\n\s+FAIL [^\n]*"fails"/m);
+});
+
+test('runs the files that need the cores alone, after the lanes are done', async () => {
+  const { tally } = await run(['also-passes', 'fails'], { alone: ['passes'] });
+  assert.equal([tally.passed, tally.total], [6, 7]);
+  assert.is([...tally.times.keys()].at(-1), 'passes');
 });
 
 test('a file that throws at import, or ends its process, is one failure; the lane goes on with a new worker', async () => {

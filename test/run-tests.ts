@@ -10,7 +10,9 @@
 // without the slowest fault suites on the older Node versions.
 // `--alongside PATTERN` runs the files matching it in one lane of their own, beside the others: the
 // cluster fault suite mostly waits on its faults (its three brokers are its own), so it costs the run
-// little time beside the others instead of minutes after them.
+// little time beside the others instead of minutes after them. `--alone PATTERN` runs the files
+// matching it one at a time after the lanes are done: the few whose time bounds need the cores (a
+// thousand hostile connections served within the header time-out failed beside two busy lanes).
 // A file still running after TEST_FILE_TIMEOUT_S (default 600) seconds ends the run: it is named
 // with what it holds open, counted as failed, and the summary line is printed, so a hung test fails
 // CI in minutes instead of holding it until CI's own time-out with nothing said.
@@ -61,6 +63,7 @@ async function main(): Promise<void> {
     options: {
       skip: { type: 'string', multiple: true, default: [] },
       alongside: { type: 'string', multiple: true, default: [] },
+      alone: { type: 'string', multiple: true, default: [] },
       lanes: { type: 'string' },
     },
     allowPositionals: true,
@@ -74,6 +77,7 @@ async function main(): Promise<void> {
       !values.skip.some((p) => name(file).includes(p)),
   );
   const beside = chosen.filter((file) => values.alongside.some((p) => name(file).includes(p)));
+  const alone = chosen.filter((file) => !beside.includes(file) && values.alone.some((p) => name(file).includes(p)));
   const timesPath = join(root, '..', '..', '.cache', 'test-times.json');
   const times = await lastTimes(timesPath);
   const longestFirst = (files: string[]) =>
@@ -81,9 +85,10 @@ async function main(): Promise<void> {
   const started = performance.now();
   const tally: Tally = await runLanes({
     worker: join(root, 'helpers', 'test-worker.js'),
-    files: longestFirst(chosen.filter((file) => !beside.includes(file))),
+    files: longestFirst(chosen.filter((file) => !beside.includes(file) && !alone.includes(file))),
     lanes,
     alongside: longestFirst(beside),
+    alone: longestFirst(alone),
     write: (text) => process.stdout.write(text),
   });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -97,7 +102,7 @@ async function main(): Promise<void> {
       ? `; failures in ${tally.failedFiles.length} files: ${tally.failedFiles.join(', ')}`
       : '';
   process.stdout.write(
-    `\n${tally.times.size} file${tally.times.size === 1 ? '' : 's'} in ${lanes} lane${lanes === 1 ? '' : 's'}${beside.length > 0 ? ` (and ${beside.length} alongside)` : ''}, ${seconds} s${failures}${left}\n`,
+    `\n${tally.times.size} file${tally.times.size === 1 ? '' : 's'} in ${lanes} lane${lanes === 1 ? '' : 's'}${beside.length > 0 ? ` (and ${beside.length} alongside)` : ''}${alone.length > 0 ? ` (then ${alone.length} alone)` : ''}, ${seconds} s${failures}${left}\n`,
   );
   if (tally.stopped) process.stdout.write(`run-tests: the run stopped early: ${tally.stopped}\n`);
   process.stdout.write(

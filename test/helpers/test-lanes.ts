@@ -1,6 +1,6 @@
 // The parent's side of `run-tests --lanes N`: N worker processes (test-worker.ts) take files from
-// one queue as they finish their last, and the files matching --alongside go to one lane of their
-// own. A worker's output is held until its file ends and then written in one piece, so lanes never
+// one queue as they finish their last, the files matching --alongside go to one lane of their own,
+// and those matching --alone run one at a time once the N lanes are done. A worker's output is held until its file ends and then written in one piece, so lanes never
 // interleave their lines. A worker that dies mid-file costs that file (counted failed) and is
 // replaced; a file that hangs stops the run, as it did when one process ran everything.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
@@ -29,6 +29,8 @@ export interface LanesOptions {
   readonly files: readonly TestFile[];
   readonly lanes: number;
   readonly alongside: readonly TestFile[];
+  /** Files run one at a time once the lanes are done (beside the lane alongside only): the few whose time bounds need the cores. */
+  readonly alone?: readonly TestFile[];
   readonly write: (text: string) => void;
   /** The workers' environment (this process's unless given). */
   readonly env?: NodeJS.ProcessEnv;
@@ -108,8 +110,9 @@ export function runLanes(options: LanesOptions): Promise<Tally> {
     });
 
   const queue = [...options.files];
-  void Promise.all([lane([...options.alongside]), ...Array.from({ length: options.lanes }, () => lane(queue))]).then(
-    () => finish(),
+  const lanes = Promise.all(Array.from({ length: options.lanes }, () => lane(queue))).then(() =>
+    lane([...(options.alone ?? [])]),
   );
+  void Promise.all([lane([...options.alongside]), lanes]).then(() => finish());
   return done.then(() => tally);
 }
