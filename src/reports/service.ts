@@ -10,9 +10,10 @@ import type { Ended } from '../read-model/read-model.js';
 import { deletionOf, type Deletion } from '../keys/deletion-records.js';
 import { createContentOpener, type ContentOpener } from './report-content.js';
 import { createKeyEraser, type KeyEraser } from './key-eraser.js';
+import { createTookEffect } from './unknown-outcome.js';
 import { createReportReader, type ReadAnswer, type ReadReport } from './report-reader.js';
 import { UnavailableError } from '../errors.js';
-import type { EventLog, LogPosition } from '../log/event-log.js';
+import { AppendOutcomeUnknownError, type EventLog, type LogPosition } from '../log/event-log.js';
 import { beforeDeadline } from '../log/settle-within.js';
 import {
   answerToFailure,
@@ -357,6 +358,14 @@ export class ReportService {
         this.options.projector.waitFor(position as LogPosition, this.remaining(deadline)),
       );
     } catch (error) {
+      if (error instanceof AppendOutcomeUnknownError) {
+        const found = await createTookEffect(event, {
+          log: this.options.log,
+          projector: this.options.projector,
+          remainingMs: () => deadline - this.clockMs(),
+        });
+        if (found) return 'created';
+      }
       throw this.answerTo(error, event.subject);
     }
   }

@@ -1,0 +1,46 @@
+// A create whose append the log could not confirm either way (AppendOutcomeUnknownError: Kafka
+// answered a produce without its partition's offset, after an earlier attempt may have been
+// written) is decided by the read model before it is answered 503: until the write's deadline, the
+// projector is brought up to the head of the report's partition, and if the report's content is the
+// box this create sealed (a fresh key and nonce: no other write has it), the create took effect.
+// A chaos run saw such a create land 2.2 s before its 503, with time left to see it. Only a sealed
+// create can be recognised this way: a delete leaves nothing of its own in the model.
+import type { ReportEvent } from '../../projections/events.js';
+import { isSealedReport } from '../../projections/reports.js';
+import { hasKeyedHeads } from '../log/capabilities.js';
+import type { EventLog } from '../log/event-log.js';
+import { pause } from '../pause.js';
+import type { Projector } from '../projector/projector.js';
+
+/** Between two looks at the partition's head: a write still in flight may land meanwhile. */
+const LOOK_EVERY_MS = 200;
+
+export interface UnknownOutcome {
+  readonly log: EventLog;
+  readonly projector: Pick<Projector, 'model' | 'reach'>;
+  /** Milliseconds left before the write's deadline, as of now. */
+  readonly remainingMs: () => number;
+}
+
+/** Whether `event`, a create whose append had no answer, is found to have taken effect before the deadline. */
+export async function createTookEffect(
+  event: ReportEvent,
+  { log, projector, remainingMs }: UnknownOutcome,
+): Promise<boolean> {
+  if (event.type !== 'ReportCreated' || !('sealed' in event.data) || !hasKeyedHeads(log)) return false;
+  const { id, sealed } = event.data;
+  const ours = () => {
+    const report = projector.model.reports.get(id);
+    return report !== undefined && isSealedReport(report) && report.sealed.box === sealed.box;
+  };
+  while (remainingMs() > LOOK_EVERY_MS) {
+    try {
+      await projector.reach(await log.latest(id), remainingMs());
+    } catch {
+      // The head could not be read, or the model did not reach it in time: no verdict yet.
+    }
+    if (ours()) return true;
+    await pause(Math.min(LOOK_EVERY_MS, remainingMs()));
+  }
+  return ours();
+}

@@ -1,0 +1,45 @@
+// A create whose append the log could not confirm either way (Kafka answered without its
+// partition's offset) is decided by the read model before the deadline: taken effect, it is answered
+// as any create; not found, it is a 503 whose retry is safe.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { UnavailableError } from '../../src/errors.js';
+import type { KeyedHeads } from '../../src/log/capabilities.js';
+import { AppendOutcomeUnknownError, type EventLog, type LogMessage } from '../../src/log/event-log.js';
+import { rejection } from '../helpers/async.js';
+import { startFileLogService, type FileLogService } from '../helpers/file-log-service.js';
+
+/** The file log as a log of keyed heads whose appends end with no answer, after writing (or not). */
+function unanswered(writes: boolean) {
+  return (log: EventLog): EventLog => {
+    const keyedHeads: KeyedHeads = { latest: () => log.head(), partitionFor: () => 0 };
+    const append = async (messages: readonly LogMessage[]) => {
+      if (writes) await log.append(messages);
+      throw new AppendOutcomeUnknownError('Kafka answered without an offset for partition 0');
+    };
+    return Object.assign(Object.create(log) as EventLog, keyedHeads, { append });
+  };
+}
+
+const unknown = suite<{ running?: FileLogService }>('ReportService: a create the log did not confirm');
+
+unknown.after.each(async ({ running }) => {
+  await running?.close();
+});
+
+unknown('that was written is answered as created, from the read model', async (context) => {
+  context.running = await startFileLogService('reports-unknown-', { logBefore: unanswered(true) });
+  const { service, projector } = context.running;
+  assert.equal(await service.create({ id: '7', name: 'landed', tag: 't' }), { name: 'landed', tag: 't' });
+  assert.is(projector.model.reports.has('7'), true);
+});
+
+unknown('that was not written is a 503 whose retry is safe', async (context) => {
+  context.running = await startFileLogService('reports-unknown-', { logBefore: unanswered(false) });
+  const error = await rejection(context.running.service.create({ id: '8', name: 'lost' }));
+  assert.instance(error, UnavailableError);
+  assert.match(String(error), /did not confirm the write; retrying the same request is safe/);
+  assert.is(context.running.projector.model.reports.has('8'), false);
+});
+
+unknown.run();
