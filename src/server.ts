@@ -204,6 +204,7 @@ export function createWiredApp(
     kind: logKind(config),
     limits: config.feed,
     caughtUp: () => projector.isCaughtUp(),
+    known: (value: Buffer) => projector.encoded.eventOf(value),
     logger,
   };
   const app = createApp({

@@ -2,6 +2,7 @@
 // "event"} with the event a CloudEvent in structured mode as the log holds it, but for sealed
 // content, which is never shown: a live report's opened with its key, anything else without the box.
 import { decodeEvent, type Decoded } from '../../projections/codec.js';
+import type { ReportEvent } from '../../projections/events.js';
 import type { LogPosition, LogRecord } from '../log/event-log.js';
 import type { ContentKey, KeyId } from '../keys/key-store.js';
 import { contentKeyId, openCreate, shownCreate } from '../keys/open-create.js';
@@ -17,11 +18,18 @@ export interface ShownLine {
   readonly type: string | undefined;
 }
 
-export async function shownLine(record: LogRecord, kind: LogKind, keyFor: KeyFor): Promise<ShownLine> {
+/** `known`: the event a record's value was encoded from in this process, if it was (EncodedEvents). */
+export async function shownLine(
+  record: LogRecord,
+  kind: LogKind,
+  keyFor: KeyFor,
+  known: (value: Buffer) => ReportEvent | undefined = () => undefined,
+): Promise<ShownLine> {
   const position = formatPosition(record.position, kind);
   const time = new Date(record.timestampMs).toISOString();
-  // A record this process appended carries the event its value encodes: no need to parse it again.
-  const decoded: Decoded = record.event === undefined ? decodeEvent(record.value) : { ok: true, event: record.event };
+  // A record this process appended is known with the event its value encodes: no need to parse it again.
+  const appended = known(record.value);
+  const decoded: Decoded = appended === undefined ? decodeEvent(record.value) : { ok: true, event: appended };
   if (!decoded.ok) return { text: JSON.stringify({ position, time, invalid: decoded.reason }), type: undefined };
   const { event } = decoded;
   const keyId = event.type === 'ReportCreated' ? contentKeyId(event) : undefined;

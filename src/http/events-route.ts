@@ -12,6 +12,7 @@ import type { KeyStore } from '../keys/key-store.js';
 import { parseCursor, type LogKind } from '../log/positions.js';
 import type { Logger } from 'pino';
 import { READ, type Authorize } from './auth.js';
+import type { ReportEvent } from '../../projections/events.js';
 
 export interface EventsRouteDeps {
   readonly hub: FeedHub;
@@ -21,6 +22,8 @@ export interface EventsRouteDeps {
   readonly limits: FeedLimits;
   /** Whether the projector has caught up at start: before, the feed could not hand over what it applies. */
   readonly caughtUp: () => boolean;
+  /** The event a record's value was encoded from in this process, if it was (the projector's EncodedEvents). */
+  readonly known: (value: Buffer) => ReportEvent | undefined;
   readonly logger: Logger;
 }
 
@@ -50,7 +53,10 @@ export function feedStart(
 }
 
 /** The handler of GET (and HEAD) /events: a token with the scope read (401, then 403, before anything else). */
-export function eventsRoute({ hub, source, keys, kind, limits, caughtUp, logger }: EventsRouteDeps, auth: Authorize) {
+export function eventsRoute(
+  { hub, source, keys, kind, limits, caughtUp, known, logger }: EventsRouteDeps,
+  auth: Authorize,
+) {
   return async (ctx: Context): Promise<void> => {
     auth(ctx, READ);
     const lastEventId = ctx.headers['last-event-id'];
@@ -78,7 +84,7 @@ export function eventsRoute({ hub, source, keys, kind, limits, caughtUp, logger 
       from,
       format,
       kind,
-      show: (record) => shownLine(record, kind, (_position, id) => keys.get(id)),
+      show: (record) => shownLine(record, kind, (_position, id) => keys.get(id), known),
       bufferBytes: limits.bufferBytes,
       heartbeatMs: limits.heartbeatMs,
     });

@@ -7,7 +7,6 @@
 // with its type guard, doing without it where the log lacks it; so an optimisation for one adapter
 // widens that adapter, not the port every caller and test depends on. Reading one record at a
 // time is a helper over the batches (record-batches.ts), not a second method of every adapter.
-import type { ReportEvent } from '../../projections/events.js';
 import type { ContentKey } from '../keys/key-store.js';
 
 export interface LogPosition {
@@ -22,11 +21,6 @@ export interface LogMessage {
   /** The report id; keeps all events of one report in one partition, in order. */
   readonly key: string;
   readonly value: Buffer;
-  /**
-   * The event `value` encodes, when the appender in this process has it. It is never stored or
-   * sent: only the commit hand-off passes it on, so the projector folds it without decoding.
-   */
-  readonly event?: ReportEvent;
   /**
    * The content key a sealed create's event needs. A log that carries keys (capabilities.ts
    * KeyCarrier: the embedded log) makes it durable with the message, in the same group commit;

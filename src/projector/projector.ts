@@ -18,6 +18,7 @@ import {
   type LogRecord,
 } from '../log/event-log.js';
 import { RecordWaiters, type Outcome } from './record-waiters.js';
+import { EncodedEvents } from './encoded-events.js';
 import { pause } from '../pause.js';
 import { ProjectionHealth } from './health.js';
 import {
@@ -55,6 +56,8 @@ export interface ProjectorOptions {
   /** How long to wait before following again after the log failed. */
   readonly retryDelayMs?: number;
   readonly now?: () => number;
+  /** The events this process encoded for its appends (a new table unless given). */
+  readonly encoded?: EncodedEvents;
 }
 
 export interface ProjectorProgress {
@@ -69,6 +72,8 @@ const CATCH_UP_REPORT_MS = 2000;
 
 export class Projector {
   readonly model: ReadModel;
+  /** The events this process encoded, so that its own appends handed back are folded without parsing them. */
+  readonly encoded: EncodedEvents;
   readonly health: ProjectionHealth;
   private readonly options: ProjectorOptions;
   /** Writers waiting for their record to be applied (read-your-writes). */
@@ -90,6 +95,7 @@ export class Projector {
   constructor(options: ProjectorOptions) {
     this.options = options;
     this.model = options.model ?? createReadModel();
+    this.encoded = options.encoded ?? new EncodedEvents();
     this.health = options.health ?? new ProjectionHealth(10_000, options.now);
     this.recordsAtStart = this.model.counts.records;
     this.readyTarget = new Promise((resolve) => {
@@ -243,7 +249,10 @@ export class Projector {
         some ??= batch.slice(0, index);
         continue;
       }
-      this.settle(record, applyRecord(model, record, record.event, this.isReady ? options.onErased : undefined));
+      this.settle(
+        record,
+        applyRecord(model, record, this.encoded.eventOf(record.value), this.isReady ? options.onErased : undefined),
+      );
       applied += 1;
       last = record;
       some?.push(record);

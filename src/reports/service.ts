@@ -2,7 +2,6 @@
 // has applied our record -> answer from the projected state.
 import type { SpanContext, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import { encodeEvent } from '../../projections/codec.js';
 import type { AuthContext, ReportEvent } from '../../projections/events.js';
 import type { ReportsView, StoredReport } from '../../projections/reports.js';
 import { parseKeyId, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
@@ -343,13 +342,11 @@ export class ReportService {
     const parent = parentContext(traceContext);
     try {
       const append = (traced: ReportEvent) => {
-        // The event goes along with its bytes: the log hands it to the projector, which folds it undecoded.
+        // Encoded through the projector's table: when the log hands these bytes back, it folds the event unparsed.
         // The log settles the append by the deadline itself (one shared timer, no per-request signal).
-        const value = encodeEvent(traced);
+        const value = this.options.projector.encoded.encode(traced);
         const message =
-          contentKey === undefined
-            ? { key: traced.subject, value, event: traced }
-            : { key: traced.subject, value, event: traced, contentKey };
+          contentKey === undefined ? { key: traced.subject, value } : { key: traced.subject, value, contentKey };
         return this.options.log.append([message], { timeoutMs: this.remaining(deadline) });
       };
       const [position] = await this.tracing.append(parent, event, append);

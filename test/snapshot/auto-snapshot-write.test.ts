@@ -72,11 +72,11 @@ auto('hold the model as the log up to their cursor folds it, with the resume poi
     // model never lags the log's newest batch (a model that did would have no resume point to take).
     assert.ok(hasCommitFeed(log), 'the file log hands its commits over');
     const unsubscribe = log.onCommit((records) => {
-      for (const record of records) applyRecord(model, record, record.event);
+      for (const record of records) applyRecord(model, record);
       snapshots.onApplied(records.length);
     });
     const append = (events: ReportEvent[]) =>
-      log.append(events.map((event) => ({ key: event.subject, value: encodeEvent(event), event })));
+      log.append(events.map((event) => ({ key: event.subject, value: encodeEvent(event) })));
     for (let first = 0; first < REPORTS; first += BATCH) {
       // Every tenth event deletes a report created 10,001 events before (held when the model was frozen).
       await append(

@@ -3,8 +3,8 @@
 // wait for the next batch, and one durable write (durable-write.ts: on disk when it resolves)
 // acknowledges the whole batch. Followers only
 // ever see records that are on disk. The projector of this process gets each batch handed over
-// in memory as soon as it is durable (onCommit), with the events the appenders encoded, so
-// nothing written is read back, decoded or kept around; other followers read the file
+// in memory as soon as it is durable (onCommit), the very buffers the appenders gave, so
+// nothing written is read back or kept around; other followers read the file
 // (file-log-reader.ts is the reader of another process).
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -214,10 +214,9 @@ class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
     this.index.add(batch, batchByte);
     this.appendCount += messages.length;
     this.committed.notify(() =>
-      messages.map(({ key, value, event }, i): LogRecord => ({
+      messages.map(({ key, value }, i): LogRecord => ({
         key,
         value,
-        event,
         timestampMs,
         position: { partition: 0, offset: first + i },
       })),

@@ -125,8 +125,8 @@ export function answered(
   for (const [partition, messages] of byPartition) {
     const positions = results.get(partition);
     if (Array.isArray(positions))
-      messages.forEach(({ key, value, event }, i) =>
-        records.push({ key, value, event, timestampMs, position: positions[i] as LogPosition }),
+      messages.forEach(({ key, value }, i) =>
+        records.push({ key, value, timestampMs, position: positions[i] as LogPosition }),
       );
   }
   return { results, records };
