@@ -13,7 +13,7 @@ const fixture = (name: string): TestFile => ({ path: join(here, 'fixtures', 'lan
 
 async function run(
   files: string[],
-  options: { lanes?: number; alongside?: string[]; alone?: string[]; timeoutS?: number } = {},
+  options: { lanes?: number; alongside?: string[]; alone?: string[]; timeoutS?: number; graceS?: number } = {},
 ) {
   let output = '';
   const env = { ...process.env, TEST_FILE_TIMEOUT_S: String(options.timeoutS ?? 60) };
@@ -23,6 +23,8 @@ async function run(
     lanes: options.lanes ?? 2,
     alongside: (options.alongside ?? []).map(fixture),
     alone: (options.alone ?? []).map(fixture),
+    fileTimeoutS: options.timeoutS ?? 60,
+    watchdogGraceS: options.graceS ?? 30,
     write: (text) => (output += text),
     env,
   });
@@ -61,6 +63,20 @@ test('a hung file is a failure and stops the run, with what it holds open', asyn
     output,
     /hangs still running after 1 s \(TEST_FILE_TIMEOUT_S\): counted as failed, the run stops here; open: .*Timeout/,
   );
+});
+
+test('a lane that dies after its last file (an error that file left behind) is a failure of that file', async () => {
+  const { tally, output } = await run(['leaves-a-throw'], { lanes: 1 });
+  assert.equal([tally.passed, tally.total, tally.failedFiles], [1, 2, ['leaves-a-throw']]);
+  assert.match(output, /the lane exited \(code 1\) after leaves-a-throw ended: counted as a failure of leaves-a-throw/);
+});
+
+test('a file that blocks its lane is ended from outside, counted as failed, and stops the run', async () => {
+  const { tally, output } = await run(['blocks', 'passes'], { lanes: 1, timeoutS: 1, graceS: 1 });
+  assert.is(tally.stopped, 'blocks hung');
+  assert.equal(tally.failedFiles, ['blocks']);
+  assert.is(tally.times.has('passes'), false);
+  assert.match(output, /blocks did not end and its lane no longer answers: counted as failed, the run stops here/);
 });
 
 test.run();

@@ -29,6 +29,10 @@ export interface LanesOptions {
   readonly files: readonly TestFile[];
   readonly lanes: number;
   readonly alongside: readonly TestFile[];
+  /** TEST_FILE_TIMEOUT_S: the workers stop a file that runs longer; a lane that does not answer WATCHDOG_GRACE_S later is killed. */
+  readonly fileTimeoutS: number;
+  /** Seconds after a file's time-out before its lane is killed (WATCHDOG_GRACE_S unless given). */
+  readonly watchdogGraceS?: number;
   /** Files run one at a time once the lanes are done (beside the lane alongside only): the few whose time bounds need the cores. */
   readonly alone?: readonly TestFile[];
   readonly write: (text: string) => void;
@@ -37,6 +41,9 @@ export interface LanesOptions {
 }
 
 type Worker = ChildProcessByStdio<Writable, Readable, null>;
+
+/** How long after a file's time-out a lane that has not reported it is killed. */
+const WATCHDOG_GRACE_S = 30;
 
 export function runLanes(options: LanesOptions): Promise<Tally> {
   const tally: Tally = { passed: 0, total: 0, skipped: 0, failedFiles: [], times: new Map() };
@@ -66,15 +73,54 @@ export function runLanes(options: LanesOptions): Promise<Tally> {
         });
         workers.add(worker);
         let current: TestFile | undefined;
+        let last: TestFile | undefined;
+        let dispatchedMs = 0;
+        let watchdog: NodeJS.Timeout | undefined;
         let held = '';
         let partial = '';
         const next = () => {
+          clearTimeout(watchdog);
           current = tally.stopped === undefined ? queue.shift() : undefined;
-          if (current) worker.stdin.write(`${JSON.stringify([current.path, current.name])}\n`);
-          else worker.stdin.end();
+          if (current === undefined) {
+            worker.stdin.end();
+            return;
+          }
+          last = current;
+          dispatchedMs = performance.now();
+          worker.stdin.write(`${JSON.stringify([current.path, current.name])}\n`);
+          // The worker times its files out itself; a file that blocks the worker's event loop cannot
+          // be, so the lane is ended from here too, a little later.
+          const file = current;
+          watchdog = setTimeout(
+            () => {
+              if (current !== file) return;
+              options.write(
+                `${held}${partial}\nrun-tests: ${file.name} did not end and its lane no longer answers: counted as failed, the run stops here\n`,
+              );
+              held = partial = '';
+              add({ ...failure(file), hung: true });
+              current = undefined;
+              stop(`${file.name} hung`);
+              worker.kill('SIGKILL');
+            },
+            (options.fileTimeoutS + (options.watchdogGraceS ?? WATCHDOG_GRACE_S)) * 1000,
+          );
         };
-        worker.stdout.on('data', (chunk: Buffer) => {
-          const lines = (partial + chunk.toString()).split('\n');
+        const failure = (file: TestFile): FileCounts => ({
+          file: file.name,
+          passed: 0,
+          total: 1,
+          skipped: 0,
+          failed: true,
+          hung: false,
+          seconds: (performance.now() - dispatchedMs) / 1000,
+        });
+        // A worker that died is seen at 'close'; a write to it meanwhile must not crash this process.
+        worker.stdin.on('error', () => undefined);
+        worker.on('error', (error) => options.write(`\nrun-tests: a lane's process failed: ${error.message}\n`));
+        worker.stdout.setEncoding('utf8');
+        worker.stdout.on('data', (chunk: string) => {
+          const lines = (partial + chunk).split('\n');
           partial = lines.pop() ?? '';
           for (const line of lines) {
             if (!line.startsWith(FILE_ENDED)) {
@@ -90,22 +136,32 @@ export function runLanes(options: LanesOptions): Promise<Tally> {
           }
         });
         worker.on('close', (code, signal) => {
+          clearTimeout(watchdog);
           workers.delete(worker);
-          if (current !== undefined && tally.stopped === undefined) {
+          if (held || partial) options.write(held + partial);
+          held = partial = '';
+          if (tally.stopped === undefined && current !== undefined) {
             // Died mid-file (an uncaught error, a crash): that file failed; the rest go on.
             options.write(
-              `${held}${partial}\nrun-tests: the lane running ${current.name} exited (${signal ?? `code ${code}`}): counted as failed\n`,
+              `\nrun-tests: the lane running ${current.name} exited (${signal ?? `code ${code}`}): counted as failed\n`,
             );
-            add({ file: current.name, passed: 0, total: 1, skipped: 0, failed: true, hung: false, seconds: 0 });
+            add(failure(current));
             start();
             return;
           }
-          if (held || partial) options.write(held + partial);
+          if (tally.stopped === undefined && (code !== 0 || signal !== null) && last !== undefined) {
+            // Died after its last file reported (a timer or a rejection that file left behind): it failed.
+            options.write(
+              `\nrun-tests: the lane exited (${signal ?? `code ${code}`}) after ${last.name} ended: counted as a failure of ${last.name}\n`,
+            );
+            tally.total += 1;
+            if (!tally.failedFiles.includes(last.name)) tally.failedFiles.push(last.name);
+          }
           laneDone();
         });
         next();
       };
-      if (queue.length > 0) start();
+      if (queue.length > 0 && tally.stopped === undefined) start();
       else laneDone();
     });
 
