@@ -9,6 +9,7 @@ import type { ReportEvent } from '../../projections/events.js';
 import { isSealedReport } from '../../projections/reports.js';
 import { hasKeyedHeads } from '../log/capabilities.js';
 import type { EventLog } from '../log/event-log.js';
+import { beforeDeadline } from '../log/settle-within.js';
 import { pause } from '../pause.js';
 import type { Projector } from '../projector/projector.js';
 
@@ -35,7 +36,8 @@ export async function createTookEffect(
   };
   while (remainingMs() > LOOK_EVERY_MS) {
     try {
-      await projector.reach(await log.latest(id), remainingMs());
+      // The head read too ends by the deadline: its broker may be the one that stopped answering.
+      await projector.reach(await beforeDeadline(log.latest(id), remainingMs()), remainingMs());
     } catch {
       // The head could not be read, or the model did not reach it in time: no verdict yet.
     }
