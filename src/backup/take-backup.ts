@@ -61,6 +61,9 @@ interface Prefix {
 /** A data directory without keys.db has put no key. */
 const NO_KEYS_PUT = { wasPut: (ids: readonly KeyId[]) => ids.length === 0 };
 
+/** keys.db as read beside a running writer: a slot caught mid-put (damaged as read) is not put yet. */
+const putBy = (keys: SlotTable) => ({ wasPut: (ids: readonly KeyId[]) => keys.wasPut(ids, { damagedIsPut: false }) });
+
 /** The log's whole batches as of now, made durable: where they end and the byte of every record. */
 async function durablePrefix(file: FileHandle, path: string): Promise<Prefix> {
   if ((await checkMagic(file, path)) !== 'ok') return { bytes: 0, starts: [] };
@@ -178,7 +181,9 @@ async function copyLogAndKeys({
   // on disk while a key is not yet in keys.db: that batch is not acknowledged yet, and the backup
   // ends before it, as a restart would cut it. Else it would hold a create without its key.
   const { lastBatch } = whole;
-  const unkeyed = lastBatch !== undefined && (await batchLacksKeys(source, lastBatch, keys ?? NO_KEYS_PUT));
+  const unkeyed =
+    lastBatch !== undefined &&
+    (await batchLacksKeys(source, lastBatch, keys === undefined ? NO_KEYS_PUT : putBy(keys)));
   const prefix = unkeyed ? { bytes: lastBatch.byte, starts: whole.starts.slice(0, lastBatch.offset) } : whole;
   const target = join(partial, 'events.log');
   await rm(target, { force: true });

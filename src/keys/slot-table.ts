@@ -40,11 +40,17 @@ export class SlotTable implements KeyLookup {
     return view.kind === 'live' ? { id, secret: view.secret, contentDigest: view.contentDigest } : undefined;
   }
 
-  /** Whether every key of `ids` was put (live or destroyed since), as FileKeyStore.wasPut answers from the file. */
-  wasPut(ids: readonly KeyId[]): boolean {
+  /**
+   * Whether every key of `ids` was put (live or destroyed since), as FileKeyStore.wasPut answers
+   * from the file, but for a damaged slot: read while a put was rewriting it, it is taken for not
+   * put yet (`damagedIsPut: false`, a backup's check of the log's last batch).
+   */
+  wasPut(ids: readonly KeyId[], { damagedIsPut = true } = {}): boolean {
     return ids.every((id) => {
       const slot = slotOfKeyId(id);
-      return slot !== undefined && slot < this.slots && this.state(slot) !== 'reserved';
+      if (slot === undefined || slot >= this.slots) return false;
+      const state = this.state(slot);
+      return state !== 'reserved' && (damagedIsPut || state !== 'damaged');
     });
   }
 
