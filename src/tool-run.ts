@@ -1,7 +1,6 @@
 // What a long operation of the tools (backup, restore, verify, seal-history) is handed by whoever
 // runs it, so that the operation never depends on a command line: when to stop, and where its
-// progress goes. The CLI draws a bar on a terminal (`toolRun` in cli/progress.ts); a caller with no
-// one to show progress to passes `quietRun(signal)`.
+// progress goes. The CLI draws a bar on a terminal (`toolRun` in cli/progress.ts).
 
 export interface Progress {
   update(done: number): void;
@@ -13,10 +12,4 @@ export interface ToolRun {
   readonly signal: AbortSignal;
   /** Starts showing the progress of `total` steps named `label`. */
   progress(label: string, total: number): Progress;
-}
-
-const NO_PROGRESS: Progress = { update: () => undefined, stop: () => undefined };
-
-export function quietRun(signal: AbortSignal): ToolRun {
-  return { signal, progress: () => NO_PROGRESS };
 }

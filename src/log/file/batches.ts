@@ -59,12 +59,12 @@ export type BatchHeaderCheck =
   | { readonly kind: 'header'; readonly bodyBytes: number; readonly frameCount: number }
   | { readonly kind: 'bad'; readonly reason: string };
 
-/** Checks the 16 header bytes at `at` (the caller makes sure they are in `buffer`). */
 /** The frame count of the batch whose header (already checked) starts at `at`. */
 export function batchFrameCount(buffer: Buffer, at: number): number {
   return buffer.readUInt32BE(at + 8);
 }
 
+/** Checks the 16 header bytes at `at` (the caller makes sure they are in `buffer`). */
 export function checkBatchHeader(buffer: Buffer, at: number): BatchHeaderCheck {
   if (buffer.readUInt32BE(at) !== BATCH_MARK) return { kind: 'bad', reason: 'no batch header' };
   if (crc32(buffer.subarray(at, at + 12)) !== buffer.readUInt32BE(at + 12))
