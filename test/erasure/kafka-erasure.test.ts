@@ -35,7 +35,15 @@ async function topicFiles(topic: string): Promise<string[]> {
 
 async function holding(files: readonly string[], bytes: Buffer): Promise<string[]> {
   const found: string[] = [];
-  for (const file of files) if ((await readFile(file).catch(() => Buffer.alloc(0))).includes(bytes)) found.push(file);
+  for (const file of files) {
+    const content = await readFile(file).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+      // Gone since the listing: most likely renamed `.deleted` (still on disk), so not taken for empty.
+      found.push(`${file} (renamed while searched)`);
+      return Buffer.alloc(0);
+    });
+    if (content.includes(bytes)) found.push(file);
+  }
   return found;
 }
 
