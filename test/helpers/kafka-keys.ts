@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { loadConfig, type Env, type KafkaConfig } from '../../src/config.js';
 import { openKafkaKeyStore, type KafkaKeyStore, type KafkaKeyStoreOptions } from '../../src/keys/kafka-key-store.js';
+import { openWhenKafkaAnswers } from '../../src/log/kafka/start-retry.js';
 import { kafkaEnv, uniqueTopic } from './kafka.js';
 import { memoryLogger } from './server.js';
 
@@ -24,12 +25,13 @@ export async function openTestKeyStore(
   options: Partial<KafkaKeyStoreOptions> = {},
 ): Promise<TestKeyStore> {
   const { logger, text } = memoryLogger();
-  const store = await openKafkaKeyStore({
-    config: keyStoreConfig(brokers, keyTopic, env),
-    logger,
-    writeTimeoutMs: 5000,
-    ...options,
-  });
+  // As the service opens it (open-key-store.ts): a topic just created may not be hosted yet by a
+  // loaded broker ("does not host this topic-partition", seen in CI), which the start waits out.
+  const store = await openWhenKafkaAnswers(
+    () =>
+      openKafkaKeyStore({ config: keyStoreConfig(brokers, keyTopic, env), logger, writeTimeoutMs: 5000, ...options }),
+    { timeoutMs: 15_000, logger, brokers: [brokers], what: `the key topic ${keyTopic}` },
+  );
   return { store, logText: text };
 }
 
