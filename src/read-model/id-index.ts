@@ -1,7 +1,7 @@
 // Report id -> its version and the position of its record in the report table. A JS Map of a
 // million keys costs ~40 bytes and two cache misses a lookup, and must be rebuilt entry by entry
 // when a snapshot is loaded. This is an open-addressing hash table (linear probing) in one
-// Uint32Array of four words a slot, [low word, high word, record, version]: any int64 id is a key
+// Uint32Array of four words a slot, [low word, high word, record, version]: every int64 id is a key
 // (int64-id.ts), a lookup touches one cache line, and a snapshot or another thread takes the
 // table as one block of bytes.
 // Every 64-bit value is an id, so a slot's state is never told by its key: version 0 is an empty

@@ -26,7 +26,7 @@ export function home(low: number, high: number, capacity: number): number {
   hash ^= hash >>> 13;
   hash = Math.imul(hash, 0xc2b2ae35);
   hash ^= hash >>> 16;
-  // The hash as a fraction of 2^32 times the capacity: any capacity, not only powers of two.
+  // The hash as a fraction of 2^32 times the capacity: every capacity works, not only powers of two.
   return Math.floor((hash >>> 0) * capacity * 2.3283064365386963e-10);
 }
 
