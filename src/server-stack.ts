@@ -304,7 +304,7 @@ export class Restartable {
   /**
    * Opens the data directory again once it is writable and still holds the event log (an unmounted
    * mount point is an empty, writable directory: nothing is created there); resolves with whether it
-   * is open. Only a read-only file system again is tried again: any other failure, or another
+   * is open. Only a read-only file system again is tried again: every other failure, or another
    * history in its place, stops the server as it would stop a start.
    */
   private async takeUpAgain(
