@@ -17,7 +17,7 @@
  * broker is best started with startOwnBroker (free ports, a name no other run shares).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -283,6 +283,13 @@ class LocalKafkaBroker implements KafkaBroker {
   pause(): void {
     const pid = this.requirePid();
     process.kill(pid, 'SIGSTOP');
+    // kill() only queues the signal: on a loaded machine the broker's threads may still answer a
+    // request sent in the next moment. Return once the kernel reports the process stopped.
+    const deadline = Date.now() + 5_000;
+    while (!isStopped(pid)) {
+      if (Date.now() > deadline) throw new Error(`kafka broker '${this.name}' (pid ${pid}) did not stop on SIGSTOP`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+    }
   }
 
   resume(): void {
@@ -359,6 +366,25 @@ export async function freePorts(count: number): Promise<number[]> {
   const ports = servers.map((server) => (server.address() as AddressInfo).port);
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
   return ports;
+}
+
+/** True when every thread of `pid` is stopped (state T in /proc/<pid>/task/<tid>/stat); true off Linux, where there is no /proc to ask. */
+function isStopped(pid: number): boolean {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return true;
+  }
+  return tasks.every((tid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const state = stat.charAt(stat.lastIndexOf(')') + 2); // the name in parentheses may hold anything
+      return 'TtZX'.includes(state); // stopped, or a thread already ending
+    } catch {
+      return true; // the thread ended
+    }
+  });
 }
 
 /**
