@@ -68,9 +68,12 @@ export async function ensureTopic(admin: Admin, config: KafkaConfig, create = tr
       ],
     });
   }
-  const settings = await topicConfig(admin, config.topic);
+  // Offsets first: they wait out a new topic's first moments, when a loaded broker still answers
+  // "does not host this topic-partition" (a server once failed to start on that from describeConfigs).
   await offsetsServed(admin, config.topic);
-  const metadata = (await admin.fetchTopicMetadata({ topics: [config.topic] })).topics[0]?.partitions ?? [];
+  const settings = await whileTopicIsNew(() => topicConfig(admin, config.topic));
+  const metadata =
+    (await whileTopicIsNew(() => admin.fetchTopicMetadata({ topics: [config.topic] }))).topics[0]?.partitions ?? [];
   if (metadata.length === 0) throw new TopicSettingsError(`topic ${config.topic} has no partitions`);
   const replicationFactor = Math.max(...metadata.map((partition) => partition.replicas.length));
   return { partitions: metadata.length, ...checkTopicConfig(config.topic, settings, replicationFactor) };
@@ -91,6 +94,29 @@ export async function offsetsServed(admin: Admin, topic: string, timeoutMs = 15_
       return;
     } catch (error) {
       if (performance.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+/** kafkajs's UNKNOWN_TOPIC_OR_PARTITION, also when its retries gave up on it (the error is then the cause). */
+function isUnknownTopic(error: unknown): boolean {
+  for (let at = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth += 1)
+    if ('type' in at && at.type === 'UNKNOWN_TOPIC_OR_PARTITION') return true;
+  return false;
+}
+
+/**
+ * `ask`, asked again while a broker answers that it does not know the topic yet (a broker other than
+ * the one that served the offsets may not have applied the new topic's metadata), for up to `timeoutMs`.
+ */
+export async function whileTopicIsNew<T>(ask: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await ask();
+    } catch (error) {
+      if (!isUnknownTopic(error) || performance.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
