@@ -56,7 +56,11 @@ async function readUpTo(
 ): Promise<void> {
   const done = new Set([...end].filter(([, high]) => high === 0).map(([partition]) => partition));
   if (done.size === end.size) return;
-  const consumer = kafka.consumer({ groupId: `report-folder-${topic}-${process.pid}-${Date.now()}` });
+  // It stops at the end, so a short fetch wait: disconnect() waits out the fetch under way (5 s by default).
+  const consumer = kafka.consumer({
+    groupId: `report-folder-${topic}-${process.pid}-${Date.now()}`,
+    maxWaitTimeInMs: 100,
+  });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await new Promise<void>((resolve) => {

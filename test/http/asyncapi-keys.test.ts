@@ -113,7 +113,7 @@ withKafka('AsyncAPI against the key topic', (brokers) => {
       brokers: [brokers],
       logLevel: kafkajs.logLevel.NOTHING,
     });
-    const consumer = kafka.consumer({ groupId: `asyncapi-keys-${topic}` });
+    const consumer = kafka.consumer({ groupId: `asyncapi-keys-${topic}`, maxWaitTimeInMs: 100 });
     const records: KeyRecord[] = [];
     await consumer.connect();
     try {

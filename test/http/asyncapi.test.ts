@@ -228,7 +228,7 @@ async function consumeTopic(brokers: string, topic: string, count: number): Prom
     brokers: [brokers],
     logLevel: kafkajs.logLevel.NOTHING,
   });
-  const consumer = kafka.consumer({ groupId: `asyncapi-${topic}` });
+  const consumer = kafka.consumer({ groupId: `asyncapi-${topic}`, maxWaitTimeInMs: 100 });
   const records: WireRecord[] = [];
   await consumer.connect();
   try {

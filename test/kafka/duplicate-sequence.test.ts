@@ -55,7 +55,7 @@ async function sendAcrossAFreeze(
 }
 
 async function valuesOf(kafka: Kafka, topic: string): Promise<string[]> {
-  const consumer = kafka.consumer({ groupId: `${topic}-reader` });
+  const consumer = kafka.consumer({ groupId: `${topic}-reader`, maxWaitTimeInMs: 100 });
   const values: string[] = [];
   await consumer.connect();
   try {

@@ -110,7 +110,7 @@ withKafka('topic', (brokers) => {
     assert.is((await server.request('/reports/9007199254740993', { method: 'DELETE' })).status, 204);
     await server.dispose();
     const kafka = new kafkajs.Kafka({ clientId: 'wire-test', brokers: [brokers], logLevel: kafkajs.logLevel.NOTHING });
-    const consumer = kafka.consumer({ groupId: `wire-${name}` });
+    const consumer = kafka.consumer({ groupId: `wire-${name}`, maxWaitTimeInMs: 100 });
     const seen: { key: string; type: string; headers: string; data: unknown; subject: string }[] = [];
     await consumer.connect();
     await consumer.subscribe({ topic: name, fromBeginning: true });
