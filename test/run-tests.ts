@@ -1,7 +1,7 @@
 // Runs every compiled `*.test.js` under dist/test with uvu, in lanes (worker processes, each running
 // one file at a time: test/helpers/test-worker.ts), and ends with the line `N passed, N failed` that
 // CI reads. Most suites wait (on a broker, a child server, a time-out) far more than they compute, so
-// on two cores two lanes take about half the time of one (npm test asks for three); `--lanes N` (or TEST_LANES) sets how many,
+// on two cores two lanes take about two thirds of the time of one (npm test asks for three); `--lanes N` (or TEST_LANES) sets how many,
 // `--lanes 1` runs the files one after another as before. Files are handed out longest first, by the
 // times of the last run (kept in .cache/test-times.json), and each file's output is printed in one
 // piece when it ends, with its time, so the slow suites are easy to find.

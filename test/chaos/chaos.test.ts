@@ -251,26 +251,32 @@ withKafka('kafka cluster faults', () => {
     await (await proxied?.catch(() => undefined))?.close();
   });
 
+  // The cluster behind delay proxies (scenarios.ts `proxied`) starts beside the scenario before the
+  // first that needs it, off the suite's critical path, and stops after the last: idle brokers
+  // still cost CPU.
+  const firstProxied = SCENARIOS.findIndex((scenario) => scenario.proxied === true);
+  const lastProxied = SCENARIOS.map((scenario) => scenario.proxied === true).lastIndexOf(true);
+  async function proxiedCluster(context: Context): Promise<KafkaCluster> {
+    try {
+      return await (context.proxied ??= startProxied());
+    } catch (error) {
+      delete context.proxied; // the next scenario that needs it tries again
+      throw error;
+    }
+  }
   for (const [index, scenario] of SCENARIOS.entries()) {
     faults(`${scenario.name}: the run completes and its history can be judged`, async (context) => {
-      // The slow network's cluster (scenarios.ts `proxied`) starts beside the scenario before it,
-      // off the suite's critical path, and stops after it: idle brokers still cost CPU.
-      if (SCENARIOS[index + 1]?.proxied === true && context.proxied === undefined) {
+      if (index + 1 === firstProxied && context.proxied === undefined) {
         context.proxied = startProxied();
         context.proxied.catch(() => undefined); // awaited, and reported, by the scenario that needs it
       }
-      const { history, notes } =
-        scenario.proxied === true
-          ? await (async () => {
-              const proxied = await (context.proxied ??= startProxied());
-              try {
-                return await runScenario(proxied, scenario, SHORT);
-              } finally {
-                delete context.proxied;
-                await proxied.close();
-              }
-            })()
-          : await runScenario(context.cluster, scenario, SHORT);
+      const cluster = scenario.proxied === true ? await proxiedCluster(context) : context.cluster;
+      const { history, notes } = await runScenario(cluster, scenario, SHORT).finally(async () => {
+        if (index !== lastProxied || context.proxied === undefined) return;
+        const proxied = context.proxied;
+        delete context.proxied;
+        await (await proxied).close();
+      });
       const verdict = judge(history);
       process.stdout.write(
         `\n  ${scenario.name}:\n${describeRun(verdict, notes)

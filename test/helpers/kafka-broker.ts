@@ -368,7 +368,7 @@ export async function freePorts(count: number): Promise<number[]> {
   return ports;
 }
 
-/** True when every thread of `pid` is stopped (state T in /proc/<pid>/task/<tid>/stat); true off Linux, where there is no /proc to ask. */
+/** True when no thread of `pid` can run its own code any more (state T in /proc/<pid>/task/<tid>/stat); true off Linux, where there is no /proc to ask. */
 function isStopped(pid: number): boolean {
   let tasks: string[];
   try {
@@ -380,7 +380,8 @@ function isStopped(pid: number): boolean {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const state = stat.charAt(stat.lastIndexOf(')') + 2); // the name in parentheses may hold anything
-      return 'TtZX'.includes(state); // stopped, or a thread already ending
+      // Stopped, ending, or in the kernel (D: it stops on its way out, before it runs any of its own code).
+      return 'TtZXD'.includes(state);
     } catch {
       return true; // the thread ended
     }

@@ -19,7 +19,7 @@ import {
   type CleanerSettings,
   type KeyTopicCheck,
 } from './key-topic-settings.js';
-import { ensureTopic, offsetsServed, TopicSettingsError } from './topic.js';
+import { ensureTopic, offsetsServed, TopicSettingsError, whileTopicIsNew } from './topic.js';
 
 const { ConfigResourceTypes } = kafkajs;
 
@@ -55,15 +55,18 @@ export async function ensureKeyTopic(admin: Admin, config: KafkaConfig, create =
       ],
     });
   }
-  const described = await admin.describeConfigs({
-    includeSynonyms: false,
-    resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: CHECKED_KEY_TOPIC_CONFIG }],
-  });
+  // As for the event topic (topic.ts): offsets first, then what a broker may not know yet asked again.
+  await offsetsServed(admin, topic);
+  const described = await whileTopicIsNew(() =>
+    admin.describeConfigs({
+      includeSynonyms: false,
+      resources: [{ type: ConfigResourceTypes.TOPIC, name: topic, configNames: CHECKED_KEY_TOPIC_CONFIG }],
+    }),
+  );
   const settings = new Map(
     (described.resources[0]?.configEntries ?? []).map((entry) => [entry.configName, entry.configValue]),
   );
-  await offsetsServed(admin, topic);
-  const partitions = await partitionsOf(admin, topic);
+  const partitions = await whileTopicIsNew(() => partitionsOf(admin, topic));
   if (partitions.length === 0) throw new TopicSettingsError(`key topic ${topic} has no partitions`);
   const replicas = new Set(partitions.flatMap((partition) => partition.replicas));
   const { cleaner, warning } = await readCleanerSettings(admin, [...replicas]);
