@@ -9,6 +9,7 @@ import kafkajs, { type Kafka, type Producer } from 'kafkajs';
 import { removeOwnBroker, startOwnBroker, type KafkaBroker } from '../helpers/kafka-broker.js';
 import { uniqueTopic, withKafka } from '../helpers/kafka.js';
 import { RenewingProducer, type Sender } from '../../src/log/kafka/renewing-producer.js';
+import { createTopicsSettled } from '../../src/log/kafka/topic.js';
 
 const { Kafka: KafkaClient, logLevel } = kafkajs;
 
@@ -30,7 +31,7 @@ async function sendAcrossAFreeze(
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    await createTopicsSettled(admin, { topics: [{ topic, numPartitions: 1 }] });
     await producer.connect();
     const send = (value: string) =>
       producer.send({ topic, acks: -1, messages: [{ value, partition: 0 }] }).then(

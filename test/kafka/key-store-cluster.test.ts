@@ -14,6 +14,7 @@ import { kafkaAvailable } from '../helpers/kafka-broker.js';
 import { startCluster, type KafkaCluster } from '../helpers/kafka-cluster.js';
 import { digestOf, openTestKeyStore } from '../helpers/kafka-keys.js';
 import { uniqueTopic, withKafka } from '../helpers/kafka.js';
+import { createTopicsSettled } from '../../src/log/kafka/topic.js';
 
 /** Nodes on 29600, 29610, 29620 (+1 controller, +2 SASL): apart from the cluster fault suite's 28100. */
 const WRITE_TIMEOUT_MS = 2000;
@@ -53,7 +54,7 @@ withKafka('key store on a cluster', () => {
       replicaAssignment: replicas.map((ids, partition) => ({ partition, replicas: ids })),
       configEntries: EVENT_TOPIC_CONFIG,
     };
-    return cluster.withAdmin((admin) => admin.createTopics({ waitForLeaders: true, topics: [topic] }));
+    return cluster.withAdmin((admin) => createTopicsSettled(admin, { topics: [topic] }));
   };
   const replicasOf = async (cluster: KafkaCluster, topic: string) => {
     const metadata = await cluster.withAdmin((admin) => admin.fetchTopicMetadata({ topics: [topic] }));

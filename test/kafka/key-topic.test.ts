@@ -10,6 +10,7 @@ import { readCleanerSettings } from '../../src/log/kafka/key-topic.js';
 import { KAFKA_CLEANER_DEFAULTS } from '../../src/log/kafka/key-topic-settings.js';
 import { openTestKeyStore } from '../helpers/kafka-keys.js';
 import { uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
+import { createTopicsSettled } from '../../src/log/kafka/topic.js';
 
 /** The message a start on `topic` fails with (the store must not open). */
 async function refusal(brokers: string, topic: string, env: Record<string, string> = {}): Promise<string> {
@@ -29,8 +30,7 @@ async function createTopic(
   numPartitions = 1,
 ): Promise<void> {
   await withAdmin(brokers, (admin) =>
-    admin.createTopics({
-      waitForLeaders: true,
+    createTopicsSettled(admin, {
       topics: [
         {
           topic,

@@ -1,7 +1,7 @@
 // Permanent refusals are not outages, and the topic's durability settings are checked at start.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { checkTopicConfig, minInsyncReplicasFor } from '../../src/log/kafka/topic.js';
+import { checkTopicConfig, createTopicsSettled, minInsyncReplicasFor } from '../../src/log/kafka/topic.js';
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
 import { startTestServer } from '../helpers/server.js';
 
@@ -19,8 +19,7 @@ withKafka('limits', (brokers) => {
     async () => {
       const topic = uniqueTopic('small');
       await withAdmin(brokers, (admin) =>
-        admin.createTopics({
-          waitForLeaders: true,
+        createTopicsSettled(admin, {
           topics: [
             {
               topic,
@@ -72,8 +71,7 @@ withKafka('limits', (brokers) => {
   limits('a topic that allows unclean leader election is refused at start with a line naming the setting', async () => {
     const topic = uniqueTopic('unclean');
     await withAdmin(brokers, (admin) =>
-      admin.createTopics({
-        waitForLeaders: true,
+      createTopicsSettled(admin, {
         topics: [
           {
             topic,

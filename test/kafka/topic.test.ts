@@ -6,6 +6,7 @@ import kafkajs from 'kafkajs';
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
 import { startTestServer } from '../helpers/server.js';
 import { openedReport } from '../helpers/opened.js';
+import { createTopicsSettled } from '../../src/log/kafka/topic.js';
 
 async function startError(env: Record<string, string>): Promise<string> {
   try {
@@ -42,8 +43,7 @@ withKafka('topic', (brokers) => {
   topic('an existing topic with finite retention is refused', async () => {
     const name = uniqueTopic('finite');
     await withAdmin(brokers, (admin) =>
-      admin.createTopics({
-        waitForLeaders: true,
+      createTopicsSettled(admin, {
         topics: [
           {
             topic: name,
@@ -63,8 +63,7 @@ withKafka('topic', (brokers) => {
   topic('an existing compacted topic is refused', async () => {
     const name = uniqueTopic('compacted');
     await withAdmin(brokers, (admin) =>
-      admin.createTopics({
-        waitForLeaders: true,
+      createTopicsSettled(admin, {
         topics: [
           {
             topic: name,

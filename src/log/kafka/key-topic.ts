@@ -19,7 +19,7 @@ import {
   type CleanerSettings,
   type KeyTopicCheck,
 } from './key-topic-settings.js';
-import { ensureTopic, offsetsServed, TopicSettingsError, whileTopicIsNew } from './topic.js';
+import { createTopicsSettled, ensureTopic, offsetsServed, TopicSettingsError, whileTopicIsNew } from './topic.js';
 
 const { ConfigResourceTypes } = kafkajs;
 
@@ -42,8 +42,7 @@ export async function ensureKeyTopic(admin: Admin, config: KafkaConfig, create =
     if (!create) throw new KeyTopicMissingError(topic);
     if (!topics.includes(config.topic)) await ensureTopic(admin, config, true);
     const events = await partitionsOf(admin, config.topic);
-    await admin.createTopics({
-      waitForLeaders: true,
+    await createTopicsSettled(admin, {
       topics: [
         {
           topic,

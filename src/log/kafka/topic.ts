@@ -3,7 +3,7 @@
 // one that allows unclean leader election (an out-of-sync replica could become leader and drop
 // acknowledged records). acks=-1 only waits for the replicas in sync at that moment: with
 // min.insync.replicas=1 that can be the leader alone, so a topic with replicas gets a higher one.
-import kafkajs, { type Admin } from 'kafkajs';
+import kafkajs, { type Admin, type ITopicConfig } from 'kafkajs';
 import type { KafkaConfig } from '../../config.js';
 import { maxRecordBytes } from './record-size.js';
 
@@ -53,8 +53,7 @@ export async function ensureTopic(admin: Admin, config: KafkaConfig, create = tr
   if (!topics.includes(config.topic) && !create)
     throw new TopicSettingsError(`topic ${config.topic} does not exist (REPORTS_TOPIC)`);
   if (!topics.includes(config.topic)) {
-    await admin.createTopics({
-      waitForLeaders: true,
+    await createTopicsSettled(admin, {
       topics: [
         {
           topic: config.topic,
@@ -83,6 +82,25 @@ function creationConfig(replicationFactor: number): Record<string, string> {
   // -1 leaves the replication factor to the broker; min.insync.replicas then stays the broker's too.
   if (replicationFactor < 2) return { ...REQUIRED_TOPIC_CONFIG };
   return { ...REQUIRED_TOPIC_CONFIG, 'min.insync.replicas': String(minInsyncReplicasFor(replicationFactor)) };
+}
+
+/**
+ * Creates `topics` (those that exist already are left as they are) and returns once every one of
+ * them serves its offsets. kafkajs's own wait for leaders asks the controller's metadata, and a
+ * KRaft broker that has not applied the new topic yet answers "does not host this topic-partition":
+ * kafkajs then fails the creation of a topic it did create (a loaded test run saw it). That answer
+ * is waited out here instead.
+ */
+export async function createTopicsSettled(
+  admin: Admin,
+  { topics, timeoutMs = 15_000 }: { readonly topics: ITopicConfig[]; readonly timeoutMs?: number },
+): Promise<void> {
+  try {
+    await admin.createTopics({ waitForLeaders: true, topics });
+  } catch (error) {
+    if (!isUnknownTopic(error)) throw error;
+  }
+  for (const { topic } of topics) await offsetsServed(admin, topic, timeoutMs);
 }
 
 /** A new topic's leaders can take a moment to serve offsets ("not the leader"); wait for that. */

@@ -1,9 +1,9 @@
-// whileTopicIsNew: a just-created topic's first moments, when a loaded broker still answers that it
-// does not host the topic, are waited out; any other error is not.
+// whileTopicIsNew and createTopicsSettled: a just-created topic's first moments, when a loaded broker
+// still answers that it does not host the topic, are waited out; any other error is not.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import kafkajs from 'kafkajs';
-import { whileTopicIsNew } from '../../../src/log/kafka/topic.js';
+import kafkajs, { type Admin } from 'kafkajs';
+import { createTopicsSettled, whileTopicIsNew } from '../../../src/log/kafka/topic.js';
 
 const unknownTopic = () =>
   new kafkajs.KafkaJSProtocolError(
@@ -65,3 +65,47 @@ test('gives up after its time-out, with the last error', async () => {
 });
 
 test.run();
+
+/** An admin whose createTopics fails with `createError` (or succeeds), and whose offsets are served after `unservedAsks` asks. */
+function fakeAdmin(createError: Error | undefined, unservedAsks: number): { admin: Admin; offsetAsks: () => number } {
+  let asks = 0;
+  const admin = {
+    createTopics: () => (createError === undefined ? Promise.resolve(true) : Promise.reject(createError)),
+    fetchTopicOffsets: () => {
+      asks += 1;
+      return asks > unservedAsks ? Promise.resolve([]) : Promise.reject(unknownTopic());
+    },
+  };
+  return { admin: admin as unknown as Admin, offsetAsks: () => asks };
+}
+
+const create = suite('createTopicsSettled');
+
+create(
+  'a creation kafkajs failed on "does not host this topic-partition" is waited out until offsets are served',
+  async () => {
+    const { admin, offsetAsks } = fakeAdmin(unknownTopic(), 2);
+    await createTopicsSettled(admin, { topics: [{ topic: 't' }] });
+    assert.is(offsetAsks(), 3);
+  },
+);
+
+create('any other failure of the creation is thrown, and no offsets are asked', async () => {
+  const denied = new Error('Topic authorization failed');
+  const { admin, offsetAsks } = fakeAdmin(denied, 0);
+  await createTopicsSettled(admin, { topics: [{ topic: 't' }] }).then(
+    () => assert.unreachable('created'),
+    (error: unknown) => assert.is(error, denied),
+  );
+  assert.is(offsetAsks(), 0);
+});
+
+create('a topic whose offsets are never served fails after the time-out', async () => {
+  const { admin } = fakeAdmin(undefined, Number.POSITIVE_INFINITY);
+  await createTopicsSettled(admin, { topics: [{ topic: 't' }], timeoutMs: 300 }).then(
+    () => assert.unreachable('created'),
+    (error: unknown) => assert.instance(error, kafkajs.KafkaJSProtocolError),
+  );
+});
+
+create.run();
