@@ -1,4 +1,4 @@
-// A report id is a canonical decimal int64; the id index keys it as two 32-bit words (two's
+// A report id is a canonical decimal int64; the id table keys it as two 32-bit words (two's
 // complement, low word first) so every id, snowflake-sized ones included, takes the same path.
 // Neither direction uses BigInt: a BigInt per id costs an allocation on the fold's hot path
 // (parsing) and ~200 ns per id in a digest (printing), several times what these cost.

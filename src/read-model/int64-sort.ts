@@ -1,4 +1,4 @@
-// Sorts int64 keys held as two 32-bit words, each with a payload (the id index's slot), in numeric
+// Sorts int64 keys held as two 32-bit words, each with a payload (the id table's record position), in numeric
 // order. The state digest visits every live report in id order, so this runs over a million keys
 // for `reports replay`. No comparison sort can carry the payload natively (a BigInt64Array sorts
 // keys alone, and each would then be looked up again), so this is an LSD radix sort a byte at a

@@ -1,7 +1,7 @@
 // The content of the live reports (names and tags, or their sealed boxes), as records (report-record.ts) appended to large shared
 // chunks: no object and no string header per report, and a snapshot or another thread takes the
 // chunks as they are. A record is found by its position, chunk * CHUNK_STRIDE + offset, which the
-// id index keeps in 32 bits. A deleted record leaves a hole until holes are most of the arena.
+// id table keeps in 32 bits. A deleted record leaves a hole until holes are most of the arena.
 import type { ReportContent } from '../../projections/reports.js';
 import type { BytesIn, BytesOut } from './bytes.js';
 import { readRecord, recordLength, recordWithin, storedLength, writeRecord } from './report-record.js';
@@ -84,7 +84,7 @@ export class RecordArena {
 
   private reserve(bytes: number): { chunk: Buffer; position: number; at: number } {
     if (this.fill + bytes > CHUNK_BYTES || this.chunks.length === 0) {
-      // Positions are 32-bit in the id index: 512 chunks (2 GiB of names and tags) at most.
+      // Positions are 32-bit in the id table: 512 chunks (2 GiB of names and tags) at most.
       if (this.chunks.length >= MAX_CHUNKS) throw new RangeError(FULL);
       // A record larger than a chunk gets a chunk of its own, full at once (fill = its length: a snapshot
       // writes it all; the tag of a 4 MiB report came back with its last bytes zeroed); the next record starts a new one.

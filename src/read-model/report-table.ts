@@ -1,36 +1,25 @@
 // The reports, compactly. A Map of a million `{name, tag}` objects keyed by id strings costs about
 // 135 bytes per report on the heap; this table keeps ~75: the id is two 32-bit words in an
-// open-addressing index (id-index.ts: no string object, every int64 alike), and name and tag are
+// segmented hash table (id-table.ts: no string object, every int64 alike), and name and tag are
 // bytes in large shared chunks (record-arena.ts: no object, no string header) rather than JS
 // values; a sealed report's content is its key id and box as bytes. `get` builds the value on
 // demand, which only an answer that reads a report does. Besides the live reports it keeps each id's version (how many events took
 // effect on it), deleted ids included: a deleted report keeps its slot and version, not its record.
 import type { ReportContent, ReportsState } from '../../projections/reports.js';
 import { BytesOut, type BytesIn } from './bytes.js';
-import { IdIndex, NO_RECORD, type IdIndexParts } from './id-index.js';
-import { writeIndexBytes } from './id-index-bytes.js';
+import { IdTable, NO_RECORD, type IdTableParts } from './id-table.js';
 import { IdDigits, idText, parseId } from './int64-id.js';
 import { RecordArena, type RecordArenaParts } from './record-arena.js';
 import { isSealedRecord, sealedParts, writeCanonicalLine, type KeyDigest } from './report-record.js';
 
-/** A table being written as it was at one moment (ReportTable.freeze). */
-export interface FrozenTable {
-  /** Copies at least `words` more words of the index's slots; whether all are copied. */
-  copySome(words: number): boolean;
-  /** Writes the rest (the index) once copySome said all are copied. */
-  finish(): void;
-  /** Gives the freeze up (the snapshot failed): writes to the index stop copying first. */
-  release(): void;
-}
-
 /** A ReportTable's contents as a structured clone carries them between threads. */
 export interface ReportTableParts {
   readonly arena: RecordArenaParts;
-  readonly index: IdIndexParts;
+  readonly index: IdTableParts;
 }
 
 export class ReportTable implements ReportsState, Iterable<[string, ReportContent]> {
-  private index = new IdIndex();
+  private index = new IdTable();
   private arena = new RecordArena();
   // (# fields: a cache, not part of what two equal tables hold.)
   /** The fold asks about one id several times in a row (has, version, then set): it is parsed and found once. */
@@ -51,7 +40,7 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
     return this.#lastSlot;
   }
 
-  /** Forgets the cached slot (the index was replaced or rehashed by a merge). */
+  /** Forgets the cached slot (the id table was replaced). */
   private forgetLast(): void {
     this.#lastId = '';
     this.#lastValid = false;
@@ -68,12 +57,12 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
     return this.index.deletedIds;
   }
 
-  /** Moves up to `slots` slots of an id index rehash in progress (IdIndex.settleSome); whether it is done. */
-  settleSome(slots: number): boolean {
-    return this.index.settleSome(slots);
+  /** The id table's slots and segments. */
+  get indexShape(): { readonly slots: number; readonly segments: number } {
+    return { slots: this.index.slots, segments: this.index.segments };
   }
 
-  /** Bytes of the id index (4 a slot of them are the versions). */
+  /** Bytes of the id table (4 a slot of them are the versions). */
   get indexBytes(): number {
     return this.index.slotBytes;
   }
@@ -127,17 +116,31 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
     return true;
   }
 
+  /** An empty table for one of 2^bits shards of a sharded fold (see joinShards). */
+  static forShard(bits: number): ReportTable {
+    const table = new ReportTable();
+    table.index = new IdTable(bits);
+    return table;
+  }
+
   /**
-   * Takes in every id of `other`, none of which this table holds (the shards of a sharded fold):
-   * its chunks of records are appended to this table's as they are, only its index entries are
-   * added. `other` is not to be used after.
+   * The tables of a sharded fold's 2^bits shards (made by forShard, each holding the reports of its
+   * shard: shardOfId) as one: their chunks of records are appended to the first one's as they are,
+   * their id tables' segments handed over. The tables are not to be used after.
    */
-  absorb(other: ReportTable): void {
-    const base = this.arena.append(other.arena);
-    this.index.merge(other.index, (at) => at + base);
-    this.forgetLast();
+  static joinShards(tables: readonly ReportTable[]): ReportTable {
+    const [first, ...others] = tables;
+    if (first === undefined) return new ReportTable();
+    const joined = new ReportTable();
+    joined.arena = first.arena;
+    const bases = [0, ...others.map((other) => joined.arena.append(other.arena))];
+    joined.index = IdTable.joinShards(
+      tables.map((table) => table.index),
+      bases,
+    );
     // Each shard's holes may have stayed under the threshold that all of them together pass.
-    this.compactIfWasteful();
+    joined.compactIfWasteful();
+    return joined;
   }
 
   /** What the table holds, for another thread: the chunks and the index's slots move with the message. */
@@ -149,7 +152,7 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
   static fromParts(parts: ReportTableParts): ReportTable {
     const table = new ReportTable();
     table.arena = RecordArena.fromParts(parts.arena);
-    table.index = IdIndex.fromParts(parts.index);
+    table.index = IdTable.fromParts(parts.index);
     return table;
   }
 
@@ -212,25 +215,21 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
       visit(idText(keys.low[i] as number, keys.high[i] as number), keys.payload[i] as number);
   }
 
-  /** The table as bytes (the snapshot's reports section): the record arena, then the id index. */
+  /** The table as bytes (the snapshot's reports section): the record arena, then the id table. */
   writeTo(out: BytesOut): void {
     this.arena.writeTo(out);
     this.index.writeTo(out);
   }
 
   /**
-   * What writeTo writes now, for a snapshot taken while the table goes on changing: the records go
-   * to `out` at once (their bytes never change: handed on, not copied), the index's slots are
-   * copied a slice at a time while writes go on (IdIndex.freeze) and follow them at `finish`.
+   * What writeTo writes now, for a snapshot taken while the table goes on changing: the records'
+   * chunks and the id table's segments go to `out` as they are, not copied (chunks are only ever
+   * appended to; a segment written meanwhile copies its array first, IdTable.snapshot). The
+   * returned release lets writes go to the segments again, once `out`'s bytes are written or given up.
    */
-  freeze(out: BytesOut): FrozenTable {
+  snapshot(out: BytesOut): () => void {
     this.arena.writeTo(out);
-    const index = this.index.freeze();
-    return {
-      copySome: (words) => index.slots.copySome(words),
-      finish: () => writeIndexBytes(out, { slots: index.slots.result(), ids: index.ids, live: index.live }, true),
-      release: () => index.slots.release(),
-    };
+    return this.index.snapshot(out);
   }
 
   /** Reads what writeTo wrote; throws RangeError on data that does not hold a table. */
@@ -238,7 +237,7 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
     const table = new ReportTable();
     const arena = RecordArena.readFrom(input);
     table.arena = arena;
-    table.index = IdIndex.readFrom(input);
+    table.index = IdTable.readFrom(input);
     table.index.forEachRecord((at) => {
       if (!arena.holds(at)) throw new RangeError(`a report at ${at} points outside the table's bytes`);
     });

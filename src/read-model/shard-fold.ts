@@ -8,27 +8,25 @@
 // and the caller folds the history on one thread instead. Pure: records' bytes in, a read model out.
 import type { FrameParts } from '../log/file/frames.js';
 import { decodeForFold } from './fold-decode.js';
-import { applyInput, createReadModel } from './read-model.js';
+import { hashId, prefixOf } from './id-segment.js';
+import { parseId } from './int64-id.js';
+import { applyInput, createReadModel, type ReadModel } from './read-model.js';
+import { ReportTable } from './report-table.js';
 
-/** FNV-1a over the characters of a key: the same value for a report id's string and its UTF-8 bytes (ASCII). */
-function hashStep(hash: number, code: number): number {
-  return Math.imul(hash ^ code, 0x01000193) >>> 0;
-}
-const FNV_OFFSET = 0x811c9dc5;
-
-/** The shard of a report id, of `shards`. */
-export function shardOfId(id: string, shards: number): number {
-  let hash = FNV_OFFSET;
-  for (let i = 0; i < id.length; i += 1) hash = hashStep(hash, id.charCodeAt(i));
-  return hash % shards;
-}
-
-function shardOfKeyBytes(bytes: Buffer, start: number, end: number, shards: number): number {
-  let hash = FNV_OFFSET;
-  for (let i = start; i < end; i += 1) hash = hashStep(hash, bytes[i] as number);
-  return hash % shards;
+/**
+ * The shard of a report id, of 2^bits: the first bits of its hash in the id table (a shard's table
+ * holds only its own segments, which a join hands over, ReportTable.joinShards). An id that is not
+ * a canonical int64 (no table holds it) is shard 0's.
+ */
+export function shardOfId(id: string, bits: number): number {
+  const key = new Uint32Array(2);
+  return parseId(id, key) ? prefixOf(hashId(key[0] as number, key[1] as number), bits) : 0;
 }
 
+/** The shards of a sharded fold for `threads` threads: a power of two, at most `threads`, as 2^bits. */
+export function shardBits(threads: number): number {
+  return Math.floor(Math.log2(Math.max(1, Math.floor(threads))));
+}
 /** A record skipped because it is not a valid report event. */
 export interface SkippedRecord {
   readonly offset: number;
@@ -36,7 +34,7 @@ export interface SkippedRecord {
 }
 
 export class ShardFold {
-  readonly model = createReadModel();
+  readonly model: ReadModel;
   /** Offset of the first record carrying each idempotency key the shard holds. */
   readonly keyOffsets = new Map<string, number>();
   /** Where the newest sealed create of this shard lies (its key is the model's newestKey). */
@@ -49,8 +47,10 @@ export class ShardFold {
 
   constructor(
     private readonly shard: number,
-    private readonly shards: number,
-  ) {}
+    private readonly bits: number,
+  ) {
+    this.model = createReadModel({ reports: ReportTable.forShard(bits) });
+  }
 
   /**
    * Folds the record at `offset` (whose parts lie in `buffer`) if it is of this shard; returns
@@ -58,9 +58,9 @@ export class ShardFold {
    */
   fold(buffer: Buffer, offset: number, { timestampMs, keyStart, keyEnd, end }: FrameParts): boolean {
     this.lastTimestampMs = timestampMs;
-    if (shardOfKeyBytes(buffer, keyStart, keyEnd, this.shards) !== this.shard) return true;
+    if (shardOfId(buffer.toString('latin1', keyStart, keyEnd), this.bits) !== this.shard) return true;
     const input = decodeForFold(buffer, keyEnd, end);
-    if (input.ok && shardOfId(input.event.data.id, this.shards) !== this.shard) {
+    if (input.ok && shardOfId(input.event.data.id, this.bits) !== this.shard) {
       this.misrouted = offset;
       return false;
     }

@@ -9,7 +9,8 @@ import { ShardFold, type SkippedRecord } from './shard-fold.js';
 
 export interface ShardRequest extends LogFileRange {
   readonly shard: number;
-  readonly shards: number;
+  /** Of 2^bits shards. */
+  readonly bits: number;
 }
 
 export type ShardMessage =
@@ -27,7 +28,7 @@ export type ShardMessage =
     };
 
 function foldShard(request: ShardRequest): ShardFold {
-  const fold = new ShardFold(request.shard, request.shards);
+  const fold = new ShardFold(request.shard, request.bits);
   walkLogFile(
     request,
     (buffer, offset, parts) => fold.fold(buffer, offset, parts),
@@ -53,5 +54,8 @@ parentPort?.once('message', (request: ShardRequest) => {
     newestKey,
   };
   // The table's buffers move with the message (the thread ends after it): no copy.
-  parentPort?.postMessage(message, [...table.arena.chunks, table.index.slots.buffer as ArrayBuffer]);
+  parentPort?.postMessage(message, [
+    ...table.arena.chunks,
+    ...table.index.segments.map((segment) => segment.words.buffer as ArrayBuffer),
+  ]);
 });

@@ -1,5 +1,5 @@
 // Folds a long file-log history on several threads at once (shard-fold.ts says why that is
-// sound): one thread per shard, then the shards' read models merged here into one. Used for a fold
+// sound): one thread per shard, then the shards' read models joined here into one (their id tables' segments handed over, not re-inserted). Used for a fold
 // from an empty read model (a start without a snapshot, `reports replay`), where most of the time
 // is spent; a fold onto a snapshot's state goes through foldLog's one-thread path.
 import { availableParallelism } from 'node:os';
@@ -7,11 +7,11 @@ import { Worker } from 'node:worker_threads';
 import type { FileRange } from '../log/file/file-range.js';
 import { createReadModel, type ReadModel } from './read-model.js';
 import { ReportTable } from './report-table.js';
-import type { SkippedRecord } from './shard-fold.js';
+import { shardBits, type SkippedRecord } from './shard-fold.js';
 import type { ShardMessage, ShardRequest } from './shard-worker.js';
 
 export interface ShardedFoldOptions {
-  /** Threads, one shard each. */
+  /** Threads at most, one shard each (the largest power of two of them). */
   readonly threads: number;
   readonly signal?: AbortSignal;
   /** Called as the threads go, with how many records all of them have passed. */
@@ -54,7 +54,9 @@ export async function foldSharded(
   range: FileRange,
   { threads, signal, onProgress }: ShardedFoldOptions,
 ): Promise<ShardedFold> {
-  const shards = Math.max(1, Math.floor(threads));
+  // The shards' tables hold the ids of their own first bits of the hash: a power of two of them.
+  const bits = shardBits(threads);
+  const shards = 2 ** bits;
   const walked = new Array<number>(shards).fill(0);
   const workers: Worker[] = [];
   const stop = () => {
@@ -84,7 +86,7 @@ export async function foldSharded(
             worker.on('exit', (code) =>
               reject(new Error(`a folding thread stopped before it was done (exit code ${code})`)),
             );
-            worker.postMessage({ ...range, shard, shards } satisfies ShardRequest);
+            worker.postMessage({ ...range, shard, bits } satisfies ShardRequest);
           }),
       ),
     ).catch((error: unknown) => {
@@ -104,12 +106,9 @@ export async function foldSharded(
 
 /** One read model from the shards' (which hold disjoint reports). */
 function merge(results: readonly Done[], records: number): ShardedFold {
-  const tables = results.map((result) => ReportTable.fromParts(result.table));
-  const largest = tables.reduce((best, table, i) => (table.size > (tables[best] as ReportTable).size ? i : best), 0);
-  const model = createReadModel({ reports: tables[largest] as ReportTable, cursor: new Map([[0, records]]) });
-  tables.forEach((table, i) => {
-    if (i !== largest) model.reports.absorb(table);
-  });
+  // Shard s's table is at s: the join hands each its segments of the directory.
+  const reports = ReportTable.joinShards(results.map((result) => ReportTable.fromParts(result.table)));
+  const model = createReadModel({ reports, cursor: new Map([[0, records]]) });
   // An idempotency key belongs to the first event that carried it, whichever shard folded it.
   const firstSeen = new Map<string, number>();
   for (const { keys } of results) {

@@ -4,16 +4,16 @@
 // big; taken every `every` records only, a model of millions of reports would be written out in
 // full every few thousand writes (and each write would pay more the bigger the model grew). So
 // the cost per write stays bounded, and a start folds at most that many records past the newest
-// snapshot. The read model is frozen as it is (it changes with the next record): an id index
-// rehash in progress is settled first and the index's slots copied, a slice per turn each, with
-// writes meanwhile copying their block first; the rest is taken at once. Then the anchors of that
-// cursor are read from the log and the file written in the background; one write at a time.
+// snapshot. The read model is taken as it is (it changes with the next record): its report table's
+// bytes are held as they lie, a write meanwhile copying its id table segment first, and its
+// idempotency keys encoded a slice per turn. Then the anchors of that cursor are read from the log
+// and the file written in the background; one write at a time.
 import { setImmediate } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { EventLog } from '../log/event-log.js';
 import type { ReadModel } from '../read-model/read-model.js';
 import { readAnchors } from './snapshot-anchor.js';
-import { freezeModel, type EncodedModel } from './snapshot-format.js';
+import { beginSnapshot } from './snapshot-format.js';
 import { SnapshotSpaceError } from './snapshot-space.js';
 import { writeEncodedSnapshot } from './snapshot-store.js';
 import { hasResumableScan } from '../log/capabilities.js';
@@ -33,18 +33,6 @@ export interface AutoSnapshot {
  */
 const PAUSE_MS = 2;
 
-/**
- * Id index slots moved per turn of the event loop while a rehash is settled before a snapshot (about
- * 1 ms here): settled at once, the rest of a rehash of a million ids held the loop for 40-50 ms.
- */
-const SETTLE_SLOTS_PER_TURN = 20_000;
-
-/**
- * Words of the id index copied per turn while a snapshot freezes the model (1 MiB, at most 1 ms
- * here): copied at once, the 36 MB of a million reports' slots held the loop for 27 ms.
- */
-const COPY_WORDS_PER_TURN = 262_144;
-
 /** Idempotency keys encoded per turn (about 1 ms here): a million keys at once held the loop for a second. */
 const KEYS_PER_TURN = 20_000;
 
@@ -62,8 +50,8 @@ export interface AutoSnapshotOptions {
   readonly logger: Logger;
   readonly model: ReadModel;
   readonly every: number;
-  /** How a freeze is sliced: words of the id index copied per slice, and the wait between two (tests spread a small model's copy out). */
-  readonly slices?: { readonly copyWords: number; readonly nextTurn: () => Promise<unknown> };
+  /** How the encoding is sliced: idempotency keys per slice, and the wait between two (tests spread a small model's out). */
+  readonly slices?: { readonly keys: number; readonly nextTurn: () => Promise<unknown> };
 }
 
 export function createAutoSnapshot({
@@ -72,9 +60,9 @@ export function createAutoSnapshot({
   logger,
   model,
   every,
-  slices = { copyWords: COPY_WORDS_PER_TURN, nextTurn: () => setImmediate() },
+  slices = { keys: KEYS_PER_TURN, nextTurn: () => setImmediate() },
 }: AutoSnapshotOptions): AutoSnapshot {
-  const { copyWords, nextTurn } = slices;
+  const { keys, nextTurn } = slices;
   let writing: Promise<void> | undefined;
   let caughtUp = false;
   let sinceSnapshot = 0;
@@ -82,37 +70,34 @@ export function createAutoSnapshot({
     if (writing) return;
     sinceSnapshot = 0;
     writing = (async () => {
-      // The model as it is now (it changes with the next record), without holding the event loop
-      // for the tens of ms a large one takes: a rehash of its id index still in progress is
-      // finished, and the index copied, a slice per turn.
-      while (!model.reports.settleSome(SETTLE_SLOTS_PER_TURN)) await nextTurn();
-      // Taken with the freeze: the file log names its newest batch only (a later one moves it).
+      // Taken with the model: the file log names its newest batch only (a later one moves it).
       const resume = hasResumableScan(log) ? log.resumePoint(model.cursor) : undefined;
-      const frozen = freezeModel(model);
-      let encoded: EncodedModel;
+      // The model as it is now (it changes with the next record), without holding the event loop
+      // for the tens of ms a large one's keys take.
+      const snapshot = beginSnapshot(model);
       try {
-        while (!frozen.copySome(copyWords)) await nextTurn();
-        encoded = await frozen.encoded(KEYS_PER_TURN, nextTurn);
+        while (!snapshot.step(keys)) await nextTurn();
+        const encoded = snapshot.finish();
+        const anchors = await readAnchors(log, encoded.cursor);
+        const path = await writeEncodedSnapshot(
+          dir,
+          {
+            log: log.identity,
+            createdAt: new Date().toISOString(),
+            anchors,
+            ...(resume === undefined ? {} : { resume }),
+          },
+          encoded,
+          { pauseMs: PAUSE_MS },
+        );
+        logger.info(
+          { path, events: encoded.counts.records, reports: model.reports.size },
+          'wrote a snapshot of the read model',
+        );
       } finally {
-        // Whatever happened: writes stop copying first, and the next snapshot can freeze again.
-        frozen.release();
+        // Written or given up: writes to the model stop copying what the snapshot held.
+        snapshot.release();
       }
-      const anchors = await readAnchors(log, encoded.cursor);
-      const path = await writeEncodedSnapshot(
-        dir,
-        {
-          log: log.identity,
-          createdAt: new Date().toISOString(),
-          anchors,
-          ...(resume === undefined ? {} : { resume }),
-        },
-        encoded,
-        { pauseMs: PAUSE_MS },
-      );
-      logger.info(
-        { path, events: encoded.counts.records, reports: model.reports.size },
-        'wrote a snapshot of the read model',
-      );
     })()
       .catch((error: unknown) => {
         // Either way the log goes on taking writes: snapshots only shorten the next start.

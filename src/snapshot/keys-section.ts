@@ -24,30 +24,32 @@ function requestOf(kind: number, id: string, incarnation: number): KeyedRequest 
   return { op, id, outcome: { kind: outcomeKind as 'created' | 'found', incarnation } };
 }
 
-/** Writes the first `count` keys of `keys`, `perSlice` at a time; `nextSlice` yields between two. */
-export async function writeKeys(
-  out: BytesOut,
-  keys: IdempotencyState,
-  count: number,
-  perSlice: number,
-  nextSlice: () => Promise<unknown>,
-): Promise<void> {
+/**
+ * Writes the first `count` keys of `keys`, a slice at a time: the function returned writes up to
+ * `perSlice` more and tells whether all are written.
+ */
+export function keysWriter(out: BytesOut, keys: IdempotencyState, count: number): (perSlice: number) => boolean {
   out.u32(count);
+  const entries = keys[Symbol.iterator]();
   let written = 0;
-  for (const [key, request] of keys) {
-    if (written === count) break;
-    if (written > 0 && written % perSlice === 0) await nextSlice();
-    out.u8(key.length);
-    out.bytes(Buffer.from(key, 'latin1'));
-    out.u8(kindOf(request));
-    out.u8(request.id.length);
-    out.bytes(Buffer.from(request.id, 'latin1'));
-    out.f64('incarnation' in request.outcome ? request.outcome.incarnation : 0);
-    written += 1;
-  }
+  return (perSlice) => {
+    for (let n = 0; n < perSlice && written < count; n += 1) {
+      const next = entries.next();
+      if (next.done === true) throw new Error(`the idempotency keys number ${written}, not ${count}`);
+      const [key, request] = next.value;
+      out.u8(key.length);
+      out.bytes(Buffer.from(key, 'latin1'));
+      out.u8(kindOf(request));
+      out.u8(request.id.length);
+      out.bytes(Buffer.from(request.id, 'latin1'));
+      out.f64('incarnation' in request.outcome ? request.outcome.incarnation : 0);
+      written += 1;
+    }
+    return written === count;
+  };
 }
 
-/** Reads what writeKeys wrote; RangeError on anything else. */
+/** Reads what keysWriter wrote; RangeError on anything else. */
 export function readKeys(input: BytesIn): IdempotencyState {
   const keys: IdempotencyState = new Map();
   for (let count = input.u32(); count > 0; count -= 1) {

@@ -1,24 +1,24 @@
-// The snapshot file format (6): binary, versioned, checksummed, written as a stream.
-//   magic "RSSNAP\0\6" | u32 length + UTF-8 JSON meta (log, cursor, counts, createdAt, anchors)
-//   | the reports table (report-table.ts: record chunks, then the id index's slots as raw words,
-//   every int64 id in 8 bytes with its version; sealed content as its events sealed it) | the
-//   idempotency keys (keys-section.ts) | SHA-256 of everything before it (32 bytes)
+// The snapshot file format (7): binary, versioned, checksummed, written as a stream.
+//   magic "RSSNAP\0\7" | u32 length + UTF-8 JSON meta (log, cursor, counts, createdAt, anchors)
+//   | the reports table (report-table.ts: record chunks, then the id table's segments, each its
+//   slots as raw words, every int64 id in 8 bytes with its version; sealed content as its events
+//   sealed it) | the idempotency keys (keys-section.ts) | SHA-256 of everything before it (32 bytes)
 // A file whose checksum does not match is never trusted; one whose checksum matches is still
 // checked for shape, since a checksum only proves that some writer wrote it. Any other format is
 // refused, naming the format found (the server folds the log instead). Formats 4 and 5 held idempotency
 // keys claimed by superseded events, which the fold no longer records, and their requests' names
-// and tags, which a key no longer remembers.
+// and tags, which a key no longer remembers; format 6 held the ids in one open-addressing table.
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { readKeys, writeKeys } from './keys-section.js';
+import { keysWriter, readKeys } from './keys-section.js';
 import { BytesIn, BytesOut } from '../read-model/bytes.js';
 import type { Cursor } from '../log/event-log.js';
 import { createReadModel, type FoldCounts, type ReadModel } from '../read-model/read-model.js';
 import { ReportTable } from '../read-model/report-table.js';
 
-export const SNAPSHOT_FORMAT = 6 as const;
-export const SNAPSHOT_MAGIC = Buffer.from('RSSNAP\u0000\u0006', 'latin1');
+export const SNAPSHOT_FORMAT = 7 as const;
+export const SNAPSHOT_MAGIC = Buffer.from('RSSNAP\u0000\u0007', 'latin1');
 export const CHECKSUM_BYTES = 32;
 
 /**
@@ -69,8 +69,7 @@ export function encodeModel(model: ReadModel): EncodedModel {
   const sections: Buffer[] = [];
   const out = new BytesOut((bytes) => sections.push(bytes));
   model.reports.writeTo(out);
-  // With no slice boundary the writer finishes before it returns its promise.
-  void writeKeys(out, model.keys, model.keys.size, Number.POSITIVE_INFINITY, () => Promise.resolve());
+  keysWriter(out, model.keys, model.keys.size)(Number.POSITIVE_INFINITY);
   out.flush();
   return { cursor: new Map(model.cursor), counts: { ...model.counts }, ...newest(model), sections };
 }
@@ -79,38 +78,48 @@ function newest({ newestKey }: ReadModel): { newestKey?: string } {
   return newestKey === undefined ? {} : { newestKey };
 }
 
-/** The read model as encodeModel would encode it now, finished later while the model goes on changing (freezeModel). */
-export interface ModelFreeze {
-  /** Copies at least `words` more words of the id index; whether all are copied. */
-  copySome(words: number): boolean;
-  /** The encoding as of the freeze, once copySome said all are copied; the keys written `keysPerSlice` a turn. */
-  encoded(keysPerSlice: number, nextSlice: () => Promise<unknown>): Promise<EncodedModel>;
-  /** Gives the freeze up (the snapshot failed). */
+/** The read model as encodeModel would encode it now, finished later while the model goes on changing (beginSnapshot). */
+export interface ModelSnapshot {
+  /** Encodes up to `keys` more idempotency keys; whether the encoding is complete. */
+  step(keys: number): boolean;
+  /** The encoding as of beginSnapshot, once `step` said it is complete. */
+  finish(): EncodedModel;
+  /** Lets the model's writes go to what the encoding holds: once its bytes are written, or given up. */
   release(): void;
 }
 
 /**
- * encodeModel spread over turns of the event loop: the records' bytes handed on and the cursor taken
- * now, the id index's slots copied a slice per copySome while writes go on (copy on write,
- * ReportTable.freeze), then the keys there were at the freeze written a slice per turn.
+ * encodeModel spread over turns of the event loop: the cursor taken and the report table's bytes
+ * handed on as they are now (its chunks and segments, which stay as they are until `release`:
+ * ReportTable.snapshot), then the keys there were at the start written a slice per `step`.
  */
-export function freezeModel(model: ReadModel): ModelFreeze {
+export function beginSnapshot(model: ReadModel): ModelSnapshot {
   const cursor = new Map(model.cursor);
   const counts = { ...model.counts };
   const newestKey = newest(model);
-  const keyCount = model.keys.size;
   const sections: Buffer[] = [];
   const out = new BytesOut((bytes) => sections.push(bytes));
-  const table = model.reports.freeze(out);
+  const release = model.reports.snapshot(out);
+  let writeKeys: (perSlice: number) => boolean;
+  try {
+    writeKeys = keysWriter(out, model.keys, model.keys.size);
+  } catch (error) {
+    // No snapshot to release for the caller: the table's hold ends here.
+    release();
+    throw error;
+  }
+  let complete = false;
   return {
-    copySome: (words) => table.copySome(words),
-    async encoded(keysPerSlice, nextSlice) {
-      table.finish();
-      await writeKeys(out, model.keys, keyCount, keysPerSlice, nextSlice);
+    step(keys) {
+      complete = writeKeys(keys);
+      return complete;
+    },
+    finish() {
+      if (!complete) throw new Error('the snapshot is not encoded yet');
       out.flush();
       return { cursor, counts, ...newestKey, sections };
     },
-    release: () => table.release(),
+    release,
   };
 }
 

@@ -112,15 +112,29 @@ async function writeSnapshotChunks(
  */
 async function writeBody(file: FileHandle, body: readonly Buffer[], pauseMs: number): Promise<void> {
   const checksum = snapshotChecksum();
+  // A piece gathers the body's buffers (some of them small: each segment of the id table is one,
+  // after a few bytes of its header) up to PIECE_BYTES, so the syncs and pauses are a piece's each.
+  let parts: Buffer[] = [];
+  let pieceBytes = 0;
+  const writePiece = async () => {
+    if (pieceBytes === 0) return;
+    await file.write(parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, pieceBytes));
+    await file.datasync();
+    parts = [];
+    pieceBytes = 0;
+    if (pauseMs > 0) await sleep(pauseMs);
+  };
   for (const chunk of body) {
-    for (let at = 0; at < chunk.length; at += PIECE_BYTES) {
-      const piece = chunk.subarray(at, at + PIECE_BYTES);
-      checksum.update(piece);
-      await file.write(piece);
-      await file.datasync();
-      if (pauseMs > 0) await sleep(pauseMs);
+    for (let at = 0; at < chunk.length;) {
+      const part = chunk.subarray(at, at + PIECE_BYTES - pieceBytes);
+      checksum.update(part);
+      parts.push(part);
+      pieceBytes += part.length;
+      at += part.length;
+      if (pieceBytes === PIECE_BYTES) await writePiece();
     }
   }
+  await writePiece();
   await file.write(checksum.digest());
   await file.sync();
 }

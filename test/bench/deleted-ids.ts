@@ -2,7 +2,7 @@
 // live reports, one that also created and deleted as many others (N creates, then every second one
 // deleted) and one that never had them (the N/2 survivors created alone). The difference of the
 // two servers' heap and external memory after GC, per deleted id, is what remembering a deleted
-// id costs (its slot in the id index, and whatever of its record was not yet compacted away).
+// id costs (its slot in the id table, and whatever of its record was not yet compacted away).
 import { join } from 'node:path';
 import { writeHistory } from './history.js';
 import type { StartUpProbe } from './start-up-probe.js';

@@ -162,15 +162,15 @@ function snapshotBytes(column: Column): number {
   return snapshotFiles(column).reduce((sum, path) => sum + statSync(path).size, 0);
 }
 
-/** What the versions cost, from the report table of a snapshot: a u32 in each slot of the id index. */
+/** What the versions cost, from the report table of a snapshot: a u32 in each slot of the id table. */
 function versionsNote(column: Column): string {
   const [path] = snapshotFiles(column);
   const decoded = path === undefined ? undefined : decodeSnapshot(readFileSync(path));
-  if (!decoded?.ok) return 'versions: no snapshot to read the id index from';
+  if (!decoded?.ok) return 'versions: no snapshot to read the id table from';
   const { reports } = decoded.snapshot.model;
-  const slots = reports.indexBytes / 16;
+  const { slots, segments } = reports.indexShape;
   return [
-    `versions (${column.ids} ids): the id index holds ${slots.toLocaleString('en-US')} slots of 16 bytes for ${reports.size.toLocaleString('en-US')} ids, ${(reports.indexBytes / reports.size).toFixed(1)} bytes`,
+    `versions (${column.ids} ids): the id table holds ${slots.toLocaleString('en-US')} slots of 16 bytes in ${segments.toLocaleString('en-US')} segments for ${reports.size.toLocaleString('en-US')} ids, ${(reports.indexBytes / reports.size).toFixed(1)} bytes`,
     `  per report, of which the versions (4 bytes a slot) are ${((4 * slots) / reports.size).toFixed(1)}.`,
   ].join('\n');
 }

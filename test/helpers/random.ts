@@ -18,7 +18,7 @@ export function randomInt64(next: () => number): bigint {
   return BigInt.asIntN(64, (high << 32n) | low);
 }
 
-/** The two 32-bit words of an int64, low first, as the id index holds them. */
+/** The two 32-bit words of an int64, low first, as the id table holds them. */
 export function words(value: bigint): [number, number] {
   return [Number(BigInt.asUintN(32, value)), Number(BigInt.asUintN(32, value >> 32n))];
 }

@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import type { StoredReport } from '../../projections/reports.js';
 import { BytesIn, BytesOut } from '../../src/read-model/bytes.js';
 import { ReportTable } from '../../src/read-model/report-table.js';
+import { shardOfId } from '../../src/read-model/shard-fold.js';
 import { stateDigest } from '../../src/projector/fold-log.js';
 import { INT64_EDGES, random, randomInt64 } from '../helpers/random.js';
 
@@ -90,16 +91,20 @@ table('orders ids numerically over the whole int64 range: small, snowflake-sized
   assert.equal([...tableOf(reports).keys()], [...new Set(values)].sort((a, b) => (a < b ? -1 : 1)).map(String));
 });
 
-table('absorbs another table of other ids, and takes over a table whole', () => {
-  const left = samples.filter((_, i) => i % 2 === 0);
-  const right = samples.filter((_, i) => i % 2 === 1);
-  const merged = tableOf(left);
-  merged.absorb(tableOf(right));
-  assert.equal(new Map(merged), new Map(samples));
-  assert.is(stateDigest(merged), stateDigest(new Map(samples)));
-  merged.set('100', { name: 'written after the merge' });
-  assert.equal(merged.get('100'), { name: 'written after the merge' });
-  assert.throws(() => merged.absorb(tableOf([['1', { name: 'again' }]])), /in both tables/);
+table("joins the tables of a sharded fold's shards, and takes over a table whole", () => {
+  const bits = 2;
+  const shards = Array.from({ length: 2 ** bits }, () => ReportTable.forShard(bits));
+  for (const [id, report] of samples) (shards[shardOfId(id, bits)] as ReportTable).set(id, report);
+  assert.ok(shards.filter((shard) => shard.size > 0).length > 1, 'the reports lie in several shards');
+  const joined = ReportTable.joinShards(shards);
+  assert.equal(new Map(joined), new Map(samples));
+  assert.is(stateDigest(joined), stateDigest(new Map(samples)));
+  joined.set('100', { name: 'written after the join' });
+  assert.equal(joined.get('100'), { name: 'written after the join' });
+  const misplaced = [ReportTable.forShard(1), ReportTable.forShard(1)];
+  const [id] = samples.find(([sample]) => shardOfId(sample, 1) === 1) as [string, StoredReport];
+  (misplaced[0] as ReportTable).set(id, { name: 'in the wrong shard' });
+  assert.throws(() => ReportTable.joinShards(misplaced), /in the table of another shard/);
   const empty = new ReportTable();
   empty.takeOver(ReportTable.fromParts(tableOf(samples).parts()));
   assert.equal(new Map(empty), new Map(samples));

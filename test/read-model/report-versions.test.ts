@@ -1,25 +1,30 @@
 // A report's version in the report table: how many events took effect on its id, kept after the
 // report is deleted (the fold voids a late write decided on an older version), through compaction,
-// merges, moves between threads and the table's byte form, while everything else sees live
+// the join of a sharded fold's tables, moves between threads and the table's byte form, while everything else sees live
 // reports only (the state digest of a history does not change).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BytesIn, BytesOut } from '../../src/read-model/bytes.js';
 import { ReportTable } from '../../src/read-model/report-table.js';
+import { shardOfId } from '../../src/read-model/shard-fold.js';
 import { stateDigest } from '../../src/projector/fold-log.js';
 
 const SNOWFLAKE = '7000000000000000001';
 const LOWEST = '-9223372036854775808';
 
-/** Created 1, deleted 2 (SNOWFLAKE), created again 3 (LOWEST), created 1 ('5'). */
-function history(): ReportTable {
+/**
+ * Created 1, deleted 2 (SNOWFLAKE), created again 3 (LOWEST), created 1 ('5'); each id's events
+ * written to the table `tableOf` gives for it (one table unless given).
+ */
+function history(tableOf?: (id: string) => ReportTable): ReportTable {
   const table = new ReportTable();
-  table.set(SNOWFLAKE, { name: 'snowflake' });
-  table.delete(SNOWFLAKE);
-  table.set(LOWEST, { name: 'lowest', tag: 't' });
-  table.delete(LOWEST);
-  table.set(LOWEST, { name: 'lowest again' });
-  table.set('5', { name: 'five' });
+  const to = tableOf ?? (() => table);
+  to(SNOWFLAKE).set(SNOWFLAKE, { name: 'snowflake' });
+  to(SNOWFLAKE).delete(SNOWFLAKE);
+  to(LOWEST).set(LOWEST, { name: 'lowest', tag: 't' });
+  to(LOWEST).delete(LOWEST);
+  to(LOWEST).set(LOWEST, { name: 'lowest again' });
+  to('5').set('5', { name: 'five' });
   return table;
 }
 
@@ -94,15 +99,14 @@ version('survives compaction: live records move, deleted ids keep their versions
   assert.equal([table.version('1'), table.get('1')], [3, { name: 'back' }]);
 });
 
-version("is merged with the other table's ids by absorb, deleted ones included", () => {
-  const merged = new ReportTable();
-  merged.set('6', { name: 'six' });
-  merged.absorb(history());
-  assert.equal(versions(merged), { ...EXPECTED, '6': 1 });
-  assert.equal([merged.size, merged.deletedIds], [3, 1]);
-  const deletedThere = new ReportTable();
-  deletedThere.set(SNOWFLAKE, { name: 'again' });
-  assert.throws(() => deletedThere.absorb(history()), new RegExp(`report ${SNOWFLAKE} is in both tables`));
+version("is kept through a join of a sharded fold's tables, deleted ids included", () => {
+  const shards = [ReportTable.forShard(1), ReportTable.forShard(1)];
+  const shardOf = (id: string) => shards[shardOfId(id, 1)] as ReportTable;
+  history(shardOf);
+  shardOf('6').set('6', { name: 'six' });
+  const joined = ReportTable.joinShards(shards);
+  assert.equal(versions(joined), { ...EXPECTED, '6': 1 });
+  assert.equal([joined.size, joined.deletedIds], [3, 1]);
 });
 
 version.run();

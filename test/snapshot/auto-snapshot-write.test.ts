@@ -1,5 +1,6 @@
-// The server's automatic snapshot, its id index copied a block (16 KiB) every millisecond while
-// records go on being appended and applied: the file holds the model exactly as the
+// The server's automatic snapshot, its idempotency keys (none here) encoded a few a millisecond and
+// its file written while records go on being appended and applied (a write to an id table segment
+// the snapshot holds copies it first): the file holds the model exactly as the
 // log's records up to its cursor fold it (not a mix of before and after), and it carries the file
 // log's resume point, taken when the model was frozen, so the next start scans only from there. A
 // snapshot that fails does not stop the next one.
@@ -65,7 +66,7 @@ auto('hold the model as the log up to their cursor folds it, with the resume poi
       logger,
       model,
       every: 10_000,
-      slices: { copyWords: 4096, nextTurn: () => new Promise((resolve) => setTimeout(resolve, 1)) },
+      slices: { keys: 2, nextTurn: () => new Promise((resolve) => setTimeout(resolve, 1)) },
     });
     snapshots.onCaughtUp();
     // As the server's projector does: each durable batch is applied as the log hands it over, so the

@@ -1,4 +1,4 @@
-// The snapshot file format (6): magic, meta, reports, idempotency keys, SHA-256. Reports, versions
+// The snapshot file format (7): magic, meta, reports, idempotency keys, SHA-256. Reports, versions
 // and keys survive the round trip exactly; a file that was changed, cut, written by another format or
 // shaped wrongly under a matching checksum is refused.
 import { createHash } from 'node:crypto';
@@ -12,7 +12,7 @@ import {
   decodeSnapshot,
   encodeModel,
   encodeSnapshot,
-  freezeModel,
+  beginSnapshot,
   SNAPSHOT_FORMAT,
   SNAPSHOT_MAGIC,
   type EncodedModel,
@@ -189,24 +189,25 @@ function editedTable(edit: (bytes: Buffer) => void): (out: BytesOut) => void {
 }
 
 format(
-  'refuses a reports section cut short, a malformed id index and a report outside the table under a matching checksum',
+  'refuses a reports section cut short, a malformed id table and a report outside the table under a matching checksum',
   () => {
     const cut = decodeSnapshot(fileWith(goodMeta, (out) => out.u32(3)));
     assert.match(cut.ok ? '' : cut.reason, /^malformed: /);
     // Layout: u32 chunks, then per chunk u32 length, u32 bytes used and those bytes; 3 f64; then the
-    // index: u32 slots, u32 ids, u32 live ids, the slots of 4 words (low, high, record, version).
+    // id table: u32 directory depth, u32 segments, u32 ids, u32 live ids; per segment u32 slots,
+    // u32 depth, u32 prefix, the slots of 4 words (low, high, record, version).
     const indexAt = (bytes: Buffer) => 12 + bytes.readUInt32LE(8) + 24;
     const slots = decodeSnapshot(
       fileWith(
         goodMeta,
-        editedTable((bytes) => bytes.writeUInt32LE(1000, indexAt(bytes))),
+        editedTable((bytes) => bytes.writeUInt32LE(1000, indexAt(bytes) + 16)),
       ),
     );
-    assert.match(slots.ok ? '' : slots.reason, /an id index of 1000 slots/);
+    assert.match(slots.ok ? '' : slots.reason, /an id segment of 1000 slots/);
     const counts = decodeSnapshot(
       fileWith(
         goodMeta,
-        editedTable((bytes) => bytes.writeUInt32LE(2, indexAt(bytes) + 4)),
+        editedTable((bytes) => bytes.writeUInt32LE(2, indexAt(bytes) + 8)),
       ),
     );
     assert.match(counts.ok ? '' : counts.reason, /holds 1 ids \(1 live\), not 2 \(1\)/);
@@ -221,7 +222,7 @@ format(
       fileWith(
         goodMeta,
         editedTable((bytes) => {
-          const slotsAt = indexAt(bytes) + 12;
+          const slotsAt = indexAt(bytes) + 28;
           for (let slot = 0; slot < 1024; slot += 1)
             if (bytes.readUInt32LE(slotsAt + slot * 16 + 12) !== 0)
               bytes.writeUInt32LE(64 * 1024 * 1024, slotsAt + slot * 16 + 8);
@@ -265,8 +266,8 @@ format('refuses idempotency keys of the wrong shape and trailing bytes under a m
 });
 
 format(
-  'a frozen model encodes as the model was at the freeze, though reports, keys and cursor change while its index is copied and its keys written',
-  async () => {
+  'a snapshot encodes the model as it was when it began, though reports, keys and cursor change while its keys are written and until it is released',
+  () => {
     const model = createReadModel({
       reports: reportTable(
         Array.from(
@@ -283,29 +284,27 @@ format(
       counts,
       body: Buffer.concat(sections),
     });
-    const atFreeze = bytes(encodeModel(model));
-    const frozen = freezeModel(model);
-    let turns = 0;
+    const atStart = bytes(encodeModel(model));
+    const snapshot = beginSnapshot(model);
     let next = 50_000;
-    while (!frozen.copySome(4096)) {
-      turns += 1;
-      for (let k = 0; k < 20; k += 1) model.reports.delete(String((turns * 20 + k) * 7));
-      model.reports.set(String((next += 1) * 7), { name: 'new' });
-      model.keys.set(`k${turns}`, { op: 'delete', id: '1', outcome: { kind: 'deleted' } });
+    const change = (turn: number) => {
+      for (let k = 0; k < 20; k += 1) model.reports.delete(String((turn * 20 + k) * 7));
+      for (let k = 0; k < 200; k += 1) model.reports.set(String((next += 1) * 7), { name: 'new' });
+      model.keys.set(`k${turn}`, { op: 'delete', id: '1', outcome: { kind: 'deleted' } });
       model.cursor.set(0, next);
       model.counts.records = next;
-    }
-    assert.ok(turns > 3, `${turns} turns`);
-    // The keys are written a few a turn, while more are added.
-    let keyTurns = 0;
-    const encoded = await frozen.encoded(2, () => {
-      keyTurns += 1;
-      model.keys.set(`later ${keyTurns}`, { op: 'delete', id: '2', outcome: { kind: 'not-found' } });
-      return Promise.resolve();
-    });
-    assert.equal(bytes(encoded), atFreeze);
-    assert.is(keyTurns, Math.ceil(keys.size / 2) - 1, 'one turn between two slices of keys');
-    assert.ok(model.reports.size < 50_000, 'the model did change');
+    };
+    // The keys are written a few a step, while more are added.
+    let turns = 0;
+    while (!snapshot.step(2)) change((turns += 1));
+    assert.is(turns, Math.ceil(keys.size / 2) - 1, 'one turn between two slices of keys');
+    const encoded = snapshot.finish();
+    // Written later (the file is written in the background): the model goes on changing until then.
+    for (let more = 0; more < 20; more += 1) change((turns += 1));
+    assert.equal(bytes(encoded), atStart);
+    snapshot.release();
+    assert.ok(model.reports.size > 50_000, 'the model did change');
+    assert.equal(model.reports.get(String(next * 7)), { name: 'new' });
   },
 );
 

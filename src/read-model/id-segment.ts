@@ -1,0 +1,288 @@
+// One segment of the id table (id-table.ts): a small open-addressing hash table (linear probing)
+// in one Uint32Array of four words a slot. This is the one file that knows where a field lies in a
+// slot, and a segment is the one writer of its words: a write to words a snapshot holds gives the
+// segment a copy of them first (copy before write), so what the snapshot holds never changes.
+// Every 64-bit value is an id, so a slot's state is never told by its key: version 0 is an empty
+// slot (a new array is all empty, without a fill), and a held id whose record is NO_RECORD is a
+// deleted report, kept for its version. Ids are never removed: no tombstones.
+import { idText } from './int64-id.js';
+
+/** The record of a deleted report: no position of the record arena (they stay below 2^22 in each 2^23 of a chunk). */
+export const NO_RECORD = 0xffffffff;
+/** Versions stop here rather than wrap (four billion events on one report). */
+export const MAX_VERSION = 0xffffffff;
+
+/** A slot's fields, in words: the id's low and high words, its record's position, its version. */
+const LOW = 0;
+const HIGH = 1;
+const RECORD = 2;
+const VERSION = 3;
+export const SLOT_WORDS = 4;
+export const SLOT_BYTES = SLOT_WORDS * 4;
+
+/** A segment's slots: the least, and the most before it splits rather than grows (128 KiB). */
+export const MIN_SEGMENT_SLOTS = 1024;
+export const MAX_SEGMENT_SLOTS = 8192;
+/** More than this share of a segment's slots held: it grows, or splits. */
+export const MAX_LOAD = 0.75;
+/**
+ * The load a segment is given when it grows or splits: growing by a quarter (not doubling) keeps
+ * the load between 0.6 and 0.75, so a report costs about as many slot bytes as in one table grown by half.
+ */
+const GROWN_LOAD = 0.6;
+
+/**
+ * The slots a segment of `ids` ids is given when it is made: up to the largest, more only for the
+ * ids of a segment that could not split (id-table.ts).
+ */
+export function capacityFor(ids: number): number {
+  const wanted = Math.ceil(ids / GROWN_LOAD);
+  return Math.max(
+    MIN_SEGMENT_SLOTS,
+    ids <= MAX_SEGMENT_SLOTS * MAX_LOAD ? Math.min(MAX_SEGMENT_SLOTS, wanted) : wanted,
+  );
+}
+
+/**
+ * The hash of an id: the high word folded into the low one, then MurmurHash3's finaliser, so
+ * every bit of the id moves it. Its high bits choose the segment (id-table.ts); a single
+ * multiplication (what an earlier table used) kept the low bits of ids in step: ids that are
+ * multiples of 1,000 or 1,024 took 5 to 9 times the probes of sequential ones.
+ */
+export function hashId(low: number, high: number): number {
+  let hash = low ^ Math.imul(high, 0x85ebca6b);
+  hash ^= hash >>> 16;
+  hash = Math.imul(hash, 0x85ebca6b);
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, 0xc2b2ae35);
+  hash ^= hash >>> 16;
+  return hash >>> 0;
+}
+
+/**
+ * The slot to start probing at. The hash times the golden ratio (Fibonacci hashing): the high bits
+ * it shares with every id of the segment add a constant, the others spread the ids over the slots.
+ * As a fraction of 2^32 times the capacity: every capacity works, not only powers of two.
+ */
+function home(hash: number, capacity: number): number {
+  return Math.floor((Math.imul(hash, 0x9e3779b1) >>> 0) * capacity * 2.3283064365386963e-10);
+}
+
+/** The prefix of `depth` bits of `hash` (the directory index at that depth). */
+export function prefixOf(hash: number, depth: number): number {
+  return depth === 0 ? 0 : hash >>> (32 - depth);
+}
+
+/** What a segment's ids are visited with (a deleted report's record is NO_RECORD). */
+export type SlotVisit = (low: number, high: number, record: number, version: number) => void;
+
+export class IdSegment {
+  private words: Uint32Array;
+  /** Whether a snapshot holds `words`: the next write copies them first. */
+  private shared = false;
+  /** Ids held, live or deleted. */
+  private held: number;
+
+  /** The ids whose hashes begin with the `depth` bits of `prefix`, in `capacity` slots. */
+  constructor(
+    readonly capacity: number,
+    readonly depth: number,
+    readonly prefix: number,
+    words?: { readonly words: Uint32Array; readonly ids: number },
+  ) {
+    this.words = words?.words ?? new Uint32Array(capacity * SLOT_WORDS);
+    this.held = words?.ids ?? 0;
+  }
+
+  get ids(): number {
+    return this.held;
+  }
+
+  /** Whether one more id would take it past MAX_LOAD. */
+  get full(): boolean {
+    return this.held + 1 > this.capacity * MAX_LOAD;
+  }
+
+  get byteLength(): number {
+    return this.words.byteLength;
+  }
+
+  /** The slot holding the id [low, high] of `hash`, or -1. */
+  find(hash: number, low: number, high: number): number {
+    const { words, capacity } = this;
+    for (let slot = home(hash, capacity); ; slot = slot + 1 === capacity ? 0 : slot + 1) {
+      const at = slot * SLOT_WORDS;
+      if (words[at + VERSION] === 0) return -1;
+      if (words[at + LOW] === low && words[at + HIGH] === high) return slot;
+    }
+  }
+
+  recordAt(slot: number): number {
+    return this.words[slot * SLOT_WORDS + RECORD] as number;
+  }
+
+  versionAt(slot: number): number {
+    return this.words[slot * SLOT_WORDS + VERSION] as number;
+  }
+
+  /** Adds an id it does not hold into the first empty slot of its probe sequence (the caller made room); its slot. */
+  add(hash: number, low: number, high: number, record: number, version: number): number {
+    const words = this.writable();
+    const { capacity } = this;
+    let slot = home(hash, capacity);
+    while (words[slot * SLOT_WORDS + VERSION] !== 0) slot = slot + 1 === capacity ? 0 : slot + 1;
+    const at = slot * SLOT_WORDS;
+    words[at + LOW] = low;
+    words[at + HIGH] = high;
+    words[at + RECORD] = record;
+    words[at + VERSION] = version;
+    this.held += 1;
+    return slot;
+  }
+
+  /** One more event took effect on the id at `slot`: its record is now `record` (NO_RECORD: deleted). */
+  update(slot: number, record: number): void {
+    const words = this.writable();
+    const at = slot * SLOT_WORDS;
+    words[at + RECORD] = record;
+    const version = words[at + VERSION] as number;
+    if (version < MAX_VERSION) words[at + VERSION] = version + 1;
+  }
+
+  /** Calls `visit` with every id held, in slot order. */
+  forEach(visit: SlotVisit): void {
+    const { words } = this;
+    for (let at = 0; at < words.length; at += SLOT_WORDS) {
+      const version = words[at + VERSION] as number;
+      if (version !== 0)
+        visit(words[at + LOW] as number, words[at + HIGH] as number, words[at + RECORD] as number, version);
+    }
+  }
+
+  /** Gives every live id's record the one `update` returns for it (the arena moved its records). */
+  remap(update: (record: number) => number): void {
+    const { words } = this;
+    let writable: Uint32Array | undefined;
+    for (let at = 0; at < words.length; at += SLOT_WORDS) {
+      const record = words[at + RECORD] as number;
+      if (words[at + VERSION] === 0 || record === NO_RECORD) continue;
+      writable ??= this.writable();
+      writable[at + RECORD] = update(record);
+    }
+  }
+
+  /** How many of its ids have hashes that begin with the `depth` bits of `prefix`. */
+  countUnder(depth: number, prefix: number): number {
+    let ids = 0;
+    this.forEach((low, high) => {
+      if (prefixOf(hashId(low, high), depth) === prefix) ids += 1;
+    });
+    return ids;
+  }
+
+  /** The ids of this segment whose hashes begin with the `depth` bits of `prefix` (deeper than its own), in a new segment. */
+  part(depth: number, prefix: number): IdSegment {
+    const under = (low: number, high: number) => prefixOf(hashId(low, high), depth) === prefix;
+    const part = new IdSegment(capacityFor(this.countUnder(depth, prefix) + 1), depth, prefix);
+    this.forEach((low, high, record, version) => {
+      if (under(low, high)) part.add(hashId(low, high), low, high, record, version);
+    });
+    return part;
+  }
+
+  /** The same ids in `capacity` slots. */
+  regrown(capacity: number): IdSegment {
+    const grown = new IdSegment(capacity, this.depth, this.prefix);
+    this.forEach((low, high, record, version) => grown.add(hashId(low, high), low, high, record, version));
+    return grown;
+  }
+
+  /**
+   * The words as they are now, for a snapshot: they never change from here on (the next write
+   * copies them first) until `release`.
+   */
+  hold(): Uint32Array {
+    this.shared = true;
+    return this.words;
+  }
+
+  /** The snapshot that held the words is written (or given up): writes go to them again. */
+  release(): void {
+    this.shared = false;
+  }
+
+  /** The words as they are now, to be copied at once (not kept). */
+  peek(): Uint32Array {
+    return this.words;
+  }
+
+  /** The words, for a move to another thread (the segment is not to be used after). */
+  transferable(): Uint32Array {
+    return this.words;
+  }
+
+  /** The words to write to: a copy of them when a snapshot holds them. */
+  private writable(): Uint32Array {
+    if (this.shared) {
+      this.words = this.words.slice();
+      this.shared = false;
+    }
+    return this.words;
+  }
+}
+
+/** The segment whose slots `bytes` hold, copied into an array of its own (typed arrays need aligned memory, and the file's buffer goes), checked; its live ids. */
+export function segmentFromBytes(
+  bytes: Buffer,
+  capacity: number,
+  depth: number,
+  prefix: number,
+): { readonly segment: IdSegment; readonly live: number } {
+  const words = new Uint32Array(capacity * SLOT_WORDS);
+  new Uint8Array(words.buffer).set(bytes);
+  const { ids, live } = checkSegment(words, capacity, depth, prefix);
+  return { segment: new IdSegment(capacity, depth, prefix, { words, ids }), live };
+}
+
+/**
+ * Checks a segment's words read from a file: empty slots all zero (as a segment leaves them),
+ * every id of the segment's prefix and where a lookup finds it (between its home slot and the
+ * slot, only held slots); counts the ids and the live ones. A checksum only proves that some
+ * writer wrote the bytes, and a lookup walks slots until it meets an empty one, so slots that break
+ * the layout could make it wrong or never end. RangeError when they are not a segment's slots.
+ */
+function checkSegment(
+  words: Uint32Array,
+  capacity: number,
+  depth: number,
+  prefix: number,
+): { ids: number; live: number } {
+  let first = -1;
+  for (let slot = 0; slot < capacity && first < 0; slot += 1)
+    if (words[slot * SLOT_WORDS + VERSION] === 0) first = slot;
+  if (first < 0) throw new RangeError('an id segment without an empty slot');
+  let ids = 0;
+  let live = 0;
+  // From an empty slot on, so that no run of held slots is cut in two by the end of the array.
+  let runStart = -1;
+  for (let step = 1; step <= capacity; step += 1) {
+    const slot = (first + step) % capacity;
+    const at = slot * SLOT_WORDS;
+    const low = words[at + LOW] as number;
+    const high = words[at + HIGH] as number;
+    if (words[at + VERSION] === 0) {
+      if (low !== 0 || high !== 0 || words[at + RECORD] !== 0)
+        throw new RangeError(`the empty slot ${slot} is not zero`);
+      runStart = -1;
+      continue;
+    }
+    if (runStart < 0) runStart = slot;
+    ids += 1;
+    if (words[at + RECORD] !== NO_RECORD) live += 1;
+    const hash = hashId(low, high);
+    if (prefixOf(hash, depth) !== prefix) throw new RangeError(`report ${idText(low, high)} lies in another segment`);
+    if ((slot - home(hash, capacity) + capacity) % capacity > (slot - runStart + capacity) % capacity)
+      throw new RangeError(`report ${idText(low, high)} lies where a lookup does not find it`);
+  }
+  return { ids, live };
+}
