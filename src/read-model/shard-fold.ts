@@ -16,10 +16,9 @@ import { ReportTable } from './report-table.js';
 /**
  * The shard of a report id, of 2^bits: the first bits of its hash in the id table (a shard's table
  * holds only its own segments, which a join hands over, ReportTable.joinShards). An id that is not
- * a canonical int64 (no table holds it) is shard 0's.
+ * a canonical int64 (no table holds it) is shard 0's. `key` is where the id's words are parsed to.
  */
-export function shardOfId(id: string, bits: number): number {
-  const key = new Uint32Array(2);
+export function shardOfId(id: string, bits: number, key = new Uint32Array(2)): number {
   return parseId(id, key) ? prefixOf(hashId(key[0] as number, key[1] as number), bits) : 0;
 }
 
@@ -35,6 +34,8 @@ export interface SkippedRecord {
 
 export class ShardFold {
   readonly model: ReadModel;
+  /** Where each record's id is parsed to, to find its shard. */
+  readonly #key = new Uint32Array(2);
   /** Offset of the first record carrying each idempotency key the shard holds. */
   readonly keyOffsets = new Map<string, number>();
   /** Where the newest sealed create of this shard lies (its key is the model's newestKey). */
@@ -58,9 +59,9 @@ export class ShardFold {
    */
   fold(buffer: Buffer, offset: number, { timestampMs, keyStart, keyEnd, end }: FrameParts): boolean {
     this.lastTimestampMs = timestampMs;
-    if (shardOfId(buffer.toString('latin1', keyStart, keyEnd), this.bits) !== this.shard) return true;
+    if (shardOfId(buffer.toString('latin1', keyStart, keyEnd), this.bits, this.#key) !== this.shard) return true;
     const input = decodeForFold(buffer, keyEnd, end);
-    if (input.ok && shardOfId(input.event.data.id, this.bits) !== this.shard) {
+    if (input.ok && shardOfId(input.event.data.id, this.bits, this.#key) !== this.shard) {
       this.misrouted = offset;
       return false;
     }

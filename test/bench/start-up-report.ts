@@ -126,6 +126,7 @@ export function startReport(run: StartUpRun): void {
 /** The settings `make bench-start` reads, in the order the header names them. */
 const SETTINGS = [
   'BENCH_BASELINE',
+  'BENCH_BASELINE_HISTORY',
   'BENCH_EVENTS',
   'BENCH_RUNS',
   'BENCH_IDS',
@@ -159,6 +160,8 @@ export interface BaselineRun {
   readonly baseline: { readonly name: string; readonly revision: string };
   /** The id shape both histories use. */
   readonly shape: IdShape;
+  /** Whether the baseline read the history sealed too (BENCH_BASELINE_HISTORY=sealed), not in the clear. */
+  readonly baselineSealed?: boolean;
   readonly events: number;
   readonly liveReports: number;
   /** events.log of each history; keys.db beside this checkout's. */
@@ -203,6 +206,7 @@ export function baselineReportLines({
   load,
   baseline,
   shape,
+  baselineSealed = false,
   events,
   liveReports,
   logBytes,
@@ -227,8 +231,8 @@ export function baselineReportLines({
     `$ ${command}`,
     load,
     `Start-up of this checkout against the baseline ${baseline.name} (BENCH_BASELINE=${baseline.revision}) on N = ${events.toLocaleString('en-US')} ReportCreated events`,
-    `(${liveReports.toLocaleString('en-US')} live reports, ${shape === 'small' ? 'ids from 1,000' : 'ids from 7×10^18'}; BENCH_IDS picks the shape): the same reports and ids, written in the clear for the`,
-    `baseline (events.log ${mb(logBytes.baseline)}, written in ${writeSeconds.baseline.toFixed(1)} s) and sealed for this checkout (events.log ${mb(logBytes.checkout)}, keys.db ${mb(keysBytes)},`,
+    `(${liveReports.toLocaleString('en-US')} live reports, ${shape === 'small' ? 'ids from 1,000' : 'ids from 7×10^18'}; BENCH_IDS picks the shape): the same reports and ids, written ${baselineSealed ? 'sealed' : 'in the clear'} for the`,
+    `baseline (events.log ${mb(logBytes.baseline)}, written in ${writeSeconds.baseline.toFixed(1)} s${baselineSealed ? ', BENCH_BASELINE_HISTORY=sealed' : ''}) and sealed for this checkout (events.log ${mb(logBytes.checkout)}, keys.db ${mb(keysBytes)},`,
     `written in ${writeSeconds.checkout.toFixed(1)} s). Medians of ${runs} run(s), the two builds taking turns run by run.`,
     textTable([header, ...figures.map(baselineRow)]),
     ...notes,
