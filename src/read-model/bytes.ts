@@ -68,7 +68,26 @@ export class BytesOut {
   }
 }
 
-export class BytesIn {
+/**
+ * What a reader of a snapshot's sections takes its bytes from: BytesIn (a buffer in memory) or a
+ * file read as it is parsed (snapshot/file-bytes-in.ts). A view from `bytes` is valid until the
+ * next read; what is kept is copied, or read straight into its own array with `into`.
+ */
+export interface BytesReader {
+  u8(): number;
+  u32(): number;
+  f64(): number;
+  /** A view of the next `bytes` bytes. */
+  bytes(bytes: number): Buffer;
+  text(): string;
+  /** Fills `target` with the next bytes. */
+  into(target: Uint8Array): void;
+  /** Bytes left to read: what a length read from the data is checked against before anything is allocated. */
+  readonly remaining: number;
+  readonly done: boolean;
+}
+
+export class BytesIn implements BytesReader {
   position = 0;
 
   constructor(readonly buffer: Buffer) {}
@@ -103,6 +122,14 @@ export class BytesIn {
     const length = this.u32();
     const at = this.take(length);
     return this.buffer.toString('utf8', at, at + length);
+  }
+
+  into(target: Uint8Array): void {
+    target.set(this.bytes(target.length));
+  }
+
+  get remaining(): number {
+    return this.buffer.length - this.position;
   }
 
   get done(): boolean {

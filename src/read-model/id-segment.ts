@@ -5,6 +5,7 @@
 // Every 64-bit value is an id, so a slot's state is never told by its key: version 0 is an empty
 // slot (a new array is all empty, without a fill), and a held id whose record is NO_RECORD is a
 // deleted report, kept for its version. Ids are never removed: no tombstones.
+import type { BytesReader } from './bytes.js';
 import { idText } from './int64-id.js';
 
 /** The record of a deleted report: no position of the record arena (they stay below 2^22 in each 2^23 of a chunk). */
@@ -24,12 +25,15 @@ export const SLOT_BYTES = SLOT_WORDS * 4;
 export const MIN_SEGMENT_SLOTS = 1024;
 export const MAX_SEGMENT_SLOTS = 8192;
 /** More than this share of a segment's slots held: it grows, or splits. */
-export const MAX_LOAD = 0.75;
+export const MAX_LOAD = 0.8;
 /**
  * The load a segment is given when it grows or splits: growing by a quarter (not doubling) keeps
  * the load between 0.6 and 0.75, so a report costs about as many slot bytes as in one table grown by half.
  */
-const GROWN_LOAD = 0.6;
+const GROWN_LOAD = 0.64;
+
+/** The ids a segment of the most slots holds as it is made (after a split): what a table made for many ids divides them by. */
+export const SEGMENT_IDS = Math.floor(MAX_SEGMENT_SLOTS * GROWN_LOAD);
 
 /**
  * The slots a segment of `ids` ids is given when it is made: up to the largest, more only for the
@@ -107,14 +111,37 @@ export class IdSegment {
     return this.words.byteLength;
   }
 
-  /** The slot holding the id [low, high] of `hash`, or -1. */
+  /**
+   * The slot holding the id [low, high] of `hash`, or -1 - the empty slot where the lookup ended:
+   * where `add` would put the id (a fold looks an id up, then adds it when it is new).
+   */
   find(hash: number, low: number, high: number): number {
     const { words, capacity } = this;
     for (let slot = home(hash, capacity); ; slot = slot + 1 === capacity ? 0 : slot + 1) {
       const at = slot * SLOT_WORDS;
-      if (words[at + VERSION] === 0) return -1;
+      if (words[at + VERSION] === 0) return -1 - slot;
       if (words[at + LOW] === low && words[at + HIGH] === high) return slot;
     }
+  }
+
+  /**
+   * Adds an id at `slot`, an empty slot where a lookup of it ended: every slot before it in the
+   * id's probe sequence was held then, and a held slot is never emptied. Its slot.
+   */
+  addAt(slot: number, low: number, high: number, record: number, version: number): number {
+    const words = this.writable();
+    const at = slot * SLOT_WORDS;
+    words[at + LOW] = low;
+    words[at + HIGH] = high;
+    words[at + RECORD] = record;
+    words[at + VERSION] = version;
+    this.held += 1;
+    return slot;
+  }
+
+  /** Whether `slot` holds no id. */
+  isEmpty(slot: number): boolean {
+    return this.words[slot * SLOT_WORDS + VERSION] === 0;
   }
 
   recordAt(slot: number): number {
@@ -127,17 +154,10 @@ export class IdSegment {
 
   /** Adds an id it does not hold into the first empty slot of its probe sequence (the caller made room); its slot. */
   add(hash: number, low: number, high: number, record: number, version: number): number {
-    const words = this.writable();
-    const { capacity } = this;
+    const { words, capacity } = this;
     let slot = home(hash, capacity);
     while (words[slot * SLOT_WORDS + VERSION] !== 0) slot = slot + 1 === capacity ? 0 : slot + 1;
-    const at = slot * SLOT_WORDS;
-    words[at + LOW] = low;
-    words[at + HIGH] = high;
-    words[at + RECORD] = record;
-    words[at + VERSION] = version;
-    this.held += 1;
-    return slot;
+    return this.addAt(slot, low, high, record, version);
   }
 
   /** One more event took effect on the id at `slot`: its record is now `record` (NO_RECORD: deleted). */
@@ -171,29 +191,45 @@ export class IdSegment {
     }
   }
 
-  /** How many of its ids have hashes that begin with the `depth` bits of `prefix`. */
-  countUnder(depth: number, prefix: number): number {
-    let ids = 0;
-    this.forEach((low, high) => {
-      if (prefixOf(hashId(low, high), depth) === prefix) ids += 1;
-    });
-    return ids;
-  }
-
-  /** The ids of this segment whose hashes begin with the `depth` bits of `prefix` (deeper than its own), in a new segment. */
-  part(depth: number, prefix: number): IdSegment {
-    const under = (low: number, high: number) => prefixOf(hashId(low, high), depth) === prefix;
-    const part = new IdSegment(capacityFor(this.countUnder(depth, prefix) + 1), depth, prefix);
-    this.forEach((low, high, record, version) => {
-      if (under(low, high)) part.add(hashId(low, high), low, high, record, version);
-    });
-    return part;
+  /**
+   * Its ids in two new segments, one level deeper, parted by the next bit of their hashes; undefined
+   * when that bit does not part them (ids chosen to share their hashes' first bits). Each id is
+   * hashed twice (to count, to move) and moved once, in loops over the words: a split or a growth
+   * costs a few tens of µs, and happens to every segment a few times as the table grows.
+   */
+  split(): readonly [IdSegment, IdSegment] | undefined {
+    const { words } = this;
+    const depth = this.depth + 1;
+    const bit = 32 - depth;
+    let upper = 0;
+    for (let at = 0; at < words.length; at += SLOT_WORDS)
+      if (words[at + VERSION] !== 0)
+        upper += (hashId(words[at + LOW] as number, words[at + HIGH] as number) >>> bit) & 1;
+    if (upper === 0 || upper === this.held) return undefined;
+    const lower = new IdSegment(capacityFor(this.held - upper + 1), depth, this.prefix * 2);
+    const higher = new IdSegment(capacityFor(upper + 1), depth, this.prefix * 2 + 1);
+    for (let at = 0; at < words.length; at += SLOT_WORDS) {
+      const version = words[at + VERSION] as number;
+      if (version === 0) continue;
+      const low = words[at + LOW] as number;
+      const high = words[at + HIGH] as number;
+      const hash = hashId(low, high);
+      (((hash >>> bit) & 1) === 0 ? lower : higher).add(hash, low, high, words[at + RECORD] as number, version);
+    }
+    return [lower, higher];
   }
 
   /** The same ids in `capacity` slots. */
   regrown(capacity: number): IdSegment {
     const grown = new IdSegment(capacity, this.depth, this.prefix);
-    this.forEach((low, high, record, version) => grown.add(hashId(low, high), low, high, record, version));
+    const { words } = this;
+    for (let at = 0; at < words.length; at += SLOT_WORDS) {
+      const version = words[at + VERSION] as number;
+      if (version === 0) continue;
+      const low = words[at + LOW] as number;
+      const high = words[at + HIGH] as number;
+      grown.add(hashId(low, high), low, high, words[at + RECORD] as number, version);
+    }
     return grown;
   }
 
@@ -231,15 +267,17 @@ export class IdSegment {
   }
 }
 
-/** The segment whose slots `bytes` hold, copied into an array of its own (typed arrays need aligned memory, and the file's buffer goes), checked; its live ids. */
-export function segmentFromBytes(
-  bytes: Buffer,
+/** The segment whose slots `input` holds next, read into an array of its own and checked; its live ids. */
+export function readSegment(
+  input: BytesReader,
   capacity: number,
   depth: number,
   prefix: number,
 ): { readonly segment: IdSegment; readonly live: number } {
-  const words = new Uint32Array(capacity * SLOT_WORDS);
-  new Uint8Array(words.buffer).set(bytes);
+  // Not zeroed first: every byte is read over at once (an ArrayBuffer of its own, so aligned).
+  const bytes = Buffer.allocUnsafeSlow(capacity * SLOT_BYTES);
+  input.into(bytes);
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, capacity * SLOT_WORDS);
   const { ids, live } = checkSegment(words, capacity, depth, prefix);
   return { segment: new IdSegment(capacity, depth, prefix, { words, ids }), live };
 }

@@ -10,20 +10,21 @@
 //   its array first (copy before write, in the segment itself, so no write can forget it);
 // - a sharded fold: each shard's table holds the ids of its own first bits of the hash, so the
 //   tables hand their segments over to one directory instead of being re-inserted.
-import type { BytesIn, BytesOut } from './bytes.js';
+import type { BytesOut, BytesReader } from './bytes.js';
 import {
   capacityFor,
   hashId,
   IdSegment,
   MAX_SEGMENT_SLOTS,
   MIN_SEGMENT_SLOTS,
+  SEGMENT_IDS,
   NO_RECORD,
   prefixOf,
-  segmentFromBytes,
+  readSegment,
   SLOT_BYTES,
 } from './id-segment.js';
 import { idText } from './int64-id.js';
-import { sortInt64, type Int64Keys } from './int64-sort.js';
+import { sortInt64, sortUint32, type Int64Keys } from './int64-sort.js';
 
 export { MAX_VERSION, NO_RECORD } from './id-segment.js';
 
@@ -64,11 +65,19 @@ export class IdTable {
   private live = 0;
   /** Whether a snapshot holds the segments' arrays (`snapshot`, until its release). */
   private held = false;
+  /** The last lookup that found no id: its id, its segment and the empty slot where it ended (add puts the id there). */
+  private readonly missed = { low: 0, high: 0, segment: undefined as IdSegment | undefined, slot: 0 };
 
-  /** An empty table of 2^depth segments (a shard's table starts at the depth of its shard's bits). */
-  constructor(depth = 0) {
-    this.depth = depth;
-    this.directory = Array.from({ length: 2 ** depth }, (_, prefix) => new IdSegment(MIN_SEGMENT_SLOTS, depth, prefix));
+  /**
+   * An empty table of 2^depth segments at least (a shard's table starts at the depth of its shard's
+   * bits), with room for `expectedIds` made at once: a table that grows to them from nothing moves
+   * each id five or six times (each growth and split of its segment), a fifth of a fold's work.
+   */
+  constructor(depth = 0, expectedIds = 0) {
+    const deeper = Math.ceil(Math.log2(Math.max(1, expectedIds / SEGMENT_IDS)));
+    this.depth = Math.min(MAX_DEPTH, Math.max(depth, deeper));
+    const slots = capacityFor(Math.ceil(expectedIds / 2 ** this.depth));
+    this.directory = Array.from({ length: 2 ** this.depth }, (_, prefix) => new IdSegment(slots, this.depth, prefix));
   }
 
   /** Live ids. */
@@ -117,8 +126,15 @@ export class IdTable {
     const high = key[1] as number;
     const hash = hashId(low, high);
     const index = prefixOf(hash, this.depth);
-    const slot = (this.directory[index] as IdSegment).find(hash, low, high);
-    return slot < 0 ? -1 : index * SLOT_SPAN + slot;
+    const segment = this.directory[index] as IdSegment;
+    const slot = segment.find(hash, low, high);
+    if (slot >= 0) return index * SLOT_SPAN + slot;
+    const { missed } = this;
+    missed.low = low;
+    missed.high = high;
+    missed.segment = segment;
+    missed.slot = -1 - slot;
+    return -1;
   }
 
   /** The record position of the id at `slot`, or NO_RECORD when its report is deleted. */
@@ -155,7 +171,12 @@ export class IdTable {
       index = prefixOf(hash, this.depth);
       segment = this.directory[index] as IdSegment;
     }
-    const slot = segment.add(hash, low, high, record, version);
+    const { missed } = this;
+    const slot =
+      missed.segment === segment && missed.low === low && missed.high === high && segment.isEmpty(missed.slot)
+        ? segment.addAt(missed.slot, low, high, record, version)
+        : segment.add(hash, low, high, record, version);
+    missed.segment = undefined;
     this.ids += 1;
     if (record !== NO_RECORD) this.live += 1;
     return index * SLOT_SPAN + slot;
@@ -172,14 +193,13 @@ export class IdTable {
       this.replace([segment.regrown(capacityFor(segment.ids + 1))]);
       return;
     }
-    const depth = segment.depth + 1;
-    const upper = segment.depth < MAX_DEPTH ? segment.countUnder(depth, segment.prefix * 2 + 1) : 0;
-    if (upper === 0 || upper === segment.ids) {
+    const parts = segment.depth < MAX_DEPTH ? segment.split() : undefined;
+    if (parts === undefined) {
       this.replace([segment.regrown(Math.ceil(segment.capacity * 1.25))]);
       return;
     }
     if (segment.depth === this.depth) this.doubleDirectory();
-    this.replace([segment.part(depth, segment.prefix * 2), segment.part(depth, segment.prefix * 2 + 1)]);
+    this.replace(parts);
   }
 
   private doubleDirectory(): void {
@@ -214,6 +234,17 @@ export class IdTable {
         if (record !== NO_RECORD) visit(record);
       }),
     );
+  }
+
+  /** The records of the live ids, in ascending order of position (a snapshot's reader checks them against the arena in one walk). */
+  recordsInOrder(): Uint32Array {
+    const records = new Uint32Array(this.live);
+    let count = 0;
+    this.forEachRecord((record) => {
+      records[count] = record;
+      count += 1;
+    });
+    return sortUint32(records, count);
   }
 
   /** The live ids (their words) and records, in numeric order of ids (the canonical order). */
@@ -339,7 +370,7 @@ export class IdTable {
   }
 
   /** Reads what `write` wrote; RangeError when it does not hold a table. */
-  static readFrom(input: BytesIn): IdTable {
+  static readFrom(input: BytesReader): IdTable {
     const depth = input.u32();
     if (depth > MAX_DEPTH) throw new RangeError(`an id table of directory depth ${depth}`);
     const segments = input.u32();
@@ -358,13 +389,10 @@ export class IdTable {
       const prefix = input.u32();
       if (capacity < MIN_SEGMENT_SLOTS || capacity >= SLOT_SPAN || segmentDepth > depth || prefix >= 2 ** segmentDepth)
         throw new RangeError(`an id segment of ${capacity} slots at depth ${segmentDepth}, prefix ${prefix}`);
-      // Taken before the array is made: a capacity beyond the data allocates nothing.
-      const { segment, live: segmentLive } = segmentFromBytes(
-        input.bytes(capacity * SLOT_BYTES),
-        capacity,
-        segmentDepth,
-        prefix,
-      );
+      // A capacity beyond the data allocates nothing.
+      if (capacity * SLOT_BYTES > input.remaining)
+        throw new RangeError(`an id segment of ${capacity} slots where ${input.remaining} bytes are left`);
+      const { segment, live: segmentLive } = readSegment(input, capacity, segmentDepth, prefix);
       const shift = depth - segmentDepth;
       for (let i = prefix * 2 ** shift; i < (prefix + 1) * 2 ** shift; i += 1)
         if (table.directory[i] !== undefined) throw new RangeError(`two id segments for directory entry ${i}`);

@@ -15,28 +15,39 @@ const SAFE_HIGH = 0x200000;
  * non-canonical spelling such as "07" is never taken for another id.
  */
 export function parseId(id: string, key: Uint32Array): boolean {
-  const length = id.length;
-  const negative = length > 0 && id.charCodeAt(0) === 45;
-  const first = negative ? 1 : 0;
-  const digits = length - first;
+  if (id.length > MAX_ID_CHARS) return false;
+  for (let i = 0; i < id.length; i += 1) ID_CHARS[i] = Math.min(id.charCodeAt(i), 0xff);
+  return parseIdBytes(ID_CHARS, 0, id.length, key);
+}
+
+/** The longest canonical id: a sign and 19 digits. */
+const MAX_ID_CHARS = 20;
+/** parseId's copy of an id's characters (any beyond Latin-1 as 0xff, which no id holds): reused, never kept. */
+const ID_CHARS = new Uint8Array(MAX_ID_CHARS);
+
+/** parseId of the characters bytes[start..end) (ASCII, as a record's key holds a report id). */
+export function parseIdBytes(bytes: Uint8Array, start: number, end: number, key: Uint32Array): boolean {
+  const negative = end > start && bytes[start] === 45;
+  const first = start + (negative ? 1 : 0);
+  const digits = end - first;
   if (digits === 0 || digits > 19) return false;
-  if (id.charCodeAt(first) === 48 && (digits > 1 || negative)) return false;
-  const split = digits > EXACT_DIGITS ? first + EXACT_DIGITS : length;
+  if (bytes[first] === 48 && (digits > 1 || negative)) return false;
+  const split = digits > EXACT_DIGITS ? first + EXACT_DIGITS : end;
   let head = 0;
   for (let i = first; i < split; i += 1) {
-    const digit = id.charCodeAt(i) - 48;
+    const digit = (bytes[i] as number) - 48;
     if (digit < 0 || digit > 9) return false;
     head = head * 10 + digit;
   }
   let low = head >>> 0;
   let high = (head - low) / TWO_32;
-  if (split < length) {
+  if (split < end) {
     // The last digits: head * 10^k + tail in 32-bit halves, the low half's carry into the high one
     // (head's low word * 10^4 + tail < 2^46, exact in a double).
     let tail = 0;
     let scale = 1;
-    for (let i = split; i < length; i += 1) {
-      const digit = id.charCodeAt(i) - 48;
+    for (let i = split; i < end; i += 1) {
+      const digit = (bytes[i] as number) - 48;
       if (digit < 0 || digit > 9) return false;
       tail = tail * 10 + digit;
       scale *= 10;

@@ -3,7 +3,7 @@
 // chunks as they are. A record is found by its position, chunk * CHUNK_STRIDE + offset, which the
 // id table keeps in 32 bits. A deleted record leaves a hole until holes are most of the arena.
 import type { ReportContent } from '../../projections/reports.js';
-import type { BytesIn, BytesOut } from './bytes.js';
+import type { BytesOut, BytesReader } from './bytes.js';
 import { readRecord, recordLength, recordWithin, storedLength, writeRecord } from './report-record.js';
 
 /** Records are appended to chunks of this size; a larger record gets a chunk of its own. */
@@ -25,7 +25,7 @@ export class RecordArena {
   private chunks: Buffer[] = [];
   /** Where the next record goes in the last chunk. */
   private fill = CHUNK_BYTES;
-  /** The bytes of each chunk a snapshot held, for `holds` (undefined: built here, every byte written). */
+  /** The bytes of each chunk a snapshot held, for `firstNotHeld` (undefined: built here, every byte written). */
   private loadedBytes: number[] | undefined;
   private usedBytes = 0;
   private garbageBytes = 0;
@@ -49,14 +49,26 @@ export class RecordArena {
   }
 
   /**
-   * Whether a whole record lies at `at` within the bytes written for its chunk: a snapshot whose
-   * table runs past them (a record larger than a chunk, as earlier versions wrote it) is refused.
+   * The first of `positions` (ascending) where no whole record starts within the bytes written for
+   * its chunk, or undefined when a record starts at each. Each chunk is walked record by record
+   * once, beside them: checked one by one, ten million reports' records took 2 s of cache misses.
    */
-  holds(at: number): boolean {
-    const chunkIndex = Math.floor(at / CHUNK_STRIDE);
-    const chunk = this.chunks[chunkIndex];
-    if (chunk === undefined) return false;
-    return recordWithin(chunk, at - chunkIndex * CHUNK_STRIDE, this.loadedBytes?.[chunkIndex] ?? chunk.length);
+  firstNotHeld(positions: Uint32Array): number | undefined {
+    let i = 0;
+    while (i < positions.length) {
+      const chunkIndex = Math.floor((positions[i] as number) / CHUNK_STRIDE);
+      const chunk = this.chunks[chunkIndex];
+      if (chunk === undefined) return positions[i];
+      const used = this.loadedBytes?.[chunkIndex] ?? chunk.length;
+      const base = chunkIndex * CHUNK_STRIDE;
+      let record = 0;
+      for (; i < positions.length && (positions[i] as number) < base + CHUNK_STRIDE; i += 1) {
+        const target = (positions[i] as number) - base;
+        while (record < target && recordWithin(chunk, record, used)) record += storedLength(chunk, record);
+        if (record !== target || !recordWithin(chunk, record, used)) return positions[i];
+      }
+    }
+    return undefined;
   }
 
   /** The content at `at` of a report at `version` (a sealed record's basis is derived from it). */
@@ -176,18 +188,20 @@ export class RecordArena {
   }
 
   /** Reads what writeTo wrote; RangeError on data that does not hold an arena. */
-  static readFrom(input: BytesIn): RecordArena {
+  static readFrom(input: BytesReader): RecordArena {
     const arena = new RecordArena();
     arena.loadedBytes = [];
     for (let chunks = input.u32(); chunks > 0; chunks -= 1) {
       const length = input.u32();
       const used = input.u32();
       arena.loadedBytes.push(used);
-      if (used > length || length > Math.max(CHUNK_BYTES, 2 ** 31))
+      // Only a chunk of one large record is larger than CHUNK_BYTES, and it is full: nothing larger
+      // than the data left or a chunk is allocated for a length read from it.
+      if (used > length || used > input.remaining || (length > CHUNK_BYTES && used !== length))
         throw new RangeError(`a chunk of ${length} bytes with ${used} used`);
-      // Copied out (the snapshot file's buffer is let go), with the room of a partly filled chunk back.
+      // Read into its own memory, with the room of a partly filled chunk back.
       const chunk = used === length ? Buffer.allocUnsafeSlow(length) : Buffer.alloc(length);
-      input.bytes(used).copy(chunk);
+      input.into(chunk.subarray(0, used));
       arena.chunks.push(chunk);
     }
     if (arena.chunks.length > MAX_CHUNKS) throw new RangeError(`an arena of ${arena.chunks.length} chunks`);

@@ -6,7 +6,7 @@
 // demand, which only an answer that reads a report does. Besides the live reports it keeps each id's version (how many events took
 // effect on it), deleted ids included: a deleted report keeps its slot and version, not its record.
 import type { ReportContent, ReportsState } from '../../projections/reports.js';
-import { BytesOut, type BytesIn } from './bytes.js';
+import { BytesOut, type BytesReader } from './bytes.js';
 import { IdTable, NO_RECORD, type IdTableParts } from './id-table.js';
 import { IdDigits, idText, parseId } from './int64-id.js';
 import { RecordArena, type RecordArenaParts } from './record-arena.js';
@@ -116,10 +116,10 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
     return true;
   }
 
-  /** An empty table for one of 2^bits shards of a sharded fold (see joinShards). */
-  static forShard(bits: number): ReportTable {
+  /** An empty table for one of 2^bits shards of a sharded fold (see joinShards), with room for `expectedIds` reports. */
+  static forShard(bits: number, expectedIds = 0): ReportTable {
     const table = new ReportTable();
-    table.index = new IdTable(bits);
+    table.index = new IdTable(bits, expectedIds);
     return table;
   }
 
@@ -233,14 +233,13 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
   }
 
   /** Reads what writeTo wrote; throws RangeError on data that does not hold a table. */
-  static readFrom(input: BytesIn): ReportTable {
+  static readFrom(input: BytesReader): ReportTable {
     const table = new ReportTable();
     const arena = RecordArena.readFrom(input);
     table.arena = arena;
     table.index = IdTable.readFrom(input);
-    table.index.forEachRecord((at) => {
-      if (!arena.holds(at)) throw new RangeError(`a report at ${at} points outside the table's bytes`);
-    });
+    const outside = arena.firstNotHeld(table.index.recordsInOrder());
+    if (outside !== undefined) throw new RangeError(`a report at ${outside} points outside the table's bytes`);
     return table;
   }
 

@@ -9,7 +9,7 @@
 import type { FrameParts } from '../log/file/frames.js';
 import { decodeForFold } from './fold-decode.js';
 import { hashId, prefixOf } from './id-segment.js';
-import { parseId } from './int64-id.js';
+import { parseId, parseIdBytes } from './int64-id.js';
 import { applyInput, createReadModel, type ReadModel } from './read-model.js';
 import { ReportTable } from './report-table.js';
 
@@ -20,6 +20,18 @@ import { ReportTable } from './report-table.js';
  */
 export function shardOfId(id: string, bits: number, key = new Uint32Array(2)): number {
   return parseId(id, key) ? prefixOf(hashId(key[0] as number, key[1] as number), bits) : 0;
+}
+
+/** shardOfId of the id a record's key holds (its bytes from `start` to `end`). */
+function shardOfKey(bytes: Buffer, start: number, end: number, bits: number, key: Uint32Array): number {
+  return parseIdBytes(bytes, start, end, key) ? prefixOf(hashId(key[0] as number, key[1] as number), bits) : 0;
+}
+
+/** Whether a record's key (its bytes from `start` to `end`) is `id` (a report id: ASCII), as it is for every record this service writes. */
+function keyIs(bytes: Buffer, start: number, end: number, id: string): boolean {
+  if (end - start !== id.length) return false;
+  for (let i = 0; i < id.length; i += 1) if (bytes[start + i] !== id.charCodeAt(i)) return false;
+  return true;
 }
 
 /** The shards of a sharded fold for `threads` threads: a power of two, at most `threads`, as 2^bits. */
@@ -46,11 +58,15 @@ export class ShardFold {
   /** The log's timestamp of the last record handed over. */
   lastTimestampMs: number | undefined;
 
+  /** Shard `shard` of 2^bits, of a history of `records` records. */
   constructor(
     private readonly shard: number,
     private readonly bits: number,
+    records = 0,
   ) {
-    this.model = createReadModel({ reports: ReportTable.forShard(bits) });
+    // Room for half the history's records a shard (a report's create and its delete make two):
+    // whatever more there are grows the table as it goes.
+    this.model = createReadModel({ reports: ReportTable.forShard(bits, Math.floor(records / 2 / 2 ** bits)) });
   }
 
   /**
@@ -59,9 +75,13 @@ export class ShardFold {
    */
   fold(buffer: Buffer, offset: number, { timestampMs, keyStart, keyEnd, end }: FrameParts): boolean {
     this.lastTimestampMs = timestampMs;
-    if (shardOfId(buffer.toString('latin1', keyStart, keyEnd), this.bits, this.#key) !== this.shard) return true;
+    if (shardOfKey(buffer, keyStart, keyEnd, this.bits, this.#key) !== this.shard) return true;
     const input = decodeForFold(buffer, keyEnd, end);
-    if (input.ok && shardOfId(input.event.data.id, this.bits, this.#key) !== this.shard) {
+    if (
+      input.ok &&
+      !keyIs(buffer, keyStart, keyEnd, input.event.data.id) &&
+      shardOfId(input.event.data.id, this.bits, this.#key) !== this.shard
+    ) {
       this.misrouted = offset;
       return false;
     }

@@ -28,7 +28,7 @@ export type ShardMessage =
     };
 
 function foldShard(request: ShardRequest): ShardFold {
-  const fold = new ShardFold(request.shard, request.bits);
+  const fold = new ShardFold(request.shard, request.bits, request.records);
   walkLogFile(
     request,
     (buffer, offset, parts) => fold.fold(buffer, offset, parts),

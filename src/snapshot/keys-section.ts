@@ -5,7 +5,7 @@
 // removed, and a Map iterates in insertion order, so the keys at a freeze are its first `count`
 // entries however many are added while the slices are written.
 import type { IdempotencyState, KeyedOutcome, KeyedRequest } from '../../projections/idempotency.js';
-import type { BytesIn, BytesOut } from '../read-model/bytes.js';
+import type { BytesOut, BytesReader } from '../read-model/bytes.js';
 
 const KINDS = ['create:created', 'create:found', 'delete:deleted', 'delete:not-found'] as const;
 type Kind = (typeof KINDS)[number];
@@ -50,7 +50,7 @@ export function keysWriter(out: BytesOut, keys: IdempotencyState, count: number)
 }
 
 /** Reads what keysWriter wrote; RangeError on anything else. */
-export function readKeys(input: BytesIn): IdempotencyState {
+export function readKeys(input: BytesReader): IdempotencyState {
   const keys: IdempotencyState = new Map();
   for (let count = input.u32(); count > 0; count -= 1) {
     const key = input.bytes(input.u8()).toString('latin1');

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { keysWriter, readKeys } from './keys-section.js';
-import { BytesIn, BytesOut } from '../read-model/bytes.js';
+import { BytesIn, BytesOut, type BytesReader } from '../read-model/bytes.js';
 import type { Cursor } from '../log/event-log.js';
 import { createReadModel, type FoldCounts, type ReadModel } from '../read-model/read-model.js';
 import { ReportTable } from '../read-model/report-table.js';
@@ -170,20 +170,40 @@ export function encodeSnapshot(snapshot: Snapshot): Buffer {
 export type Decoded =
   { readonly ok: true; readonly snapshot: Snapshot } | { readonly ok: false; readonly reason: string };
 
-export function decodeSnapshot(file: Buffer): Decoded {
+/**
+ * Why a file of `fileBytes` bytes that begins with `head` (its first SNAPSHOT_MAGIC.length bytes,
+ * or fewer) is not a snapshot of this format; undefined when it may be one.
+ */
+export function magicProblem(head: Buffer, fileBytes: number): string | undefined {
   if (
-    file.length < SNAPSHOT_MAGIC.length + CHECKSUM_BYTES ||
-    !file.subarray(0, SNAPSHOT_MAGIC.length - 1).equals(SNAPSHOT_MAGIC.subarray(0, -1))
+    fileBytes < SNAPSHOT_MAGIC.length + CHECKSUM_BYTES ||
+    !head.subarray(0, SNAPSHOT_MAGIC.length - 1).equals(SNAPSHOT_MAGIC.subarray(0, -1))
   )
-    return { ok: false, reason: 'not a snapshot (bad magic bytes)' };
-  const format = file[SNAPSHOT_MAGIC.length - 1];
-  if (format !== SNAPSHOT_FORMAT) return { ok: false, reason: `unknown format ${String(format)}` };
+    return 'not a snapshot (bad magic bytes)';
+  const format = head[SNAPSHOT_MAGIC.length - 1];
+  if (format !== SNAPSHOT_FORMAT) return `unknown format ${String(format)}`;
+  return undefined;
+}
+
+/** A whole snapshot file in memory: its magic, its checksum, then its body (decodeBody). */
+export function decodeSnapshot(file: Buffer): Decoded {
+  const problem = magicProblem(file, file.length);
+  if (problem !== undefined) return { ok: false, reason: problem };
   const body = file.subarray(0, file.length - CHECKSUM_BYTES);
   if (!createHash('sha256').update(body).digest().equals(file.subarray(body.length)))
     return { ok: false, reason: 'checksum mismatch' };
+  const input = new BytesIn(body);
+  input.position = SNAPSHOT_MAGIC.length;
+  return decodeBody(input);
+}
+
+/**
+ * The snapshot a file's body holds after its magic bytes, up to its checksum: the caller checks
+ * the checksum (before, or while this reads: a file read as it is parsed), and trusts nothing here
+ * until it matches. Every length read is checked against what is left before anything is allocated.
+ */
+export function decodeBody(input: BytesReader): Decoded {
   try {
-    const input = new BytesIn(body);
-    input.position = SNAPSHOT_MAGIC.length;
     const meta: unknown = JSON.parse(input.text());
     if (!checkMeta.Check(meta))
       return {

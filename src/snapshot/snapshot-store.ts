@@ -8,11 +8,10 @@ import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../data-dir/data-d
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { cursorReached, cursorTotal, type Cursor, type EventLog } from '../log/event-log.js';
-import { readRegularFile } from '../regular-file.js';
+import { readSnapshotFile } from './snapshot-file.js';
 import { anchorMismatch } from './snapshot-anchor.js';
 import {
   CHECKSUM_BYTES,
-  decodeSnapshot,
   encodeModel,
   snapshotBody,
   snapshotChecksum,
@@ -203,13 +202,12 @@ export async function* readSnapshots(dir: string, logger: Logger, olderThan?: st
     // prune removes the next moment: a file gone is skipped, as if it had not been listed. Anything
     // else that cannot be read as a file (a directory or a FIFO by that name, another user's file)
     // is skipped with a warning naming it, as a corrupt one is.
-    const bytes = await readRegularFile(path).catch((error: NodeJS.ErrnoException) => {
+    const decoded = await readSnapshotFile(path).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'ENOENT')
         logger.warn({ path, reason: error.message }, 'ignored a snapshot that cannot be read');
       return undefined;
     });
-    if (bytes === undefined) continue;
-    const decoded = decodeSnapshot(bytes);
+    if (decoded === undefined) continue;
     if (decoded.ok) yield { path, snapshot: decoded.snapshot };
     else logger.warn({ path, reason: decoded.reason }, 'ignored a corrupt snapshot');
   }

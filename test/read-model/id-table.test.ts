@@ -260,7 +260,11 @@ ids('refuses bytes that do not hold a table', () => {
     28 + 16 * (bytes.subarray(28).findIndex((byte, i) => i % 16 === 0 && byte === 5) / 16);
   const edits: [string, (bytes: Buffer) => void, RegExp][] = [
     ['a capacity below the least', (bytes) => bytes.writeUInt32LE(1000, 16), /an id segment of 1000 slots/],
-    ['a capacity beyond its bytes', (bytes) => bytes.writeUInt32LE(1025, 16), /the data ends at byte/],
+    [
+      'a capacity beyond its bytes',
+      (bytes) => bytes.writeUInt32LE(1025, 16),
+      /an id segment of 1025 slots where 16384 bytes are left/,
+    ],
     ['counts that do not match', (bytes) => bytes.writeUInt32LE(2, 8), /holds 1 ids \(1 live\), not 2 \(1\)/],
     ['more live ids than ids', (bytes) => bytes.writeUInt32LE(3, 12), /1 ids, 3 live/],
     [

@@ -160,7 +160,13 @@ table(
     // u32 chunk count, u32 chunk length, u32 bytes used: cut "used" to the 4 MiB chunk size, as they did.
     bytes.writeUInt32LE(4 * 1024 * 1024, 8);
     const cut = Buffer.concat([bytes.subarray(0, 12 + 4 * 1024 * 1024), bytes.subarray(12 + bytes.readUInt32LE(4))]);
-    assert.throws(() => ReportTable.readFrom(new BytesIn(cut)), /points outside the table's bytes/);
+    assert.throws(() => ReportTable.readFrom(new BytesIn(cut)), /a chunk of \d+ bytes with 4194304 used/);
+    // A chunk of the usual size whose bytes used end inside its last record.
+    const small = bytesOf(tableOf([['1', { name: 'a name of some length' }]]));
+    const used = small.readUInt32LE(8);
+    small.writeUInt32LE(used - 1, 8);
+    const shorter = Buffer.concat([small.subarray(0, 12 + used - 1), small.subarray(12 + used)]);
+    assert.throws(() => ReportTable.readFrom(new BytesIn(shorter)), /a report at 0 points outside the table's bytes/);
   },
 );
 

@@ -1,0 +1,107 @@
+// A snapshot file read as it is parsed: small fields through a window of 1 MiB, the report table's
+// chunks and segments straight from the file into the arrays that keep them (BytesReader.into). A
+// start reads the file once, into the model's own memory; it never holds the whole file besides
+// the model (a 846 MB snapshot was read whole, then copied piece by piece).
+import { readSync } from 'node:fs';
+import type { BytesReader } from '../read-model/bytes.js';
+
+const WINDOW_BYTES = 1 << 20;
+
+/** Reads `length` bytes at `position` of the file `fd` into `target` from `offset`; RangeError when the file ends first. */
+export function readFully(fd: number, target: Uint8Array, offset: number, length: number, position: number): void {
+  for (let done = 0; done < length;) {
+    const read = readSync(fd, target, offset + done, length - done, position + done);
+    if (read === 0) throw new RangeError(`the file ends at byte ${position + done}, ${length - done} more were wanted`);
+    done += read;
+  }
+}
+
+export class FileBytesIn implements BytesReader {
+  private window = Buffer.allocUnsafe(WINDOW_BYTES);
+  /** File offsets of the window's first byte and of the byte after its last. */
+  private windowStart: number;
+  private windowEnd: number;
+  /** The next byte to parse, as a file offset. */
+  private position: number;
+
+  /** The bytes of the open file `fd` from `start` to `end` (exclusive). */
+  constructor(
+    private readonly fd: number,
+    start: number,
+    private readonly end: number,
+  ) {
+    this.position = start;
+    this.windowStart = start;
+    this.windowEnd = start;
+  }
+
+  get remaining(): number {
+    return this.end - this.position;
+  }
+
+  get done(): boolean {
+    return this.position === this.end;
+  }
+
+  u8(): number {
+    return this.window[this.take(1)] as number;
+  }
+
+  u32(): number {
+    return this.window.readUInt32LE(this.take(4));
+  }
+
+  f64(): number {
+    return this.window.readDoubleLE(this.take(8));
+  }
+
+  bytes(bytes: number): Buffer {
+    const at = this.take(bytes);
+    return this.window.subarray(at, at + bytes);
+  }
+
+  text(): string {
+    const length = this.u32();
+    const at = this.take(length);
+    return this.window.toString('utf8', at, at + length);
+  }
+
+  into(target: Uint8Array): void {
+    this.check(target.length);
+    const buffered = Math.min(target.length, this.windowEnd - this.position);
+    const at = this.position - this.windowStart;
+    target.set(this.window.subarray(at, at + buffered));
+    readFully(this.fd, target, buffered, target.length - buffered, this.position + buffered);
+    this.position += target.length;
+    if (this.position > this.windowEnd) {
+      this.windowStart = this.position;
+      this.windowEnd = this.position;
+    }
+  }
+
+  private check(bytes: number): void {
+    if (bytes < 0 || bytes > this.remaining)
+      throw new RangeError(`the data ends at byte ${this.end}, ${bytes} bytes were wanted at ${this.position}`);
+  }
+
+  /** The window offset of the next `bytes` bytes, read in when they are not all in the window yet. */
+  private take(bytes: number): number {
+    this.check(bytes);
+    if (this.position + bytes > this.windowEnd) this.refill(bytes);
+    const at = this.position - this.windowStart;
+    this.position += bytes;
+    return at;
+  }
+
+  /** Moves what is left unread to the window's start and reads after it, at least `bytes` in all. */
+  private refill(bytes: number): void {
+    const kept = this.windowEnd - this.position;
+    const window = bytes > this.window.length ? Buffer.allocUnsafe(bytes) : this.window;
+    this.window.copy(window, 0, this.position - this.windowStart, this.windowEnd - this.windowStart);
+    this.window = window;
+    this.windowStart = this.position;
+    const wanted = Math.min(window.length - kept, this.end - (this.position + kept));
+    readFully(this.fd, window, kept, wanted, this.position + kept);
+    this.windowEnd = this.position + kept + wanted;
+  }
+}
