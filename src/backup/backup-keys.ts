@@ -22,10 +22,10 @@ export interface BackupKeys {
 /** Writes `dir`/keys.db from `table`, holding the keys of `reports` only; fsynced. */
 export async function writeBackupKeys(dir: string, table: SlotTable, reports: ReportTable): Promise<BackupKeys> {
   const used = new Set<number>();
-  reports.forEachSealedKey((keyId) => {
+  for (const keyId of reports.sealedKeyIds()) {
     const slot = slotOfKeyId(keyId);
     if (slot !== undefined) used.add(slot);
-  });
+  }
   let held = 0;
   await writeKeyFile(join(dir, KEYS_FILE), table.slots, (slot) => {
     const view = table.view(slot);

@@ -41,13 +41,10 @@ export interface FileKeyStore extends KeyStore, DeletionRecords {
   /** Checks every slot; returns the slot numbers that fail their check. */
   verify(): Promise<number[]>;
   /**
-   * Destroys every live key below slot `below` that `isReferenced` says no live report uses, and
+   * Destroys every live key below slot `below` that no live report uses (none of `referenced`), and
    * every slot below it failing its check that none uses; returns how many slots it destroyed.
    */
-  sweepOrphans(
-    forEachReferenced: (visit: (id: KeyId) => void) => void,
-    options: { readonly below: number },
-  ): Promise<number>;
+  sweepOrphans(referenced: Iterable<KeyId>, options: { readonly below: number }): Promise<number>;
   /**
    * After writes failed for want of space (space-watch.ts): cuts the file back to its durable slots
    * and takes writes again; true when it takes writes (or never stopped), false after any other failure.

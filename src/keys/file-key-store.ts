@@ -302,13 +302,10 @@ class FileKeys implements FileKeyStore {
     );
   }
 
-  async sweepOrphans(
-    forEachReferenced: (visit: (id: KeyId) => void) => void,
-    { below }: { readonly below: number },
-  ): Promise<number> {
+  async sweepOrphans(referencedIds: Iterable<KeyId>, { below }: { readonly below: number }): Promise<number> {
     if (this.closed) throw this.closedError();
     const bound = Math.min(below, this.written);
-    const referenced = referencedSlots(forEachReferenced, bound);
+    const referenced = await referencedSlots(referencedIds, bound);
     const read = async (first: number, count: number) => {
       await this.settled();
       return readAt(this.file.handle, slotPosition(first), count * SLOT_BYTES);

@@ -16,10 +16,7 @@ export interface HeldKeys {
 /** A key store that can sweep the keys no live report uses, below a bound. */
 export interface SweptKeys {
   readonly slots: number;
-  sweepOrphans(
-    forEachReferenced: (visit: (id: KeyId) => void) => void,
-    options: { readonly below: number },
-  ): Promise<number>;
+  sweepOrphans(referenced: Iterable<KeyId>, options: { readonly below: number }): Promise<number>;
 }
 
 const holdsKeys = (keys: KeyStore): keys is KeyStore & HeldKeys =>
@@ -56,7 +53,7 @@ export async function sweepOrphanKeys(
   logger: Logger,
 ): Promise<number> {
   if (!sweepsKeys(keys)) return 0;
-  const swept = await keys.sweepOrphans((visit) => model.reports.forEachSealedKey(visit), { below });
+  const swept = await keys.sweepOrphans(model.reports.sealedKeyIds(), { below });
   logger.debug({ swept }, 'swept the key store');
   return swept;
 }

@@ -21,13 +21,22 @@ export interface SweepResult {
   readonly damaged: number;
 }
 
-/** The slots below `below` that the keys `forEachReferenced` visits name, a bit each. */
-export function referencedSlots(forEachReferenced: (visit: (id: KeyId) => void) => void, below: number): Uint8Array {
+/** Keys of `referenced` taken between two turns of the event loop. */
+const REFERENCED_SLICE_KEYS = 65_536;
+
+/**
+ * The slots below `below` that the keys of `referenced` name, a bit each; a slice at a time, so
+ * the sweep of ten million reports' keys (a second and more) never holds a server's event loop long.
+ */
+export async function referencedSlots(referenced: Iterable<KeyId>, below: number): Promise<Uint8Array> {
   const bits = new Uint8Array(Math.ceil(below / 8));
-  forEachReferenced((id) => {
+  let taken = 0;
+  for (const id of referenced) {
     const slot = slotOfKeyId(id);
     if (slot !== undefined && slot < below) bits[slot >> 3] = (bits[slot >> 3] as number) | (1 << (slot & 7));
-  });
+    taken += 1;
+    if (taken % REFERENCED_SLICE_KEYS === 0) await yieldToEventLoop();
+  }
   return bits;
 }
 

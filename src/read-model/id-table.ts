@@ -24,7 +24,7 @@ import {
   SLOT_BYTES,
 } from './id-segment.js';
 import { idText } from './int64-id.js';
-import { sortInt64, sortUint32, type Int64Keys } from './int64-sort.js';
+import { sortInt64, type Int64Keys } from './int64-sort.js';
 
 export { MAX_VERSION, NO_RECORD } from './id-segment.js';
 
@@ -236,15 +236,15 @@ export class IdTable {
     );
   }
 
-  /** The records of the live ids, in ascending order of position (a snapshot's reader checks them against the arena in one walk). */
-  recordsInOrder(): Uint32Array {
+  /** The records of the live ids, in slot order. */
+  records(): Uint32Array {
     const records = new Uint32Array(this.live);
     let count = 0;
     this.forEachRecord((record) => {
       records[count] = record;
       count += 1;
     });
-    return sortUint32(records, count);
+    return records.subarray(0, count);
   }
 
   /** The live ids (their words) and records, in numeric order of ids (the canonical order). */

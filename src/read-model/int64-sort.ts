@@ -79,29 +79,3 @@ export function sortInt64(keys: Int64Keys, length: number): Int64Keys {
   }
   return { low, high, payload };
 }
-
-/**
- * `values` sorted in place, ascending, and returned: an LSD radix sort of two passes of 16 bits
- * (the record positions of ten million reports in about a tenth of a second, where a comparison
- * sort took several times that).
- */
-export function sortUint32(values: Uint32Array, length = values.length): Uint32Array {
-  let from: Uint32Array = values.subarray(0, length);
-  let to: Uint32Array = new Uint32Array(length);
-  for (let shift = 0; shift < 32; shift += 16) {
-    const starts = new Uint32Array(65537);
-    for (let i = 0; i < length; i += 1) bump(starts, (((from[i] as number) >>> shift) & 0xffff) + 1);
-    for (let digit = 1; digit <= 65536; digit += 1)
-      starts[digit] = (starts[digit] as number) + (starts[digit - 1] as number);
-    for (let i = 0; i < length; i += 1) {
-      const value = from[i] as number;
-      const digit = (value >>> shift) & 0xffff;
-      const at = starts[digit] as number;
-      to[at] = value;
-      starts[digit] = at + 1;
-    }
-    [from, to] = [to, from];
-  }
-  // Two passes: the sorted values are back in the caller's array.
-  return from;
-}

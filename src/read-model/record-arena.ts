@@ -4,7 +4,7 @@
 // id table keeps in 32 bits. A deleted record leaves a hole until holes are most of the arena.
 import type { ReportContent } from '../../projections/reports.js';
 import type { BytesOut, BytesReader } from './bytes.js';
-import { readRecord, recordLength, recordWithin, storedLength, writeRecord } from './report-record.js';
+import { readRecord, recordEnd, recordLength, storedLength, writeRecord } from './report-record.js';
 
 /** Records are appended to chunks of this size; a larger record gets a chunk of its own. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
@@ -42,6 +42,18 @@ export class RecordArena {
     return this.garbageBytes >= CHUNK_BYTES && this.garbageBytes >= this.usedBytes;
   }
 
+  /**
+   * `locate` over the chunks the arena has now: the records live now stay where it finds them
+   * whatever is written later (a compaction writes new chunks and leaves these as they are).
+   */
+  locatorNow(): (at: number) => { chunk: Buffer; position: number } {
+    const chunks = [...this.chunks];
+    return (at) => {
+      const chunkIndex = Math.floor(at / CHUNK_STRIDE);
+      return { chunk: chunks[chunkIndex] as Buffer, position: at - chunkIndex * CHUNK_STRIDE };
+    };
+  }
+
   /** The chunk and offset of the record at `at`. */
   locate(at: number): { chunk: Buffer; position: number } {
     const chunkIndex = Math.floor(at / CHUNK_STRIDE);
@@ -49,23 +61,51 @@ export class RecordArena {
   }
 
   /**
-   * The first of `positions` (ascending) where no whole record starts within the bytes written for
-   * its chunk, or undefined when a record starts at each. Each chunk is walked record by record
-   * once, beside them: checked one by one, ten million reports' records took 2 s of cache misses.
+   * One of `positions` where no whole record starts within the bytes written for its chunk, or
+   * undefined when a record starts at each. The positions are taken chunk by chunk, and each chunk
+   * is walked record by record once, marking where records start (records are only appended, so
+   * every one lies on that walk): in the order of the id table's slots, ten million reports'
+   * records took 2 s of cache misses; looked at chunk by chunk, 0.75 s; walked, 0.55 s.
    */
   firstNotHeld(positions: Uint32Array): number | undefined {
-    let i = 0;
-    while (i < positions.length) {
-      const chunkIndex = Math.floor((positions[i] as number) / CHUNK_STRIDE);
-      const chunk = this.chunks[chunkIndex];
-      if (chunk === undefined) return positions[i];
+    const chunkOf = (at: number) => Math.floor(at / CHUNK_STRIDE);
+    // The positions grouped by chunk (a counting sort on the chunk alone).
+    const starts = new Uint32Array(MAX_CHUNKS + 1);
+    for (const at of positions) {
+      const chunkIndex = chunkOf(at);
+      if (chunkIndex >= this.chunks.length) return at;
+      starts[chunkIndex + 1] = (starts[chunkIndex + 1] as number) + 1;
+    }
+    for (let i = 1; i <= MAX_CHUNKS; i += 1) starts[i] = (starts[i] as number) + (starts[i - 1] as number);
+    const grouped = new Uint32Array(positions.length);
+    const next = starts.slice();
+    for (const at of positions) {
+      const chunkIndex = chunkOf(at);
+      grouped[next[chunkIndex] as number] = at;
+      next[chunkIndex] = (next[chunkIndex] as number) + 1;
+    }
+    let recordStarts = new Uint8Array(0);
+    for (let chunkIndex = 0; chunkIndex < this.chunks.length; chunkIndex += 1) {
+      const first = starts[chunkIndex] as number;
+      const end = starts[chunkIndex + 1] as number;
+      if (first === end) continue;
+      const chunk = this.chunks[chunkIndex] as Buffer;
       const used = this.loadedBytes?.[chunkIndex] ?? chunk.length;
+      // A bit for each byte where a record starts, walking the chunk's records from its first.
+      const bytes = Math.ceil(used / 8);
+      if (recordStarts.length < bytes) recordStarts = new Uint8Array(Math.max(bytes, CHUNK_BYTES / 8));
+      else recordStarts.fill(0, 0, bytes);
+      for (
+        let record = 0, next = recordEnd(chunk, 0, used);
+        next >= 0;
+        record = next, next = recordEnd(chunk, next, used)
+      )
+        recordStarts[record >>> 3] = (recordStarts[record >>> 3] as number) | (1 << (record & 7));
       const base = chunkIndex * CHUNK_STRIDE;
-      let record = 0;
-      for (; i < positions.length && (positions[i] as number) < base + CHUNK_STRIDE; i += 1) {
-        const target = (positions[i] as number) - base;
-        while (record < target && recordWithin(chunk, record, used)) record += storedLength(chunk, record);
-        if (record !== target || !recordWithin(chunk, record, used)) return positions[i];
+      for (let i = first; i < end; i += 1) {
+        const position = (grouped[i] as number) - base;
+        if (position >= used || ((recordStarts[position >>> 3] as number) & (1 << (position & 7))) === 0)
+          return grouped[i];
       }
     }
     return undefined;

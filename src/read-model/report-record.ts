@@ -112,6 +112,14 @@ export function isSealedRecord(chunk: Buffer, position: number): boolean {
 }
 
 /** The key id and box of the sealed record at `position` (views into the chunk), and whether its event carried a basis. */
+/** The key id of the sealed record at `position` (a view, as sealedParts's, without the rest). */
+export function sealedKeyId(chunk: Buffer, position: number): Buffer {
+  const keyBytes = readVarint(chunk, position + 1);
+  let at = position + 1 + varintBytes(keyBytes);
+  at += varintBytes(readVarint(chunk, at));
+  return chunk.subarray(at, at + keyBytes);
+}
+
 export function sealedParts(chunk: Buffer, position: number): { keyId: Buffer; box: Buffer; hasBasis: boolean } {
   const flags = chunk[position] as number;
   const keyBytes = readVarint(chunk, position + 1);
@@ -148,31 +156,31 @@ function readPlain(chunk: Buffer, position: number): StoredReport {
   };
 }
 
-/** Bytes the record at `position` takes. */
-/** A varint at `at` that ends before `end` (at most 5 bytes): its value and where the next field starts. */
-function varintBefore(chunk: Buffer, at: number, end: number): { value: number; next: number } | undefined {
-  let value = 0;
-  let scale = 1;
-  for (let r = at; r < end && r < at + 5; r += 1) {
-    const byte = chunk[r] as number;
-    value += (byte & 0x7f) * scale;
-    if (byte < 0x80) return { value, next: r + 1 };
-    scale *= 128;
-  }
-  return undefined;
+/** The end of a varint at `at` that ends before `end` (at most 5 bytes), or -1. */
+function varintEnd(chunk: Buffer, at: number, end: number): number {
+  for (let r = at; r < end && r < at + 5; r += 1) if ((chunk[r] as number) < 0x80) return r + 1;
+  return -1;
 }
 
-/** Whether a whole record lies at `position` within the first `used` bytes of `chunk` (a snapshot's table is checked so). */
-export function recordWithin(chunk: Buffer, position: number, used: number): boolean {
-  if (position < 0 || position >= used) return false;
-  const name = varintBefore(chunk, position + 1, used);
-  if (name === undefined) return false;
+/**
+ * Where the record at `position` ends, or -1 when no whole record lies there within the first
+ * `used` bytes of `chunk` (a snapshot's table is checked so, record after record).
+ */
+export function recordEnd(chunk: Buffer, position: number, used: number): number {
+  if (position < 0 || position >= used) return -1;
+  const nameEnd = varintEnd(chunk, position + 1, used);
+  if (nameEnd < 0) return -1;
+  const nameBytes = readVarint(chunk, position + 1);
   // A sealed record's two counts are its key id's and its box's, laid out as a tagged record's.
-  if (((chunk[position] as number) & (HAS_TAG | SEALED)) === 0) return name.next + name.value <= used;
-  const tag = varintBefore(chunk, name.next, used);
-  return tag !== undefined && tag.next + name.value + tag.value <= used;
+  if (((chunk[position] as number) & (HAS_TAG | SEALED)) === 0)
+    return nameEnd + nameBytes <= used ? nameEnd + nameBytes : -1;
+  const tagEnd = varintEnd(chunk, nameEnd, used);
+  if (tagEnd < 0) return -1;
+  const end = tagEnd + nameBytes + readVarint(chunk, nameEnd);
+  return end <= used ? end : -1;
 }
 
+/** Bytes the record at `position` takes. */
 export function storedLength(chunk: Buffer, position: number): number {
   const flags = chunk[position] as number;
   const nameBytes = readVarint(chunk, position + 1);

@@ -10,7 +10,7 @@ import { BytesOut, type BytesReader } from './bytes.js';
 import { IdTable, NO_RECORD, type IdTableParts } from './id-table.js';
 import { IdDigits, idText, parseId } from './int64-id.js';
 import { RecordArena, type RecordArenaParts } from './record-arena.js';
-import { isSealedRecord, sealedParts, writeCanonicalLine, type KeyDigest } from './report-record.js';
+import { isSealedRecord, sealedKeyId, writeCanonicalLine, type KeyDigest } from './report-record.js';
 
 /** A ReportTable's contents as a structured clone carries them between threads. */
 export interface ReportTableParts {
@@ -199,12 +199,18 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
     out.flush();
   }
 
-  /** Calls `visit` with the key id of every live report whose content is sealed (a view into the table: copy it to keep it). */
-  forEachSealedKey(visit: (keyId: Buffer) => void): void {
-    const { keys, count } = this.index.liveInOrder();
-    for (let i = 0; i < count; i += 1) {
-      const { chunk, position } = this.arena.locate(keys.payload[i] as number);
-      if (isSealedRecord(chunk, position)) visit(sealedParts(chunk, position).keyId);
+  /**
+   * The key id of every live report whose content is sealed (a view into the table: copy it to
+   * keep it), of the reports live when the first is taken: the table may change between two (a
+   * sweep takes them a slice per turn), and their records are read where they were then. Taken
+   * in slot order, not sorted by id (ten million reports sorted by id, then read in that order, took
+   * 1.8 s of a start in one piece; now their records' positions are copied at once, 0.1 s).
+   */
+  *sealedKeyIds(): Generator<Buffer> {
+    const locate = this.arena.locatorNow();
+    for (const at of this.index.records()) {
+      const { chunk, position } = locate(at);
+      if (isSealedRecord(chunk, position)) yield sealedKeyId(chunk, position);
     }
   }
 
@@ -238,7 +244,7 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
     const arena = RecordArena.readFrom(input);
     table.arena = arena;
     table.index = IdTable.readFrom(input);
-    const outside = arena.firstNotHeld(table.index.recordsInOrder());
+    const outside = arena.firstNotHeld(table.index.records());
     if (outside !== undefined) throw new RangeError(`a report at ${outside} points outside the table's bytes`);
     return table;
   }

@@ -53,7 +53,7 @@ const LEGEND = [
 ];
 
 function formatted(value: number, unit: string): string {
-  const digits = unit === 's' ? 2 : unit === 'MB' ? 1 : 0;
+  const digits = unit === 's' || unit === '×' ? 2 : unit === 'MB' ? 1 : 0;
   return `${value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })} ${unit}`;
 }
 

@@ -5,7 +5,8 @@
 // different), then measures through public entry points in child processes (start-up-probe.ts):
 // - `reports replay` (the CLI): events ÷ the command's wall time, Node's start included, as a user sees it;
 // - server start (spawn) to the first `/readyz` 200, without a snapshot and from one written by
-//   `reports snapshot` (REPORTS_SNAPSHOT_EVERY=0, so the server writes none itself meanwhile);
+//   `reports snapshot` (REPORTS_SNAPSHOT_EVERY=0, so the server writes none itself meanwhile), the
+//   latter also as a ratio to reading the snapshot file once (what a start from it cannot beat);
 // - RSS once ready, from /proc/<pid>/status (VmRSS);
 // - heap per report after GC: the server runs with --expose-gc and gc-probe.js preloaded, which on
 //   SIGUSR2 collects twice and reports process.memoryUsage(). The figure is (heapUsed + external
@@ -171,6 +172,13 @@ function snapshotFiles(column: Column): string[] {
     .map((name) => join(dir, name));
 }
 
+/** Seconds to read the column's snapshot file into memory once. */
+function readSnapshotSeconds(column: Column): number {
+  const started = performance.now();
+  for (const path of snapshotFiles(column)) readFileSync(path);
+  return (performance.now() - started) / 1000;
+}
+
 function snapshotBytes(column: Column): number {
   return snapshotFiles(column).reduce((sum, path) => sum + statSync(path).size, 0);
 }
@@ -258,6 +266,9 @@ async function main(): Promise<void> {
     );
   const cold = medians(colds, (run) => run.readySeconds);
   const warm = medians(warms, (run) => run.readySeconds);
+  // What a start from a snapshot is held to: reading the file once (into memory, from the page cache as the server finds it).
+  const fileReads = await alternating((column) => Promise.resolve(readSnapshotSeconds(column)));
+  const fileRead = medians(fileReads, (seconds) => seconds);
   const heapPerReport = (started: Started, subject: Subject) =>
     (started.heapUsed - (empty.get(subject)?.heapUsed ?? Number.NaN)) / liveReports;
   // Targets: for N = 1,000,000 small ids (the shape table). Budgets: what erasure was allowed to cost against the commit before it (the baseline table).
@@ -284,6 +295,13 @@ async function main(): Promise<void> {
       budget: { ratio: 1.15 },
     }),
     figure('  its CPU time (every thread)', 's', warm, (run) => run.cpuSeconds),
+    figure('  reading the snapshot file once', 's', fileRead, (seconds) => seconds, { timed: true }),
+    figure(
+      '  start from a snapshot ÷ reading its file',
+      '×',
+      warm,
+      (run, subject) => run.readySeconds / (fileRead.get(subject)?.median ?? Number.NaN),
+    ),
     figure('RSS after start, no snapshot', 'MB', cold, (run) => run.rss / 1e6, { target: 400 }),
     figure('RSS after start, from a snapshot', 'MB', warm, (run) => run.rss / 1e6, { target: 400 }),
     figure('heap per report after GC, no snapshot', 'bytes', cold, heapPerReport, {

@@ -70,10 +70,8 @@ lookup('holds the keys of one moment: keys put after it are not in it', async ({
 lookup.run();
 
 /** What live reports reference, as a sweep is told: every slot up to 10,000 that `used` says is used. */
-function referencing(used: (slot: number) => boolean): (visit: (id: KeyId) => void) => void {
-  return (visit) => {
-    for (let slot = 0; slot < 10_000; slot += 1) if (used(slot)) visit(keyIdOfSlot(slot));
-  };
+function* referencing(used: (slot: number) => boolean): Generator<KeyId> {
+  for (let slot = 0; slot < 10_000; slot += 1) if (used(slot)) yield keyIdOfSlot(slot);
 }
 
 const sweep = suite<{ dir: string }>('FileKeyStore.sweepOrphans');
