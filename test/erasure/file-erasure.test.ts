@@ -19,12 +19,24 @@ interface Context {
 
 /** Every file under `dir`, recursively, with its bytes. */
 async function filesUnder(dir: string): Promise<Map<string, Buffer>> {
-  const found = new Map<string, Buffer>();
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    const path = join(entry.parentPath, entry.name);
-    if ((await stat(path)).isFile()) found.set(path, await readFile(path));
+  // The server writes snapshots in the background: a temporary file listed may be renamed before
+  // it is read. Then the whole directory is read again, so that no file is missed under its new name.
+  for (;;) {
+    const found = new Map<string, Buffer>();
+    let vanished = false;
+    for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+      const path = join(entry.parentPath, entry.name);
+      const bytes = await stat(path)
+        .then((stats) => (stats.isFile() ? readFile(path) : undefined))
+        .catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT') throw error;
+          vanished = true;
+          return undefined;
+        });
+      if (bytes !== undefined) found.set(path, bytes);
+    }
+    if (!vanished) return found;
   }
-  return found;
 }
 
 /** The files under `dir` holding any of `needles`, with which. */
