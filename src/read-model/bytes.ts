@@ -6,6 +6,8 @@ const CHUNK_BYTES = 1024 * 1024;
 
 export class BytesOut {
   private chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  /** Where the bytes not handed on yet begin, and where the next byte goes. */
+  private start = 0;
   private fill = 0;
 
   constructor(private readonly onChunk: (bytes: Buffer) => void) {}
@@ -14,7 +16,9 @@ export class BytesOut {
   reserve(bytes: number): { buffer: Buffer; at: number } {
     if (this.fill + bytes > this.chunk.length) {
       this.flush();
-      if (bytes > this.chunk.length) this.chunk = Buffer.allocUnsafe(bytes);
+      this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, bytes));
+      this.start = 0;
+      this.fill = 0;
     }
     const at = this.fill;
     this.fill += bytes;
@@ -59,12 +63,15 @@ export class BytesOut {
     buffer.write(value, at, 'utf8');
   }
 
-  /** Hands on what is buffered (the buffer itself, not a copy: a new one is taken for what follows). */
+  /**
+   * Hands on what is buffered: a view of the buffer, not a copy. What follows goes after it in the
+   * same buffer (never over it), so that a snapshot handing on many pieces in between (a few bytes
+   * before each id table segment) does not keep a buffer of its own alive for each.
+   */
   flush(): void {
-    if (this.fill === 0) return;
-    this.onChunk(this.chunk.subarray(0, this.fill));
-    this.chunk = Buffer.allocUnsafe(CHUNK_BYTES);
-    this.fill = 0;
+    if (this.fill === this.start) return;
+    this.onChunk(this.chunk.subarray(this.start, this.fill));
+    this.start = this.fill;
   }
 }
 

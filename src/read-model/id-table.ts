@@ -68,16 +68,29 @@ export class IdTable {
   /** The last lookup that found no id: its id, its segment and the empty slot where it ended (add puts the id there). */
   private readonly missed = { low: 0, high: 0, segment: undefined as IdSegment | undefined, slot: 0 };
 
+  /** An empty table of 2^depth segments. */
+  constructor(depth = 0) {
+    this.depth = depth;
+    this.directory = Array.from({ length: 2 ** depth }, (_, prefix) => new IdSegment(MIN_SEGMENT_SLOTS, depth, prefix));
+  }
+
   /**
-   * An empty table of 2^depth segments at least (a shard's table starts at the depth of its shard's
-   * bits), with room for `expectedIds` made at once: a table that grows to them from nothing moves
-   * each id five or six times (each growth and split of its segment), a fifth of a fold's work.
+   * An empty table for shard `shard` of 2^bits (its ids' hashes begin with the bits of `shard`,
+   * see joinShards), with room for `expectedIds` of them made at once: a table that grows to them
+   * from nothing moves each id five or six times (each growth and split of its segment), a fifth of
+   * a fold's work. The other shards' parts of the directory get one empty segment each.
    */
-  constructor(depth = 0, expectedIds = 0) {
-    const deeper = Math.ceil(Math.log2(Math.max(1, expectedIds / SEGMENT_IDS)));
-    this.depth = Math.min(MAX_DEPTH, Math.max(depth, deeper));
-    const slots = capacityFor(Math.ceil(expectedIds / 2 ** this.depth));
-    this.directory = Array.from({ length: 2 ** this.depth }, (_, prefix) => new IdSegment(slots, this.depth, prefix));
+  static forShard(bits: number, shard: number, expectedIds = 0): IdTable {
+    const deeper = Math.min(MAX_DEPTH - bits, Math.ceil(Math.log2(Math.max(1, expectedIds / SEGMENT_IDS))));
+    const table = new IdTable(0);
+    table.depth = bits + deeper;
+    table.directory = new Array<IdSegment>(2 ** table.depth);
+    for (let other = 0; other < 2 ** bits; other += 1)
+      if (other !== shard) table.replace([new IdSegment(MIN_SEGMENT_SLOTS, bits, other)]);
+    const slots = capacityFor(Math.ceil(expectedIds / 2 ** deeper));
+    for (let part = 0; part < 2 ** deeper; part += 1)
+      table.replace([new IdSegment(slots, table.depth, shard * 2 ** deeper + part)]);
+    return table;
   }
 
   /** Live ids. */
@@ -297,7 +310,7 @@ export class IdTable {
 
   /**
    * The tables of a sharded fold's shards as one: the table of shard s (of 2^bits, made with
-   * `new IdTable(bits)`) holds only ids whose hashes begin with the bits of s, and hands over the
+   * `forShard`) holds only ids whose hashes begin with the bits of s, and hands over the
    * segments under s as they are, with `bases[s]` added to the records of its live ids (where its
    * arena's chunks went). The tables are not to be used after.
    */

@@ -231,23 +231,38 @@ export class RecordArena {
   static readFrom(input: BytesReader): RecordArena {
     const arena = new RecordArena();
     arena.loadedBytes = [];
-    for (let chunks = input.u32(); chunks > 0; chunks -= 1) {
+    const chunks = input.u32();
+    if (chunks > MAX_CHUNKS) throw new RangeError(`an arena of ${chunks} chunks`);
+    for (let i = 0; i < chunks; i += 1) {
       const length = input.u32();
       const used = input.u32();
       arena.loadedBytes.push(used);
-      // Only a chunk of one large record is larger than CHUNK_BYTES, and it is full: nothing larger
-      // than the data left or a chunk is allocated for a length read from it.
-      if (used > length || used > input.remaining || (length > CHUNK_BYTES && used !== length))
+      // Every chunk but the last is written whole, and only a chunk of one large record is larger
+      // than CHUNK_BYTES (and full): nothing larger than the data left, or than one chunk besides,
+      // is allocated for lengths read from the file, whose checksum may not be known yet.
+      const partly = used !== length;
+      if (used > length || used > input.remaining || (partly && (i < chunks - 1 || length > CHUNK_BYTES)))
         throw new RangeError(`a chunk of ${length} bytes with ${used} used`);
       // Read into its own memory, with the room of a partly filled chunk back.
       const chunk = used === length ? Buffer.allocUnsafeSlow(length) : Buffer.alloc(length);
       input.into(chunk.subarray(0, used));
       arena.chunks.push(chunk);
     }
-    if (arena.chunks.length > MAX_CHUNKS) throw new RangeError(`an arena of ${arena.chunks.length} chunks`);
     arena.fill = input.f64();
     arena.usedBytes = input.f64();
     arena.garbageBytes = input.f64();
+    // New records go at `fill` in the last chunk: anywhere else would write over live ones.
+    const lastUsed = arena.loadedBytes[chunks - 1];
+    if (
+      (lastUsed === undefined ? arena.fill !== CHUNK_BYTES : arena.fill !== lastUsed) ||
+      !Number.isSafeInteger(arena.usedBytes) ||
+      !Number.isSafeInteger(arena.garbageBytes) ||
+      arena.usedBytes < 0 ||
+      arena.garbageBytes < 0
+    )
+      throw new RangeError(
+        `an arena filled to ${arena.fill}, ${arena.usedBytes} bytes used, ${arena.garbageBytes} holes`,
+      );
     return arena;
   }
 }

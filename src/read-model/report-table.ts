@@ -116,10 +116,10 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
     return true;
   }
 
-  /** An empty table for one of 2^bits shards of a sharded fold (see joinShards), with room for `expectedIds` reports. */
-  static forShard(bits: number, expectedIds = 0): ReportTable {
+  /** An empty table for shard `shard` of 2^bits of a sharded fold (see joinShards), with room for `expectedIds` reports. */
+  static forShard(bits: number, shard: number, expectedIds = 0): ReportTable {
     const table = new ReportTable();
-    table.index = new IdTable(bits, expectedIds);
+    table.index = IdTable.forShard(bits, shard, expectedIds);
     return table;
   }
 

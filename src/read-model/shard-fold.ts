@@ -66,7 +66,7 @@ export class ShardFold {
   ) {
     // Room for half the history's records a shard (a report's create and its delete make two):
     // whatever more there are grows the table as it goes.
-    this.model = createReadModel({ reports: ReportTable.forShard(bits, Math.floor(records / 2 / 2 ** bits)) });
+    this.model = createReadModel({ reports: ReportTable.forShard(bits, shard, Math.floor(records / 2 / 2 ** bits)) });
   }
 
   /**

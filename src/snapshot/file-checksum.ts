@@ -30,9 +30,12 @@ export function checksumMatchesNow({ fd, bodyBytes, checksumBytes }: ChecksumReq
   return hash.digest().equals(piece.subarray(0, checksumBytes));
 }
 
-/** checksumMatchesNow, on a thread of its own for a large file; the descriptor must stay open until it settles. */
-export function checksumMatches(request: ChecksumRequest): Promise<boolean> {
-  if (request.bodyBytes < THREAD_FROM_BYTES) return Promise.resolve(checksumMatchesNow(request));
+/**
+ * checksumMatchesNow: at once for a small file, on a thread of its own for a large one (the
+ * descriptor must stay open until the promise settles).
+ */
+export function checksumMatches(request: ChecksumRequest): boolean | Promise<boolean> {
+  if (request.bodyBytes < THREAD_FROM_BYTES) return checksumMatchesNow(request);
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./checksum-worker.js', import.meta.url), { workerData: request });
     worker.once('message', (matches: boolean) => resolve(matches));

@@ -169,7 +169,10 @@ ids("joins the tables of a sharded fold's shards, live and deleted ids, moving o
   const next = random(7);
   const pool = idPool(next, 3000);
   const bits = 2;
-  const shards = Array.from({ length: 2 ** bits }, () => new IdTable(bits));
+  // Made with room for more ids than they get, and for fewer (they grow and split).
+  const shards = Array.from({ length: 2 ** bits }, (_, shard) =>
+    IdTable.forShard(bits, shard, shard % 2 === 0 ? 100_000 : 500),
+  );
   const expected = new Map<bigint, Entry>();
   const bases = [0, 1000, 2000, 3000];
   for (const id of new Set(pool)) {
@@ -191,7 +194,7 @@ ids("joins the tables of a sharded fold's shards, live and deleted ids, moving o
   joined.add(keyOf(2n ** 62n + 5n), 1, 1);
   assert.is(joined.recordAt(joined.find(keyOf(2n ** 62n + 5n))), 1);
   // A shard's table that holds an id of another shard is not a shard's table.
-  const wrong = [new IdTable(1), new IdTable(1)];
+  const wrong = [IdTable.forShard(1, 0), IdTable.forShard(1, 1)];
   const id = [...expected.keys()].find((value) => shardOfId(String(value), 1) === 1) as bigint;
   (wrong[0] as IdTable).add(keyOf(id), 1, 1);
   assert.throws(() => IdTable.joinShards(wrong, [0, 0]), /is in the table of another shard/);

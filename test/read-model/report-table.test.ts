@@ -93,7 +93,7 @@ table('orders ids numerically over the whole int64 range: small, snowflake-sized
 
 table("joins the tables of a sharded fold's shards, and takes over a table whole", () => {
   const bits = 2;
-  const shards = Array.from({ length: 2 ** bits }, () => ReportTable.forShard(bits));
+  const shards = Array.from({ length: 2 ** bits }, (_, shard) => ReportTable.forShard(bits, shard));
   for (const [id, report] of samples) (shards[shardOfId(id, bits)] as ReportTable).set(id, report);
   assert.ok(shards.filter((shard) => shard.size > 0).length > 1, 'the reports lie in several shards');
   const joined = ReportTable.joinShards(shards);
@@ -101,7 +101,7 @@ table("joins the tables of a sharded fold's shards, and takes over a table whole
   assert.is(stateDigest(joined), stateDigest(new Map(samples)));
   joined.set('100', { name: 'written after the join' });
   assert.equal(joined.get('100'), { name: 'written after the join' });
-  const misplaced = [ReportTable.forShard(1), ReportTable.forShard(1)];
+  const misplaced = [ReportTable.forShard(1, 0), ReportTable.forShard(1, 1)];
   const [id] = samples.find(([sample]) => shardOfId(sample, 1) === 1) as [string, StoredReport];
   (misplaced[0] as ReportTable).set(id, { name: 'in the wrong shard' });
   assert.throws(() => ReportTable.joinShards(misplaced), /in the table of another shard/);
@@ -166,7 +166,52 @@ table(
     const used = small.readUInt32LE(8);
     small.writeUInt32LE(used - 1, 8);
     const shorter = Buffer.concat([small.subarray(0, 12 + used - 1), small.subarray(12 + used)]);
+    shorter.writeDoubleLE(used - 1, 12 + used - 1); // the fill, where the bytes used end
     assert.throws(() => ReportTable.readFrom(new BytesIn(shorter)), /a report at 0 points outside the table's bytes/);
+  },
+);
+
+table(
+  'refuses an arena whose chunk count, partly filled chunks or fill no table writes, before allocating for them',
+  () => {
+    const arena = (write: (out: BytesOut) => void) => {
+      const chunks: Buffer[] = [];
+      const out = new BytesOut((bytes) => chunks.push(bytes));
+      write(out);
+      out.u32(0); // an empty id table follows: depth 0, one segment...
+      out.flush();
+      return new BytesIn(Buffer.concat(chunks));
+    };
+    const refused = (write: (out: BytesOut) => void, reason: RegExp) =>
+      assert.throws(
+        () => ReportTable.readFrom(arena(write)),
+        (error: unknown) => error instanceof RangeError && reason.test(error.message),
+        String(reason),
+      );
+    refused((out) => out.u32(2 ** 20), /an arena of 1048576 chunks/);
+    // A chunk other than the last written in part: 4 MiB asked for 10 bytes of the file.
+    refused((out) => {
+      out.u32(2);
+      out.u32(4 * 2 ** 20);
+      out.u32(10);
+      out.bytes(Buffer.alloc(10));
+    }, /a chunk of 4194304 bytes with 10 used/);
+    refused((out) => {
+      out.u32(1);
+      out.u32(8 * 2 ** 20);
+      out.u32(10);
+      out.bytes(Buffer.alloc(10));
+    }, /a chunk of 8388608 bytes with 10 used/);
+    // New records would go over the last record written.
+    refused((out) => {
+      out.u32(1);
+      out.u32(4 * 2 ** 20);
+      out.u32(10);
+      out.bytes(Buffer.alloc(10));
+      out.f64(4);
+      out.f64(10);
+      out.f64(0);
+    }, /an arena filled to 4, 10 bytes used, 0 holes/);
   },
 );
 

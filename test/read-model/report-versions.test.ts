@@ -100,7 +100,7 @@ version('survives compaction: live records move, deleted ids keep their versions
 });
 
 version("is kept through a join of a sharded fold's tables, deleted ids included", () => {
-  const shards = [ReportTable.forShard(1), ReportTable.forShard(1)];
+  const shards = [ReportTable.forShard(1, 0), ReportTable.forShard(1, 1, 1000)];
   const shardOf = (id: string) => shards[shardOfId(id, 1)] as ReportTable;
   history(shardOf);
   shardOf('6').set('6', { name: 'six' });
