@@ -1,6 +1,7 @@
 // A create whose append the log could not confirm either way (Kafka answered without its
 // partition's offset) is decided by the read model before the deadline: taken effect, it is answered
 // as any create; not found, it is a 503 whose retry is safe.
+import { setTimeout } from 'node:timers/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { UnavailableError } from '../../src/errors.js';
@@ -34,9 +35,19 @@ unknown('that was written is answered as created, from the read model', async (c
   assert.is(projector.model.reports.has('7'), true);
 });
 
-unknown('that was not written is a 503 whose retry is safe', async (context) => {
+unknown('that was not written is a 503 whose retry is safe, given at its deadline and not before', async (context) => {
   context.running = await startFileLogService('reports-unknown-', { logBefore: unanswered(false) });
-  const error = await rejection(context.running.service.create({ id: '8', name: 'lost' }));
+  const { service, clock } = context.running;
+  let answered = false;
+  const answer = rejection(service.create({ id: '8', name: 'lost' })).finally(() => {
+    answered = true;
+  });
+  // 1 ms before the deadline (the service's clock), for a while: it goes on looking.
+  clock.nowMs = 199;
+  await setTimeout(300);
+  assert.not.ok(answered, 'answered before its deadline');
+  clock.nowMs = 200;
+  const error = await answer;
   assert.instance(error, UnavailableError);
   assert.match(String(error), /did not confirm the write; retrying the same request is safe/);
   assert.is(context.running.projector.model.reports.has('8'), false);
