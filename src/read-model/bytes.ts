@@ -94,41 +94,60 @@ export interface BytesReader {
   readonly done: boolean;
 }
 
-export class BytesIn implements BytesReader {
-  position = 0;
-
-  constructor(readonly buffer: Buffer) {}
-
-  private take(bytes: number): number {
-    const at = this.position;
-    if (bytes < 0 || at + bytes > this.buffer.length)
-      throw new RangeError(`the data ends at byte ${this.buffer.length}, ${bytes} bytes were wanted at ${at}`);
-    this.position = at + bytes;
-    return at;
-  }
+/** A BytesReader's reads, over the buffer where a subclass keeps the next bytes. */
+export abstract class BufferReader implements BytesReader {
+  /** The offset in `current` of the next `bytes` bytes, the position moved past them; RangeError beyond the data. */
+  protected abstract take(bytes: number): number;
+  /** The buffer of `take`'s offsets (asked after `take`, which may replace it). */
+  protected abstract get current(): Buffer;
+  abstract into(target: Uint8Array): void;
+  abstract get remaining(): number;
+  abstract get done(): boolean;
 
   u8(): number {
-    return this.buffer[this.take(1)] as number;
+    const at = this.take(1);
+    return this.current[at] as number;
   }
 
   u32(): number {
-    return this.buffer.readUInt32LE(this.take(4));
+    const at = this.take(4);
+    return this.current.readUInt32LE(at);
   }
 
   f64(): number {
-    return this.buffer.readDoubleLE(this.take(8));
+    const at = this.take(8);
+    return this.current.readDoubleLE(at);
   }
 
-  /** A view of the next `bytes` bytes. */
   bytes(bytes: number): Buffer {
     const at = this.take(bytes);
-    return this.buffer.subarray(at, at + bytes);
+    return this.current.subarray(at, at + bytes);
   }
 
   text(): string {
     const length = this.u32();
     const at = this.take(length);
-    return this.buffer.toString('utf8', at, at + length);
+    return this.current.toString('utf8', at, at + length);
+  }
+}
+
+export class BytesIn extends BufferReader {
+  position = 0;
+
+  constructor(readonly buffer: Buffer) {
+    super();
+  }
+
+  protected get current(): Buffer {
+    return this.buffer;
+  }
+
+  protected take(bytes: number): number {
+    const at = this.position;
+    if (bytes < 0 || at + bytes > this.buffer.length)
+      throw new RangeError(`the data ends at byte ${this.buffer.length}, ${bytes} bytes were wanted at ${at}`);
+    this.position = at + bytes;
+    return at;
   }
 
   into(target: Uint8Array): void {

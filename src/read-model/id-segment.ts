@@ -14,10 +14,7 @@ export const NO_RECORD = 0xffffffff;
 export const MAX_VERSION = 0xffffffff;
 
 /** A slot's fields, in words: the id's low and high words, its record's position, its version. */
-const LOW = 0;
-const HIGH = 1;
-const RECORD = 2;
-const VERSION = 3;
+const [LOW, HIGH, RECORD, VERSION] = [0, 1, 2, 3] as const;
 export const SLOT_WORDS = 4;
 export const SLOT_BYTES = SLOT_WORDS * 4;
 

@@ -3,7 +3,7 @@
 // start reads the file once, into the model's own memory; it never holds the whole file besides
 // the model (a 846 MB snapshot was read whole, then copied piece by piece).
 import { readSync } from 'node:fs';
-import type { BytesReader } from '../read-model/bytes.js';
+import { BufferReader } from '../read-model/bytes.js';
 
 const WINDOW_BYTES = 1 << 20;
 
@@ -16,7 +16,7 @@ export function readFully(fd: number, target: Uint8Array, offset: number, length
   }
 }
 
-export class FileBytesIn implements BytesReader {
+export class FileBytesIn extends BufferReader {
   private window = Buffer.allocUnsafe(WINDOW_BYTES);
   /** File offsets of the window's first byte and of the byte after its last. */
   private windowStart: number;
@@ -30,6 +30,7 @@ export class FileBytesIn implements BytesReader {
     start: number,
     private readonly end: number,
   ) {
+    super();
     this.position = start;
     this.windowStart = start;
     this.windowEnd = start;
@@ -41,29 +42,6 @@ export class FileBytesIn implements BytesReader {
 
   get done(): boolean {
     return this.position === this.end;
-  }
-
-  u8(): number {
-    return this.window[this.take(1)] as number;
-  }
-
-  u32(): number {
-    return this.window.readUInt32LE(this.take(4));
-  }
-
-  f64(): number {
-    return this.window.readDoubleLE(this.take(8));
-  }
-
-  bytes(bytes: number): Buffer {
-    const at = this.take(bytes);
-    return this.window.subarray(at, at + bytes);
-  }
-
-  text(): string {
-    const length = this.u32();
-    const at = this.take(length);
-    return this.window.toString('utf8', at, at + length);
   }
 
   into(target: Uint8Array): void {
@@ -84,8 +62,12 @@ export class FileBytesIn implements BytesReader {
       throw new RangeError(`the data ends at byte ${this.end}, ${bytes} bytes were wanted at ${this.position}`);
   }
 
+  protected get current(): Buffer {
+    return this.window;
+  }
+
   /** The window offset of the next `bytes` bytes, read in when they are not all in the window yet. */
-  private take(bytes: number): number {
+  protected take(bytes: number): number {
     this.check(bytes);
     if (this.position + bytes > this.windowEnd) this.refill(bytes);
     const at = this.position - this.windowStart;

@@ -86,15 +86,23 @@ function randomWrite(table: IdTable, map: Map<bigint, Entry>, pool: readonly big
   }
 }
 
+/** A table and the Map it answers as, after `writes` random writes to ids of a pool of about 3 × `each`. */
+function writtenTable(seed: number, each: number, writes: number) {
+  const next = random(seed);
+  const pool = idPool(next, each);
+  const table = new IdTable();
+  const map = new Map<bigint, Entry>();
+  const write = () => randomWrite(table, map, pool, next);
+  for (let step = 0; step < writes; step += 1) write();
+  return { table, map, pool, write };
+}
+
 const ids = suite('IdTable');
 
 ids('answers as a Map of records and versions does through 200,000 random operations on ids of the whole range', () => {
-  const next = random(42);
-  const pool = idPool(next, 6000);
-  const table = new IdTable();
-  const map = new Map<bigint, Entry>();
+  const { table, map, pool, write } = writtenTable(42, 6000, 0);
   for (let step = 0; step < 200_000; step += 1) {
-    randomWrite(table, map, pool, next);
+    write();
     if (step % 20_000 === 0) assert.equal(answers(table, pool), answers(roundTrip(table), pool));
   }
   assert.ok(table.segments > 1, `${table.segments} segments: the table split`);
@@ -217,18 +225,14 @@ function heldAcross(table: IdTable, between: (turn: number) => boolean): void {
 }
 
 ids('a snapshot holds the table as it was when it began, through adds, updates, deletes, growths and splits', () => {
-  const next = random(17);
-  const pool = idPool(next, 60_000);
-  const table = new IdTable();
-  const map = new Map<bigint, Entry>();
-  for (let step = 0; step < 20_000; step += 1) randomWrite(table, map, pool, next);
+  const { table, map, write } = writtenTable(17, 60_000, 20_000);
   let grew = 0;
   let split = 0;
   for (let round = 0; round < 6; round += 1) {
     const segments = table.segments;
     const bytes = table.slotBytes;
     heldAcross(table, (turn) => {
-      randomWrite(table, map, pool, next);
+      write();
       return turn < 10_000 + round * 3000;
     });
     if (table.slotBytes > bytes) grew += 1;
@@ -239,13 +243,9 @@ ids('a snapshot holds the table as it was when it began, through adds, updates, 
 });
 
 ids('a snapshot holds the table as it was when it began through a remap (a compaction moving every record)', () => {
-  const next = random(29);
-  const pool = idPool(next, 5000);
-  const table = new IdTable();
-  const map = new Map<bigint, Entry>();
-  for (let step = 0; step < 20_000; step += 1) randomWrite(table, map, pool, next);
+  const { table, map, write } = writtenTable(29, 5000, 20_000);
   heldAcross(table, (turn) => {
-    randomWrite(table, map, pool, next);
+    write();
     if (turn === 5) {
       table.remap((at) => at + 1);
       for (const entry of map.values()) if (entry.record !== NO_RECORD) entry.record += 1;

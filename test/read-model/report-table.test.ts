@@ -188,26 +188,20 @@ table(
         (error: unknown) => error instanceof RangeError && reason.test(error.message),
         String(reason),
       );
+    /** `chunks` chunks said, then one of `length` bytes with 10 used, written. */
+    const chunk = (chunks: number, length: number) => (out: BytesOut) => {
+      out.u32(chunks);
+      out.u32(length);
+      out.u32(10);
+      out.bytes(Buffer.alloc(10));
+    };
     refused((out) => out.u32(2 ** 20), /an arena of 1048576 chunks/);
     // A chunk other than the last written in part: 4 MiB asked for 10 bytes of the file.
-    refused((out) => {
-      out.u32(2);
-      out.u32(4 * 2 ** 20);
-      out.u32(10);
-      out.bytes(Buffer.alloc(10));
-    }, /a chunk of 4194304 bytes with 10 used/);
-    refused((out) => {
-      out.u32(1);
-      out.u32(8 * 2 ** 20);
-      out.u32(10);
-      out.bytes(Buffer.alloc(10));
-    }, /a chunk of 8388608 bytes with 10 used/);
+    refused(chunk(2, 4 * 2 ** 20), /a chunk of 4194304 bytes with 10 used/);
+    refused(chunk(1, 8 * 2 ** 20), /a chunk of 8388608 bytes with 10 used/);
     // New records would go over the last record written.
     refused((out) => {
-      out.u32(1);
-      out.u32(4 * 2 ** 20);
-      out.u32(10);
-      out.bytes(Buffer.alloc(10));
+      chunk(1, 4 * 2 ** 20)(out);
       out.f64(4);
       out.f64(10);
       out.f64(0);
