@@ -37,9 +37,9 @@ export class RecordArena {
     return total;
   }
 
-  /** Holes are most of the arena: time to compact. */
-  get wasteful(): boolean {
-    return this.garbageBytes >= CHUNK_BYTES && this.garbageBytes >= this.usedBytes;
+  /** Holes are at least `share` of the live records' bytes (by default: most of the arena): time to compact. */
+  wasteful(share = 1): boolean {
+    return this.garbageBytes >= CHUNK_BYTES && this.garbageBytes >= this.usedBytes * share;
   }
 
   /**
