@@ -19,7 +19,7 @@ export function reportEtag(version: number): string {
 }
 
 // An entity-tag (RFC 9110 8.8.3): optionally `W/`, then any visible ASCII but `"` between quotes
-// (the RFC's obs-text, bytes 0x80-0xFF, is not admitted: no ETag of this service has any).
+// (the RFC's obs-text, bytes 0x80-0xFF, is not admitted: no ETag of this service holds such bytes).
 const ENTITY_TAG = '(?:W/)?"[\\x21\\x23-\\x7e]*"';
 const OWS = '[ \\t]*';
 

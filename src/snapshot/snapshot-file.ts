@@ -1,8 +1,8 @@
 // Reading a snapshot file at start: its magic bytes first, then its body read straight into the
 // model (file-bytes-in.ts) while another thread checks its checksum (file-checksum.ts). Nothing
 // read is trusted until the checksum matches, and a file whose checksum does not match is refused
-// as such, whatever its body held. Until then the body is read as any file may be: every length
-// in it is checked against the bytes left before anything is allocated for it.
+// as such, whatever its body held. Until then the body is read as untrusted bytes: every length in
+// it is checked against the bytes left before anything is allocated for it.
 import { openRegularFile } from '../regular-file.js';
 import { FileBytesIn, readFully } from './file-bytes-in.js';
 import { checksumMatches } from './file-checksum.js';
