@@ -86,6 +86,12 @@ class FileKeys implements FileKeyStore {
   private readonly recent = new RecentKeys(RECENT_KEYS);
   /** Erasures asked for so far: a key read while one was asked for is not kept (it may be that one). */
   private erasing = 0;
+  /**
+   * Slots whose erasure is asked for and not yet durable: `get` answers undefined for them and never
+   * keeps them, so a read that starts after the ask (its slot still live in the file) cannot bring
+   * the key back into memory, nor open the report for anyone, after the delete's answer.
+   */
+  private readonly erasingSlots = new Set<number>();
   /** While a write failed for want of space: watches for room, then takes writes again. */
   private readonly spaceWatch: SpaceWatch;
 
@@ -185,7 +191,10 @@ class FileKeys implements FileKeyStore {
   /** Keys whose erasure is asked for leave memory at once. */
   private forget(slots: readonly number[]): void {
     this.erasing += 1;
-    for (const slot of slots) this.recent.forget(slot);
+    for (const slot of slots) {
+      this.erasingSlots.add(slot);
+      this.recent.forget(slot);
+    }
   }
 
   private refusal(): Error | undefined {
@@ -229,6 +238,11 @@ class FileKeys implements FileKeyStore {
       this.counts.syncs += 1;
     }
     this.written = plan.end;
+    // Zeroed in the file now: a read finds them destroyed. (A failed write keeps them unreadable.)
+    for (const write of writes) {
+      if (write.kind === 'destroy') for (const slot of write.slots) this.erasingSlots.delete(slot);
+      else if (write.kind === 'erase') for (const { slot } of write.slots) this.erasingSlots.delete(slot);
+    }
     this.counts.puts += plan.puts;
     this.counts.erasures += plan.destroyed;
     this.counts.deletions += plan.recorded;
@@ -243,7 +257,7 @@ class FileKeys implements FileKeyStore {
   async get(id: KeyId): Promise<ContentKey | undefined> {
     if (this.closed) throw this.closedError();
     const slot = slotOfKeyId(id);
-    if (slot === undefined || slot >= this.written) return undefined;
+    if (slot === undefined || slot >= this.written || this.erasingSlots.has(slot)) return undefined;
     const known = this.recent.get(slot);
     if (known !== undefined) return known;
     const erasingBefore = this.erasing;
@@ -255,7 +269,7 @@ class FileKeys implements FileKeyStore {
     }
     const view = viewSlot(bytes, 0);
     if (view.kind === 'damaged') this.reportDamage([slot]);
-    if (view.kind !== 'live') return undefined;
+    if (view.kind !== 'live' || this.erasingSlots.has(slot)) return undefined;
     const key = { id: Buffer.from(id), secret: view.secret, contentDigest: view.contentDigest };
     // An erasure asked for while this read was under way must not put the key back in memory.
     if (this.erasing === erasingBefore) this.recent.remember(slot, key);

@@ -98,6 +98,32 @@ store('destroys a key: get answers undefined and its secret and digest are nowhe
   await reopened.close();
 });
 
+for (const [how, erase] of [
+  ['destroyed', (store: FileKeyStore, key: ContentKey) => store.destroy([key.id])],
+  [
+    'ended by a recorded deletion',
+    (store: FileKeyStore, key: ContentKey) => store.recordDeletions([{ reportId: '1', version: 1, key: key.id }]),
+  ],
+] as const)
+  store(
+    `a key being ${how} is never read back, not even from the file before its zeroing is durable`,
+    async ({ dir }) => {
+      const keys = await open(dir);
+      const [key] = await putKeys(keys, 1);
+      // A group commit in flight (another put): the erasure waits behind it, the slot still live in the file.
+      const other = keys.mint(digestOf('other'));
+      const putOther = keys.put([other]);
+      const erased = erase(keys, key!);
+      assert.is(await keys.get(key!.id), undefined, 'read while the erasure is under way');
+      await Promise.all([putOther, erased]);
+      // The read above must not have put it back in memory: the file no longer has it.
+      assert.is(await keys.get(key!.id), undefined, 'read once the erasure is durable');
+      assert.not.ok((await readFile(keysFile(dir))).includes(key!.secret), 'the secret is still in keys.db');
+      assertSameKey(await keys.get(other.id), other);
+      await keys.close();
+    },
+  );
+
 store('puts and destroys that wait together share one sync', async ({ dir }) => {
   const keys = await open(dir);
   const old = await putKeys(keys, 50);
