@@ -25,6 +25,15 @@ export interface KeyEraser {
   erase(what: Erasable, timeoutMs: number): Promise<void>;
   /** Erases in the background (tried again until confirmed), unless it was erased lately here. */
   eraseLater(what: Erasable): void;
+  /**
+   * Writes now, within `timeoutMs`, an erasure of report `reportId`'s deletion that is still being
+   * tried again (a delete answered 503, or one the projector folded); rejects if the store does not
+   * confirm it. Resolves at once when none is waiting: what answers about a deleted report (a retry
+   * of its delete) must not say it is gone while its key may still open it.
+   */
+  settle(reportId: string, timeoutMs: number): Promise<void>;
+  /** Whether an erasure of report `reportId`'s deletion may still be waiting (`settle` has work). */
+  waitsFor(reportId: string): boolean;
   /** Keys (and deletions) whose erasure is still being tried again. */
   pending(): number;
   /** Stops trying again (at shutdown: what is left is swept at the next start). */
@@ -57,6 +66,8 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
   };
   /** Erasures a request is writing now (`erase`). */
   const beingWritten = new Set<string>();
+  /** The deletion of each report whose erasure waits to be tried again (for `settle`). */
+  const waitingReports = new Map<string, Deletion>();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   // A store without a record of deletions is asked for the key's destruction only.
@@ -85,6 +96,13 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
       remember(name);
     }
   };
+  /** Whether any part of a deletion's erasure still waits to be tried again. */
+  const stillWaiting = (deletion: Deletion) =>
+    namesOf(erasureOf(deletion)).some((name) => waitingKeys.has(name) || waitingDeletions.has(name));
+  const waitFor = (what: Erasable, erasure: Erasure) => {
+    if (!Array.isArray(what)) waitingReports.set((what as Deletion).reportId, what as Deletion);
+    wait(erasure);
+  };
   const wait = ({ ids, deletions }: Erasure) => {
     for (const id of ids) waitingKeys.set(keyName(id), id);
     for (const deletion of deletions) waitingDeletions.set(deletionName(deletion), deletion);
@@ -96,6 +114,8 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
     write(erasure).then(
       () => {
         erased(erasure);
+        // Once a batch (not on every erasure): the reports whose erasures it finished.
+        for (const [reportId, deletion] of waitingReports) if (!stillWaiting(deletion)) waitingReports.delete(reportId);
         logger.debug({ keys: erasure.ids.length, deletions: erasure.deletions.length }, 'erased in the background');
         schedule();
       },
@@ -112,29 +132,34 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
     if (timer === undefined && !stopped && waitingKeys.size + waitingDeletions.size > 0)
       timer = setTimeout(retry, delayMs);
   };
+  const erase = async (what: Erasable, timeoutMs: number): Promise<void> => {
+    const erasure = erasureOf(what);
+    if (erasure.ids.length + erasure.deletions.length === 0) return;
+    // Written here, so not by the background meanwhile: the fold queues the same erasure when it
+    // folds the request's own event, and a deletion record written twice takes two slots.
+    const names = namesOf(erasure);
+    for (const name of names) {
+      waitingKeys.delete(name);
+      waitingDeletions.delete(name);
+      beingWritten.add(name);
+    }
+    try {
+      await write(erasure, { timeoutMs });
+      erased(erasure);
+      if (!Array.isArray(what)) {
+        const { reportId, version } = what as Deletion;
+        if (waitingReports.get(reportId)?.version === version) waitingReports.delete(reportId);
+      }
+    } catch (error) {
+      waitFor(what, erasure);
+      schedule();
+      throw error;
+    } finally {
+      for (const name of names) beingWritten.delete(name);
+    }
+  };
   return {
-    async erase(what, timeoutMs) {
-      const erasure = erasureOf(what);
-      if (erasure.ids.length + erasure.deletions.length === 0) return;
-      // Written here, so not by the background meanwhile: the fold queues the same erasure when it
-      // folds the request's own event, and a deletion record written twice takes two slots.
-      const names = namesOf(erasure);
-      for (const name of names) {
-        waitingKeys.delete(name);
-        waitingDeletions.delete(name);
-        beingWritten.add(name);
-      }
-      try {
-        await write(erasure, { timeoutMs });
-        erased(erasure);
-      } catch (error) {
-        wait(erasure);
-        schedule();
-        throw error;
-      } finally {
-        for (const name of names) beingWritten.delete(name);
-      }
-    },
+    erase,
     eraseLater(what) {
       const erasure = erasureOf(what);
       const settled = (name: string) => recentlyErased.has(name) || beingWritten.has(name);
@@ -143,9 +168,16 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
         deletions: erasure.deletions.filter((deletion) => !settled(deletionName(deletion))),
       };
       if (fresh.ids.length + fresh.deletions.length === 0) return;
-      wait(fresh);
+      waitFor(what, fresh);
       schedule(LATER_MS);
     },
+    async settle(reportId, timeoutMs) {
+      const deletion = waitingReports.get(reportId);
+      if (deletion === undefined) return;
+      if (stillWaiting(deletion)) await erase(deletion, timeoutMs);
+      else waitingReports.delete(reportId);
+    },
+    waitsFor: (reportId) => waitingReports.has(reportId),
     pending: () => waitingKeys.size + waitingDeletions.size,
     stop() {
       stopped = true;

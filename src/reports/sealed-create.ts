@@ -4,13 +4,11 @@ import type { Logger } from 'pino';
 import type { AuthContext, ReportEvent } from '../../projections/events.js';
 import type { StoredReport } from '../../projections/reports.js';
 import { contentBytes, digestOfBytes, sealBytes } from '../../projections/sealing.js';
-import type { Deletion } from '../keys/deletion-records.js';
-import { keyIdText, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
+import { keyIdText, type ContentKey, type KeyStore } from '../keys/key-store.js';
 import { hasKeyCarrier } from '../log/capabilities.js';
 import type { EventLog } from '../log/event-log.js';
 import { UnavailableError } from '../errors.js';
 import { eventBasis, reportCreated, type EnvelopeContext } from './envelope.js';
-import type { KeyEraser } from './key-eraser.js';
 
 export interface SealingContext extends EnvelopeContext {
   readonly log: EventLog;
@@ -54,16 +52,18 @@ export async function sealedCreate(
   return { event: reportCreated(context, data, expectedVersion, auth), key };
 }
 
-/** Destroys keys before a request's answer: 503 when the store does not confirm it in time (retrying is safe; the eraser keeps trying). */
+/**
+ * Erases before a request's answer (`erase` is given the time left): 503 when the store does not
+ * confirm it in time (retrying is safe; the eraser keeps trying).
+ */
 export async function eraseBeforeAnswer(
-  eraser: KeyEraser,
   logger: Logger,
-  what: readonly KeyId[] | Deletion,
   id: string,
   timeoutMs: number,
+  erase: (timeoutMs: number) => Promise<void>,
 ): Promise<void> {
   try {
-    await eraser.erase(what, timeoutMs);
+    await erase(timeoutMs);
   } catch (error) {
     logger.warn(
       { err: error, subject: id },

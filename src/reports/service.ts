@@ -186,6 +186,7 @@ export class ReportService {
     return this.tracked((ticket) =>
       this.queue.run(queueKeys(id, idempotencyKey), async () => {
         const state = this.readyState(deadline);
+        if (this.eraser.waitsFor(id)) await this.settleErasure(id, deadline);
         for (let decisions = 1; ; decisions += 1) {
           const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id });
           if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
@@ -250,7 +251,20 @@ export class ReportService {
   }
 
   private erase(what: readonly KeyId[] | Deletion, id: string, deadline: number): Promise<void> {
-    return eraseBeforeAnswer(this.eraser, this.options.logger, what, id, this.remaining(deadline));
+    return eraseBeforeAnswer(this.options.logger, id, this.remaining(deadline), (timeoutMs) =>
+      this.eraser.erase(what, timeoutMs),
+    );
+  }
+
+  /**
+   * An erasure of report `id`'s deletion still being tried again (its delete answered 503, or the
+   * fold queued it) is written before any answer about the report: a retry of that delete must not
+   * get its 204 (or a 404) while the key may still open the content.
+   */
+  private settleErasure(id: string, deadline: number): Promise<void> {
+    return eraseBeforeAnswer(this.options.logger, id, this.remaining(deadline), (timeoutMs) =>
+      this.eraser.settle(id, timeoutMs),
+    );
   }
 
   /** Erases in the background what an event another writer wrote ends (read-model.ts Ended). */

@@ -127,4 +127,42 @@ eraser('remembers the newest 4,096 erasures: the fold asks again only for one ol
   erasing.stop();
 });
 
+for (const records of [true, false])
+  eraser(
+    `settles a report's unconfirmed deletion on demand, and has nothing to settle once confirmed (${records ? 'a record of deletions' : 'keys only'})`,
+    async () => {
+      const store = fakeStore(records);
+      store.failing = true;
+      // A long retry interval: only settle writes it within the test.
+      const erasing = createKeyEraser(store, memoryLogger().logger, 60_000);
+      assert.not.ok(erasing.waitsFor('7'));
+      assert.instance(await rejection(erasing.erase({ reportId: '7', version: 2, key }, 1000)), Error);
+      assert.ok(erasing.waitsFor('7'));
+      assert.not.ok(erasing.waitsFor('8'));
+      // Still unconfirmed: settle fails as the erasure did, and the report still waits.
+      assert.instance(await rejection(erasing.settle('7', 1000)), Error);
+      assert.ok(erasing.waitsFor('7'));
+      store.failing = false;
+      await erasing.settle('7', 1000);
+      assert.not.ok(erasing.waitsFor('7'));
+      assert.is(erasing.pending(), 0);
+      if (records) assert.equal(store.recorded, [[{ reportId: '7', version: 2, key }]]);
+      else assert.equal(store.destroyed, [[key]]);
+      // Nothing left: settling again writes nothing.
+      await erasing.settle('7', 1000);
+      assert.is(store.recorded.length + store.destroyed.length, 1);
+      erasing.stop();
+    },
+  );
+
+eraser('forgets a report the fold queued once the background erases it', async () => {
+  const store = fakeStore(false);
+  const erasing = createKeyEraser(store, memoryLogger().logger, 10);
+  erasing.eraseLater({ reportId: '9', version: 2, key });
+  assert.ok(erasing.waitsFor('9'));
+  await until(() => !erasing.waitsFor('9'), 'the erasure confirmed');
+  assert.equal(store.destroyed, [[key]]);
+  erasing.stop();
+});
+
 eraser.run();
