@@ -175,6 +175,7 @@ export function createWiredApp(
 ): { app: Koa; service: ReportService; feeds: FeedHub } {
   const metricsToken = config.metricsTokens.length > 0;
   const metrics = createMetrics({ log, keys, projector, health: projector.health, runtimeVersion: metricsToken });
+  const feeds = new FeedHub(config.feed.maxFeeds);
   const service = new ReportService({
     log,
     keys,
@@ -187,12 +188,12 @@ export function createWiredApp(
     onAppend: (ms) => metrics.observeAppend(ms / 1000),
     onDecidedAgain: () => metrics.observeDecidedAgain(),
     onHeadRead: () => metrics.observeHeadRead(),
+    onKeysErased: (ids) => feeds.erased(ids),
     ...(tracer ? { tracer } : {}),
   });
   metrics.observeService(service);
   if (tokenReloads !== undefined) metrics.observeTokenReloads(tokenReloads);
   const limits = { nameMaxChars: config.nameMaxChars, tagMaxChars: config.tagMaxChars };
-  const feeds = new FeedHub(config.feed.maxFeeds);
   const feed = {
     hub: feeds,
     source: {

@@ -2,13 +2,19 @@
 // is read), each ended with a last line when the server shuts down.
 import type { Writable } from 'node:stream';
 import { UnavailableError } from '../errors.js';
+import { keyIdText, type KeyId } from '../keys/key-store.js';
 import { Feed, type FeedEnd, type FeedOptions } from './feed.js';
+import { kernelSendQueues, type KernelSendQueues } from './send-queue.js';
 
 export class FeedHub {
   private readonly feeds = new Set<Feed>();
   private closing = false;
 
-  constructor(private readonly maxFeeds: number) {}
+  constructor(
+    private readonly maxFeeds: number,
+    /** A reader of the kernel's send queues for one erasure (tests pass their own). */
+    private readonly kernelQueues: () => KernelSendQueues = kernelSendQueues,
+  ) {}
 
   get open(): number {
     return this.feeds.size;
@@ -34,6 +40,14 @@ export class FeedHub {
     } finally {
       this.feeds.delete(feed);
     }
+  }
+
+  /** Keys destroyed: every feed that may still hold content one of them opened is reset (feed.ts). */
+  erased(ids: readonly KeyId[]): void {
+    if (this.feeds.size === 0 || ids.length === 0) return;
+    const keys = new Set(ids.map(keyIdText));
+    const kernel = this.kernelQueues();
+    for (const feed of this.feeds) feed.erased(keys, kernel);
   }
 
   /** Ends every feed (each with a last line saying where to resume) and admits no more. */

@@ -10,12 +10,22 @@
 // where to resume, unless it is still catching up and took at least a buffer's worth meanwhile
 // (a fast client reading a long history): then the queue is dropped and the feed reads the log
 // again from where it is. A client that takes nothing for two heartbeat intervals is cut off too.
+//
+// A report deleted after the feed showed its content: if the frame may still be in the server's
+// buffers (Node's, or the kernel's send queue: bytes the client has not acknowledged), the
+// connection is reset at once, so nothing the server keeps holds the content after the delete's
+// answer (docs/erasure.md). A frame the client has acknowledged is the client's, as any answer is.
+import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { cursorReached, type Cursor, type EventLog, type LogRecord } from '../log/event-log.js';
 import type { CommitListener } from '../log/capabilities.js';
 import type { LogKind } from '../log/positions.js';
 import { endFrame, eventFrame, heartbeatFrame, resumeAfter, type FeedFormat } from './feed-frames.js';
 import type { ShownLine } from './shown-line.js';
+import type { KernelSendQueues } from './send-queue.js';
+
+/** Opened frames remembered no further back than this many bytes: more than any kernel's send buffer holds. */
+const OPENED_WINDOW_BYTES = 64 * 1024 * 1024;
 
 /** Where a feed's records come from: the projector's applied records, and the log for the history before them. */
 export interface FeedSource {
@@ -62,6 +72,12 @@ export class Feed {
   /** Ends a wait for the client (an overflow cuts it short). */
   private interrupt: () => void = () => undefined;
   private unsubscribe: () => void = () => undefined;
+  /** Bytes handed to the client's stream so far (frames and heartbeats). */
+  private written = 0;
+  /** For each key that opened a frame lately: `written` right after that frame. */
+  private readonly openedAt = new Map<string, number>();
+  /** While a record is being shown: the keys destroyed meanwhile (its content may have been opened just before). */
+  private erasedWhileShowing: Set<string> | undefined;
 
   constructor(
     private readonly out: Writable,
@@ -81,6 +97,60 @@ export class Feed {
     this.ended = { by: 'server', reason, after: this.after() };
     this.stop.abort();
     this.wake();
+  }
+
+  /**
+   * Keys destroyed (`keys`: key id texts): a frame this feed showed opened with one of them that
+   * may still be in the server's buffers (fewer bytes written since its end than Node and the
+   * kernel still hold) resets the connection, dropping whatever is queued.
+   */
+  erased(keys: ReadonlySet<string>, kernel: KernelSendQueues): void {
+    for (const key of keys) this.erasedWhileShowing?.add(key);
+    if (this.openedAt.size === 0 || this.out.destroyed) return;
+    let queued: number | undefined;
+    for (const key of keys) {
+      const at = this.openedAt.get(key);
+      if (at === undefined) continue;
+      const since = this.written - at;
+      // Further back than Node's buffer and the largest send queue can reach: the client's already.
+      if (since >= this.out.writableLength + kernel.most) {
+        this.openedAt.delete(key);
+        continue;
+      }
+      queued ??= this.out.writableLength + (this.kernelQueued(kernel) ?? Number.POSITIVE_INFINITY);
+      if (since < queued) {
+        this.reset();
+        return;
+      }
+      this.openedAt.delete(key);
+    }
+  }
+
+  private kernelQueued(kernel: KernelSendQueues): number | undefined {
+    const socket = (this.out as Writable & { socket?: Socket | null }).socket;
+    const { localPort, remotePort } = socket ?? {};
+    return localPort === undefined || remotePort === undefined ? undefined : kernel.queued({ localPort, remotePort });
+  }
+
+  /** Ends the feed with nothing more sent, and drops what Node and the kernel still hold for the client. */
+  private reset(): void {
+    if (!this.ended)
+      this.ended = {
+        by: 'server',
+        reason: 'a report whose content it had not yet delivered was deleted',
+        after: this.after(),
+      };
+    this.stop.abort();
+    this.wake();
+    const socket = (this.out as Writable & { socket?: Socket | null }).socket;
+    if (socket) socket.resetAndDestroy();
+    else this.out.destroy();
+  }
+
+  /** Writes to the client, counting the bytes; false when it should wait for 'drain'. */
+  private write(frame: string): boolean {
+    this.written += Buffer.byteLength(frame);
+    return this.out.write(frame);
   }
 
   /** Runs the feed until the client goes away or the server ends it. Never rejects for the client's sake. */
@@ -190,16 +260,40 @@ export class Feed {
   private async send(record: LogRecord): Promise<void> {
     const { partition, offset } = record.position;
     if (offset < (this.next.get(partition) ?? 0)) return;
-    const shown = await this.options.show(record);
+    const shown = await this.shown(record);
     if (this.stop.signal.aborted) return;
     this.next.set(partition, offset + 1);
     this.takenThisRound += record.value.length;
     const after = this.options.format === 'sse' ? (this.after() ?? '') : '';
-    if (this.out.write(eventFrame(this.options.format, shown.text, after))) return;
+    const flowing = this.write(eventFrame(this.options.format, shown.text, after));
+    if (shown.opened !== undefined) this.rememberOpened(shown.opened);
+    if (flowing) return;
     this.waitingForClient = true;
     await this.drained();
     this.waitingForClient = false;
     this.stalledTicks = 0;
+  }
+
+  /** The record as shown, never opened with a key destroyed while it was being shown (shown again then: without it). */
+  private async shown(record: LogRecord): Promise<ShownLine> {
+    this.erasedWhileShowing = new Set();
+    try {
+      const shown = await this.options.show(record);
+      if (shown.opened === undefined || !this.erasedWhileShowing.has(shown.opened)) return shown;
+      return await this.options.show(record);
+    } finally {
+      this.erasedWhileShowing = undefined;
+    }
+  }
+
+  private rememberOpened(key: string): void {
+    // Newest last (Map keeps insertion order): entries far enough back are the client's for sure.
+    this.openedAt.delete(key);
+    this.openedAt.set(key, this.written);
+    for (const [oldest, at] of this.openedAt) {
+      if (this.written - at <= OPENED_WINDOW_BYTES) break;
+      this.openedAt.delete(oldest);
+    }
   }
 
   private drained(): Promise<void> {
@@ -223,7 +317,7 @@ export class Feed {
       if (this.stalledTicks >= 2) this.end(`the client took nothing for ${2 * this.options.heartbeatMs} ms`);
       return;
     }
-    this.out.write(heartbeatFrame(this.options.format));
+    this.write(heartbeatFrame(this.options.format));
   }
 
   /** The last line, then the connection: at once once flushed, or after a grace when the client does not take it. */

@@ -16,6 +16,8 @@ export interface ShownLine {
   readonly text: string;
   /** The event's type; undefined for a record that is not a valid event. */
   readonly type: string | undefined;
+  /** The id (text) of the key that opened the line's content, when it did. */
+  readonly opened?: string;
 }
 
 /** `known`: the event a record's value was encoded from in this process, if it was (EncodedEvents). */
@@ -35,6 +37,8 @@ export async function shownLine(
   const keyId = event.type === 'ReportCreated' ? contentKeyId(event) : undefined;
   if (event.type !== 'ReportCreated' || keyId === undefined)
     return { text: JSON.stringify({ position, time, event }), type: event.type };
-  const shown = shownCreate(event, openCreate(event, await keyFor(record.position, keyId)));
-  return { text: JSON.stringify({ position, time, ...shown.mark, event: shown.event }), type: event.type };
+  const opened = openCreate(event, await keyFor(record.position, keyId));
+  const shown = shownCreate(event, opened);
+  const text = JSON.stringify({ position, time, ...shown.mark, event: shown.event });
+  return opened.kind === 'opened' ? { text, type: event.type, opened: opened.keyId } : { text, type: event.type };
 }

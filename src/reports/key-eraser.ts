@@ -48,7 +48,16 @@ interface Erasure {
 const keyName = (id: KeyId) => `key:${id.toString('hex')}`;
 const deletionName = ({ reportId, version }: Deletion) => `deleted:${reportId}/${version}`;
 
-export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_MS): KeyEraser {
+/**
+ * `onErased` hears of every key destroyed here (a feed that showed its content may still hold it:
+ * feed-hub.ts), right after the store confirms it.
+ */
+export function createKeyEraser(
+  keys: KeyStore,
+  logger: Logger,
+  retryMs = RETRY_MS,
+  onErased: (ids: readonly KeyId[]) => void = () => undefined,
+): KeyEraser {
   const waitingKeys = new Map<string, KeyId>();
   const waitingDeletions = new Map<string, Deletion>();
   const recentlyErased = new Set<string>();
@@ -85,6 +94,7 @@ export function createKeyEraser(keys: KeyStore, logger: Logger, retryMs = RETRY_
   };
   const namesOf = ({ ids, deletions }: Erasure) => [...ids.map(keyName), ...deletions.map(deletionName)];
   const erased = ({ ids, deletions }: Erasure) => {
+    onErased([...ids, ...deletions.flatMap((deletion) => (deletion.key === undefined ? [] : [deletion.key]))]);
     const names = [
       ...ids.map(keyName),
       ...deletions.map(deletionName),

@@ -61,6 +61,8 @@ export interface ReportServiceOptions extends EnvelopeContext {
   readonly onHeadRead?: () => void;
   /** Spans around appends and read-your-writes waits (default: the global OpenTelemetry tracer, a no-op without an SDK). */
   readonly tracer?: Tracer;
+  /** Called with the keys destroyed, once the store confirms it (the feeds: feed-hub.ts `erased`). */
+  readonly onKeysErased?: (ids: readonly KeyId[]) => void;
   /** A monotonic clock in milliseconds for deadlines (tests may pass a fake one). */
   readonly clockMs?: () => number;
 }
@@ -84,7 +86,7 @@ export class ReportService {
     this.tracing = createWriteTracing(options.tracer ?? defaultTracer());
     this.clockMs = options.clockMs ?? (() => performance.now());
     this.opener = createContentOpener(options.keys, options.logger);
-    this.eraser = createKeyEraser(options.keys, options.logger);
+    this.eraser = createKeyEraser(options.keys, options.logger, undefined, options.onKeysErased);
     this.reader = createReportReader({
       opener: this.opener,
       writeTimeoutMs: options.writeTimeoutMs,

@@ -13,6 +13,8 @@ import { deleteReport, distinctive, idSource, postReport } from '../http/request
 import { FeedFolder, followFeed } from '../examples/fold-feed.js';
 import { TEST_TOKEN } from '../helpers/token.js';
 import { until } from '../helpers/async.js';
+import { SlowReader } from '../helpers/slow-reader.js';
+import { kernelSendQueues } from '../../src/feed/send-queue.js';
 
 export interface FeedLogSetup {
   readonly name: string;
@@ -81,6 +83,65 @@ export function feedCases(setup: FeedLogSetup): void {
       assert.is((await postReport(server, d, live)).status, 200);
       await feed.waitFor((f) => f.events().length === 5, 'the new event');
       assert.equal(feed.events()[4]?.event?.data, { id: d, name: live });
+      await feed.close();
+    } finally {
+      await server.dispose();
+    }
+  });
+
+  test("a report deleted while its opened content still waits in the server's buffers for a slow client: the connection is reset, the content never delivered", async () => {
+    const server = await setup.start();
+    let reader: SlowReader | undefined;
+    try {
+      // More than the client's receive buffer (about 2 KB) before the report, so that its frame
+      // stays in the server's send queue, unacknowledged, while the client reads nothing.
+      for (let i = 0; i < 3; i += 1)
+        assert.is((await postReport(server, nextId(), `${distinctive('filler')} ${'f'.repeat(4000)}`)).status, 200);
+      const id = nextId();
+      const secret = distinctive('secret');
+      assert.is((await postReport(server, id, secret, 'private')).status, 200);
+      reader = await SlowReader.open(server.url, '/events', TEST_TOKEN);
+      const ends = { localPort: Number(new URL(server.url).port), remotePort: reader.localPort };
+      let last = -1;
+      await until(
+        () => {
+          const queued = kernelSendQueues().queued(ends) ?? 0;
+          const settled = queued === last && queued > 8000;
+          last = queued;
+          return settled;
+        },
+        "the feed's frames waiting in the server's send queue",
+        { everyMs: 100 },
+      );
+      assert.is((await deleteReport(server, id)).status, 204);
+      const received = await reader.readAll();
+      assert.ok(received.includes('filler'), 'the client received the frames before it, as it read');
+      assert.not.ok(received.includes(secret), "a deleted report's name reached the client after the delete's 204");
+      await until(
+        () =>
+          server
+            .logLines()
+            .some((line) => line['reason'] === 'a report whose content it had not yet delivered was deleted'),
+        'the reset logged',
+        { timeoutMs: 5000 },
+      );
+    } finally {
+      reader?.kill();
+      await server.dispose();
+    }
+  });
+
+  test('a client that keeps up is not cut off when a report it was shown is deleted', async () => {
+    const server = await setup.start();
+    try {
+      const feed = await FeedClient.open(server.url);
+      const [id, after] = [nextId(), nextId()];
+      assert.is((await postReport(server, id, distinctive('shown'))).status, 200);
+      await feed.waitFor((f) => f.events().some((line) => line.opened !== undefined), 'the opened create');
+      assert.is((await deleteReport(server, id)).status, 204);
+      assert.is((await postReport(server, after, distinctive('after'))).status, 200);
+      await feed.waitFor((f) => f.events().length === 3, 'the delete and the next create, on the same feed');
+      assert.not.ok(feed.ended, 'the feed was ended');
       await feed.close();
     } finally {
       await server.dispose();

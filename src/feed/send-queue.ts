@@ -1,0 +1,82 @@
+// How many bytes the kernel still holds for a TCP connection that its peer has not acknowledged:
+// Linux's `tx_queue` in /proc/net/tcp and /proc/net/tcp6 (for an established connection, the bytes
+// written and not yet acked). What the peer's kernel has acknowledged is the client's; what is
+// still queued here is the server's, and a feed whose connection still holds a deleted report's
+// opened content is cut off (feed.ts `erased`). Where the table cannot be read (another system),
+// the answer is undefined, and the caller assumes the worst.
+import { readFileSync } from 'node:fs';
+
+const TABLES = ['/proc/net/tcp', '/proc/net/tcp6'];
+
+/** The two ends of a connection, as a socket names them. */
+export interface Ends {
+  readonly localPort: number;
+  readonly remotePort: number;
+}
+
+/**
+ * tx_queue of the rows of `table` (the text of /proc/net/tcp or tcp6) whose local and remote ports
+ * are `ends`' (the largest, should two rows share both ports); undefined when no row does.
+ */
+export function sendQueueIn(table: string, { localPort, remotePort }: Ends): number | undefined {
+  let found: number | undefined;
+  // "  sl  local_address rem_address   st tx_queue:rx_queue ...", addresses as HEXADDR:HEXPORT.
+  for (const line of table.split('\n')) {
+    const fields = line.trim().split(/\s+/);
+    const [local, remote, , queues] = fields.slice(1, 5);
+    if (local === undefined || remote === undefined || queues === undefined) continue;
+    if (portOf(local) !== localPort || portOf(remote) !== remotePort) continue;
+    const txQueue = Number.parseInt(queues.split(':')[0] ?? '', 16);
+    if (Number.isInteger(txQueue)) found = Math.max(found ?? 0, txQueue);
+  }
+  return found;
+}
+
+function portOf(address: string): number {
+  return Number.parseInt(address.slice(address.lastIndexOf(':') + 1), 16);
+}
+
+/** What a feed asks of the kernel when keys are destroyed. */
+export interface KernelSendQueues {
+  /** The most a connection's send queue can hold (tcp_wmem's maximum; 64 MiB when unknown). */
+  readonly most: number;
+  /** The bytes queued unacknowledged for the connection `ends`; undefined when it cannot tell. */
+  queued(ends: Ends): number | undefined;
+}
+
+const UNKNOWN_MOST = 64 * 1024 * 1024;
+
+/** The largest send buffer TCP autotuning gives a socket: the third field of tcp_wmem. */
+export function mostInSendQueue(text: string | undefined): number {
+  const most = Number(text?.trim().split(/\s+/)[2]);
+  return Number.isInteger(most) && most > 0 ? most : UNKNOWN_MOST;
+}
+
+/**
+ * The kernel's send queues for one erasure: the tables are read once, at the first question (an
+ * erasure asks about every feed that showed its key at the same moment), and only then.
+ */
+export function kernelSendQueues(
+  read: (path: string) => string = (path) => readFileSync(path, 'utf8'),
+): KernelSendQueues {
+  const attempt = (path: string) => {
+    try {
+      return read(path);
+    } catch {
+      return undefined;
+    }
+  };
+  let tables: string[] | undefined;
+  return {
+    most: mostInSendQueue(attempt('/proc/sys/net/ipv4/tcp_wmem')),
+    queued(ends) {
+      tables ??= TABLES.flatMap((path) => attempt(path) ?? []);
+      let found: number | undefined;
+      for (const table of tables) {
+        const queued = sendQueueIn(table, ends);
+        if (queued !== undefined) found = Math.max(found ?? 0, queued);
+      }
+      return found;
+    },
+  };
+}
