@@ -4,16 +4,18 @@ import type { Writable } from 'node:stream';
 import { UnavailableError } from '../errors.js';
 import { keyIdText, type KeyId } from '../keys/key-store.js';
 import { Feed, type FeedEnd, type FeedOptions } from './feed.js';
-import { kernelSendQueues, type KernelSendQueues } from './send-queue.js';
+import { systemKernel, type FeedKernel } from './send-queue.js';
 
 export class FeedHub {
   private readonly feeds = new Set<Feed>();
+  /** Feeds that ended whose connection may still hold content they opened. */
+  private readonly ending = new Set<Feed>();
   private closing = false;
 
   constructor(
     private readonly maxFeeds: number,
-    /** A reader of the kernel's send queues for one erasure (tests pass their own). */
-    private readonly kernelQueues: () => KernelSendQueues = kernelSendQueues,
+    /** The kernel's send queues (tests pass their own). */
+    private readonly kernel: FeedKernel = systemKernel(),
   ) {}
 
   get open(): number {
@@ -33,21 +35,24 @@ export class FeedHub {
   /** Runs a feed to its end, counted among the open ones meanwhile. */
   async run(out: Writable, options: FeedOptions): Promise<FeedEnd> {
     this.admit();
-    const feed = new Feed(out, options);
+    const feed = new Feed(out, options, this.kernel);
     this.feeds.add(feed);
     try {
       return await feed.run();
     } finally {
       this.feeds.delete(feed);
+      // Ended, but its connection may still hold opened content a delete must reach: kept until it does not.
+      this.ending.add(feed);
+      void feed.released.then(() => this.ending.delete(feed));
     }
   }
 
   /** Keys destroyed: every feed that may still hold content one of them opened is reset (feed.ts). */
   erased(ids: readonly KeyId[]): void {
-    if (this.feeds.size === 0 || ids.length === 0) return;
+    if (this.feeds.size + this.ending.size === 0 || ids.length === 0) return;
     const keys = new Set(ids.map(keyIdText));
-    const kernel = this.kernelQueues();
-    for (const feed of this.feeds) feed.erased(keys, kernel);
+    const queues = this.kernel.sendQueues();
+    for (const feed of [...this.feeds, ...this.ending]) feed.erased(keys, queues);
   }
 
   /** Ends every feed (each with a last line saying where to resume) and admits no more. */

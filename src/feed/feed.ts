@@ -22,10 +22,10 @@ import type { CommitListener } from '../log/capabilities.js';
 import type { LogKind } from '../log/positions.js';
 import { endFrame, eventFrame, heartbeatFrame, resumeAfter, type FeedFormat } from './feed-frames.js';
 import type { ShownLine } from './shown-line.js';
-import type { KernelSendQueues } from './send-queue.js';
+import { systemKernel, type FeedKernel, type KernelSendQueues } from './send-queue.js';
 
-/** Opened frames remembered no further back than this many bytes: more than any kernel's send buffer holds. */
-const OPENED_WINDOW_BYTES = 64 * 1024 * 1024;
+/** How often a feed the server ends looks whether the client has acknowledged its opened content. */
+const RELEASE_POLL_MS = 100;
 
 /** Where a feed's records come from: the projector's applied records, and the log for the history before them. */
 export interface FeedSource {
@@ -74,16 +74,33 @@ export class Feed {
   private unsubscribe: () => void = () => undefined;
   /** Bytes handed to the client's stream so far (frames and heartbeats). */
   private written = 0;
-  /** For each key that opened a frame lately: `written` right after that frame. */
+  /** The largest frame written: how far past Node's buffer a frame may begin. */
+  private largestFrame = 0;
+  /** For each key that opened a frame lately: `written` right after that frame (newest last). */
   private readonly openedAt = new Map<string, number>();
-  /** While a record is being shown: the keys destroyed meanwhile (its content may have been opened just before). */
+  /** `written` right after the newest opened frame (0: none). */
+  private newestOpened = 0;
+  /** Every byte up to here has been acknowledged by the client's TCP (as the kernel last said). */
+  private ackedThrough = 0;
+  /** While a record is being shown and written: the keys destroyed meanwhile. */
   private erasedWhileShowing: Set<string> | undefined;
+  /** The connection (kept: a response lets go of it once it ends, and it may still hold frames). */
+  private readonly socket: Socket | undefined;
+  private releasedNow: () => void = () => undefined;
+  /** Resolves once the connection holds none of this feed's opened content (closed, reset, or all acknowledged). */
+  readonly released: Promise<void>;
 
   constructor(
     private readonly out: Writable,
     private readonly options: FeedOptions,
+    private readonly kernel: FeedKernel = systemKernel(),
   ) {
     this.next = new Map(options.from);
+    this.socket = (out as Writable & { socket?: Socket | null }).socket ?? undefined;
+    this.released = new Promise((resolve) => {
+      this.releasedNow = resolve;
+    });
+    (this.socket ?? out).once('close', () => this.releasedNow());
   }
 
   /** Where the client resumes now (`?after=`). */
@@ -104,21 +121,13 @@ export class Feed {
    * may still be in the server's buffers (fewer bytes written since its end than Node and the
    * kernel still hold) resets the connection, dropping whatever is queued.
    */
-  erased(keys: ReadonlySet<string>, kernel: KernelSendQueues): void {
+  erased(keys: ReadonlySet<string>, queues: KernelSendQueues): void {
     for (const key of keys) this.erasedWhileShowing?.add(key);
-    if (this.openedAt.size === 0 || this.out.destroyed) return;
-    let queued: number | undefined;
+    if (this.openedAt.size === 0 || this.gone()) return;
     for (const key of keys) {
       const at = this.openedAt.get(key);
       if (at === undefined) continue;
-      const since = this.written - at;
-      // Further back than Node's buffer and the largest send queue can reach: the client's already.
-      if (since >= this.out.writableLength + kernel.most) {
-        this.openedAt.delete(key);
-        continue;
-      }
-      queued ??= this.out.writableLength + (this.kernelQueued(kernel) ?? Number.POSITIVE_INFINITY);
-      if (since < queued) {
+      if (this.mayStillHold(at, queues)) {
         this.reset();
         return;
       }
@@ -126,10 +135,23 @@ export class Feed {
     }
   }
 
-  private kernelQueued(kernel: KernelSendQueues): number | undefined {
-    const socket = (this.out as Writable & { socket?: Socket | null }).socket;
-    const { localPort, remotePort } = socket ?? {};
-    return localPort === undefined || remotePort === undefined ? undefined : kernel.queued({ localPort, remotePort });
+  private gone(): boolean {
+    return this.socket === undefined ? this.out.destroyed : this.socket.destroyed;
+  }
+
+  /** Whether the frame that ended at `at` may still be in Node's buffers or the kernel's send queue. */
+  private mayStillHold(at: number, queues: KernelSendQueues): boolean {
+    if (at <= this.ackedThrough) return false;
+    const since = this.written - at;
+    // Node's buffer: the response's (with the socket's) while it has one, the socket's after.
+    const inNode = Math.max(this.out.writableLength, this.socket?.writableLength ?? 0);
+    if (since >= inNode + this.kernel.most + this.largestFrame) return false;
+    const { localPort, remotePort } = this.socket ?? {};
+    const inKernel =
+      localPort === undefined || remotePort === undefined ? undefined : queues.queued({ localPort, remotePort });
+    if (inKernel === undefined) return true;
+    this.ackedThrough = Math.max(this.ackedThrough, this.written - inNode - inKernel);
+    return since < inNode + inKernel;
   }
 
   /** Ends the feed with nothing more sent, and drops what Node and the kernel still hold for the client. */
@@ -142,14 +164,22 @@ export class Feed {
       };
     this.stop.abort();
     this.wake();
-    const socket = (this.out as Writable & { socket?: Socket | null }).socket;
-    if (socket) socket.resetAndDestroy();
-    else this.out.destroy();
+    try {
+      if (this.socket) this.socket.resetAndDestroy();
+      else this.out.destroy();
+    } catch {
+      // Not a TCP handle (a TLS socket, a test's stream): destroyed all the same.
+      this.socket?.destroy();
+      this.out.destroy();
+    }
+    this.releasedNow();
   }
 
   /** Writes to the client, counting the bytes; false when it should wait for 'drain'. */
   private write(frame: string): boolean {
-    this.written += Buffer.byteLength(frame);
+    const bytes = Buffer.byteLength(frame);
+    this.written += bytes;
+    this.largestFrame = Math.max(this.largestFrame, bytes);
     return this.out.write(frame);
   }
 
@@ -260,13 +290,23 @@ export class Feed {
   private async send(record: LogRecord): Promise<void> {
     const { partition, offset } = record.position;
     if (offset < (this.next.get(partition) ?? 0)) return;
-    const shown = await this.shown(record);
-    if (this.stop.signal.aborted) return;
-    this.next.set(partition, offset + 1);
-    this.takenThisRound += record.value.length;
-    const after = this.options.format === 'sse' ? (this.after() ?? '') : '';
-    const flowing = this.write(eventFrame(this.options.format, shown.text, after));
-    if (shown.opened !== undefined) this.rememberOpened(shown.opened);
+    // Keys destroyed from the moment the record is opened until its frame is written (and remembered).
+    this.erasedWhileShowing = new Set();
+    let flowing: boolean;
+    try {
+      let shown = await this.options.show(record);
+      // Opened with a key destroyed meanwhile: shown again (without it, since the store forgot it).
+      while (shown.opened !== undefined && this.erasedWhileShowing.has(shown.opened))
+        shown = await this.options.show(record);
+      if (this.stop.signal.aborted) return;
+      this.next.set(partition, offset + 1);
+      this.takenThisRound += record.value.length;
+      const after = this.options.format === 'sse' ? (this.after() ?? '') : '';
+      flowing = this.write(eventFrame(this.options.format, shown.text, after));
+      if (shown.opened !== undefined) this.rememberOpened(shown.opened);
+    } finally {
+      this.erasedWhileShowing = undefined;
+    }
     if (flowing) return;
     this.waitingForClient = true;
     await this.drained();
@@ -274,24 +314,14 @@ export class Feed {
     this.stalledTicks = 0;
   }
 
-  /** The record as shown, never opened with a key destroyed while it was being shown (shown again then: without it). */
-  private async shown(record: LogRecord): Promise<ShownLine> {
-    this.erasedWhileShowing = new Set();
-    try {
-      const shown = await this.options.show(record);
-      if (shown.opened === undefined || !this.erasedWhileShowing.has(shown.opened)) return shown;
-      return await this.options.show(record);
-    } finally {
-      this.erasedWhileShowing = undefined;
-    }
-  }
-
   private rememberOpened(key: string): void {
-    // Newest last (Map keeps insertion order): entries far enough back are the client's for sure.
+    // Newest last (Map keeps insertion order): entries further back than any buffer reaches are the client's.
     this.openedAt.delete(key);
     this.openedAt.set(key, this.written);
+    this.newestOpened = this.written;
+    const reach = this.kernel.most + this.out.writableHighWaterMark + 2 * this.largestFrame;
     for (const [oldest, at] of this.openedAt) {
-      if (this.written - at <= OPENED_WINDOW_BYTES) break;
+      if (this.written - at <= reach) break;
       this.openedAt.delete(oldest);
     }
   }
@@ -320,12 +350,35 @@ export class Feed {
     this.write(heartbeatFrame(this.options.format));
   }
 
-  /** The last line, then the connection: at once once flushed, or after a grace when the client does not take it. */
+  /**
+   * The last line, then the end of the response once the client's TCP has acknowledged every frame
+   * that opened content (so that a graceful close never leaves one in a kernel queue no delete can
+   * reach); a client that does not within the grace is reset, dropping what is queued.
+   */
   private close(ended: { reason: string; after: string | null }): void {
     const { out } = this;
-    if (out.destroyed || out.writableEnded) return;
-    const force = setTimeout(() => out.destroy(), this.options.endGraceMs ?? this.options.heartbeatMs);
-    out.once('close', () => clearTimeout(force));
-    out.end(endFrame(this.options.format, ended.reason, ended.after));
+    if (out.destroyed || out.writableEnded) {
+      this.releasedNow();
+      return;
+    }
+    const until = performance.now() + (this.options.endGraceMs ?? this.options.heartbeatMs);
+    this.write(endFrame(this.options.format, ended.reason, ended.after));
+    let timer: NodeJS.Timeout | undefined;
+    const settle = () => {
+      timer = undefined;
+      if (this.gone()) return;
+      if (this.newestOpened === 0 || !this.mayStillHold(this.newestOpened, this.kernel.sendQueues())) {
+        this.releasedNow();
+        out.end();
+        // A client that never takes the end of the response is reset at the grace's end all the same.
+        timer = setTimeout(() => this.reset(), Math.max(0, until - performance.now()));
+        return;
+      }
+      if (performance.now() >= until) this.reset();
+      else timer = setTimeout(settle, RELEASE_POLL_MS);
+    };
+    (this.socket ?? out).once('close', () => clearTimeout(timer));
+    out.once('close', () => clearTimeout(timer));
+    settle();
   }
 }

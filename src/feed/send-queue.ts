@@ -36,12 +36,18 @@ function portOf(address: string): number {
   return Number.parseInt(address.slice(address.lastIndexOf(':') + 1), 16);
 }
 
-/** What a feed asks of the kernel when keys are destroyed. */
+/** The bytes queued unacknowledged for a connection, as the kernel's tables say at one moment. */
 export interface KernelSendQueues {
+  /** Undefined when it cannot tell. */
+  queued(ends: Ends): number | undefined;
+}
+
+/** What the feeds ask of the kernel. */
+export interface FeedKernel {
   /** The most a connection's send queue can hold (tcp_wmem's maximum; 64 MiB when unknown). */
   readonly most: number;
-  /** The bytes queued unacknowledged for the connection `ends`; undefined when it cannot tell. */
-  queued(ends: Ends): number | undefined;
+  /** The send queues now: the tables are read at the first question asked of it, and only then. */
+  sendQueues(): KernelSendQueues;
 }
 
 const UNKNOWN_MOST = 64 * 1024 * 1024;
@@ -52,25 +58,32 @@ export function mostInSendQueue(text: string | undefined): number {
   return Number.isInteger(most) && most > 0 ? most : UNKNOWN_MOST;
 }
 
-/**
- * The kernel's send queues for one erasure: the tables are read once, at the first question (an
- * erasure asks about every feed that showed its key at the same moment), and only then.
- */
-export function kernelSendQueues(
-  read: (path: string) => string = (path) => readFileSync(path, 'utf8'),
-): KernelSendQueues {
-  const attempt = (path: string) => {
-    try {
-      return read(path);
-    } catch {
-      return undefined;
-    }
+type ReadText = (path: string) => string;
+
+const readText: ReadText = (path) => readFileSync(path, 'utf8');
+
+function attempt(read: ReadText, path: string): string | undefined {
+  try {
+    return read(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Linux's (tcp_wmem read once, here). */
+export function systemKernel(read: ReadText = readText): FeedKernel {
+  return {
+    most: mostInSendQueue(attempt(read, '/proc/sys/net/ipv4/tcp_wmem')),
+    sendQueues: () => kernelSendQueues(read),
   };
+}
+
+/** The kernel's send queues at one moment (an erasure asks about every feed that showed its key at once). */
+export function kernelSendQueues(read: ReadText = readText): KernelSendQueues {
   let tables: string[] | undefined;
   return {
-    most: mostInSendQueue(attempt('/proc/sys/net/ipv4/tcp_wmem')),
     queued(ends) {
-      tables ??= TABLES.flatMap((path) => attempt(path) ?? []);
+      tables ??= TABLES.flatMap((path) => attempt(read, path) ?? []);
       let found: number | undefined;
       for (const table of tables) {
         const queued = sendQueueIn(table, ends);

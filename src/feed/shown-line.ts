@@ -4,7 +4,7 @@
 import { decodeEvent, type Decoded } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
 import type { LogPosition, LogRecord } from '../log/event-log.js';
-import type { ContentKey, KeyId } from '../keys/key-store.js';
+import { keyIdText, type ContentKey, type KeyId } from '../keys/key-store.js';
 import { contentKeyId, openCreate, shownCreate } from '../keys/open-create.js';
 import { formatPosition, type LogKind } from '../log/positions.js';
 
@@ -40,5 +40,6 @@ export async function shownLine(
   const opened = openCreate(event, await keyFor(record.position, keyId));
   const shown = shownCreate(event, opened);
   const text = JSON.stringify({ position, time, ...shown.mark, event: shown.event });
-  return opened.kind === 'opened' ? { text, type: event.type, opened: opened.keyId } : { text, type: event.type };
+  // The key's canonical text (as the eraser names destroyed keys), whatever spelling the event used.
+  return opened.kind === 'opened' ? { text, type: event.type, opened: keyIdText(keyId) } : { text, type: event.type };
 }

@@ -10,6 +10,7 @@
 import type { Logger } from 'pino';
 import { recordsDeletions, type Deletion } from '../keys/deletion-records.js';
 import type { KeyId, KeyStore, KeyWriteOptions } from '../keys/key-store.js';
+import { settleWithin } from '../log/settle-within.js';
 
 const RETRY_MS = 1000;
 /** What the projector asks for is erased together, this soon after the first. */
@@ -75,6 +76,8 @@ export function createKeyEraser(
   };
   /** Erasures a request is writing now (`erase`). */
   const beingWritten = new Set<string>();
+  /** The background write under way, and what it erases. */
+  let retrying: { readonly names: ReadonlySet<string>; readonly done: Promise<void> } | undefined;
   /** The deletion of each report whose erasure waits to be tried again (for `settle`). */
   const waitingReports = new Map<string, Deletion>();
   let timer: NodeJS.Timeout | undefined;
@@ -94,7 +97,6 @@ export function createKeyEraser(
   };
   const namesOf = ({ ids, deletions }: Erasure) => [...ids.map(keyName), ...deletions.map(deletionName)];
   const erased = ({ ids, deletions }: Erasure) => {
-    onErased([...ids, ...deletions.flatMap((deletion) => (deletion.key === undefined ? [] : [deletion.key]))]);
     const names = [
       ...ids.map(keyName),
       ...deletions.map(deletionName),
@@ -104,6 +106,12 @@ export function createKeyEraser(
       waitingKeys.delete(name);
       waitingDeletions.delete(name);
       remember(name);
+    }
+    // After the bookkeeping, and never a reason for it to fail: the erasure is confirmed.
+    try {
+      onErased([...ids, ...deletions.flatMap((deletion) => (deletion.key === undefined ? [] : [deletion.key]))]);
+    } catch (error) {
+      logger.error({ err: error }, 'telling of destroyed keys failed');
     }
   };
   /** Whether any part of a deletion's erasure still waits to be tried again. */
@@ -121,7 +129,12 @@ export function createKeyEraser(
     timer = undefined;
     if (stopped || waitingKeys.size + waitingDeletions.size === 0) return;
     const erasure = { ids: [...waitingKeys.values()], deletions: [...waitingDeletions.values()] };
-    write(erasure).then(
+    const names = new Set(namesOf(erasure));
+    const done = write(erasure);
+    // `settle` waits for this write rather than writing the same erasure again beside it.
+    retrying = { names, done: done.catch(() => undefined) };
+    void retrying.done.then(() => (retrying = undefined));
+    done.then(
       () => {
         erased(erasure);
         // Once a batch (not on every erasure): the reports whose erasures it finished.
@@ -184,6 +197,10 @@ export function createKeyEraser(
     async settle(reportId, timeoutMs) {
       const deletion = waitingReports.get(reportId);
       if (deletion === undefined) return;
+      // The background is writing it: its outcome first (a second write would record the deletion twice).
+      const inFlight = retrying;
+      if (inFlight !== undefined && namesOf(erasureOf(deletion)).some((name) => inFlight.names.has(name)))
+        await settleWithin(timeoutMs, inFlight.done);
       if (stillWaiting(deletion)) await erase(deletion, timeoutMs);
       else waitingReports.delete(reportId);
     },

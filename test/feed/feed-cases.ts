@@ -93,14 +93,16 @@ export function feedCases(setup: FeedLogSetup): void {
     const server = await setup.start();
     let reader: SlowReader | undefined;
     try {
-      // More than the client's receive buffer (about 2 KB) before the report, so that its frame
-      // stays in the server's send queue, unacknowledged, while the client reads nothing.
+      // Connected first, so that every frame comes live in the order the writes took effect (on
+      // Kafka, a history is read partition by partition): more than the client's receive buffer
+      // (about 2 KB) before the report, so that its frame stays in the server's send queue,
+      // unacknowledged, while the client reads nothing.
+      reader = await SlowReader.open(server.url, '/events', TEST_TOKEN);
       for (let i = 0; i < 3; i += 1)
         assert.is((await postReport(server, nextId(), `${distinctive('filler')} ${'f'.repeat(4000)}`)).status, 200);
       const id = nextId();
       const secret = distinctive('secret');
       assert.is((await postReport(server, id, secret, 'private')).status, 200);
-      reader = await SlowReader.open(server.url, '/events', TEST_TOKEN);
       const ends = { localPort: Number(new URL(server.url).port), remotePort: reader.localPort };
       let last = -1;
       await until(

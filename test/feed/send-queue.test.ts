@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { kernelSendQueues, mostInSendQueue, sendQueueIn } from '../../src/feed/send-queue.js';
+import { mostInSendQueue, sendQueueIn, systemKernel } from '../../src/feed/send-queue.js';
 
 // Two rows of /proc/net/tcp as Linux writes them: 127.0.0.1:8080 (1F90) to 127.0.0.1:51234 (C822)
 // with 0x2A10 bytes unacknowledged, and the listening socket.
@@ -21,22 +21,23 @@ test('is the tx_queue of the row with both ports, in IPv4 and IPv6 tables', () =
   assert.is(sendQueueIn('', { localPort: 8080, remotePort: 51234 }), undefined);
 });
 
-test('reads the tables once per reader, and is undefined where none can be read', () => {
+test('reads tcp_wmem once, and the tables once per moment, only when asked; undefined where none can be read', () => {
   const reads: string[] = [];
-  const queues = kernelSendQueues((path) => {
+  const kernel = systemKernel((path) => {
     reads.push(path);
     if (path.endsWith('tcp_wmem')) return '4096\t16384\t4194304\n';
     return path.endsWith('6') ? TCP6 : TCP;
   });
-  assert.is(queues.most, 4194304);
+  assert.is(kernel.most, 4194304);
+  const queues = kernel.sendQueues();
   assert.equal(reads, ['/proc/sys/net/ipv4/tcp_wmem'], 'the tables are read only when asked');
   assert.is(queues.queued({ localPort: 8080, remotePort: 51234 }), 0x2a10);
   assert.is(queues.queued({ localPort: 8080, remotePort: 51235 }), 0x400);
   assert.equal(reads, ['/proc/sys/net/ipv4/tcp_wmem', '/proc/net/tcp', '/proc/net/tcp6']);
-  const none = kernelSendQueues(() => {
+  const none = systemKernel(() => {
     throw new Error('ENOENT');
   });
-  assert.is(none.queued({ localPort: 8080, remotePort: 51234 }), undefined);
+  assert.is(none.sendQueues().queued({ localPort: 8080, remotePort: 51234 }), undefined);
   assert.is(none.most, 64 * 1024 * 1024);
   assert.is(mostInSendQueue('4096 16384'), 64 * 1024 * 1024);
 });

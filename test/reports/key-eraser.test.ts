@@ -165,4 +165,46 @@ eraser('forgets a report the fold queued once the background erases it', async (
   erasing.stop();
 });
 
+eraser(
+  'settling while the background is writing the same erasure waits for it, recording the deletion once',
+  async () => {
+    const store = fakeStore(true);
+    store.failing = true;
+    const erasing = createKeyEraser(store, memoryLogger().logger, 10);
+    assert.instance(await rejection(erasing.erase({ reportId: '7', version: 2, key }, 1000)), Error);
+    // The next background attempt hangs until let go: settle comes while it is under way.
+    let letGo: () => void = () => undefined;
+    const slow = new Promise<void>((resolve) => (letGo = resolve));
+    const records = store as FakeStore & { recordDeletions(deletions: readonly Deletion[]): Promise<void> };
+    let attempts = 0;
+    records.recordDeletions = (deletions) => {
+      attempts += 1;
+      store.recorded.push([...deletions]);
+      return slow;
+    };
+    store.failing = false;
+    await until(() => attempts === 1, 'the background attempt under way');
+    const settling = erasing.settle('7', 1000);
+    letGo();
+    await settling;
+    assert.is(attempts, 1, 'the deletion was written again beside the background write');
+    assert.not.ok(erasing.waitsFor('7'));
+    erasing.stop();
+  },
+);
+
+eraser('a listener of destroyed keys that throws changes nothing of the erasure', async () => {
+  const store = fakeStore(true);
+  const told: string[] = [];
+  const erasing = createKeyEraser(store, memoryLogger().logger, 10, (ids) => {
+    told.push(...ids.map((id) => id.toString('hex')));
+    throw new Error('a listener failed');
+  });
+  await erasing.erase({ reportId: '7', version: 2, key }, 1000);
+  assert.equal(told, [key.toString('hex')]);
+  assert.is(erasing.pending(), 0);
+  assert.equal(store.recorded, [[{ reportId: '7', version: 2, key }]]);
+  erasing.stop();
+});
+
 eraser.run();
