@@ -155,6 +155,13 @@ export function viewSlot(bytes: Buffer, at: number, sound = slotSound(bytes, at)
   }
 }
 
+/** A live slot's content digest (a view into `bytes`), without the rest of its view; undefined for any other slot. */
+export function liveDigestAt(bytes: Buffer, at: number, sound: boolean): Buffer | undefined {
+  return sound && bytes[at + STATE] === SlotState.live
+    ? bytes.subarray(at + DIGEST, at + DIGEST + DIGEST_BYTES)
+    : undefined;
+}
+
 export function keyIdOfSlot(slot: number): KeyId {
   const id = Buffer.allocUnsafe(KEY_ID_BYTES);
   id.writeUIntBE(slot, 0, KEY_ID_BYTES);

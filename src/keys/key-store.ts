@@ -38,6 +38,8 @@ export interface KeyWriteOptions {
 /** Every key a store held at one moment, in memory, for a pass over many (the state digest, a sweep). */
 export interface KeyLookup {
   get(id: KeyId): ContentKey | undefined;
+  /** `get(id)?.contentDigest` without the rest of the key, where cheaper (the state digest asks it of every live report). */
+  contentDigestOf?(id: KeyId): Buffer | undefined;
 }
 
 export interface LookupOptions {

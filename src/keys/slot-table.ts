@@ -6,6 +6,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { readAt } from '../log/file/read-at.js';
 import {
   HEADER_BYTES,
+  liveDigestAt,
   SLOT_BYTES,
   slotOfKeyId,
   slotPosition,
@@ -38,6 +39,12 @@ export class SlotTable implements KeyLookup {
     if (slot === undefined || slot >= this.slots) return undefined;
     const view = this.view(slot);
     return view.kind === 'live' ? { id, secret: view.secret, contentDigest: view.contentDigest } : undefined;
+  }
+
+  contentDigestOf(id: KeyId): Buffer | undefined {
+    const slot = slotOfKeyId(id);
+    if (slot === undefined || slot >= this.slots) return undefined;
+    return liveDigestAt(this.bytes, slot * SLOT_BYTES, !this.damagedSet.has(slot));
   }
 
   /**

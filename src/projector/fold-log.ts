@@ -16,7 +16,7 @@ import { applyRecord, passGap, type Applied, type ReadModel } from '../read-mode
 import { foldSharded } from '../read-model/sharded-fold.js';
 import { ReportTable } from '../read-model/report-table.js';
 import { isFileBacked } from '../log/file/file-range.js';
-import { NO_KEYS, parseKeyId, type KeyLookup } from '../keys/key-store.js';
+import { NO_KEYS, parseKeyId, type KeyId, type KeyLookup } from '../keys/key-store.js';
 
 export interface FoldOptions {
   /** Stop before this cursor (exclusive, per partition); default: the head seen at start. */
@@ -139,9 +139,7 @@ export function stateDigest(reports: ReportTable | LiveReports, keys: KeyLookup 
     return hash
       .update(canonicalState(reports, ({ sealed }) => keys.get(parseKeyId(sealed.key))?.contentDigest))
       .digest('hex');
-  reports.canonicalLines(
-    (bytes) => hash.update(bytes),
-    (keyId) => keys.get(keyId)?.contentDigest,
-  );
+  const digestOf = keys.contentDigestOf?.bind(keys) ?? ((keyId: KeyId) => keys.get(keyId)?.contentDigest);
+  reports.canonicalLines((bytes) => hash.update(bytes), digestOf);
   return hash.digest('hex');
 }

@@ -208,7 +208,7 @@ export function writeCanonicalLine(
   keyDigest: KeyDigest,
 ): void {
   const digest = isSealedRecord(chunk, position)
-    ? keyDigest(sealedParts(chunk, position).keyId)
+    ? keyDigest(sealedKeyId(chunk, position))
     : contentDigest(readPlain(chunk, position));
   const room = out.reserve(id.length + (digest === undefined ? NULL_DIGEST.length : 66) + 6);
   const buffer = room.buffer;
