@@ -14,7 +14,7 @@
 // A report deleted after the feed showed its content: if the frame may still be in the server's
 // buffers (Node's, or the kernel's send queue: bytes the client has not acknowledged), the
 // connection is reset at once, so nothing the server keeps holds the content after the delete's
-// answer (docs/erasure.md). A frame the client has acknowledged is the client's, as any answer is.
+// answer (docs/erasure.md). A frame the client has acknowledged is the client's, like every answer it was given.
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { cursorReached, type Cursor, type EventLog, type LogRecord } from '../log/event-log.js';
