@@ -11,21 +11,18 @@
 // (a fast client reading a long history): then the queue is dropped and the feed reads the log
 // again from where it is. A client that takes nothing for two heartbeat intervals is cut off too.
 //
-// A report deleted after the feed showed its content: if the frame may still be in the server's
-// buffers (Node's, or the kernel's send queue: bytes the client has not acknowledged), the
-// connection is reset at once, so nothing the server keeps holds the content after the delete's
-// answer (docs/erasure.md). A frame the client has acknowledged is the client's, like every answer it was given.
-import type { Socket } from 'node:net';
+// A report deleted while a frame that showed its content may still be in the server's buffers
+// (Node's, or the kernel's send queue: not acknowledged by the client) resets the connection
+// (docs/erasure.md); what the client's TCP acknowledged is its own, like every answer it was given.
 import type { Writable } from 'node:stream';
 import { cursorReached, type Cursor, type EventLog, type LogRecord } from '../log/event-log.js';
 import type { CommitListener } from '../log/capabilities.js';
 import type { LogKind } from '../log/positions.js';
 import { endFrame, eventFrame, heartbeatFrame, resumeAfter, type FeedFormat } from './feed-frames.js';
 import type { ShownLine } from './shown-line.js';
+import { FeedConnection } from './feed-connection.js';
+import { OpenedFrames } from './opened-frames.js';
 import { systemKernel, type FeedKernel, type KernelSendQueues } from './send-queue.js';
-
-/** How often a feed the server ends looks whether the client has acknowledged its opened content. */
-const RELEASE_POLL_MS = 100;
 
 /** Where a feed's records come from: the projector's applied records, and the log for the history before them. */
 export interface FeedSource {
@@ -72,21 +69,14 @@ export class Feed {
   /** Ends a wait for the client (an overflow cuts it short). */
   private interrupt: () => void = () => undefined;
   private unsubscribe: () => void = () => undefined;
-  /** Bytes handed to the client's stream so far (frames and heartbeats). */
-  private written = 0;
-  /** The largest frame written: how far past Node's buffer a frame may begin. */
-  private largestFrame = 0;
-  /** For each key that opened a frame lately: `written` right after that frame (newest last). */
-  private readonly openedAt = new Map<string, number>();
-  /** `written` right after the newest opened frame (0: none). */
-  private newestOpened = 0;
-  /** Every byte up to here has been acknowledged by the client's TCP (as the kernel last said). */
-  private ackedThrough = 0;
-  /** While a record is being shown and written: the keys destroyed meanwhile. */
+  /** The frames that opened content, and what the client has acknowledged. */
+  private readonly opened: OpenedFrames;
+  /** While a record is being shown and written. */
+  private showing = false;
+  /** The keys destroyed while a record was being shown and written (none: undefined). */
   private erasedWhileShowing: Set<string> | undefined;
-  /** The connection (kept: a response lets go of it once it ends, and it may still hold frames). */
-  private readonly socket: Socket | undefined;
-  private releasedNow: () => void = () => undefined;
+  /** The client's connection, as erasure sees it. */
+  private readonly connection: FeedConnection;
   /** Resolves once the connection holds none of this feed's opened content (closed, reset, or all acknowledged). */
   readonly released: Promise<void>;
 
@@ -96,11 +86,9 @@ export class Feed {
     private readonly kernel: FeedKernel = systemKernel(),
   ) {
     this.next = new Map(options.from);
-    this.socket = (out as Writable & { socket?: Socket | null }).socket ?? undefined;
-    this.released = new Promise((resolve) => {
-      this.releasedNow = resolve;
-    });
-    (this.socket ?? out).once('close', () => this.releasedNow());
+    this.opened = new OpenedFrames(kernel.most);
+    this.connection = new FeedConnection(out);
+    this.released = this.connection.released;
   }
 
   /** Where the client resumes now (`?after=`). */
@@ -122,36 +110,8 @@ export class Feed {
    * kernel still hold) resets the connection, dropping whatever is queued.
    */
   erased(keys: ReadonlySet<string>, queues: KernelSendQueues): void {
-    for (const key of keys) this.erasedWhileShowing?.add(key);
-    if (this.openedAt.size === 0 || this.gone()) return;
-    for (const key of keys) {
-      const at = this.openedAt.get(key);
-      if (at === undefined) continue;
-      if (this.mayStillHold(at, queues)) {
-        this.reset();
-        return;
-      }
-      this.openedAt.delete(key);
-    }
-  }
-
-  private gone(): boolean {
-    return this.socket === undefined ? this.out.destroyed : this.socket.destroyed;
-  }
-
-  /** Whether the frame that ended at `at` may still be in Node's buffers or the kernel's send queue. */
-  private mayStillHold(at: number, queues: KernelSendQueues): boolean {
-    if (at <= this.ackedThrough) return false;
-    const since = this.written - at;
-    // Node's buffer: the response's (with the socket's) while it has one, the socket's after.
-    const inNode = Math.max(this.out.writableLength, this.socket?.writableLength ?? 0);
-    if (since >= inNode + this.kernel.most + this.largestFrame) return false;
-    const { localPort, remotePort } = this.socket ?? {};
-    const inKernel =
-      localPort === undefined || remotePort === undefined ? undefined : queues.queued({ localPort, remotePort });
-    if (inKernel === undefined) return true;
-    this.ackedThrough = Math.max(this.ackedThrough, this.written - inNode - inKernel);
-    return since < inNode + inKernel;
+    if (this.showing) for (const key of keys) (this.erasedWhileShowing ??= new Set()).add(key);
+    if (!this.connection.gone() && this.opened.holdAny(keys, this.connection.held(queues))) this.reset();
   }
 
   /** Ends the feed with nothing more sent, and drops what Node and the kernel still hold for the client. */
@@ -164,22 +124,12 @@ export class Feed {
       };
     this.stop.abort();
     this.wake();
-    try {
-      if (this.socket) this.socket.resetAndDestroy();
-      else this.out.destroy();
-    } catch {
-      // Not a TCP handle (a TLS socket, a test's stream): destroyed all the same.
-      this.socket?.destroy();
-      this.out.destroy();
-    }
-    this.releasedNow();
+    this.connection.reset();
   }
 
   /** Writes to the client, counting the bytes; false when it should wait for 'drain'. */
-  private write(frame: string): boolean {
-    const bytes = Buffer.byteLength(frame);
-    this.written += bytes;
-    this.largestFrame = Math.max(this.largestFrame, bytes);
+  private write(frame: string, openedBy?: string): boolean {
+    this.opened.wrote(Buffer.byteLength(frame), openedBy, this.out.writableHighWaterMark);
     return this.out.write(frame);
   }
 
@@ -291,20 +241,20 @@ export class Feed {
     const { partition, offset } = record.position;
     if (offset < (this.next.get(partition) ?? 0)) return;
     // Keys destroyed from the moment the record is opened until its frame is written (and remembered).
-    this.erasedWhileShowing = new Set();
+    this.showing = true;
     let flowing: boolean;
     try {
       let shown = await this.options.show(record);
       // Opened with a key destroyed meanwhile: shown again (without it, since the store forgot it).
-      while (shown.opened !== undefined && this.erasedWhileShowing.has(shown.opened))
+      while (shown.opened !== undefined && this.erasedWhileShowing?.has(shown.opened) === true)
         shown = await this.options.show(record);
       if (this.stop.signal.aborted) return;
       this.next.set(partition, offset + 1);
       this.takenThisRound += record.value.length;
       const after = this.options.format === 'sse' ? (this.after() ?? '') : '';
-      flowing = this.write(eventFrame(this.options.format, shown.text, after));
-      if (shown.opened !== undefined) this.rememberOpened(shown.opened);
+      flowing = this.write(eventFrame(this.options.format, shown.text, after), shown.opened);
     } finally {
+      this.showing = false;
       this.erasedWhileShowing = undefined;
     }
     if (flowing) return;
@@ -312,18 +262,6 @@ export class Feed {
     await this.drained();
     this.waitingForClient = false;
     this.stalledTicks = 0;
-  }
-
-  private rememberOpened(key: string): void {
-    // Newest last (Map keeps insertion order): entries further back than any buffer reaches are the client's.
-    this.openedAt.delete(key);
-    this.openedAt.set(key, this.written);
-    this.newestOpened = this.written;
-    const reach = this.kernel.most + this.out.writableHighWaterMark + 2 * this.largestFrame;
-    for (const [oldest, at] of this.openedAt) {
-      if (this.written - at <= reach) break;
-      this.openedAt.delete(oldest);
-    }
   }
 
   private drained(): Promise<void> {
@@ -350,35 +288,13 @@ export class Feed {
     this.write(heartbeatFrame(this.options.format));
   }
 
-  /**
-   * The last line, then the end of the response once the client's TCP has acknowledged every frame
-   * that opened content (so that a graceful close never leaves one in a kernel queue no delete can
-   * reach); a client that does not within the grace is reset, dropping what is queued.
-   */
+  /** The last line, then the end of the response once the client has taken what opened content (feed-connection.ts). */
   private close(ended: { reason: string; after: string | null }): void {
-    const { out } = this;
-    if (out.destroyed || out.writableEnded) {
-      this.releasedNow();
-      return;
-    }
-    const until = performance.now() + (this.options.endGraceMs ?? this.options.heartbeatMs);
-    this.write(endFrame(this.options.format, ended.reason, ended.after));
-    let timer: NodeJS.Timeout | undefined;
-    const settle = () => {
-      timer = undefined;
-      if (this.gone()) return;
-      if (this.newestOpened === 0 || !this.mayStillHold(this.newestOpened, this.kernel.sendQueues())) {
-        this.releasedNow();
-        out.end();
-        // A client that never takes the end of the response is reset at the grace's end all the same.
-        timer = setTimeout(() => this.reset(), Math.max(0, until - performance.now()));
-        return;
-      }
-      if (performance.now() >= until) this.reset();
-      else timer = setTimeout(settle, RELEASE_POLL_MS);
-    };
-    (this.socket ?? out).once('close', () => clearTimeout(timer));
-    out.once('close', () => clearTimeout(timer));
-    settle();
+    if (!this.out.destroyed && !this.out.writableEnded)
+      this.write(endFrame(this.options.format, ended.reason, ended.after));
+    this.connection.endOnceTaken(
+      () => this.opened.holdNewest(this.connection.held(this.kernel.sendQueues())),
+      this.options.endGraceMs ?? this.options.heartbeatMs,
+    );
   }
 }
