@@ -1,13 +1,11 @@
-// What a create writes when its content is sealed, and the erasure of a key before an answer: the
-// two places where the service's writes meet the key store (src/keys/).
-import type { Logger } from 'pino';
+// What a create writes when its content is sealed: its name and tag under a new key, durable
+// before the create is appended (src/keys/; erasures are request-erasures.ts).
 import type { AuthContext, ReportEvent } from '../../projections/events.js';
 import type { StoredReport } from '../../projections/reports.js';
 import { contentBytes, digestOfBytes, sealBytes } from '../../projections/sealing.js';
 import { keyIdText, type ContentKey, type KeyStore } from '../keys/key-store.js';
 import { hasKeyCarrier } from '../log/capabilities.js';
 import type { EventLog } from '../log/event-log.js';
-import { UnavailableError } from '../errors.js';
 import { eventBasis, reportCreated, type EnvelopeContext } from './envelope.js';
 
 export interface SealingContext extends EnvelopeContext {
@@ -50,27 +48,4 @@ export async function sealedCreate(
   // A log that carries keys makes it durable with the event, in one group commit; otherwise it goes first.
   if (!hasKeyCarrier(context.log)) await keys.put([key], { timeoutMs });
   return { event: reportCreated(context, data, expectedVersion, auth), key };
-}
-
-/**
- * Erases before a request's answer (`erase` is given the time left): 503 when the store does not
- * confirm it in time (retrying is safe; the eraser keeps trying).
- */
-export async function eraseBeforeAnswer(
-  logger: Logger,
-  id: string,
-  timeoutMs: number,
-  erase: (timeoutMs: number) => Promise<void>,
-): Promise<void> {
-  try {
-    await erase(timeoutMs);
-  } catch (error) {
-    logger.warn(
-      { err: error, subject: id },
-      'the key store did not confirm the destruction of a key; trying again in the background',
-    );
-    throw new UnavailableError(
-      `report ${id} was written, but the destruction of its content key is not confirmed yet; retrying the same request is safe`,
-    );
-  }
 }

@@ -4,11 +4,11 @@ import type { SpanContext, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { AuthContext, ReportEvent } from '../../projections/events.js';
 import type { ReportsView, StoredReport } from '../../projections/reports.js';
-import { parseKeyId, type ContentKey, type KeyId, type KeyStore } from '../keys/key-store.js';
+import type { ContentKey, KeyId, KeyStore } from '../keys/key-store.js';
 import type { Ended } from '../read-model/read-model.js';
 import { deletionOf, type Deletion } from '../keys/deletion-records.js';
 import { createContentOpener, type ContentOpener } from './report-content.js';
-import { createKeyEraser, type KeyEraser } from './key-eraser.js';
+import { RequestErasures } from './request-erasures.js';
 import { createTookEffect } from './unknown-outcome.js';
 import { createReportReader, type ReadAnswer, type ReadReport } from './report-reader.js';
 import { UnavailableError } from '../errors.js';
@@ -40,7 +40,7 @@ import {
   type ReportView,
 } from './decide.js';
 import { reportDeleted, type EnvelopeContext } from './envelope.js';
-import { eraseBeforeAnswer, sealedCreate, type CreateToSeal } from './sealed-create.js';
+import { sealedCreate, type CreateToSeal } from './sealed-create.js';
 import { KeyedQueue, queueKeys } from './keyed-queue.js';
 import { WriteOutcomes, type WriteTicket } from './write-outcomes.js';
 import { createWriteTracing, defaultTracer, parentContext, type WriteTracing } from './tracing.js';
@@ -79,14 +79,14 @@ export class ReportService {
   private readonly tracing: WriteTracing;
   private readonly clockMs: () => number;
   private readonly opener: ContentOpener;
-  private readonly eraser: KeyEraser;
+  private readonly erasures: RequestErasures;
   private readonly reader: ReadReport;
 
   constructor(private readonly options: ReportServiceOptions) {
     this.tracing = createWriteTracing(options.tracer ?? defaultTracer());
     this.clockMs = options.clockMs ?? (() => performance.now());
     this.opener = createContentOpener(options.keys, options.logger);
-    this.eraser = createKeyEraser(options.keys, options.logger, undefined, options.onKeysErased);
+    this.erasures = new RequestErasures(options.keys, options.logger, options.onKeysErased);
     this.reader = createReportReader({
       opener: this.opener,
       writeTimeoutMs: options.writeTimeoutMs,
@@ -188,7 +188,9 @@ export class ReportService {
     return this.tracked((ticket) =>
       this.queue.run(queueKeys(id, idempotencyKey), async () => {
         const state = this.readyState(deadline);
-        if (this.eraser.waitsFor(id)) await this.settleErasure(id, deadline);
+        // An erasure of its deletion still unconfirmed is written first (request-erasures.ts).
+        const waiting = this.erasures.waitingOf(id, this.remaining(deadline));
+        if (waiting !== undefined) await waiting;
         for (let decisions = 1; ; decisions += 1) {
           const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id });
           if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
@@ -253,36 +255,17 @@ export class ReportService {
   }
 
   private erase(what: readonly KeyId[] | Deletion, id: string, deadline: number): Promise<void> {
-    return eraseBeforeAnswer(this.options.logger, id, this.remaining(deadline), (timeoutMs) =>
-      this.eraser.erase(what, timeoutMs),
-    );
-  }
-
-  /**
-   * An erasure of report `id`'s deletion still being tried again (its delete answered 503, or the
-   * fold queued it) is written before any answer about the report: a retry of that delete must not
-   * get its 204 (or a 404) while the key may still open the content.
-   */
-  private settleErasure(id: string, deadline: number): Promise<void> {
-    return eraseBeforeAnswer(this.options.logger, id, this.remaining(deadline), (timeoutMs) =>
-      this.eraser.settle(id, timeoutMs),
-    );
+    return this.erasures.beforeAnswer(what, id, this.remaining(deadline));
   }
 
   /** Erases in the background what an event another writer wrote ends (read-model.ts Ended). */
   eraseLater(ended: Ended): void {
-    if (ended.kind === 'void') this.eraser.eraseLater([parseKeyId(ended.key)]);
-    else
-      this.eraser.eraseLater(
-        ended.key === undefined
-          ? { reportId: ended.reportId, version: ended.version }
-          : { reportId: ended.reportId, version: ended.version, key: parseKeyId(ended.key) },
-      );
+    this.erasures.later(ended);
   }
 
   /** Keys whose destruction is still being tried again (for /metrics). */
   erasuresPending(): number {
-    return this.eraser.pending();
+    return this.erasures.pending();
   }
 
   /** Live reports whose content could not be opened since start (a missing key; for /metrics). */
@@ -292,7 +275,7 @@ export class ReportService {
 
   /** Stops the background work (key destructions tried again): at shutdown. */
   stop(): void {
-    this.eraser.stop();
+    this.erasures.stop();
   }
 
   /**

@@ -1,0 +1,71 @@
+// The erasures the service's requests wait for, and those the fold hands it (key-eraser.ts does
+// the writing and the trying again): a failure to confirm one before an answer is a 503 (the
+// write took effect, retrying is safe, the eraser keeps trying).
+import type { Logger } from 'pino';
+import { UnavailableError } from '../errors.js';
+import type { Deletion } from '../keys/deletion-records.js';
+import { parseKeyId, type KeyId, type KeyStore } from '../keys/key-store.js';
+import type { Ended } from '../read-model/read-model.js';
+import { createKeyEraser, type KeyEraser } from './key-eraser.js';
+
+export class RequestErasures {
+  private readonly eraser: KeyEraser;
+
+  constructor(
+    keys: KeyStore,
+    private readonly logger: Logger,
+    /** Told of the keys destroyed, once the store confirms it (the feeds: feed-hub.ts `erased`). */
+    onErased?: (ids: readonly KeyId[]) => void,
+  ) {
+    this.eraser = createKeyEraser(keys, logger, undefined, onErased);
+  }
+
+  /** Erases a void create's keys, or what a delete that took effect ends, before report `id`'s answer. */
+  beforeAnswer(what: readonly KeyId[] | Deletion, id: string, timeoutMs: number): Promise<void> {
+    return this.confirmed(id, this.eraser.erase(what, timeoutMs));
+  }
+
+  /**
+   * An erasure of report `id`'s deletion still being tried again (its delete answered 503, or the
+   * fold queued it), written before any answer about the report: a retry of that delete must not
+   * get its 204 (or a 404) while the key may still open the content. Undefined when none waits.
+   */
+  waitingOf(id: string, timeoutMs: number): Promise<void> | undefined {
+    return this.eraser.waitsFor(id) ? this.confirmed(id, this.eraser.settle(id, timeoutMs)) : undefined;
+  }
+
+  /** Erases in the background what an event another writer wrote ends (read-model.ts Ended). */
+  later(ended: Ended): void {
+    if (ended.kind === 'void') this.eraser.eraseLater([parseKeyId(ended.key)]);
+    else
+      this.eraser.eraseLater(
+        ended.key === undefined
+          ? { reportId: ended.reportId, version: ended.version }
+          : { reportId: ended.reportId, version: ended.version, key: parseKeyId(ended.key) },
+      );
+  }
+
+  /** Keys whose destruction is still being tried again (for /metrics). */
+  pending(): number {
+    return this.eraser.pending();
+  }
+
+  /** Stops trying again (at shutdown: what is left is swept at the next start). */
+  stop(): void {
+    this.eraser.stop();
+  }
+
+  private async confirmed(id: string, erasure: Promise<void>): Promise<void> {
+    try {
+      await erasure;
+    } catch (error) {
+      this.logger.warn(
+        { err: error, subject: id },
+        'the key store did not confirm the destruction of a key; trying again in the background',
+      );
+      throw new UnavailableError(
+        `report ${id} was written, but the destruction of its content key is not confirmed yet; retrying the same request is safe`,
+      );
+    }
+  }
+}
