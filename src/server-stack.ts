@@ -15,7 +15,7 @@ import { Closers } from './closers.js';
 import type { Config } from './config.js';
 import type { FeedHub } from './feed/feed-hub.js';
 import type { KeyStore } from './keys/key-store.js';
-import { checkNewestKeyHeld, sweepBound, sweepOrphanKeys } from './keys/key-upkeep.js';
+import { checkNewestKeyHeld, leftUnerased, sweepBound, sweepOrphanKeys } from './keys/key-upkeep.js';
 import { openKeyStore } from './keys/open-key-store.js';
 import { hasResumableScan } from './log/capabilities.js';
 import type { EventLog } from './log/event-log.js';
@@ -113,7 +113,21 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
     });
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
     const health = new ProjectionHealth(config.projectionStallMs);
-    let sweeping: Promise<unknown> = Promise.resolve();
+    let sweeping: Promise<unknown> | undefined;
+    // What the catch-up folds that a crash may have left unerased, on a key store with no sweep (key-upkeep.ts).
+    const unerased = leftUnerased(keys);
+    // The service exists once the app is wired, after the projector starts; it is asked for nothing before it caught up.
+    const wired: { service?: ReportService; feeds?: FeedHub } = {};
+    /** Once caught up and wired: the service hears of the sweep, and is handed what the catch-up left unerased. */
+    const handOver = () => {
+      const { service } = wired;
+      if (service === undefined || !projector.isCaughtUp()) return;
+      if (sweeping !== undefined) service.sweeping(sweeping);
+      const found = unerased?.take() ?? [];
+      if (found.length > 0)
+        logger.info({ erasures: found.length }, 'erasing what a crash left unerased in the history');
+      for (const ended of found) service.eraseLater(ended);
+    };
     const onCaughtUp = () => {
       autoSnapshot.onCaughtUp();
       try {
@@ -124,12 +138,11 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
         return;
       }
       if (sweepBelow !== undefined)
-        sweeping = sweepOrphanKeys(model, keys, sweepBelow, logger).catch(
+        sweeping = sweepOrphanKeys(model, keys, sweepBelow, logger, (ids) => wired.feeds?.erased(ids)).catch(
           (error: unknown) => void logger.warn({ err: error }, 'could not sweep the key store'),
         );
+      handOver();
     };
-    // The service exists once the app is wired, after the projector starts; it is asked for nothing before it caught up.
-    const wired: { service?: ReportService } = {};
     const projector = new Projector({
       log,
       logger,
@@ -139,6 +152,7 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
       onApplied: (records) => autoSnapshot.onApplied(records),
       onCaughtUp,
       onErased: (ended) => wired.service?.eraseLater(ended),
+      ...(unerased ? { onEndedInCatchUp: unerased.onEnded } : {}),
     });
     projector.start();
     closers.add('projector', async () => {
@@ -158,6 +172,8 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
     const { logger: _logger, onFatal: _onFatal, ...shared } = wiring;
     const { app, service, feeds } = wire({ ...shared, logger, log, keys, projector });
     wired.service = service;
+    wired.feeds = feeds;
+    handOver();
     closers.add('report service', () => service.stop());
     // Closed first: each feed is ended with a last line saying where to resume (after a let-go too).
     closers.add('feeds', () => feeds.close());

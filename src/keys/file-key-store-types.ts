@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { DeletionRecords } from './deletion-records.js';
 import type { KeyId, KeyStore, KeyStoreStats } from './key-store.js';
 import type { SlotTable } from './slot-table.js';
+import type { SweepOptions } from './sweep-orphans.js';
 
 export interface FileKeyStoreOptions {
   /** The data directory (the embedded log's, whose lock this process holds); the keys are `keys.db` in it. */
@@ -44,7 +45,7 @@ export interface FileKeyStore extends KeyStore, DeletionRecords {
    * Destroys every live key below slot `below` that no live report uses (none of `referenced`), and
    * every slot below it failing its check that none uses; returns how many slots it destroyed.
    */
-  sweepOrphans(referenced: Iterable<KeyId>, options: { readonly below: number }): Promise<number>;
+  sweepOrphans(referenced: Iterable<KeyId>, options: SweepOptions): Promise<number>;
   /**
    * After writes failed for want of space (space-watch.ts): cuts the file back to its durable slots
    * and takes writes again; true when it takes writes (or never stopped), false after any other failure.

@@ -34,7 +34,7 @@ import { RecentKeys } from './recent-keys.js';
 import { planSlotWrites, type KeyWrite, type SlotErasure } from './slot-plan.js';
 import { readSlotTable, type SlotTable } from './slot-table.js';
 import { writeRunsDurably, type SlotFile } from './slot-writes.js';
-import { referencedSlots, sweepOrphanSlots } from './sweep-orphans.js';
+import { referencedSlots, sweepOrphanSlots, type SweepOptions } from './sweep-orphans.js';
 
 export type { FileKeyStore, FileKeyStoreOptions, FileKeyStoreStats } from './file-key-store-types.js';
 
@@ -316,7 +316,7 @@ class FileKeys implements FileKeyStore {
     );
   }
 
-  async sweepOrphans(referencedIds: Iterable<KeyId>, { below }: { readonly below: number }): Promise<number> {
+  async sweepOrphans(referencedIds: Iterable<KeyId>, { below, onDestroyed }: SweepOptions): Promise<number> {
     if (this.closed) throw this.closedError();
     const bound = Math.min(below, this.written);
     const referenced = await referencedSlots(referencedIds, bound);
@@ -324,7 +324,10 @@ class FileKeys implements FileKeyStore {
       await this.settled();
       return readAt(this.file.handle, slotPosition(first), count * SLOT_BYTES);
     };
-    const swept = await sweepOrphanSlots(read, referenced, bound, (ids) => this.destroy(ids));
+    const swept = await sweepOrphanSlots(read, referenced, bound, async (ids) => {
+      await this.destroy(ids);
+      onDestroyed?.(ids);
+    });
     if (swept.live + swept.damaged > 0)
       this.logger.info(
         { path: this.file.path, orphans: swept.live, damagedSlots: swept.damaged },

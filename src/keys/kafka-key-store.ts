@@ -273,6 +273,11 @@ class KafkaKeys implements KafkaKeyStore {
     return this.memory.ids();
   }
 
+  /** Whether the key is in memory now, without reading the topic further (key-upkeep.ts leftUnerased). */
+  heldInMemory(id: KeyId): boolean {
+    return this.memory.get(keyIdText(id)) !== undefined;
+  }
+
   /** Reads every partition up to its head (the start); a follower that stopped says why (a refused topic). */
   async caughtUp(): Promise<void> {
     try {

@@ -14,6 +14,13 @@ export const SWEEP_SLICE_KEYS = 256;
 /** Slots read and looked at between two turns of the event loop. */
 const LOOK_SLICE_SLOTS = 16_384;
 
+export interface SweepOptions {
+  /** Slots from this one on are not looked at (keys minted since the start: their creates may be in flight). */
+  readonly below: number;
+  /** Told the ids of each slice once its destruction is durable (a feed that showed their content may still hold it). */
+  readonly onDestroyed?: (ids: readonly KeyId[]) => void;
+}
+
 export interface SweepResult {
   /** Live keys destroyed. */
   readonly live: number;

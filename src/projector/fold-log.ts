@@ -12,7 +12,7 @@ import {
   type LogRecord,
 } from '../log/event-log.js';
 import { readAhead } from '../read-model/read-ahead.js';
-import { applyRecord, passGap, type Applied, type ReadModel } from '../read-model/read-model.js';
+import { applyRecord, passGap, type Applied, type ErasedKey, type ReadModel } from '../read-model/read-model.js';
 import { foldSharded } from '../read-model/sharded-fold.js';
 import { ReportTable } from '../read-model/report-table.js';
 import { isFileBacked } from '../log/file/file-range.js';
@@ -29,6 +29,11 @@ export interface FoldOptions {
   readonly threads?: number;
   /** Called with every record folded and what it did; a fold with it runs on one thread. */
   readonly onRecord?: (record: LogRecord, applied: Applied) => void;
+  /**
+   * Told what each folded event ends (a deletion, a void create: read-model.ts Ended), as a running
+   * projector is; a fold with it runs on one thread.
+   */
+  readonly onEnded?: ErasedKey;
   /** Called with every record skipped because it is not a valid report event, in order. */
   readonly onSkipped?: (position: LogPosition, reason: string) => void;
   /** Called as the fold goes (after every batch on one thread). */
@@ -58,7 +63,7 @@ const READ_AHEAD_BATCHES = 4;
 
 /** Folds the log into `model` from its cursor to `to` (or the head). */
 export async function foldLog(log: EventLog, model: ReadModel, options: FoldOptions = {}): Promise<void> {
-  const { to, signal, onRecord, onSkipped, onProgress } = options;
+  const { to, signal, onRecord, onEnded, onSkipped, onProgress } = options;
   if (to !== undefined && cursorReached(model.cursor, to)) return;
   if ((await foldOnThreads(log, model, options)) === 'stop') return;
   let lastTimestampMs: number | undefined;
@@ -74,7 +79,7 @@ export async function foldLog(log: EventLog, model: ReadModel, options: FoldOpti
     for (const record of item.records) {
       // Kafka partitions are read together: skip what lies beyond `to` here, stop once all are done.
       if (!before(record.position, to)) continue;
-      const applied = applyRecord(model, record);
+      const applied = applyRecord(model, record, undefined, onEnded);
       lastTimestampMs = record.timestampMs;
       if (applied.kind === 'invalid') onSkipped?.(record.position, applied.reason);
       onRecord?.(record, applied);
@@ -100,9 +105,10 @@ function isEmpty(model: ReadModel): boolean {
 async function foldOnThreads(
   log: EventLog,
   model: ReadModel,
-  { to, signal, threads, onRecord, onSkipped, onProgress, onThreadsFailed }: FoldOptions,
+  { to, signal, threads, onRecord, onEnded, onSkipped, onProgress, onThreadsFailed }: FoldOptions,
 ): Promise<'stop' | 'go on'> {
-  if (threads === undefined || onRecord !== undefined || !isFileBacked(log) || !isEmpty(model)) return 'go on';
+  if (threads === undefined || onRecord !== undefined || onEnded !== undefined || !isFileBacked(log) || !isEmpty(model))
+    return 'go on';
   const head = (await log.head()).get(0) ?? 0;
   const end = Math.min(head, to?.get(0) ?? head);
   if (end < SHARDED_FOLD_RECORDS) return 'go on';

@@ -48,6 +48,11 @@ export interface ProjectorOptions {
   /** Told, once caught up, the key of content each folded event ends (read-model.ts ErasedKey): to be destroyed. */
   readonly onErased?: ErasedKey;
   /**
+   * Told the same while catching up at start (on one thread; a sharded fold tells nothing): what a
+   * crash may have left unerased (a delete whose key was not destroyed yet) is among it.
+   */
+  readonly onEndedInCatchUp?: ErasedKey;
+  /**
    * A catch-up of at least SHARDED_FOLD_RECORDS records at start is folded by foldLog, sharded
    * across this many threads when it starts from an empty model on a file log (absent: the follow
    * loop folds everything itself).
@@ -188,6 +193,7 @@ export class Projector {
         to: target,
         signal: this.abort.signal,
         threads,
+        ...(this.options.onEndedInCatchUp ? { onEnded: this.options.onEndedInCatchUp } : {}),
         onSkipped: (position, reason) => this.skipped(position, reason),
         onProgress: ({ records, lastTimestampMs }) => {
           this.health.applied(lastTimestampMs);
@@ -251,7 +257,12 @@ export class Projector {
       }
       this.settle(
         record,
-        applyRecord(model, record, this.encoded.eventOf(record.value), this.isReady ? options.onErased : undefined),
+        applyRecord(
+          model,
+          record,
+          this.encoded.eventOf(record.value),
+          this.isReady ? options.onErased : options.onEndedInCatchUp,
+        ),
       );
       applied += 1;
       last = record;

@@ -10,6 +10,8 @@ import { createKeyEraser, type KeyEraser } from './key-eraser.js';
 
 export class RequestErasures {
   private readonly eraser: KeyEraser;
+  /** The start's sweep of keys a crash left behind, while it runs (`sweeping`). */
+  private sweep: Promise<void> | undefined;
 
   constructor(
     keys: KeyStore,
@@ -32,6 +34,41 @@ export class RequestErasures {
    */
   waitingOf(id: string, timeoutMs: number): Promise<void> | undefined {
     return this.eraser.waitsFor(id) ? this.confirmed(id, this.eraser.settle(id, timeoutMs)) : undefined;
+  }
+
+  /**
+   * The start's sweep of keys no live report uses (key-upkeep.ts), under way: among them may be the
+   * key of a report whose delete reached the log before a crash, and did not destroy it.
+   */
+  sweeping(sweep: Promise<unknown>): void {
+    const done = sweep.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.sweep = done;
+    void done.then(() => {
+      if (this.sweep === done) this.sweep = undefined;
+    });
+  }
+
+  /**
+   * Before a delete's answer that writes nothing (a 404, the remembered answer of a keyed retry):
+   * the start's sweep is done, within `timeoutMs`, or a 503. A delete that reached the log just
+   * before a crash is answered so on its retry, and its key may be among those the sweep destroys.
+   */
+  async swept(id: string, timeoutMs: number): Promise<void> {
+    const sweep = this.sweep;
+    if (sweep === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      sweep.then(() => true),
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+    ]);
+    clearTimeout(timer);
+    if (!finished)
+      throw new UnavailableError(
+        `the server is still destroying the keys a crash left behind, which may include report ${id}'s; retrying the same request is safe`,
+      );
   }
 
   /** Erases in the background what an event another writer wrote ends (read-model.ts Ended). */

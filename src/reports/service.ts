@@ -193,12 +193,18 @@ export class ReportService {
         if (waiting !== undefined) await waiting;
         for (let decisions = 1; ; decisions += 1) {
           const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id });
-          if (keyed.kind !== 'new') return deleteAnswer(id, keyed);
+          if (keyed.kind !== 'new') {
+            await this.erasures.swept(id, this.remaining(deadline));
+            return deleteAnswer(id, keyed);
+          }
           let decision = decideDelete(bareView(state, id), preconditions);
           // A 404 or 412 must not come from state older than the request (nor does it after a void write).
           if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline)))
             decision = decideDelete(bareView(state, id), preconditions);
-          if (decision.kind === 'not-found') throw notFound(id);
+          if (decision.kind === 'not-found') {
+            await this.erasures.swept(id, this.remaining(deadline));
+            throw notFound(id);
+          }
           if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
           this.beforeWriteAgain(id, decisions, deadline);
           // The key of the incarnation this delete ends (none for content written in the clear).
@@ -261,6 +267,11 @@ export class ReportService {
   /** Erases in the background what an event another writer wrote ends (read-model.ts Ended). */
   eraseLater(ended: Ended): void {
     this.erasures.later(ended);
+  }
+
+  /** The start's sweep of keys a crash left behind is under way: deletes answered without a write wait for it. */
+  sweeping(sweep: Promise<unknown>): void {
+    this.erasures.sweeping(sweep);
   }
 
   /** Keys whose destruction is still being tried again (for /metrics). */

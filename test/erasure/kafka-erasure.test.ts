@@ -2,7 +2,8 @@
 // is physically gone from every file of the key topic within REPORTS_KEY_ERASURE_BOUND_MS (short
 // here: the test broker's cleaner looks every second), and the event topic never held the name in
 // the clear. A create that loses a race to another instance is void, and its key destroyed, as every
-// instance sees. A create's key is in its report's partition.
+// instance sees. A create's key is in its report's partition. What a crash left unerased in the
+// history (a delete or a void create whose key was never destroyed) is erased by the next start.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { suite } from 'uvu';
@@ -12,7 +13,12 @@ import { partitionOfKeyId } from '../../src/keys/kafka-key-ids.js';
 import { parseKeyId } from '../../src/keys/key-store.js';
 import { partitionOfKey } from '../../src/log/kafka/key-partition.js';
 import { brokerRunDir } from '../helpers/kafka-broker.js';
-import { startKafkaServer, uniqueTopic, withKafka } from '../helpers/kafka.js';
+import { loadConfig } from '../../src/config.js';
+import { openKafkaKeyStore } from '../../src/keys/kafka-key-store.js';
+import { created, deleted } from '../helpers/events.js';
+import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
+import { appendSealedToTopic } from '../helpers/sealed-history.js';
+import { memoryLogger } from '../helpers/server.js';
 import { until } from '../helpers/async.js';
 import type { TestServer } from '../helpers/server.js';
 
@@ -161,6 +167,51 @@ withKafka('erasure on Kafka', (brokers) => {
         }
       } finally {
         await Promise.all([a.dispose(), b.dispose()]);
+      }
+    },
+  );
+
+  erasure(
+    'what a crash left unerased in the history (a delete, a void create, their keys never destroyed) is erased once a start has caught up',
+    async () => {
+      const topic = uniqueTopic('erasure-crash');
+      // The topic as a writer that crashed after each append, before destroying the key, leaves it.
+      const [smith, kept, racing] = await appendSealedToTopic(brokers, topic, [
+        created('91', 'Performance review J Smith', 'hr-private'),
+        deleted('91'),
+        created('92', 'kept'),
+        created('92', 'a racing copy'),
+      ]);
+      assert.ok(smith !== undefined && kept !== undefined && racing !== undefined);
+      try {
+        const server = await startKafkaServer(brokers, {}, topic);
+        try {
+          await until(
+            async () =>
+              (await server.keys.get(smith.id)) === undefined && (await server.keys.get(racing.id)) === undefined,
+            'the keys of the deleted report and of the void create destroyed',
+            { timeoutMs: 10_000, everyMs: 100 },
+          );
+          assert.ok((await server.keys.get(kept.id)) !== undefined, "the live report's key stays");
+          assert.is((await server.request('/reports/91', { method: 'DELETE' })).status, 404);
+        } finally {
+          await server.dispose();
+        }
+        // The key topic itself says so, read afresh: tombstones, not only this instance's memory.
+        const { kafka } = loadConfig(kafkaEnv(brokers, topic));
+        assert.ok(kafka !== undefined);
+        const keys = await openKafkaKeyStore({ config: kafka, logger: memoryLogger().logger, writeTimeoutMs: 10_000 });
+        try {
+          assert.equal(
+            [await keys.get(smith.id), await keys.get(racing.id)].map((key) => key === undefined),
+            [true, true],
+          );
+          assert.ok((await keys.get(kept.id)) !== undefined);
+        } finally {
+          await keys.close();
+        }
+      } finally {
+        await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic, `${topic}.keys`] }));
       }
     },
   );
