@@ -6,8 +6,9 @@
 // times of the last run (kept in .cache/test-times.json), and each file's output is printed in one
 // piece when it ends, with its time, so the slow suites are easy to find.
 // `node dist/test/run-tests.js PATTERN...` runs the files whose path contains a PATTERN; `--skip
-// PATTERN` (repeatable) leaves out the files whose path contains it, which is how CI runs the suite
-// without the slowest fault suites on the older Node versions.
+// PATTERN` (repeatable) leaves out the files whose path contains it, and `--skip-from FILE` those
+// whose path starts with one of its lines (`#` starts a comment): how CI runs the suite on the older Node versions without
+// the suites whose subject is not the runtime (test/compat-skips.txt).
 // `--alongside PATTERN` runs the files matching it in one lane of their own, beside the others: the
 // cluster fault suite mostly waits on its faults (its three brokers are its own), so it costs the run
 // little time beside the others instead of minutes after them. `--alone PATTERN` runs the files
@@ -54,6 +55,15 @@ function lanesFrom(value: string | undefined): number {
   return lanes;
 }
 
+/** The path prefixes a skip file names: a line each, `#` to the end of a line a comment. */
+async function skipsIn(file: string): Promise<string[]> {
+  const text = await readFile(file, 'utf8');
+  return text
+    .split('\n')
+    .map((line) => line.replace(/#.*/, '').trim())
+    .filter((line) => line !== '');
+}
+
 async function main(): Promise<void> {
   const fileTimeoutS = Number(process.env.TEST_FILE_TIMEOUT_S ?? 600);
   if (!(fileTimeoutS > 0))
@@ -62,6 +72,7 @@ async function main(): Promise<void> {
   const { values, positionals: patterns } = parseArgs({
     options: {
       skip: { type: 'string', multiple: true, default: [] },
+      'skip-from': { type: 'string', multiple: true, default: [] },
       alongside: { type: 'string', multiple: true, default: [] },
       alone: { type: 'string', multiple: true, default: [] },
       lanes: { type: 'string' },
@@ -69,12 +80,13 @@ async function main(): Promise<void> {
     allowPositionals: true,
   });
   const lanes = lanesFrom(values.lanes ?? process.env.TEST_LANES);
+  const listed = (await Promise.all(values['skip-from'].map(skipsIn))).flat();
+  const skipped = (path: string) => values.skip.some((p) => path.includes(p)) || listed.some((p) => path.startsWith(p));
+  const skips = [...values.skip, ...listed];
   const name = (file: string) => relative(root, file);
   // Patterns match the path under dist/test, not the checkout's own path (a checkout in wt-chaos/).
   const chosen = (await testFiles(root)).filter(
-    (file) =>
-      (patterns.length === 0 || patterns.some((p) => name(file).includes(p))) &&
-      !values.skip.some((p) => name(file).includes(p)),
+    (file) => (patterns.length === 0 || patterns.some((p) => name(file).includes(p))) && !skipped(name(file)),
   );
   const beside = chosen.filter((file) => values.alongside.some((p) => name(file).includes(p)));
   const alone = chosen.filter((file) => !beside.includes(file) && values.alone.some((p) => name(file).includes(p)));
@@ -98,7 +110,7 @@ async function main(): Promise<void> {
   await writeFile(timesPath, `${JSON.stringify(times, null, 1)}\n`);
   // A failed file counts at least once, whatever its counts say (uvu's total leaves skipped tests out).
   const failed = Math.max(tally.total - tally.passed - tally.skipped, tally.failedFiles.length);
-  const left = values.skip.length > 0 ? ` (left out: files matching ${values.skip.join(', ')})` : '';
+  const left = skips.length > 0 ? ` (left out: files matching ${skips.join(', ')})` : '';
   const failures =
     tally.failedFiles.length > 0
       ? `; failures in ${tally.failedFiles.length} files: ${tally.failedFiles.join(', ')}`
