@@ -30,6 +30,12 @@ export interface KafkaConfig {
   readonly keyTopic: string;
   /** How long a destroyed key may stay in the key topic's files at most: the topic's settings are derived from it and checked against it. */
   readonly keyErasureBoundMs: number;
+  /**
+   * How long after a start has caught up the key topic's keys that no live report used then are
+   * looked at again, and destroyed if still unused (src/keys/key-upkeep.ts sweepKeyTopic); at least
+   * four write time-outs where those are longer.
+   */
+  readonly keySweepDelayMs: number;
   /** How long a start waits for a broker of `brokers` to answer (src/log/kafka/start-retry.ts). */
   readonly startTimeoutMs: number;
 }
@@ -110,6 +116,7 @@ export const CONFIG_VARIABLES = [
   'REPORTS_MAX_PENDING_APPENDS',
   'REPORTS_KEY_TOPIC',
   'REPORTS_KEY_ERASURE_BOUND_MS',
+  'REPORTS_KEY_SWEEP_DELAY_MS',
   'REPORTS_MAX_FEEDS',
   'REPORTS_FEED_BUFFER',
   'REPORTS_FEED_HEARTBEAT_MS',
@@ -292,6 +299,7 @@ function kafkaConfig(env: Env): KafkaConfig | undefined {
       10_000,
       30 * DEFAULT_KEY_ERASURE_BOUND_MS,
     ),
+    keySweepDelayMs: integer(env, 'REPORTS_KEY_SWEEP_DELAY_MS', 60_000, 1000, 86_400_000),
   });
 }
 

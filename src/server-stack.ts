@@ -15,7 +15,8 @@ import { Closers } from './closers.js';
 import type { Config } from './config.js';
 import type { FeedHub } from './feed/feed-hub.js';
 import type { KeyStore } from './keys/key-store.js';
-import { checkNewestKeyHeld, leftUnerased, sweepBound, sweepOrphanKeys } from './keys/key-upkeep.js';
+import { checkNewestKeyHeld } from './keys/key-upkeep.js';
+import { StartUpkeep } from './keys/start-upkeep.js';
 import { openKeyStore } from './keys/open-key-store.js';
 import { hasResumableScan } from './log/capabilities.js';
 import type { EventLog } from './log/event-log.js';
@@ -93,7 +94,13 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
     const model = snapshot?.model ?? createReadModel();
     // A snapshot names the newest key its history refers to: a key store that never held it stops the start now.
     checkNewestKeyHeld(model, keys);
-    const sweepBelow = sweepBound(keys);
+    // The keys a crash or a shutdown left undestroyed, swept once caught up (start-upkeep.ts); keys
+    // minted from now on are never swept.
+    const upkeep = new StartUpkeep(model, keys, {
+      logger,
+      writeTimeoutMs: config.writeTimeoutMs,
+      keySweepDelayMs: config.kafka?.keySweepDelayMs ?? 0,
+    });
     // Opened at the newest snapshot's resume point but folding from before it: scan that part now,
     // so damage there stops the start as at any open.
     if (hasResumableScan(log)) await log.scanFrom(model.cursor);
@@ -113,21 +120,8 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
     });
     const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
     const health = new ProjectionHealth(config.projectionStallMs);
-    let sweeping: Promise<unknown> | undefined;
-    // What the catch-up folds that a crash may have left unerased, on a key store with no sweep (key-upkeep.ts).
-    const unerased = leftUnerased(keys);
     // The service exists once the app is wired, after the projector starts; it is asked for nothing before it caught up.
-    const wired: { service?: ReportService; feeds?: FeedHub } = {};
-    /** Once caught up and wired: the service hears of the sweep, and is handed what the catch-up left unerased. */
-    const handOver = () => {
-      const { service } = wired;
-      if (service === undefined || !projector.isCaughtUp()) return;
-      if (sweeping !== undefined) service.sweeping(sweeping);
-      const found = unerased?.take() ?? [];
-      if (found.length > 0)
-        logger.info({ erasures: found.length }, 'erasing what a crash left unerased in the history');
-      for (const ended of found) service.eraseLater(ended);
-    };
+    const wired: { service?: ReportService } = {};
     const onCaughtUp = () => {
       autoSnapshot.onCaughtUp();
       try {
@@ -137,11 +131,7 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
         onFatal(error as Error);
         return;
       }
-      if (sweepBelow !== undefined)
-        sweeping = sweepOrphanKeys(model, keys, sweepBelow, logger, (ids) => wired.feeds?.erased(ids)).catch(
-          (error: unknown) => void logger.warn({ err: error }, 'could not sweep the key store'),
-        );
-      handOver();
+      upkeep.caughtUp();
     };
     const projector = new Projector({
       log,
@@ -152,13 +142,13 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
       onApplied: (records) => autoSnapshot.onApplied(records),
       onCaughtUp,
       onErased: (ended) => wired.service?.eraseLater(ended),
-      ...(unerased ? { onEndedInCatchUp: unerased.onEnded } : {}),
+      ...(upkeep.onEndedInCatchUp ? { onEndedInCatchUp: upkeep.onEndedInCatchUp } : {}),
     });
     projector.start();
     closers.add('projector', async () => {
       await projector.stop();
       await autoSnapshot.idle();
-      await sweeping;
+      await upkeep.close();
     });
     closers.add(
       'head probe',
@@ -172,8 +162,7 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
     const { logger: _logger, onFatal: _onFatal, ...shared } = wiring;
     const { app, service, feeds } = wire({ ...shared, logger, log, keys, projector });
     wired.service = service;
-    wired.feeds = feeds;
-    handOver();
+    upkeep.wired(service, feeds);
     closers.add('report service', () => service.stop());
     // Closed first: each feed is ended with a last line saying where to resume (after a let-go too).
     closers.add('feeds', () => feeds.close());

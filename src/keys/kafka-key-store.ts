@@ -7,6 +7,7 @@
 // from there, catching up with the partition's head first when a key is not there yet. Secrets and
 // digests are never logged: lines name topics, partitions, offsets and counts only.
 import { randomBytes } from 'node:crypto';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Producer } from 'kafkajs';
 import type { Logger } from 'pino';
 import { CONTENT_KEY_BYTES } from '../../projections/sealing.js';
@@ -273,9 +274,14 @@ class KafkaKeys implements KafkaKeyStore {
     return this.memory.ids();
   }
 
-  /** Whether the key is in memory now, without reading the topic further (key-upkeep.ts leftUnerased). */
+  /** Whether the key is in memory now, without reading the topic further (key-upkeep.ts). */
   heldInMemory(id: KeyId): boolean {
-    return this.memory.get(keyIdText(id)) !== undefined;
+    return this.memory.has(keyIdText(id));
+  }
+
+  /** The ids of the keys in memory now that `named` (ids as text) does not name (key-upkeep.ts sweepKeyTopic). */
+  unnamedInMemory(named: Iterable<string>): Promise<string[]> {
+    return this.memory.unnamed(named, () => yieldToEventLoop());
   }
 
   /** Reads every partition up to its head (the start); a follower that stopped says why (a refused topic). */

@@ -37,6 +37,15 @@ export class KeyMemory {
     return this.slots.get(idText);
   }
 
+  has(idText: string): boolean {
+    return this.slots.has(idText);
+  }
+
+  /** The ids held now that `named` does not name (memory-key-slots.ts `unnamed`). */
+  unnamed(named: Iterable<string>, slice: () => Promise<void>): Promise<string[]> {
+    return this.slots.unnamed(named, slice);
+  }
+
   /**
    * One record the follower read, in offset order. Throws TopicSettingsError for a key outside its
    * partition: the partition count changed, and a tombstone would no longer reach its key's record.

@@ -2,11 +2,13 @@
 // store holds the newest key the log refers to (keys.db cut short, lost or replaced stops the start,
 // never reads as "every report erased"), and once the read model has caught up, destroys the keys
 // that no live report uses: those a crash left behind (a key put whose create never reached the log,
-// a deleted report's or a void create's key whose destruction the crash cut short).
+// a deleted report's or a void create's key whose destruction the crash cut short). The rules are
+// here; start-upkeep.ts runs them in a server.
+import { setImmediate as yieldToEventLoop, setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Ended, ErasedKey, ReadModel } from '../read-model/read-model.js';
+import { keyIdText, parseKeyId, type KeyId, type KeyStore } from './key-store.js';
 import type { SweepOptions } from './sweep-orphans.js';
-import { parseKeyId, type KeyId, type KeyStore } from './key-store.js';
 
 /** A key store that knows which ids it ever held (the file store: ids are slot numbers). */
 export interface HeldKeys {
@@ -20,9 +22,11 @@ export interface SweptKeys {
   sweepOrphans(referenced: Iterable<KeyId>, options: SweepOptions): Promise<number>;
 }
 
-/** A key store that holds every key it read in memory (the key topic's), and says at once whether it holds one. */
+/** A key store that holds every key it read in memory (the key topic's), and answers from there at once. */
 export interface KeysInMemory {
   heldInMemory(id: KeyId): boolean;
+  /** The ids (as text) of the keys held now that `named` does not name. */
+  unnamedInMemory(named: Iterable<string>): Promise<string[]>;
 }
 
 const holdsKeys = (keys: KeyStore): keys is KeyStore & HeldKeys =>
@@ -73,6 +77,9 @@ export async function sweepOrphanKeys(
   return swept;
 }
 
+/** Found leftovers looked at again (those since destroyed dropped) once there are this many, then twice as many as are left. */
+const LOOK_AGAIN_FROM = 4096;
+
 /** What a start's catch-up found a crash may have left unerased, collected as it folds and taken once. */
 export interface LeftUnerased {
   /** The projector's `onEndedInCatchUp`. */
@@ -91,22 +98,88 @@ export interface LeftUnerased {
  */
 export function leftUnerased(keys: KeyStore): LeftUnerased | undefined {
   if (sweepsKeys(keys) || !keepsKeysInMemory(keys)) return undefined;
+  const stillHeld = (ended: Ended) => {
+    if (ended.key === undefined) return false;
+    try {
+      return keys.heldInMemory(parseKeyId(ended.key));
+    } catch {
+      return false; // Not a key id this store could ever hold.
+    }
+  };
   let found: Ended[] = [];
+  // A catch-up held back by one partition folds the others' live traffic meanwhile, whose keys
+  // their writers destroy a moment later: what is found is looked at again as it grows.
+  let lookAgainAt = LOOK_AGAIN_FROM;
   return {
     onEnded(ended) {
-      if (ended.key === undefined) return;
-      let id: KeyId;
-      try {
-        id = parseKeyId(ended.key);
-      } catch {
-        return; // Not a key id this store could ever hold.
-      }
-      if (keys.heldInMemory(id)) found.push(ended);
+      if (!stillHeld(ended)) return;
+      found.push(ended);
+      if (found.length < lookAgainAt) return;
+      found = found.filter(stillHeld);
+      lookAgainAt = Math.max(LOOK_AGAIN_FROM, 2 * found.length);
     },
     take() {
-      const taken = found;
+      const taken = found.filter(stillHeld);
       found = [];
       return taken;
     },
   };
+}
+
+/**
+ * How long after a start's catch-up the key topic's sweep looks again at the keys no live report
+ * used then (REPORTS_KEY_SWEEP_DELAY_MS): at least four write time-outs, the longest a create's
+ * event is expected on its way after its key (a write's own time-out, a leader's failover).
+ */
+export function keyTopicSweepDelayMs(configuredMs: number, writeTimeoutMs: number): number {
+  return Math.max(configuredMs, 4 * writeTimeoutMs);
+}
+
+export interface KeyTopicSweep {
+  /** How long to wait before the second look (keyTopicSweepDelayMs). */
+  readonly afterMs: number;
+  /** Aborts the wait (the server closes). */
+  readonly signal: AbortSignal;
+  /** Destroys the keys (the service's eraser, which tells the feeds). */
+  readonly erase: (ids: readonly KeyId[]) => void;
+  readonly logger: Logger;
+}
+
+/**
+ * The key topic's sweep, for what no catch-up folds again: a delete (or a void create) whose key a
+ * crash or a shutdown left undestroyed, once a snapshot written since covers its event (a snapshot
+ * keeps no key of a deleted report). The keys held when the start caught up that no live report
+ * used then are looked at again `afterMs` later, and those still held and still unused are
+ * destroyed. The wait is for the other instances: a key is put before its create's event, and that
+ * event may be on its way for a while (a paused leader, a write timeout); the key of a create that
+ * lands later still is destroyed, and its report reads as one whose key was lost (docs/erasure.md).
+ * How many it destroyed; 0 for a store that keeps no keys in memory, or when aborted.
+ */
+export async function sweepKeyTopic(model: ReadModel, keys: KeyStore, sweep: KeyTopicSweep): Promise<number> {
+  if (!keepsKeysInMemory(keys)) return 0;
+  const candidates = await keys.unnamedInMemory(liveKeyTexts(model));
+  if (candidates.length === 0) return 0;
+  try {
+    await delay(sweep.afterMs, undefined, { signal: sweep.signal });
+  } catch {
+    return 0; // Aborted: the server closes; the next start looks again.
+  }
+  const left = new Set(candidates.filter((idText) => keys.heldInMemory(parseKeyId(idText))));
+  let taken = 0;
+  for (const idText of liveKeyTexts(model)) {
+    left.delete(idText);
+    if (++taken % 65_536 === 0) await yieldToEventLoop();
+  }
+  if (left.size === 0 || sweep.signal.aborted) return 0;
+  sweep.logger.info(
+    { keys: left.size },
+    'destroying keys of the key topic that no live report uses (a delete or a void create whose erasure a crash or a shutdown cut short)',
+  );
+  sweep.erase([...left].map(parseKeyId));
+  return left.size;
+}
+
+/** The key ids of the live reports of `model`, as text. */
+function* liveKeyTexts(model: ReadModel): Generator<string> {
+  for (const id of model.reports.sealedKeyIds()) yield keyIdText(id);
 }

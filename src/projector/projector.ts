@@ -48,7 +48,7 @@ export interface ProjectorOptions {
   /** Told, once caught up, the key of content each folded event ends (read-model.ts ErasedKey): to be destroyed. */
   readonly onErased?: ErasedKey;
   /**
-   * Told the same while catching up at start (on one thread; a sharded fold tells nothing): what a
+   * Told the same while catching up at start (a catch-up told so folds on one thread): what a
    * crash may have left unerased (a delete whose key was not destroyed yet) is among it.
    */
   readonly onEndedInCatchUp?: ErasedKey;

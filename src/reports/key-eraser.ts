@@ -37,7 +37,7 @@ export interface KeyEraser {
   waitsFor(reportId: string): boolean;
   /** Keys (and deletions) whose erasure is still being tried again. */
   pending(): number;
-  /** Stops trying again (at shutdown: what is left is swept at the next start). */
+  /** Stops trying again (at shutdown: what is left is swept by the next start, start-upkeep.ts). */
   stop(): void;
 }
 

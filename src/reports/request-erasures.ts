@@ -8,10 +8,19 @@ import { parseKeyId, type KeyId, type KeyStore } from '../keys/key-store.js';
 import type { Ended } from '../read-model/read-model.js';
 import { createKeyEraser, type KeyEraser } from './key-eraser.js';
 
+/**
+ * A delete's answer waited for the start's sweep of the key store, which outlasted the request: a
+ * 503 that says nothing of the log or the key store's writes (not counted against readiness).
+ */
+export class SweepUnfinishedError extends UnavailableError {}
+
+/** The start's sweep: under way (`done` says whether it finished), or failed (tried again by its owner). */
+type SweepState = { readonly kind: 'running'; readonly done: Promise<boolean> } | { readonly kind: 'failed' };
+
 export class RequestErasures {
   private readonly eraser: KeyEraser;
-  /** The start's sweep of keys a crash left behind, while it runs (`sweeping`). */
-  private sweep: Promise<void> | undefined;
+  /** The start's sweep of keys a crash left behind, while it runs or after it failed (`sweeping`). */
+  private sweep: SweepState | undefined;
 
   constructor(
     keys: KeyStore,
@@ -41,13 +50,17 @@ export class RequestErasures {
    * key of a report whose delete reached the log before a crash, and did not destroy it.
    */
   sweeping(sweep: Promise<unknown>): void {
-    const done = sweep.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.sweep = done;
-    void done.then(() => {
-      if (this.sweep === done) this.sweep = undefined;
+    const running: SweepState = {
+      kind: 'running',
+      done: sweep.then(
+        () => true,
+        () => false,
+      ),
+    };
+    this.sweep = running;
+    void running.done.then((finished) => {
+      // A sweep that failed holds these deletes until its owner tries again and says so here.
+      if (this.sweep === running) this.sweep = finished ? undefined : { kind: 'failed' };
     });
   }
 
@@ -59,16 +72,24 @@ export class RequestErasures {
   async swept(id: string, timeoutMs: number): Promise<void> {
     const sweep = this.sweep;
     if (sweep === undefined) return;
-    let timer: NodeJS.Timeout | undefined;
-    const finished = await Promise.race([
-      sweep.then(() => true),
-      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
-    ]);
-    clearTimeout(timer);
+    let finished = false;
+    if (sweep.kind === 'running') {
+      let timer: NodeJS.Timeout | undefined;
+      finished = await Promise.race([
+        sweep.done,
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+      ]);
+      clearTimeout(timer);
+    }
     if (!finished)
-      throw new UnavailableError(
+      throw new SweepUnfinishedError(
         `the server is still destroying the keys a crash left behind, which may include report ${id}'s; retrying the same request is safe`,
       );
+  }
+
+  /** Destroys the keys in the background (the key topic's sweep: key-upkeep.ts). */
+  laterKeys(ids: readonly KeyId[]): void {
+    if (ids.length > 0) this.eraser.eraseLater(ids);
   }
 
   /** Erases in the background what an event another writer wrote ends (read-model.ts Ended). */
@@ -87,7 +108,7 @@ export class RequestErasures {
     return this.eraser.pending();
   }
 
-  /** Stops trying again (at shutdown: what is left is swept at the next start). */
+  /** Stops trying again (at shutdown: what is left is swept by the next start, start-upkeep.ts). */
   stop(): void {
     this.eraser.stop();
   }

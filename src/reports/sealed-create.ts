@@ -24,7 +24,7 @@ export interface CreateToSeal {
 
 /**
  * The create event, its name and tag sealed under a new key that is durable before this returns:
- * a crash before the event is appended leaves a key nothing refers to (swept at the next start),
+ * a crash before the event is appended leaves a key nothing refers to (swept by a later start),
  * never an event whose content has no key. A failure of the key store is rejected as it came.
  */
 export async function sealedCreate(

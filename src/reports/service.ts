@@ -8,7 +8,7 @@ import type { ContentKey, KeyId, KeyStore } from '../keys/key-store.js';
 import type { Ended } from '../read-model/read-model.js';
 import { deletionOf, type Deletion } from '../keys/deletion-records.js';
 import { createContentOpener, type ContentOpener } from './report-content.js';
-import { RequestErasures } from './request-erasures.js';
+import { RequestErasures, SweepUnfinishedError } from './request-erasures.js';
 import { createTookEffect } from './unknown-outcome.js';
 import { createReportReader, type ReadAnswer, type ReadReport } from './report-reader.js';
 import { UnavailableError } from '../errors.js';
@@ -194,6 +194,7 @@ export class ReportService {
         for (let decisions = 1; ; decisions += 1) {
           const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id });
           if (keyed.kind !== 'new') {
+            this.outcomes.finished(ticket); // Writes nothing: its wait below says nothing of the log.
             await this.erasures.swept(id, this.remaining(deadline));
             return deleteAnswer(id, keyed);
           }
@@ -202,6 +203,7 @@ export class ReportService {
           if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline)))
             decision = decideDelete(bareView(state, id), preconditions);
           if (decision.kind === 'not-found') {
+            this.outcomes.finished(ticket);
             await this.erasures.swept(id, this.remaining(deadline));
             throw notFound(id);
           }
@@ -274,6 +276,11 @@ export class ReportService {
     this.erasures.sweeping(sweep);
   }
 
+  /** Destroys the keys in the background (the key topic's sweep). */
+  eraseKeysLater(ids: readonly KeyId[]): void {
+    this.erasures.laterKeys(ids);
+  }
+
   /** Keys whose destruction is still being tried again (for /metrics). */
   erasuresPending(): number {
     return this.erasures.pending();
@@ -309,7 +316,8 @@ export class ReportService {
     try {
       return await request(ticket);
     } catch (error) {
-      if (error instanceof UnavailableError) this.outcomes.unconfirmed(ticket, this.clockMs());
+      if (error instanceof UnavailableError && !(error instanceof SweepUnfinishedError))
+        this.outcomes.unconfirmed(ticket, this.clockMs());
       throw error;
     } finally {
       this.outcomes.finished(ticket);

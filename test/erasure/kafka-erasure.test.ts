@@ -3,8 +3,9 @@
 // here: the test broker's cleaner looks every second), and the event topic never held the name in
 // the clear. A create that loses a race to another instance is void, and its key destroyed, as every
 // instance sees. A create's key is in its report's partition. What a crash left unerased in the
-// history (a delete or a void create whose key was never destroyed) is erased by the next start.
-import { readdir, readFile } from 'node:fs/promises';
+// history (a delete or a void create whose key was never destroyed) is erased by the next start, and
+// by the key topic's sweep a while after it where a snapshot covers the event.
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -17,8 +18,11 @@ import { loadConfig } from '../../src/config.js';
 import { openKafkaKeyStore } from '../../src/keys/kafka-key-store.js';
 import { created, deleted } from '../helpers/events.js';
 import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
-import { appendSealedToTopic } from '../helpers/sealed-history.js';
-import { memoryLogger } from '../helpers/server.js';
+import { appendSealedToTopic, sealedCreate } from '../helpers/sealed-history.js';
+import { encodeEvent } from '../../projections/codec.js';
+import { openKafkaLog } from '../../src/log/kafka/kafka-log.js';
+import { reports } from '../helpers/cli.js';
+import { memoryLogger, startTestServer, tempDir } from '../helpers/server.js';
 import { until } from '../helpers/async.js';
 import type { TestServer } from '../helpers/server.js';
 
@@ -211,6 +215,64 @@ withKafka('erasure on Kafka', (brokers) => {
           await keys.close();
         }
       } finally {
+        await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic, `${topic}.keys`] }));
+      }
+    },
+  );
+
+  erasure(
+    "a crash-left delete that a snapshot covers has its key destroyed by the start's sweep of the key topic, and a key in use is spared",
+    async () => {
+      const topic = uniqueTopic('erasure-crash-snapshot');
+      const dataDir = await tempDir();
+      const [smith, kept] = await appendSealedToTopic(brokers, topic, [
+        created('91', 'Performance review J Smith', 'hr-private'),
+        { ...deleted('91'), data: { id: '91', idempotencyKey: 'delete-91' } },
+        created('92', 'kept'),
+      ]);
+      assert.ok(smith !== undefined && kept !== undefined);
+      const { kafka } = loadConfig(kafkaEnv(brokers, topic));
+      assert.ok(kafka !== undefined);
+      const logger = memoryLogger().logger;
+      const otherKeys = await openKafkaKeyStore({ config: kafka, logger, writeTimeoutMs: 10_000 });
+      const otherLog = await openKafkaLog({ config: kafka, logger, writeTimeoutMs: 10_000 });
+      try {
+        // The crashed instance's own snapshot (a periodic one, or the one at its caught-up) covers the delete.
+        const snapshot = await reports(['snapshot'], { env: kafkaEnv(brokers, topic, { REPORTS_DATA_DIR: dataDir }) });
+        assert.is(snapshot.code, 0, snapshot.stderr);
+        // Another instance's create on its way: its key is in the key topic, its event not yet.
+        const onItsWay = sealedCreate(created('93', 'on its way'), otherKeys);
+        await otherKeys.put([onItsWay.key]);
+        const server = await startTestServer(
+          kafkaEnv(brokers, topic, { REPORTS_KEY_SWEEP_DELAY_MS: '1000', REPORTS_WRITE_TIMEOUT_MS: '1000' }),
+          { dataDir },
+        );
+        try {
+          await otherLog.append([{ key: '93', value: encodeEvent(onItsWay.event) }]);
+          const started = performance.now();
+          await until(
+            async () => (await server.keys.get(smith.id)) === undefined,
+            "the key of the deleted report destroyed by the key topic's sweep",
+            { timeoutMs: 20_000, everyMs: 200 },
+          );
+          const seconds = (performance.now() - started) / 1000;
+          assert.ok(seconds >= 3, `destroyed ${seconds.toFixed(1)} s after the start: before the sweep's wait`);
+          assert.ok((await server.keys.get(kept.id)) !== undefined, "the live report's key stays");
+          assert.ok((await server.keys.get(onItsWay.key.id)) !== undefined, 'the key of the create on its way stays');
+          const landed = await server.request('/reports/93');
+          assert.is(landed.status, 200);
+          assert.match(await landed.text(), /on its way/);
+          const retry = await server.request('/reports/91', {
+            method: 'DELETE',
+            headers: { 'Idempotency-Key': 'delete-91' },
+          });
+          assert.is(retry.status, 204);
+        } finally {
+          await server.dispose();
+        }
+      } finally {
+        await Promise.all([otherLog.close(), otherKeys.close()]);
+        await rm(dataDir, { recursive: true, force: true });
         await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic, `${topic}.keys`] }));
       }
     },

@@ -19,9 +19,9 @@ test.after.each(async ({ running }) => {
 
 /** A sweep that ends when the test says so. */
 function sweep(): { readonly done: Promise<number>; end(): void } {
-  let end = () => undefined as void;
-  const done = new Promise<number>((resolve) => (end = () => resolve(0)));
-  return { done, end };
+  const ends: (() => void)[] = [];
+  const done = new Promise<number>((resolve) => ends.push(() => resolve(0)));
+  return { done, end: () => ends.forEach((end) => end()) };
 }
 
 test('a 404 waits for the sweep, and is a 503 when the sweep outlasts the request', async ({ running }) => {
@@ -56,11 +56,27 @@ test("a keyed retry's remembered 204 waits for the sweep; a delete that writes d
   assert.is(answered, true);
 });
 
-test('a sweep that fails holds no delete', async ({ running }) => {
+test('after a sweep that failed, a 404 is a 503 until a sweep is done', async ({ running }) => {
   const { service } = running;
   service.sweeping(Promise.reject(new Error('keys.db could not be read')));
   await new Promise((resolve) => setImmediate(resolve));
+  assert.instance(await rejection(service.delete('9')), UnavailableError, 'a 404 while the key may be in keys.db');
+  service.sweeping(Promise.resolve(0));
+  await new Promise((resolve) => setImmediate(resolve));
   assert.instance(await rejection(service.delete('9')), NotFoundError);
+});
+
+test('waiting for the sweep says nothing of the log: readiness stays', async ({ running }) => {
+  const { service, clock } = running;
+  const slow = sweep();
+  service.sweeping(slow.done);
+  const waiting = rejection(service.delete('7'));
+  await new Promise((resolve) => setTimeout(resolve, 20)); // it now waits for the sweep
+  clock.nowMs = 10_000; // the wait outlasts the limit of a write under way (write-outcomes.ts)
+  assert.is(service.writesFailing(), false, 'a delete waiting for the sweep counted as a write under way');
+  assert.instance(await waiting, UnavailableError);
+  assert.is(service.writesFailing(), false, 'its 503 counted as an unconfirmed write');
+  slow.end();
 });
 
 test.run();
