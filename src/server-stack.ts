@@ -100,6 +100,7 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
       logger,
       writeTimeoutMs: config.writeTimeoutMs,
       keySweepDelayMs: config.kafka?.keySweepDelayMs ?? 0,
+      current: async () => projector.reach(await log.head(), config.writeTimeoutMs),
     });
     // Opened at the newest snapshot's resume point but folding from before it: scan that part now,
     // so damage there stops the start as at any open.

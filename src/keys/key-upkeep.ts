@@ -142,6 +142,11 @@ export interface KeyTopicSweep {
   readonly signal: AbortSignal;
   /** Destroys the keys (the service's eraser, which tells the feeds). */
   readonly erase: (ids: readonly KeyId[]) => void;
+  /**
+   * Resolves once the read model holds every event the log held when asked; rejects when it cannot
+   * in time (a partition it cannot read): a model that lags would take a live report's key for unused.
+   */
+  readonly current: () => Promise<void>;
   readonly logger: Logger;
 }
 
@@ -150,19 +155,32 @@ export interface KeyTopicSweep {
  * crash or a shutdown left undestroyed, once a snapshot written since covers its event (a snapshot
  * keeps no key of a deleted report). The keys held when the start caught up that no live report
  * used then are looked at again `afterMs` later, and those still held and still unused are
- * destroyed. The wait is for the other instances: a key is put before its create's event, and that
- * event may be on its way for a while (a paused leader, a write timeout); the key of a create that
- * lands later still is destroyed, and its report reads as one whose key was lost (docs/erasure.md).
+ * destroyed, once the model holds everything the event log held by then. The wait is for the other
+ * instances: a key is put before its create's event, and that event may be on its way for a while
+ * (a paused leader, a write timeout); the key of a create that lands later still is destroyed, and
+ * its report reads as one whose key was lost (docs/erasure.md).
  * How many it destroyed; 0 for a store that keeps no keys in memory, or when aborted.
  */
 export async function sweepKeyTopic(model: ReadModel, keys: KeyStore, sweep: KeyTopicSweep): Promise<number> {
   if (!keepsKeysInMemory(keys)) return 0;
   const candidates = await keys.unnamedInMemory(liveKeyTexts(model));
   if (candidates.length === 0) return 0;
-  try {
-    await delay(sweep.afterMs, undefined, { signal: sweep.signal });
-  } catch {
-    return 0; // Aborted: the server closes; the next start looks again.
+  // Looked at again once the wait is over and the model has caught up with the log: until then, again and again.
+  for (;;) {
+    try {
+      await delay(sweep.afterMs, undefined, { signal: sweep.signal });
+    } catch {
+      return 0; // Aborted: the server closes; the next start looks again.
+    }
+    try {
+      await sweep.current();
+      break;
+    } catch (error) {
+      sweep.logger.warn(
+        { err: error, keys: candidates.length },
+        "the key topic's sweep waits: the read model is behind the event log",
+      );
+    }
   }
   const left = new Set(candidates.filter((idText) => keys.heldInMemory(parseKeyId(idText))));
   let taken = 0;

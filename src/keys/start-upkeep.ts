@@ -35,6 +35,8 @@ export interface StartUpkeepOptions {
   readonly keySweepDelayMs: number;
   /** How soon a failed sweep of keys.db is tried again. */
   readonly retryMs?: number;
+  /** The read model has caught up with the log's head now (the key topic's sweep: key-upkeep.ts). */
+  readonly current: () => Promise<void>;
 }
 
 const SWEEP_RETRY_MS = 5000;
@@ -110,6 +112,7 @@ export class StartUpkeep {
       afterMs: keyTopicSweepDelayMs(this.options.keySweepDelayMs, this.options.writeTimeoutMs),
       signal: this.closing.signal,
       erase: (ids) => this.service?.eraseKeysLater(ids),
+      current: this.options.current,
       logger: this.options.logger,
     }).catch((error: unknown) => void this.options.logger.warn({ err: error }, 'could not sweep the key topic'));
     this.track(sweep);
