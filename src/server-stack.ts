@@ -96,7 +96,7 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
     checkNewestKeyHeld(model, keys);
     // The keys a crash or a shutdown left undestroyed, swept once caught up (start-upkeep.ts); keys
     // minted from now on are never swept.
-    const upkeep = new StartUpkeep(model, keys, {
+    const upkeep: StartUpkeep = new StartUpkeep(model, keys, {
       logger,
       writeTimeoutMs: config.writeTimeoutMs,
       keySweepDelayMs: config.kafka?.keySweepDelayMs ?? 0,
@@ -134,7 +134,7 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
       }
       upkeep.caughtUp();
     };
-    const projector = new Projector({
+    const projector: Projector = new Projector({
       log,
       logger,
       model,
