@@ -94,8 +94,8 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
     const model = snapshot?.model ?? createReadModel();
     // A snapshot names the newest key its history refers to: a key store that never held it stops the start now.
     checkNewestKeyHeld(model, keys);
-    // The keys a crash or a shutdown left undestroyed, swept once caught up (start-upkeep.ts); keys
-    // minted from now on are never swept.
+    // The keys a crash or a shutdown left undestroyed, swept once caught up (start-upkeep.ts): of
+    // keys.db, the slots it holds now (keys minted from now on are never swept).
     const upkeep: StartUpkeep = new StartUpkeep(model, keys, {
       logger,
       writeTimeoutMs: config.writeTimeoutMs,

@@ -279,6 +279,10 @@ class KafkaKeys implements KafkaKeyStore {
     return this.memory.has(keyIdText(id));
   }
 
+  heldCount(): number {
+    return this.memory.size;
+  }
+
   /** The ids of the keys in memory now that `named` (ids as text) does not name (key-upkeep.ts sweepKeyTopic). */
   unnamedInMemory(named: Iterable<string>): Promise<string[]> {
     return this.memory.unnamed(named, () => yieldToEventLoop());

@@ -22,9 +22,15 @@ export interface SweptKeys {
   sweepOrphans(referenced: Iterable<KeyId>, options: SweepOptions): Promise<number>;
 }
 
+/** The key topic's sweep stops short, as a key topic shared with another event topic, of more unused keys than this and than this share of those held. */
+const SWEEP_BRAKE_KEYS = 1000;
+const SWEEP_BRAKE_SHARE = 0.1;
+
 /** A key store that holds every key it read in memory (the key topic's), and answers from there at once. */
 export interface KeysInMemory {
   heldInMemory(id: KeyId): boolean;
+  /** How many keys are held now. */
+  heldCount(): number;
   /** The ids (as text) of the keys held now that `named` does not name. */
   unnamedInMemory(named: Iterable<string>): Promise<string[]>;
 }
@@ -89,9 +95,10 @@ export interface LeftUnerased {
 }
 
 /**
- * For a key store with no sweep (the key topic: several instances mint keys there, and a key no live
- * report uses may be a create's still in flight elsewhere, so it cannot be taken for an orphan), what
- * the start's catch-up folds that ends a key the store still holds: a delete or a void create whose
+ * For a key store with no sweep of keys.db's kind (the key topic: several instances mint keys there,
+ * and a key no live report uses may be a create's still in flight elsewhere, so it is taken for an
+ * orphan only after a wait: sweepKeyTopic), what the start's catch-up folds that ends a key the
+ * store still holds: a delete or a void create whose
  * writer crashed before destroying its key, and no running instance folded since. Its key is used by
  * nothing any more, whoever wrote it; a delete still being erased by another instance is erased twice
  * (one more tombstone). Undefined for a store that sweeps (keys.db) or keeps no keys in memory.
@@ -165,6 +172,16 @@ export async function sweepKeyTopic(model: ReadModel, keys: KeyStore, sweep: Key
   if (!keepsKeysInMemory(keys)) return 0;
   const candidates = await keys.unnamedInMemory(liveKeyTexts(model));
   if (candidates.length === 0) return 0;
+  // A crash leaves a few keys unused; a key topic that also serves another event topic (one
+  // REPORTS_KEY_TOPIC set for two deployments) shows that deployment's live keys as unused here.
+  const held = keys.heldCount();
+  if (candidates.length > SWEEP_BRAKE_KEYS && candidates.length > held * SWEEP_BRAKE_SHARE) {
+    sweep.logger.error(
+      { unused: candidates.length, held },
+      'not sweeping the key topic: more of its keys than a crash leaves are used by no live report of this event topic; a key topic must serve one event topic only (REPORTS_KEY_TOPIC)',
+    );
+    return 0;
+  }
   // Looked at again once the wait is over and the model has caught up with the log: until then, again and again.
   for (;;) {
     try {
@@ -173,9 +190,10 @@ export async function sweepKeyTopic(model: ReadModel, keys: KeyStore, sweep: Key
       return 0; // Aborted: the server closes; the next start looks again.
     }
     try {
-      await sweep.current();
+      await Promise.race([sweep.current(), abortedBy(sweep.signal)]);
       break;
     } catch (error) {
+      if (sweep.signal.aborted) return 0;
       sweep.logger.warn(
         { err: error, keys: candidates.length },
         "the key topic's sweep waits: the read model is behind the event log",
@@ -195,6 +213,14 @@ export async function sweepKeyTopic(model: ReadModel, keys: KeyStore, sweep: Key
   );
   sweep.erase([...left].map(parseKeyId));
   return left.size;
+}
+
+/** Rejects once `signal` is aborted. */
+function abortedBy(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(new Error('aborted'));
+    signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+  });
 }
 
 /** The key ids of the live reports of `model`, as text. */

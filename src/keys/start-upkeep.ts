@@ -39,7 +39,9 @@ export interface StartUpkeepOptions {
   readonly current: () => Promise<void>;
 }
 
+/** A failed sweep of keys.db is tried again after this, twice as long after each failure, up to a minute. */
 const SWEEP_RETRY_MS = 5000;
+const SWEEP_RETRY_MAX_MS = 60_000;
 
 export class StartUpkeep {
   /** keys.db's slots when the store opened: keys minted since are never swept (their creates may be in flight). */
@@ -93,7 +95,7 @@ export class StartUpkeep {
     await Promise.allSettled([...this.underWay]);
   }
 
-  private sweepFile(below: number): void {
+  private sweepFile(below: number, retryMs = this.options.retryMs ?? SWEEP_RETRY_MS): void {
     if (this.closing.signal.aborted) return;
     const { logger } = this.options;
     const attempt = sweepOrphanKeys(this.model, this.keys, below, logger, (ids) => this.told(ids));
@@ -102,8 +104,11 @@ export class StartUpkeep {
     this.lastFileSweep = attempt;
     attempt.catch((error: unknown) => {
       if (this.closing.signal.aborted) return;
-      logger.warn({ err: error }, 'could not sweep the key store; trying again');
-      this.retryTimer = setTimeout(() => this.sweepFile(below), this.options.retryMs ?? SWEEP_RETRY_MS);
+      logger.error(
+        { err: error, retryMs },
+        'could not sweep the key store of the keys a crash left; deletes of absent reports answer 503 until it is done; trying again',
+      );
+      this.retryTimer = setTimeout(() => this.sweepFile(below, Math.min(2 * retryMs, SWEEP_RETRY_MAX_MS)), retryMs);
     });
   }
 

@@ -81,10 +81,12 @@ export class RequestErasures {
       ]);
       clearTimeout(timer);
     }
-    if (!finished)
-      throw new SweepUnfinishedError(
-        `the server is still destroying the keys a crash left behind, which may include report ${id}'s; retrying the same request is safe`,
-      );
+    if (finished) return;
+    throw new SweepUnfinishedError(
+      sweep.kind === 'failed'
+        ? `the server could not yet destroy the keys a crash left behind, which may include report ${id}'s (the key store failed; it is tried again); retrying the same request is safe`
+        : `the server is still destroying the keys a crash left behind, which may include report ${id}'s; retrying the same request is safe`,
+    );
   }
 
   /** Destroys the keys in the background (the key topic's sweep: key-upkeep.ts). */

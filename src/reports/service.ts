@@ -194,8 +194,7 @@ export class ReportService {
         for (let decisions = 1; ; decisions += 1) {
           const keyed = decideKey(this.options.projector.model.keys, idempotencyKey, { op: 'delete', id });
           if (keyed.kind !== 'new') {
-            this.outcomes.finished(ticket); // Writes nothing: its wait below says nothing of the log.
-            await this.erasures.swept(id, this.remaining(deadline));
+            await this.erasedBeforeNoWrite(id, ticket, deadline);
             return deleteAnswer(id, keyed);
           }
           let decision = decideDelete(bareView(state, id), preconditions);
@@ -203,8 +202,7 @@ export class ReportService {
           if (decisions === 1 && decision.kind !== 'append' && (await this.caughtUpWith(id, deadline)))
             decision = decideDelete(bareView(state, id), preconditions);
           if (decision.kind === 'not-found') {
-            this.outcomes.finished(ticket);
-            await this.erasures.swept(id, this.remaining(deadline));
+            await this.erasedBeforeNoWrite(id, ticket, deadline);
             throw notFound(id);
           }
           if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
@@ -311,6 +309,19 @@ export class ReportService {
   }
 
   /** Runs a write request, telling the outcomes when it began and how it ended (a long wait counts before its 503). */
+  /**
+   * Before a delete's answer that writes nothing (a 404, a keyed retry's remembered answer): an
+   * erasure of the report's deletion still being tried again is confirmed (the fold may have just
+   * handed over a late delete that voided this request's own), then the start's sweep is done. The
+   * request is a write under way no longer: the sweep's wait says nothing of the log.
+   */
+  private async erasedBeforeNoWrite(id: string, ticket: WriteTicket, deadline: number): Promise<void> {
+    const waiting = this.erasures.waitingOf(id, this.remaining(deadline));
+    if (waiting !== undefined) await waiting;
+    this.outcomes.finished(ticket);
+    await this.erasures.swept(id, this.remaining(deadline));
+  }
+
   private async tracked<T>(request: (ticket: WriteTicket) => Promise<T>): Promise<T> {
     const ticket = this.outcomes.started(this.clockMs());
     try {

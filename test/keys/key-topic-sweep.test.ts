@@ -8,7 +8,7 @@ import { sweepKeyTopic } from '../../src/keys/key-upkeep.js';
 import type { ReadModel } from '../../src/read-model/read-model.js';
 import { memoryLogger } from '../helpers/server.js';
 
-const id = (n: number): KeyId => Buffer.from([0, 0, 0, 0, 0, n]);
+const id = (n: number): KeyId => Buffer.from([0, 0, 0, 0, n >> 8, n & 255]);
 
 /** A key topic held in memory, and a read model whose live reports use `live`. */
 function world(held: number[], live: number[]) {
@@ -16,6 +16,7 @@ function world(held: number[], live: number[]) {
   const liveIds = new Set(live);
   const keys = {
     heldInMemory: (key: KeyId) => heldTexts.has(keyIdText(key)),
+    heldCount: () => heldTexts.size,
     unnamedInMemory: (named: Iterable<string>) => {
       const names = new Set(named);
       return Promise.resolve([...heldTexts].filter((text) => !names.has(text)));
@@ -83,6 +84,23 @@ test('a server that closes during the wait destroys nothing', async () => {
   closing.abort();
   assert.is(await sweep, 0);
   assert.equal(erased, []);
+});
+
+test('a key topic most of whose keys no live report here uses (shared with another event topic) is not swept', async () => {
+  const many = Array.from({ length: 1200 }, (_, i) => i + 10);
+  const { keys, model } = world([1, ...many], [1]);
+  const erased: KeyId[] = [];
+  const { logger, lines } = memoryLogger();
+  const swept = await sweepKeyTopic(model, keys, {
+    afterMs: 1,
+    signal: new AbortController().signal,
+    erase: (ids) => erased.push(...ids),
+    current: () => Promise.resolve(),
+    logger,
+  });
+  assert.is(swept, 0);
+  assert.equal(erased, []);
+  assert.ok(lines().some((line) => /must serve one event topic only/.test(String(line['msg']))));
 });
 
 test.run();
