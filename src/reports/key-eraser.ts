@@ -7,12 +7,15 @@
 // The projector asks too (`eraseLater`), for every delete and void create it folds whoever wrote
 // it: another instance's, or a write answered 503 that landed late, whose writer no longer waits.
 // What was erased lately is remembered, so what this process has just erased is not asked for again.
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { recordsDeletions, type Deletion } from '../keys/deletion-records.js';
 import type { KeyId, KeyStore, KeyWriteOptions } from '../keys/key-store.js';
 import { settleWithin } from '../log/settle-within.js';
 
 const RETRY_MS = 1000;
+/** A request's erasure refused by the key store is written again this soon, within the request's time. */
+const AGAIN_WITHIN_MS = 100;
 /** What the projector asks for is erased together, this soon after the first. */
 const LATER_MS = 10;
 /** Erasures remembered, so that the projector does not ask for them again. */
@@ -155,6 +158,23 @@ export function createKeyEraser(
     if (timer === undefined && !stopped && waitingKeys.size + waitingDeletions.size > 0)
       timer = setTimeout(retry, delayMs);
   };
+  /**
+   * Writes the erasure, again after a failure while `timeoutMs` leaves room: a request whose event is
+   * written answers 503 for its erasure at its time-out, not at a key store's first refusal (a
+   * partition without a leader for a moment), as a write answers 503 only once it cannot know more.
+   */
+  const writeWithin = async (erasure: Erasure, timeoutMs: number): Promise<void> => {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      try {
+        await write(erasure, { timeoutMs: Math.max(1, deadline - performance.now()) });
+        return;
+      } catch (error) {
+        if (stopped || deadline - performance.now() < 2 * AGAIN_WITHIN_MS) throw error;
+        await delay(AGAIN_WITHIN_MS);
+      }
+    }
+  };
   const erase = async (what: Erasable, timeoutMs: number): Promise<void> => {
     const erasure = erasureOf(what);
     if (erasure.ids.length + erasure.deletions.length === 0) return;
@@ -167,7 +187,7 @@ export function createKeyEraser(
       beingWritten.add(name);
     }
     try {
-      await write(erasure, { timeoutMs });
+      await writeWithin(erasure, timeoutMs);
       erased(erasure);
       if (!Array.isArray(what)) {
         const { reportId, version } = what as Deletion;
@@ -198,10 +218,11 @@ export function createKeyEraser(
       const deletion = waitingReports.get(reportId);
       if (deletion === undefined) return;
       // The background is writing it: its outcome first (a second write would record the deletion twice).
+      const deadline = performance.now() + timeoutMs;
       const inFlight = retrying;
       if (inFlight !== undefined && namesOf(erasureOf(deletion)).some((name) => inFlight.names.has(name)))
         await settleWithin(timeoutMs, inFlight.done);
-      if (stillWaiting(deletion)) await erase(deletion, timeoutMs);
+      if (stillWaiting(deletion)) await erase(deletion, Math.max(1, deadline - performance.now()));
       else waitingReports.delete(reportId);
     },
     waitsFor: (reportId) => waitingReports.has(reportId),

@@ -207,4 +207,23 @@ eraser('a listener of destroyed keys that throws changes nothing of the erasure'
   erasing.stop();
 });
 
+eraser(
+  "a refusal is written again within the request's time, and the request's 503 comes only when it runs out",
+  async () => {
+    const store = fakeStore(false);
+    store.failing = true;
+    setTimeout(() => (store.failing = false), 150);
+    const { logger } = memoryLogger();
+    await createKeyEraser(store, logger).erase([key], 1000);
+    assert.equal(store.destroyed, [[key]], 'erased once the store took it, within the time');
+    store.failing = true;
+    const started = performance.now();
+    const refused = createKeyEraser(store, logger, 60_000);
+    assert.instance(await rejection(refused.erase([key], 400)), Error);
+    refused.stop();
+    // Tried until less than two pauses (100 ms each) were left.
+    assert.ok(performance.now() - started >= 190, 'rejected at the first refusal, long before the time ran out');
+  },
+);
+
 eraser.run();
