@@ -170,8 +170,9 @@ export function createKeyEraser(
         await write(erasure, { timeoutMs: Math.max(1, deadline - performance.now()) });
         return;
       } catch (error) {
-        if (stopped || deadline - performance.now() < 2 * AGAIN_WITHIN_MS) throw error;
-        await delay(AGAIN_WITHIN_MS);
+        const remaining = deadline - performance.now();
+        if (stopped || remaining <= 0) throw error;
+        await delay(Math.min(AGAIN_WITHIN_MS, remaining));
       }
     }
   };

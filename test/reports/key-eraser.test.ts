@@ -221,8 +221,7 @@ eraser(
     const refused = createKeyEraser(store, logger, 60_000);
     assert.instance(await rejection(refused.erase([key], 400)), Error);
     refused.stop();
-    // Tried until less than two pauses (100 ms each) were left.
-    assert.ok(performance.now() - started >= 190, 'rejected at the first refusal, long before the time ran out');
+    assert.ok(performance.now() - started >= 390, 'rejected before the time ran out');
   },
 );
 
