@@ -38,7 +38,17 @@ unwind(
       await rejection(
         startServer(config, { logger, announceToken: () => undefined, settingsChecked: true, watchTokensFile: false }),
       );
+      // What the warm-up's own closes leave in flight ends on its own: taken once it is settled (two
+      // looks 50 ms apart agree, up to 2 s), or a close still running then is counted as expected
+      // (a fixed 100 ms failed on a loaded machine).
+      const snapshot = () => JSON.stringify([...activeResources()].sort());
       await pause(100);
+      for (let waited = 0, last = snapshot(); waited < 2000; waited += 50) {
+        await pause(50);
+        const now = snapshot();
+        if (now === last) break;
+        last = now;
+      }
       const before = activeResources();
       const error = await rejection(
         startServer(config, { logger, announceToken: () => undefined, settingsChecked: true, watchTokensFile: false }),
