@@ -89,6 +89,19 @@ export class RequestErasures {
     );
   }
 
+  /**
+   * Before a delete's answer that writes nothing (a 404, a keyed retry's remembered answer): an
+   * erasure of the report's deletion still being tried again is confirmed (the fold may have just
+   * handed over a late delete that voided the request's own), then the start's sweep is done.
+   * `notAWrite` is called between the two: the sweep's wait says nothing of the log.
+   */
+  async beforeNoWrite(id: string, remainingMs: () => number, notAWrite: () => void): Promise<void> {
+    const waiting = this.waitingOf(id, remainingMs());
+    if (waiting !== undefined) await waiting;
+    notAWrite();
+    await this.swept(id, remainingMs());
+  }
+
   /** Destroys the keys in the background (the key topic's sweep: key-upkeep.ts). */
   laterKeys(ids: readonly KeyId[]): void {
     if (ids.length > 0) this.eraser.eraseLater(ids);

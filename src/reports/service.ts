@@ -309,17 +309,12 @@ export class ReportService {
   }
 
   /** Runs a write request, telling the outcomes when it began and how it ended (a long wait counts before its 503). */
-  /**
-   * Before a delete's answer that writes nothing (a 404, a keyed retry's remembered answer): an
-   * erasure of the report's deletion still being tried again is confirmed (the fold may have just
-   * handed over a late delete that voided this request's own), then the start's sweep is done. The
-   * request is a write under way no longer: the sweep's wait says nothing of the log.
-   */
-  private async erasedBeforeNoWrite(id: string, ticket: WriteTicket, deadline: number): Promise<void> {
-    const waiting = this.erasures.waitingOf(id, this.remaining(deadline));
-    if (waiting !== undefined) await waiting;
-    this.outcomes.finished(ticket);
-    await this.erasures.swept(id, this.remaining(deadline));
+  private erasedBeforeNoWrite(id: string, ticket: WriteTicket, deadline: number): Promise<void> {
+    return this.erasures.beforeNoWrite(
+      id,
+      () => this.remaining(deadline),
+      () => this.outcomes.finished(ticket),
+    );
   }
 
   private async tracked<T>(request: (ticket: WriteTicket) => Promise<T>): Promise<T> {
