@@ -18,10 +18,11 @@ const RSS_GROWTH_BOUND_MB = 96;
 /**
  * A request is answered within its write timeout, plus this much for a loaded 2-core machine: the
  * time is measured by this process's 100 clients, which share the cores with the server and with the
- * other test lanes (2008 ms seen once with two lanes beside). An answer that waited for the paused
- * broker would take the whole outage, tens of seconds.
+ * other test lanes (2008 ms seen once with two lanes beside, 2984 ms once in CI). An answer that
+ * waited for the paused broker would not come before the broker resumes, which is after every
+ * request here is answered: the client's request time-out (30 s) would end it, far past this bound.
  */
-const ANSWER_SLACK_MS = 2500;
+const ANSWER_SLACK_MS = 6000;
 
 async function rssMb(pid: number): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
