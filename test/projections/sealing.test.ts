@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, webcrypto } from 'node:crypto';
 import {
   contentBytes,
   contentDigest,
@@ -61,6 +61,25 @@ seal('gives one digest to one content, whatever seals it, and another to another
   assert.not.equal(contentDigest({ name: 'a', tag: '' }), contentDigest({ name: 'a' }));
   assert.equal(contentOf(contentBytes({ name: 'a', tag: '' })), { name: 'a', tag: '' });
   assert.is(contentDigest({ name: 'x' }).length, 32);
+});
+
+seal("is AES-256-GCM under the key's 32 bytes, as another implementation computes it, both ways", async () => {
+  // Every byte value in the key: the key reaches the cipher as a latin1 string, which must be the same bytes.
+  const secret = Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 37 + 128) % 256));
+  const report = { name: 'Performance review — J. Smith', tag: 'hr' };
+  const context = { id: '9007199254740993', expectedversion: 3 };
+  const algorithm = {
+    name: 'AES-GCM',
+    iv: new Uint8Array(12),
+    additionalData: Buffer.from('ReportCreated\n9007199254740993\n3'),
+    tagLength: 128,
+  };
+  const key = await webcrypto.subtle.importKey('raw', secret, 'AES-GCM', false, ['encrypt', 'decrypt']);
+  const theirs = Buffer.from(await webcrypto.subtle.encrypt(algorithm, key, contentBytes(report)));
+  assert.equal(sealBox(report, secret, context), theirs);
+  const opened = Buffer.from(await webcrypto.subtle.decrypt(algorithm, key, sealBox(report, secret, context)));
+  assert.equal(contentOf(opened), report);
+  assert.equal(openBox(theirs, secret, context), report);
 });
 
 seal.run();
