@@ -64,7 +64,7 @@ seal('gives one digest to one content, whatever seals it, and another to another
 });
 
 seal("is AES-256-GCM under the key's 32 bytes, as another implementation computes it, both ways", async () => {
-  // Every byte value in the key: the key reaches the cipher as a latin1 string, which must be the same bytes.
+  // Bytes past 127 in the key: the key reaches the cipher as a latin1 string, which must be the same bytes.
   const secret = Buffer.from(Array.from({ length: 32 }, (_, i) => (i * 37 + 128) % 256));
   const report = { name: 'Performance review — J. Smith', tag: 'hr' };
   const context = { id: '9007199254740993', expectedversion: 3 };
