@@ -28,6 +28,7 @@ export interface Metrics {
 export interface ErasureFigures {
   erasuresPending(): number;
   contentUnopened(): number;
+  keySweepFailing(): boolean;
 }
 
 export interface MetricsDeps {
@@ -209,6 +210,14 @@ export function createMetrics({
     registers: [registry],
     collect() {
       this.set(erasure?.erasuresPending() ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'reports_key_sweep_failing',
+    help: "1 while the start's sweep of the keys a crash left in keys.db has failed and waits to be tried again (deletes of absent reports answer 503 meanwhile; the log says why), else 0",
+    registers: [registry],
+    collect() {
+      this.set(erasure?.keySweepFailing() === true ? 1 : 0);
     },
   });
   new Counter({

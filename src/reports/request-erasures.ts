@@ -118,6 +118,11 @@ export class RequestErasures {
       );
   }
 
+  /** Whether the start's sweep failed and waits to be tried again (for /metrics): deletes of absent reports answer 503 meanwhile. */
+  sweepFailing(): boolean {
+    return this.sweep?.kind === 'failed';
+  }
+
   /** Keys whose destruction is still being tried again (for /metrics). */
   pending(): number {
     return this.eraser.pending();

@@ -284,6 +284,11 @@ export class ReportService {
     return this.erasures.pending();
   }
 
+  /** Whether the start's sweep of keys.db failed and waits to be tried again (for /metrics). */
+  keySweepFailing(): boolean {
+    return this.erasures.sweepFailing();
+  }
+
   /** Live reports whose content could not be opened since start (a missing key; for /metrics). */
   contentUnopened(): number {
     return this.opener.unopened();

@@ -43,4 +43,17 @@ rendering('a scrape that arrives once a rendering has started gets a rendering o
   assert.is(renderings(), 2);
 });
 
+rendering("shows whether the start's sweep of keys.db is failing, and what erasure waits for", async () => {
+  const { metrics } = stubbedMetrics();
+  let failing = true;
+  metrics.observeService({ erasuresPending: () => 3, contentUnopened: () => 0, keySweepFailing: () => failing });
+  const line = (text: string, name: string) => text.split('\n').find((l) => l.startsWith(`${name} `));
+  let text = await metrics.render();
+  assert.is(line(text, 'reports_key_sweep_failing'), 'reports_key_sweep_failing 1');
+  assert.is(line(text, 'reports_erasures_pending'), 'reports_erasures_pending 3');
+  failing = false;
+  text = await metrics.render();
+  assert.is(line(text, 'reports_key_sweep_failing'), 'reports_key_sweep_failing 0');
+});
+
 rendering.run();

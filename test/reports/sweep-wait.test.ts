@@ -61,9 +61,12 @@ test('after a sweep that failed, a 404 is a 503 until a sweep is done', async ({
   service.sweeping(Promise.reject(new Error('keys.db could not be read')));
   await new Promise((resolve) => setImmediate(resolve));
   assert.instance(await rejection(service.delete('9')), UnavailableError, 'a 404 while the key may be in keys.db');
+  assert.is(service.keySweepFailing(), true, 'the failed sweep is not shown to /metrics');
   service.sweeping(Promise.resolve(0));
+  assert.is(service.keySweepFailing(), false, 'a sweep tried again is no longer failing');
   await new Promise((resolve) => setImmediate(resolve));
   assert.instance(await rejection(service.delete('9')), NotFoundError);
+  assert.is(service.keySweepFailing(), false);
 });
 
 test('waiting for the sweep says nothing of the log: readiness stays', async ({ running }) => {
