@@ -13,7 +13,7 @@ import type { RunHistory } from './history.js';
 import { Instances } from './instances.js';
 import { Recorder } from './recorder.js';
 import type { FaultContext, Scenario, Timing } from './scenarios.js';
-import { readTopic } from './topic-reader.js';
+import { readTopic, topicOffsets } from './topic-reader.js';
 import { startWorkload } from './workload.js';
 
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -42,7 +42,7 @@ async function settledEnd(brokers: string, topic: string, quietMs: number, timeo
     let last = -1;
     let since = Date.now();
     for (;;) {
-      const end = (await admin.fetchTopicOffsets(topic)).reduce((sum, { high }) => sum + Number(high), 0);
+      const end = (await topicOffsets(admin, topic)).reduce((sum, { high }) => sum + Number(high), 0);
       if (end !== last) [last, since] = [end, Date.now()];
       else if (Date.now() - since >= quietMs || Date.now() > deadline) return end;
       await sleep(250);

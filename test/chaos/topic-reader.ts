@@ -12,6 +12,29 @@ export interface TopicContents {
   readonly partitions: number;
 }
 
+/**
+ * The topic's offsets, asked again while the answer is a retriable error: once a cluster is whole
+ * again, its metadata may still name a partition's old leader for a moment (the long `make chaos`
+ * ended once on "This server is not the leader for that topic-partition" here, which kafkajs's
+ * admin does not retry itself).
+ */
+export async function topicOffsets(
+  admin: kafkajs.Admin,
+  topic: string,
+  timeoutMs = 30_000,
+): Promise<Awaited<ReturnType<kafkajs.Admin['fetchTopicOffsets']>>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await admin.fetchTopicOffsets(topic);
+    } catch (error) {
+      const retriable = (error as { retriable?: unknown }).retriable === true;
+      if (!retriable || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
 export async function readTopic(brokers: string, topic: string, timeoutMs = 60_000): Promise<TopicContents> {
   const kafka = new kafkajs.Kafka({
     clientId: 'chaos-checker',
@@ -20,7 +43,7 @@ export async function readTopic(brokers: string, topic: string, timeoutMs = 60_0
   });
   const admin = kafka.admin();
   await admin.connect();
-  const offsets = await admin.fetchTopicOffsets(topic).finally(() => admin.disconnect());
+  const offsets = await topicOffsets(admin, topic).finally(() => admin.disconnect());
   const high = new Map(offsets.map(({ partition, high }) => [partition, Number(high)]));
   const end = [...high]
     .sort(([a], [b]) => a - b)
