@@ -9,7 +9,7 @@ import type { Ended } from '../read-model/read-model.js';
 import { deletionOf, type Deletion } from '../keys/deletion-records.js';
 import { createContentOpener, type ContentOpener } from './report-content.js';
 import { RequestErasures, SweepUnfinishedError } from './request-erasures.js';
-import { createTookEffect } from './unknown-outcome.js';
+import { tookEffect } from './unknown-outcome.js';
 import { createReportReader, type ReadAnswer, type ReadReport } from './report-reader.js';
 import { UnavailableError } from '../errors.js';
 import { AppendOutcomeUnknownError, type EventLog, type LogPosition } from '../log/event-log.js';
@@ -385,7 +385,7 @@ export class ReportService {
       );
     } catch (error) {
       if (error instanceof AppendOutcomeUnknownError) {
-        const found = await createTookEffect(event, {
+        const found = await tookEffect(event, {
           log: this.options.log,
           projector: this.options.projector,
           remainingMs: () => deadline - this.clockMs(),

@@ -53,4 +53,25 @@ unknown('that was not written is a 503 whose retry is safe, given at its deadlin
   assert.is(context.running.projector.model.reports.has('8'), false);
 });
 
+unknown(
+  'a delete that was written is a 503 given at its deadline, not before (nothing of its own shows it took effect)',
+  async (context) => {
+    context.running = await startFileLogService('reports-unknown-', { logBefore: unanswered(true) });
+    const { service, clock } = context.running;
+    await service.create({ id: '9', name: 'to delete' });
+    let answered = false;
+    const answer = rejection(service.delete('9')).finally(() => {
+      answered = true;
+    });
+    clock.nowMs = 199;
+    await setTimeout(300);
+    assert.not.ok(answered, 'answered before its deadline');
+    clock.nowMs = 200;
+    const error = await answer;
+    assert.instance(error, UnavailableError);
+    assert.match(String(error), /did not confirm the write; retrying the same request is safe/);
+    assert.is(context.running.projector.model.reports.has('9'), false, 'the delete took effect');
+  },
+);
+
 unknown.run();
