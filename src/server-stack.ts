@@ -101,6 +101,7 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
       writeTimeoutMs: config.writeTimeoutMs,
       keySweepDelayMs: config.kafka?.keySweepDelayMs ?? 0,
       current: async () => projector.reach(await log.head(), config.writeTimeoutMs),
+      ...(snapshot?.unerased ? { unerasedInSnapshot: snapshot.unerased } : {}),
     });
     // Opened at the newest snapshot's resume point but folding from before it: scan that part now,
     // so damage there stops the start as at any open.
@@ -119,12 +120,18 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
         );
       digest = lookup === undefined ? undefined : stateDigest(model.reports, lookup);
     });
-    const autoSnapshot = createAutoSnapshot({ dir: snapshots, log, logger, model, every: config.snapshotEvery });
+    const autoSnapshot = createAutoSnapshot({
+      dir: snapshots,
+      log,
+      logger,
+      model,
+      every: config.snapshotEvery,
+      unerased: () => wired.service?.unconfirmedDeletions() ?? [],
+    });
     const health = new ProjectionHealth(config.projectionStallMs);
     // The service exists once the app is wired, after the projector starts; it is asked for nothing before it caught up.
     const wired: { service?: ReportService } = {};
     const onCaughtUp = () => {
-      autoSnapshot.onCaughtUp();
       try {
         checkNewestKeyHeld(model, keys);
       } catch (error) {
@@ -132,7 +139,13 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
         onFatal(error as Error);
         return;
       }
-      upkeep.caughtUp();
+      // Before the snapshot it may take: the deletions still to erase (the loaded snapshot's among
+      // them) are the service's by then, and that snapshot lists them.
+      try {
+        upkeep.caughtUp();
+      } finally {
+        autoSnapshot.onCaughtUp();
+      }
     };
     const projector: Projector = new Projector({
       log,

@@ -7,9 +7,11 @@ import { cursorTotal } from '../log/event-log.js';
 import { defaultFoldThreads } from '../read-model/sharded-fold.js';
 import { readAnchors } from '../snapshot/snapshot-anchor.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
+import { MAX_UNERASED } from '../snapshot/snapshot-format.js';
 import { formatCursor, logKind } from '../log/positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
+import { UnerasedList } from './unerased-list.js';
 import type { CliIo, CommandSpec, ParsedCommand } from './usage.js';
 import { hasResumableScan } from '../log/capabilities.js';
 import { checkDataDirUser } from '../start-checks.js';
@@ -37,23 +39,39 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
     const previous = await loadNewestSnapshot({ dir, log, head, logger });
     const model = previous?.model ?? createReadModel();
     const previousRecords = model.counts.records;
-    const progress = startProgress(io, 'snapshot', cursorTotal(head));
-    await foldLog(log, model, {
-      to: head,
-      threads: defaultFoldThreads(),
-      signal: io.signal,
-      onProgress: ({ records }) => progress.update(records),
+    const written = await withToolKeys(config, logger, async (keys) => {
+      // On Kafka, the deletions folded whose keys the key topic still holds (a writer that crashed
+      // before destroying them): listed in the snapshot, since a start from it does not fold them
+      // again. keys.db needs no list: the start sweeps every key no live report uses.
+      const unerased = config.kafka === undefined ? undefined : new UnerasedList(await keys.lookup(), previous);
+      const progress = startProgress(io, 'snapshot', cursorTotal(head));
+      await foldLog(log, model, {
+        to: head,
+        threads: defaultFoldThreads(),
+        signal: io.signal,
+        onProgress: ({ records }) => progress.update(records),
+        ...(unerased === undefined ? {} : { onEnded: unerased.onEnded }),
+      });
+      progress.stop();
+      if (io.signal.aborted) return undefined;
+      const lookup = await keys.lookup();
+      return { digest: stateDigest(model.reports, lookup), unerased: unerased?.stillHeld(lookup) };
     });
-    progress.stop();
-    if (io.signal.aborted) return 130;
+    if (written === undefined) return 130;
+    const { digest, unerased } = written;
+    if (unerased !== undefined && unerased.length > MAX_UNERASED)
+      logger.warn(
+        { unerased: unerased.length, listed: MAX_UNERASED },
+        "the snapshot lists only the first deletions whose keys the key topic still holds; the key topic's sweep after a start finds the rest",
+      );
     const anchors = await readAnchors(log, model.cursor);
     const resume = hasResumableScan(log) ? log.resumePoint(model.cursor) : undefined;
-    const digest = await withToolKeys(config, logger, async (keys) => stateDigest(model.reports, await keys.lookup()));
     const path = await writeSnapshot(dir, {
       log: log.identity,
       createdAt: new Date().toISOString(),
       anchors,
       ...(resume === undefined ? {} : { resume }),
+      ...(unerased === undefined ? {} : { unerased }),
       model,
     });
     io.stdout.write(
@@ -62,6 +80,11 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
         `position:        ${formatCursor(model.cursor, logKind(config)) || '(empty log)'}`,
         `events folded:   ${model.counts.records}${previous ? ` (${model.counts.records - previousRecords} after the previous snapshot)` : ''}`,
         `live reports:    ${model.reports.size}`,
+        ...(unerased !== undefined && unerased.length > 0
+          ? [
+              `keys to destroy: ${unerased.length} (deleted reports' keys still in the key topic; the next start destroys them)`,
+            ]
+          : []),
         `state digest:    sha256:${digest}`,
         '',
       ].join('\n'),

@@ -13,6 +13,13 @@ export interface Deletion {
   readonly key?: KeyId;
 }
 
+/** A deletion whose key may still be held, as a snapshot lists it: its key id as events carry it (base64url). */
+export interface UnerasedDeletion {
+  readonly reportId: string;
+  readonly version: number;
+  readonly key: string;
+}
+
 /** A key store that keeps a record of deletions (the file store: a deletion slot of keys.db). */
 export interface DeletionRecords {
   /**

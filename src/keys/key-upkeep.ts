@@ -224,6 +224,6 @@ function abortedBy(signal: AbortSignal): Promise<never> {
 }
 
 /** The key ids of the live reports of `model`, as text. */
-function* liveKeyTexts(model: ReadModel): Generator<string> {
+export function* liveKeyTexts(model: ReadModel): Generator<string> {
   for (const id of model.reports.sealedKeyIds()) yield keyIdText(id);
 }

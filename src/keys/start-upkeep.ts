@@ -6,10 +6,12 @@
 // service's `sweeping`), and what it destroys is told to the feeds.
 import type { Logger } from 'pino';
 import type { Ended, ErasedKey, ReadModel } from '../read-model/read-model.js';
+import type { UnerasedDeletion } from './deletion-records.js';
 import type { KeyId, KeyStore } from './key-store.js';
 import {
   keyTopicSweepDelayMs,
   leftUnerased,
+  liveKeyTexts,
   sweepBound,
   sweepKeyTopic,
   sweepOrphanKeys,
@@ -37,6 +39,12 @@ export interface StartUpkeepOptions {
   readonly retryMs?: number;
   /** The read model has caught up with the log's head now (the key topic's sweep: key-upkeep.ts). */
   readonly current: () => Promise<void>;
+  /**
+   * The deletions the snapshot the start loaded lists as not erased when it was taken: the
+   * catch-up does not fold them again, so they join what it finds (on the key topic; keys.db's
+   * sweep finds every such key anyway).
+   */
+  readonly unerasedInSnapshot?: readonly UnerasedDeletion[];
 }
 
 /** A failed sweep of keys.db is tried again after this, twice as long after each failure, up to a minute. */
@@ -76,9 +84,24 @@ export class StartUpkeep {
   caughtUp(): void {
     if (this.caught) return;
     this.caught = true;
+    this.fromSnapshot();
     if (this.sweepBelow !== undefined) this.sweepFile(this.sweepBelow);
     else this.sweepTopic();
     this.handOver();
+  }
+
+  /**
+   * The snapshot's deletions join what the catch-up found, those whose keys are held. A key a live
+   * report uses is never among them (it would be a fault of the list); it is left, for good measure:
+   * a destroyed key cannot be brought back.
+   */
+  private fromSnapshot(): void {
+    const listed = this.options.unerasedInSnapshot ?? [];
+    if (this.unerased === undefined || listed.length === 0) return;
+    const keys = new Set(listed.map(({ key }) => key));
+    for (const live of liveKeyTexts(this.model)) keys.delete(live);
+    for (const { reportId, version, key } of listed)
+      if (keys.has(key)) this.unerased.onEnded({ kind: 'deleted', reportId, version, key });
   }
 
   /** The service and the feeds exist. */

@@ -40,6 +40,8 @@ export interface KeyEraser {
   waitsFor(reportId: string): boolean;
   /** Keys (and deletions) whose erasure is still being tried again. */
   pending(): number;
+  /** The deletions whose erasure is being written or waits to be tried again (a snapshot lists them). */
+  unconfirmed(): Deletion[];
   /** Stops trying again (at shutdown: what is left is swept by the next start, start-upkeep.ts). */
   stop(): void;
 }
@@ -79,6 +81,15 @@ export function createKeyEraser(
   };
   /** Erasures a request is writing now (`erase`). */
   const beingWritten = new Set<string>();
+  /**
+   * Deletions whose key is not confirmed destroyed, by key (being written, or waiting to be tried
+   * again): two incarnations of one report may both wait, unlike in `waitingReports`.
+   */
+  const unconfirmedByKey = new Map<string, Deletion>();
+  const markUnconfirmed = (what: Erasable) => {
+    const deletion = Array.isArray(what) ? undefined : (what as Deletion);
+    if (deletion?.key !== undefined) unconfirmedByKey.set(keyName(deletion.key), deletion);
+  };
   /** The background write under way, and what it erases. */
   let retrying: { readonly names: ReadonlySet<string>; readonly done: Promise<void> } | undefined;
   /** The deletion of each report whose erasure waits to be tried again (for `settle`). */
@@ -108,6 +119,7 @@ export function createKeyEraser(
     for (const name of names) {
       waitingKeys.delete(name);
       waitingDeletions.delete(name);
+      unconfirmedByKey.delete(name);
       remember(name);
     }
     // After the bookkeeping, and never a reason for it to fail: the erasure is confirmed.
@@ -121,6 +133,7 @@ export function createKeyEraser(
   const stillWaiting = (deletion: Deletion) =>
     namesOf(erasureOf(deletion)).some((name) => waitingKeys.has(name) || waitingDeletions.has(name));
   const waitFor = (what: Erasable, erasure: Erasure) => {
+    markUnconfirmed(what);
     if (!Array.isArray(what)) waitingReports.set((what as Deletion).reportId, what as Deletion);
     wait(erasure);
   };
@@ -187,6 +200,7 @@ export function createKeyEraser(
       waitingDeletions.delete(name);
       beingWritten.add(name);
     }
+    markUnconfirmed(what);
     try {
       await writeWithin(erasure, timeoutMs);
       erased(erasure);
@@ -228,6 +242,7 @@ export function createKeyEraser(
     },
     waitsFor: (reportId) => waitingReports.has(reportId),
     pending: () => waitingKeys.size + waitingDeletions.size,
+    unconfirmed: () => [...unconfirmedByKey.values()],
     stop() {
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);

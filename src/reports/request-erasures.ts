@@ -3,8 +3,8 @@
 // write took effect, retrying is safe, the eraser keeps trying).
 import type { Logger } from 'pino';
 import { UnavailableError } from '../errors.js';
-import type { Deletion } from '../keys/deletion-records.js';
-import { parseKeyId, type KeyId, type KeyStore } from '../keys/key-store.js';
+import type { Deletion, UnerasedDeletion } from '../keys/deletion-records.js';
+import { keyIdText, parseKeyId, type KeyId, type KeyStore } from '../keys/key-store.js';
 import type { Ended } from '../read-model/read-model.js';
 import { createKeyEraser, type KeyEraser } from './key-eraser.js';
 
@@ -121,6 +121,13 @@ export class RequestErasures {
   /** Whether the start's sweep failed and waits to be tried again (for /metrics): deletes of absent reports answer 503 meanwhile. */
   sweepFailing(): boolean {
     return this.sweep?.kind === 'failed';
+  }
+
+  /** The deletions whose keys are not confirmed destroyed yet, as a snapshot lists them. */
+  unconfirmed(): UnerasedDeletion[] {
+    return this.eraser
+      .unconfirmed()
+      .flatMap(({ reportId, version, key }) => (key === undefined ? [] : [{ reportId, version, key: keyIdText(key) }]));
   }
 
   /** Keys whose destruction is still being tried again (for /metrics). */

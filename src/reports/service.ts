@@ -6,7 +6,7 @@ import type { AuthContext, ReportEvent } from '../../projections/events.js';
 import type { ReportsView, StoredReport } from '../../projections/reports.js';
 import type { ContentKey, KeyId, KeyStore } from '../keys/key-store.js';
 import type { Ended } from '../read-model/read-model.js';
-import { deletionOf, type Deletion } from '../keys/deletion-records.js';
+import { deletionOf, type Deletion, type UnerasedDeletion } from '../keys/deletion-records.js';
 import { createContentOpener, type ContentOpener } from './report-content.js';
 import { RequestErasures, SweepUnfinishedError } from './request-erasures.js';
 import { tookEffect } from './unknown-outcome.js';
@@ -277,6 +277,11 @@ export class ReportService {
   /** Destroys the keys in the background (the key topic's sweep). */
   eraseKeysLater(ids: readonly KeyId[]): void {
     this.erasures.laterKeys(ids);
+  }
+
+  /** The deletions whose keys are not confirmed destroyed yet (the server's snapshots list them). */
+  unconfirmedDeletions(): UnerasedDeletion[] {
+    return this.erasures.unconfirmed();
   }
 
   /** Keys whose destruction is still being tried again (for /metrics). */

@@ -1,5 +1,6 @@
 // The snapshot file format (7): binary, versioned, checksummed, written as a stream.
-//   magic "RSSNAP\0\7" | u32 length + UTF-8 JSON meta (log, cursor, counts, createdAt, anchors)
+//   magic "RSSNAP\0\7" | u32 length + UTF-8 JSON meta (log, cursor, counts, createdAt, anchors,
+//   and the deletions whose keys were not yet destroyed: `unerased`, optional, ignored by the readers before it)
 //   | the reports table (report-table.ts: record chunks, then the id table's segments, each its
 //   slots as raw words, every int64 id in 8 bytes with its version; sealed content as its events
 //   sealed it) | the idempotency keys (keys-section.ts) | SHA-256 of everything before it (32 bytes)
@@ -11,9 +12,11 @@
 import { createHash } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { KeyIdString, ReportIdString } from '../../projections/events.js';
 import { keysWriter, readKeys } from './keys-section.js';
 import { BytesIn, BytesOut, type BytesReader } from '../read-model/bytes.js';
 import type { Cursor } from '../log/event-log.js';
+import type { UnerasedDeletion } from '../keys/deletion-records.js';
 import { createReadModel, type FoldCounts, type ReadModel } from '../read-model/read-model.js';
 import { ReportTable } from '../read-model/report-table.js';
 
@@ -37,7 +40,23 @@ export interface Snapshot {
   readonly resume?: string;
   /** The read model at the snapshot's cursor. */
   readonly model: ReadModel;
+  /**
+   * Deletions the model folded whose keys were not confirmed destroyed when it was taken (by the
+   * server writing it, or still held in the key topic for `reports snapshot`). A start from the
+   * snapshot folds none of them again, so this is how it learns that their keys are still to be
+   * destroyed and that a retry of those deletes must wait for it. Ids, versions and key ids only.
+   */
+  readonly unerased?: readonly UnerasedDeletion[];
 }
+
+/**
+ * At most this many deletions are listed: a key store refusing for hours queues more, and the meta
+ * is one JSON text. The key topic's sweep, a while after the next start, finds the keys of the rest.
+ */
+export const MAX_UNERASED = 10_000;
+/** A listed deletion: report id, version, key id, as events carry them. */
+const UnerasedEntry = Type.Tuple([ReportIdString, Type.Integer({ minimum: 1 }), KeyIdString]);
+const checkUnerasedEntry = TypeCompiler.Compile(UnerasedEntry);
 
 const Meta = Type.Object({
   log: Type.String(),
@@ -51,6 +70,7 @@ const Meta = Type.Object({
   anchors: Type.Array(Type.Tuple([Type.Integer({ minimum: 0 }), Type.Union([Type.String(), Type.Null()])])),
   resume: Type.Optional(Type.String()),
   newestKey: Type.Optional(Type.String()),
+  unerased: Type.Optional(Type.Array(UnerasedEntry, { maxItems: MAX_UNERASED })),
 });
 type Meta = Static<typeof Meta>;
 const checkMeta = TypeCompiler.Compile(Meta);
@@ -125,7 +145,7 @@ export function beginSnapshot(model: ReadModel): ModelSnapshot {
 
 /** The snapshot file's bytes before the checksum, in order: magic, meta, the model's sections. */
 export function snapshotBody(
-  { log, createdAt, anchors, resume }: Omit<Snapshot, 'model'>,
+  { log, createdAt, anchors, resume, unerased }: Omit<Snapshot, 'model'>,
   encoded: EncodedModel,
 ): Buffer[] {
   const head: Buffer[] = [];
@@ -139,10 +159,23 @@ export function snapshotBody(
     anchors: [...anchors],
     ...(resume === undefined ? {} : { resume }),
     ...(encoded.newestKey === undefined ? {} : { newestKey: encoded.newestKey }),
+    ...listed(unerased),
   };
   out.text(JSON.stringify(meta));
   out.flush();
   return [...head, ...encoded.sections];
+}
+
+/**
+ * The meta's `unerased`: what a reader of this format takes (a key id no event could carry is left
+ * out, never a reason for the next start to refuse the snapshot), at most MAX_UNERASED.
+ */
+function listed(unerased: readonly UnerasedDeletion[] | undefined): { unerased?: [string, number, string][] } {
+  const entries = (unerased ?? [])
+    .map(({ reportId, version, key }): [string, number, string] => [reportId, version, key])
+    .filter((entry) => checkUnerasedEntry.Check(entry))
+    .slice(0, MAX_UNERASED);
+  return entries.length === 0 ? {} : { unerased: entries };
 }
 
 /** The snapshot's checksum: SHA-256 of its body, fed a piece at a time by whoever writes the body. */
@@ -227,6 +260,9 @@ export function decodeBody(input: BytesReader): Decoded {
         createdAt: meta.createdAt,
         anchors: new Map(meta.anchors),
         ...(meta.resume === undefined ? {} : { resume: meta.resume }),
+        ...(meta.unerased === undefined
+          ? {}
+          : { unerased: meta.unerased.map(([reportId, version, key]) => ({ reportId, version, key })) }),
         model,
       },
     };

@@ -3,8 +3,9 @@
 // here: the test broker's cleaner looks every second), and the event topic never held the name in
 // the clear. A create that loses a race to another instance is void, and its key destroyed, as every
 // instance sees. A create's key is in its report's partition. What a crash left unerased in the
-// history (a delete or a void create whose key was never destroyed) is erased by the next start, and
-// by the key topic's sweep a while after it where a snapshot covers the event.
+// history (a delete or a void create whose key was never destroyed) is erased by the next start,
+// from the snapshot's list of unerased deletions where a snapshot covers the event; a key no event
+// refers to, by the key topic's sweep a while after the start.
 import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { suite } from 'uvu';
@@ -221,7 +222,7 @@ withKafka('erasure on Kafka', (brokers) => {
   );
 
   erasure(
-    "a crash-left delete that a snapshot covers has its key destroyed by the start's sweep of the key topic, and a key in use is spared",
+    "a crash-left delete that a snapshot covers is erased at the start (the snapshot lists it), its retry answered once the key is gone; an orphan key goes after the sweep's wait, a key in use is spared",
     async () => {
       const topic = uniqueTopic('erasure-crash-snapshot');
       const dataDir = await tempDir();
@@ -237,9 +238,13 @@ withKafka('erasure on Kafka', (brokers) => {
       const otherKeys = await openKafkaKeyStore({ config: kafka, logger, writeTimeoutMs: 10_000 });
       const otherLog = await openKafkaLog({ config: kafka, logger, writeTimeoutMs: 10_000 });
       try {
+        // A crash between a key's put and its create's append: a key no event refers to.
+        const orphan = sealedCreate(created('94', 'never appended'), otherKeys);
+        await otherKeys.put([orphan.key]);
         // The crashed instance's own snapshot (a periodic one, or the one at its caught-up) covers the delete.
         const snapshot = await reports(['snapshot'], { env: kafkaEnv(brokers, topic, { REPORTS_DATA_DIR: dataDir }) });
         assert.is(snapshot.code, 0, snapshot.stderr);
+        assert.match(snapshot.stdout, /keys to destroy: 1 /);
         // Another instance's create on its way: its key is in the key topic, its event not yet.
         const onItsWay = sealedCreate(created('93', 'on its way'), otherKeys);
         await otherKeys.put([onItsWay.key]);
@@ -248,11 +253,22 @@ withKafka('erasure on Kafka', (brokers) => {
           { dataDir },
         );
         try {
-          await otherLog.append([{ key: '93', value: encodeEvent(onItsWay.event) }]);
           const started = performance.now();
+          // The retry of the crashed delete: its 204 only once the key is gone.
+          const retry = await server.request('/reports/91', {
+            method: 'DELETE',
+            headers: { 'Idempotency-Key': 'delete-91' },
+          });
+          assert.is(retry.status, 204);
+          assert.is(await server.keys.get(smith.id), undefined, 'the 204 came while the key was still held');
+          assert.ok(
+            (await server.keys.get(orphan.key.id)) !== undefined,
+            "the orphan key went at the start, before the sweep's wait",
+          );
+          await otherLog.append([{ key: '93', value: encodeEvent(onItsWay.event) }]);
           await until(
-            async () => (await server.keys.get(smith.id)) === undefined,
-            "the key of the deleted report destroyed by the key topic's sweep",
+            async () => (await server.keys.get(orphan.key.id)) === undefined,
+            "the orphan key destroyed by the key topic's sweep",
             { timeoutMs: 20_000, everyMs: 200 },
           );
           const seconds = (performance.now() - started) / 1000;
@@ -262,11 +278,6 @@ withKafka('erasure on Kafka', (brokers) => {
           const landed = await server.request('/reports/93');
           assert.is(landed.status, 200);
           assert.match(await landed.text(), /on its way/);
-          const retry = await server.request('/reports/91', {
-            method: 'DELETE',
-            headers: { 'Idempotency-Key': 'delete-91' },
-          });
-          assert.is(retry.status, 204);
         } finally {
           await server.dispose();
         }

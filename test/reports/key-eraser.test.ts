@@ -80,6 +80,39 @@ eraser('tries an unconfirmed deletion again in the background until the store co
   erasing.stop();
 });
 
+eraser('lists the deletions it has not confirmed, being written or tried again, and none once confirmed', async () => {
+  const store = fakeStore(false);
+  let confirm: (() => void) | undefined;
+  Object.assign(store, {
+    destroy: () =>
+      store.failing
+        ? Promise.reject(new Error('the broker is gone'))
+        : new Promise<void>((resolve) => (confirm = resolve)),
+  });
+  const erasing = createKeyEraser(store, memoryLogger().logger, 10);
+  const writing = erasing.erase({ reportId: '7', version: 2, key }, 1000);
+  assert.equal(erasing.unconfirmed(), [{ reportId: '7', version: 2, key }], 'one being written');
+  confirm?.();
+  await writing;
+  assert.equal(erasing.unconfirmed(), []);
+  store.failing = true;
+  const other = Buffer.from('000000000008', 'hex');
+  assert.instance(await rejection(erasing.erase({ reportId: '8', version: 4, key: other }, 20)), Error);
+  erasing.eraseLater({ reportId: '9', version: 2, key: Buffer.from('000000000009', 'hex') });
+  // A later incarnation of report 9, deleted too: both keys wait.
+  erasing.eraseLater({ reportId: '9', version: 4, key: Buffer.from('00000000000b', 'hex') });
+  erasing.eraseLater([Buffer.from('00000000000a', 'hex')]); // a void create's key: no deletion
+  assert.equal(
+    erasing.unconfirmed().map(({ reportId, version }) => [reportId, version]),
+    [
+      ['8', 4],
+      ['9', 2],
+      ['9', 4],
+    ],
+  );
+  erasing.stop();
+});
+
 eraser(
   'writes a deletion once when the fold queues it around the request erasing it (a record written twice takes two slots)',
   async () => {

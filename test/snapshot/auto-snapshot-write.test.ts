@@ -152,4 +152,33 @@ auto('go on after one that failed: the next snapshot is written', () =>
   }),
 );
 
+auto('list the deletions not yet erased as they were when the model was taken', () =>
+  withFileLog(async ({ dir, log, logger }) => {
+    const model = createReadModel();
+    for (let i = 0; i < 100; i += 1) model.reports.set(String(i), { name: `report ${i}` });
+    const pending = [{ reportId: '7', version: 2, key: 'AAAAAAAAAAc' }];
+    const snapshots = createAutoSnapshot({
+      dir: snapshotDir(dir),
+      log,
+      logger,
+      model,
+      every: 1,
+      slices: { keys: 1, nextTurn: () => new Promise((resolve) => setTimeout(resolve, 1)) },
+      unerased: () => [...pending],
+    });
+    snapshots.onCaughtUp();
+    snapshots.onApplied(100); // due: the model is taken now
+    // Confirmed while the file is written: it was not when the model was taken, and is listed.
+    pending.length = 0;
+    await snapshots.idle();
+    const first = await loadNewestSnapshot({ dir: snapshotDir(dir), log, head: await log.head(), logger });
+    assert.equal(first?.unerased, [{ reportId: '7', version: 2, key: 'AAAAAAAAAAc' }]);
+    snapshots.onApplied(100);
+    await snapshots.idle();
+    const next = await loadNewestSnapshot({ dir: snapshotDir(dir), log, head: await log.head(), logger });
+    assert.ok(next !== undefined && next.createdAt >= (first?.createdAt ?? ''));
+    assert.is(next.unerased, undefined, 'nothing left to erase is listed');
+  }),
+);
+
 auto.run();

@@ -15,6 +15,7 @@ import {
   beginSnapshot,
   SNAPSHOT_FORMAT,
   SNAPSHOT_MAGIC,
+  MAX_UNERASED,
   type EncodedModel,
   type Snapshot,
 } from '../../src/snapshot/snapshot-format.js';
@@ -81,6 +82,46 @@ format('decodes what it encoded: position, counts, reports and every kind of ide
   assert.equal(plainSnapshot(decoded.snapshot), plainSnapshot(snapshot));
   assert.equal(new Map(decoded.snapshot.model.reports), reports);
   assert.equal(decoded.snapshot.model.keys, keys);
+});
+
+format('keeps the deletions not yet erased, and reads a file without them as having none', () => {
+  const unerased = [
+    { reportId: '-9223372036854775808', version: 2, key: 'AAAAAAAAAAc' },
+    { reportId: '91', version: 2147483648, key: 'AAAAAAAAAQA' },
+  ];
+  const decoded = decodeSnapshot(encodeSnapshot({ ...snapshot, unerased }));
+  assert.ok(decoded.ok);
+  assert.equal(decoded.snapshot.unerased, unerased);
+  const without = decodeSnapshot(encodeSnapshot(snapshot));
+  assert.ok(without.ok);
+  assert.is(without.snapshot.unerased, undefined);
+  const sections = (out: BytesOut) => {
+    emptyTable(out);
+    out.u32(0);
+  };
+  assert.ok(decodeSnapshot(fileWith({ ...goodMeta, unerased: [['91', 2, 'AAAA']] }, sections)).ok);
+  for (const bad of [[['91', 0, 'AAAA']], [['9x', 2, 'AAAA']], [['91', 2, 'not a key id!']], [['91', 2]]]) {
+    const refused = decodeSnapshot(fileWith({ ...goodMeta, unerased: bad }, sections));
+    assert.is(refused.ok, false, JSON.stringify(bad));
+    assert.match(refused.ok ? '' : refused.reason, 'wrong shape at /unerased');
+  }
+  // What no reader would take is never written: a key id no event could carry, past the cap.
+  const written = decodeSnapshot(
+    encodeSnapshot({
+      ...snapshot,
+      unerased: [
+        { reportId: '5', version: 2, key: 'x'.repeat(33) },
+        ...Array.from({ length: MAX_UNERASED + 1 }, (_, i) => ({
+          reportId: String(i),
+          version: 2,
+          key: 'AAAAAAAAAAc',
+        })),
+      ],
+    }),
+  );
+  assert.ok(written.ok);
+  assert.is(written.snapshot.unerased?.length, MAX_UNERASED);
+  assert.is(written.snapshot.unerased?.[0]?.reportId, '0');
 });
 
 format('round-trips an empty read model', () => {
