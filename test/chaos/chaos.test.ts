@@ -84,14 +84,17 @@ const EVIDENCE_LINES = 80;
  * What the instance was asked and answered from 6 s before a wrong stretch to its end: every write
  * (sent, answered, status, message) and every /readyz poll, in the order sent, times from the run's start.
  */
-function readinessEvidence({ history }: Run, { instance, fromMs, toMs }: RunVerdict['readiness'][number]): string {
+function readinessEvidence(
+  { history, verdict }: Run,
+  { instance, fromMs, toMs }: RunVerdict['readiness'][number],
+): string {
   const s = (ms: number) => (ms / 1000).toFixed(2);
   const inWindow = (ms: number) => ms >= fromMs - 6000 && ms <= toMs;
   const writes = history.requests
     .filter((r) => r.instance === instance && inWindow(r.sentMs))
     .map((r) => ({
       at: r.sentMs,
-      line: `${s(r.sentMs)} ${r.op} ${r.id} -> ${r.status} at ${s(r.answeredMs)}${r.message === undefined ? '' : ` (${r.message.slice(0, 80)})`}`,
+      line: `${s(r.sentMs)} ${r.op} ${r.id} -> ${r.status} at ${s(r.answeredMs)}${r.message === undefined ? '' : ` (${r.message.slice(0, 80)})`}${verdict.folded.byRequest.has(r.seq) ? '' : ' [no event of its own]'}`,
     }));
   const polls = history.polls
     .filter((p) => p.instance === instance && inWindow(p.sentMs))

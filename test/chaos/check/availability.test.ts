@@ -128,6 +128,26 @@ ready('allows 503 during a stall of 2 s or more that ends in acknowledgements, a
   );
 });
 
+ready(
+  'a stall does not end with an acknowledgement that wrote nothing (an identical retry), when the history says so',
+  () => {
+    const story = new Story();
+    everySecond(story, HEALTHY, 0, 9, 200);
+    story.request({ op: 'create', id: STUCK, name: 'stuck', sentMs: 10_000, answeredMs: 15_000, status: 200 });
+    // Answered 200 from the read model: the report was there with that name. Its seq is not among those that landed.
+    story.request({ op: 'create', id: HEALTHY, name: 'again', sentMs: 12_000, answeredMs: 12_010, status: 200 });
+    story.poll('A', 12_500, 503);
+    const wrote = new Set(story.requests.filter((r) => r.sentMs !== 12_000).map((r) => r.seq));
+    assert.equal(readinessProblems(story.requests, story.polls, 21_000, wrote, true), []);
+    // Had it written, the stall was over: the 503 is wrong.
+    const all = new Set(story.requests.map((r) => r.seq));
+    assert.equal(
+      readinessProblems(story.requests, story.polls, 21_000, all, true).map((p) => p.kind),
+      ['not ready while writes succeed'],
+    );
+  },
+);
+
 ready('a stall ends for readiness when a write sent after it is acknowledged, though older writes still wait', () => {
   const story = new Story();
   everySecond(story, HEALTHY, 0, 9, 200);

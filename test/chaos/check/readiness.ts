@@ -129,17 +129,24 @@ function stalled(writes: readonly RequestRecord[], through: (write: RequestRecor
 }
 
 /**
- * `landedBeforeAnswer`: the requests (by seq) answered 409 or 404 whose event had landed in the
- * topic by their answer (verdict.ts finds them in the fold); they went through the log.
+ * `landedBeforeAnswer`: the requests (by seq) whose event had landed in the topic by their answer
+ * (verdict.ts finds them in the fold); they went through the log. `wroteKnown`: whether that set
+ * holds every such request (acknowledged ones too), so an acknowledgement without an event of its
+ * own (an identical retry's 200, a 404 that wrote nothing) can be told apart.
  */
 export function readinessProblems(
   requests: readonly RequestRecord[],
   polls: readonly ReadinessPoll[],
   endMs: number,
   landedBeforeAnswer: ReadonlySet<number> = new Set(),
+  wroteKnown = false,
 ): ReadinessProblem[] {
+  const landed = (write: RequestRecord) => landedBeforeAnswer.has(write.seq);
   const through = (write: RequestRecord) =>
-    acknowledged(write) || ((write.status === 409 || write.status === 404) && landedBeforeAnswer.has(write.seq));
+    acknowledged(write) || ((write.status === 409 || write.status === 404) && landed(write));
+  // A stall ends with a write that reached the log, as the service sees it (write-outcomes.ts): an
+  // answer that wrote nothing says nothing of the log, though the client got its 200.
+  const wrote = (write: RequestRecord) => through(write) && (!wroteKnown || landed(write));
   const instances = [...new Set(polls.map((poll) => poll.instance))];
   return instances.flatMap((instance) => {
     const sent = requests.filter((request) => request.instance === instance);
@@ -149,7 +156,7 @@ export function readinessProblems(
       ...sent.filter((request) => request.status === 0),
       ...own.filter((poll) => poll.status === 0),
     ].map((unanswered) => unanswered.sentMs);
-    const notStalled = own.filter((poll) => poll.status !== 503 || !stalled(writes, through, poll.sentMs));
+    const notStalled = own.filter((poll) => poll.status !== 503 || !stalled(writes, wrote, poll.sentMs));
     return [
       ...wrongPolls(
         instance,

@@ -107,22 +107,19 @@ export function judge(history: RunHistory): RunVerdict {
       history.polls,
       history.endMs,
       landedBeforeAnswer(history.requests, folded),
+      true,
     ),
     folded,
   };
 }
 
-/** The requests answered 409 or 404 whose event had landed by their answer (the log took them; the fold decided against them). */
+/** The requests whose event had landed by their answer: the log took them (for a 409 or 404, the fold decided against them). */
 function landedBeforeAnswer(requests: readonly RequestRecord[], folded: FoldedTopic): Set<number> {
   const landed = (request: RequestRecord) => {
     const event = folded.byRequest.get(request.seq);
     return event !== undefined && event.landedMs <= request.answeredMs;
   };
-  return new Set(
-    requests
-      .filter((request) => (request.status === 409 || request.status === 404) && landed(request))
-      .map((request) => request.seq),
-  );
+  return new Set(requests.filter(landed).map((request) => request.seq));
 }
 
 /** The report `id` ends with in the fold: its name, or undefined when it does not exist. */
