@@ -22,6 +22,31 @@ const SETTLED_SHARE = 0.9;
 /** A stuck partition's writes are answered within REPORTS_WRITE_TIMEOUT_MS plus this on a loaded machine. */
 const ANSWER_SLACK_MS = 2000;
 
+/**
+ * A scenario still running after this long (one takes 30-60 s) is reported on stderr with the
+ * phases it went through, again at each multiple: a run that hangs is read from the end of its
+ * output, and the file's own output comes only once it ends or times out.
+ */
+const SCENARIO_WATCH_MS = 150_000;
+
+/** The phases of one scenario's run, timed from its start, and the watch that reports a slow one. */
+function watchScenario(name: string) {
+  const started = Date.now();
+  const seconds = () => ((Date.now() - started) / 1000).toFixed(1);
+  const phases: string[] = [];
+  const timer = setInterval(() => {
+    process.stderr.write(
+      `\nchaos: ${name} still running after ${seconds()} s; its phases so far:\n${phases.map((line) => `  ${line}\n`).join('')}`,
+    );
+  }, SCENARIO_WATCH_MS);
+  timer.unref();
+  return {
+    log: (line: string) => void phases.push(`${seconds()} s: ${line}`),
+    seconds,
+    end: () => clearInterval(timer),
+  };
+}
+
 interface Run {
   readonly verdict: RunVerdict;
   readonly history: RunHistory;
@@ -273,8 +298,17 @@ withKafka('kafka cluster faults', () => {
         context.proxied = startProxied();
         context.proxied.catch(() => undefined); // awaited, and reported, by the scenario that needs it
       }
-      const cluster = scenario.proxied === true ? await proxiedCluster(context) : context.cluster;
-      const { history, notes } = await runScenario(cluster, scenario, SHORT).finally(async () => {
+      const watch = watchScenario(scenario.name);
+      if (scenario.proxied === true) watch.log('waiting for the proxied cluster');
+      const cluster =
+        scenario.proxied === true
+          ? await proxiedCluster(context).catch((error: unknown) => {
+              watch.end();
+              throw error;
+            })
+          : context.cluster;
+      const { history, notes } = await runScenario(cluster, scenario, SHORT, watch.log).finally(async () => {
+        watch.end();
         if (index !== lastProxied || context.proxied === undefined) return;
         const proxied = context.proxied;
         delete context.proxied;
@@ -282,7 +316,7 @@ withKafka('kafka cluster faults', () => {
       });
       const verdict = judge(history);
       process.stdout.write(
-        `\n  ${scenario.name}:\n${describeRun(verdict, notes)
+        `\n  ${scenario.name} (${watch.seconds()} s):\n${describeRun(verdict, notes)
           .map((line) => `    ${line}\n`)
           .join('')}`,
       );

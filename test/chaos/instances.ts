@@ -32,7 +32,8 @@ interface Running {
 
 /** The summed projected offset an instance reports in /metrics (reports_projected_offset). */
 async function projectedOffset(server: ChildServer): Promise<number> {
-  const response = await server.request('/metrics', { token: null });
+  // Bounded: an instance that never answers must fail waitCaughtUp at its deadline, not hold it.
+  const response = await server.request('/metrics', { token: null, signal: AbortSignal.timeout(5000) });
   const text = await response.text();
   const match = /^reports_projected_offset (\d+)$/m.exec(text);
   return match ? Number(match[1]) : -1;

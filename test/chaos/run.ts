@@ -102,6 +102,7 @@ async function underLoad(
   });
   try {
     await sleep(timing.warmUpMs);
+    log(`${scenario.name}: warmed up, injecting the faults`);
     const context: FaultContext = {
       cluster,
       instances,
@@ -116,9 +117,11 @@ async function underLoad(
     const faults = await scenario.inject(context).finally(() => net?.heal());
     log(`${scenario.name}: faults done, waiting for the cluster to be whole`);
     await cluster.waitHealthy([topic], 120_000);
+    log(`${scenario.name}: the cluster is whole, settling`);
     await sleep(timing.settleMs);
     return { recorder, faults };
   } finally {
+    log(`${scenario.name}: stopping the workload`);
     await workload.stop();
   }
 }
@@ -143,6 +146,7 @@ export async function runScenario(
     return uid === undefined ? undefined : { uid, gid: uid };
   };
   const net = scenario.network === true ? await openNetFaults() : undefined;
+  log(`${scenario.name}: starting the instances on ${topic}`);
   const instances = await Instances.start({
     names: INSTANCES,
     brokers: cluster.brokers,
@@ -159,7 +163,9 @@ export async function runScenario(
   });
   const notes: string[] = [];
   try {
+    log(`${scenario.name}: instances up, waiting for the topic to be healthy`);
     await cluster.waitHealthy([topic]);
+    log(`${scenario.name}: the workload starts`);
     const { recorder, faults } = await underLoad(
       cluster,
       instances,
@@ -172,8 +178,13 @@ export async function runScenario(
     );
     const endMs = Date.now();
     // Writes still on their way (a producer retrying) land before the instances are compared.
-    await instances.waitCaughtUp(await settledEnd(cluster.brokers, topic, 3000));
+    log(`${scenario.name}: waiting for the topic's end to settle`);
+    const end = await settledEnd(cluster.brokers, topic, 3000);
+    log(`${scenario.name}: waiting for every instance to fold ${end} records`);
+    await instances.waitCaughtUp(end);
+    log(`${scenario.name}: stopping the instances`);
     const stops = await instances.stopAll();
+    log(`${scenario.name}: reading the topic back, replaying it, listing unopened creates`);
     const [contents, replayed, unopened] = await Promise.all([
       readTopic(cluster.brokers, topic),
       replayDigest(cluster.brokers, topic),
@@ -196,6 +207,7 @@ export async function runScenario(
     };
     return { history, notes: [...instances.startFailures, ...notes] };
   } finally {
+    log(`${scenario.name}: removing the instances`);
     await instances.dispose();
     await clock?.dispose();
     await net?.close();

@@ -69,11 +69,19 @@ withKafka('paused broker', () => {
       let slowest = 0;
       let overloaded = 0;
       let next = 2;
+      /** Requests that got no HTTP answer at all, with the client's reason (undici's `cause`). */
+      const unanswered: string[] = [];
       const worker = async () => {
         while (next < REQUESTS + 2) {
           const id = next++;
           const started = Date.now();
-          const response = await post(id);
+          const response = await post(id).catch((error: unknown) => {
+            const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+            unanswered.push(
+              `report ${id} after ${Date.now() - started} ms: ${String(error)} (${cause?.code ?? '?'}: ${cause?.message ?? '?'}); the server ${server.exited() ? 'had exited' : 'was running'}`,
+            );
+          });
+          if (response === undefined) continue;
           slowest = Math.max(slowest, Date.now() - started);
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
           const { message } = (await response.json()) as { message?: string };
@@ -85,8 +93,9 @@ withKafka('paused broker', () => {
       const after = await rssMb(server.pid);
       broker.resume();
       process.stdout.write(
-        `  paused broker: ${REQUESTS} requests, statuses ${JSON.stringify([...statuses])}, ${overloaded} refused over the cap, slowest ${slowest} ms, RSS ${before.toFixed(0)} -> ${after.toFixed(0)} MB\n`,
+        `  paused broker: ${REQUESTS} requests, statuses ${JSON.stringify([...statuses])}, ${unanswered.length} unanswered, ${overloaded} refused over the cap, slowest ${slowest} ms, RSS ${before.toFixed(0)} -> ${after.toFixed(0)} MB\n`,
       );
+      assert.equal(unanswered, [], 'requests the server did not answer');
       assert.equal([...statuses.keys()], [503]);
       assert.ok(overloaded > 0, 'no request was refused over the cap');
       assert.ok(slowest < WRITE_TIMEOUT_MS + ANSWER_SLACK_MS, `slowest answer ${slowest} ms`);
