@@ -13,7 +13,14 @@ const fixture = (name: string): TestFile => ({ path: join(here, 'fixtures', 'lan
 
 async function run(
   files: string[],
-  options: { lanes?: number; alongside?: string[]; alone?: string[]; timeoutS?: number; graceS?: number } = {},
+  options: {
+    lanes?: number;
+    alongside?: string[];
+    alone?: string[];
+    timeoutS?: number;
+    alongsideTimeoutS?: number;
+    graceS?: number;
+  } = {},
 ) {
   let output = '';
   const env = { ...process.env, TEST_FILE_TIMEOUT_S: String(options.timeoutS ?? 60) };
@@ -24,6 +31,7 @@ async function run(
     alongside: (options.alongside ?? []).map(fixture),
     alone: (options.alone ?? []).map(fixture),
     fileTimeoutS: options.timeoutS ?? 60,
+    ...(options.alongsideTimeoutS === undefined ? {} : { alongsideTimeoutS: options.alongsideTimeoutS }),
     watchdogGraceS: options.graceS ?? 30,
     write: (text) => (output += text),
     env,
@@ -63,6 +71,14 @@ test('a hung file is a failure and stops the run, with what it holds open', asyn
     output,
     /hangs still running after 1 s \(TEST_FILE_TIMEOUT_S\): counted as failed, the run stops here; open: .*Timeout/,
   );
+});
+
+test('the file alongside has a time-out of its own: it may outlast the others, and hangs past its own', async () => {
+  const outlasts = await run(['passes'], { alongside: ['slow'], timeoutS: 1, alongsideTimeoutS: 30 });
+  assert.equal([outlasts.tally.passed, outlasts.tally.failedFiles, outlasts.tally.stopped], [3, [], undefined]);
+  const hangs = await run(['passes'], { alongside: ['hangs'], timeoutS: 30, alongsideTimeoutS: 1 });
+  assert.is(hangs.tally.stopped, 'hangs hung');
+  assert.match(hangs.output, /hangs still running after 1 s \(TEST_FILE_TIMEOUT_S\)/);
 });
 
 test('a lane that dies after its last file (an error that file left behind) is a failure of that file', async () => {

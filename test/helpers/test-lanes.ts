@@ -29,8 +29,13 @@ export interface LanesOptions {
   readonly files: readonly TestFile[];
   readonly lanes: number;
   readonly alongside: readonly TestFile[];
-  /** TEST_FILE_TIMEOUT_S: the workers stop a file that runs longer; a lane that does not answer WATCHDOG_GRACE_S later is killed. */
+  /** TEST_FILE_TIMEOUT_S (given to the workers): they stop a file that runs longer; a lane that does not answer WATCHDOG_GRACE_S later is killed. */
   readonly fileTimeoutS: number;
+  /**
+   * The time-out of the files run alongside (fileTimeoutS unless given): they are off the run's
+   * critical path, and the cluster fault suite takes most of fileTimeoutS on its own.
+   */
+  readonly alongsideTimeoutS?: number;
   /** Seconds after a file's time-out before its lane is killed (WATCHDOG_GRACE_S unless given). */
   readonly watchdogGraceS?: number;
   /** Files run one at a time once the lanes are done (beside the lane alongside only): the few whose time bounds need the cores. */
@@ -64,12 +69,12 @@ export function runLanes(options: LanesOptions): Promise<Tally> {
   };
 
   /** One lane: a worker that runs `queue`'s files one by one; a fresh worker if one dies. */
-  const lane = (queue: TestFile[]): Promise<void> =>
+  const lane = (queue: TestFile[], timeoutS = options.fileTimeoutS): Promise<void> =>
     new Promise((laneDone) => {
       const start = () => {
         const worker: Worker = spawn(process.execPath, [options.worker], {
           stdio: ['pipe', 'pipe', 'inherit'],
-          env: options.env ?? process.env,
+          env: { ...(options.env ?? process.env), TEST_FILE_TIMEOUT_S: String(timeoutS) },
         });
         workers.add(worker);
         let current: TestFile | undefined;
@@ -103,7 +108,7 @@ export function runLanes(options: LanesOptions): Promise<Tally> {
               stop(`${file.name} hung`);
               worker.kill('SIGKILL');
             },
-            (options.fileTimeoutS + (options.watchdogGraceS ?? WATCHDOG_GRACE_S)) * 1000,
+            (timeoutS + (options.watchdogGraceS ?? WATCHDOG_GRACE_S)) * 1000,
           );
         };
         const failure = (file: TestFile): FileCounts => ({
@@ -169,6 +174,6 @@ export function runLanes(options: LanesOptions): Promise<Tally> {
   const lanes = Promise.all(Array.from({ length: options.lanes }, () => lane(queue))).then(() =>
     lane([...(options.alone ?? [])]),
   );
-  void Promise.all([lane([...options.alongside]), lanes]).then(() => finish());
+  void Promise.all([lane([...options.alongside], options.alongsideTimeoutS), lanes]).then(() => finish());
   return done.then(() => tally);
 }

@@ -91,8 +91,12 @@ withKafka('a client hopping between instances', (brokers) => {
           Number(/^reports_partition_head_reads_total (\d+)/m.exec(await instance.metrics())?.[1] ?? 'NaN'),
         ),
       );
+      // An answer that writes nothing, decided first, reads its partition's head. Which instance
+      // gives such answers depends on what its held follow let through: A's only one, the 409,
+      // is as often the second decision after a void write (its state still said "deleted"),
+      // which needs no head read (a CI run saw 0, 22, 30). So the total is what is checked.
       assert.ok(
-        headReads.every((count) => count > 0),
+        headReads.reduce((sum, count) => sum + count, 0) > 0,
         `partition head reads: ${headReads.join(', ')}`,
       );
     },
