@@ -27,11 +27,13 @@ async function pickId({
 }: FaultContext): Promise<{ id: string; partition: number; node: number }> {
   const leaders = await cluster.leaders(topic);
   const first = cluster.nodes[0]?.id;
-  for (let id = ID_BASE.script + 1; ; id += 1) {
+  // A thousand ids cover every partition many times over: past them no partition has such a leader.
+  for (let id = ID_BASE.script + 1; id <= ID_BASE.script + 1000; id += 1) {
     const partition = partitionOfKey(String(id), partitions);
     const node = leaders.get(partition) ?? -1;
     if (node >= 0 && node !== first) return { id: String(id), partition, node };
   }
+  throw new Error(`no partition of ${topic} is led by a node other than ${first}: ${JSON.stringify([...leaders])}`);
 }
 
 /** Sends `request` until its answer is one of `wanted` (or the deadline passes); the last answer. */

@@ -43,8 +43,11 @@ async function settledEnd(brokers: string, topic: string, quietMs: number, timeo
     let since = Date.now();
     for (;;) {
       const end = (await topicOffsets(admin, topic)).reduce((sum, { high }) => sum + Number(high), 0);
+      // Past the deadline the end is taken as it is, still moving or not: the instances' catch-up
+      // and the checker then say what is wrong, instead of a wait that never ends.
+      if (Date.now() > deadline) return end;
       if (end !== last) [last, since] = [end, Date.now()];
-      else if (Date.now() - since >= quietMs || Date.now() > deadline) return end;
+      else if (Date.now() - since >= quietMs) return end;
       await sleep(250);
     }
   } finally {
@@ -55,7 +58,12 @@ async function settledEnd(brokers: string, topic: string, quietMs: number, timeo
 /** `reports replay --json` on the topic: a fresh process folding it with the service's own code. */
 async function replayDigest(brokers: string, topic: string): Promise<string> {
   const env = { PATH: process.env['PATH'] ?? '', KAFKA_BROKERS: brokers, REPORTS_TOPIC: topic, LOG_LEVEL: 'warn' };
-  const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'replay', '--json'], { env, timeout: 120_000 });
+  const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'replay', '--json'], {
+    env,
+    timeout: 120_000,
+    // A first SIGTERM asks the CLI for a clean stop, which could itself wait.
+    killSignal: 'SIGKILL',
+  });
   return (JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { digest?: string }).digest ?? '';
 }
 
@@ -65,6 +73,7 @@ async function unopenedCreates(brokers: string, topic: string): Promise<string[]
   const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'events', '--type', 'ReportCreated'], {
     env,
     timeout: 120_000,
+    killSignal: 'SIGKILL',
     maxBuffer: 256 * 1024 * 1024,
   });
   return stdout

@@ -287,7 +287,11 @@ class LocalKafkaBroker implements KafkaBroker {
     // request sent in the next moment. Return once the kernel reports the process stopped.
     const deadline = Date.now() + 5_000;
     while (!isStopped(pid)) {
-      if (Date.now() > deadline) throw new Error(`kafka broker '${this.name}' (pid ${pid}) did not stop on SIGSTOP`);
+      if (Date.now() > deadline) {
+        // Not left half-stopped: the suites that follow would wait on a broker nobody resumes.
+        process.kill(pid, 'SIGCONT');
+        throw new Error(`kafka broker '${this.name}' (pid ${pid}) did not stop on SIGSTOP`);
+      }
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
     }
   }
