@@ -95,10 +95,7 @@ withKafka('a client hopping between instances', (brokers) => {
       // gives such answers depends on what its held follow let through: A's only one, the 409,
       // is as often the second decision after a void write (its state still said "deleted"),
       // which needs no head read (a CI run saw 0, 22, 30). So the total is what is checked.
-      assert.ok(
-        headReads.reduce((sum, count) => sum + count, 0) > 0,
-        `partition head reads: ${headReads.join(', ')}`,
-      );
+      assert.ok(headReads.reduce((sum, count) => sum + count, 0) > 0, `partition head reads: ${headReads.join(', ')}`);
     },
   );
 
