@@ -1,0 +1,38 @@
+// What a stack runs once its projector has caught up with the head seen at start: the key store is
+// checked against what the log refers to, then the start's key upkeep runs and automatic snapshots
+// may begin.
+import type { Logger } from 'pino';
+import type { KeyStore } from '../keys/key-store.js';
+import { checkNewestKeyHeld } from '../keys/key-upkeep.js';
+import type { StartUpkeep } from '../keys/start-upkeep.js';
+import type { ReadModel } from '../read-model/read-model.js';
+import type { AutoSnapshot } from '../snapshot/auto-snapshot.js';
+
+export interface CaughtUpParts {
+  readonly model: ReadModel;
+  readonly keys: KeyStore;
+  readonly logger: Logger;
+  readonly onFatal: (error: Error) => void;
+  readonly upkeep: Pick<StartUpkeep, 'caughtUp'>;
+  readonly autoSnapshot: Pick<AutoSnapshot, 'onCaughtUp'>;
+}
+
+/** The projector's `onCaughtUp`: a key store missing a key the log refers to is fatal. */
+export function createOnCaughtUp({ model, keys, logger, onFatal, upkeep, autoSnapshot }: CaughtUpParts): () => void {
+  return () => {
+    try {
+      checkNewestKeyHeld(model, keys);
+    } catch (error) {
+      logger.fatal({ err: error }, 'the key store does not hold the keys the event log refers to');
+      onFatal(error as Error);
+      return;
+    }
+    // Before the snapshot it may take: the deletions still to erase (the loaded snapshot's among
+    // them) are the service's by then, and that snapshot lists them.
+    try {
+      upkeep.caughtUp();
+    } finally {
+      autoSnapshot.onCaughtUp();
+    }
+  };
+}
