@@ -11,50 +11,22 @@
 // - a sharded fold: each shard's table holds the ids of its own first bits of the hash, so the
 //   tables hand their segments over to one directory instead of being re-inserted.
 import type { BytesOut, BytesReader } from './bytes.js';
-import {
-  capacityFor,
-  hashId,
-  IdSegment,
-  MAX_SEGMENT_SLOTS,
-  MIN_SEGMENT_SLOTS,
-  SEGMENT_IDS,
-  NO_RECORD,
-  prefixOf,
-  readSegment,
-  SLOT_BYTES,
-} from './id-segment.js';
-import { idText } from './int64-id.js';
-import { sortInt64, type Int64Keys } from './int64-sort.js';
+import { emptyDirectory, forEachSegmentIn, MAX_DEPTH, pointEntries, type IdDirectory } from './id-directory.js';
+import { capacityFor, hashId, type IdSegment, MAX_SEGMENT_SLOTS, NO_RECORD, prefixOf } from './id-segment.js';
+import { bytesOf, readIdDirectory, writeIdDirectory } from './id-table-format.js';
+import { directoryFromParts, partsOf, type IdTableParts } from './id-table-parts.js';
+import { joinShards, shardDirectory } from './id-table-shards.js';
+import { forEachLiveRecord, liveInOrder, liveRecords, segmentCount, slotBytesOf, slotCount } from './id-table-walks.js';
+import type { Int64Keys } from './int64-sort.js';
 
 export { MAX_VERSION, NO_RECORD } from './id-segment.js';
+export type { IdSegmentParts, IdTableParts } from './id-table-parts.js';
 
 /**
  * A slot is named to callers as directory index × SLOT_SPAN + slot: a number that stays valid until
  * the next `add` (which may grow or split a segment, and returns the new id's name).
  */
 const SLOT_SPAN = 2 ** 26;
-/**
- * Bits of the hash the directory uses at most: a million entries (8 MB), for billions of ids, far
- * beyond what 32-bit record positions allow. Past it a full segment grows instead of splitting.
- */
-const MAX_DEPTH = 20;
-
-/** One segment as a structured clone carries it (its words are transferable). */
-export interface IdSegmentParts {
-  readonly capacity: number;
-  readonly depth: number;
-  readonly prefix: number;
-  readonly ids: number;
-  readonly words: Uint32Array;
-}
-
-/** An IdTable's contents as a structured clone carries them. */
-export interface IdTableParts {
-  readonly depth: number;
-  readonly segments: readonly IdSegmentParts[];
-  readonly ids: number;
-  readonly live: number;
-}
 
 export class IdTable {
   /** Entry i: the segment of the ids whose hashes begin with the `depth` bits of i. */
@@ -71,26 +43,12 @@ export class IdTable {
   /** An empty table of 2^depth segments. */
   constructor(depth = 0) {
     this.depth = depth;
-    this.directory = Array.from({ length: 2 ** depth }, (_, prefix) => new IdSegment(MIN_SEGMENT_SLOTS, depth, prefix));
+    this.directory = emptyDirectory(depth);
   }
 
-  /**
-   * An empty table for shard `shard` of 2^bits (its ids' hashes begin with the bits of `shard`,
-   * see joinShards), with room for `expectedIds` of them made at once: a table that grows to them
-   * from nothing moves each id five or six times (each growth and split of its segment), a fifth of
-   * a fold's work. The other shards' parts of the directory get one empty segment each.
-   */
+  /** An empty table for shard `shard` of 2^bits, with room for `expectedIds` of its ids (id-table-shards.ts). */
   static forShard(bits: number, shard: number, expectedIds = 0): IdTable {
-    const deeper = Math.min(MAX_DEPTH - bits, Math.ceil(Math.log2(Math.max(1, expectedIds / SEGMENT_IDS))));
-    const table = new IdTable(0);
-    table.depth = bits + deeper;
-    table.directory = new Array<IdSegment>(2 ** table.depth);
-    for (let other = 0; other < 2 ** bits; other += 1)
-      if (other !== shard) table.replace([new IdSegment(MIN_SEGMENT_SLOTS, bits, other)]);
-    const slots = capacityFor(Math.ceil(expectedIds / 2 ** deeper));
-    for (let part = 0; part < 2 ** deeper; part += 1)
-      table.replace([new IdSegment(slots, table.depth, shard * 2 ** deeper + part)]);
-    return table;
+    return IdTable.of(shardDirectory(bits, shard, expectedIds));
   }
 
   /** Live ids. */
@@ -105,29 +63,17 @@ export class IdTable {
 
   /** Bytes of the slots and the directory (what the table costs; 4 a slot are the versions). */
   get slotBytes(): number {
-    let bytes = this.directory.length * 8;
-    this.forEachSegment((segment) => {
-      bytes += segment.byteLength;
-    });
-    return bytes;
+    return slotBytesOf(this.directory, this.depth);
   }
 
   /** Segments. */
   get segments(): number {
-    let count = 0;
-    this.forEachSegment(() => {
-      count += 1;
-    });
-    return count;
+    return segmentCount(this.directory, this.depth);
   }
 
   /** Slots of all segments. */
   get slots(): number {
-    let count = 0;
-    this.forEachSegment((segment) => {
-      count += segment.capacity;
-    });
-    return count;
+    return slotCount(this.directory, this.depth);
   }
 
   /**
@@ -203,16 +149,16 @@ export class IdTable {
    */
   private makeRoom(segment: IdSegment): void {
     if (segment.capacity < MAX_SEGMENT_SLOTS) {
-      this.replace([segment.regrown(capacityFor(segment.ids + 1))]);
+      pointEntries(this.directory, this.depth, segment.regrown(capacityFor(segment.ids + 1)));
       return;
     }
     const parts = segment.depth < MAX_DEPTH ? segment.split() : undefined;
     if (parts === undefined) {
-      this.replace([segment.regrown(Math.ceil(segment.capacity * 1.25))]);
+      pointEntries(this.directory, this.depth, segment.regrown(Math.ceil(segment.capacity * 1.25)));
       return;
     }
     if (segment.depth === this.depth) this.doubleDirectory();
-    this.replace(parts);
+    for (const part of parts) pointEntries(this.directory, this.depth, part);
   }
 
   private doubleDirectory(): void {
@@ -221,146 +167,45 @@ export class IdTable {
     this.depth += 1;
   }
 
-  /** Points the directory's entries of each of `segments` at it. */
-  private replace(segments: readonly IdSegment[]): void {
-    for (const segment of segments) {
-      const shift = this.depth - segment.depth;
-      const end = (segment.prefix + 1) * 2 ** shift;
-      for (let i = segment.prefix * 2 ** shift; i < end; i += 1) this.directory[i] = segment;
-    }
-  }
-
-  /** Calls `visit` with each segment once, in directory order (a segment's entries lie together). */
-  private forEachSegment(visit: (segment: IdSegment) => void): void {
-    const { directory, depth } = this;
-    for (let i = 0; i < directory.length;) {
-      const segment = directory[i] as IdSegment;
-      visit(segment);
-      i += 2 ** (depth - segment.depth);
-    }
-  }
-
-  /** Calls `visit` with every live id's record. */
+  /** Calls `visit` with every live id's record (id-table-walks.ts). */
   forEachRecord(visit: (record: number) => void): void {
-    this.forEachSegment((segment) =>
-      segment.forEach((_low, _high, record) => {
-        if (record !== NO_RECORD) visit(record);
-      }),
-    );
+    forEachLiveRecord(this.contents(), visit);
   }
 
   /** The records of the live ids, in slot order. */
   records(): Uint32Array {
-    const records = new Uint32Array(this.live);
-    let count = 0;
-    this.forEachRecord((record) => {
-      records[count] = record;
-      count += 1;
-    });
-    return records.subarray(0, count);
+    return liveRecords(this.contents());
   }
 
   /** The live ids (their words) and records, in numeric order of ids (the canonical order). */
   liveInOrder(): { readonly keys: Int64Keys; readonly count: number } {
-    const { live } = this;
-    const keys = { low: new Uint32Array(live), high: new Uint32Array(live), payload: new Uint32Array(live) };
-    let count = 0;
-    this.forEachSegment((segment) =>
-      segment.forEach((low, high, record) => {
-        if (record === NO_RECORD) return;
-        keys.low[count] = low;
-        keys.high[count] = high;
-        keys.payload[count] = record;
-        count += 1;
-      }),
-    );
-    return { keys: sortInt64(keys, count), count };
+    return liveInOrder(this.contents());
   }
 
   /** Calls `update` with every live id's record, letting it give a new one (the table moving its records). */
   remap(update: (record: number) => number): void {
-    this.forEachSegment((segment) => segment.remap(update));
+    forEachSegmentIn(this.directory, this.depth, (segment) => segment.remap(update));
   }
 
   /** What the table holds, for another thread (the arrays move with the message, see fromParts). */
   parts(): IdTableParts {
-    const segments: IdSegmentParts[] = [];
-    this.forEachSegment((segment) =>
-      segments.push({
-        capacity: segment.capacity,
-        depth: segment.depth,
-        prefix: segment.prefix,
-        ids: segment.ids,
-        words: segment.transferable(),
-      }),
-    );
-    return { depth: this.depth, segments, ids: this.ids, live: this.live };
+    return partsOf(this.contents());
   }
 
   /** The table another thread's `parts()` described (this process wrote it: not checked again). */
   static fromParts(parts: IdTableParts): IdTable {
-    const table = new IdTable(0);
-    table.directory = new Array<IdSegment>(2 ** parts.depth);
-    table.depth = parts.depth;
-    table.ids = parts.ids;
-    table.live = parts.live;
-    table.replace(parts.segments.map((part) => new IdSegment(part.capacity, part.depth, part.prefix, part)));
-    return table;
+    return IdTable.of(directoryFromParts(parts));
   }
 
-  /**
-   * The tables of a sharded fold's shards as one: the table of shard s (of 2^bits, made with
-   * `forShard`) holds only ids whose hashes begin with the bits of s, and hands over the
-   * segments under s as they are, with `bases[s]` added to the records of its live ids (where its
-   * arena's chunks went). The tables are not to be used after.
-   */
+  /** The tables of a sharded fold's shards (made with `forShard`) as one (joinShards in id-table-shards.ts). */
   static joinShards(tables: readonly IdTable[], bases: readonly number[]): IdTable {
-    const bits = Math.log2(tables.length);
-    if (!Number.isInteger(bits)) throw new Error(`${tables.length} shards: a power of two is needed`);
-    const joined = new IdTable(0);
-    joined.depth = Math.max(...tables.map((table) => table.depth));
-    joined.directory = new Array<IdSegment>(2 ** joined.depth);
-    tables.forEach((table, shard) => {
-      if (table.depth < bits) throw new Error(`the table of shard ${shard} is not a shard's table`);
-      const base = bases[shard] ?? 0;
-      table.forEachSegment((segment) => {
-        if (segment.prefix >>> (segment.depth - bits) !== shard) {
-          segment.forEach((low, high) => {
-            throw new Error(`report ${idText(low, high)} is in the table of another shard (${shard})`);
-          });
-          return;
-        }
-        if (base !== 0) segment.remap((record) => record + base);
-        joined.replace([segment]);
-      });
-      joined.ids += table.ids;
-      joined.live += table.live;
-    });
-    return joined;
+    const shards = tables.map((table) => table.contents());
+    return IdTable.of(joinShards(shards, bases));
   }
 
-  /**
-   * The table as bytes: directory depth, segments, ids held, live ids; then per segment, in
-   * directory order, its capacity, depth and prefix and its slots as they are (16 bytes each,
-   * little-endian words). `write` takes the slots' bytes: copied (a table that goes on changing)
-   * or held (a snapshot's, which nothing changes until it is released).
-   */
-  private write(out: BytesOut, slots: (segment: IdSegment) => void): void {
-    out.u32(this.depth);
-    out.u32(this.segments);
-    out.u32(this.ids);
-    out.u32(this.live);
-    this.forEachSegment((segment) => {
-      out.u32(segment.capacity);
-      out.u32(segment.depth);
-      out.u32(segment.prefix);
-      slots(segment);
-    });
-  }
-
-  /** The table as bytes, copied (see `write`). */
+  /** The table as bytes, copied (see writeIdDirectory). */
   writeTo(out: BytesOut): void {
-    this.write(out, (segment) => out.bytes(bytesOf(segment.peek())));
+    writeIdDirectory(out, this.contents(), (segment) => out.bytes(bytesOf(segment.peek())));
   }
 
   /**
@@ -372,57 +217,33 @@ export class IdTable {
   snapshot(out: BytesOut): () => void {
     if (this.held) throw new Error('a snapshot holds the id table already');
     this.held = true;
-    this.write(out, (segment) => out.unchanging(bytesOf(segment.hold())));
+    writeIdDirectory(out, this.contents(), (segment) => out.unchanging(bytesOf(segment.hold())));
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      this.forEachSegment((segment) => segment.release());
+      forEachSegmentIn(this.directory, this.depth, (segment) => segment.release());
       this.held = false;
     };
   }
 
-  /** Reads what `write` wrote; RangeError when it does not hold a table. */
+  /** Reads what `writeTo` wrote; RangeError when it does not hold a table (readIdDirectory). */
   static readFrom(input: BytesReader): IdTable {
-    const depth = input.u32();
-    if (depth > MAX_DEPTH) throw new RangeError(`an id table of directory depth ${depth}`);
-    const segments = input.u32();
-    const ids = input.u32();
-    const live = input.u32();
-    if (segments < 1 || segments > 2 ** depth || live > ids)
-      throw new RangeError(`an id table of ${segments} segments at depth ${depth}, ${ids} ids, ${live} live`);
+    return IdTable.of(readIdDirectory(input, SLOT_SPAN));
+  }
+
+  /** Its directory and counts, for the modules that move, join and write a table. */
+  private contents(): IdDirectory {
+    return { directory: this.directory, depth: this.depth, ids: this.ids, live: this.live };
+  }
+
+  /** The table of a directory made, moved, joined or read elsewhere (the directory is the table's from here on). */
+  private static of(contents: IdDirectory): IdTable {
     const table = new IdTable(0);
-    table.depth = depth;
-    table.directory = new Array<IdSegment>(2 ** depth);
-    let heldIds = 0;
-    let heldLive = 0;
-    for (let n = 0; n < segments; n += 1) {
-      const capacity = input.u32();
-      const segmentDepth = input.u32();
-      const prefix = input.u32();
-      if (capacity < MIN_SEGMENT_SLOTS || capacity >= SLOT_SPAN || segmentDepth > depth || prefix >= 2 ** segmentDepth)
-        throw new RangeError(`an id segment of ${capacity} slots at depth ${segmentDepth}, prefix ${prefix}`);
-      // A capacity beyond the data allocates nothing.
-      if (capacity * SLOT_BYTES > input.remaining)
-        throw new RangeError(`an id segment of ${capacity} slots where ${input.remaining} bytes are left`);
-      const { segment, live: segmentLive } = readSegment(input, capacity, segmentDepth, prefix);
-      const shift = depth - segmentDepth;
-      for (let i = prefix * 2 ** shift; i < (prefix + 1) * 2 ** shift; i += 1)
-        if (table.directory[i] !== undefined) throw new RangeError(`two id segments for directory entry ${i}`);
-      table.replace([segment]);
-      heldIds += segment.ids;
-      heldLive += segmentLive;
-    }
-    for (let i = 0; i < table.directory.length; i += 1)
-      if (table.directory[i] === undefined) throw new RangeError(`no id segment for directory entry ${i}`);
-    if (heldIds !== ids || heldLive !== live)
-      throw new RangeError(`an id table that holds ${heldIds} ids (${heldLive} live), not ${ids} (${live})`);
-    table.ids = ids;
-    table.live = live;
+    table.directory = contents.directory;
+    table.depth = contents.depth;
+    table.ids = contents.ids;
+    table.live = contents.live;
     return table;
   }
-}
-
-function bytesOf(words: Uint32Array): Buffer {
-  return Buffer.from(words.buffer, words.byteOffset, words.byteLength);
 }
