@@ -1,0 +1,74 @@
+// The writer's open of events.log: create it if need be, check it is a regular file, scan it (from
+// a snapshot's point when that holds), cut what was never acknowledged (a torn tail, a batch whose
+// keys are missing), and index what is left. Only the directory's holder (the lock) may call it.
+import { open, type FileHandle } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import { openDurable, type DurableFile } from '../../data-dir/durable-write.js';
+import { PRIVATE_FILE_MODE, syncDir } from '../../data-dir/data-dir.js';
+import { expectRegularFile } from '../../regular-file.js';
+import type { FileKeyStore } from '../../keys/file-key-store.js';
+import type { ResumeFrom } from '../capabilities.js';
+import { FrameIndex, parseBatchPoint } from './frame-index.js';
+import { scanLog, type ResumeCheck } from './recovery.js';
+import { cutUnkeyedBatch } from './unkeyed-tail.js';
+
+export interface LogFileOptions {
+  /** The data directory holding `path`. */
+  readonly dir: string;
+  readonly path: string;
+  readonly logger: Logger;
+  /** keys.db, already open: a last batch whose keys it lacks was never acknowledged. */
+  readonly keys: FileKeyStore;
+  readonly resumeFrom: ResumeFrom | undefined;
+}
+
+/** The log file, recovered and indexed: `durable` writes to `index.file`, which the caller closes. */
+export interface LogFile {
+  readonly durable: DurableFile;
+  readonly index: FrameIndex;
+}
+
+export async function openLogFile({ dir, path, logger, keys, resumeFrom }: LogFileOptions): Promise<LogFile> {
+  let file: FileHandle | undefined;
+  try {
+    file = await open(path, 'a+', PRIVATE_FILE_MODE);
+    // A FIFO or a directory in its place: named now, rather than a read that blocks or fails later.
+    await expectRegularFile(file, path);
+    await file.close();
+    // The log's directory entry must be on disk before any append is acknowledged.
+    await syncDir(dir);
+    const durable = await openDurable(path);
+    file = durable.handle;
+    let scan = await scanLog(file, path, resumeCheck(resumeFrom));
+    if (scan.tornTail) {
+      logger.warn(
+        { path, ...scan.tornTail },
+        'cut a torn tail off the event log (an append that was never acknowledged)',
+      );
+    }
+    scan = await cutUnkeyedBatch(file, scan, keys, path, logger);
+    // A writer killed between its write and its sync leaves whole batches in the page cache only,
+    // and the scan keeps them. An O_DSYNC write makes only its own bytes durable, so those would
+    // stay in the cache under newer acknowledged batches (a hole after a power loss): flush them now.
+    await file.datasync();
+    const records = scan.firstOffset + scan.starts.length;
+    logger.info(
+      { path, records, ...(scan.firstOffset > 0 ? { scannedFrom: scan.firstOffset } : {}) },
+      'opened the embedded event log',
+    );
+    const index = new FrameIndex(path, file, scan.starts, scan.validBytes, scan.firstOffset, scan.firstByte);
+    index.lastBatch = scan.lastBatch;
+    await index.learnIdentity();
+    return { durable, index };
+  } catch (error) {
+    await file?.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+function resumeCheck(resume: ResumeFrom | undefined): ResumeCheck | undefined {
+  const point = parseBatchPoint(resume?.point);
+  return resume === undefined || point === undefined
+    ? undefined
+    : { point, lastRecord: resume.records - 1, lastRecordDigest: resume.lastRecordDigest };
+}
