@@ -4,15 +4,11 @@
 // own record has been applied (read-your-writes) or until the model has reached a position (fresh
 // answers). What it applies it tells a ProjectionHealth; snapshots and readiness are other
 // modules' business.
-import type { Logger } from 'pino';
 import { CatchUpWaiters } from './catch-up-waiters.js';
 import {
-  cursorLag,
   cursorPassed,
   cursorReached,
-  cursorTotal,
   type Cursor,
-  type EventLog,
   type LogGap,
   type LogPosition,
   type LogRecord,
@@ -21,59 +17,15 @@ import { RecordWaiters, type Outcome } from './record-waiters.js';
 import { EncodedEvents } from './encoded-events.js';
 import { pause } from '../pause.js';
 import { ProjectionHealth } from './health.js';
-import {
-  applyRecord,
-  createReadModel,
-  passGap,
-  type Applied,
-  type ErasedKey,
-  type ReadModel,
-} from '../read-model/read-model.js';
-import { foldLog, SHARDED_FOLD_RECORDS } from './fold-log.js';
+import { applyRecord, createReadModel, passGap, type Applied, type ReadModel } from '../read-model/read-model.js';
+import { catchUpOnThreads, headWithRetry } from './catch-up-at-start.js';
+import { CatchUpProgress } from './catch-up-progress.js';
+import type { ProjectorOptions, ProjectorProgress } from './projector-options.js';
 import { CommitListeners, hasCommitFeed, type CommitListener } from '../log/capabilities.js';
 
 export { ProjectionTimeoutError } from './projection-timeout.js';
 export type { Outcome } from './record-waiters.js';
-
-export interface ProjectorOptions {
-  readonly log: EventLog;
-  readonly logger: Logger;
-  readonly model?: ReadModel;
-  /** Told what is applied and when the model caught up (default: one with a 10 s stall limit). */
-  readonly health?: ProjectionHealth;
-  /** Called after every batch of applied records with their number (snapshot scheduling). */
-  readonly onApplied?: (records: number) => void;
-  /** Called once, when the model has caught up with the head seen at start. */
-  readonly onCaughtUp?: () => void;
-  /** Told, once caught up, the key of content each folded event ends (read-model.ts ErasedKey): to be destroyed. */
-  readonly onErased?: ErasedKey;
-  /**
-   * Told the same while catching up at start (a catch-up told so folds on one thread): what a
-   * crash may have left unerased (a delete whose key was not destroyed yet) is among it.
-   */
-  readonly onEndedInCatchUp?: ErasedKey;
-  /**
-   * A catch-up of at least SHARDED_FOLD_RECORDS records at start is folded by foldLog, sharded
-   * across this many threads when it starts from an empty model on a file log (absent: the follow
-   * loop folds everything itself).
-   */
-  readonly foldThreads?: number;
-  /** How long to wait before following again after the log failed. */
-  readonly retryDelayMs?: number;
-  readonly now?: () => number;
-  /** The events this process encoded for its appends (a new table unless given). */
-  readonly encoded?: EncodedEvents;
-}
-
-export interface ProjectorProgress {
-  readonly cursor: Cursor;
-  /** Records applied by this projector (not those that came from a snapshot). */
-  readonly applied: number;
-  readonly invalid: number;
-}
-
-/** How often a long catch-up logs its progress. */
-const CATCH_UP_REPORT_MS = 2000;
+export type { ProjectorOptions, ProjectorProgress } from './projector-options.js';
 
 export class Projector {
   readonly model: ReadModel;
@@ -90,8 +42,8 @@ export class Projector {
   private markReady: () => void = () => undefined;
   private isReady = false;
   private readonly recordsAtStart: number;
-  private startedAtMs = 0;
-  private lastCatchUpReportMs = 0;
+  /** Says in the log how far the catch-up at start is, and when it is done. */
+  private readonly catchUpProgress: CatchUpProgress;
   private running: Promise<void> | undefined;
   private unsubscribe: () => void = () => undefined;
   /** Told the records applied, in the order applied (the feed's live part). */
@@ -103,13 +55,10 @@ export class Projector {
     this.encoded = options.encoded ?? new EncodedEvents();
     this.health = options.health ?? new ProjectionHealth(10_000, options.now);
     this.recordsAtStart = this.model.counts.records;
+    this.catchUpProgress = new CatchUpProgress(options.logger, this.recordsAtStart, options.now);
     this.readyTarget = new Promise((resolve) => {
       this.markReady = resolve;
     });
-  }
-
-  private get now(): number {
-    return this.options.now === undefined ? performance.now() : this.options.now();
   }
 
   /** Starts following; `caughtUp()` resolves once the log head seen now has been applied. */
@@ -141,9 +90,8 @@ export class Projector {
 
   private async run(): Promise<void> {
     const retryDelayMs = this.options.retryDelayMs ?? 1000;
-    this.startedAtMs = this.now;
-    this.lastCatchUpReportMs = this.startedAtMs;
-    const target = await this.headWithRetry(retryDelayMs);
+    this.catchUpProgress.started();
+    const target = await headWithRetry(this.options, this.abort.signal, retryDelayMs);
     await this.catchUpOnThreads(target);
     this.checkCaughtUp(target);
     const onGap = (gap: LogGap) => this.pass(gap, target);
@@ -167,51 +115,15 @@ export class Projector {
     }
   }
 
-  private async headWithRetry(retryDelayMs: number): Promise<Cursor> {
-    while (!this.abort.signal.aborted) {
-      try {
-        return await this.options.log.head();
-      } catch (error) {
-        this.options.logger.error({ err: error }, 'cannot read the head of the event log; retrying');
-        await pause(retryDelayMs, this.abort.signal);
-      }
-    }
-    return new Map();
-  }
-
-  /**
-   * A long catch-up at start, by foldLog (on several threads when it can), until `target`. Its
-   * records settle no waiter: writes are refused until the model has caught up, so none of them
-   * was written by a request of this process.
-   */
+  /** The long catch-up at start (catch-up-at-start.ts); the follow loop goes on from where it got to. */
   private async catchUpOnThreads(target: Cursor): Promise<void> {
-    const threads = this.options.foldThreads;
-    if (threads === undefined || cursorLag(this.model.cursor, target) < SHARDED_FOLD_RECORDS) return;
-    let reported = this.model.counts.records;
-    try {
-      await foldLog(this.options.log, this.model, {
-        to: target,
-        signal: this.abort.signal,
-        threads,
-        ...(this.options.onEndedInCatchUp ? { onEnded: this.options.onEndedInCatchUp } : {}),
-        onSkipped: (position, reason) => this.skipped(position, reason),
-        onProgress: ({ records, lastTimestampMs }) => {
-          this.health.applied(lastTimestampMs);
-          this.options.onApplied?.(records - reported);
-          reported = records;
-          this.reportCatchUp(target, records);
-        },
-        onThreadsFailed: (error) =>
-          this.options.logger.warn(
-            { err: error, threads },
-            'the catch-up could not fold on threads; folding on this one (slower)',
-          ),
-      });
-    } catch (error) {
-      // The follow loop goes on from wherever this got to.
-      if (!this.abort.signal.aborted)
-        this.options.logger.error({ err: error }, 'the catch-up at start failed; following the log instead');
-    }
+    await catchUpOnThreads(target, this.options, {
+      model: this.model,
+      signal: this.abort.signal,
+      health: this.health,
+      progress: this.catchUpProgress,
+      onSkipped: (position, reason) => this.skipped(position, reason),
+    });
   }
 
   private skipped({ partition, offset }: LogPosition, reason: string): void {
@@ -287,34 +199,14 @@ export class Projector {
   private checkCaughtUp(target: Cursor): void {
     if (this.isReady) return;
     if (!cursorReached(this.model.cursor, target)) {
-      this.reportCatchUp(target);
+      this.catchUpProgress.logProgress(this.model.cursor, target, this.model.counts.records);
       return;
     }
     this.isReady = true;
-    const seconds = (this.now - this.startedAtMs) / 1000;
-    this.options.logger.info(
-      { applied: this.progress().applied, reports: this.model.reports.size, seconds },
-      'read model caught up with the event log',
-    );
+    this.catchUpProgress.logCaughtUp(this.progress().applied, this.model.reports.size);
     this.health.caughtUp();
     this.markReady();
     this.options.onCaughtUp?.();
-  }
-
-  /** A long catch-up (a big log, no snapshot) says how far it is every few seconds. */
-  /** `records`: the model's count by now (a sharded fold moves the cursor only when it is done). */
-  private reportCatchUp(target: Cursor, records = this.model.counts.records): void {
-    const now = this.now;
-    if (now - this.lastCatchUpReportMs < CATCH_UP_REPORT_MS) return;
-    this.lastCatchUpReportMs = now;
-    const total = cursorTotal(target);
-    // Kafka offsets include records that hold nothing (transaction markers): the cursor says more, when it moved.
-    const done = Math.max(total - cursorLag(this.model.cursor, target), Math.min(total, records));
-    const rate = Math.round((records - this.recordsAtStart) / Math.max(0.001, (now - this.startedAtMs) / 1000));
-    this.options.logger.info(
-      { done, total, eventsPerSecond: rate, etaSeconds: Math.round((total - done) / Math.max(1, rate)) },
-      'catching up with the event log',
-    );
   }
 
   private pass(gap: LogGap, target: Cursor): void {
