@@ -89,7 +89,15 @@ export function runServerProcess(
   const exit = new Promise<FinishedProcess>((resolve) =>
     child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
-  return withTimeout(exit, timeoutMs, 'the server process to exit').finally(() => child.kill('SIGKILL'));
+  // A process that does not exit in time is named with what it printed: where its start or stop stood.
+  const last = (text: string) => text.trim().split('\n').slice(-8).join('\n');
+  return withTimeout(exit, timeoutMs, 'the server process to exit')
+    .catch((error: unknown) => {
+      throw new Error(
+        `${error instanceof Error ? error.message : String(error)}; its last lines:\n${last(stdout)}\nstderr:\n${last(stderr)}`,
+      );
+    })
+    .finally(() => child.kill('SIGKILL'));
 }
 
 /**
