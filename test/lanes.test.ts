@@ -49,6 +49,19 @@ test('adds up the tests of every lane, the one alongside too, and prints each fi
   assert.match(output, /^fails\n[^\n]*\(1 \/ 2\)\n\n\s+FAIL [^\n]*"fails"/m);
 });
 
+test('a hook that throws fails its file with its message, which uvu alone would drop', async () => {
+  const { tally, output } = await run(['hook-throws', 'passes']);
+  assert.equal([tally.passed, tally.total, tally.failedFiles], [2, 4, ['hook-throws']]);
+  assert.match(
+    output,
+    /run-tests: hook-throws: suite "set-up fails": its before hook threw: Error: the before hook could not start its server/,
+  );
+  assert.match(
+    output,
+    /suite "tear-down fails": its after.each hook threw \(test "fails on its own"\): Error: the after.each hook/,
+  );
+});
+
 test('runs the files that need the cores alone, after the lanes are done', async () => {
   const { tally } = await run(['also-passes', 'fails'], { alone: ['passes'] });
   assert.equal([tally.passed, tally.total], [6, 7]);

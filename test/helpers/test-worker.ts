@@ -5,9 +5,13 @@
 // A file still running after TEST_FILE_TIMEOUT_S seconds is reported `hung` (with what it holds
 // open) and the worker exits: the parent stops the run, as a hung CI must fail in minutes.
 // uvu is imported only after UVU_DEFER is set, so a file's suites queue up instead of running.
+// Tests get uvu through uvu-guarded.ts (uvu-resolve.ts): an error a hook throws, which uvu itself
+// drops, fails the file with its message, and so does a suite that ran fewer tests than it has.
+import { register } from 'node:module';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { FILE_ENDED, type FileCounts } from './test-file-ended.js';
+import { HOOK_ERRORS } from './uvu-resolve.js';
 
 type SuiteRun = () => Promise<[errors: string, ran: number, skipped: number, total: number]>;
 type Group = [name: string | null, ...runs: SuiteRun[]];
@@ -18,6 +22,12 @@ function openResources(): string {
   const counts = new Map<string, number>();
   for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1);
   return [...counts].map(([kind, count]) => (count === 1 ? kind : `${kind} × ${count}`)).join(', ');
+}
+
+/** The errors uvu-guarded.ts recorded since the last call, taken out of its list. */
+function hookErrorsSinceLast(): string[] {
+  const recorded = (globalThis as Record<symbol, unknown>)[HOOK_ERRORS];
+  return Array.isArray(recorded) ? (recorded.splice(0) as string[]) : [];
 }
 
 /** A promise that rejects after `seconds` unless cleared first. */
@@ -43,13 +53,19 @@ async function runFile(path: string, name: string, timeoutS: number): Promise<Fi
     const [, ...runs] = uvuGlobals.UVU_QUEUE[index] as Group;
     for (const run of runs) {
       const [errors, ran, skips, max] = await Promise.race([run(), hung]);
+      const hookErrors = hookErrorsSinceLast();
+      // uvu's skip count includes the tests an `.only` left out, which its total does not hold.
+      const short = errors.length === 0 && hookErrors.length === 0 && ran + skips < max;
       counts = {
         passed: counts.passed + ran,
         total: counts.total + max,
         skipped: counts.skipped + skips,
-        failed: counts.failed || errors.length > 0,
+        failed: counts.failed || errors.length > 0 || hookErrors.length > 0 || short,
       };
       if (errors.length > 0) process.stdout.write(`\n${errors}\n`);
+      for (const error of hookErrors) process.stdout.write(`\nrun-tests: ${name}: ${error}\n`);
+      if (short)
+        process.stdout.write(`\nrun-tests: ${name}: a suite ran ${ran} of ${max} tests and reported no error\n`);
     }
   } catch (error) {
     const seconds = (performance.now() - started) / 1000;
@@ -74,6 +90,7 @@ async function main(): Promise<void> {
   const timeoutS = Number(process.env.TEST_FILE_TIMEOUT_S ?? 600);
   uvuGlobals.UVU_DEFER = 1;
   uvuGlobals.UVU_QUEUE = [];
+  register('./uvu-resolve.js', import.meta.url);
   await import('uvu');
   for await (const line of createInterface({ input: process.stdin })) {
     const [path, name] = JSON.parse(line) as [string, string];
