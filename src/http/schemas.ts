@@ -27,7 +27,8 @@ export interface FieldLimits {
 
 /**
  * NewReport as validated: `id` arrives as a bigint because the body parser keeps integers exact
- * (openapi.ts renders this as `integer`/`int64`). Unknown properties are allowed and ignored.
+ * (the OpenAPI document, openapi/components.ts, renders this as `integer`/`int64`). Unknown
+ * properties are allowed and ignored.
  */
 export function newReportSchema(limits: FieldLimits) {
   return Type.Object(
