@@ -4,9 +4,8 @@
 // segment a copy of them first (copy before write), so what the snapshot holds never changes.
 // Every 64-bit value is an id, so a slot's state is never told by its key: version 0 is an empty
 // slot (a new array is all empty, without a fill), and a held id whose record is NO_RECORD is a
-// deleted report, kept for its version. Ids are never removed: no tombstones.
-import type { BytesReader } from './bytes.js';
-import { idText } from './int64-id.js';
+// deleted report, kept for its version. Ids are never removed: no tombstones. Slots read back
+// from a snapshot are checked in id-segment-read.ts, through the accessors here.
 
 /** The record of a deleted report: no position of the record arena (they stay below 2^22 in each 2^23 of a chunk). */
 export const NO_RECORD = 0xffffffff;
@@ -66,7 +65,7 @@ export function hashId(low: number, high: number): number {
  * it shares with every id of the segment add a constant, the others spread the ids over the slots.
  * As a fraction of 2^32 times the capacity: every capacity works, not only powers of two.
  */
-function home(hash: number, capacity: number): number {
+export function homeSlot(hash: number, capacity: number): number {
   return Math.floor((Math.imul(hash, 0x9e3779b1) >>> 0) * capacity * 2.3283064365386963e-10);
 }
 
@@ -96,6 +95,13 @@ export class IdSegment {
     this.held = words?.ids ?? 0;
   }
 
+  /** A segment over slots read from a file, not yet checked (id-segment-read.ts): it counts their ids. */
+  static fromWords(capacity: number, depth: number, prefix: number, words: Uint32Array): IdSegment {
+    let ids = 0;
+    for (let at = VERSION; at < words.length; at += SLOT_WORDS) if (words[at] !== 0) ids += 1;
+    return new IdSegment(capacity, depth, prefix, { words, ids });
+  }
+
   get ids(): number {
     return this.held;
   }
@@ -115,7 +121,7 @@ export class IdSegment {
    */
   find(hash: number, low: number, high: number): number {
     const { words, capacity } = this;
-    for (let slot = home(hash, capacity); ; slot = slot + 1 === capacity ? 0 : slot + 1) {
+    for (let slot = homeSlot(hash, capacity); ; slot = slot + 1 === capacity ? 0 : slot + 1) {
       const at = slot * SLOT_WORDS;
       if (words[at + VERSION] === 0) return -1 - slot;
       if (words[at + LOW] === low && words[at + HIGH] === high) return slot;
@@ -142,6 +148,15 @@ export class IdSegment {
     return this.words[slot * SLOT_WORDS + VERSION] === 0;
   }
 
+  /** The low and high words of the id at `slot`. */
+  lowAt(slot: number): number {
+    return this.words[slot * SLOT_WORDS + LOW] as number;
+  }
+
+  highAt(slot: number): number {
+    return this.words[slot * SLOT_WORDS + HIGH] as number;
+  }
+
   recordAt(slot: number): number {
     return this.words[slot * SLOT_WORDS + RECORD] as number;
   }
@@ -153,7 +168,7 @@ export class IdSegment {
   /** Adds an id it does not hold into the first empty slot of its probe sequence (the caller made room); its slot. */
   add(hash: number, low: number, high: number, record: number, version: number): number {
     const { words, capacity } = this;
-    let slot = home(hash, capacity);
+    let slot = homeSlot(hash, capacity);
     while (words[slot * SLOT_WORDS + VERSION] !== 0) slot = slot + 1 === capacity ? 0 : slot + 1;
     return this.addAt(slot, low, high, record, version);
   }
@@ -263,62 +278,4 @@ export class IdSegment {
     }
     return this.words;
   }
-}
-
-/** The segment whose slots `input` holds next, read into an array of its own and checked; its live ids. */
-export function readSegment(
-  input: BytesReader,
-  capacity: number,
-  depth: number,
-  prefix: number,
-): { readonly segment: IdSegment; readonly live: number } {
-  // Not zeroed first: every byte is read over at once (an ArrayBuffer of its own, so aligned).
-  const bytes = Buffer.allocUnsafeSlow(capacity * SLOT_BYTES);
-  input.into(bytes);
-  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, capacity * SLOT_WORDS);
-  const { ids, live } = checkSegment(words, capacity, depth, prefix);
-  return { segment: new IdSegment(capacity, depth, prefix, { words, ids }), live };
-}
-
-/**
- * Checks a segment's words read from a file: empty slots all zero (as a segment leaves them),
- * every id of the segment's prefix and where a lookup finds it (between its home slot and the
- * slot, only held slots); counts the ids and the live ones. A checksum only proves that some
- * writer wrote the bytes, and a lookup walks slots until it meets an empty one, so slots that break
- * the layout could make it wrong or never end. RangeError when they are not a segment's slots.
- */
-function checkSegment(
-  words: Uint32Array,
-  capacity: number,
-  depth: number,
-  prefix: number,
-): { ids: number; live: number } {
-  let first = -1;
-  for (let slot = 0; slot < capacity && first < 0; slot += 1)
-    if (words[slot * SLOT_WORDS + VERSION] === 0) first = slot;
-  if (first < 0) throw new RangeError('an id segment without an empty slot');
-  let ids = 0;
-  let live = 0;
-  // From an empty slot on, so that no run of held slots is cut in two by the end of the array.
-  let runStart = -1;
-  for (let step = 1; step <= capacity; step += 1) {
-    const slot = (first + step) % capacity;
-    const at = slot * SLOT_WORDS;
-    const low = words[at + LOW] as number;
-    const high = words[at + HIGH] as number;
-    if (words[at + VERSION] === 0) {
-      if (low !== 0 || high !== 0 || words[at + RECORD] !== 0)
-        throw new RangeError(`the empty slot ${slot} is not zero`);
-      runStart = -1;
-      continue;
-    }
-    if (runStart < 0) runStart = slot;
-    ids += 1;
-    if (words[at + RECORD] !== NO_RECORD) live += 1;
-    const hash = hashId(low, high);
-    if (prefixOf(hash, depth) !== prefix) throw new RangeError(`report ${idText(low, high)} lies in another segment`);
-    if ((slot - home(hash, capacity) + capacity) % capacity > (slot - runStart + capacity) % capacity)
-      throw new RangeError(`report ${idText(low, high)} lies where a lookup does not find it`);
-  }
-  return { ids, live };
 }

@@ -2,7 +2,8 @@
 // it and reading it back, checked, since a lookup in a table read from a file must stay right and end.
 import type { BytesOut, BytesReader } from './bytes.js';
 import { forEachSegmentIn, MAX_DEPTH, pointEntries, type IdDirectory } from './id-directory.js';
-import { type IdSegment, MIN_SEGMENT_SLOTS, readSegment, SLOT_BYTES } from './id-segment.js';
+import { type IdSegment, MIN_SEGMENT_SLOTS, SLOT_BYTES } from './id-segment.js';
+import { readSegment } from './id-segment-read.js';
 import { segmentCount } from './id-table-walks.js';
 
 /**
