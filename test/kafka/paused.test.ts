@@ -48,7 +48,8 @@ withKafka('paused broker', () => {
       REPORTS_MAX_PENDING_APPENDS: String(MAX_PENDING),
     };
     context.server = await startChildServer(kafkaEnv(context.broker.brokers, uniqueTopic('paused'), env));
-    await context.server.waitReady();
+    // Its own broker is new: the first topics it creates can take long on a busy machine.
+    await context.server.waitReady(60_000);
   });
   paused.after(async ({ server, broker }) => {
     broker?.resume();
