@@ -45,7 +45,16 @@ export interface FeedOptions {
   readonly heartbeatMs: number;
   /** How long a client the server ends gets to take the last line before its connection is closed (default: heartbeatMs). */
   readonly endGraceMs?: number;
+  /**
+   * Whether the request's token still grants `read`, asked before each event and heartbeat: a
+   * token a reload removed or narrowed ends the feed at once (absent: always).
+   */
+  readonly allowed?: () => boolean;
 }
+
+/** Why a feed whose token a reload took away ends. */
+export const TOKEN_WITHDRAWN =
+  "the request's token no longer grants read (a reload of the tokens removed or narrowed it)";
 
 /** Why a feed ended: the client went away, the server ended it (cut off, shutting down). */
 export type FeedEnd =
@@ -248,7 +257,7 @@ export class Feed {
       // Opened with a key destroyed meanwhile: shown again (without it, since the store forgot it).
       while (shown.opened !== undefined && this.erasedWhileShowing?.has(shown.opened) === true)
         shown = await this.options.show(record);
-      if (this.stop.signal.aborted) return;
+      if (this.stop.signal.aborted || !this.stillAllowed()) return;
       this.next.set(partition, offset + 1);
       this.takenThisRound += record.value.length;
       const after = this.options.format === 'sse' ? (this.after() ?? '') : '';
@@ -279,13 +288,20 @@ export class Feed {
   }
 
   private beat(): void {
-    if (this.ended) return;
+    if (this.ended || !this.stillAllowed()) return;
     if (this.waitingForClient) {
       this.stalledTicks += 1;
       if (this.stalledTicks >= 2) this.end(`the client took nothing for ${2 * this.options.heartbeatMs} ms`);
       return;
     }
     this.write(heartbeatFrame(this.options.format));
+  }
+
+  /** False, with the feed ended, once its token no longer grants read. */
+  private stillAllowed(): boolean {
+    if (this.options.allowed === undefined || this.options.allowed()) return true;
+    this.end(TOKEN_WITHDRAWN);
+    return false;
   }
 
   /** The last line, then the end of the response once the client has taken what opened content (feed-connection.ts). */

@@ -87,6 +87,16 @@ export function eventsRoute(
       show: (record) => shownLine(record, kind, (_position, id) => keys.get(id), known),
       bufferBytes: limits.bufferBytes,
       heartbeatMs: limits.heartbeatMs,
+      // Asked again of the tokens in use at each event: a feed never ends by itself, so the check at
+      // its start would let a removed token read every later report.
+      allowed: () => {
+        try {
+          auth(ctx, READ);
+          return true;
+        } catch {
+          return false;
+        }
+      },
     });
     // A client cut off (or one the server ended) is worth a line: it resumes from `after`.
     if (ended.by === 'server') logger.info({ reason: ended.reason, after: ended.after }, 'feed ended by the server');

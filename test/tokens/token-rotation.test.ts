@@ -6,11 +6,14 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { TOKEN_WITHDRAWN } from '../../src/feed/feed.js';
 import { startChildServer, type ChildServer } from '../helpers/child-server.js';
+import { FeedClient } from '../helpers/feed-client.js';
 import { tempDir } from '../helpers/server.js';
 
 const KEPT = 'kept-token-0123456789abcdefgh';
 const REMOVED = 'removed-token-0123456789abcd';
+const NARROWED = 'narrowed-token-0123456789abc';
 const WORKERS = 32;
 
 interface Context {
@@ -54,6 +57,76 @@ rotation('reloads the tokens file on SIGHUP, and goes on running', async ({ serv
   assert.is(response.status, 200);
   assert.not.ok(server.exited());
 });
+
+/** Puts `lines` in place as an operator does (a new file renamed over the old one), then SIGHUP; waits for the reload's line. */
+async function rotate(
+  server: ChildServer,
+  dir: string,
+  file: string,
+  lines: string,
+  reloaded: (entry: Record<string, unknown>) => boolean,
+) {
+  const next = join(dir, 'tokens.next');
+  await writeFile(next, lines, { mode: 0o600 });
+  await rename(next, file);
+  server.kill('SIGHUP');
+  await server.waitForLine((entry) => entry['msg'] === 'tokens reloaded' && reloaded(entry), 'the reload');
+}
+
+rotation(
+  'an open feed whose token a reload removes or narrows to write gets nothing written after it, and ends saying why',
+  async ({ server, dir, file }) => {
+    await rotate(
+      server,
+      dir,
+      file,
+      `kept write,read ${KEPT}\nremoved read ${REMOVED}\nnarrowed read ${NARROWED}\n`,
+      (entry) => Array.isArray(entry['added']) && entry['added'].includes('narrowed'),
+    );
+    const create = async (id: number, name: string) =>
+      assert.is(
+        (await server.request('/reports', { method: 'POST', json: { id, name, tag: `${name} tag` }, token: KEPT }))
+          .status,
+        200,
+      );
+    await create(1, 'before the reload');
+    const [kept, removed, narrowed] = await Promise.all([
+      FeedClient.open(server.url, { token: KEPT }),
+      FeedClient.open(server.url, { token: REMOVED }),
+      FeedClient.open(server.url, { token: NARROWED }),
+    ]);
+    for (const feed of [kept, removed, narrowed]) {
+      assert.is(feed.status, 200);
+      await feed.waitFor((client) => client.events().length === 1, 'the first report on every feed');
+    }
+    try {
+      await rotate(
+        server,
+        dir,
+        file,
+        `kept write,read ${KEPT}\nnarrowed write ${NARROWED}\n`,
+        (entry) => Array.isArray(entry['removed']) && entry['removed'].includes('removed'),
+      );
+      await create(2, 'after the reload');
+      await kept.waitFor((client) => client.events().length === 2, "the second report on the kept token's feed");
+      for (const feed of [removed, narrowed]) {
+        await feed.waitFor((client) => client.ended, 'the feed to end');
+        assert.equal(
+          feed.events().map((line) => line.event?.data.id),
+          ['1'],
+          'nothing after the reload',
+        );
+        assert.not.match(feed.text, 'after the reload');
+        assert.is(feed.lines.at(-1)?.end, TOKEN_WITHDRAWN);
+      }
+      assert.not.ok(kept.ended);
+      assert.is((await FeedClient.open(server.url, { token: REMOVED })).status, 401);
+      assert.is((await FeedClient.open(server.url, { token: NARROWED })).status, 403);
+    } finally {
+      await Promise.all([kept, removed, narrowed].map((feed) => feed.close()));
+    }
+  },
+);
 
 interface Sent {
   readonly token: 'kept' | 'removed';
