@@ -29,6 +29,13 @@ function longerThan(text: string, max: number): boolean {
   return text.length > max && codePointCount(text) > max;
 }
 
+/**
+ * A UTF-16 surrogate without its pair: JSON's `\ud800` escapes can carry one, UTF-8 cannot. Stored,
+ * it became U+FFFD, so a report read back differed from the one created, and an identical retry
+ * of the create answered 409.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 export function createNewReportParser(limits: FieldLimits): NewReportParser {
   // /openapi.json gives name and tag the schema's maxLength, which JSON Schema counts in code points;
   // TypeBox's compiled check counts UTF-16 units (JavaScript's length) and refused 2,049 emoji
@@ -44,6 +51,8 @@ export function createNewReportParser(limits: FieldLimits): NewReportParser {
     name: `name must be at most ${limits.nameMaxChars} characters`,
     tag: `tag must be at most ${limits.tagMaxChars} characters`,
   } as const;
+  const illFormed = (field: 'name' | 'tag') =>
+    new BadRequestError(`${field} must be well-formed Unicode: it holds a lone UTF-16 surrogate (\\ud800-\\udfff)`);
 
   return (body) => {
     if (typeof body !== 'object' || body === null || Array.isArray(body))
@@ -53,8 +62,10 @@ export function createNewReportParser(limits: FieldLimits): NewReportParser {
     if (check.Check(fields)) {
       const { id, name, tag } = fields;
       if (longerThan(name, limits.nameMaxChars)) throw new BadRequestError(tooLong.name);
+      if (LONE_SURROGATE.test(name)) throw illFormed('name');
       if (tag === undefined) return { id: id.toString(), name };
       if (longerThan(tag, limits.tagMaxChars)) throw new BadRequestError(tooLong.tag);
+      if (LONE_SURROGATE.test(tag)) throw illFormed('tag');
       return { id: id.toString(), name, tag };
     }
     for (const field of ['id', 'name', 'tag'] as const) {

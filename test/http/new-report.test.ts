@@ -38,9 +38,8 @@ parser('drops unknown properties', () => {
   assert.equal(parse({ id: 1n, name: 'n', colour: 'red' }), { id: '1', name: 'n' });
 });
 
-parser('counts characters as code points, as JSON Schema does: an emoji is one, a lone surrogate one', () => {
+parser('counts characters as code points, as JSON Schema does: an emoji is one', () => {
   assert.equal(parse({ id: 3n, name: '😀😀😀😀😀', tag: '𝄞é😀' }), { id: '3', name: '😀😀😀😀😀', tag: '𝄞é😀' });
-  assert.equal(parse({ id: 3n, name: '\ud800abc\udc00' }), { id: '3', name: '\ud800abc\udc00' });
   assert.is(badRequest(() => parse({ id: 3n, name: '😀'.repeat(6) })).message, 'name must be at most 5 characters');
   assert.is(
     badRequest(() => parse({ id: 3n, name: 'n', tag: '😀😀😀😀' })).message,
@@ -78,6 +77,11 @@ const messages: ReadonlyArray<[label: string, body: unknown, message: string | R
   ['a name over the limit', { id: 1n, name: 'abcdef' }, 'name must be at most 5 characters'],
   ['a numeric tag', { id: 1n, name: 'n', tag: 5 }, 'tag must be a string or null'],
   ['a tag over the limit', { id: 1n, name: 'n', tag: 'wxyz' }, 'tag must be at most 3 characters'],
+  // UTF-8 cannot hold them: stored, they came back as U+FFFD and an identical retry answered 409.
+  ['a lone high surrogate in the name', { id: 1n, name: 'a\ud800' }, /^name must be well-formed Unicode/],
+  ['a lone low surrogate in the name', { id: 1n, name: '\udc00b' }, /^name must be well-formed Unicode/],
+  ['surrogates in the wrong order', { id: 1n, name: '\udc00\ud800' }, /^name must be well-formed Unicode/],
+  ['a lone surrogate in the tag', { id: 1n, name: 'n', tag: '\ud83d' }, /^tag must be well-formed Unicode/],
 ];
 for (const [label, body, message] of messages) {
   parser(`throws a 400 for ${label}: ${String(message)}`, () => {
