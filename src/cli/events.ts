@@ -4,7 +4,7 @@
 import { loadConfig } from '../config.js';
 import { eventKeys } from './event-keys.js';
 import { shownLine } from '../feed/shown-line.js';
-import { logKind, parseCursor } from '../log/positions.js';
+import { cursorFits, logKind, parseCursor } from '../log/positions.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 import { followRecords, readRecords } from '../log/record-batches.js';
@@ -42,6 +42,11 @@ export async function runEvents(parsed: ParsedCommand, io: CliIo): Promise<numbe
   if (type !== undefined && !TYPES.some((known) => known === type))
     throw new UsageError(`--type must be ${TYPES.join(' or ')}, got "${type}"`, eventsCommand.usage);
   const config = loadConfig(io.env);
+  if (!cursorFits(from, logKind(config)))
+    throw new UsageError(
+      `--from must be N on the file log (it has one partition), got "${fromText}"`,
+      eventsCommand.usage,
+    );
   const logger = toolLogger(io, config);
   const log = await openToolLog(config, logger);
   try {

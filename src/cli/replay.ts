@@ -4,7 +4,7 @@ import { loadConfig } from '../config.js';
 import { createReadModel } from '../read-model/read-model.js';
 import { defaultFoldThreads } from '../read-model/sharded-fold.js';
 import { foldLog, stateDigest } from '../projector/fold-log.js';
-import { formatCursor, logKind, parseCursor } from '../log/positions.js';
+import { cursorFits, formatCursor, logKind, parseCursor } from '../log/positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
@@ -26,6 +26,8 @@ export async function runReplay(parsed: ParsedCommand, io: CliIo): Promise<numbe
   if (toText !== undefined && to === undefined)
     throw new UsageError(`--to must be N or P:O[,P:O...], got "${toText}"`, replayCommand.usage);
   const config = loadConfig(io.env);
+  if (to !== undefined && !cursorFits(to, logKind(config)))
+    throw new UsageError(`--to must be N on the file log (it has one partition), got "${toText}"`, replayCommand.usage);
   const log = await openToolLog(config, toolLogger(io, config));
   try {
     const head = await log.head();

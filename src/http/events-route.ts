@@ -9,7 +9,7 @@ import type { FeedSource } from '../feed/feed.js';
 import { cursorAfter, FEED_CONTENT_TYPES, type FeedFormat } from '../feed/feed-frames.js';
 import { shownLine } from '../feed/shown-line.js';
 import type { KeyStore } from '../keys/key-store.js';
-import { parseCursor, type LogKind } from '../log/positions.js';
+import { cursorFits, parseCursor, type LogKind } from '../log/positions.js';
 import type { Logger } from 'pino';
 import { READ, type Authorize } from './auth.js';
 import type { ReportEvent } from '../../projections/events.js';
@@ -48,7 +48,8 @@ export function feedStart(
   const cursor = parseCursor(text);
   const form =
     kind === 'file' ? 'N (a position reports events prints)' : 'P:O[,P:O...] (positions reports events prints)';
-  if (cursor === undefined) throw new BadRequestError(`${name} must be ${form}, got "${text.slice(0, 100)}"`);
+  if (cursor === undefined || !cursorFits(cursor, kind))
+    throw new BadRequestError(`${name} must be ${form}, got "${text.slice(0, 100)}"`);
   return cursorAfter(cursor);
 }
 

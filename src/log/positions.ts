@@ -9,16 +9,29 @@ export type LogKind = 'file' | 'kafka';
 
 export const logKind = (config: Pick<Config, 'kafka'>): LogKind => (config.kafka === undefined ? 'file' : 'kafka');
 
-/** `N` or `P:O[,P:O…]`; undefined when malformed, or when a number is too large to be exact. */
+/**
+ * `N` or `P:O[,P:O…]`; undefined when malformed, when a number is too large to be exact, or when
+ * a partition comes twice (which of the two was meant cannot be told).
+ */
 export function parseCursor(text: string): Map<number, number> | undefined {
   const cursor = new Map<number, number>();
   if (/^\d+$/.test(text)) return exact(text) ? new Map([[0, Number(text)]]) : undefined;
   for (const part of text.split(',')) {
     const match = /^(\d+):(\d+)$/.exec(part.trim());
     if (!match || !exact(match[1] as string) || !exact(match[2] as string)) return undefined;
+    if (cursor.has(Number(match[1]))) return undefined;
     cursor.set(Number(match[1]), Number(match[2]));
   }
   return cursor.size > 0 ? cursor : undefined;
+}
+
+/**
+ * Whether `cursor` names only partitions the log can have: the file log has partition 0 alone
+ * (`N`, or `0:N`). A position of another partition there was read as "from the start", and the
+ * positions handed back then dropped it: a feed resumed with them was refused.
+ */
+export function cursorFits(cursor: Cursor, kind: LogKind): boolean {
+  return kind === 'kafka' || [...cursor.keys()].every((partition) => partition === 0);
 }
 
 /** Digits that name a number JavaScript holds exactly (`99999999999999999999` would be read as another). */

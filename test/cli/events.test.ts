@@ -90,6 +90,16 @@ file('a bad --from exits 2 with the usage line', async ({ dir }) => {
   assert.match(stderr, /^usage: reports events/m);
 });
 
+file(
+  'a --from of a partition the file log does not have exits 2, rather than printing from the start',
+  async ({ dir }) => {
+    const { code, stdout, stderr } = await reports(['events', '--from', '5:3'], { env: { REPORTS_DATA_DIR: dir } });
+    assert.is(code, 2);
+    assert.is(stdout, '');
+    assert.match(stderr, '--from must be N on the file log (it has one partition), got "5:3"');
+  },
+);
+
 file('an unknown --type exits 2 naming the known types', async ({ dir }) => {
   const { code, stderr } = await reports(['events', '--type', 'ReportRenamed'], { env: { REPORTS_DATA_DIR: dir } });
   assert.is(code, 2);

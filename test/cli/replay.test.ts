@@ -165,6 +165,14 @@ file('a bad --to exits 2 with the usage line', async () => {
   assert.match(stderr, /^usage: reports replay/m);
 });
 
+file('a --to of a partition the file log does not have exits 2', async () => {
+  await withDirs(1, async (dir) => {
+    const { code, stderr } = await reports(['replay', '--to', '1:4'], { env: at(dir) });
+    assert.is(code, 2);
+    assert.match(stderr, '--to must be N on the file log (it has one partition), got "1:4"');
+  });
+});
+
 file('prints only the summary, without progress bar escape codes, when stdout is not a terminal', async () => {
   await withDirs(1, async (dir) => {
     await appendToFileLog(

@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { formatCursor, formatPosition, parseCursor } from '../../src/log/positions.js';
+import { cursorFits, formatCursor, formatPosition, parseCursor } from '../../src/log/positions.js';
 
 const parse = suite('parseCursor');
 
@@ -32,6 +32,19 @@ parse('refuses a number too large to be held exactly, rather than reading anothe
   assert.is(parseCursor('0:99999999999999999999'), undefined);
   assert.is(parseCursor('99999999999999999999:0'), undefined);
   assert.equal(parseCursor('9007199254740991'), new Map([[0, 9007199254740991]]));
+});
+
+parse('refuses a partition named twice: which of the two was meant cannot be told', () => {
+  assert.is(parseCursor('0:48,0:2'), undefined);
+  assert.is(parseCursor('1:1,0:0,1:1'), undefined);
+});
+
+parse('cursorFits: the file log has partition 0 alone, Kafka any', () => {
+  assert.ok(cursorFits(parseCursor('17') as Map<number, number>, 'file'));
+  assert.ok(cursorFits(parseCursor('0:17') as Map<number, number>, 'file'));
+  assert.not.ok(cursorFits(parseCursor('5:3') as Map<number, number>, 'file'));
+  assert.not.ok(cursorFits(parseCursor('0:1,1:1') as Map<number, number>, 'file'));
+  assert.ok(cursorFits(parseCursor('5:3,0:1') as Map<number, number>, 'kafka'));
 });
 
 parse.run();
