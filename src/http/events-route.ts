@@ -27,9 +27,20 @@ export interface EventsRouteDeps {
   readonly logger: Logger;
 }
 
-/** `text/event-stream` when the client asks for it, NDJSON otherwise. */
+/**
+ * `text/event-stream` when the client names it (an EventSource sends just that), NDJSON otherwise.
+ * Weights count: `;q=0` says "not acceptable" (RFC 9110, 12.4.2), and NDJSON named with a higher
+ * weight is preferred. Other parameters (`charset=utf-8`) do not matter.
+ */
 export function feedFormat(accept: string): FeedFormat {
-  return /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept) ? 'sse' : 'ndjson';
+  const weights = new Map<string, number>();
+  for (const range of accept.split(',')) {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    const q = parameters.find((parameter) => /^q\s*=/.test(parameter));
+    if (!weights.has(type)) weights.set(type, q === undefined ? 1 : Number(q.replace(/^q\s*=\s*/, '')) || 0);
+  }
+  const sse = weights.get(FEED_CONTENT_TYPES.sse) ?? 0;
+  return sse > 0 && sse >= (weights.get(FEED_CONTENT_TYPES.ndjson) ?? 0) ? 'sse' : 'ndjson';
 }
 
 /**
