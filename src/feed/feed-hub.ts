@@ -3,7 +3,8 @@
 import type { Writable } from 'node:stream';
 import { UnavailableError } from '../errors.js';
 import { keyIdText, type KeyId } from '../keys/key-store.js';
-import { Feed, type FeedEnd, type FeedOptions } from './feed.js';
+import { Feed } from './feed.js';
+import type { FeedEnd, FeedOptions } from './feed-options.js';
 import { systemKernel, type FeedKernel } from './send-queue.js';
 
 export class FeedHub {

@@ -15,50 +15,12 @@
 // (Node's, or the kernel's send queue: not acknowledged by the client) resets the connection
 // (docs/erasure.md); what the client's TCP acknowledged is its own, like every answer it was given.
 import type { Writable } from 'node:stream';
-import { cursorReached, type Cursor, type EventLog, type LogRecord } from '../log/event-log.js';
-import type { CommitListener } from '../log/capabilities.js';
-import type { LogKind } from '../log/positions.js';
-import { endFrame, eventFrame, heartbeatFrame, resumeAfter, type FeedFormat } from './feed-frames.js';
-import type { ShownLine } from './shown-line.js';
+import { cursorReached, type Cursor, type LogRecord } from '../log/event-log.js';
+import { endFrame, eventFrame, heartbeatFrame, resumeAfter } from './feed-frames.js';
+import { TOKEN_WITHDRAWN, type FeedEnd, type FeedOptions } from './feed-options.js';
 import { FeedConnection } from './feed-connection.js';
 import { OpenedFrames } from './opened-frames.js';
 import { systemKernel, type FeedKernel, type KernelSendQueues } from './send-queue.js';
-
-/** Where a feed's records come from: the projector's applied records, and the log for the history before them. */
-export interface FeedSource {
-  readonly log: Pick<EventLog, 'readBatches'>;
-  /** The projected cursor now: every record before it has been applied (and handed to listeners added before it moved). */
-  cursor(): Cursor;
-  /** Hands `listener` every batch the projector applies from now on; returns the unsubscribe function. */
-  onApplied(listener: CommitListener): () => void;
-}
-
-export interface FeedOptions {
-  readonly source: FeedSource;
-  /** The next offset of each partition to send (absent: from the partition's start). */
-  readonly from: Cursor;
-  readonly format: FeedFormat;
-  readonly kind: LogKind;
-  /** A record as sent (shown-line.ts). */
-  readonly show: (record: LogRecord) => Promise<ShownLine>;
-  readonly bufferBytes: number;
-  readonly heartbeatMs: number;
-  /** How long a client the server ends gets to take the last line before its connection is closed (default: heartbeatMs). */
-  readonly endGraceMs?: number;
-  /**
-   * Whether the request's token still grants `read`, asked before each event and heartbeat: a
-   * token a reload removed or narrowed ends the feed at once (absent: always).
-   */
-  readonly allowed?: () => boolean;
-}
-
-/** Why a feed whose token a reload took away ends. */
-export const TOKEN_WITHDRAWN =
-  "the request's token no longer grants read (a reload of the tokens removed or narrowed it)";
-
-/** Why a feed ended: the client went away, the server ended it (cut off, shutting down). */
-export type FeedEnd =
-  { readonly by: 'client' } | { readonly by: 'server'; readonly reason: string; readonly after: string | null };
 
 export class Feed {
   private readonly next: Map<number, number>;

@@ -5,7 +5,7 @@ import type { Context } from 'koa';
 import { BadRequestError, UnavailableError } from '../errors.js';
 import type { FeedLimits } from '../config.js';
 import type { FeedHub } from '../feed/feed-hub.js';
-import type { FeedSource } from '../feed/feed.js';
+import type { FeedSource } from '../feed/feed-options.js';
 import { cursorAfter, FEED_CONTENT_TYPES, type FeedFormat } from '../feed/feed-frames.js';
 import { shownLine } from '../feed/shown-line.js';
 import type { KeyStore } from '../keys/key-store.js';

@@ -6,7 +6,7 @@ import { PassThrough } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FeedHub } from '../../src/feed/feed-hub.js';
-import type { FeedOptions } from '../../src/feed/feed.js';
+import type { FeedOptions } from '../../src/feed/feed-options.js';
 import type { FeedKernel } from '../../src/feed/send-queue.js';
 import type { ShownLine } from '../../src/feed/shown-line.js';
 import type { LogRecord } from '../../src/log/event-log.js';

@@ -6,7 +6,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { TOKEN_WITHDRAWN } from '../../src/feed/feed.js';
+import { TOKEN_WITHDRAWN } from '../../src/feed/feed-options.js';
 import { startChildServer, type ChildServer } from '../helpers/child-server.js';
 import { FeedClient } from '../helpers/feed-client.js';
 import { tempDir } from '../helpers/server.js';
