@@ -15,8 +15,10 @@ declare module 'koa' {
   }
 }
 
-/** What `auth` reads and writes of a request. */
-export type AuthorizedContext = Pick<Context, 'get' | 'state'>;
+/** What `auth` reads and writes of a request (`req.rawHeaders`: whether the header came more than once). */
+export type AuthorizedContext = Pick<Context, 'get' | 'state'> & {
+  readonly req?: { readonly rawHeaders: readonly string[] };
+};
 
 /**
  * Throws UnauthorizedError (401) unless the request carries a valid bearer token, then
@@ -26,6 +28,19 @@ export type AuthorizedContext = Pick<Context, 'get' | 'state'>;
 export type Authorize = (ctx: AuthorizedContext, scope: Scope) => TokenGrant;
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/**
+ * Whether the request carries Authorization more than once. Node keeps the first and drops the
+ * rest, and a proxy in front may check the last: two parties would authorise different tokens.
+ */
+function repeated(rawHeaders: readonly string[] | undefined): boolean {
+  if (rawHeaders === undefined) return false;
+  let seen = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2)
+    if ((rawHeaders[index] as string).length === 13 && (rawHeaders[index] as string).toLowerCase() === 'authorization')
+      seen += 1;
+  return seen > 1;
+}
 
 /**
  * A plain check rather than a middleware: the routes call it first, so it costs no step of its own.
@@ -38,6 +53,12 @@ export function bearerAuth(tokens: CurrentTokens, realm = 'reports'): Authorize 
     if (header === '')
       throw new UnauthorizedError(
         'the Authorization header is missing; send "Authorization: Bearer <token>"',
+        false,
+        realm,
+      );
+    if (repeated(ctx.req?.rawHeaders))
+      throw new UnauthorizedError(
+        'the Authorization header must be sent once; this request sends it more than once',
         false,
         realm,
       );

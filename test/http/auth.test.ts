@@ -5,9 +5,13 @@ import { bearerAuth, type AuthorizedContext } from '../../src/http/auth.js';
 import { ALL_SCOPES } from '../../src/tokens/scopes.js';
 import { createTokenSet, type CurrentTokens } from '../../src/tokens/token-set.js';
 
-function request(authorization: string): AuthorizedContext & { state: { tokenName?: string } } {
+function request(
+  authorization: string,
+  rawHeaders?: readonly string[],
+): AuthorizedContext & { state: { tokenName?: string } } {
   const state: { tokenName?: string } = {};
-  return { get: (name: string) => (name.toLowerCase() === 'authorization' ? authorization : ''), state };
+  const get = (name: string) => (name.toLowerCase() === 'authorization' ? authorization : '');
+  return rawHeaders === undefined ? { get, state } : { get, state, req: { rawHeaders } };
 }
 
 function thrown(work: () => unknown): AppError {
@@ -53,6 +57,19 @@ auth('answers 401 without a valid token, before any scope is looked at', () => {
     assert.instance(error, UnauthorizedError);
     assert.is(error.status, 401);
   }
+});
+
+auth('answers 401 to an Authorization header sent twice, even when the first holds a valid token', () => {
+  const check = bearerAuth(tokens());
+  const twice = ['Host', 'x', 'Authorization', 'Bearer admin-token', 'authorization', 'Bearer other'];
+  const error = thrown(() => check(request('Bearer admin-token', twice), 'read'));
+  assert.instance(error, UnauthorizedError);
+  assert.is(error.status, 401);
+  assert.is(error.message, 'the Authorization header must be sent once; this request sends it more than once');
+  assert.equal(error.headers, { 'WWW-Authenticate': 'Bearer realm="reports"' });
+  // Once is fine, whatever else the request carries.
+  const once = ['Host', 'x', 'AUTHORIZATION', 'Bearer admin-token', 'Accept', '*/*'];
+  assert.ok(check(request('Bearer admin-token', once), 'read'));
 });
 
 auth(

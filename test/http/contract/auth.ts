@@ -1,6 +1,7 @@
 // Bearer authentication on the report routes, and the order of the checks: 404/405 for the path and method, then 401, then 415, 413 and 400.
 import { createHash } from 'node:crypto';
 import * as assert from 'uvu/assert';
+import { errorAnswer, openSocket, readUntilEnd } from '../../helpers/raw-http.js';
 import { TEST_TOKEN, type TestServer } from '../../helpers/server.js';
 import { deleteReport, postJson, reportBody, serverSuite, type StartServer } from '../requests.js';
 import { expectChallenge, expectError, expectReport } from '../responses.js';
@@ -92,7 +93,7 @@ export function authContract(logName: string, start: StartServer, nextId: () => 
     auth.run();
   }
 
-  const order = serverSuite(`${logName}: order of checks`, start, { REPORTS_BODY_LIMIT: '1kb' });
+  const order = serverSuite(`${logName}: order of checks`, start, { ...env, REPORTS_BODY_LIMIT: '1kb' });
 
   order('returns 401, not 400, without a token and with a bad body', async ({ server }) => {
     await expectError(await postJson(server, '{"id": 1.5', { token: null }), 401);
@@ -128,6 +129,20 @@ export function authContract(logName: string, start: StartServer, nextId: () => 
 
   order('returns 413, not 400, for a body over the limit that is not JSON', async ({ server }) => {
     await expectError(await postJson(server, `[${'1,'.repeat(2048)}`), 413);
+  });
+
+  order('returns 401 to an Authorization header sent twice, valid tokens both', async ({ server }) => {
+    // fetch joins repeated headers into one; only a raw request sends two lines (a proxy may check the second).
+    const socket = await openSocket(server.url);
+    const answer = readUntilEnd(socket);
+    socket.end(
+      `GET /reports/${nextId()} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_TOKEN}\r\n` +
+        `Authorization: Bearer ${SECOND_TOKEN}\r\nConnection: close\r\n\r\n`,
+    );
+    const { status, head, body } = errorAnswer(await answer);
+    assert.is(status, 401);
+    assert.match(body.message, /more than once/);
+    assert.match(head, /WWW-Authenticate: Bearer realm="reports"/i);
   });
 
   order('returns 405 with Allow: POST, not 401, to GET /reports without a token', async ({ server }) => {
