@@ -201,6 +201,7 @@ export function createWiredApp(
       cursor: () => projector.model.cursor,
       onApplied: (listener: CommitListener) => projector.onRecordsApplied(listener),
     },
+    head: () => log.head(),
     keys,
     kind: logKind(config),
     limits: config.feed,

@@ -4,7 +4,7 @@
 import { loadConfig } from '../config.js';
 import { eventKeys } from './event-keys.js';
 import { shownLine } from '../feed/shown-line.js';
-import { cursorFits, logKind, parseCursor } from '../log/positions.js';
+import { cursorFits, describeMisfit, logKind, parseCursor, startMisfit } from '../log/positions.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
 import { stringOption, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 import { followRecords, readRecords } from '../log/record-batches.js';
@@ -50,6 +50,10 @@ export async function runEvents(parsed: ParsedCommand, io: CliIo): Promise<numbe
   const logger = toolLogger(io, config);
   const log = await openToolLog(config, logger);
   try {
+    // Past the end, --follow would skip every event written up to it (positions.ts, startMisfit).
+    const misfit = from.size === 0 ? undefined : startMisfit(from, await log.head());
+    if (misfit !== undefined)
+      throw new UsageError(`--from ${describeMisfit(misfit, logKind(config))}`, eventsCommand.usage);
     return await withToolKeys(config, logger, async (toolKeys) => {
       const keys = await eventKeys(log, toolKeys, io.signal);
       const records =

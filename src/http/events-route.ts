@@ -9,7 +9,9 @@ import type { FeedSource } from '../feed/feed-options.js';
 import { cursorAfter, FEED_CONTENT_TYPES, type FeedFormat } from '../feed/feed-frames.js';
 import { shownLine } from '../feed/shown-line.js';
 import type { KeyStore } from '../keys/key-store.js';
-import { cursorFits, parseCursor, type LogKind } from '../log/positions.js';
+import type { Cursor } from '../log/event-log.js';
+import { cursorFits, describeMisfit, parseCursor, startMisfit, type LogKind } from '../log/positions.js';
+import { beforeDeadline } from '../log/settle-within.js';
 import type { Logger } from 'pino';
 import { READ, type Authorize } from './auth.js';
 import type { ReportEvent } from '../../projections/events.js';
@@ -17,6 +19,8 @@ import type { ReportEvent } from '../../projections/events.js';
 export interface EventsRouteDeps {
   readonly hub: FeedHub;
   readonly source: FeedSource;
+  /** Where the log ends now (EventLog.head): a start past it is refused. */
+  readonly head: () => Promise<Cursor>;
   readonly keys: Pick<KeyStore, 'get'>;
   readonly kind: LogKind;
   readonly limits: FeedLimits;
@@ -43,6 +47,15 @@ export function feedFormat(accept: string): FeedFormat {
   return sse > 0 && sse >= (weights.get(FEED_CONTENT_TYPES.ndjson) ?? 0) ? 'sse' : 'ndjson';
 }
 
+/** How long the route waits for the log to say where it ends, before it answers 503. */
+const HEAD_WAIT_MS = 5000;
+
+/** Where a feed starts: the next offset of each partition, and the parameter that said so. */
+export interface FeedStart {
+  readonly from: Map<number, number>;
+  readonly named: 'Last-Event-ID' | 'after';
+}
+
 /**
  * Where the feed starts: after `Last-Event-ID` (an EventSource reconnecting sends it, with the URL
  * it first opened, so it wins over `after`), else after `?after=`, else at the log's start.
@@ -51,30 +64,56 @@ export function feedStart(
   after: string | string[] | undefined,
   lastEventId: string | undefined,
   kind: LogKind,
-): Map<number, number> {
+): FeedStart {
   const [name, text] =
-    lastEventId !== undefined && lastEventId !== '' ? ['Last-Event-ID', lastEventId] : ['after', after];
-  if (text === undefined) return new Map();
+    lastEventId !== undefined && lastEventId !== ''
+      ? (['Last-Event-ID', lastEventId] as const)
+      : (['after', after] as const);
+  if (text === undefined) return { from: new Map(), named: name };
   if (Array.isArray(text)) throw new BadRequestError('after may be given once');
   const cursor = parseCursor(text);
   const form =
     kind === 'file' ? 'N (a position reports events prints)' : 'P:O[,P:O...] (positions reports events prints)';
   if (cursor === undefined || !cursorFits(cursor, kind))
     throw new BadRequestError(`${name} must be ${form}, got "${text.slice(0, 100)}"`);
-  return cursorAfter(cursor);
+  return { from: cursorAfter(cursor), named: name };
+}
+
+/**
+ * Refuses a start past the log's end (`head`): a position no feed of this log has handed out
+ * (positions.ts, startMisfit). Taken as it is, the feed would skip every event written up to it.
+ */
+export function checkStartWithin({ from, named }: FeedStart, head: Cursor, kind: LogKind): void {
+  const misfit = startMisfit(from, head);
+  if (misfit === undefined) return;
+  const restart = misfit.kind === 'past-end' ? '; start again without it' : '';
+  throw new BadRequestError(`${named} ${describeMisfit(misfit, kind)}${restart}`);
+}
+
+/** The log's end, or 503 when the log does not say within HEAD_WAIT_MS (a broker away). */
+async function logEnd(head: () => Promise<Cursor>): Promise<Cursor> {
+  try {
+    return await beforeDeadline(head(), HEAD_WAIT_MS);
+  } catch {
+    throw new UnavailableError(
+      'the event log does not say where it ends right now, so the start cannot be checked; retry shortly',
+    );
+  }
 }
 
 /** The handler of GET (and HEAD) /events: a token with the scope read (401, then 403, before anything else). */
 export function eventsRoute(
-  { hub, source, keys, kind, limits, caughtUp, known, logger }: EventsRouteDeps,
+  { hub, source, head, keys, kind, limits, caughtUp, known, logger }: EventsRouteDeps,
   auth: Authorize,
 ) {
   return async (ctx: Context): Promise<void> => {
     auth(ctx, READ);
     const lastEventId = ctx.headers['last-event-id'];
-    const from = feedStart(ctx.query['after'], Array.isArray(lastEventId) ? lastEventId.join(',') : lastEventId, kind);
+    const start = feedStart(ctx.query['after'], Array.isArray(lastEventId) ? lastEventId.join(',') : lastEventId, kind);
     const format = feedFormat(ctx.get('Accept'));
     if (!caughtUp()) throw new UnavailableError('the read model is catching up with the event log; retry shortly');
+    if (start.from.size > 0) checkStartWithin(start, await logEnd(head), kind);
+    const { from } = start;
     hub.admit();
     // No-transform and no buffering: a proxy that holds events back until it has a bufferful breaks a feed.
     const headers = {

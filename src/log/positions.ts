@@ -34,6 +34,39 @@ export function cursorFits(cursor: Cursor, kind: LogKind): boolean {
   return kind === 'kafka' || [...cursor.keys()].every((partition) => partition === 0);
 }
 
+/** Why a start cannot be taken on a log ending at a head: a partition it lacks, or past its end. */
+export type StartMisfit =
+  | { readonly kind: 'no-partition'; readonly partition: number; readonly partitions: number }
+  | { readonly kind: 'past-end'; readonly partition: number; readonly end: number };
+
+/**
+ * Why a read starting at `from` (the next offset of each partition) does not fit a log ending at
+ * `head`, if it does not. A start past the end comes from another log, or from before a backup was
+ * restored (its offsets are written again): a follower started there would skip, silently, every
+ * event written up to it.
+ */
+export function startMisfit(from: Cursor, head: Cursor): StartMisfit | undefined {
+  for (const [partition, next] of from) {
+    const end = head.get(partition);
+    if (end === undefined) return { kind: 'no-partition', partition, partitions: head.size };
+    if (next > end) return { kind: 'past-end', partition, end };
+  }
+  return undefined;
+}
+
+/** `misfit` in words, after what named the start (`after is`, `--from is`). */
+export function describeMisfit(misfit: StartMisfit, kind: LogKind): string {
+  if (misfit.kind === 'no-partition')
+    return `names partition ${misfit.partition}, which the log does not have (it has ${misfit.partitions === 1 ? 'partition 0' : `partitions 0-${misfit.partitions - 1}`})`;
+  const last =
+    misfit.end === 0
+      ? kind === 'file'
+        ? 'none: the log is empty'
+        : `none on partition ${misfit.partition}: it is empty`
+      : formatPosition({ partition: misfit.partition, offset: misfit.end - 1 }, kind);
+  return `is past the end of the log (its last position is ${last}): a position from another log, or from before a backup was restored`;
+}
+
 /** Digits that name a number JavaScript holds exactly (`99999999999999999999` would be read as another). */
 function exact(digits: string): boolean {
   return Number.isSafeInteger(Number(digits));

@@ -60,10 +60,17 @@ file('--from N starts at record N', async ({ dir }) => {
   );
 });
 
-file('--from beyond the head prints nothing and exits 0', async ({ dir }) => {
-  const { code, stdout } = await reports(['events', '--from', '99'], { env: { REPORTS_DATA_DIR: dir } });
-  assert.is(code, 0);
-  assert.is(stdout, '');
+file('--from at the head prints nothing and exits 0; past it, exits 2 naming the last position', async ({ dir }) => {
+  const atHead = await reports(['events', '--from', '4'], { env: { REPORTS_DATA_DIR: dir } });
+  assert.is(atHead.code, 0);
+  assert.is(atHead.stdout, '');
+  // From another log, or from before a restore: with --follow it skipped every event up to it.
+  for (const follow of [[], ['--follow']]) {
+    const past = await reports(['events', '--from', '99', ...follow], { env: { REPORTS_DATA_DIR: dir } });
+    assert.is(past.code, 2);
+    assert.is(past.stdout, '');
+    assert.match(past.stderr, '--from is past the end of the log (its last position is 3)');
+  }
 });
 
 file('--type ReportDeleted prints only the deletions', async ({ dir }) => {

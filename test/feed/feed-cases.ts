@@ -150,7 +150,7 @@ export function feedCases(setup: FeedLogSetup): void {
     }
   });
 
-  test('?after=POS resumes exactly after it; Last-Event-ID does for SSE; a malformed one is 400; one beyond the head waits', async () => {
+  test('?after=POS resumes exactly after it; Last-Event-ID does for SSE; a malformed one is 400; one past the log end is 400', async () => {
     const server = await setup.start({ REPORTS_FEED_HEARTBEAT_MS: '50' });
     try {
       for (let i = 0; i < 12; i += 1) assert.is((await postReport(server, nextId(), distinctive('r'))).status, 200);
@@ -188,17 +188,33 @@ export function feedCases(setup: FeedLogSetup): void {
         assert.is(body.error, 400);
         assert.match(body.message, /after must be/);
       }
-      const beyond = [...(await server.log.head())]
-        .map(([partition, offset]) =>
-          setup.name === 'file log' ? String(offset + 1000) : `${partition}:${offset + 1000}`,
-        )
-        .join(',');
+      // Past the log's end (from another log, or from before a backup was restored): taken as it
+      // was, the feed skipped every event written up to it, silently.
+      const head = await server.log.head();
+      const at = (partition: number, offset: number) =>
+        setup.name === 'file log' ? String(offset) : `${partition}:${offset}`;
+      const last = [...head].map(([partition, offset]) => at(partition, offset - 1)).join(',');
+      const beyond = [...head].map(([partition, offset]) => at(partition, offset + 1000)).join(',');
       assert.ok(parseCursor(beyond));
-      const waiting = await FeedClient.open(server.url, { query: `?after=${beyond}` });
-      assert.is((await postReport(server, nextId(), distinctive('later'))).status, 200);
-      await whole.waitFor((f) => f.events().length === 13, 'the new event on the other feed');
-      await waiting.waitFor((f) => f.heartbeats >= 2, 'heartbeats');
-      assert.is(waiting.events().length, 0, 'a feed after a position beyond the head sends nothing yet');
+      for (const [query, headers] of [
+        [`?after=${beyond}`, {}],
+        ['', { Accept: 'text/event-stream', 'Last-Event-ID': beyond }],
+      ] as const) {
+        const refused = await server.request(`/events${query}`, { headers });
+        assert.is(refused.status, 400, `${query} ${JSON.stringify(headers)}`);
+        const body = (await refused.json()) as { error: number; message: string };
+        assert.match(
+          body.message,
+          query === '' ? /^Last-Event-ID is past the end of the log/ : /^after is past the end/,
+        );
+        assert.match(body.message, /before a backup was restored/);
+      }
+      // The log's last position itself is where a caught-up client stands: nothing yet, then what comes.
+      const waiting = await FeedClient.open(server.url, { query: `?after=${last}` });
+      const later = nextId();
+      assert.is((await postReport(server, later, distinctive('later'))).status, 200);
+      await waiting.waitFor((f) => f.events().length === 1, 'the one event written after it');
+      assert.ok(JSON.stringify(waiting.events()[0]).includes(later));
       assert.is(waiting.ended, false);
       for (const feed of [whole, resumed, sse, again, waiting]) await feed.close();
     } finally {
@@ -207,13 +223,28 @@ export function feedCases(setup: FeedLogSetup): void {
   });
 
   if (setup.name === 'Kafka') {
-    test("a position beyond the head of one partition waits on it and sends the other partitions' events", async () => {
+    test('a position past the end of one partition, or of a partition the topic lacks, is 400 naming it', async () => {
       const server = await setup.start();
       try {
         for (let i = 0; i < 12; i += 1) assert.is((await postReport(server, nextId(), distinctive('r'))).status, 200);
         const head = await server.log.head();
         const [busiest, records] = [...head].sort(([, a], [, b]) => b - a)[0] as [number, number];
-        const feed = await FeedClient.open(server.url, { query: `?after=${busiest}:${records + 1000}` });
+        const past = await server.request(`/events?after=${busiest}:${records + 1000}`);
+        assert.is(past.status, 400);
+        assert.match(
+          ((await past.json()) as { message: string }).message,
+          new RegExp(`last position is ${busiest}:${records - 1}\\b`),
+        );
+        const missing = await server.request(`/events?after=${head.size + 5}:0`);
+        assert.is(missing.status, 400);
+        assert.match(
+          ((await missing.json()) as { message: string }).message,
+          new RegExp(
+            `partition ${head.size + 5}, which the log does not have \\(it has partitions 0-${head.size - 1}\\)`,
+          ),
+        );
+        // Within the end on the busiest partition, from the start on the others: the others' events come.
+        const feed = await FeedClient.open(server.url, { query: `?after=${busiest}:${records - 1}` });
         const others = [...head.values()].reduce((sum, offset) => sum + offset, 0) - records;
         await feed.waitFor((f) => f.events().length === others, "the other partitions' events");
         assert.ok(feed.events().every((line) => !line.position?.startsWith(`${busiest}:`)));

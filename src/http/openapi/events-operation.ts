@@ -26,7 +26,7 @@ export function eventsOperation(): Record<string, Json> {
         in: 'query',
         required: false,
         description:
-          'Start after this position, as the feed and `reports events` print it: `N` on the file log, `P:O[,P:O...]` on Kafka (each partition after its offset; a partition not named from its start). A position beyond the head waits for it. Absent: from the start of the log.',
+          'Start after this position, as the feed and `reports events` print it: `N` on the file log, `P:O[,P:O...]` on Kafka (each partition after its offset; a partition not named from its start). A position past the end of the log (from another log, or from before a backup was restored) is 400. Absent: from the start of the log.',
         schema: { type: 'string', pattern: '^(\\d+|\\d+:\\d+(,\\d+:\\d+)*)$' },
       },
       {
@@ -52,12 +52,14 @@ export function eventsOperation(): Record<string, Json> {
           },
         },
       },
-      '400': errorResponse('`after` or `Last-Event-ID` is not a position'),
+      '400': errorResponse(
+        '`after` or `Last-Event-ID` is not a position, or one past the end of the log (or of a partition the topic does not have)',
+      ),
       '401': unauthorized,
       '403': forbidden('read'),
       '405': methodNotAllowed,
       '503': errorResponse(
-        'REPORTS_MAX_FEEDS feeds are open, the read model is still catching up at start, or the server is shutting down',
+        'REPORTS_MAX_FEEDS feeds are open, the read model is still catching up at start, the log does not say where it ends (a start to check against it), or the server is shutting down',
         { 'Retry-After': header('Seconds to wait before retrying') },
       ),
     },
