@@ -1,6 +1,13 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cursorFits, formatCursor, formatPosition, parseCursor } from '../../src/log/positions.js';
+import {
+  cursorFits,
+  describeMisfit,
+  formatCursor,
+  formatPosition,
+  parseCursor,
+  startMisfit,
+} from '../../src/log/positions.js';
 
 const parse = suite('parseCursor');
 
@@ -82,3 +89,45 @@ format('write N on the file log and P:O on Kafka, partitions in order', () => {
 });
 
 format.run();
+
+const misfit = suite('startMisfit');
+
+misfit('a start at or before the end fits; one past it, or on a partition the log lacks, does not', () => {
+  const head = new Map([
+    [0, 10],
+    [1, 0],
+    [2, 3],
+  ]);
+  assert.is(startMisfit(new Map(), head), undefined);
+  assert.is(startMisfit(new Map([[0, 10]]), head), undefined, 'the end itself: nothing yet, then what comes');
+  assert.is(startMisfit(new Map([[1, 0]]), head), undefined);
+  assert.equal(startMisfit(new Map([[0, 11]]), head), { kind: 'past-end', partition: 0, end: 10 });
+  assert.equal(
+    startMisfit(
+      new Map([
+        [0, 1],
+        [2, 4],
+      ]),
+      head,
+    ),
+    { kind: 'past-end', partition: 2, end: 3 },
+  );
+  assert.equal(startMisfit(new Map([[3, 0]]), head), { kind: 'no-partition', partition: 3, partitions: 3 });
+});
+
+misfit('says in words what is wrong, with the last position in the form of the log', () => {
+  assert.is(
+    describeMisfit({ kind: 'past-end', partition: 0, end: 10 }, 'file'),
+    'is past the end of the log (its last position is 9): a position from another log, or from before a backup was restored',
+  );
+  assert.match(describeMisfit({ kind: 'past-end', partition: 2, end: 3 }, 'kafka'), 'its last position is 2:2)');
+  assert.match(describeMisfit({ kind: 'past-end', partition: 0, end: 0 }, 'file'), 'none: the log is empty');
+  assert.match(describeMisfit({ kind: 'past-end', partition: 1, end: 0 }, 'kafka'), 'none on partition 1: it is empty');
+  assert.is(
+    describeMisfit({ kind: 'no-partition', partition: 7, partitions: 3 }, 'kafka'),
+    'names partition 7, which the log does not have (it has partitions 0-2)',
+  );
+  assert.match(describeMisfit({ kind: 'no-partition', partition: 1, partitions: 1 }, 'kafka'), 'it has partition 0)');
+});
+
+misfit.run();
