@@ -3,8 +3,9 @@
 // backup fails saying why and leaves nothing that passes for a backup, nothing acknowledged is
 // lost, and once an operator frees space the service takes writes again by itself, without a
 // restart; a backup then succeeds, and a restart finds every acknowledged report.
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { rm, truncate } from 'node:fs/promises';
+import { readFile, rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,7 +14,7 @@ import { until } from '../helpers/async.js';
 import { reports } from '../helpers/cli.js';
 import { startTestServer, TEST_TOKEN, type TestServer } from '../helpers/server.js';
 import { fillDisk, mountSmallDisk, withSmallDisks, type SmallDisk } from '../helpers/small-disk.js';
-import { postReport } from '../http/requests.js';
+import { deleteReport, postReport } from '../http/requests.js';
 
 const MiB = 1024 * 1024;
 const nameOf = (id: number) => `${id} `.padEnd(1000, 'n');
@@ -115,6 +116,49 @@ withSmallDisks('full data directory', () => {
         for (const id of acknowledged)
           assert.is(await nameStored(server, id), nameOf(id), `report ${id} after a restart`);
         assert.is((await postReport(server, '100000', nameOf(100000))).status, 200);
+      } finally {
+        await server.close();
+      }
+    },
+  );
+
+  full(
+    "leaves no key of a create the full disk refused once writes resume: keys.db held its content's digest",
+    async ({ disk }) => {
+      const dataDir = join(disk.dir, 'data');
+      const server = await startTestServer(env, { dataDir });
+      try {
+        const filler = join(disk.dir, 'filler');
+        await truncate(filler, (await fillDisk(filler).catch(() => 0)) - 48 * 1024).catch(() => undefined);
+        const refused: number[] = [];
+        for (let id = 1; id <= 400 && refused.length < 20; id += 10) {
+          const ids = Array.from({ length: 10 }, (_, i) => id + i);
+          const statuses = await Promise.all(
+            ids.map(async (each) => (await postReport(server, String(each), nameOf(each))).status),
+          );
+          statuses.forEach((status, i) => {
+            if (status === 503) refused.push(ids[i] as number);
+          });
+        }
+        assert.ok(refused.length > 0, 'the full disk refused writes');
+        await rm(filler);
+        await until(async () => (await readyStatus(server)) === 200, '/readyz 200 after space was freed', {
+          timeoutMs: 10_000,
+          everyMs: 100,
+        });
+        // The client retries what was refused, then deletes it: nothing of its content may stay.
+        for (const id of refused) assert.is((await postReport(server, String(id), nameOf(id))).status, 200);
+        for (const id of refused) assert.is((await deleteReport(server, String(id))).status, 204);
+        const keys = await readFile(join(dataDir, 'keys.db'));
+        for (const id of refused) {
+          const digest = createHash('sha256').update(nameOf(id), 'utf8').digest();
+          assert.is(keys.indexOf(digest), -1, `the digest of report ${id}'s content is still in keys.db`);
+        }
+        assert.ok(
+          server
+            .logLines()
+            .some((line) => line['msg'] === 'destroyed the keys of the creates refused while the disk was full'),
+        );
       } finally {
         await server.close();
       }

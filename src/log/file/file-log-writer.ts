@@ -98,7 +98,11 @@ export class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
       contentKeys.length === 0 ? undefined : this.keys.put(contentKeys),
     ]);
     const failed = written.status === 'rejected' ? written : keyed.status === 'rejected' ? keyed : undefined;
-    if (failed !== undefined) throw this.writeHealth.failed(failed.reason);
+    if (failed !== undefined)
+      throw this.writeHealth.failed(
+        failed.reason,
+        contentKeys.map(({ id }) => id),
+      );
     this.fsyncCount += 1;
     const first = this.index.records;
     this.index.add(batch, batchByte);

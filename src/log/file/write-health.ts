@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { isReadOnlyError, readOnlyNow } from '../../data-dir/read-only.js';
 import type { FileKeyStore } from '../../keys/file-key-store.js';
+import type { KeyId } from '../../keys/key-store.js';
 import { LogUnavailableError } from '../event-log.js';
 import type { FrameIndex } from './frame-index.js';
 import { isSpaceError, SpaceWatch } from './space-watch.js';
@@ -25,6 +26,13 @@ export class WriteHealth {
   private closed = false;
   /** While a write failed for want of space: watches for room, then takes writes again. */
   private readonly spaceWatch: SpaceWatch;
+  /**
+   * The keys of the batches that failed for want of space: put for creates that were refused (503)
+   * and are cut from the log on resumption. Destroyed then, before writes are taken again: each
+   * holds its content's digest, which would confirm a guess of content that was never stored (or
+   * was stored by a retry and deleted since) until the next start's sweep.
+   */
+  private orphans: KeyId[] = [];
   /** Whether the server was told the file system is read-only (once). */
   private readOnlyTold = false;
   private readonly index: FrameIndex;
@@ -50,7 +58,7 @@ export class WriteHealth {
    * acknowledge data that is not there. Every append fails until a restart re-scans, or, when the
    * disk was full, until space is freed and the file is cut back to what was acknowledged.
    */
-  failed(cause: unknown): Error {
+  failed(cause: unknown, batchKeys: readonly KeyId[] = []): Error {
     if (isReadOnlyError(cause)) return this.readOnly(cause);
     if (!isSpaceError(cause)) {
       this.currentFailure = new LogUnavailableError(
@@ -61,6 +69,9 @@ export class WriteHealth {
       void this.readOnlyNow(cause);
       return this.currentFailure;
     }
+    // Only here is the batch known to be cut (on resumption); after another failure a restart's
+    // recovery may keep it whole, and its keys are left to that start's sweep.
+    this.orphans.push(...batchKeys);
     this.currentFailure = new LogUnavailableError(
       `the disk of the event log ${this.index.path} is full: writes are refused until space is freed, then resume by themselves`,
       { cause },
@@ -112,6 +123,13 @@ export class WriteHealth {
     // The failed batch's bytes (in the page cache, or some on disk) lie past the acknowledged end.
     await this.index.file.truncate(this.index.endByte);
     await this.index.file.datasync();
+    // Their batches are gone from the log for good now: their keys go too (if this fails, the next poll tries again).
+    if (this.orphans.length > 0) {
+      const orphans = [...this.orphans];
+      await this.keys.destroy(orphans);
+      this.orphans = this.orphans.slice(orphans.length);
+      this.logger.info({ keys: orphans.length }, 'destroyed the keys of the creates refused while the disk was full');
+    }
     this.currentFailure = undefined;
     this.logger.info({ path: this.index.path }, 'the event log takes writes again: space was freed');
     return true;
