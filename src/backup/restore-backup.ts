@@ -4,7 +4,8 @@
 // is checked again (it may have been moved or altered since it was taken) against its manifest.
 // A restore never brings a deleted report back: before anything changes, the whole restore is built
 // in a staging directory (restore-staging.ts), where every deletion made since the backup was taken
-// (the data directory's keys.db records them, outside what a restore replaces) is applied again to
+// (the data directory's keys.db records them, outside what a restore replaces, and its log holds
+// them when it continues the backup's history: continued-history.ts) is applied again to
 // the backup's history and every create written in the clear is sealed. Then keys.db is renamed
 // into place (it opens the old log as well as the new one), the old snapshots are removed, the new
 // log is renamed over the old one, and the backup's snapshot follows when it holds nothing in the
@@ -29,6 +30,7 @@ import { openRegularFile } from '../regular-file.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { BackupError, readManifest, type BackupManifest } from './backup-manifest.js';
 import { refuseInsideDataDir } from './backup-place.js';
+import { continuedHistory } from './continued-history.js';
 import { copyDurably } from './durable-files.js';
 import { keepReplacedLog, type ReplacedLog } from './replaced-log.js';
 import { stageRestore, type StagedRestore } from './restore-staging.js';
@@ -107,6 +109,7 @@ export async function restoreBackup({ src, dataDir, eventSource, run, logger }: 
       verified,
       backupKeys,
       currentKeys: await readKeyTable(dataDir),
+      continued: await continuedHistory(dataDir, source, verified.records, logger, run.signal),
       eventSource,
       run,
       logger,

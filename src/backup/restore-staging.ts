@@ -21,6 +21,7 @@ import { KEYS_FILE } from '../keys/key-file.js';
 import { parseKeyId } from '../keys/key-store.js';
 import { writeKeyFile } from '../keys/key-tables.js';
 import { mergeKeyTables } from '../keys/merged-keys.js';
+import type { ReportVersions } from './continued-history.js';
 import { recordedDeletions } from '../keys/recorded-deletions.js';
 import type { SlotTable } from '../keys/slot-table.js';
 import type { LogMessage } from '../log/event-log.js';
@@ -41,6 +42,8 @@ export interface StageOptions {
   readonly backupKeys: SlotTable | undefined;
   /** The data directory's keys.db as it is before the restore. */
   readonly currentKeys: SlotTable | undefined;
+  /** The versions the data directory's log took the reports to, when it continues the backup's history. */
+  readonly continued: ReportVersions | undefined;
   /** The `source` of the ReportDeleted events the restore writes (REPORTS_EVENT_SOURCE). */
   readonly eventSource: string;
   readonly run: ToolRun;
@@ -79,10 +82,14 @@ export async function stageRestore(options: StageOptions): Promise<StagedRestore
 async function stageLog(
   dir: string,
   keys: FileKeyStore,
-  { source, verified, backupKeys, currentKeys, eventSource, run, logger }: StageOptions,
+  { source, verified, backupKeys, currentKeys, continued, eventSource, run, logger }: StageOptions,
 ): Promise<StagedRestore> {
-  const record = recordedDeletions([currentKeys, backupKeys].filter((table) => table !== undefined));
-  const again = deletedSince(verified.model.reports, record);
+  // A damaged slot of the current keys.db counts as destroyed (a destruction torn by a crash reads so).
+  const record = recordedDeletions(
+    [currentKeys, backupKeys].filter((table) => table !== undefined),
+    currentKeys,
+  );
+  const again = deletedSince(verified.model.reports, record, continued);
   const log = await openFileLogReader({ dir: source, logger });
   let sealed: SealedCounts;
   try {

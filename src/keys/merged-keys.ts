@@ -1,7 +1,8 @@
 // The keys.db a restore puts in place: the data directory's (current) and the backup's, merged
 // slot by slot over the longer of the two, so that ids keep going up from the highest either ever
 // gave out (a key minted after the restore never takes an id the current store used). A deletion
-// either records stays recorded; a key the current store destroyed stays destroyed (a restore
+// either records stays recorded; a key the current store destroyed (or whose slot it holds
+// damaged, as a destruction torn by a crash leaves it) stays destroyed (a restore
 // never brings a destroyed key back); a key live in either is kept, the current one's first: the
 // backup's for its reports, the current store's so that the log being replaced still opens with
 // this file until the restore has put the new log in place (the next start sweeps the keys no
@@ -25,7 +26,8 @@ export function mergeKeyTables(current: SlotTable | undefined, backup: SlotTable
       const theirs = viewIn(backup, slot);
       for (const view of [mine, theirs])
         if (view?.kind === 'deletion') return { deletion: { reportId: view.reportId, version: view.version } };
-      if (mine?.kind === 'destroyed') return SlotState.destroyed;
+      // A damaged slot of the current store may be a destruction a crash tore: never the backup's key.
+      if (mine?.kind === 'destroyed' || mine?.kind === 'damaged') return SlotState.destroyed;
       for (const view of [mine, theirs])
         if (view?.kind === 'live') return { secret: view.secret, contentDigest: view.contentDigest };
       return SlotState.destroyed;

@@ -16,7 +16,11 @@ export interface RecordedDeletions {
   readonly deletions: number;
 }
 
-export function recordedDeletions(tables: readonly SlotTable[]): RecordedDeletions {
+/**
+ * `damagedIsDestroyed`: the table (of `tables`) whose damaged slots count as destroyed keys, as the
+ * sweep counts them: a restore must not take a destruction torn by a crash for a live key.
+ */
+export function recordedDeletions(tables: readonly SlotTable[], damagedIsDestroyed?: SlotTable): RecordedDeletions {
   const recorded = new Set<string>();
   for (const table of tables) {
     for (let slot = 0; slot < table.slots; slot += 1) {
@@ -30,7 +34,7 @@ export function recordedDeletions(tables: readonly SlotTable[]): RecordedDeletio
       if (slot === undefined) return false;
       return tables.some((table) => {
         const kind = slot < table.slots ? table.view(slot).kind : undefined;
-        return kind === 'destroyed' || kind === 'deletion';
+        return kind === 'destroyed' || kind === 'deletion' || (kind === 'damaged' && table === damagedIsDestroyed);
       });
     },
     deleted: (reportId, version) => recorded.has(`${reportId}/${version}`),

@@ -20,7 +20,7 @@ const kinds = (merged: ReturnType<typeof mergeKeyTables>) =>
 const merge = suite('mergeKeyTables');
 
 merge(
-  'spans the longer table, keeps every deletion and every key the current store destroyed, and the live keys of either',
+  'spans the longer table, keeps every deletion and every key the current store destroyed (or holds damaged), and the live keys of either',
   () => {
     const current = table(
       [SlotState.destroyed, live(), { deletion: { reportId: '4', version: 2 } }, SlotState.reserved, live(), live()],
@@ -37,7 +37,7 @@ merge(
       { deletion: { reportId: '9', version: 2 } },
     ]);
     const merged = mergeKeyTables(current, backup);
-    assert.equal(kinds(merged), ['destroyed', 'live', 'deletion', 'live', 'live', 'live', 'live', 'deletion']);
+    assert.equal(kinds(merged), ['destroyed', 'live', 'deletion', 'live', 'live', 'destroyed', 'live', 'deletion']);
     assert.equal(
       merged.contentOf(1),
       {
@@ -46,14 +46,8 @@ merge(
       },
       "the current store's key first",
     );
-    assert.equal(
-      merged.contentOf(5),
-      {
-        secret: (backup.view(5) as { secret: Buffer }).secret,
-        contentDigest: (backup.view(5) as { contentDigest: Buffer }).contentDigest,
-      },
-      'a damaged slot from the backup',
-    );
+    // A damaged slot of the current store may be a destruction a crash tore: never the backup's key.
+    assert.equal(merged.contentOf(5), SlotState.destroyed, 'a damaged slot of the current store stays destroyed');
   },
 );
 
@@ -93,6 +87,38 @@ since(
     );
     assert.is(record.deletions, 2);
     assert.not.ok(record.keyDestroyed(Buffer.alloc(16)), 'an id of another store names no slot');
+  },
+);
+
+since(
+  "also finds what the data directory's log took further, and counts the current store's damaged slots as destroyed",
+  () => {
+    const current = table([live(), live(), live()], [2]);
+    const backup = table([live(), live(), live()]);
+    const state = createState();
+    const sealed = (slot: number) => ({ sealed: { key: keyIdText(keyIdOfSlot(slot)), box: '' } });
+    state.set('1', sealed(0));
+    state.set('2', sealed(1));
+    state.set('3', sealed(2));
+    state.set('4', { name: 'plain' });
+    // The log continuing the backup's history: 1 deleted (version 2), 4 deleted and created again (3).
+    const versions = new Map([
+      ['1', 2],
+      ['2', 1],
+      ['3', 1],
+      ['4', 3],
+    ]);
+    const continued = { version: (id: string) => versions.get(id) ?? 0 };
+    const found = deletedSince(state, recordedDeletions([current, backup], current), continued);
+    assert.equal(
+      found.map(({ id }) => id),
+      ['1', '3', '4'],
+    );
+    assert.equal(
+      deletedSince(state, recordedDeletions([current, backup])).map(({ id }) => id),
+      [],
+      'damaged counts only in the table named, and no log: nothing',
+    );
   },
 );
 

@@ -6,10 +6,10 @@
 // every live report opening; a key minted after a restore has an id never used before.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { copyFile, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isSealedReport } from '../../projections/reports.js';
-import { slotOfKeyId } from '../../src/keys/key-slots.js';
+import { HEADER_BYTES, SLOT_BYTES, slotOfKeyId } from '../../src/keys/key-slots.js';
 import { parseKeyId, type ContentKey } from '../../src/keys/key-store.js';
 import { readKeyTable } from '../../src/keys/key-tables.js';
 import { until } from '../helpers/async.js';
@@ -248,6 +248,57 @@ restore(
       await server.close();
     }
     assert.equal(await filesHolding(dataDir, [key.secret, key.contentDigest]), []);
+  },
+);
+
+restore(
+  'a delete in the log whose erasure keys.db lacks (a crash tore or lost it, or keys.db is gone) is applied again all the same',
+  async ({ dir }) => {
+    // Each way keys.db can fail to record a delete the log holds; before, the restore printed
+    // "deleted again: none" and the report came back, readable.
+    const damages: Record<string, (dataDir: string, beforeDelete: string, slot: number) => Promise<void>> = {
+      'keys.db as it was before the delete (a crash between the two group commits)': (dataDir, beforeDelete) =>
+        copyFile(beforeDelete, join(dataDir, 'keys.db')),
+      'keys.db gone': (dataDir) => rm(join(dataDir, 'keys.db')),
+      "the delete's slot damaged (a destruction torn by a crash)": async (dataDir, _, slot) => {
+        const bytes = await readFile(join(dataDir, 'keys.db'));
+        const at = HEADER_BYTES + slot * SLOT_BYTES + 40;
+        bytes[at] = (bytes[at] as number) ^ 0xff;
+        await writeFile(join(dataDir, 'keys.db'), bytes);
+      },
+    };
+    for (const [damage, apply] of Object.entries(damages)) {
+      const dataDir = join(dir, damage.replace(/\W+/g, '-'));
+      const backup = `${dataDir}-backup`;
+      let server = await startTestServer({}, { dataDir });
+      let doomed: ContentKey;
+      try {
+        assert.is((await postReport(server, '7', 'Performance review J Smith', 'hr')).status, 200);
+        assert.is((await postReport(server, '8', 'kept report', 'finance')).status, 200);
+        doomed = await keyOf(server, '7');
+        await run('backup', dataDir, backup);
+        await copyFile(join(dataDir, 'keys.db'), `${dataDir}-keys-before-delete`);
+        assert.is((await deleteReport(server, '7')).status, 204);
+      } finally {
+        await server.close();
+      }
+      await apply(dataDir, `${dataDir}-keys-before-delete`, slotOfKeyId(doomed.id) as number);
+      const printed = await run('restore', dataDir, backup);
+      assert.is(field(printed, 'deleted again'), '1 report deleted since the backup was taken: 7', damage);
+      assert.equal(await filesHolding(dataDir, [doomed.secret, doomed.contentDigest]), [], damage);
+      server = await startTestServer({}, { dataDir });
+      try {
+        assert.is(await serverDigest(server), digestOf(printed), damage);
+        assert.is((await server.request('/reports/7')).status, 404, damage);
+        assert.equal(
+          await openedReport(server.projector.model.reports, server.keys, '8'),
+          { name: 'kept report', tag: 'finance' },
+          damage,
+        );
+      } finally {
+        await server.close();
+      }
+    }
   },
 );
 
