@@ -23,7 +23,8 @@ import { readKeyTable } from '../keys/key-tables.js';
 import type { SlotTable } from '../keys/slot-table.js';
 import { ensurePrivateDir, STAGING_DIR, syncDir } from '../data-dir/data-dir.js';
 import { DataDirLockedError, lockDir, type DirLock } from '../log/file/lock.js';
-import { installGeneration } from '../log/file/log-generation.js';
+import { installGeneration, LOG_FILE } from '../log/file/log-generation.js';
+import { refuseLinkedFiles } from '../data-dir/linked-files.js';
 import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
 import { snapshotDir } from '../snapshot/snapshot-store.js';
 import { openRegularFile } from '../regular-file.js';
@@ -87,6 +88,7 @@ export async function restoreBackup({ src, dataDir, eventSource, run, logger }: 
   const manifest = await readManifest(source);
   const lock = await lockForRestore(dataDir);
   try {
+    await refuseLinkedFiles(dataDir, [KEYS_FILE, LOG_FILE], 'restore');
     const backupKeys = await keysOfBackup(source, manifest);
     const verified = await verifyBackupDir(source, run, logger, backupKeys ?? NO_KEYS);
     checkAgainstManifest(source, manifest, verified);

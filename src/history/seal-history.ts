@@ -17,6 +17,7 @@ import { openFileLogReader } from '../log/file/file-log-reader.js';
 import type { FileLog } from '../log/file/file-log.js';
 import { DataDirLockedError, lockDir, type DirLock } from '../log/file/lock.js';
 import { createLogGeneration, installGeneration, LOG_FILE } from '../log/file/log-generation.js';
+import { refuseLinkedFiles } from '../data-dir/linked-files.js';
 import { stateDigest } from '../projector/fold-log.js';
 import { snapshotDir } from '../snapshot/snapshot-store.js';
 import { foldedDigest } from './folded-digest.js';
@@ -80,6 +81,7 @@ async function phase<T>(
 export async function sealHistory({ dataDir, run, logger }: SealHistoryOptions): Promise<SealedHistory> {
   const lock = await lockForRewrite(dataDir);
   try {
+    await refuseLinkedFiles(dataDir, [LOG_FILE], 'seal the history');
     // Opened first: it removes what an earlier run that was killed left, before this one stages anything.
     const keys = await openFileKeyStore({ dir: dataDir, logger, create: true });
     try {

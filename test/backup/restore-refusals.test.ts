@@ -4,7 +4,7 @@
 // a replaced log that cannot be read whole is not kept.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { reports } from '../helpers/cli.js';
 import { logDigest, serverDigest } from '../helpers/digest.js';
@@ -37,6 +37,35 @@ refusals.before.each(async (context) => {
 refusals.after.each(async ({ dir }) => {
   await rm(dir, { recursive: true, force: true });
 });
+
+refusals(
+  'a keys.db or events.log that is a symbolic link (a rename would leave the old file at its target); so does seal-history',
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    await serverWrote(dataDir, ['1']);
+    const backup = join(dir, 'backup');
+    assert.is((await reports(['backup', backup], env(dataDir))).code, 0);
+    const vault = join(dir, 'vault');
+    await mkdir(vault);
+    for (const name of ['keys.db', 'events.log']) {
+      await rename(join(dataDir, name), join(vault, name));
+      await symlink(join(vault, name), join(dataDir, name));
+      const refused = await reports(['restore', backup], env(dataDir));
+      assert.is(refused.code, 1, name);
+      assert.match(refused.stderr, `${join(dataDir, name)} is a symbolic link to ${join(vault, name)}`);
+      assert.match(refused.stderr, 'nothing was changed');
+      assert.ok((await lstat(join(dataDir, name))).isSymbolicLink(), `${name} is still the link`);
+      if (name === 'events.log') {
+        const sealing = await reports(['seal-history'], env(dataDir));
+        assert.is(sealing.code, 1);
+        assert.match(sealing.stderr, `refusing to seal the history: ${join(dataDir, name)} is a symbolic link`);
+      }
+      await rm(join(dataDir, name));
+      await rename(join(vault, name), join(dataDir, name));
+    }
+    assert.is((await reports(['restore', backup], env(dataDir))).code, 0, 'with the files in place it restores');
+  },
+);
 
 refusals('a backup whose keys.db does not match its manifest', async ({ dir }) => {
   const dataDir = join(dir, 'data');
