@@ -24,6 +24,7 @@ import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
 import { openRegularFile } from '../regular-file.js';
 import { removeStaleFiles } from '../stale-files.js';
+import { KEYS_FILE } from '../keys/key-file.js';
 import { NO_KEYS, type KeyId } from '../keys/key-store.js';
 import { SLOT_BYTES } from '../keys/key-slots.js';
 import { readKeyTable } from '../keys/key-tables.js';
@@ -116,6 +117,10 @@ export async function takeBackup({ dataDir, dest, run, logger }: BackupOptions):
       (table) => verifyBackupDir(partial, run, logger, table ?? NO_KEYS),
       logger,
     );
+    if (keys === undefined && verified.model.newestKey !== undefined)
+      throw new BackupError(
+        `the log holds sealed content (its newest key is ${verified.model.newestKey}) but ${join(dataDir, KEYS_FILE)} is missing: a backup without it could not be restored, no key opening that content; nothing was written`,
+      );
     const backupKeys = keys === undefined ? null : await writeBackupKeys(partial, keys, verified.model.reports);
     await checkBackupKeys(partial, verified);
     // The log is the backup; a snapshot is a shortcut, left out when it does not fold to the same state.

@@ -12,6 +12,7 @@ import { reports, reportsProcess } from '../helpers/cli.js';
 import { created } from '../helpers/events.js';
 import { appendToFileLog, eventsLogPath } from '../helpers/file-history.js';
 import { startTestServer, tempDir } from '../helpers/server.js';
+import { postReport } from '../http/requests.js';
 
 const refusals = suite<{ dir: string; dataDir: string; backup: string }>(
   'reports backup and restore: what they refuse',
@@ -43,6 +44,33 @@ async function startsAfterwards(dataDir: string): Promise<void> {
   const server = await startTestServer({}, { dataDir });
   await server.close();
 }
+
+refusals(
+  'backup refuses a log with sealed content whose keys.db is missing (it could never be restored), and makes nothing',
+  async ({ dir }) => {
+    const dataDir = join(dir, 'sealed');
+    const server = await startTestServer({}, { dataDir });
+    try {
+      // Two batches: a last batch whose keys keys.db lacks is left out of a backup as not acknowledged.
+      for (const id of ['1', '2']) assert.is((await postReport(server, id, `sealed ${id}`)).status, 200);
+    } finally {
+      await server.close();
+    }
+    await rm(join(dataDir, 'keys.db'));
+    const dest = join(dir, 'keyless');
+    const { code, stderr } = await reports(['backup', dest], { env: { REPORTS_DATA_DIR: dataDir } });
+    assert.is(code, 1, stderr);
+    assert.match(stderr, `the log holds sealed content (its newest key is `);
+    assert.match(stderr, `${join(dataDir, 'keys.db')} is missing: a backup without it could not be restored`);
+    assert.is(
+      await stat(dest).then(
+        () => true,
+        () => false,
+      ),
+      false,
+    );
+  },
+);
 
 refusals(
   'backup refuses a DEST inside the data directory, also through a symbolic link, and makes nothing',
