@@ -203,7 +203,7 @@ class FileKeys implements FileKeyStore {
     if (swept.live + swept.damaged > 0)
       this.logger.info(
         { path: this.file.path, orphans: swept.live, damagedSlots: swept.damaged },
-        'destroyed keys no live report uses (left by a crash)',
+        'destroyed keys no live report uses (left by a crash, or by a restore of an older backup)',
       );
     return swept.live + swept.damaged;
   }
