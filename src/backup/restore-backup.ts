@@ -54,6 +54,8 @@ export interface Restored {
   readonly liveReports: number;
   /** Ids of the reports of the backup deleted again (deleted since it was taken). */
   readonly deletedAgain: readonly string[];
+  /** What told the deletions made since: the data directory's keys.db, its log (continuing the backup's history). */
+  readonly deletionsFrom: { readonly keys: boolean; readonly log: boolean };
   /** Creates written in the clear that the restore sealed. */
   readonly sealed: SealedCounts;
   /** The snapshot put in place, if any. */
@@ -105,13 +107,15 @@ export async function restoreBackup({ src, dataDir, eventSource, run, logger }: 
       logger,
       'removed the log of an interrupted restore',
     );
+    const currentKeys = await readKeyTable(dataDir);
+    const continued = await continuedHistory(dataDir, source, verified.records, logger, run.signal);
     const staged = await stageRestore({
       source,
       dataDir,
       verified,
       backupKeys,
-      currentKeys: await readKeyTable(dataDir),
-      continued: await continuedHistory(dataDir, source, verified.records, logger, run.signal),
+      currentKeys,
+      continued,
       eventSource,
       run,
       logger,
@@ -127,6 +131,7 @@ export async function restoreBackup({ src, dataDir, eventSource, run, logger }: 
         digest: staged.digest,
         liveReports: staged.liveReports,
         deletedAgain: staged.deletedAgain,
+        deletionsFrom: { keys: currentKeys !== undefined, log: continued !== undefined },
         sealed: staged.sealed,
         snapshot,
         previousLog,

@@ -27,6 +27,13 @@ export const restoreCommand = {
 /** Ids shown of the reports deleted again; the count is always whole. */
 const SHOWN_IDS = 50;
 
+/** "none", and on what it rests: a directory with neither keys.db nor a log of this history knows of no deletion. */
+function noneDeleted({ keys, log }: Restored['deletionsFrom']): string {
+  if (!keys && !log)
+    return "none known (this data directory held no keys.db and no log of the backup's history: reports deleted since the backup was taken, elsewhere, are not deleted again)";
+  return 'none (no report of the backup was deleted since it was taken)';
+}
+
 export async function runRestore(parsed: ParsedCommand, io: CliIo): Promise<number> {
   const config = loadConfig(io.env);
   if (config.kafka)
@@ -51,7 +58,7 @@ export async function runRestore(parsed: ParsedCommand, io: CliIo): Promise<numb
       `position:        ${formatCursor(new Map([[0, restored.records]]), 'file')}${deletedAgain.length > 0 ? ` (the backup's ${manifest.records} records, then ${deletedAgain.length} deletes)` : ''}`,
       `snapshot:        ${restored.snapshot ?? '(none: the server folds the whole log at start)'}`,
       `live reports:    ${restored.liveReports}`,
-      `deleted again:   ${deletedAgain.length === 0 ? 'none (no report of the backup was deleted since it was taken)' : `${deletedAgain.length} report${deletedAgain.length === 1 ? '' : 's'} deleted since the backup was taken: ${idList(deletedAgain)}`}`,
+      `deleted again:   ${deletedAgain.length === 0 ? noneDeleted(restored.deletionsFrom) : `${deletedAgain.length} report${deletedAgain.length === 1 ? '' : 's'} deleted since the backup was taken: ${idList(deletedAgain)}`}`,
       ...(sealedCount === 0 ? [] : [`sealed:          ${sealedCount} creates written in the clear (before erasure)`]),
       `state digest:    ${restored.digest}${restored.digest === manifest.digest ? '' : ` (the backup printed ${manifest.digest}${deletedAgain.length > 0 ? ', before the deletes' : ''})`}`,
       ...previousLogLines(restored),

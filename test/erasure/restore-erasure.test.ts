@@ -129,7 +129,7 @@ restore(
     const elsewhere = join(dir, 'elsewhere');
     const restored = await run('restore', elsewhere, join(dir, 'backup'));
     assert.is(digestOf(restored), digestOf(printed));
-    assert.is(field(restored, 'deleted again'), 'none (no report of the backup was deleted since it was taken)');
+    assert.match(field(restored, 'deleted again'), /^none known \(this data directory held no keys\.db and no log/);
     assert.match(
       field(restored, 'snapshot'),
       /^snapshot-\d{16}\.snap$/,
