@@ -11,6 +11,7 @@ import { writeKeyFile } from '../keys/key-tables.js';
 import type { SlotTable } from '../keys/slot-table.js';
 import type { ReportTable } from '../read-model/report-table.js';
 import { join } from 'node:path';
+import { BackupError } from './backup-manifest.js';
 
 export interface BackupKeys {
   /** Slots in the backup's keys.db (those of the data directory's when it was read). */
@@ -35,4 +36,16 @@ export async function writeBackupKeys(dir: string, table: SlotTable, reports: Re
     return { secret: view.secret, contentDigest: view.contentDigest };
   });
   return { slots: table.slots, held };
+}
+
+/** A log with sealed content and no keys.db: its backup could never be restored, no key opening that content. */
+export function refuseKeylessSealedLog(
+  keys: SlotTable | undefined,
+  newestKey: string | undefined,
+  dataDir: string,
+): void {
+  if (keys === undefined && newestKey !== undefined)
+    throw new BackupError(
+      `the log holds sealed content (its newest key is ${newestKey}) but ${join(dataDir, KEYS_FILE)} is missing: a backup without it could not be restored, no key opening that content; nothing was written`,
+    );
 }

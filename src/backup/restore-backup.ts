@@ -94,7 +94,7 @@ export async function restoreBackup({ src, dataDir, eventSource, run, logger }: 
     const backupKeys = await keysOfBackup(source, manifest);
     const verified = await verifyBackupDir(source, run, logger, backupKeys ?? NO_KEYS);
     checkAgainstManifest(source, manifest, verified);
-    await ensureRoom(dataDir, manifest.bytes, LOG_RESERVE_BYTES);
+    await ensureRoom(dataDir, manifest.bytes, LOG_RESERVE_BYTES, 'the restored log');
     await removeStaleFiles(
       dataDir,
       STAGING_DIR,

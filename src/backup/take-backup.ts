@@ -24,7 +24,6 @@ import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
 import { openRegularFile } from '../regular-file.js';
 import { removeStaleFiles } from '../stale-files.js';
-import { KEYS_FILE } from '../keys/key-file.js';
 import { NO_KEYS, type KeyId } from '../keys/key-store.js';
 import { SLOT_BYTES } from '../keys/key-slots.js';
 import { readKeyTable } from '../keys/key-tables.js';
@@ -33,7 +32,7 @@ import type { SlotTable } from '../keys/slot-table.js';
 import { stateDigest } from '../projector/fold-log.js';
 import { BACKUP_FORMAT, BackupError, writeManifest, type BackupManifest } from './backup-manifest.js';
 import { refuseInsideDataDir } from './backup-place.js';
-import { writeBackupKeys } from './backup-keys.js';
+import { refuseKeylessSealedLog, writeBackupKeys } from './backup-keys.js';
 import { deletedSince } from './deleted-since.js';
 import { copyDurably } from './durable-files.js';
 import { verifyBackupDir, type VerifiedBackup } from './verify-backup.js';
@@ -117,10 +116,7 @@ export async function takeBackup({ dataDir, dest, run, logger }: BackupOptions):
       (table) => verifyBackupDir(partial, run, logger, table ?? NO_KEYS),
       logger,
     );
-    if (keys === undefined && verified.model.newestKey !== undefined)
-      throw new BackupError(
-        `the log holds sealed content (its newest key is ${verified.model.newestKey}) but ${join(dataDir, KEYS_FILE)} is missing: a backup without it could not be restored, no key opening that content; nothing was written`,
-      );
+    refuseKeylessSealedLog(keys, verified.model.newestKey, dataDir);
     const backupKeys = keys === undefined ? null : await writeBackupKeys(partial, keys, verified.model.reports);
     await checkBackupKeys(partial, verified);
     // The log is the backup; a snapshot is a shortcut, left out when it does not fold to the same state.
@@ -192,7 +188,8 @@ async function copyLogAndKeys({
   const prefix = unkeyed ? { bytes: lastBatch.byte, starts: whole.starts.slice(0, lastBatch.offset) } : whole;
   const target = join(partial, 'events.log');
   await rm(target, { force: true });
-  await ensureRoom(dirname(partial), prefix.bytes + (keys?.slots ?? 0) * SLOT_BYTES, reserveBytes);
+  const bytes = prefix.bytes + (keys?.slots ?? 0) * SLOT_BYTES;
+  await ensureRoom(dirname(partial), bytes, reserveBytes, "the backup's log and keys");
   await copyPrefix(source, prefix, target, run);
   return { prefix, keys };
 }

@@ -18,9 +18,10 @@ export class SnapshotSpaceError extends Error {
     readonly snapshotBytes: number,
     readonly freeBytes: number,
     readonly reserveBytes: number,
+    what = 'a snapshot',
   ) {
     super(
-      `not enough free space for a snapshot of ${snapshotBytes} bytes: ${freeBytes} bytes are free and ${reserveBytes} are kept for the event log`,
+      `not enough free space for ${what} of ${snapshotBytes} bytes: ${freeBytes} bytes are free and ${reserveBytes} are kept for the event log`,
     );
     this.name = 'SnapshotSpaceError';
   }
@@ -33,9 +34,10 @@ export async function freeBytes(path: string): Promise<number> {
 }
 
 /** Throws SnapshotSpaceError unless `bytes` more leave `reserveBytes` free where `dir` is. */
-export async function ensureRoom(dir: string, bytes: number, reserveBytes: number): Promise<void> {
+/** `what` names the write in the error: a snapshot unless said (a backup's copy, a restore). */
+export async function ensureRoom(dir: string, bytes: number, reserveBytes: number, what?: string): Promise<void> {
   const free = await freeBytes(dir);
-  if (free < bytes + reserveBytes) throw new SnapshotSpaceError(bytes, free, reserveBytes);
+  if (free < bytes + reserveBytes) throw new SnapshotSpaceError(bytes, free, reserveBytes, what);
 }
 
 /**
