@@ -11,7 +11,7 @@
 // `DEST.partial-<pid>`, are checked (verify-backup.ts, with those keys), and only then get their
 // manifest and the name DEST: a backup that is killed leaves no DEST, and its partial directory is
 // removed by the next backup to DEST.
-import { mkdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, mkdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { ToolRun } from '../tool-run.js';
@@ -84,8 +84,9 @@ async function reserveAt(dataDir: string, parent: string): Promise<number> {
 export async function takeBackup({ dataDir, dest, run, logger }: BackupOptions): Promise<TakenBackup> {
   const target = resolve(dest);
   const parent = dirname(target);
+  // lstat: a dangling symbolic link exists too (the backup's last rename would fail on it, at the end).
   if (
-    await stat(target).then(
+    await lstat(target).then(
       () => true,
       () => false,
     )

@@ -4,7 +4,7 @@
 // ever holding the directory's lock). The commands run as processes of their own, so a hang is one
 // the test can kill.
 import { execFileSync } from 'node:child_process';
-import { mkdir, rename, rm, stat, symlink } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -68,6 +68,21 @@ refusals(
         () => false,
       ),
       false,
+    );
+  },
+);
+
+refusals(
+  'backup refuses a DEST that is a dangling symbolic link at once, not after copying',
+  async ({ dir, dataDir }) => {
+    const dest = join(dir, 'dangling');
+    await symlink(join(dir, 'nowhere'), dest);
+    const { code, stderr } = await reports(['backup', dest], { env: { REPORTS_DATA_DIR: dataDir } });
+    assert.is(code, 1, stderr);
+    assert.match(stderr, `${dest} exists: a backup goes into a new directory, never over another`);
+    assert.equal(
+      (await readdir(dir)).filter((name) => name.startsWith('dangling.partial')),
+      [],
     );
   },
 );
