@@ -50,6 +50,11 @@ export class BackupError extends Error {
 
 export async function readManifest(dir: string): Promise<BackupManifest> {
   const bytes = await readRegularFile(join(dir, MANIFEST_NAME)).catch((error: NodeJS.ErrnoException) => {
+    // A backup is private to the user who took it (0700): one taken as root cannot be read by the service's user.
+    if (error.code === 'EACCES')
+      throw new BackupError(
+        `cannot read the backup ${dir} as user ${process.getuid?.() ?? '?'} (EACCES): a backup is readable by the user who took it alone; run this as that user, or give the backup to this one (chown -R)`,
+      );
     throw new BackupError(
       `${dir} is not a backup: ${error.code === 'ENOENT' ? `it has no ${MANIFEST_NAME} (an interrupted backup never has one)` : error.message}`,
     );

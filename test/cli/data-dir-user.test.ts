@@ -55,6 +55,23 @@ owned("reports restore as root exits 2, and the log stays as it was, the user's"
   assert.equal([after.uid, after.size, after.mtimeMs], [OTHER_USER.uid, log.size, log.mtimeMs]);
 });
 
+owned(
+  "reports restore as the data directory's user, of a backup root took (0700), says it cannot read it and why",
+  async ({ dir, dataDir }) => {
+    const backup = await reports(['backup', join(dir, 'backup')], { env: { REPORTS_DATA_DIR: dataDir } });
+    assert.is(backup.code, 0, backup.stderr);
+    const { code, stderr } = await reportsProcess(['restore', join(dir, 'backup')], {
+      env: { REPORTS_DATA_DIR: dataDir },
+      user: OTHER_USER,
+    });
+    assert.is(code, 1, stderr);
+    assert.match(
+      stderr,
+      `cannot read the backup ${join(dir, 'backup')} as user ${OTHER_USER.uid} (EACCES): a backup is readable by the user who took it alone`,
+    );
+  },
+);
+
 owned('the server as root exits 2 naming REPORTS_DATA_DIR, before it writes anything', async ({ dataDir }) => {
   const before = await readdir(dataDir);
   const { code, stderr } = await runServerProcess({ REPORTS_DATA_DIR: dataDir });
