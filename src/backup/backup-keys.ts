@@ -1,5 +1,6 @@
 // The keys.db of a backup: exactly the keys of the reports live in its log, read from the data
-// directory's keys.db right after the log's prefix was fixed. Every other slot is written
+// directory's keys.db right after the log's prefix was fixed, less those destroyed by the time it
+// is read again at the end. Every other slot is written
 // destroyed: the key of a report deleted within the prefix whose destruction had not reached
 // keys.db yet (a backup taken after a delete must not hold its key), a void create's, and the keys
 // put after the prefix (harmless, but a backup holds nothing it does not need). Deletion slots
@@ -20,22 +21,35 @@ export interface BackupKeys {
   readonly held: number;
 }
 
-/** Writes `dir`/keys.db from `table`, holding the keys of `reports` only; fsynced. */
-export async function writeBackupKeys(dir: string, table: SlotTable, reports: ReportTable): Promise<BackupKeys> {
+/**
+ * Writes `dir`/keys.db from `copied` (read with the log's prefix), holding the keys of `reports`
+ * only, less those `latest` (keys.db read again at the end) no longer holds live: a report deleted
+ * while the backup was being taken has no key in it, and a restore deletes it again. Deletion
+ * slots of either are kept. Fsynced.
+ */
+export async function writeBackupKeys(
+  dir: string,
+  copied: SlotTable,
+  latest: SlotTable,
+  reports: ReportTable,
+): Promise<BackupKeys> {
   const used = new Set<number>();
   for (const keyId of reports.sealedKeyIds()) {
     const slot = slotOfKeyId(keyId);
     if (slot !== undefined) used.add(slot);
   }
+  const slots = Math.max(copied.slots, latest.slots);
   let held = 0;
-  await writeKeyFile(join(dir, KEYS_FILE), table.slots, (slot) => {
-    const view = table.view(slot);
-    if (view.kind === 'deletion') return { deletion: { reportId: view.reportId, version: view.version } };
-    if (view.kind !== 'live' || !used.has(slot)) return SlotState.destroyed;
+  await writeKeyFile(join(dir, KEYS_FILE), slots, (slot) => {
+    const view = slot < copied.slots ? copied.view(slot) : undefined;
+    const now = slot < latest.slots ? latest.view(slot) : undefined;
+    for (const each of [now, view])
+      if (each?.kind === 'deletion') return { deletion: { reportId: each.reportId, version: each.version } };
+    if (view?.kind !== 'live' || !used.has(slot) || now?.kind !== 'live') return SlotState.destroyed;
     held += 1;
     return { secret: view.secret, contentDigest: view.contentDigest };
   });
-  return { slots: table.slots, held };
+  return { slots, held };
 }
 
 /** A log with sealed content and no keys.db: its backup could never be restored, no key opening that content. */

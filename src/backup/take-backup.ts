@@ -4,10 +4,10 @@
 // lock, after one fdatasync of the log (the writer's batches written before it are then on disk,
 // so the copy ends on a durable batch; it costs the writer at most the wait of one group commit).
 // keys.db is read right after that prefix is fixed: every create in the prefix had its key put
-// before it was appended, so the keys of the reports live in the prefix are there, unless one of
-// them was deleted in between (its delete is on the log before its key is destroyed or recorded):
-// then the prefix is taken again, up to the log's new end, which holds that delete, until the two
-// agree. The copy, its keys (backup-keys.ts) and the newest snapshot usable for it go into
+// before it was appended, so the keys of the reports live in the prefix are there. It is read
+// again at the end, and a report of the prefix deleted meanwhile (its delete came after the
+// prefix, its key's destruction before that read) gets no key in the backup: the backup holds
+// no key destroyed before it was done, and a restore deletes such a report again. The copy, its keys (backup-keys.ts) and the newest snapshot usable for it go into
 // `DEST.partial-<pid>`, are checked (verify-backup.ts, with those keys), and only then get their
 // manifest and the name DEST: a backup that is killed leaves no DEST, and its partial directory is
 // removed by the next backup to DEST.
@@ -35,10 +35,7 @@ import { refuseInsideDataDir } from './backup-place.js';
 import { refuseKeylessSealedLog, writeBackupKeys } from './backup-keys.js';
 import { deletedSince } from './deleted-since.js';
 import { copyDurably } from './durable-files.js';
-import { verifyBackupDir, type VerifiedBackup } from './verify-backup.js';
-
-/** Times the prefix is taken again because reports of it were deleted while keys.db was read. */
-const CATCH_UP_ROUNDS = 5;
+import { verifyBackupDir } from './verify-backup.js';
 
 export interface BackupOptions {
   readonly dataDir: string;
@@ -50,6 +47,8 @@ export interface BackupOptions {
 export type TakenBackup = BackupManifest & {
   readonly dir: string;
   readonly liveReports: number;
+  /** Reports live in the copied log whose deletes reached keys.db as it was read: a restore deletes them again. */
+  readonly deletedWhileTaken: readonly string[];
 };
 
 interface Prefix {
@@ -108,18 +107,22 @@ export async function takeBackup({ dataDir, dest, run, logger }: BackupOptions):
   try {
     const reserveBytes = await reserveAt(dataDir, parent);
     await mkdir(partial, { mode: PRIVATE_DIR_MODE });
-    const copy = (): Promise<CopiedLog> => copyLogAndKeys({ source, path, dataDir, partial, run, reserveBytes });
-    const first = await copy();
+    const { prefix, keys } = await copyLogAndKeys({ source, path, dataDir, partial, run, reserveBytes });
     await copyUsableSnapshot(dataDir, partial, logger, reserveBytes);
-    const { prefix, keys, verified } = await untilKeysAgree(
-      first,
-      copy,
-      (table) => verifyBackupDir(partial, run, logger, table ?? NO_KEYS),
-      logger,
-    );
+    const verified = await verifyBackupDir(partial, run, logger, keys ?? NO_KEYS);
     refuseKeylessSealedLog(keys, verified.model.newestKey, dataDir);
-    const backupKeys = keys === undefined ? null : await writeBackupKeys(partial, keys, verified.model.reports);
-    await checkBackupKeys(partial, verified);
+    // keys.db read again at the end: a report of the copy deleted since keys.db was first read (a
+    // 204 answered while the backup ran) has its key destroyed in the backup too.
+    const keysReadAt = new Date();
+    const latest = keys === undefined ? undefined : await readKeyTable(dataDir);
+    const backupKeys =
+      keys === undefined ? null : await writeBackupKeys(partial, keys, latest ?? keys, verified.model.reports);
+    const written = await readKeyTable(partial);
+    const digest = `sha256:${stateDigest(verified.model.reports, written ?? NO_KEYS)}`;
+    const deletedWhileTaken =
+      written === undefined
+        ? []
+        : deletedSince(verified.model.reports, recordedDeletions([written])).map(({ id }) => id);
     // The log is the backup; a snapshot is a shortcut, left out when it does not fold to the same state.
     if (verified.snapshotProblem !== undefined) {
       logger.warn(
@@ -134,11 +137,11 @@ export async function takeBackup({ dataDir, dest, run, logger }: BackupOptions):
       );
     const manifest: BackupManifest = {
       format: BACKUP_FORMAT,
-      createdAt: new Date().toISOString(),
+      createdAt: keysReadAt.toISOString(),
       log: verified.log,
       records: verified.records,
       bytes: prefix.bytes,
-      digest: verified.digest,
+      digest,
       snapshot: verified.snapshot,
       keys: backupKeys,
     };
@@ -146,7 +149,7 @@ export async function takeBackup({ dataDir, dest, run, logger }: BackupOptions):
     await syncDir(partial);
     await rename(partial, target);
     await syncDir(parent);
-    return { ...manifest, dir: target, liveReports: verified.liveReports };
+    return { ...manifest, dir: target, liveReports: verified.liveReports, deletedWhileTaken };
   } catch (error) {
     await rm(partial, { recursive: true, force: true });
     throw error;
@@ -193,56 +196,6 @@ async function copyLogAndKeys({
   await ensureRoom(dirname(partial), bytes, reserveBytes, "the backup's log and keys");
   await copyPrefix(source, prefix, target, run);
   return { prefix, keys };
-}
-
-/**
- * The copy verified with the keys.db read with it, once no report live in it was deleted since its
- * prefix was fixed (else copied again, up to the log's end, which holds those deletes). A report
- * found again after the prefix was taken anew has no delete on the log (its key was destroyed some
- * other way): it stays as it is.
- */
-async function untilKeysAgree(
-  first: CopiedLog,
-  copyAgain: () => Promise<CopiedLog>,
-  verify: (keys: SlotTable | undefined) => Promise<VerifiedBackup>,
-  logger: Logger,
-): Promise<CopiedLog & { readonly verified: VerifiedBackup }> {
-  let copied = first;
-  let verified = await verify(copied.keys);
-  for (
-    let round = 1, seen = new Set<string>(), fresh = racedIds(verified, copied.keys);
-    fresh.some((id) => !seen.has(id));
-    round += 1
-  ) {
-    if (round === CATCH_UP_ROUNDS)
-      throw new BackupError(
-        `reports of the log kept being deleted as keys.db was read (in each of ${round} tries); try again`,
-      );
-    logger.info(
-      { reports: fresh.length },
-      'reports of the copied log were deleted while keys.db was read: copying the log on to its end',
-    );
-    seen = new Set(fresh);
-    copied = await copyAgain();
-    verified = await verify(copied.keys);
-    fresh = racedIds(verified, copied.keys);
-  }
-  return { ...copied, verified };
-}
-
-/** Live reports of the copy that keys.db says were deleted (their deletes came after the prefix). */
-function racedIds(verified: VerifiedBackup, keys: SlotTable | undefined): string[] {
-  return keys === undefined ? [] : deletedSince(verified.model.reports, recordedDeletions([keys])).map(({ id }) => id);
-}
-
-/** Checks the keys.db written into the backup gives the digest the backup was verified with. */
-async function checkBackupKeys(partial: string, verified: VerifiedBackup): Promise<void> {
-  const written = await readKeyTable(partial);
-  const digest = `sha256:${stateDigest(verified.model.reports, written ?? NO_KEYS)}`;
-  if (digest !== verified.digest)
-    throw new BackupError(
-      `the backup's keys.db gives the digest ${digest}, its log with the data directory's keys ${verified.digest}`,
-    );
 }
 
 function escape(text: string): string {

@@ -41,6 +41,11 @@ export async function runBackup(parsed: ParsedCommand, io: CliIo): Promise<numbe
       `position:        ${formatCursor(new Map([[0, backup.records]]), 'file')} (${backup.bytes} bytes, ending on a whole, durable batch)`,
       `snapshot:        ${backup.snapshot ?? '(none usable: a restore folds the whole log)'}`,
       `live reports:    ${backup.liveReports}`,
+      ...(backup.deletedWhileTaken.length === 0
+        ? []
+        : [
+            `deleted meanwhile: ${backup.deletedWhileTaken.length} of them (their keys are not in the backup; a restore deletes them again): ${backup.deletedWhileTaken.slice(0, 50).join(', ')}${backup.deletedWhileTaken.length > 50 ? ', …' : ''}`,
+          ]),
       `state digest:    ${backup.digest}`,
       '',
     ].join('\n'),
