@@ -8,6 +8,7 @@
 // restore into an empty data directory re-applies.
 import { KEYS_FILE } from '../keys/key-file.js';
 import { slotOfKeyId, SlotState } from '../keys/key-slots.js';
+import { keyIdText, type KeyId } from '../keys/key-store.js';
 import { writeKeyFile } from '../keys/key-tables.js';
 import type { SlotTable } from '../keys/slot-table.js';
 import type { ReportTable } from '../read-model/report-table.js';
@@ -52,14 +53,11 @@ export async function writeBackupKeys(
   return { slots, held };
 }
 
-/** A log with sealed content and no keys.db: its backup could never be restored, no key opening that content. */
-export function refuseKeylessSealedLog(
-  keys: SlotTable | undefined,
-  newestKey: string | undefined,
-  dataDir: string,
-): void {
-  if (keys === undefined && newestKey !== undefined)
+/** Live sealed reports and no keys.db: such a backup could never be restored, no key opening their content. */
+export function refuseKeylessSealedLog(keys: SlotTable | undefined, liveKeys: Iterable<KeyId>, dataDir: string): void {
+  if (keys !== undefined) return;
+  for (const key of liveKeys)
     throw new BackupError(
-      `the log holds sealed content (its newest key is ${newestKey}) but ${join(dataDir, KEYS_FILE)} is missing: a backup without it could not be restored, no key opening that content; nothing was written`,
+      `the log holds sealed content of live reports (one of their keys: ${keyIdText(key)}) but ${join(dataDir, KEYS_FILE)} is missing: a backup without it could not be restored, no key opening that content; nothing was written`,
     );
 }

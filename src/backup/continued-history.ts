@@ -7,6 +7,7 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { decodeEvent } from '../../projections/codec.js';
 import type { ReportsView } from '../../projections/reports.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
 import { LOG_FILE } from '../log/file/log-generation.js';
@@ -18,7 +19,9 @@ export type ReportVersions = Pick<ReportsView, 'version'>;
 
 /**
  * The versions the data directory's log took its reports to, if it holds the backup's history
- * (the backup's last record at the same position, byte for byte); undefined when there is no log,
+ * (the backup's last record at the same position: the same event, by its id, type and subject;
+ * not byte for byte, since a restore or `seal-history` seals a create in the clear in place, and
+ * keeps its id); undefined when there is no log,
  * it is another history (a directory of another store, or one restored from another backup), or
  * it cannot be read whole (said in a warning: keys.db's record alone is used then).
  */
@@ -43,7 +46,7 @@ export async function continuedHistory(
       await foldLog(log, model, {
         ...(signal ? { signal } : {}),
         onRecord: ({ position, value }) => {
-          if (position.offset === backupRecords - 1) continues = last !== undefined && value.equals(last);
+          if (position.offset === backupRecords - 1) continues = last !== undefined && sameEvent(value, last);
         },
       });
       return continues ? model.reports : undefined;
@@ -68,4 +71,16 @@ async function recordValueAt(dir: string, offset: number, logger: Logger): Promi
   } finally {
     await log.close();
   }
+}
+
+/** Whether two records hold the same event (a create sealed since keeps its id, type and subject). */
+function sameEvent(a: Buffer, b: Buffer): boolean {
+  if (a.equals(b)) return true;
+  const [first, second] = [decodeEvent(a), decodeEvent(b)];
+  if (!first.ok || !second.ok) return false;
+  return (
+    first.event.id === second.event.id &&
+    first.event.type === second.event.type &&
+    first.event.subject === second.event.subject
+  );
 }

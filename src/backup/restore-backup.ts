@@ -26,7 +26,7 @@ import { DataDirLockedError, lockDir, type DirLock } from '../log/file/lock.js';
 import { installGeneration, LOG_FILE } from '../log/file/log-generation.js';
 import { refuseLinkedFiles } from '../data-dir/linked-files.js';
 import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
-import { snapshotDir } from '../snapshot/snapshot-store.js';
+import { snapshotDir, SNAPSHOTS_DIR } from '../snapshot/snapshot-store.js';
 import { openRegularFile } from '../regular-file.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { BackupError, readManifest, type BackupManifest } from './backup-manifest.js';
@@ -90,7 +90,7 @@ export async function restoreBackup({ src, dataDir, eventSource, run, logger }: 
   const manifest = await readManifest(source);
   const lock = await lockForRestore(dataDir);
   try {
-    await refuseLinkedFiles(dataDir, [KEYS_FILE, LOG_FILE], 'restore');
+    await refuseLinkedFiles(dataDir, [KEYS_FILE, LOG_FILE, SNAPSHOTS_DIR], 'restore');
     const backupKeys = await keysOfBackup(source, manifest);
     const verified = await verifyBackupDir(source, run, logger, backupKeys ?? NO_KEYS);
     checkAgainstManifest(source, manifest, verified);

@@ -65,7 +65,10 @@ export async function stageRestore(options: StageOptions): Promise<StagedRestore
   const dir = stagingDir(options.dataDir, 'restore');
   await mkdir(dir, { mode: PRIVATE_DIR_MODE });
   try {
-    const merged = mergeKeyTables(options.currentKeys, options.backupKeys);
+    // A damaged slot counts as a destruction a crash tore only where no log says better: a log that
+    // continues the backup's history tells deleted reports by their versions, and a damaged slot of
+    // a report it holds live is corruption, for which the backup's key is the cure.
+    const merged = mergeKeyTables(options.currentKeys, options.backupKeys, options.continued === undefined);
     await writeKeyFile(join(dir, KEYS_FILE), merged.slots, (slot) => merged.contentOf(slot));
     const keys = await openFileKeyStore({ dir, logger: options.logger });
     try {
@@ -84,10 +87,10 @@ async function stageLog(
   keys: FileKeyStore,
   { source, verified, backupKeys, currentKeys, continued, eventSource, run, logger }: StageOptions,
 ): Promise<StagedRestore> {
-  // A damaged slot of the current keys.db counts as destroyed (a destruction torn by a crash reads so).
+  // A damaged slot of the current keys.db counts as destroyed (a destruction torn by a crash reads so) unless the log tells.
   const record = recordedDeletions(
     [currentKeys, backupKeys].filter((table) => table !== undefined),
-    currentKeys,
+    continued === undefined ? currentKeys : undefined,
   );
   const again = deletedSince(verified.model.reports, record, continued);
   const log = await openFileLogReader({ dir: source, logger });

@@ -110,7 +110,7 @@ export async function takeBackup({ dataDir, dest, run, logger }: BackupOptions):
     const { prefix, keys } = await copyLogAndKeys({ source, path, dataDir, partial, run, reserveBytes });
     await copyUsableSnapshot(dataDir, partial, logger, reserveBytes);
     const verified = await verifyBackupDir(partial, run, logger, keys ?? NO_KEYS);
-    refuseKeylessSealedLog(keys, verified.model.newestKey, dataDir);
+    refuseKeylessSealedLog(keys, verified.model.reports.sealedKeyIds(), dataDir);
     // keys.db read again at the end: a report of the copy deleted since keys.db was first read (a
     // 204 answered while the backup ran) has its key destroyed in the backup too.
     const keysReadAt = new Date();

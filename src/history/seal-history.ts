@@ -19,7 +19,7 @@ import { DataDirLockedError, lockDir, type DirLock } from '../log/file/lock.js';
 import { createLogGeneration, installGeneration, LOG_FILE } from '../log/file/log-generation.js';
 import { refuseLinkedFiles } from '../data-dir/linked-files.js';
 import { stateDigest } from '../projector/fold-log.js';
-import { snapshotDir } from '../snapshot/snapshot-store.js';
+import { snapshotDir, SNAPSHOTS_DIR } from '../snapshot/snapshot-store.js';
 import { foldedDigest } from './folded-digest.js';
 import { analyseHistory } from './plain-fates.js';
 import { rewriteHistory, type SealedCounts } from './rewrite-history.js';
@@ -81,7 +81,7 @@ async function phase<T>(
 export async function sealHistory({ dataDir, run, logger }: SealHistoryOptions): Promise<SealedHistory> {
   const lock = await lockForRewrite(dataDir);
   try {
-    await refuseLinkedFiles(dataDir, [LOG_FILE], 'seal the history');
+    await refuseLinkedFiles(dataDir, [LOG_FILE, SNAPSHOTS_DIR], 'seal the history');
     // Opened first: it removes what an earlier run that was killed left, before this one stages anything.
     const keys = await openFileKeyStore({ dir: dataDir, logger, create: true });
     try {

@@ -47,7 +47,7 @@ export function feedFormat(accept: string): FeedFormat {
   return sse > 0 && sse >= (weights.get(FEED_CONTENT_TYPES.ndjson) ?? 0) ? 'sse' : 'ndjson';
 }
 
-/** How long the route waits for the log to say where it ends, before it answers 503. */
+/** How long the route waits for the log to say where it ends, before it lets the feed start unchecked. */
 const HEAD_WAIT_MS = 5000;
 
 /** Where a feed starts: the next offset of each partition, and the parameter that said so. */
@@ -90,15 +90,22 @@ export function checkStartWithin({ from, named }: FeedStart, head: Cursor, kind:
   throw new BadRequestError(`${named} ${describeMisfit(misfit, kind)}${restart}`);
 }
 
-/** The log's end, or 503 when the log does not say within HEAD_WAIT_MS (a broker away). */
-async function logEnd(head: () => Promise<Cursor>): Promise<Cursor> {
-  try {
-    return await beforeDeadline(head(), HEAD_WAIT_MS);
-  } catch {
-    throw new UnavailableError(
-      'the event log does not say where it ends right now, so the start cannot be checked; retry shortly',
-    );
-  }
+/**
+ * Whether the start is past the log's end, checked without the log while it is within what this
+ * process has applied (every reconnect of a client that keeps up: no broker round trip, nothing a
+ * paused broker or a moved leader could fail). Beyond it the log is asked; if it does not say
+ * within HEAD_WAIT_MS, the feed starts unchecked (it then waits for the log to get there) rather
+ * than refusing a client (an EventSource gives up on any answer but 200).
+ */
+async function checkStart(
+  start: FeedStart,
+  applied: Cursor,
+  head: () => Promise<Cursor>,
+  kind: LogKind,
+): Promise<void> {
+  if (startMisfit(start.from, applied) === undefined) return;
+  const end = await beforeDeadline(head(), HEAD_WAIT_MS).catch(() => undefined);
+  if (end !== undefined) checkStartWithin(start, end, kind);
 }
 
 /** The handler of GET (and HEAD) /events: a token with the scope read (401, then 403, before anything else). */
@@ -112,7 +119,7 @@ export function eventsRoute(
     const start = feedStart(ctx.query['after'], Array.isArray(lastEventId) ? lastEventId.join(',') : lastEventId, kind);
     const format = feedFormat(ctx.get('Accept'));
     if (!caughtUp()) throw new UnavailableError('the read model is catching up with the event log; retry shortly');
-    if (start.from.size > 0) checkStartWithin(start, await logEnd(head), kind);
+    if (start.from.size > 0) await checkStart(start, source.cursor(), head, kind);
     const { from } = start;
     hub.admit();
     // No-transform and no buffering: a proxy that holds events back until it has a bufferful breaks a feed.

@@ -16,7 +16,12 @@ export interface MergedKeys {
   contentOf(slot: number): SlotContent;
 }
 
-export function mergeKeyTables(current: SlotTable | undefined, backup: SlotTable | undefined): MergedKeys {
+/** `damagedIsDestroyed`: a damaged slot of the current store is written destroyed, not the backup's key. */
+export function mergeKeyTables(
+  current: SlotTable | undefined,
+  backup: SlotTable | undefined,
+  damagedIsDestroyed = true,
+): MergedKeys {
   const viewIn = (table: SlotTable | undefined, slot: number): SlotView | undefined =>
     table !== undefined && slot < table.slots ? table.view(slot) : undefined;
   return {
@@ -27,7 +32,7 @@ export function mergeKeyTables(current: SlotTable | undefined, backup: SlotTable
       for (const view of [mine, theirs])
         if (view?.kind === 'deletion') return { deletion: { reportId: view.reportId, version: view.version } };
       // A damaged slot of the current store may be a destruction a crash tore: never the backup's key.
-      if (mine?.kind === 'destroyed' || mine?.kind === 'damaged') return SlotState.destroyed;
+      if (mine?.kind === 'destroyed' || (mine?.kind === 'damaged' && damagedIsDestroyed)) return SlotState.destroyed;
       for (const view of [mine, theirs])
         if (view?.kind === 'live') return { secret: view.secret, contentDigest: view.contentDigest };
       return SlotState.destroyed;

@@ -23,8 +23,11 @@ import { ensureRoom, LOG_RESERVE_BYTES, TEMPORARY_SUFFIX } from './snapshot-spac
 const KEEP = 3;
 const NAME = /^snapshot-(\d{16})\.snap$/;
 
+/** The data directory's folder of snapshots. */
+export const SNAPSHOTS_DIR = 'snapshots';
+
 export function snapshotDir(dataDir: string): string {
-  return join(dataDir, 'snapshots');
+  return join(dataDir, SNAPSHOTS_DIR);
 }
 
 /** The file name of a snapshot of `position` records (names sort by position). */

@@ -302,4 +302,52 @@ restore(
   },
 );
 
+restore(
+  "a damaged slot of a report the directory's log holds live takes the backup's key; a history sealed by a restore still continues it",
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    const backup = join(dir, 'backup');
+    // A history in the clear: the restore seals it in place (other bytes, the same events).
+    await appendToFileLog(dataDir, [created('1', 'one'), created('2', 'two'), created('3', 'three')]);
+    await run('backup', dataDir, backup);
+    await run('restore', dataDir, backup);
+    let server = await startTestServer({}, { dataDir });
+    let kept: ContentKey;
+    try {
+      assert.is((await deleteReport(server, '2')).status, 204);
+      kept = await keyOf(server, '3');
+    } finally {
+      await server.close();
+    }
+    // keys.db lost: the log, sealed since the backup, still tells that 2 was deleted.
+    await rm(join(dataDir, 'keys.db'));
+    let printed = await run('restore', dataDir, backup);
+    assert.is(field(printed, 'deleted again'), '1 report deleted since the backup was taken: 2');
+    // Now report 3's slot damaged (corruption: the log holds it live): the backup's key is the cure.
+    const sealedBackup = join(dir, 'sealed-backup');
+    await run('backup', dataDir, sealedBackup);
+    const bytes = await readFile(join(dataDir, 'keys.db'));
+    server = await startTestServer({}, { dataDir });
+    try {
+      kept = await keyOf(server, '3');
+    } finally {
+      await server.close();
+    }
+    const damaged = await readFile(join(dataDir, 'keys.db'));
+    const at = HEADER_BYTES + (slotOfKeyId(kept.id) as number) * SLOT_BYTES + 40;
+    damaged[at] = (damaged[at] as number) ^ 0xff;
+    await writeFile(join(dataDir, 'keys.db'), damaged);
+    assert.ok(bytes.length > 0);
+    printed = await run('restore', dataDir, sealedBackup);
+    assert.match(field(printed, 'deleted again'), /^none /);
+    server = await startTestServer({}, { dataDir });
+    try {
+      assert.equal(await openedReport(server.projector.model.reports, server.keys, '3'), { name: 'three' });
+      assert.is((await server.request('/reports/2')).status, 404);
+    } finally {
+      await server.close();
+    }
+  },
+);
+
 restore.run();

@@ -59,7 +59,7 @@ export function eventsOperation(): Record<string, Json> {
       '403': forbidden('read'),
       '405': methodNotAllowed,
       '503': errorResponse(
-        'REPORTS_MAX_FEEDS feeds are open, the read model is still catching up at start, the log does not say where it ends (a start to check against it), or the server is shutting down',
+        'REPORTS_MAX_FEEDS feeds are open, the read model is still catching up at start, or the server is shutting down',
         { 'Retry-After': header('Seconds to wait before retrying') },
       ),
     },
