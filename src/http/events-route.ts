@@ -80,32 +80,26 @@ export function feedStart(
 }
 
 /**
- * Refuses a start past the log's end (`head`): a position no feed of this log has handed out
- * (positions.ts, startMisfit). Taken as it is, the feed would skip every event written up to it.
- */
-export function checkStartWithin({ from, named }: FeedStart, head: Cursor, kind: LogKind): void {
-  const misfit = startMisfit(from, head);
-  if (misfit === undefined) return;
-  const restart = misfit.kind === 'past-end' ? '; start again without it' : '';
-  throw new BadRequestError(`${named} ${describeMisfit(misfit, kind)}${restart}`);
-}
-
-/**
- * Whether the start is past the log's end, checked without the log while it is within what this
- * process has applied (every reconnect of a client that keeps up: no broker round trip, nothing a
- * paused broker or a moved leader could fail). Beyond it the log is asked; if it does not say
- * within HEAD_WAIT_MS, the feed starts unchecked (it then waits for the log to get there) rather
- * than refusing a client (an EventSource gives up on any answer but 200).
+ * Refuses a start past the log's end (positions.ts, startMisfit): a position no feed of this log
+ * has handed out; taken as it is, the feed would skip every event written up to it. Checked
+ * without the log while it is within what this process has applied (every reconnect of a client
+ * that keeps up: no broker round trip, nothing a paused broker or a moved leader could fail).
+ * Beyond it the log is asked; if it does not say within HEAD_WAIT_MS, the feed starts unchecked
+ * (it then waits for the log to get there) rather than refusing a client (an EventSource gives up
+ * on any answer but 200).
  */
 async function checkStart(
-  start: FeedStart,
+  { from, named }: FeedStart,
   applied: Cursor,
   head: () => Promise<Cursor>,
   kind: LogKind,
 ): Promise<void> {
-  if (startMisfit(start.from, applied) === undefined) return;
+  if (startMisfit(from, applied) === undefined) return;
   const end = await beforeDeadline(head(), HEAD_WAIT_MS).catch(() => undefined);
-  if (end !== undefined) checkStartWithin(start, end, kind);
+  const misfit = end === undefined ? undefined : startMisfit(from, end);
+  if (misfit === undefined) return;
+  const restart = misfit.kind === 'past-end' ? '; start again without it' : '';
+  throw new BadRequestError(`${named} ${describeMisfit(misfit, kind)}${restart}`);
 }
 
 /** The handler of GET (and HEAD) /events: a token with the scope read (401, then 403, before anything else). */

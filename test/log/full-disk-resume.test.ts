@@ -30,6 +30,41 @@ async function nameStored(server: TestServer, id: number): Promise<string | unde
   return response.status === 200 ? ((await response.json()) as { name: string }).name : undefined;
 }
 
+/**
+ * Fills `disk` to about 48 KB of room, then writes 1 KB reports ten at a time until the disk has
+ * refused some (or 20): which were acknowledged (200) and which refused (503); nothing else.
+ */
+async function writeUntilRefused(
+  server: TestServer,
+  disk: SmallDisk,
+): Promise<{ acknowledged: number[]; refused: number[] }> {
+  const filler = join(disk.dir, 'filler');
+  await truncate(filler, (await fillDisk(filler).catch(() => 0)) - 48 * 1024).catch(() => undefined);
+  const acknowledged: number[] = [];
+  const refused: number[] = [];
+  for (let id = 1; id <= 400 && refused.length < 20; id += 10) {
+    const ids = Array.from({ length: 10 }, (_, i) => id + i);
+    const statuses = await Promise.all(
+      ids.map(async (each) => (await postReport(server, String(each), nameOf(each))).status),
+    );
+    statuses.forEach((status, i) => {
+      if (status === 200) acknowledged.push(ids[i] as number);
+      else if (status === 503) refused.push(ids[i] as number);
+      else assert.unreachable(`report ${ids[i]}: status ${status}`);
+    });
+  }
+  return { acknowledged, refused };
+}
+
+/** Frees the room `writeUntilRefused` took, and waits until the server takes writes again. */
+async function freeSpace(server: TestServer, disk: SmallDisk): Promise<void> {
+  await rm(join(disk.dir, 'filler'));
+  await until(async () => (await readyStatus(server)) === 200, '/readyz 200 after space was freed', {
+    timeoutMs: 10_000,
+    everyMs: 100,
+  });
+}
+
 withSmallDisks('full data directory', () => {
   const full = suite<{ disk: SmallDisk }>('the embedded log on a data directory that fills up');
   full.before.each(async (context) => {
@@ -47,21 +82,10 @@ withSmallDisks('full data directory', () => {
       let server = await startTestServer(env, { dataDir });
       const acknowledged: number[] = [];
       try {
-        const filler = join(disk.dir, 'filler');
-        await truncate(filler, (await fillDisk(filler).catch(() => 0)) - 48 * 1024).catch(() => undefined);
         // Writes until the disk refuses some (about 48 KB of room: a few dozen 1 KB reports).
-        const refused: number[] = [];
-        for (let id = 1; id <= 400 && refused.length < 20; id += 10) {
-          const ids = Array.from({ length: 10 }, (_, i) => id + i);
-          const statuses = await Promise.all(
-            ids.map(async (each) => (await postReport(server, String(each), nameOf(each))).status),
-          );
-          statuses.forEach((status, i) => {
-            if (status === 200) acknowledged.push(ids[i] as number);
-            else if (status === 503) refused.push(ids[i] as number);
-            else assert.unreachable(`report ${ids[i]}: status ${status}`);
-          });
-        }
+        const written = await writeUntilRefused(server, disk);
+        const refused = written.refused;
+        acknowledged.push(...written.acknowledged);
         assert.ok(refused.length > 0, 'the full disk refused writes');
         assert.ok(acknowledged.length > 0, 'writes were taken before the disk filled');
         assert.is(await readyStatus(server), 503, '/readyz while the disk is full');
@@ -89,11 +113,7 @@ withSmallDisks('full data directory', () => {
         );
 
         // The operator frees space: the service takes writes again, no restart.
-        await rm(filler);
-        await until(async () => (await readyStatus(server)) === 200, '/readyz 200 after space was freed', {
-          timeoutMs: 10_000,
-          everyMs: 100,
-        });
+        await freeSpace(server, disk);
         for (const id of refused)
           assert.is(
             (await postReport(server, String(id), nameOf(id))).status,
@@ -128,24 +148,9 @@ withSmallDisks('full data directory', () => {
       const dataDir = join(disk.dir, 'data');
       const server = await startTestServer(env, { dataDir });
       try {
-        const filler = join(disk.dir, 'filler');
-        await truncate(filler, (await fillDisk(filler).catch(() => 0)) - 48 * 1024).catch(() => undefined);
-        const refused: number[] = [];
-        for (let id = 1; id <= 400 && refused.length < 20; id += 10) {
-          const ids = Array.from({ length: 10 }, (_, i) => id + i);
-          const statuses = await Promise.all(
-            ids.map(async (each) => (await postReport(server, String(each), nameOf(each))).status),
-          );
-          statuses.forEach((status, i) => {
-            if (status === 503) refused.push(ids[i] as number);
-          });
-        }
+        const { refused } = await writeUntilRefused(server, disk);
         assert.ok(refused.length > 0, 'the full disk refused writes');
-        await rm(filler);
-        await until(async () => (await readyStatus(server)) === 200, '/readyz 200 after space was freed', {
-          timeoutMs: 10_000,
-          everyMs: 100,
-        });
+        await freeSpace(server, disk);
         // The client retries what was refused, then deletes it: nothing of its content may stay.
         for (const id of refused) assert.is((await postReport(server, String(id), nameOf(id))).status, 200);
         for (const id of refused) assert.is((await deleteReport(server, String(id))).status, 204);
