@@ -3,7 +3,8 @@
 import { loadConfig } from '../config.js';
 import { createReadModel } from '../read-model/read-model.js';
 import { defaultFoldThreads } from '../read-model/sharded-fold.js';
-import { foldLog, stateDigest } from '../projector/fold-log.js';
+import { foldLog } from '../projector/fold-log.js';
+import { digestAfterFold } from '../projector/digest-after-fold.js';
 import { cursorFits, formatCursor, logKind, parseCursor } from '../log/positions.js';
 import { startProgress } from './progress.js';
 import { openToolLog, toolLogger, withToolKeys } from './tool-log.js';
@@ -42,21 +43,27 @@ export async function runReplay(parsed: ParsedCommand, io: CliIo): Promise<numbe
     const progress = startProgress(io, 'replay', total);
     const started = performance.now();
     const model = createReadModel();
-    await foldLog(log, model, {
-      ...(to ? { to } : {}),
-      threads: defaultFoldThreads(),
-      signal: io.signal,
-      onProgress: ({ records }) => progress.update(records),
-    });
-    progress.stop();
+    const digest = await withToolKeys(config, toolLogger(io, config), (keys) =>
+      digestAfterFold(
+        keys,
+        async () => {
+          await foldLog(log, model, {
+            ...(to ? { to } : {}),
+            threads: defaultFoldThreads(),
+            signal: io.signal,
+            onProgress: ({ records }) => progress.update(records),
+          });
+          progress.stop();
+        },
+        model.reports,
+      ),
+    );
     const summary = {
       events: model.counts.records,
       voidEvents: model.counts.voidEvents,
       invalidRecords: model.counts.invalid,
       liveReports: model.reports.size,
-      digest: await withToolKeys(config, toolLogger(io, config), async (keys) =>
-        stateDigest(model.reports, await keys.lookup()),
-      ),
+      digest,
       position: formatCursor(model.cursor, logKind(config)),
       seconds: (performance.now() - started) / 1000,
     };

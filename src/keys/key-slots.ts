@@ -17,6 +17,7 @@
 // Pure: the file's I/O is in key-file.ts and file-key-store.ts.
 import { crc32 } from 'node:zlib';
 import type { KeyId } from './key-store.js';
+import { crc32Of } from './slot-crc.js';
 
 export const KEYS_FORMAT = 2;
 /** The format before deletion slots: read, and upgraded when opened for writing. */
@@ -102,7 +103,7 @@ export function writeSlot(target: Buffer, at: number, content: SlotContent): voi
     content.secret.copy(target, at + SECRET, 0, SECRET_BYTES);
     content.contentDigest.copy(target, at + DIGEST, 0, DIGEST_BYTES);
   }
-  target.writeUInt32BE(crc32(target.subarray(at + CRC_BYTES, at + SLOT_BYTES)), at);
+  target.writeUInt32BE(crc32Of(target, at + CRC_BYTES, at + SLOT_BYTES), at);
 }
 
 export function encodeSlot(content: SlotContent): Buffer {
@@ -113,9 +114,7 @@ export function encodeSlot(content: SlotContent): Buffer {
 
 /** Whether the slot at `at` is whole and passes its CRC. */
 export function slotIntact(bytes: Buffer, at: number): boolean {
-  return (
-    at + SLOT_BYTES <= bytes.length && crc32(bytes.subarray(at + CRC_BYTES, at + SLOT_BYTES)) === bytes.readUInt32BE(at)
-  );
+  return at + SLOT_BYTES <= bytes.length && crc32Of(bytes, at + CRC_BYTES, at + SLOT_BYTES) === bytes.readUInt32BE(at);
 }
 
 /** Whether the slot at `at` passes its CRC and says what a version wrote (a known state, zero padding). */
