@@ -7,6 +7,7 @@
 // the box's ciphertext and tag as the event carried them (base64 there, bytes here), so the fold
 // copies them and never opens anything; a flag says whether the event carried `expectedversion`
 // (it is then the report's version less one, the create having taken effect on it).
+import { writeBase64 } from './base64-into.js';
 import { contentDigest } from '../../projections/sealing.js';
 import { isSealedReport, type ReportContent, type SealedReport, type StoredReport } from '../../projections/reports.js';
 import type { BytesOut } from './bytes.js';
@@ -80,8 +81,8 @@ function writeSealed(chunk: Buffer, position: number, { sealed, expectedversion 
   chunk[position] = SEALED | (expectedversion === undefined ? 0 : HAS_BASIS);
   let at = writeVarint(chunk, position + 1, keyBytes);
   at = writeVarint(chunk, at, boxBytes);
-  at += chunk.write(sealed.key, at, keyBytes, 'base64url');
-  chunk.write(sealed.box, at, boxBytes, 'base64');
+  at += writeBase64(chunk, at, sealed.key, keyBytes, 'base64url');
+  writeBase64(chunk, at, sealed.box, boxBytes, 'base64');
 }
 
 function writePlain(chunk: Buffer, position: number, name: string, tag: string | undefined): void {
