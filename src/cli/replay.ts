@@ -56,6 +56,7 @@ export async function runReplay(parsed: ParsedCommand, io: CliIo): Promise<numbe
           progress.stop();
         },
         model.reports,
+        { early: to === undefined },
       ),
     );
     const summary = {

@@ -3,8 +3,11 @@
 // which otherwise waits for the fold's threads, instead of after them. A table read before the fold
 // ended may lack the key of an event the fold reached later (it folds up to the log's head as of
 // its own start, and on the file log a batch and its keys are written side by side): where any live
-// sealed report's key is missing from it, the digest is taken again with a table read after the
-// fold, as it always was, so a table read early never changes a digest that names a missing key.
+// sealed report's key is missing from it, or it could not be read (a key topic slow to catch up
+// while the fold ran), the digest is taken with a table read after the fold, as it always was. So
+// a table read early never changes a digest that names a missing key. It can name present a key
+// destroyed while the fold ran (its report deleted after the fold's end): the digest of the state
+// at the fold's end, where the report is live.
 import type { LiveReports } from '../../projections/canonical.js';
 import type { KeyId, KeyLookup } from '../keys/key-store.js';
 import type { ReportTable } from '../read-model/report-table.js';
@@ -15,18 +18,28 @@ export interface KeyTableSource {
   lookup(): Promise<KeyLookup>;
 }
 
-/** Runs `fold`, reading `keys`' table meanwhile, and returns the digest of `reports` once folded. */
+/**
+ * Runs `fold`, reading `keys`' table meanwhile, and returns the digest of `reports` once folded.
+ * `early: false` reads it after the fold only: a fold that stops at a past position (`--to`) holds
+ * reports deleted since, whose keys are gone, and an early table would always be read twice.
+ */
 export async function digestAfterFold(
   keys: KeyTableSource,
   fold: () => Promise<void>,
   reports: ReportTable | LiveReports,
+  { early: readEarly = true } = {},
 ): Promise<string> {
-  const early = keys.lookup();
-  // Handled either way: a fold that fails leaves it unawaited, and its failure is the fold's to tell.
-  early.catch(() => undefined);
+  if (!readEarly) {
+    await fold();
+    return stateDigest(reports, await keys.lookup());
+  }
+  // A failure of the early read is not the replay's: the table is read again after the fold.
+  const early = keys.lookup().catch(() => undefined);
   await fold();
+  const table = await early;
+  if (table === undefined) return stateDigest(reports, await keys.lookup());
   const missing = { any: false };
-  const digest = stateDigest(reports, noticingMisses(await early, missing));
+  const digest = stateDigest(reports, noticingMisses(table, missing));
   return missing.any ? stateDigest(reports, await keys.lookup()) : digest;
 }
 

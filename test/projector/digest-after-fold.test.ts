@@ -67,6 +67,37 @@ digests('gives a missing key as missing when the table read after the fold lacks
   assert.ok(parseKeyId(reports.get('1')?.sealed.key ?? '') !== undefined);
 });
 
+digests('reads the table again after the fold when the early read failed (a key topic slow to catch up)', async () => {
+  const reports = new Map<string, SealedReport>([['1', sealedAt(0)]]);
+  let taken = 0;
+  const source = {
+    lookup: () =>
+      taken++ === 0 ? Promise.reject(new Error('the key topic did not answer')) : Promise.resolve(lookupOf([0])),
+  };
+  const digest = await digestAfterFold(source, () => Promise.resolve(), reports);
+  assert.is(taken, 2);
+  assert.is(digest, stateDigest(reports, lookupOf([0])));
+});
+
+digests(
+  'reads the table after the fold only when told not to read it early (a replay to a past position)',
+  async () => {
+    const reports = new Map<string, SealedReport>();
+    const source = tablesInTurn([lookupOf([0])]);
+    await digestAfterFold(
+      source,
+      () => {
+        assert.is(source.taken(), 0);
+        reports.set('1', sealedAt(0));
+        return Promise.resolve();
+      },
+      reports,
+      { early: false },
+    );
+    assert.is(source.taken(), 1);
+  },
+);
+
 digests("fails as the fold failed, and leaves the table's own failure unhandled nowhere", async () => {
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
