@@ -29,18 +29,16 @@ export async function digestAfterFold(
   reports: ReportTable | LiveReports,
   { early: readEarly = true } = {},
 ): Promise<string> {
-  if (!readEarly) {
-    await fold();
-    return stateDigest(reports, await keys.lookup());
-  }
   // A failure of the early read is not the replay's: the table is read again after the fold.
-  const early = keys.lookup().catch(() => undefined);
+  const early = readEarly ? keys.lookup().catch(() => undefined) : undefined;
   await fold();
   const table = await early;
-  if (table === undefined) return stateDigest(reports, await keys.lookup());
-  const missing = { any: false };
-  const digest = stateDigest(reports, noticingMisses(table, missing));
-  return missing.any ? stateDigest(reports, await keys.lookup()) : digest;
+  if (table !== undefined) {
+    const missing = { any: false };
+    const digest = stateDigest(reports, noticingMisses(table, missing));
+    if (!missing.any) return digest;
+  }
+  return stateDigest(reports, await keys.lookup());
 }
 
 /** `keys`, noting in `missing` whether any key asked of it was not there. */
