@@ -12,6 +12,8 @@ import { withKafka } from '../helpers/kafka.js';
 import { SETTLE_AFTER_FAULT_MS } from './check/availability.js';
 import { finalName, judge, type RunVerdict } from './check/verdict.js';
 import type { RunHistory } from './history.js';
+import { READY_WITHIN_MS } from './check/readiness.js';
+import { idleReadinessDuringPause } from './idle-readiness.js';
 import { LATE_FINAL_NAME } from './late-delivery.js';
 import { runScenario } from './run.js';
 import { SCENARIOS, SEED_WAITED, SHORT } from './scenarios.js';
@@ -326,6 +328,24 @@ withKafka('kafka cluster faults', () => {
       faults(`${scenario.name}: ${behaviour}`, (context) => check(judged(context, scenario.name)));
     }
   }
+
+  faults('an instance that writes nothing is ready again once a paused leader has a successor', async ({ cluster }) => {
+    const run = await idleReadinessDuringPause(cluster, {
+      topic: `chaos.idle-ready.${Date.now()}`,
+      graceMs: READY_WITHIN_MS,
+      judgedMs: 6000,
+    });
+    const wrong = run.polls.filter((poll) => poll.status !== 200);
+    assert.ok(run.polls.length >= 10, `only ${run.polls.length} polls in the judged stretch`);
+    assert.equal(
+      wrong.map(
+        (poll) =>
+          `${(poll.afterElectionMs / 1000).toFixed(2)} s after the election: ${poll.status} ${poll.reason ?? ''}`,
+      ),
+      [],
+      `node ${run.pausedNode} paused, partition ${run.partition} led by node ${run.newLeader} since`,
+    );
+  });
 
   faults.run();
 });

@@ -84,7 +84,8 @@ export class KafkaLog implements EventLog, KeyedHeads, CommitFeed, BrokerFigures
       topic: this.parts.config.topic,
       partitions: this.parts.partitions,
       health: this.parts.health,
-      head: () => this.head(),
+      leadersAnswer: () =>
+        Promise.all(Array.from({ length: this.parts.partitions }, (_, partition) => this.parts.heads.head(partition))),
       intervalMs,
       brokers: this.parts.brokers,
       clientOf: this.parts.clientOf,

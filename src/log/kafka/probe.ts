@@ -1,9 +1,15 @@
-// Every couple of seconds: the topic's metadata (is the partition count still the one the history
-// was written with; which partitions have a leader and enough replicas in sync) and the head
-// offsets (for lag), and whether the cluster answered at all. Feeds KafkaHealth, then lets it log a
-// change of availability.
+// Every couple of seconds: whether every partition's leader answers (its head, asked of that leader
+// alone with the service's fresh view of the leaders, partition-heads.ts) and the topic's metadata
+// (is the partition count still the one the history was written with; which partitions have a
+// leader and enough replicas in sync). Feeds KafkaHealth, then lets it log a change of availability.
+//
+// Only the leaders' answers decide whether the probe was answered: they are whom a write needs. The
+// probe once took the heads from the admin client, whose view of the leaders kafkajs refreshes every
+// five minutes: after a paused leader's partitions were led again, it still asked the paused broker,
+// and an instance that wrote nothing answered 503 for as long as the pause lasted. The metadata is
+// asked of a broker kafkajs picks at random, which may be the paused one: its answer is taken when it
+// comes, and its silence says nothing of the leaders.
 import type { Admin, Kafka } from 'kafkajs';
-import type { Cursor } from '../event-log.js';
 import type { BrokerReachability } from './brokers.js';
 import { ProbeSilenceError } from './errors.js';
 import type { KafkaHealth } from './health.js';
@@ -17,7 +23,8 @@ export interface KafkaProbeOptions {
   /** The partition count the history was written with. */
   readonly partitions: number;
   readonly health: KafkaHealth;
-  readonly head: () => Promise<Cursor>;
+  /** Resolves once every partition's leader gave its head. */
+  readonly leadersAnswer: () => Promise<unknown>;
   readonly intervalMs: number;
   readonly brokers: BrokerReachability;
   /** A client of one broker alone (same security settings), for asking whether it is back. */
@@ -30,17 +37,27 @@ export function startKafkaProbe({
   topic,
   partitions,
   health,
-  head,
+  leadersAnswer,
   intervalMs,
   brokers,
   clientOf,
 }: KafkaProbeOptions): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  const metadata = async () => {
-    const topicMetadata = (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0];
-    health.refuseWrites(countChanged(topic, partitions, topicMetadata?.partitions.length ?? partitions));
-    if (topicMetadata) health.writes.probed(topicMetadata.partitions);
+  /** One metadata request out at a time: one that waits on a paused broker is not asked again meanwhile. */
+  let metadataOut = false;
+  const askMetadata = () => {
+    if (metadataOut) return;
+    metadataOut = true;
+    admin
+      .fetchTopicMetadata({ topics: [topic] })
+      .then(({ topics: [topicMetadata] }) => {
+        health.refuseWrites(countChanged(topic, partitions, topicMetadata?.partitions.length ?? partitions));
+        if (topicMetadata) health.writes.probed(topicMetadata.partitions);
+      })
+      // Unanswered metadata is no verdict: the leaders' answers are (above).
+      .catch(() => undefined)
+      .finally(() => (metadataOut = false));
   };
   const check = async () => {
     // The client retries for several seconds before it gives up; a cluster that does not answer
@@ -49,8 +66,9 @@ export function startKafkaProbe({
     const silent = new Promise<never>((_, reject) => {
       silence = setTimeout(() => reject(new ProbeSilenceError(intervalMs)), intervalMs);
     });
+    askMetadata();
     try {
-      await Promise.race([Promise.all([head(), metadata()]), silent]);
+      await Promise.race([leadersAnswer(), silent]);
       health.probeAnswered();
     } catch (error) {
       health.probeFailed(error);
