@@ -1,7 +1,8 @@
 // Prometheus metrics on a registry of the app's own (no global registry). Labels carry route
 // templates and statuses only: never ids, names or tokens.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { cursorLag, cursorTotal, type EventLog } from '../log/event-log.js';
+import { cursorLag, cursorTotal, type Cursor, type EventLog } from '../log/event-log.js';
+import { scrapeHead } from './scrape-head.js';
 import { hasBrokerFigures, type BrokerFigures } from '../log/capabilities.js';
 import type { Projector } from '../projector/projector.js';
 import type { ProjectionHealth } from '../projector/health.js';
@@ -62,13 +63,10 @@ export function createMetrics({
   // run in between, and neither runs per request.
   collectDefaultMetrics({ register: registry });
   if (!runtimeVersion) registry.removeSingleMetric('nodejs_version_info');
-  // Several gauges need the log head; one scrape asks the log (a Kafka admin request) only once.
-  let headAsked: { atMs: number; head: Promise<ReadonlyMap<number, number>> } | undefined;
-  // Its age on the monotonic clock: a wall clock set back an hour would keep one head for that hour.
-  const head = () => {
-    const nowMs = performance.now();
-    if (!headAsked || nowMs - headAsked.atMs > 250) headAsked = { atMs: nowMs, head: log.head() };
-    return headAsked.head;
+  const head = scrapeHead(log);
+  const fromHead = async (value: (head: Cursor) => number) => {
+    const cursor = await head();
+    return cursor === undefined ? Number.NaN : value(cursor);
   };
   const requests = new Counter({
     name: 'http_requests_total',
@@ -99,7 +97,7 @@ export function createMetrics({
     help: 'Offset one past the last record of the event log, summed over partitions',
     registers: [registry],
     async collect() {
-      this.set(cursorTotal(await head()));
+      this.set(await fromHead(cursorTotal));
     },
   });
   new Gauge({
@@ -115,7 +113,7 @@ export function createMetrics({
     help: 'Records in the event log not yet applied to the read model',
     registers: [registry],
     async collect() {
-      this.set(cursorLag(projector.model.cursor, await head()));
+      this.set(await fromHead((head) => cursorLag(projector.model.cursor, head)));
     },
   });
   new Gauge({
@@ -123,9 +121,9 @@ export function createMetrics({
     help: 'Age of the newest applied record when records wait to be applied, else 0',
     registers: [registry],
     async collect() {
-      const waiting = cursorLag(projector.model.cursor, await head()) > 0;
       const last = health.observations().lastRecordTimestampMs;
-      this.set(waiting && last !== undefined ? Math.max(0, (now() - last) / 1000) : 0);
+      const age = last === undefined ? 0 : Math.max(0, (now() - last) / 1000);
+      this.set(await fromHead((head) => (cursorLag(projector.model.cursor, head) > 0 ? age : 0)));
     },
   });
   new Counter({

@@ -20,3 +20,14 @@ export async function beforeDeadline<T>(work: Promise<T>, ms: number): Promise<T
     clearTimeout(timer);
   }
 }
+
+/** `work`'s value, or undefined when it fails or has not come within `ms` (the work itself is left to finish). */
+export async function valueWithin<T>(ms: number, work: Promise<T>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([work.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

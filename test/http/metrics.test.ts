@@ -4,12 +4,13 @@ import * as assert from 'uvu/assert';
 import type { EventLog } from '../../src/log/event-log.js';
 import type { KeyStore } from '../../src/keys/key-store.js';
 import { createMetrics } from '../../src/http/metrics.js';
+import { HEAD_WAIT_MS, scrapeHead } from '../../src/http/scrape-head.js';
 import type { ProjectionHealth } from '../../src/projector/health.js';
 import type { Projector } from '../../src/projector/projector.js';
 
-function stubbedMetrics() {
+function stubbedMetrics(head: () => Promise<ReadonlyMap<number, number>> = () => Promise.resolve(new Map())) {
   const log = {
-    head: () => Promise.resolve(new Map<number, number>()),
+    head,
     stats: () => ({ appends: 0, flushes: 0 }),
   } as unknown as EventLog;
   const projector = {
@@ -47,7 +48,6 @@ rendering("shows whether the start's sweep of keys.db is failing, and what erasu
   const { metrics } = stubbedMetrics();
   let failing = true;
   metrics.observeService({ erasuresPending: () => 3, contentUnopened: () => 0, keySweepFailing: () => failing });
-  const line = (text: string, name: string) => text.split('\n').find((l) => l.startsWith(`${name} `));
   let text = await metrics.render();
   assert.is(line(text, 'reports_key_sweep_failing'), 'reports_key_sweep_failing 1');
   assert.is(line(text, 'reports_erasures_pending'), 'reports_erasures_pending 3');
@@ -56,4 +56,60 @@ rendering("shows whether the start's sweep of keys.db is failing, and what erasu
   assert.is(line(text, 'reports_key_sweep_failing'), 'reports_key_sweep_failing 0');
 });
 
+const line = (text: string, name: string) => text.split('\n').find((l) => l.startsWith(`${name} `));
+
+// prom-client writes NaN as "Nan"; Prometheus reads either spelling.
+rendering('a log head that does not come leaves the head gauges without a value, and the scrape answers', async () => {
+  const { metrics } = stubbedMetrics(() => new Promise(() => undefined));
+  const started = performance.now();
+  const text = await metrics.render();
+  const tookMs = performance.now() - started;
+  assert.ok(tookMs >= HEAD_WAIT_MS - 50 && tookMs < HEAD_WAIT_MS + 2000, `the scrape took ${tookMs.toFixed(0)} ms`);
+  assert.is(line(text, 'reports_log_head_offset')?.toLowerCase(), 'reports_log_head_offset nan');
+  assert.is(line(text, 'reports_projection_lag_events')?.toLowerCase(), 'reports_projection_lag_events nan');
+  assert.is(line(text, 'reports_projection_lag_seconds')?.toLowerCase(), 'reports_projection_lag_seconds nan');
+  assert.is(line(text, 'reports_read_model_reports'), 'reports_read_model_reports 0');
+});
+
+rendering('a log head that fails leaves the head gauges without a value; the next scrape reads it again', async () => {
+  let heads = 0;
+  const { metrics } = stubbedMetrics(() => {
+    heads += 1;
+    return heads === 1 ? Promise.reject(new Error('Kafka is unreachable')) : Promise.resolve(new Map([[0, 7]]));
+  });
+  assert.is(line(await metrics.render(), 'reports_log_head_offset')?.toLowerCase(), 'reports_log_head_offset nan');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const text = await metrics.render();
+  assert.is(line(text, 'reports_log_head_offset'), 'reports_log_head_offset 7');
+  assert.is(line(text, 'reports_projection_lag_events'), 'reports_projection_lag_events 7');
+  assert.is(heads, 2);
+});
+
 rendering.run();
+
+const heads = suite('scrapeHead');
+
+heads('a late head is read once: scrapes meanwhile wait for the same read, then the next asks again', async () => {
+  let asked = 0;
+  let answer: (head: ReadonlyMap<number, number>) => void = () => undefined;
+  const head = scrapeHead(
+    {
+      head: () => {
+        asked += 1;
+        return new Promise((resolve) => (answer = resolve));
+      },
+    },
+    100,
+  );
+  assert.is(await head(), undefined);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const second = head();
+  assert.is(asked, 1);
+  answer(new Map([[0, 3]]));
+  assert.equal(await second, new Map([[0, 3]]));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(await head(), undefined);
+  assert.is(asked, 2);
+});
+
+heads.run();
