@@ -2,8 +2,10 @@
 // leader of another partition must not hold it): the head it gives is the partition's high watermark.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
-import type { TestServer } from '../helpers/server.js';
+import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
+import { memoryLogger, type TestServer } from '../helpers/server.js';
+import { loadConfig } from '../../src/config.js';
+import { openKafkaLog } from '../../src/log/kafka/kafka-log.js';
 import { hasKeyedHeads } from '../../src/log/capabilities.js';
 import type { EventLog } from '../../src/log/event-log.js';
 
@@ -65,6 +67,37 @@ withKafka('partition heads', (brokers) => {
     );
     const after = [...((await keyed(server.log)?.latest(id)) ?? new Map<number, number>()).values()][0] ?? -1;
     assert.is(after, before + 1);
+  });
+
+  heads("the log's head is every partition at its high watermark, read from the leaders", async ({ topic, server }) => {
+    const highs = new Map(
+      (await withAdmin(brokers, (admin) => admin.fetchTopicOffsets(topic))).map(({ partition, high }) => [
+        partition,
+        Number(high),
+      ]),
+    );
+    assert.equal(new Map(await server.log.head()), highs);
+    assert.is(highs.size, 3);
+  });
+
+  heads('a closed log reads no head: it neither answers nor connects again', async ({ topic }) => {
+    const { kafka } = loadConfig(kafkaEnv(brokers, topic));
+    const log = await openKafkaLog({ config: kafka!, logger: memoryLogger().logger, writeTimeoutMs: 10_000 });
+    const open = await log.head();
+    assert.is(open.size, 3);
+    await log.close();
+    const afterClose = await log.head().then(
+      () => 'answered',
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    assert.match(afterClose, /closed/);
+    const latest = await keyed(log)
+      ?.latest('1')
+      .then(
+        () => 'answered',
+        (error: unknown) => (error instanceof Error ? error.message : String(error)),
+      );
+    assert.match(latest ?? '', /closed/);
   });
 
   heads.run();

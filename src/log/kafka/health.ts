@@ -1,9 +1,9 @@
 // What /readyz and the writers learn about the Kafka log: available, unavailable (an outage: 503,
 // retry), or refusing writes until an operator acts (the topic changed under the history).
 // Available means this instance can get a write acknowledged now: its own produce requests say so
-// first (write-health.ts); only while it writes nothing does the probe (metadata and offsets,
-// every couple of seconds) decide. A probe alone said "available" while every write waited on a
-// paused broker.
+// first (write-health.ts); only while it writes nothing does the probe (the partitions' leaders
+// asked for their heads, every couple of seconds: probe.ts) decide. A probe alone said "available"
+// while every write waited on a paused broker.
 import type { Logger } from 'pino';
 import { LogUnavailableError, type LogHealth, type LogRefusingWritesError } from '../event-log.js';
 import { isConnectivityFailure, KafkaRefusedError } from './errors.js';

@@ -6,13 +6,13 @@ import { followTopicBatches, isGap, type FollowItem } from './follow.js';
 import { partitionOfKey } from './key-partition.js';
 import { misplaced } from './partition-count.js';
 
-type HeadParts = Pick<KafkaLogParts, 'admin' | 'config' | 'health'>;
+type HeadParts = Pick<KafkaLogParts, 'heads' | 'health'>;
 type FollowParts = Pick<KafkaLogParts, 'fastClient' | 'config' | 'partitions' | 'brokers' | 'health'>;
 
-export async function topicHead({ admin, config, health }: HeadParts): Promise<Cursor> {
+/** Every partition's head, from the leaders as the service's own view of them names them (partition-heads.ts). */
+export async function topicHead({ heads, health }: HeadParts): Promise<Cursor> {
   try {
-    const offsets = await admin.fetchTopicOffsets(config.topic);
-    return new Map(offsets.map(({ partition, high }) => [partition, Number(high)]));
+    return await heads.allHeads();
   } catch (error) {
     throw health.failed(error);
   }

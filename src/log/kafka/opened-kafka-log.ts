@@ -84,8 +84,7 @@ export class KafkaLog implements EventLog, KeyedHeads, CommitFeed, BrokerFigures
       topic: this.parts.config.topic,
       partitions: this.parts.partitions,
       health: this.parts.health,
-      leadersAnswer: () =>
-        Promise.all(Array.from({ length: this.parts.partitions }, (_, partition) => this.parts.heads.head(partition))),
+      leadersAnswer: () => this.parts.heads.allHeads(),
       intervalMs,
       brokers: this.parts.brokers,
       clientOf: this.parts.clientOf,

@@ -41,6 +41,7 @@ export class PartitionHeads {
   private readonly silentUntilMs = new Map<number, number>();
   /** On the monotonic clock (performance.now()), which starts near 0 with the process. */
   private leadersRefreshedMs = Number.NEGATIVE_INFINITY;
+  private closed = false;
   /** Per partition: concurrent callers share one request, and a caller never gets a head read before it asked. */
   private readonly reads: (() => Promise<number>)[];
 
@@ -57,6 +58,40 @@ export class PartitionHeads {
     if (read === undefined)
       throw new RangeError(`partition ${partition} is not one of the topic's ${this.options.partitions}`);
     return read();
+  }
+
+  /**
+   * Every partition's head, each from its leader as the leaders' view (at most a second old) names
+   * it, one request per leader, unconfirmed (as an admin client's would be): what the probe and
+   * the log's `head()` ask. Not shared with `head`'s callers, so their cap never refuses it. The
+   * admin client's own view of the leaders is refreshed every five minutes: after a paused leader's
+   * partitions had new leaders, its reads kept waiting on the paused broker.
+   */
+  async allHeads(): Promise<Map<number, number>> {
+    const cluster = await this.connected();
+    const { topic, partitions } = this.options;
+    try {
+      await cluster.refreshMetadataIfNecessary();
+      const [answer] = await cluster.fetchTopicsOffset([
+        {
+          topic,
+          partitions: Array.from({ length: partitions }, (_, partition) => ({ partition })),
+          fromBeginning: false,
+        },
+      ]);
+      const heads = new Map<number, number>();
+      for (const { partition, offset } of answer?.partitions ?? []) heads.set(partition, Number(offset));
+      for (let partition = 0; partition < partitions; partition += 1) {
+        const head = heads.get(partition);
+        if (head === undefined || !Number.isSafeInteger(head) || head < 0)
+          throw new Error(`Kafka gave no head offset for partition ${partition}`);
+      }
+      return heads;
+    } catch (error) {
+      // A leader may have moved: the next read asks the new one.
+      await cluster.refreshMetadata().catch(() => undefined);
+      throw error;
+    }
   }
 
   /** Connects in the background, so that `leaderOf` knows the leaders soon after the start. */
@@ -82,6 +117,7 @@ export class PartitionHeads {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const cluster = this.cluster;
     this.cluster = undefined;
     this.ready = undefined;
@@ -93,6 +129,9 @@ export class PartitionHeads {
   }
 
   private connected(): Promise<Cluster> {
+    // A read queued behind one in flight at close would otherwise connect again, and nothing would
+    // disconnect it.
+    if (this.closed) return Promise.reject(new Error('the partition heads are closed'));
     if (this.cluster === undefined) {
       const cluster = groupFreeCluster(this.options.kafka, this.options.brokers);
       const connecting = (async () => {
