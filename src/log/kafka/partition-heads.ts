@@ -71,7 +71,11 @@ export class PartitionHeads {
     const cluster = await this.connected();
     const { topic, partitions } = this.options;
     try {
-      await cluster.refreshMetadataIfNecessary();
+      // Refreshed beside the read, not before it: a refresh asks one broker kafkajs picks at random,
+      // perhaps a paused one that leads nothing any more, and waiting on it held the read for the
+      // client's time-out. A read that asked a moved leader fails, and the refresh below finds the
+      // new one for the next read.
+      cluster.refreshMetadataIfNecessary().catch(() => undefined);
       const [answer] = await cluster.fetchTopicsOffset([
         {
           topic,
@@ -89,7 +93,7 @@ export class PartitionHeads {
       return heads;
     } catch (error) {
       // A leader may have moved: the next read asks the new one.
-      await cluster.refreshMetadata().catch(() => undefined);
+      if (!this.closed) await cluster.refreshMetadata().catch(() => undefined);
       throw error;
     }
   }
@@ -137,12 +141,15 @@ export class PartitionHeads {
       const connecting = (async () => {
         await cluster.connect();
         await cluster.addTargetTopic(this.options.topic);
-        this.ready = cluster;
+        // Closed meanwhile: close() disconnects it once this resolves; nothing may refresh through it.
+        if (!this.closed) this.ready = cluster;
         return cluster;
       })();
-      // A failed connect is tried again by the next caller.
+      // A failed connect is tried again by the next caller, on a cluster of its own: this one's
+      // connections (the topic's metadata may have failed after they opened) are closed.
       connecting.catch(() => {
         if (this.cluster === connecting) this.cluster = undefined;
+        void settleWithin(DISCONNECT_MS, cluster.disconnect());
       });
       this.cluster = connecting;
     }
@@ -186,7 +193,7 @@ export class PartitionHeads {
       return offset;
     } catch (error) {
       // The leader may have moved: the next read asks the new one.
-      await cluster.refreshMetadata().catch(() => undefined);
+      if (!this.closed) await cluster.refreshMetadata().catch(() => undefined);
       throw error;
     }
   }
