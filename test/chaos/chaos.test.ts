@@ -12,7 +12,7 @@ import { withKafka } from '../helpers/kafka.js';
 import { SETTLE_AFTER_FAULT_MS } from './check/availability.js';
 import { finalName, judge, type RunVerdict } from './check/verdict.js';
 import type { RunHistory } from './history.js';
-import { READY_WITHIN_MS } from './check/readiness.js';
+import { READINESS_SLACK_MS, READY_WITHIN_MS } from './check/readiness.js';
 import { idleReadinessDuringPause } from './idle-readiness.js';
 import { LATE_FINAL_NAME } from './late-delivery.js';
 import { runScenario } from './run.js';
@@ -330,13 +330,16 @@ withKafka('kafka cluster faults', () => {
   }
 
   faults('an instance that writes nothing is ready again once a paused leader has a successor', async ({ cluster }) => {
+    // Judged as the suite's readiness check judges (200 from READY_WITHIN_MS on, plus its slack),
+    // for 3 s: 16 runs on the development machine said 200 again 0-4.8 s after the election; before
+    // the probe asked the leaders the service's own view names, it said 503 until 10 s after it.
     const run = await idleReadinessDuringPause(cluster, {
       topic: `chaos.idle-ready.${Date.now()}`,
-      graceMs: READY_WITHIN_MS,
-      judgedMs: 6000,
+      graceMs: READY_WITHIN_MS + READINESS_SLACK_MS,
+      judgedMs: 3000,
     });
     const wrong = run.polls.filter((poll) => poll.status !== 200);
-    assert.ok(run.polls.length >= 10, `only ${run.polls.length} polls in the judged stretch`);
+    assert.ok(run.polls.length >= 6, `only ${run.polls.length} polls in the judged stretch`);
     assert.equal(
       wrong.map(
         (poll) =>
