@@ -1,10 +1,13 @@
-// The head (high watermark) of one partition, asked of that partition's leader alone. The admin's
+// The head (high watermark) of one partition, asked of that partition's leader alone; and every
+// partition's head at once (allHeads: the log's head and the Kafka probe). The admin's
 // fetchTopicOffsets asks every leader and waits for all: with one leader paused, a create or delete
 // on any partition that must first catch up with other writers waited on the paused broker, past
 // its write timeout.
 //
 // Every head read is confirmed by the partition's other replicas (leader-confirmation.ts): a leader
-// cut off from them answers with a head that no longer moves.
+// cut off from them answers with a head that no longer moves. `allHeads` (every partition at once,
+// one request per leader: the log's head and the Kafka probe) is not confirmed, as the admin's was
+// not, but asks the leaders this view names.
 import type { Broker, Cluster, Kafka } from 'kafkajs';
 import { confirmLeader, DeposedLeaderError } from './leader-confirmation.js';
 import { sharedRead } from '../batcher.js';
