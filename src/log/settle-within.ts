@@ -5,9 +5,7 @@ import { AppendTimeoutError } from './event-log.js';
  * shutdown when the other side is gone.
  */
 export async function settleWithin(ms: number, work: Promise<unknown>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
+  await valueWithin(ms, work);
 }
 
 /** `work`'s result, or an AppendTimeoutError once `ms` have passed (the work itself is left to finish). */

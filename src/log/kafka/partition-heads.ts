@@ -72,28 +72,17 @@ export class PartitionHeads {
    */
   async allHeads(): Promise<Map<number, number>> {
     const cluster = await this.connected();
-    const { topic, partitions } = this.options;
+    const { partitions } = this.options;
     try {
       // Refreshed beside the read, not before it: a refresh asks one broker kafkajs picks at random,
       // perhaps a paused one that leads nothing any more, and waiting on it held the read for the
       // client's time-out. A read that asked a moved leader fails, and the refresh below finds the
       // new one for the next read.
       cluster.refreshMetadataIfNecessary().catch(() => undefined);
-      const [answer] = await cluster.fetchTopicsOffset([
-        {
-          topic,
-          partitions: Array.from({ length: partitions }, (_, partition) => ({ partition })),
-          fromBeginning: false,
-        },
-      ]);
-      const heads = new Map<number, number>();
-      for (const { partition, offset } of answer?.partitions ?? []) heads.set(partition, Number(offset));
-      for (let partition = 0; partition < partitions; partition += 1) {
-        const head = heads.get(partition);
-        if (head === undefined || !Number.isSafeInteger(head) || head < 0)
-          throw new Error(`Kafka gave no head offset for partition ${partition}`);
-      }
-      return heads;
+      return await this.headsFromLeaders(
+        cluster,
+        Array.from({ length: partitions }, (_, partition) => partition),
+      );
     } catch (error) {
       // A leader may have moved: the next read asks the new one.
       if (!this.closed) await cluster.refreshMetadata().catch(() => undefined);
@@ -202,13 +191,22 @@ export class PartitionHeads {
   }
 
   private async headFromLeader(cluster: Cluster, partition: number): Promise<number> {
+    const heads = await this.headsFromLeaders(cluster, [partition]);
+    return heads.get(partition) ?? -1;
+  }
+
+  /** The heads of `partitions`, one request per leader the cluster's view names; throws when one is missing. */
+  private async headsFromLeaders(cluster: Cluster, partitions: readonly number[]): Promise<Map<number, number>> {
     const [answer] = await cluster.fetchTopicsOffset([
-      { topic: this.options.topic, partitions: [{ partition }], fromBeginning: false },
+      { topic: this.options.topic, partitions: partitions.map((partition) => ({ partition })), fromBeginning: false },
     ]);
-    const offset = Number(answer?.partitions.find((entry) => entry.partition === partition)?.offset);
-    if (!Number.isSafeInteger(offset) || offset < 0)
-      throw new Error(`Kafka gave no head offset for partition ${partition}`);
-    return offset;
+    const heads = new Map((answer?.partitions ?? []).map(({ partition, offset }) => [partition, Number(offset)]));
+    for (const partition of partitions) {
+      const head = heads.get(partition);
+      if (head === undefined || !Number.isSafeInteger(head) || head < 0)
+        throw new Error(`Kafka gave no head offset for partition ${partition}`);
+    }
+    return heads;
   }
 
   /** The leader of `partition` as broker `nodeId` knows it (-1: none). */
