@@ -1,16 +1,17 @@
 // Every couple of seconds: whether every partition's leader answers (its head, asked of the leaders
-// the service's own view names, at most a second old: PartitionHeads.allHeads) and the topic's metadata
-// (is the partition count still the one the history was written with; which partitions have a
-// leader and enough replicas in sync). Feeds KafkaHealth, then lets it log a change of availability.
+// the service's own view names, at most a second old: PartitionHeads.allHeads) and the topic's
+// metadata (is the partition count still the one the history was written with; which partitions
+// have a leader and enough replicas in sync). Feeds KafkaHealth, then lets it log a change of
+// availability.
 //
 // Only the leaders' answers decide whether the probe was answered: they are whom a write needs. The
 // probe once took the heads through the admin client, whose view of the leaders kafkajs refreshes
 // every five minutes: after a paused leader's partitions were led again, it still asked the paused
 // broker, and an instance that wrote nothing answered 503 until the client's request time-out (10 s)
-// had passed after the election, or for the whole pause when it was shorter. The
-// metadata is asked of a broker kafkajs picks at random, which may be the paused one: its answer is
-// taken when it comes (within the client's request time-out per broker tried, 10 s), and its
-// silence says nothing of the leaders.
+// had passed after the election, or for the whole pause when it was shorter. The metadata is asked
+// of a broker kafkajs picks at random, which may be the paused one: its answer is taken when it
+// comes (within the client's request time-out per broker tried, 10 s), and its silence says nothing
+// of the leaders.
 import type { Admin, Kafka } from 'kafkajs';
 import type { BrokerReachability } from './brokers.js';
 import { ProbeSilenceError } from './errors.js';
