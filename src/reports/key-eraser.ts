@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { recordsDeletions, type Deletion } from '../keys/deletion-records.js';
 import type { KeyId, KeyStore, KeyWriteOptions } from '../keys/key-store.js';
 import { settleWithin } from '../log/settle-within.js';
+import { RecentNames } from './recent-names.js';
 
 const RETRY_MS = 1000;
 /** A request's erasure refused by the key store is written again this soon, within the request's time. */
@@ -51,8 +52,23 @@ interface Erasure {
   readonly deletions: readonly Deletion[];
 }
 
-const keyName = (id: KeyId) => `key:${id.toString('hex')}`;
-const deletionName = ({ reportId, version }: Deletion) => `deleted:${reportId}/${version}`;
+/**
+ * An erasure with the names its bookkeeping files it under, made once: every request's delete
+ * passes through here, and names made afresh at each look-up (hex, then a prefix) cost more than
+ * the look-ups (13 against 4 µs a delete, measured in a loop).
+ */
+interface NamedErasure extends Erasure {
+  readonly idNames: readonly string[];
+  readonly deletionNames: readonly string[];
+  /** The keys the deletions end (destroyed with their record), and their names. */
+  readonly endedKeys: readonly KeyId[];
+  readonly endedKeyNames: readonly string[];
+}
+
+/** A key's name: its bytes, one character each (a flat string, cheap to make and to hash). */
+const keyName = (id: KeyId) => id.toString('latin1');
+const deletionName = ({ reportId, version }: Deletion) => `${reportId}/${version}`;
+const NO_NAMES: readonly string[] = [];
 
 /**
  * `onErased` hears of every key destroyed here (a feed that showed its content may still hold it:
@@ -64,91 +80,109 @@ export function createKeyEraser(
   retryMs = RETRY_MS,
   onErased: (ids: readonly KeyId[]) => void = () => undefined,
 ): KeyEraser {
+  // A store without a record of deletions is asked for the key's destruction only.
+  const records = recordsDeletions(keys) ? keys : undefined;
   const waitingKeys = new Map<string, KeyId>();
   const waitingDeletions = new Map<string, Deletion>();
-  const recentlyErased = new Set<string>();
-  // Oldest first, overwritten in turn: a Set evicting its first entry walks past every entry deleted
-  // before it (V8 keeps them until the table is rebuilt), thousands of steps an erasure at this size.
-  const recentOrder: (string | undefined)[] = new Array<string | undefined>(RECENTLY_ERASED).fill(undefined);
-  let recentNext = 0;
-  const remember = (name: string) => {
-    if (recentlyErased.has(name)) return;
-    const evicted = recentOrder[recentNext];
-    if (evicted !== undefined) recentlyErased.delete(evicted);
-    recentOrder[recentNext] = name;
-    recentNext = (recentNext + 1) % RECENTLY_ERASED;
-    recentlyErased.add(name);
-  };
+  const recentKeys = new RecentNames(RECENTLY_ERASED);
+  const recentDeletions = new RecentNames(RECENTLY_ERASED);
   /** Erasures a request is writing now (`erase`). */
-  const beingWritten = new Set<string>();
+  const writingKeys = new Set<string>();
+  const writingDeletions = new Set<string>();
   /**
    * Deletions whose key is not confirmed destroyed, by key (being written, or waiting to be tried
    * again): two incarnations of one report may both wait, unlike in `waitingReports`.
    */
   const unconfirmedByKey = new Map<string, Deletion>();
-  const markUnconfirmed = (what: Erasable) => {
-    const deletion = Array.isArray(what) ? undefined : (what as Deletion);
-    if (deletion?.key !== undefined) unconfirmedByKey.set(keyName(deletion.key), deletion);
-  };
   /** The background write under way, and what it erases. */
-  let retrying: { readonly names: ReadonlySet<string>; readonly done: Promise<void> } | undefined;
+  let retrying:
+    | { readonly keys: ReadonlySet<string>; readonly deletions: ReadonlySet<string>; readonly done: Promise<void> }
+    | undefined;
   /** The deletion of each report whose erasure waits to be tried again (for `settle`). */
   const waitingReports = new Map<string, Deletion>();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  // A store without a record of deletions is asked for the key's destruction only.
-  const erasureOf = (what: Erasable): Erasure => {
-    if (Array.isArray(what)) return { ids: what as readonly KeyId[], deletions: [] };
+  const named = (ids: readonly KeyId[], deletions: readonly Deletion[]): NamedErasure => {
+    // A loop, not flatMap: flatMap took a third of this function's time.
+    const endedKeys: KeyId[] = [];
+    for (const { key } of deletions) if (key !== undefined) endedKeys.push(key);
+    return {
+      ids,
+      deletions,
+      idNames: ids.length === 0 ? NO_NAMES : ids.map(keyName),
+      deletionNames: deletions.length === 0 ? NO_NAMES : deletions.map(deletionName),
+      endedKeys,
+      endedKeyNames: endedKeys.length === 0 ? NO_NAMES : endedKeys.map(keyName),
+    };
+  };
+  const erasureOf = (what: Erasable): NamedErasure => {
+    if (Array.isArray(what)) return named(what as readonly KeyId[], []);
     const deletion = what as Deletion;
-    if (recordsDeletions(keys)) return { ids: [], deletions: [deletion] };
-    return { ids: deletion.key === undefined ? [] : [deletion.key], deletions: [] };
+    if (records !== undefined) return named([], [deletion]);
+    return named(deletion.key === undefined ? [] : [deletion.key], []);
   };
-  const write = async ({ ids, deletions }: Erasure, options?: KeyWriteOptions): Promise<void> => {
-    await Promise.all([
-      ids.length > 0 ? keys.destroy(ids, options) : undefined,
-      deletions.length > 0 && recordsDeletions(keys) ? keys.recordDeletions(deletions, options) : undefined,
-    ]);
+  /** The name of the key a deletion ends, when it has one (`unconfirmedByKey`). */
+  const endedKeyName = (what: Erasable, erasure: NamedErasure): string | undefined => {
+    if (Array.isArray(what) || (what as Deletion).key === undefined) return undefined;
+    return records !== undefined ? erasure.endedKeyNames[0] : erasure.idNames[0];
   };
-  const namesOf = ({ ids, deletions }: Erasure) => [...ids.map(keyName), ...deletions.map(deletionName)];
-  const erased = ({ ids, deletions }: Erasure) => {
-    const names = [
-      ...ids.map(keyName),
-      ...deletions.map(deletionName),
-      ...deletions.flatMap((deletion) => (deletion.key === undefined ? [] : [keyName(deletion.key)])),
-    ];
-    for (const name of names) {
+  const markUnconfirmed = (what: Erasable, erasure: NamedErasure) => {
+    const name = endedKeyName(what, erasure);
+    if (name !== undefined) unconfirmedByKey.set(name, what as Deletion);
+  };
+  const write = ({ ids, deletions }: Erasure, options?: KeyWriteOptions): Promise<void> => {
+    const destroying = ids.length > 0 ? keys.destroy(ids, options) : undefined;
+    const recording = deletions.length > 0 ? records?.recordDeletions(deletions, options) : undefined;
+    if (destroying === undefined) return recording ?? Promise.resolve();
+    if (recording === undefined) return destroying;
+    return Promise.all([destroying, recording]).then(() => undefined);
+  };
+  const erased = (erasure: NamedErasure) => {
+    for (const name of erasure.idNames) {
       waitingKeys.delete(name);
-      waitingDeletions.delete(name);
       unconfirmedByKey.delete(name);
-      remember(name);
+      recentKeys.add(name);
     }
+    for (const name of erasure.deletionNames) {
+      waitingDeletions.delete(name);
+      recentDeletions.add(name);
+    }
+    for (const name of erasure.endedKeyNames) {
+      waitingKeys.delete(name);
+      unconfirmedByKey.delete(name);
+      recentKeys.add(name);
+    }
+    const { ids, endedKeys } = erasure;
+    if (ids.length + endedKeys.length === 0) return;
     // After the bookkeeping, and never a reason for it to fail: the erasure is confirmed.
     try {
-      onErased([...ids, ...deletions.flatMap((deletion) => (deletion.key === undefined ? [] : [deletion.key]))]);
+      onErased(endedKeys.length === 0 ? ids : ids.length === 0 ? endedKeys : [...ids, ...endedKeys]);
     } catch (error) {
       logger.error({ err: error }, 'telling of destroyed keys failed');
     }
   };
   /** Whether any part of a deletion's erasure still waits to be tried again. */
-  const stillWaiting = (deletion: Deletion) =>
-    namesOf(erasureOf(deletion)).some((name) => waitingKeys.has(name) || waitingDeletions.has(name));
-  const waitFor = (what: Erasable, erasure: Erasure) => {
-    markUnconfirmed(what);
-    if (!Array.isArray(what)) waitingReports.set((what as Deletion).reportId, what as Deletion);
-    wait(erasure);
+  const stillWaiting = (deletion: Deletion) => {
+    const { idNames, deletionNames } = erasureOf(deletion);
+    return idNames.some((name) => waitingKeys.has(name)) || deletionNames.some((name) => waitingDeletions.has(name));
   };
-  const wait = ({ ids, deletions }: Erasure) => {
-    for (const id of ids) waitingKeys.set(keyName(id), id);
-    for (const deletion of deletions) waitingDeletions.set(deletionName(deletion), deletion);
+  const waitFor = (what: Erasable, erasure: NamedErasure) => {
+    markUnconfirmed(what, erasure);
+    if (!Array.isArray(what)) waitingReports.set((what as Deletion).reportId, what as Deletion);
+    erasure.ids.forEach((id, i) => waitingKeys.set(erasure.idNames[i] as string, id));
+    erasure.deletions.forEach((deletion, i) => waitingDeletions.set(erasure.deletionNames[i] as string, deletion));
   };
   const retry = () => {
     timer = undefined;
     if (stopped || waitingKeys.size + waitingDeletions.size === 0) return;
-    const erasure = { ids: [...waitingKeys.values()], deletions: [...waitingDeletions.values()] };
-    const names = new Set(namesOf(erasure));
+    const erasure = named([...waitingKeys.values()], [...waitingDeletions.values()]);
     const done = write(erasure);
     // `settle` waits for this write rather than writing the same erasure again beside it.
-    retrying = { names, done: done.catch(() => undefined) };
+    retrying = {
+      keys: new Set(erasure.idNames),
+      deletions: new Set(erasure.deletionNames),
+      done: done.catch(() => undefined),
+    };
     void retrying.done.then(() => (retrying = undefined));
     done.then(
       () => {
@@ -194,13 +228,15 @@ export function createKeyEraser(
     if (erasure.ids.length + erasure.deletions.length === 0) return;
     // Written here, so not by the background meanwhile: the fold queues the same erasure when it
     // folds the request's own event, and a deletion record written twice takes two slots.
-    const names = namesOf(erasure);
-    for (const name of names) {
+    for (const name of erasure.idNames) {
       waitingKeys.delete(name);
-      waitingDeletions.delete(name);
-      beingWritten.add(name);
+      writingKeys.add(name);
     }
-    markUnconfirmed(what);
+    for (const name of erasure.deletionNames) {
+      waitingDeletions.delete(name);
+      writingDeletions.add(name);
+    }
+    markUnconfirmed(what, erasure);
     try {
       await writeWithin(erasure, timeoutMs);
       erased(erasure);
@@ -213,19 +249,23 @@ export function createKeyEraser(
       schedule();
       throw error;
     } finally {
-      for (const name of names) beingWritten.delete(name);
+      for (const name of erasure.idNames) writingKeys.delete(name);
+      for (const name of erasure.deletionNames) writingDeletions.delete(name);
     }
   };
+  const settledKey = (name: string) => recentKeys.has(name) || writingKeys.has(name);
+  const settledDeletion = (name: string) => recentDeletions.has(name) || writingDeletions.has(name);
   return {
     erase,
     eraseLater(what) {
       const erasure = erasureOf(what);
-      const settled = (name: string) => recentlyErased.has(name) || beingWritten.has(name);
-      const fresh = {
-        ids: erasure.ids.filter((id) => !settled(keyName(id))),
-        deletions: erasure.deletions.filter((deletion) => !settled(deletionName(deletion))),
-      };
-      if (fresh.ids.length + fresh.deletions.length === 0) return;
+      const ids = erasure.ids.filter((_, i) => !settledKey(erasure.idNames[i] as string));
+      const deletions = erasure.deletions.filter((_, i) => !settledDeletion(erasure.deletionNames[i] as string));
+      if (ids.length + deletions.length === 0) return;
+      const fresh =
+        ids.length === erasure.ids.length && deletions.length === erasure.deletions.length
+          ? erasure
+          : named(ids, deletions);
       waitFor(what, fresh);
       schedule(LATER_MS);
     },
@@ -235,8 +275,14 @@ export function createKeyEraser(
       // The background is writing it: its outcome first (a second write would record the deletion twice).
       const deadline = performance.now() + timeoutMs;
       const inFlight = retrying;
-      if (inFlight !== undefined && namesOf(erasureOf(deletion)).some((name) => inFlight.names.has(name)))
-        await settleWithin(timeoutMs, inFlight.done);
+      if (inFlight !== undefined) {
+        const { idNames, deletionNames } = erasureOf(deletion);
+        if (
+          idNames.some((name) => inFlight.keys.has(name)) ||
+          deletionNames.some((name) => inFlight.deletions.has(name))
+        )
+          await settleWithin(timeoutMs, inFlight.done);
+      }
       if (stillWaiting(deletion)) await erase(deletion, Math.max(1, deadline - performance.now()));
       else waitingReports.delete(reportId);
     },
