@@ -15,7 +15,14 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem, release } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { printBaselineRatios, printReport, type Measured, type TargetKind } from './bench-report.js';
+import {
+  baselineRatios,
+  printBaselineRatios,
+  printReport,
+  printRoundRatios,
+  type Measured,
+  type TargetKind,
+} from './bench-report.js';
 import { buildBaseline, type BaselineBuild } from './baseline-build.js';
 import { topSelfTime } from './cpu-profile.js';
 import { startCpuClock } from './cpu-time.js';
@@ -51,6 +58,8 @@ const settings = {
   cpuProfileDir: process.env['BENCH_CPU_PROF']?.trim() || undefined,
   baseline: process.env['BENCH_BASELINE']?.trim() || undefined,
   feed: ['1', 'true', 'yes'].includes(process.env['BENCH_FEED']?.trim().toLowerCase() ?? ''),
+  /** With a baseline: how often each service target and its twin are measured, in turn (1 unless set). */
+  rounds: Math.round(positive('BENCH_ROUNDS', 1)),
 };
 
 /** The name of a target's twin measured with a feed consumer attached. */
@@ -375,7 +384,21 @@ async function main(): Promise<number> {
     warmupS: settings.warmupS,
     ratePerS: settings.ratePerS,
   });
-  if (baseline !== undefined) printBaselineRatios(results, baseline.name);
+  if (baseline !== undefined) {
+    printBaselineRatios(results, baseline.name);
+    if (settings.rounds > 1) {
+      // Only the pairs again: a ratio between two 10-second runs moves by ±0.2 on a shared machine.
+      const rounds = [baselineRatios(results, baseline.name)];
+      const pairs = chosen.filter(({ kind, feed }) => kind === 'service' && feed !== true);
+      for (let round = 2; round <= settings.rounds; round += 1) {
+        progress(`round ${round} of ${settings.rounds}`);
+        const again: Measured[] = [];
+        for (const target of pairs) again.push(await measure(target, token, postgresBin));
+        rounds.push(baselineRatios(again, baseline.name));
+      }
+      printRoundRatios(rounds, baseline.name);
+    }
+  }
   if (settings.feed) printFeedRatios(results);
   const broken = results.filter((result) => failedShare(result) > BROKEN_SHARE);
   for (const { name, load, paced: maybePaced } of broken) {
