@@ -80,6 +80,27 @@ eraser('tries an unconfirmed deletion again in the background until the store co
   erasing.stop();
 });
 
+eraser('tries again in the background when the store throws instead of rejecting', async () => {
+  const store = fakeStore(false);
+  let throwing = true;
+  Object.assign(store, {
+    destroy(ids: readonly KeyId[]) {
+      if (throwing) throw new Error('the store threw');
+      store.destroyed.push([...ids]);
+      return Promise.resolve();
+    },
+  });
+  const erasing = createKeyEraser(store, memoryLogger().logger, 10);
+  erasing.eraseLater([key]);
+  // Several background attempts throw; each is tried again, none escapes the timer.
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.is(erasing.pending(), 1);
+  throwing = false;
+  await until(() => erasing.pending() === 0, 'the erasure confirmed once the store takes it');
+  assert.equal(store.destroyed, [[key]]);
+  erasing.stop();
+});
+
 eraser('lists the deletions it has not confirmed, being written or tried again, and none once confirmed', async () => {
   const store = fakeStore(false);
   let confirm: (() => void) | undefined;
