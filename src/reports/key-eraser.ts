@@ -138,20 +138,18 @@ export function createKeyEraser(
       return Promise.reject(error);
     }
   };
+  /** A key confirmed destroyed, whether asked for by itself or ended by a deletion. */
+  const keyErased = (name: string) => {
+    waitingKeys.delete(name);
+    unconfirmedByKey.delete(name);
+    recentKeys.add(name);
+  };
   const erased = (erasure: NamedErasure) => {
-    for (const name of erasure.idNames) {
-      waitingKeys.delete(name);
-      unconfirmedByKey.delete(name);
-      recentKeys.add(name);
-    }
+    for (const name of erasure.idNames) keyErased(name);
+    for (const name of erasure.endedKeyNames) keyErased(name);
     for (const name of erasure.deletionNames) {
       waitingDeletions.delete(name);
       recentDeletions.add(name);
-    }
-    for (const name of erasure.endedKeyNames) {
-      waitingKeys.delete(name);
-      unconfirmedByKey.delete(name);
-      recentKeys.add(name);
     }
     const { ids, endedKeys } = erasure;
     if (ids.length + endedKeys.length === 0) return;
