@@ -8,6 +8,7 @@ import { cursorReached, LogUnavailableError, type Cursor, type LogRecord } from 
 import type { BrokerReachability } from '../log/kafka/brokers.js';
 import { fetchGated } from '../log/kafka/fetch-gate.js';
 import { isGap } from '../log/kafka/follow.js';
+import { leadersViewOf } from '../log/kafka/leaders-view.js';
 import { groupFreeCluster } from '../log/kafka/group-free-cluster.js';
 import { ItemChannel } from '../log/kafka/item-channel.js';
 import { followPartition, type FollowItem } from '../log/kafka/partition-fetch.js';
@@ -155,9 +156,11 @@ export class KeyFollower {
       await cluster.connect();
       await cluster.addTargetTopic(topic);
       const fail = (error: Error) => channel.fail(error);
+      const leaders = leadersViewOf(topic);
       loops = Array.from({ length: partitions }, (_, partition) =>
         followPartition({
           cluster,
+          leaders,
           topic,
           partition,
           from: this.next,

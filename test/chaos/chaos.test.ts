@@ -14,6 +14,7 @@ import { finalName, judge, type RunVerdict } from './check/verdict.js';
 import type { RunHistory } from './history.js';
 import { READINESS_SLACK_MS, READY_WITHIN_MS } from './check/readiness.js';
 import { idleReadinessDuringPause } from './idle-readiness.js';
+import { headsAfterPausedSeed } from './paused-seed-heads.js';
 import { LATE_FINAL_NAME } from './late-delivery.js';
 import { runScenario } from './run.js';
 import { SCENARIOS, SEED_WAITED, SHORT } from './scenarios.js';
@@ -349,6 +350,21 @@ withKafka('kafka cluster faults', () => {
       `node ${run.pausedNode} paused, partition ${run.partition} led by node ${run.newLeader} since`,
     );
   });
+
+  faults(
+    "the head reads find a paused leader's successor when the paused leader was the only broker they knew",
+    async ({ cluster }) => {
+      // Before the head reads asked every broker who leads, kafkajs' refresh of the leaders went to its
+      // one connected broker, the paused one, and no read was answered for as long as the pause lasted.
+      const run = await headsAfterPausedSeed(cluster, { topic: `chaos.paused-seed.${Date.now()}`, watchMs: 12_000 });
+      assert.ok(
+        run.answeredAfterMs !== undefined && run.answeredAfterMs <= READY_WITHIN_MS,
+        `node ${run.pausedNode} paused, node ${run.newLeader} leads since: first head read answered ${
+          run.answeredAfterMs === undefined ? 'never (12 s)' : `${run.answeredAfterMs} ms`
+        } after the election`,
+      );
+    },
+  );
 
   faults.run();
 });

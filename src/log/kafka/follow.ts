@@ -7,6 +7,7 @@ import type { Kafka } from 'kafkajs';
 import type { Cursor, LogGap, LogRecord } from '../event-log.js';
 import type { BrokerReachability } from './brokers.js';
 import { fetchGated } from './fetch-gate.js';
+import { leadersViewOf } from './leaders-view.js';
 import { groupFreeCluster } from './group-free-cluster.js';
 import { ItemChannel } from './item-channel.js';
 import { followPartition, type FollowItem } from './partition-fetch.js';
@@ -51,9 +52,11 @@ export async function* followTopicBatches({
     await cluster.connect();
     await cluster.addTargetTopic(topic);
     const fail = (error: Error) => channel.fail(error);
+    const leaders = leadersViewOf(topic);
     loops = Array.from({ length: partitions }, (_, partition) =>
       followPartition({
         cluster,
+        leaders,
         topic,
         partition,
         from,

@@ -6,6 +6,7 @@ import type { Broker, Cluster, KafkaMessage } from 'kafkajs';
 import Batch from 'kafkajs/src/consumer/batch.js';
 import { pause } from '../../pause.js';
 import type { Cursor, LogGap, LogRecord } from '../event-log.js';
+import type { LeadersView } from './leaders-view.js';
 
 export type FollowItem = LogRecord | LogGap;
 
@@ -31,6 +32,8 @@ interface FetchAnswer {
 
 export interface PartitionFetchOptions {
   readonly cluster: Cluster;
+  /** Who leads, shared by the topic's fetch loops: kafkajs' own view waited on a paused broker it picked (leaders-view.ts). */
+  readonly leaders: LeadersView;
   readonly topic: string;
   readonly partition: number;
   /** Where to start, re-read before every fetch: when it is the follower's live cursor, records it has passed meanwhile are not fetched again. */
@@ -43,6 +46,7 @@ export interface PartitionFetchOptions {
 
 export async function followPartition({
   cluster,
+  leaders,
   topic,
   partition,
   from,
@@ -56,7 +60,7 @@ export async function followPartition({
     next = Math.max(next, from.get(partition) ?? 0);
     const started = performance.now();
     try {
-      const broker = await leaderOf(cluster, topic, partition);
+      const broker = await leaderOf(cluster, leaders, topic, partition);
       const answer = (await broker.fetch({
         isolationLevel: READ_COMMITTED,
         maxWaitTime: MAX_WAIT_MS,
@@ -77,18 +81,16 @@ export async function followPartition({
       if (isPermanent(error)) return fail(error as Error);
       failures += 1;
       // The leader moved, stopped answering or went away: ask where it is now, then try again.
-      await cluster.refreshMetadata().catch(() => undefined);
+      await leaders.outdated(cluster).catch(() => undefined);
       await pause(Math.min(MAX_BACKOFF_MS, 50 * 2 ** Math.min(failures, 6)), signal);
     }
   }
 }
 
-async function leaderOf(cluster: Cluster, topic: string, partition: number): Promise<Broker> {
-  await cluster.refreshMetadataIfNecessary();
-  const [nodeId] = Object.keys(cluster.findLeaderForPartitions(topic, [partition]));
-  if (nodeId === undefined || Number(nodeId) < 0)
-    throw new Error(`partition ${partition} of ${topic} has no leader now`);
-  return cluster.findBroker({ nodeId });
+async function leaderOf(cluster: Cluster, leaders: LeadersView, topic: string, partition: number): Promise<Broker> {
+  const leader = (await leaders.current(cluster)).get(partition)?.leader ?? -1;
+  if (leader < 0) throw new Error(`partition ${partition} of ${topic} has no leader now`);
+  return cluster.findBroker({ nodeId: String(leader) });
 }
 
 /** The records of a fetched batch, and a gap for the offsets after them that hold nothing the reader gets. */

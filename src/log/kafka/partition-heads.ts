@@ -7,7 +7,8 @@
 // Every head read is confirmed by the partition's other replicas (leader-confirmation.ts): a leader
 // cut off from them answers with a head that no longer moves. `allHeads` (every partition at once,
 // one request per leader: the log's head and the Kafka probe) is not confirmed, as the admin's was
-// not, but asks the leaders this view names.
+// not, but asks the leaders this view names. Who leads is this class's own view of the leaders
+// (leaders-view.ts), asked of every broker at once, never of one kafkajs picks and waits on.
 import type { Broker, Cluster, Kafka } from 'kafkajs';
 import { confirmLeader, DeposedLeaderError } from './leader-confirmation.js';
 import { sharedRead } from '../batcher.js';
@@ -15,6 +16,8 @@ import { groupFreeCluster } from './group-free-cluster.js';
 import type { BrokerReachability } from './brokers.js';
 import { settleWithin } from '../settle-within.js';
 import { DISCONNECT_MS } from './disconnect.js';
+import { leadersViewOf, type LeadersView, type Places } from './leaders-view.js';
+import { listHeads } from './list-heads.js';
 
 export interface PartitionHeadsOptions {
   readonly kafka: Kafka;
@@ -33,22 +36,19 @@ const DEPOSED_READS = 3;
 /** How long a replica that did not answer a leader confirmation is counted as not answering, unasked. */
 const SILENT_REPLICA_MS = 1000;
 
-/** How often the leaders' view is refreshed at most (the follower's and the producer's metadata age alike). */
-const LEADERS_MAX_AGE_MS = 1000;
-
 export class PartitionHeads {
   private cluster: Promise<Cluster> | undefined;
   /** The cluster once connected, for the leaders' view (read synchronously). */
   private ready: Cluster | undefined;
   /** Per replica (node id), until when it counts as not answering (monotonic milliseconds). */
   private readonly silentUntilMs = new Map<number, number>();
-  /** On the monotonic clock (performance.now()), which starts near 0 with the process. */
-  private leadersRefreshedMs = Number.NEGATIVE_INFINITY;
+  private readonly leaders: LeadersView;
   private closed = false;
   /** Per partition: concurrent callers share one request, and a caller never gets a head read before it asked. */
   private readonly reads: (() => Promise<number>)[];
 
   constructor(private readonly options: PartitionHeadsOptions) {
+    this.leaders = leadersViewOf(options.topic);
     const shared = options.maxPending === undefined ? {} : { maxPending: options.maxPending };
     this.reads = Array.from({ length: options.partitions }, (_, partition) =>
       sharedRead(() => this.read(partition), shared),
@@ -67,49 +67,35 @@ export class PartitionHeads {
    * Every partition's head, each from its leader as the leaders' view (at most a second old) names
    * it, one request per leader, unconfirmed (as an admin client's would be): what the probe and
    * the log's `head()` ask. Not shared with `head`'s callers, so their cap never refuses it. The
-   * admin client's own view of the leaders is refreshed every five minutes: after a paused leader's
-   * partitions had new leaders, its reads kept waiting on the paused broker.
+   * admin client's own view of the leaders is refreshed every five minutes, and kafkajs' own view
+   * waits on a paused broker when it picked it: after a paused leader's partitions had new leaders,
+   * both kept these reads waiting on the paused broker.
    */
   async allHeads(): Promise<Map<number, number>> {
     const cluster = await this.connected();
-    const { partitions } = this.options;
+    const partitions = Array.from({ length: this.options.partitions }, (_, partition) => partition);
     try {
-      // Refreshed beside the read, not before it: a refresh asks one broker kafkajs picks at random,
-      // perhaps a paused one that leads nothing any more, and waiting on it held the read for the
-      // client's time-out. A read that asked a moved leader fails, and the refresh below finds the
-      // new one for the next read.
-      cluster.refreshMetadataIfNecessary().catch(() => undefined);
-      return await this.headsFromLeaders(
-        cluster,
-        Array.from({ length: partitions }, (_, partition) => partition),
-      );
+      return await this.headsFromLeaders(cluster, partitions, await this.leaders.current(cluster));
     } catch (error) {
       // A leader may have moved: the next read asks the new one.
-      if (!this.closed) await cluster.refreshMetadata().catch(() => undefined);
+      if (!this.closed) await this.leaders.outdated(cluster).catch(() => undefined);
       throw error;
     }
   }
 
-  /** Connects in the background, so that `leaderOf` knows the leaders soon after the start. */
+  /** Connects and asks who leads in the background, so that `leaderOf` knows the leaders soon after the start. */
   warm(): void {
-    this.connected().catch(() => undefined);
+    this.connected()
+      .then((cluster) => this.leaders.current(cluster))
+      .catch(() => undefined);
   }
 
   /** The node id of the partition's leader as last seen, or undefined while not known. */
   leaderOf(partition: number): number | undefined {
     const cluster = this.ready;
     if (cluster === undefined) return undefined;
-    const now = performance.now();
-    if (now - this.leadersRefreshedMs >= LEADERS_MAX_AGE_MS) {
-      this.leadersRefreshedMs = now;
-      cluster.refreshMetadataIfNecessary().catch(() => undefined);
-    }
-    try {
-      const [leader] = Object.keys(cluster.findLeaderForPartitions(this.options.topic, [partition]));
-      return leader === undefined ? undefined : Number(leader);
-    } catch {
-      return undefined;
-    }
+    const leader = this.leaders.known(cluster).get(partition)?.leader;
+    return leader === undefined || leader < 0 ? undefined : leader;
   }
 
   async close(): Promise<void> {
@@ -165,42 +151,47 @@ export class PartitionHeads {
 
   private async readOnce(partition: number): Promise<number> {
     const cluster = await this.connected();
-    const { topic } = this.options;
     try {
-      await cluster.refreshMetadataIfNecessary();
-      const metadata = cluster.findTopicPartitionMetadata(topic).find((entry) => entry.partitionId === partition);
-      const leader = metadata?.leader;
+      const places = await this.leaders.current(cluster);
+      const place = places.get(partition);
       // The head and the other replicas' word at once: no round trip more than before.
       const confirmed =
-        leader === undefined || metadata === undefined
+        place === undefined || place.leader < 0
           ? undefined
           : confirmLeader({
               partition,
-              leader,
-              replicas: metadata.replicas,
+              leader: place.leader,
+              replicas: place.replicas,
               minInsyncReplicas: this.options.minInsyncReplicas ?? 1,
               leaderNamedBy: (replica) => this.leaderNamedBy(cluster, replica, partition),
             });
-      const [offset] = await Promise.all([this.headFromLeader(cluster, partition), confirmed]);
-      return offset;
+      const [heads] = await Promise.all([this.headsFromLeaders(cluster, [partition], places), confirmed]);
+      return heads.get(partition) ?? -1;
     } catch (error) {
       // The leader may have moved: the next read asks the new one.
-      if (!this.closed) await cluster.refreshMetadata().catch(() => undefined);
+      if (!this.closed) await this.leaders.outdated(cluster).catch(() => undefined);
       throw error;
     }
   }
 
-  private async headFromLeader(cluster: Cluster, partition: number): Promise<number> {
-    const heads = await this.headsFromLeaders(cluster, [partition]);
-    return heads.get(partition) ?? -1;
-  }
-
-  /** The heads of `partitions`, one request per leader the cluster's view names; throws when one is missing. */
-  private async headsFromLeaders(cluster: Cluster, partitions: readonly number[]): Promise<Map<number, number>> {
-    const [answer] = await cluster.fetchTopicsOffset([
-      { topic: this.options.topic, partitions: partitions.map((partition) => ({ partition })), fromBeginning: false },
-    ]);
-    const heads = new Map((answer?.partitions ?? []).map(({ partition, offset }) => [partition, Number(offset)]));
+  /** The heads of `partitions`, one request per leader `places` names; throws when one is missing. */
+  private async headsFromLeaders(
+    cluster: Cluster,
+    partitions: readonly number[],
+    places: Places,
+  ): Promise<Map<number, number>> {
+    const byLeader = new Map<number, number[]>();
+    for (const partition of partitions) {
+      const leader = places.get(partition)?.leader ?? -1;
+      if (leader < 0) throw new Error(`partition ${partition} has no leader`);
+      byLeader.set(leader, [...(byLeader.get(leader) ?? []), partition]);
+    }
+    const answers = await Promise.all(
+      [...byLeader].map(async ([leader, led]) =>
+        listHeads(await cluster.findBroker({ nodeId: String(leader) }), this.options.topic, led),
+      ),
+    );
+    const heads = new Map(answers.flatMap((answer) => [...answer]));
     for (const partition of partitions) {
       const head = heads.get(partition);
       if (head === undefined || !Number.isSafeInteger(head) || head < 0)
