@@ -7,7 +7,8 @@
 //   npm run bench:erase        (BENCH_ERASURES: how many, 200,000 unless set)
 import { pino } from 'pino';
 import type { Deletion } from '../../src/keys/deletion-records.js';
-import { NO_KEYS, type KeyId, type KeyStore } from '../../src/keys/key-store.js';
+import type { KeyId, KeyStore } from '../../src/keys/key-store.js';
+import { idleKeyStore } from '../helpers/idle-key-store.js';
 import { createKeyEraser } from '../../src/reports/key-eraser.js';
 
 const count = Number(process.env['BENCH_ERASURES'] ?? 200_000);
@@ -15,17 +16,8 @@ const count = Number(process.env['BENCH_ERASURES'] ?? 200_000);
 const IN_FLIGHT = 64;
 
 const store: KeyStore & { recordDeletions(deletions: readonly Deletion[]): Promise<void> } = {
-  description: 'keys:confirming at once',
-  mint: () => {
-    throw new Error('a delete mints no key');
-  },
-  put: () => Promise.resolve(),
-  destroy: () => Promise.resolve(),
+  ...idleKeyStore('keys:confirming at once'),
   recordDeletions: () => Promise.resolve(),
-  get: () => Promise.resolve(undefined),
-  lookup: () => Promise.resolve(NO_KEYS),
-  stats: () => ({ erasures: 0 }),
-  close: () => Promise.resolve(),
 };
 let told = 0;
 const eraser = createKeyEraser(store, pino({ level: 'silent' }), 1000, (ids: readonly KeyId[]) => {

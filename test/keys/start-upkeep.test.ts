@@ -4,7 +4,8 @@
 // findings are.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { keyIdText, NO_KEYS, type KeyId, type KeyStore } from '../../src/keys/key-store.js';
+import { keyIdText, type KeyId, type KeyStore } from '../../src/keys/key-store.js';
+import { idleKeyStore } from '../helpers/idle-key-store.js';
 import type { KeysInMemory } from '../../src/keys/key-upkeep.js';
 import { StartUpkeep, type ErasingService } from '../../src/keys/start-upkeep.js';
 import { createReadModel, type Ended } from '../../src/read-model/read-model.js';
@@ -17,16 +18,7 @@ const gone = Buffer.from('000000000002', 'hex');
 function keyTopicStore(ids: readonly KeyId[]): KeyStore & KeysInMemory {
   const texts = new Set(ids.map(keyIdText));
   return {
-    description: 'keys:topic',
-    mint: () => {
-      throw new Error('not used');
-    },
-    put: () => Promise.resolve(),
-    destroy: () => Promise.resolve(),
-    get: () => Promise.resolve(undefined),
-    lookup: () => Promise.resolve(NO_KEYS),
-    stats: () => ({ erasures: 0 }),
-    close: () => Promise.resolve(),
+    ...idleKeyStore('keys:topic'),
     heldInMemory: (id) => texts.has(keyIdText(id)),
     heldCount: () => texts.size,
     unnamedInMemory: () => Promise.resolve([]),

@@ -4,7 +4,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Deletion } from '../../src/keys/deletion-records.js';
-import { NO_KEYS, type KeyId, type KeyStore } from '../../src/keys/key-store.js';
+import type { KeyId, KeyStore } from '../../src/keys/key-store.js';
+import { idleKeyStore } from '../helpers/idle-key-store.js';
 import { createKeyEraser } from '../../src/reports/key-eraser.js';
 import { rejection, until } from '../helpers/async.js';
 import { memoryLogger } from '../helpers/server.js';
@@ -17,23 +18,15 @@ interface FakeStore extends KeyStore {
 
 function fakeStore(recordsDeletions: boolean): FakeStore {
   const store = {
-    description: 'keys:fake',
+    ...idleKeyStore('keys:fake'),
     destroyed: [] as KeyId[][],
     recorded: [] as Deletion[][],
     failing: false,
-    mint: () => {
-      throw new Error('not used');
-    },
-    put: () => Promise.resolve(),
     destroy(ids: readonly KeyId[]) {
       if (store.failing) return Promise.reject(new Error('the disk is gone'));
       store.destroyed.push([...ids]);
       return Promise.resolve();
     },
-    get: () => Promise.resolve(undefined),
-    lookup: () => Promise.resolve(NO_KEYS),
-    stats: () => ({ erasures: 0 }),
-    close: () => Promise.resolve(),
   };
   if (!recordsDeletions) return store;
   return Object.assign(store, {
