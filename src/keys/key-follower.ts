@@ -149,6 +149,7 @@ export class KeyFollower {
   private async *batches(): AsyncIterable<readonly FollowItem[]> {
     const { kafka, topic, partitions, brokers } = this.options;
     const cluster = fetchGated(groupFreeCluster(kafka, brokers));
+    const leaders = leadersViewOf(topic);
     const channel = new ItemChannel<FollowItem>();
     const signal = this.stop.signal;
     let loops: Promise<void>[] = [];
@@ -156,7 +157,6 @@ export class KeyFollower {
       await cluster.connect();
       await cluster.addTargetTopic(topic);
       const fail = (error: Error) => channel.fail(error);
-      const leaders = leadersViewOf(topic);
       loops = Array.from({ length: partitions }, (_, partition) =>
         followPartition({
           cluster,
@@ -172,6 +172,7 @@ export class KeyFollower {
       yield* channel.drain(signal);
     } finally {
       this.stop.abort();
+      leaders.close();
       // A loop waiting on a broker that is away may not notice the abort soon: a close does not wait for it.
       await settleWithin(DISCONNECT_MS, Promise.allSettled(loops));
       await settleWithin(DISCONNECT_MS, cluster.disconnect());

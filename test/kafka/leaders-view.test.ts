@@ -30,12 +30,23 @@ function metadataOf(leaders: Record<number, number>): BrokerMetadata {
   };
 }
 
-/** A cluster of brokers 1-3 whose metadata answers `answer(node)` gives (a promise never settled: a paused broker). */
-function fakeCluster(answer: (node: number) => Promise<BrokerMetadata>, start: Record<number, number>) {
+/**
+ * A cluster whose brokers' metadata answers `answer(node)` gives (a promise never settled: a paused
+ * broker); kafkajs' own view names `theirs` (partition -> leader, replicas 1-3 unless `replicas`).
+ */
+function fakeCluster(
+  answer: (node: number) => Promise<BrokerMetadata>,
+  theirs: Record<number, number>,
+  replicas: () => number[] = () => [1, 2, 3],
+) {
   const asked: number[] = [];
   const cluster = {
     refreshMetadataIfNecessary: () => Promise.resolve(),
-    findTopicPartitionMetadata: () => metadataOf(start).topicMetadata[0]?.partitionMetadata ?? [],
+    findTopicPartitionMetadata: () =>
+      (metadataOf(theirs).topicMetadata[0]?.partitionMetadata ?? []).map((entry) => ({
+        ...entry,
+        replicas: replicas(),
+      })),
     findBroker: ({ nodeId }: { nodeId: string }) =>
       Promise.resolve({
         metadata: () => {
@@ -49,7 +60,8 @@ function fakeCluster(answer: (node: number) => Promise<BrokerMetadata>, start: R
 
 const never = () => new Promise<BrokerMetadata>(() => undefined);
 /** Refreshed only when a test asks (`outdated`) or before the first answer. */
-const view = () => new LeadersView({ topic: TOPIC, maxAgeMs: 60_000, answersWindowMs: 50 });
+const view = (minSpacingMs = 0) =>
+  new LeadersView({ topic: TOPIC, maxAgeMs: 60_000, answersWindowMs: 50, minSpacingMs });
 
 const leaders = suite("kafka: the head reads' view of the leaders");
 
@@ -109,6 +121,55 @@ leaders('a refresh that no broker answers fails, and the view it had stays', asy
   );
   assert.is(failed, 'connection refused');
   assert.is(leadersView.known(cluster).get(0)?.leader, 2);
+});
+
+leaders(
+  'refreshes that fail are spaced as those that answer: reads failing fast do not flood the brokers',
+  async () => {
+    // Every answer fails at once, as kafkajs' parse of a metadata answer does while one partition has no leader.
+    const { cluster, asked } = fakeCluster(() => Promise.reject(new Error('LEADER_NOT_AVAILABLE')), { 0: 1 });
+    const leadersView = new LeadersView({ topic: TOPIC, maxAgeMs: 1000, answersWindowMs: 50, minSpacingMs: 100 });
+    const until = performance.now() + 300;
+    while (performance.now() < until) {
+      leadersView.known(cluster);
+      await leadersView.outdated(cluster).catch(() => undefined);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // Three brokers a refresh, one refresh per 100 ms at most: 300 ms give at most four.
+    assert.ok(asked.length > 0 && asked.length <= 12, `${asked.length} metadata requests in 300 ms`);
+  },
+);
+
+leaders("brokers that replaced those the view names are found through kafkajs' own view", async () => {
+  // The view knows brokers 1-3 (1 leads); then they are gone, and kafkajs' view (refreshed beside
+  // each refresh) names 4-6, which say 5 leads.
+  let replaced = false;
+  const { cluster } = fakeCluster(
+    (node) => {
+      if (node > 3) return Promise.resolve(metadataOf({ 0: 5 }));
+      return replaced ? Promise.reject(new Error(`broker ${node} not found`)) : Promise.resolve(metadataOf({ 0: 1 }));
+    },
+    { 0: 1 },
+    () => (replaced ? [4, 5, 6] : [1, 2, 3]),
+  );
+  const leadersView = view();
+  assert.is((await leadersView.current(cluster)).get(0)?.leader, 1);
+  replaced = true;
+  await leadersView.outdated(cluster);
+  assert.is(leadersView.known(cluster).get(0)?.leader, 5);
+});
+
+leaders('a closed view asks no broker', async () => {
+  const { cluster, asked } = fakeCluster(() => Promise.resolve(metadataOf({ 0: 2 })), { 0: 2 });
+  const leadersView = view();
+  leadersView.close();
+  assert.equal([...leadersView.known(cluster)], []);
+  const failed = await leadersView.current(cluster).then(
+    () => 'answered',
+    () => 'refused',
+  );
+  assert.is(failed, 'refused');
+  assert.equal(asked, []);
 });
 
 leaders.run();

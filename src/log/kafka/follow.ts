@@ -43,6 +43,7 @@ export async function* followTopicBatches({
   if (signal?.aborted) return;
   // Gated: fetch loops starting together on one leader each opened a socket and closed only one (two left per read).
   const cluster = fetchGated(groupFreeCluster(kafka, brokers));
+  const leaders = leadersViewOf(topic);
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -52,7 +53,6 @@ export async function* followTopicBatches({
     await cluster.connect();
     await cluster.addTargetTopic(topic);
     const fail = (error: Error) => channel.fail(error);
-    const leaders = leadersViewOf(topic);
     loops = Array.from({ length: partitions }, (_, partition) =>
       followPartition({
         cluster,
@@ -69,6 +69,7 @@ export async function* followTopicBatches({
   } finally {
     signal?.removeEventListener('abort', onAbort);
     stop.abort();
+    leaders.close();
     await Promise.allSettled(loops);
     await settleWithin(DISCONNECT_MS, cluster.disconnect());
   }

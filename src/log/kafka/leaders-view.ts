@@ -10,7 +10,7 @@
 // again until it does, and does not hold the others' answers. Taking what most brokers say, not the
 // first answer, keeps a leader cut off from the others (which still believes it leads) out of the
 // view as soon as the others have elected another.
-import type { Broker, BrokerMetadata, Cluster } from 'kafkajs';
+import type { Broker, BrokerMetadata, Cluster, PartitionMetadata } from 'kafkajs';
 
 export interface PartitionPlace {
   /** The leader's node id (-1: none). */
@@ -26,31 +26,41 @@ export interface LeadersViewOptions {
   readonly maxAgeMs: number;
   /** How long, after the first broker answered, the others' answers are waited for. */
   readonly answersWindowMs: number;
+  /** How soon after a refresh began a failed read may ask for another. */
+  readonly minSpacingMs: number;
 }
 
 /** How old the view may be before a read refreshes it: as kafkajs' metadataMaxAge for these clusters (group-free-cluster.ts). */
 const MAX_AGE_MS = 1000;
 /** How long a refresh waits, after the first broker's answer, for the others'. */
 const ANSWERS_WINDOW_MS = 200;
+/** A failed read asks for a refresh at once, but not sooner than this after the last one began. */
+const MIN_SPACING_MS = 100;
 
 /** The view the head reads and the fetch loops of a topic keep. */
 export function leadersViewOf(topic: string): LeadersView {
-  return new LeadersView({ topic, maxAgeMs: MAX_AGE_MS, answersWindowMs: ANSWERS_WINDOW_MS });
+  return new LeadersView({
+    topic,
+    maxAgeMs: MAX_AGE_MS,
+    answersWindowMs: ANSWERS_WINDOW_MS,
+    minSpacingMs: MIN_SPACING_MS,
+  });
 }
 
 export class LeadersView {
   private places: Places = new Map();
-  /** On the monotonic clock (performance.now()). */
-  private refreshedMs = Number.NEGATIVE_INFINITY;
+  /** When the last refresh began, answered or not (monotonic, performance.now()): refreshes are spaced by it. */
+  private askedMs = Number.NEGATIVE_INFINITY;
   private refreshing: Promise<void> | undefined;
   /** Brokers asked and not answered yet: not asked again meanwhile. */
   private readonly asking = new Set<number>();
+  private closed = false;
 
   constructor(private readonly options: LeadersViewOptions) {}
 
   /** The view as last refreshed (empty until the first), refreshing it in the background when old. */
   known(cluster: Cluster): Places {
-    if (performance.now() - this.refreshedMs >= this.options.maxAgeMs) this.refresh(cluster).catch(() => undefined);
+    if (performance.now() - this.askedMs >= this.options.maxAgeMs) this.refresh(cluster).catch(() => undefined);
     return this.places;
   }
 
@@ -60,15 +70,27 @@ export class LeadersView {
     return this.known(cluster);
   }
 
-  /** A read through the view failed (a leader may have moved): refreshes it now, and resolves once done. */
+  /**
+   * A read through the view failed (a leader may have moved): refreshes it, and resolves once done.
+   * Reads failing fast do not ask the brokers faster than one refresh per `minSpacingMs`.
+   */
   async outdated(cluster: Cluster): Promise<void> {
-    this.refreshedMs = Number.NEGATIVE_INFINITY;
+    if (this.refreshing === undefined && performance.now() - this.askedMs < this.options.minSpacingMs) return;
     await this.refresh(cluster);
+  }
+
+  /** No refresh from now on (the cluster is being disconnected). */
+  close(): void {
+    this.closed = true;
   }
 
   /** One refresh at a time; it waits on no broker that has not answered an earlier one. */
   private refresh(cluster: Cluster): Promise<void> {
-    this.refreshing ??= this.ask(cluster).finally(() => (this.refreshing = undefined));
+    if (this.closed) return Promise.reject(new Error(`the view of ${this.options.topic}'s leaders is closed`));
+    if (this.refreshing === undefined) {
+      this.askedMs = performance.now();
+      this.refreshing = this.ask(cluster).finally(() => (this.refreshing = undefined));
+    }
     return this.refreshing;
   }
 
@@ -99,21 +121,30 @@ export class LeadersView {
     ]);
     clearTimeout(window);
     this.places = mostNamed(answers);
-    this.refreshedMs = performance.now();
   }
 
-  /** Every replica the view names; before the first refresh, those kafkajs' own view names. */
+  /**
+   * Every replica this view or kafkajs' own names. kafkajs' view is refreshed beside each refresh
+   * (never awaited, but for the very first): through it, brokers that replaced the ones this view
+   * names are found, and kafkajs knows a broker's address before it is asked here (asking one it
+   * does not know waits on its one-at-a-time refresh).
+   */
   private async nodesToAsk(cluster: Cluster): Promise<number[]> {
-    if (this.places.size > 0) return replicasOf(this.places);
-    await cluster.refreshMetadataIfNecessary();
-    return replicasOf(
-      new Map(
-        cluster
-          .findTopicPartitionMetadata(this.options.topic)
-          .map(({ partitionId, leader, replicas }) => [partitionId, { leader, replicas }]),
-      ),
-    );
+    const theirs = () => {
+      try {
+        return placesOf(cluster.findTopicPartitionMetadata(this.options.topic));
+      } catch {
+        return new Map() as Places; // not loaded yet
+      }
+    };
+    if (this.places.size === 0 && theirs().size === 0) await cluster.refreshMetadataIfNecessary();
+    else cluster.refreshMetadataIfNecessary().catch(() => undefined);
+    return [...new Set([...replicasOf(this.places), ...replicasOf(theirs())])];
   }
+}
+
+function placesOf(partitions: readonly PartitionMetadata[]): Places {
+  return new Map(partitions.map(({ partitionId, leader, replicas }) => [partitionId, { leader, replicas }]));
 }
 
 function replicasOf(places: Places): number[] {
@@ -124,9 +155,7 @@ function replicasOf(places: Places): number[] {
 function placesIn({ topicMetadata }: BrokerMetadata, topic: string): Places {
   const entry = topicMetadata.find((each) => each.topic === topic);
   if (entry === undefined || entry.partitionMetadata.length === 0) throw new Error(`no metadata for topic ${topic}`);
-  return new Map(
-    entry.partitionMetadata.map(({ partitionId, leader, replicas }) => [partitionId, { leader, replicas }]),
-  );
+  return placesOf(entry.partitionMetadata);
 }
 
 /** Per partition, the place most answers give (the earliest answer's among equals). */

@@ -100,6 +100,7 @@ export class PartitionHeads {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.leaders.close();
     const cluster = this.cluster;
     this.cluster = undefined;
     this.ready = undefined;
