@@ -8,7 +8,7 @@
 // digests are never logged: lines name topics, partitions, offsets and counts only.
 // The topic's check at start is kafka-key-topic-facts.ts's, the clients, producer and lanes
 // kafka-key-parts.ts's, and the store itself kafka-keys.ts's; opening them in order is here.
-import { randomBytes } from 'node:crypto';
+import { createRandomSource } from './secret-source.js';
 import { BrokerReachability } from '../log/kafka/brokers.js';
 import { describeStartError } from '../log/kafka/client.js';
 import { createKafkaKeysParts } from './kafka-key-parts.js';
@@ -23,7 +23,7 @@ export async function openKafkaKeyStore({
   logger,
   writeTimeoutMs,
   maxPendingWrites,
-  random = randomBytes,
+  random = createRandomSource(),
   createTopic = true,
 }: KafkaKeyStoreOptions): Promise<KafkaKeyStore> {
   const log = logger.child({ component: 'keys', keyTopic: config.keyTopic });
