@@ -154,11 +154,20 @@ export function viewSlot(bytes: Buffer, at: number, sound = slotSound(bytes, at)
   }
 }
 
-/** A live slot's content digest (a view into `bytes`), without the rest of its view; undefined for any other slot. */
-export function liveDigestAt(bytes: Buffer, at: number, sound: boolean): Buffer | undefined {
-  return sound && bytes[at + STATE] === SlotState.live
-    ? bytes.subarray(at + DIGEST, at + DIGEST + DIGEST_BYTES)
-    : undefined;
+/** Copies a live slot's content digest into `into`, without the rest of its view; false for any other slot. */
+export function copyLiveDigest(bytes: Buffer, at: number, sound: boolean, into: Uint8Array): boolean {
+  if (!sound || bytes[at + STATE] !== SlotState.live) return false;
+  // 32 bytes a byte at a time: less than the call into Buffer#copy.
+  for (let i = 0; i < DIGEST_BYTES; i += 1) into[i] = bytes[at + DIGEST + i] as number;
+  return true;
+}
+
+/** The slot a key id given as `bytes[start, end)` names; undefined for an id this store never gives (another length). */
+export function slotOfKeyIdBytes(bytes: Uint8Array, start: number, end: number): number | undefined {
+  if (end - start !== KEY_ID_BYTES) return undefined;
+  let slot = 0;
+  for (let i = start; i < end; i += 1) slot = slot * 256 + (bytes[i] as number);
+  return slot;
 }
 
 export function keyIdOfSlot(slot: number): KeyId {

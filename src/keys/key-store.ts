@@ -38,8 +38,12 @@ export interface KeyWriteOptions {
 /** Every key a store held at one moment, in memory, for a pass over many (the state digest, a sweep). */
 export interface KeyLookup {
   get(id: KeyId): ContentKey | undefined;
-  /** `get(id)?.contentDigest` without the rest of the key, where cheaper (the state digest asks it of every live report). */
-  contentDigestOf?(id: KeyId): Buffer | undefined;
+  /**
+   * Copies `get(id)?.contentDigest` of the id `keyId[start, end)` into `into` (32 bytes), without
+   * the rest of the key or a view made, where cheaper (the state digest asks it of every live
+   * report); false when the key is not there.
+   */
+  copyContentDigest?(keyId: Uint8Array, start: number, end: number, into: Uint8Array): boolean;
 }
 
 export interface LookupOptions {

@@ -6,9 +6,10 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { readAt } from '../log/file/read-at.js';
 import {
   HEADER_BYTES,
-  liveDigestAt,
+  copyLiveDigest,
   SLOT_BYTES,
   slotOfKeyId,
+  slotOfKeyIdBytes,
   slotPosition,
   slotSound,
   viewSlot,
@@ -41,10 +42,10 @@ export class SlotTable implements KeyLookup {
     return view.kind === 'live' ? { id, secret: view.secret, contentDigest: view.contentDigest } : undefined;
   }
 
-  contentDigestOf(id: KeyId): Buffer | undefined {
-    const slot = slotOfKeyId(id);
-    if (slot === undefined || slot >= this.slots) return undefined;
-    return liveDigestAt(this.bytes, slot * SLOT_BYTES, !this.damagedSet.has(slot));
+  copyContentDigest(keyId: Uint8Array, start: number, end: number, into: Uint8Array): boolean {
+    const slot = slotOfKeyIdBytes(keyId, start, end);
+    if (slot === undefined || slot >= this.slots) return false;
+    return copyLiveDigest(this.bytes, slot * SLOT_BYTES, this.damaged.length === 0 || !this.damagedSet.has(slot), into);
   }
 
   /**

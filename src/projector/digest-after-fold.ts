@@ -9,9 +9,9 @@
 // destroyed while the fold ran (its report deleted after the fold's end): the digest of the state
 // at the fold's end, where the report is live.
 import type { LiveReports } from '../../projections/canonical.js';
-import type { KeyId, KeyLookup } from '../keys/key-store.js';
+import type { KeyLookup } from '../keys/key-store.js';
 import type { ReportTable } from '../read-model/report-table.js';
-import { stateDigest } from './fold-log.js';
+import { keyDigestOf, stateDigest } from './fold-log.js';
 
 /** Where the key table comes from: read again on every call. */
 export interface KeyTableSource {
@@ -43,10 +43,17 @@ export async function digestAfterFold(
 
 /** `keys`, noting in `missing` whether any key asked of it was not there. */
 function noticingMisses(keys: KeyLookup, missing: { any: boolean }): KeyLookup {
-  const digestOf = keys.contentDigestOf?.bind(keys) ?? ((id: KeyId) => keys.get(id)?.contentDigest);
-  const noted = <T>(found: T | undefined): T | undefined => {
-    if (found === undefined) missing.any = true;
-    return found;
+  const digestOf = keyDigestOf(keys);
+  return {
+    get: (id) => {
+      const found = keys.get(id);
+      if (found === undefined) missing.any = true;
+      return found;
+    },
+    copyContentDigest: (keyId, start, end, into) => {
+      const found = digestOf(keyId, start, end, into);
+      if (!found) missing.any = true;
+      return found;
+    },
   };
-  return { get: (id) => noted(keys.get(id)), contentDigestOf: (id) => noted(digestOf(id)) };
 }

@@ -15,8 +15,9 @@ import { readAhead } from '../read-model/read-ahead.js';
 import { applyRecord, passGap, type Applied, type ErasedKey, type ReadModel } from '../read-model/read-model.js';
 import { foldSharded } from '../read-model/sharded-fold.js';
 import { ReportTable } from '../read-model/report-table.js';
+import type { KeyDigest } from '../read-model/report-record.js';
 import { isFileBacked } from '../log/file/file-range.js';
-import { NO_KEYS, parseKeyId, type KeyId, type KeyLookup } from '../keys/key-store.js';
+import { NO_KEYS, parseKeyId, type KeyLookup } from '../keys/key-store.js';
 
 export interface FoldOptions {
   /** Stop before this cursor (exclusive, per partition); default: the head seen at start. */
@@ -145,7 +146,17 @@ export function stateDigest(reports: ReportTable | LiveReports, keys: KeyLookup 
     return hash
       .update(canonicalState(reports, ({ sealed }) => keys.get(parseKeyId(sealed.key))?.contentDigest))
       .digest('hex');
-  const digestOf = keys.contentDigestOf?.bind(keys) ?? ((keyId: KeyId) => keys.get(keyId)?.contentDigest);
-  reports.canonicalLines((bytes) => hash.update(bytes), digestOf);
+  reports.canonicalLines((bytes) => hash.update(bytes), keyDigestOf(keys));
   return hash.digest('hex');
+}
+
+/** The state digest's way into `keys`: their copyContentDigest, or else through get. */
+export function keyDigestOf(keys: KeyLookup): KeyDigest {
+  if (keys.copyContentDigest !== undefined) return keys.copyContentDigest.bind(keys);
+  return (keyId, start, end, into) => {
+    const digest = keys.get(Buffer.from(keyId.buffer, keyId.byteOffset + start, end - start))?.contentDigest;
+    if (digest === undefined) return false;
+    digest.copy(into);
+    return true;
+  };
 }

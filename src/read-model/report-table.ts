@@ -199,9 +199,11 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
     const out = new BytesOut(update);
     const { keys, count } = this.index.liveInOrder();
     const digits = this.#digits;
+    const scratch = Buffer.alloc(32);
     for (let i = 0; i < count; i += 1) {
       const { chunk, position } = this.arena.locate(keys.payload[i] as number);
-      writeCanonicalLine(out, chunk, position, digits.load(keys.low[i] as number, keys.high[i] as number), keyDigest);
+      const id = digits.load(keys.low[i] as number, keys.high[i] as number);
+      writeCanonicalLine(out, chunk, position, id, keyDigest, scratch);
     }
     out.flush();
   }

@@ -18,7 +18,14 @@ function lookupOf(slots: readonly number[]): KeyLookup {
     const contentDigest = held.get(keyIdText(id));
     return contentDigest === undefined ? undefined : { id, secret: Buffer.alloc(32), contentDigest };
   };
-  return { get, contentDigestOf: (id) => get(id)?.contentDigest };
+  return {
+    get,
+    copyContentDigest: (keyId, start, end, into) => {
+      const digest = get(Buffer.from(keyId.subarray(start, end)))?.contentDigest;
+      digest?.copy(into);
+      return digest !== undefined;
+    },
+  };
 }
 
 /** A key table source whose every lookup is the next of `tables`, counting the lookups. */

@@ -68,7 +68,12 @@ record(
       writeRecord(chunk, 0, report);
       const lines: Buffer[] = [];
       const out = new BytesOut((bytes) => lines.push(Buffer.from(bytes)));
-      writeCanonicalLine(out, chunk, 0, digits, keyDigest);
+      const copied = (keyId: Uint8Array, start: number, end: number, into: Uint8Array) => {
+        const digest = keyDigest(Buffer.from(keyId.subarray(start, end)));
+        digest?.copy(into);
+        return digest !== undefined;
+      };
+      writeCanonicalLine(out, chunk, 0, digits, copied, Buffer.alloc(32));
       out.flush();
       return Buffer.concat(lines).toString('utf8');
     };
