@@ -10,7 +10,7 @@ import { BytesOut, type BytesReader } from './bytes.js';
 import { IdTable, NO_RECORD, type IdTableParts } from './id-table.js';
 import { IdDigits, idText, parseId } from './int64-id.js';
 import { RecordArena, type RecordArenaParts } from './record-arena.js';
-import { isSealedRecord, sealedKeyId, writeCanonicalLine, type KeyDigest } from './report-record.js';
+import { canonicalScratch, isSealedRecord, sealedKeyId, writeCanonicalLine, type KeyDigest } from './report-record.js';
 
 /** A ReportTable's contents as a structured clone carries them between threads. */
 export interface ReportTableParts {
@@ -199,7 +199,7 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
     const out = new BytesOut(update);
     const { keys, count } = this.index.liveInOrder();
     const digits = this.#digits;
-    const scratch = Buffer.alloc(32);
+    const scratch = canonicalScratch();
     for (let i = 0; i < count; i += 1) {
       const { chunk, position } = this.arena.locate(keys.payload[i] as number);
       const id = digits.load(keys.low[i] as number, keys.high[i] as number);

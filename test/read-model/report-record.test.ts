@@ -14,6 +14,7 @@ import {
   readRecord,
   recordLength,
   storedLength,
+  canonicalScratch,
   writeCanonicalLine,
   writeRecord,
 } from '../../src/read-model/report-record.js';
@@ -73,11 +74,21 @@ record(
         digest?.copy(into);
         return digest !== undefined;
       };
-      writeCanonicalLine(out, chunk, 0, digits, copied, Buffer.alloc(32));
+      writeCanonicalLine(out, chunk, 0, digits, copied, canonicalScratch());
       out.flush();
       return Buffer.concat(lines).toString('utf8');
     };
-    for (const report of reports().filter((candidate) => candidate.name.length < 20_000)) {
+    // Beside those: ASCII content digested from its bytes as they lie, and content a byte a
+    // character that is not ASCII (its UTF-8 differs from its bytes), in the name or in the tag.
+    const mixed: StoredReport[] = [
+      { name: 'Quarterly report', tag: 'finance' },
+      { name: 'caf\u00e9', tag: 'finance' },
+      { name: 'Quarterly report', tag: '\u00fc' },
+      { name: '\u007f', tag: '' },
+      { name: 'n'.repeat(4095), tag: '' },
+      { name: 'n'.repeat(4096), tag: '' },
+    ];
+    for (const report of [...reports().filter((candidate) => candidate.name.length < 20_000), ...mixed]) {
       assert.is(
         line(report, () => undefined),
         canonicalLine('42', contentDigest(report)),
