@@ -18,6 +18,10 @@ export function createHttpServer(handler: RequestListener, limits: HttpLimits, l
     requireHostHeader: false,
   });
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  // Every header is kept: Node's default keeps the first 2,000 and drops the rest without a word,
+  // so an If-Match, an Idempotency-Key or a second Authorization after them went unseen (a
+  // conditional DELETE ran unconditionally). The headers' size limit (431) still bounds them all.
+  server.maxHeadersCount = 0;
   guardConnections(server, handler, limits, logger);
   return server;
 }
