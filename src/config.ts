@@ -83,6 +83,9 @@ function tokenList(env: Env, name: 'REPORTS_TOKENS' | 'REPORTS_METRICS_TOKEN'): 
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
+  // Only commas and spaces ("$A,$B" with both unset): refused rather than taken for unset, which
+  // would leave /metrics open, or make a token of its own, without a word.
+  if (tokens.length === 0) throw new ConfigError(name, 'holds no token, only commas and spaces');
   for (const token of tokens) checkToken(token, name);
   return tokens;
 }

@@ -138,6 +138,8 @@ const bad: readonly [string, Env, string][] = [
   ['REPORTS_FEED_HEARTBEAT_MS below 10', { REPORTS_FEED_HEARTBEAT_MS: '5' }, 'REPORTS_FEED_HEARTBEAT_MS'],
   ['KAFKA_BROKERS without host:port', { KAFKA_BROKERS: 'nohostport' }, 'KAFKA_BROKERS'],
   ['KAFKA_BROKERS with one bad entry', { KAFKA_BROKERS: 'a:9092,b' }, 'KAFKA_BROKERS'],
+  // "$A,$B" with both unset: no broker named, which kafkajs only found after a token was made.
+  ['KAFKA_BROKERS of commas only', { KAFKA_BROKERS: ' , ,' }, 'KAFKA_BROKERS'],
   [
     'KAFKA_SASL_MECHANISM without a username',
     { KAFKA_BROKERS: 'a:9092', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_PASSWORD: 'p' },
@@ -164,6 +166,9 @@ const bad: readonly [string, Env, string][] = [
     'REPORTS_METRICS_TOKEN',
   ],
   ['REPORTS_METRICS_TOKEN with a short sha256 entry', { REPORTS_METRICS_TOKEN: 'sha256:abc' }, 'REPORTS_METRICS_TOKEN'],
+  // Taken for unset, these left /metrics open (or made a token) without a word.
+  ['REPORTS_METRICS_TOKEN of commas only', { REPORTS_METRICS_TOKEN: ',' }, 'REPORTS_METRICS_TOKEN'],
+  ['REPORTS_TOKENS of commas and spaces only', { REPORTS_TOKENS: ' , ,,' }, 'REPORTS_TOKENS'],
   ['HOST that looks like an IPv4 address but is none', { HOST: '999.1.1.1' }, 'HOST'],
   ['HOST with an all-digit last label', { HOST: 'reports.123' }, 'HOST'],
   ['HOST with a character no host name holds', { HOST: 'bad_host!' }, 'HOST'],

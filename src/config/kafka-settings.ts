@@ -38,6 +38,8 @@ function brokerList(raw: string): string[] {
     .split(',')
     .map((b) => b.trim())
     .filter((b) => b !== '');
+  if (brokers.length === 0)
+    throw new ConfigError('KAFKA_BROKERS', 'names no broker, only commas and spaces; expected host:port,...');
   for (const broker of brokers) {
     if (!/^[^\s:]+:\d{1,5}$/.test(broker))
       throw new ConfigError('KAFKA_BROKERS', `entries must be host:port, got "${broker}"`);
