@@ -101,6 +101,18 @@ export function checkToken(token: string, variable: string): void {
   }
 }
 
+/**
+ * The CloudEvents `source`: a URI-reference (RFC 3986), so every event's `source` is one, as
+ * consumers' CloudEvents libraries expect; characters a URI never holds (a space, a quote, a
+ * non-ASCII letter: percent-encode them) stop the start.
+ */
+function eventSource(env: Env): string {
+  const source = text(env, 'REPORTS_EVENT_SOURCE') ?? 'urn:report-store';
+  if (!/^(?:[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+$/.test(source))
+    throw new ConfigError('REPORTS_EVENT_SOURCE', `is not a URI-reference (RFC 3986): "${source}"`);
+  return source;
+}
+
 export function loadConfig(env: Env): Config {
   const tokensFile = text(env, 'REPORTS_TOKENS_FILE');
   const kafka = kafkaConfig(env);
@@ -117,7 +129,7 @@ export function loadConfig(env: Env): Config {
     tagMaxChars: integer(env, 'REPORTS_TAG_MAX_CHARS', 4096, 0, 1024 * 1024),
     writeTimeoutMs: integer(env, 'REPORTS_WRITE_TIMEOUT_MS', 5000, 1, 600_000),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
-    eventSource: text(env, 'REPORTS_EVENT_SOURCE') ?? 'urn:report-store',
+    eventSource: eventSource(env),
     snapshotEvery: integer(env, 'REPORTS_SNAPSHOT_EVERY', 10_000, 0, 1_000_000_000),
     projectionStallMs: integer(env, 'REPORTS_PROJECTION_STALL_MS', 10_000, 100, 3_600_000),
     http: httpLimits(env),

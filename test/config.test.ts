@@ -95,6 +95,11 @@ parsed('reads REPORTS_WRITE_TIMEOUT_MS, the field limits and LOG_LEVEL', () => {
   assert.is(config.tagMaxChars, 0);
   assert.is(config.logLevel, 'debug');
 });
+parsed('reads REPORTS_EVENT_SOURCE as any URI-reference, percent-encoded characters included', () => {
+  for (const source of ['https://reports.example.com/eu-1', 'urn:report-store:a%20b', '/instances/7?zone=a#x'])
+    assert.is(loadConfig({ REPORTS_EVENT_SOURCE: source }).eventSource, source);
+});
+
 parsed('reads the Kafka settings when KAFKA_BROKERS is set', () => {
   const config = loadConfig({
     KAFKA_BROKERS: 'a:9092, b.example:19092',
@@ -169,6 +174,9 @@ const bad: readonly [string, Env, string][] = [
   // Taken for unset, these left /metrics open (or made a token) without a word.
   ['REPORTS_METRICS_TOKEN of commas only', { REPORTS_METRICS_TOKEN: ',' }, 'REPORTS_METRICS_TOKEN'],
   ['REPORTS_TOKENS of commas and spaces only', { REPORTS_TOKENS: ' , ,,' }, 'REPORTS_TOKENS'],
+  ['REPORTS_EVENT_SOURCE with a space', { REPORTS_EVENT_SOURCE: 'not a uri' }, 'REPORTS_EVENT_SOURCE'],
+  ['REPORTS_EVENT_SOURCE with a quote', { REPORTS_EVENT_SOURCE: 'urn:a"b' }, 'REPORTS_EVENT_SOURCE'],
+  ['REPORTS_EVENT_SOURCE with a bad percent-encoding', { REPORTS_EVENT_SOURCE: 'urn:a%2' }, 'REPORTS_EVENT_SOURCE'],
   ['HOST that looks like an IPv4 address but is none', { HOST: '999.1.1.1' }, 'HOST'],
   ['HOST with an all-digit last label', { HOST: 'reports.123' }, 'HOST'],
   ['HOST with a character no host name holds', { HOST: 'bad_host!' }, 'HOST'],
