@@ -112,7 +112,7 @@ export function isSealedRecord(chunk: Buffer, position: number): boolean {
   return ((chunk[position] as number) & SEALED) !== 0;
 }
 
-/** Where the key id of the sealed record at `position` starts in the chunk (it takes sealedKeyBytes bytes). */
+/** Where the key id of the sealed record at `position` starts in the chunk (`keyBytes` long, the varint after the flags). */
 function sealedKeyStart(chunk: Buffer, position: number, keyBytes: number): number {
   const at = position + 1 + varintBytes(keyBytes);
   return at + varintBytes(readVarint(chunk, at));
@@ -198,7 +198,7 @@ export function storedLength(chunk: Buffer, position: number): number {
 
 /**
  * Copies the content digest of the key whose id is `keyId[start, end)` (a sealed record's) from the
- * key store into `into` (32 bytes of room, a SHA-256); false when the key is not there. Into a buffer the
+ * key store into `into` (32 bytes, a SHA-256); false when the key is not there. Into a buffer the
  * caller reuses, not as a view: the state digest asks it of every live report, and a view of the
  * key id and one of the digest for each took a fifth of the digest's time at a million reports.
  */
