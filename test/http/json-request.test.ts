@@ -1,5 +1,6 @@
 // Reading a JSON request body (src/http/json-request.ts) on a real server: what is refused before
 // the body is parsed, and what is accepted, beyond the contract suite's cases.
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MAX_JSON_DEPTH } from '../../src/http/json-body.js';
@@ -74,6 +75,40 @@ body('still refuses another charset with 415', async ({ server }) => {
     415,
     /charset must be utf-8/,
   );
+});
+
+/** POST /reports with `bytes` as the body, sent with Content-Encoding `encoding`. */
+const postEncoded = (server: TestServer, bytes: Buffer, encoding: string) =>
+  server.request('/reports', {
+    method: 'POST',
+    body: bytes,
+    headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+  });
+
+body('reads a gzip, deflate or br body as the JSON it inflates to', async ({ server }) => {
+  const compress = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
+  for (const [encoding, squeeze] of Object.entries(compress)) {
+    const json = `{"id":${nextId()},"name":"packed ${encoding}"}`;
+    const response = await postEncoded(server, squeeze(Buffer.from(json)), encoding);
+    assert.equal(await expectJson(response, 200), { name: `packed ${encoding}` });
+  }
+});
+
+body(
+  'refuses with 413 a compressed body that inflates past the limit (a gzip bomb), and writes nothing',
+  async ({ server }) => {
+    const before = await logHead(server);
+    const bomb = gzipSync(Buffer.from(`{"id":${nextId()},"name":"${' '.repeat(1_000_000)}"}`));
+    assert.ok(bomb.length < 65_536, 'the compressed body itself is within the limit');
+    await expectError(await postEncoded(server, bomb, 'gzip'), 413);
+    assert.is(await logHead(server), before);
+  },
+);
+
+body('refuses a body that does not inflate with 400, and another encoding with 415', async ({ server }) => {
+  const json = Buffer.from(`{"id":${nextId()},"name":"x"}`);
+  await expectError(await postEncoded(server, json, 'gzip'), 400, /could not be read/);
+  await expectError(await postEncoded(server, json, 'compress'), 415, /encoding is not supported/);
 });
 
 body.run();
