@@ -178,5 +178,5 @@ export function keyIdOfSlot(slot: number): KeyId {
 
 /** The slot a key id names; undefined for an id this store never gives (another length). */
 export function slotOfKeyId(id: KeyId): number | undefined {
-  return id.length === KEY_ID_BYTES ? id.readUIntBE(0, KEY_ID_BYTES) : undefined;
+  return slotOfKeyIdBytes(id, 0, id.length);
 }

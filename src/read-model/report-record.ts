@@ -215,7 +215,7 @@ export interface CanonicalScratch {
   readonly content: Buffer;
 }
 
-/** Content longer than this (in bytes) is digested through strings, as any content used to be. */
+/** Content longer than this (in bytes) is digested through strings, as all content used to be. */
 const SCRATCH_CONTENT_BYTES = 4096;
 export function canonicalScratch(): CanonicalScratch {
   return { digest: Buffer.alloc(32), content: Buffer.alloc(SCRATCH_CONTENT_BYTES) };
@@ -270,7 +270,7 @@ export function writeCanonicalLine(
  * The content digest of the plain record at `position` into `scratch.digest`, when its name and tag
  * are stored a byte a character, all ASCII (nearly every report): those bytes are the content's
  * UTF-8 as they lie, laid out in `scratch.content` and hashed there (strings, their UTF-8 and a
- * digest buffer per report took 2.5 s of the digest of a million). False for any other record.
+ * digest buffer per report took 2.5 s of the digest of a million). False for every other record.
  */
 function asciiDigestInto(chunk: Buffer, position: number, { content, digest }: CanonicalScratch): boolean {
   const flags = chunk[position] as number;
