@@ -5,6 +5,9 @@
 // one line, tries again with a growing pause, and starts when any broker answers; once
 // KAFKA_START_TIMEOUT_MS has passed it stops with the last reason. Only outages are waited out: a
 // refusal (a rejected password, an unsafe topic) stops the start at once, as before.
+// A paused broker (SIGSTOP, a frozen VM) accepts the connection and never answers, so kafkajs' first
+// attempt can hang until the broker comes back without failing: the same line is said once that
+// attempt has taken SLOW_ATTEMPT_MS, or the operator would watch a silent start.
 import type { Logger } from 'pino';
 import { isConnectivityFailure } from './errors.js';
 
@@ -18,10 +21,13 @@ export interface StartRetryOptions {
   readonly what: string;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly now?: () => number;
+  /** After how long a first attempt that has not answered yet is said to be waiting (tests shorten it). */
+  readonly slowAttemptMs?: number;
 }
 
 const FIRST_PAUSE_MS = 500;
 const LONGEST_PAUSE_MS = 5_000;
+const SLOW_ATTEMPT_MS = 3_000;
 
 /** Whether a start failure (describeStartError's, which keeps what kafkajs threw as its cause) is an outage. */
 export function outageAtStart(error: unknown): boolean {
@@ -32,13 +38,34 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 export async function openWhenKafkaAnswers<T>(
   open: () => Promise<T>,
-  { timeoutMs, logger, brokers, what, sleep = pause, now = () => performance.now() }: StartRetryOptions,
+  {
+    timeoutMs,
+    logger,
+    brokers,
+    what,
+    sleep = pause,
+    now = () => performance.now(),
+    slowAttemptMs = SLOW_ATTEMPT_MS,
+  }: StartRetryOptions,
 ): Promise<T> {
   const started = now();
+  let waitingSaid = false;
+  const sayWaiting = (reason: string) => {
+    if (waitingSaid) return;
+    waitingSaid = true;
+    logger.warn(
+      { brokers, reason, startTimeoutMs: timeoutMs },
+      `no broker of KAFKA_BROKERS answers yet for ${what}; trying again until KAFKA_START_TIMEOUT_MS has passed`,
+    );
+  };
   for (let attempt = 1; ; attempt += 1) {
+    const slow =
+      attempt === 1 && timeoutMs > 0
+        ? setTimeout(() => sayWaiting(`no answer within ${slowAttemptMs} ms`), slowAttemptMs).unref()
+        : undefined;
     try {
       const opened = await open();
-      if (attempt > 1)
+      if (waitingSaid)
         logger.info(
           { brokers, attempts: attempt, seconds: Math.round((now() - started) / 100) / 10 },
           `Kafka answers: opened ${what}`,
@@ -53,12 +80,10 @@ export async function openWhenKafkaAnswers<T>(
           { cause: (error as Error).cause },
         );
       }
-      if (attempt === 1)
-        logger.warn(
-          { brokers, reason: (error as Error).message, startTimeoutMs: timeoutMs },
-          `no broker of KAFKA_BROKERS answers yet for ${what}; trying again until KAFKA_START_TIMEOUT_MS has passed`,
-        );
+      sayWaiting((error as Error).message);
       await sleep(Math.min(FIRST_PAUSE_MS * 2 ** (attempt - 1), LONGEST_PAUSE_MS, timeoutMs - waitedMs));
+    } finally {
+      clearTimeout(slow);
     }
   }
 }

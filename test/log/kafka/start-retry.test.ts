@@ -51,6 +51,40 @@ retry('tries an outage again with growing pauses and one line, and opens once Ka
   );
 });
 
+retry('says it waits when the first attempt hangs unanswered (a paused broker), then that Kafka answers', async () => {
+  const { logger, lines } = memoryLogger();
+  let answer: (value: string) => void = () => undefined;
+  const opening = openWhenKafkaAnswers(() => new Promise<string>((resolve) => (answer = resolve)), {
+    timeoutMs: 60_000,
+    logger,
+    brokers: ['127.0.0.1:9'],
+    what: 'the key topic k',
+    slowAttemptMs: 20,
+  });
+  const waiting = () =>
+    lines().filter((line) => String(line['msg']).startsWith('no broker of KAFKA_BROKERS answers yet'));
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.is(waiting().length, 0, 'not before the attempt has taken slowAttemptMs');
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.is(waiting().length, 1);
+  assert.is(waiting()[0]?.['reason'], 'no answer within 20 ms');
+  answer('log');
+  assert.is(await opening, 'log');
+  assert.is(waiting().length, 1, 'said once');
+  assert.ok(lines().some((line) => line['msg'] === 'Kafka answers: opened the key topic k' && line['attempts'] === 1));
+});
+
+retry('says nothing of waiting when the first attempt answers in time', async () => {
+  const { logger, lines } = memoryLogger();
+  const opened = await openWhenKafkaAnswers(
+    () => new Promise<string>((resolve) => setTimeout(() => resolve('log'), 5)),
+    { timeoutMs: 60_000, logger, brokers: [], what: 'x', slowAttemptMs: 200 },
+  );
+  assert.is(opened, 'log');
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  assert.equal(lines(), [], 'no line: the timer was cleared with the answer');
+});
+
 retry('gives up once KAFKA_START_TIMEOUT_MS has passed, naming it', async () => {
   const clock = fakeClock();
   const error = await openWhenKafkaAnswers(() => Promise.reject(outage()), {
