@@ -10,7 +10,7 @@ import { partitionOfKey } from '../log/kafka/key-partition.js';
 import { settleWithin } from '../log/settle-within.js';
 import { DISCONNECT_MS } from '../log/kafka/disconnect.js';
 import type { KeyFollower } from './key-follower.js';
-import { checkContentKey, checkKeyId, CONTENT_DIGEST_BYTES } from './key-record.js';
+import { checkContentKey, CONTENT_DIGEST_BYTES, isHoldableKeyId } from './key-record.js';
 import { KeyMemory } from './key-memory.js';
 import { RollRecords } from './roll-records.js';
 import { mintKeyId, partitionOfKeyId } from './kafka-key-ids.js';
@@ -90,8 +90,11 @@ export class KafkaKeys implements KafkaKeyStore {
 
   async destroy(ids: readonly KeyId[], { timeoutMs }: KeyWriteOptions = {}): Promise<void> {
     this.checkOpen();
-    ids.forEach(checkKeyId);
-    if (ids.length > 0) await this.write({ kind: 'destroy', idTexts: ids.map(keyIdText) }, timeoutMs);
+    // An id no key store can hold (another producer's event may name one, and every instance then
+    // asks for its destruction when the fold voids it) was never put: nothing to destroy. Refused,
+    // it failed every erasure sent with it, and the background's retries carry them all together.
+    const held = ids.filter(isHoldableKeyId);
+    if (held.length > 0) await this.write({ kind: 'destroy', idTexts: held.map(keyIdText) }, timeoutMs);
   }
 
   async get(id: KeyId): Promise<ContentKey | undefined> {

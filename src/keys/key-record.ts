@@ -34,8 +34,15 @@ export function checkContentKey({ id, secret, contentDigest }: ContentKey): void
 }
 
 export function checkKeyId(id: KeyId): void {
-  if (id.length === 0 || id.length > MAX_KEY_ID_BYTES)
-    throw new RangeError(`a key id is 1 to ${MAX_KEY_ID_BYTES} bytes, got ${id.length}`);
+  if (!isHoldableKeyId(id)) throw new RangeError(`a key id is 1 to ${MAX_KEY_ID_BYTES} bytes, got ${id.length}`);
+}
+
+/**
+ * Whether a key store can hold a key of this id. The topic contract lets an event name longer ids
+ * (up to 32 base64url characters): no key was ever put under such an id.
+ */
+export function isHoldableKeyId(id: KeyId): boolean {
+  return id.length > 0 && id.length <= MAX_KEY_ID_BYTES;
 }
 
 export function encodeKeyValue({ secret, contentDigest }: ContentKey): Buffer {
@@ -74,5 +81,5 @@ export function decodeKeyRecord(key: string, value: Buffer): KeyRecord {
 function isKeyIdText(text: string): boolean {
   if (!/^[A-Za-z0-9_-]{2,22}$/.test(text)) return false;
   const id = parseKeyId(text);
-  return id.length > 0 && id.length <= MAX_KEY_ID_BYTES && keyIdText(id) === text;
+  return isHoldableKeyId(id) && keyIdText(id) === text;
 }
