@@ -5,7 +5,7 @@
 import type { SpanContext } from '@opentelemetry/api';
 import type { ReportEvent } from '../../projections/events.js';
 import type { ContentKey } from '../keys/key-store.js';
-import { AppendOutcomeUnknownError, type EventLog, type LogPosition } from '../log/event-log.js';
+import { AppendOutcomeUnknownError, LogOverloadedError, type EventLog, type LogPosition } from '../log/event-log.js';
 import type { Outcome, Projector } from '../projector/projector.js';
 import { parentContext, type WriteTracing } from './tracing.js';
 import { tookEffect } from './unknown-outcome.js';
@@ -29,6 +29,8 @@ export interface EventWriterDeps {
   readonly onAppend?: (durationMs: number) => void;
   /** What a failure of the log or of the projection becomes for the client (503). */
   readonly answerTo: (error: unknown, subject: string) => unknown;
+  /** Hears of a sealed create's key whose event the log refused before taking it (it is written nowhere). */
+  readonly onNeverAppended?: (contentKey: ContentKey) => void;
 }
 
 export function createEventWriter({
@@ -39,6 +41,7 @@ export function createEventWriter({
   remaining,
   onAppend,
   answerTo,
+  onNeverAppended,
 }: EventWriterDeps): WriteEvent {
   return async (event, deadline, traceContext, contentKey) => {
     const started = clockMs();
@@ -56,6 +59,8 @@ export function createEventWriter({
       onAppend?.(clockMs() - started);
       return await tracing.wait(parent, () => projector.waitFor(position as LogPosition, remaining(deadline)));
     } catch (error) {
+      // Refused at the door (too many appends waiting): nothing of it was sent or written.
+      if (error instanceof LogOverloadedError && contentKey !== undefined) onNeverAppended?.(contentKey);
       if (error instanceof AppendOutcomeUnknownError) {
         const found = await tookEffect(event, {
           log,

@@ -4,7 +4,8 @@
 // (event-writer.ts), and the erasures an answer waits for (request-erasures.ts).
 import type { ReportsView } from '../../projections/reports.js';
 import type { Deletion } from '../keys/deletion-records.js';
-import type { KeyId } from '../keys/key-store.js';
+import type { ContentKey, KeyId } from '../keys/key-store.js';
+import { hasKeyCarrier } from '../log/capabilities.js';
 import { UnavailableError } from '../errors.js';
 import { answerToFailure } from './answers.js';
 import { createEventWriter, type WriteEvent } from './event-writer.js';
@@ -58,6 +59,10 @@ export class WriteSteps {
       remaining,
       onAppend: options.onAppend,
       answerTo,
+      // A key put before its event (a log that does not carry keys: Kafka) whose event the log
+      // refused is used by nothing: destroyed now rather than at a later start's sweep. (A log that
+      // carries keys never wrote it.)
+      ...(hasKeyCarrier(log) ? {} : { onNeverAppended: (key: ContentKey) => erasures.laterKeys([key.id]) }),
     });
   }
 
