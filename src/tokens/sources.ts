@@ -3,7 +3,7 @@
 // once, so a first run works without set-up and is never open to anyone. The file (the configured
 // one, or `token`) takes the same lines either way and is what a reload reads again.
 import { randomBytes } from 'node:crypto';
-import { open, readFile, stat } from 'node:fs/promises';
+import { link, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config.js';
@@ -112,17 +112,29 @@ async function readTokensFile(file: TokensFile, logger: Logger | undefined): Pro
   return specs;
 }
 
-/** Writes the generated token durably: the file and then its directory entry. */
+/**
+ * Writes the generated token durably: the whole file under a name of its own, then linked to its
+ * name and its directory entry synced. A write that fails (a full disk) leaves no `token` behind:
+ * an empty one would stop every later start until someone deleted it.
+ */
 async function saveToken(dataDir: string, path: string, token: string): Promise<void> {
   await ensurePrivateDir(dataDir);
-  // 'wx': never overwrite a token another start wrote in the meantime.
-  const file = await open(path, 'wx', PRIVATE_FILE_MODE);
+  const temporary = `${path}.new-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
-    await file.writeFile(`${token}\n`);
-    // Without this an OS crash can leave an empty token file, which stops every later start.
-    await file.sync();
+    const file = await open(temporary, 'wx', PRIVATE_FILE_MODE);
+    try {
+      await file.writeFile(`${token}\n`);
+      // Without this an OS crash could leave the name on an empty file.
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    // link, not rename: never over a token another start wrote in the meantime (EEXIST).
+    await link(temporary, path);
+  } catch (error) {
+    throw new Error(`could not write the generated token to ${path}: ${(error as Error).message}`, { cause: error });
   } finally {
-    await file.close();
+    await unlink(temporary).catch(() => undefined);
   }
   await syncDir(dataDir);
 }
