@@ -41,8 +41,9 @@ async function generations(dir: string): Promise<number[]> {
 /** Creates `path` holding `content`, atomically and only if it does not exist. */
 async function createExclusive(dir: string, path: string, content: string): Promise<boolean> {
   const temporary = join(dir, `LOCK.tmp.${process.pid}.${randomUUID()}`);
-  await writeFile(temporary, content, { mode: PRIVATE_FILE_MODE });
   try {
+    // Inside the try: a write that fails (a full disk) leaves no temporary file behind either.
+    await writeFile(temporary, content, { mode: PRIVATE_FILE_MODE });
     await link(temporary, path);
     return true;
   } catch (error) {
@@ -95,6 +96,9 @@ export async function lockDir(
 }
 
 async function release(dir: string, generation: number): Promise<void> {
-  await createExclusive(dir, generationPath(dir, generation + 1), RELEASED).catch(() => false);
+  const released = await createExclusive(dir, generationPath(dir, generation + 1), RELEASED).catch(() => false);
+  // A release that could not be written (a full disk) keeps this generation: the highest is never
+  // removed, and a holder that has gone reads as stale to the next start, which takes it over.
+  if (!released && !(await generations(dir)).some((other) => other > generation)) return;
   await removeBelow(dir, generation + 1);
 }
