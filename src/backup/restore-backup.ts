@@ -124,7 +124,13 @@ export async function restoreBackup({ src, dataDir, eventSource, run, logger }: 
       const previousLog = await keepReplacedLog(dataDir, logger);
       // A snapshot of a history with content in the clear holds that content.
       const snapshot = totalSealed(staged.sealed) === 0 ? manifest.snapshot : null;
-      await install(staged, dataDir, snapshot === null ? undefined : join(snapshotDir(source), snapshot), run);
+      const installed = await install(
+        staged,
+        dataDir,
+        snapshot === null ? undefined : join(snapshotDir(source), snapshot),
+        run,
+        logger,
+      );
       return {
         manifest,
         records: staged.records,
@@ -133,7 +139,7 @@ export async function restoreBackup({ src, dataDir, eventSource, run, logger }: 
         deletedAgain: staged.deletedAgain,
         deletionsFrom: { keys: currentKeys !== undefined, log: continued !== undefined },
         sealed: staged.sealed,
-        snapshot,
+        snapshot: installed ? snapshot : null,
         previousLog,
       };
     } finally {
@@ -180,27 +186,40 @@ function checkAgainstManifest(source: string, manifest: BackupManifest, verified
 /**
  * Puts the staged keys.db, then the staged log, in place; then the snapshot. keys.db goes first:
  * it holds every key of the old log too, so a restore killed between the two renames leaves the
- * old log with keys that open it.
+ * old log with keys that open it. Once the log is in place the restore has happened: a snapshot
+ * that cannot be copied (a full disk) is left out with a warning, the server then folding the log
+ * from its start, rather than failing a command whose data is already replaced. Whether it was.
  */
 async function install(
   staged: StagedRestore,
   dataDir: string,
   snapshot: string | undefined,
   run: ToolRun,
-): Promise<void> {
+  logger: Logger,
+): Promise<boolean> {
   await rename(join(staged.dir, KEYS_FILE), join(dataDir, KEYS_FILE));
   await syncDir(dataDir);
   await rm(snapshotDir(dataDir), { recursive: true, force: true });
   await installGeneration(staged.dir, dataDir);
-  if (snapshot === undefined) return;
+  if (snapshot === undefined) return false;
   const snapshots = snapshotDir(dataDir);
-  await ensurePrivateDir(snapshots);
   const name = basename(snapshot);
   // Under a temporary name, as the server writes its own: a start removes it if this is killed.
   const temporary = join(snapshots, `${name}.${process.pid}.tmp`);
-  await copyFile(snapshot, temporary, run);
-  await rename(temporary, join(snapshots, name));
-  await syncDir(snapshots);
+  try {
+    await ensurePrivateDir(snapshots);
+    await copyFile(snapshot, temporary, run);
+    await rename(temporary, join(snapshots, name));
+    await syncDir(snapshots);
+    return true;
+  } catch (error) {
+    await rm(temporary, { force: true }).catch(() => undefined);
+    logger.warn(
+      { err: error, snapshot: name },
+      "the restore is done, but the backup's snapshot could not be copied: the server folds the restored log from its start",
+    );
+    return false;
+  }
 }
 
 /** Copies a whole file durably; with `records`, a progress bar in records on a terminal (by the share of bytes copied). */
