@@ -20,6 +20,8 @@ import { createLogGeneration, installGeneration, LOG_FILE } from '../log/file/lo
 import { refuseLinkedFiles } from '../data-dir/linked-files.js';
 import { stateDigest } from '../projector/fold-log.js';
 import { snapshotDir, SNAPSHOTS_DIR } from '../snapshot/snapshot-store.js';
+import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
+import { SLOT_BYTES } from '../keys/key-slots.js';
 import { foldedDigest } from './folded-digest.js';
 import { analyseHistory } from './plain-fates.js';
 import { rewriteHistory, type SealedCounts } from './rewrite-history.js';
@@ -117,6 +119,14 @@ async function sealOpened({ dataDir, log, keys, run, logger }: Opened): Promise<
   const digest = `sha256:${stateDigest(model.reports, await keys.lookup())}`;
   const keptLogs = (await readdir(dataDir)).filter((name) => name.startsWith(`${LOG_FILE}.before-restore-`));
   if (fates.plainCreates === 0) return { records, sealed: undefined, digest, snapshotsRemoved: 0, keptLogs };
+  // Before a key is put: a run that fails for want of space took keys.db slots for good (they are
+  // never used again), so each try on a disk too small left less room than the one before.
+  await ensureRoom(
+    dataDir,
+    sealedLogBytes((await stat(join(dataDir, LOG_FILE))).size, fates.plainCreates) + fates.plainCreates * SLOT_BYTES,
+    LOG_RESERVE_BYTES,
+    'the sealed copy of the log and its keys',
+  );
   const staging = stagingDir(dataDir, 'seal-history');
   await mkdir(staging, { mode: PRIVATE_DIR_MODE });
   try {
@@ -143,6 +153,14 @@ async function sealOpened({ dataDir, log, keys, run, logger }: Opened): Promise<
   } finally {
     await rm(staging, { recursive: true, force: true });
   }
+}
+
+/**
+ * At most what the sealed copy of a log of `bytes` with `plainCreates` creates in the clear takes:
+ * sealed, a content grows by a third (base64) and its key id, box tag and field names (under 100 bytes).
+ */
+function sealedLogBytes(bytes: number, plainCreates: number): number {
+  return Math.ceil(bytes * (4 / 3)) + plainCreates * 100;
 }
 
 /** Removes every snapshot (and the directory); how many there were. */

@@ -18,6 +18,7 @@ import { basedOn, created, deleted } from '../helpers/events.js';
 import { appendToFileLog } from '../helpers/file-history.js';
 import { openedReport } from '../helpers/opened.js';
 import { memoryLogger, startTestServer, tempDir } from '../helpers/server.js';
+import { mountSmallDisk } from '../helpers/small-disk.js';
 
 /** Each record as [key, timestamp, event id, type]. */
 async function recordsOf(dataDir: string): Promise<[string, number, string, string][]> {
@@ -180,6 +181,38 @@ rewrite(
     );
     const kafka = await reports(['seal-history'], { env: { KAFKA_BROKERS: '127.0.0.1:9092' } });
     assert.is(kafka.code, 2);
+  },
+);
+
+rewrite(
+  "refuses, before putting a key, a disk the sealed copy would leave with less than the log's reserve (64 MiB): nothing changed, keys.db as it was, the need named",
+  async () => {
+    const disk = await mountSmallDisk(16 * 1024 * 1024);
+    try {
+      const dataDir = join(disk.dir, 'data');
+      await writeHistory(dataDir, { firstId: 1n, reports: 2000, deleteEven: false, plain: true });
+      const keysBefore = await stat(join(dataDir, 'keys.db')).then(
+        (info) => info.size,
+        () => 0,
+      );
+      const logBefore = await readFile(join(dataDir, 'events.log'));
+      for (let run = 0; run < 2; run += 1) {
+        const { code, stderr } = await sealHistory(dataDir);
+        assert.is(code, 1);
+        assert.match(stderr, 'not enough free space for the sealed copy of the log and its keys');
+        assert.is(
+          await stat(join(dataDir, 'keys.db')).then(
+            (info) => info.size,
+            () => 0,
+          ),
+          keysBefore,
+          'no key put',
+        );
+      }
+      assert.ok(logBefore.equals(await readFile(join(dataDir, 'events.log'))), 'the log as it was');
+    } finally {
+      await disk.unmount();
+    }
   },
 );
 
