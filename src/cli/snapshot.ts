@@ -59,10 +59,10 @@ export async function runSnapshot(_parsed: ParsedCommand, io: CliIo): Promise<nu
     });
     if (written === undefined) return 130;
     const { digest, unerased } = written;
+    // One that could not list them all would pass deletions whose keys the next start never destroys.
     if (unerased !== undefined && unerased.length > MAX_UNERASED)
-      logger.warn(
-        { unerased: unerased.length, listed: MAX_UNERASED },
-        "the snapshot lists only the first deletions whose keys the key topic still holds; the key topic's sweep after a start finds the rest",
+      throw new Error(
+        `not writing a snapshot: the key topic still holds the keys of ${unerased.length} deleted reports, more than a snapshot lists (${MAX_UNERASED}); a server started from the last snapshot folds those deletes again and destroys their keys: take the snapshot once reports_erasures_pending is 0`,
       );
     const anchors = await readAnchors(log, model.cursor);
     const resume = hasResumableScan(log) ? log.resumePoint(model.cursor) : undefined;

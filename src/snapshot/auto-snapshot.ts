@@ -78,15 +78,20 @@ export function createAutoSnapshot({
       const resume = hasResumableScan(log) ? log.resumePoint(model.cursor) : undefined;
       // The model as it is now (it changes with the next record), without holding the event loop
       // for the tens of ms a large one's keys take.
+      // With the model: a deletion it folded is listed, or its key was destroyed before.
+      const stillUnerased = unerased();
+      if (stillUnerased.length > MAX_UNERASED) {
+        // A snapshot that could not list them all would pass deletions whose keys are still held
+        // and that the next start would fold no more. Without it, that start folds them again
+        // from the last snapshot (which listed the ones before it) and erases them.
+        logger.warn(
+          { unerased: stillUnerased.length, listed: MAX_UNERASED },
+          'skipped a snapshot: more deletions wait for their keys to be destroyed than a snapshot lists; the next start folds them again from the last snapshot',
+        );
+        return;
+      }
       const snapshot = beginSnapshot(model);
       try {
-        // With the model: a deletion it folded is listed, or its key was destroyed before.
-        const stillUnerased = unerased();
-        if (stillUnerased.length > MAX_UNERASED)
-          logger.warn(
-            { unerased: stillUnerased.length, listed: MAX_UNERASED },
-            "a snapshot lists only the first deletions whose keys are not confirmed destroyed; the key topic's sweep after a start finds the rest",
-          );
         while (!snapshot.step(keys)) await nextTurn();
         const encoded = snapshot.finish();
         const anchors = await readAnchors(log, encoded.cursor);

@@ -17,6 +17,7 @@ import { readRecords } from '../../src/log/record-batches.js';
 import { hasCommitFeed } from '../../src/log/capabilities.js';
 import { applyRecord, createReadModel, type ReadModel } from '../../src/read-model/read-model.js';
 import { createAutoSnapshot } from '../../src/snapshot/auto-snapshot.js';
+import { MAX_UNERASED } from '../../src/snapshot/snapshot-format.js';
 import { loadNewestSnapshot, snapshotDir } from '../../src/snapshot/snapshot-store.js';
 import { created, deleted } from '../helpers/events.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
@@ -178,6 +179,36 @@ auto('list the deletions not yet erased as they were when the model was taken', 
     const next = await loadNewestSnapshot({ dir: snapshotDir(dir), log, head: await log.head(), logger });
     assert.ok(next !== undefined && next.createdAt >= (first?.createdAt ?? ''));
     assert.is(next.unerased, undefined, 'nothing left to erase is listed');
+  }),
+);
+
+auto('skip a snapshot that could not list every deletion not yet erased, and write the next once they are', () =>
+  withFileLog(async ({ dir, log, logger, lines }) => {
+    const model = createReadModel();
+    for (let i = 0; i < 100; i += 1) model.reports.set(String(i), { name: `report ${i}` });
+    const pending = Array.from({ length: MAX_UNERASED + 1 }, (_, i) => ({
+      reportId: String(1000 + i),
+      version: 2,
+      key: 'AAAAAAAAAAc',
+    }));
+    const snapshots = createAutoSnapshot({
+      dir: snapshotDir(dir),
+      log,
+      logger,
+      model,
+      every: 1,
+      unerased: () => [...pending],
+    });
+    snapshots.onCaughtUp();
+    snapshots.onApplied(100);
+    await snapshots.idle();
+    assert.is(await loadNewestSnapshot({ dir: snapshotDir(dir), log, head: await log.head(), logger }), undefined);
+    assert.ok(lines().some((line) => String(line['msg']).startsWith('skipped a snapshot: more deletions wait')));
+    pending.length = MAX_UNERASED;
+    snapshots.onApplied(100);
+    await snapshots.idle();
+    const written = await loadNewestSnapshot({ dir: snapshotDir(dir), log, head: await log.head(), logger });
+    assert.is(written?.unerased?.length, MAX_UNERASED, 'every one listed');
   }),
 );
 
