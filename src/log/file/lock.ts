@@ -83,7 +83,10 @@ export async function lockDir(
     if (owner && !(reclaimOwn && owner.pid === me.pid && owner.startTime === me.startTime))
       throw new DataDirLockedError(dir, owner.pid);
     const mine = current + 1;
-    if (!(await createExclusive(dir, generationPath(dir, mine), content))) continue;
+    if (
+      !(await createExclusive(dir, generationPath(dir, mine), content).catch((error: unknown) => fullDisk(dir, error)))
+    )
+      continue;
     if (((await generations(dir)).at(-1) ?? 0) > mine) {
       // A name that was used and removed before: someone is already past it. Withdraw.
       await unlink(generationPath(dir, mine));
@@ -93,6 +96,21 @@ export async function lockDir(
     return { release: () => release(dir, mine) };
   }
   throw new Error(`could not lock data directory ${dir}`);
+}
+
+/** A full file system named as such, with the directory (write(2)'s own message names neither). */
+function fullDisk(dir: string, error: unknown): never {
+  const code = errorCode(error);
+  if (code !== 'ENOSPC' && code !== 'EDQUOT') throw error;
+  throw Object.assign(
+    new Error(
+      `cannot lock data directory ${dir}: its file system is full (${(error as Error).message}); free some space there`,
+      {
+        cause: error,
+      },
+    ),
+    { code },
+  );
 }
 
 async function release(dir: string, generation: number): Promise<void> {
