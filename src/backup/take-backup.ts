@@ -20,7 +20,7 @@ import { FILE_MAGIC } from '../log/file/frames.js';
 import { openFileLogReader } from '../log/file/file-log-reader.js';
 import { checkMagic, CorruptLogError, scanFrames, type BatchPoint } from '../log/file/recovery.js';
 import { batchLacksKeys } from '../log/file/unkeyed-tail.js';
-import { ensureRoom, LOG_RESERVE_BYTES } from '../snapshot/snapshot-space.js';
+import { ensureRoom, LOG_RESERVE_BYTES, SnapshotSpaceError } from '../snapshot/snapshot-space.js';
 import { loadNewestSnapshot, snapshotDir, writeSnapshot } from '../snapshot/snapshot-store.js';
 import { openRegularFile } from '../regular-file.js';
 import { removeStaleFiles } from '../stale-files.js';
@@ -108,7 +108,8 @@ export async function takeBackup({ dataDir, dest, run, logger }: BackupOptions):
     const reserveBytes = await reserveAt(dataDir, parent);
     await mkdir(partial, { mode: PRIVATE_DIR_MODE });
     const { prefix, keys } = await copyLogAndKeys({ source, path, dataDir, partial, run, reserveBytes });
-    await copyUsableSnapshot(dataDir, partial, logger, reserveBytes);
+    // The room keys.db takes when it is written, after the snapshot, kept for it.
+    await copyUsableSnapshot(dataDir, partial, logger, reserveBytes + (keys?.slots ?? 0) * SLOT_BYTES);
     const verified = await verifyBackupDir(partial, run, logger, keys ?? NO_KEYS);
     refuseKeylessSealedLog(keys, verified.model.reports.sealedKeyIds(), dataDir);
     // keys.db read again at the end: a report of the copy deleted since keys.db was first read (a
@@ -245,6 +246,14 @@ async function copyUsableSnapshot(
       logger: quiet,
     });
     if (snapshot) await writeSnapshot(snapshotDir(partial), snapshot, { reserveBytes });
+  } catch (error) {
+    // The log is the backup; a snapshot is a shortcut, left out when there is no room for it.
+    if (!(error instanceof SnapshotSpaceError)) throw error;
+    await rm(snapshotDir(partial), { recursive: true, force: true });
+    logger.warn(
+      { snapshotBytes: error.snapshotBytes, freeBytes: error.freeBytes },
+      'left the snapshot out of the backup: there is no room for it beside the log and its keys',
+    );
   } finally {
     await log.close();
   }
