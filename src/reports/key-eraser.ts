@@ -171,56 +171,34 @@ export function createKeyEraser(
     erasure.ids.forEach((id, i) => waitingKeys.set(erasure.idNames[i] as string, id));
     erasure.deletions.forEach((deletion, i) => waitingDeletions.set(erasure.deletionNames[i] as string, deletion));
   };
-  /**
-   * Whether the last background write failed: the next writes each erasure by itself, so that what
-   * the store cannot take now (one partition of the key topic without a leader) holds back none of
-   * the rest, which is confirmed (and told to the feeds) as the store takes it.
-   */
-  let oneByOne = false;
   const retry = () => {
     timer = undefined;
     if (stopped || waitingKeys.size + waitingDeletions.size === 0) return;
     const erasure = named([...waitingKeys.values()], [...waitingDeletions.values()]);
-    const parts =
-      oneByOne && erasure.ids.length + erasure.deletions.length > 1
-        ? [...erasure.ids.map((id) => named([id], [])), ...erasure.deletions.map((deletion) => named([], [deletion]))]
-        : [erasure];
-    const writes = parts.map((part) =>
-      write(part).then(
-        () => {
-          erased(part);
-          return undefined;
-        },
-        (error: unknown) => ({ error }),
-      ),
-    );
-    const done = Promise.all(writes);
+    const done = write(erasure);
     // `settle` waits for this write rather than writing the same erasure again beside it.
     retrying = {
       keys: new Set(erasure.idNames),
       deletions: new Set(erasure.deletionNames),
-      done: done.then(() => undefined),
+      done: done.catch(() => undefined),
     };
-    void done.then((outcomes) => {
-      retrying = undefined;
-      // Once a batch (not on every erasure): the reports whose erasures it finished.
-      for (const [reportId, deletion] of waitingReports) if (!stillWaiting(deletion)) waitingReports.delete(reportId);
-      const failures = outcomes.filter((outcome) => outcome !== undefined);
-      oneByOne = failures.length > 0;
-      if (failures.length === 0)
+    void retrying.done.then(() => (retrying = undefined));
+    done.then(
+      () => {
+        erased(erasure);
+        // Once a batch (not on every erasure): the reports whose erasures it finished.
+        for (const [reportId, deletion] of waitingReports) if (!stillWaiting(deletion)) waitingReports.delete(reportId);
         logger.debug({ keys: erasure.ids.length, deletions: erasure.deletions.length }, 'erased in the background');
-      else
+        schedule();
+      },
+      (error: unknown) => {
         logger.warn(
-          {
-            err: failures[0]?.error,
-            keys: erasure.ids.length,
-            deletions: erasure.deletions.length,
-            ...(parts.length > 1 ? { writes: parts.length, refused: failures.length } : {}),
-          },
+          { err: error, keys: erasure.ids.length, deletions: erasure.deletions.length },
           'the key store still does not confirm the destruction of keys; trying again',
         );
-      schedule();
-    });
+        schedule();
+      },
+    );
   };
   const schedule = (delayMs = retryMs) => {
     if (timer === undefined && !stopped && waitingKeys.size + waitingDeletions.size > 0)

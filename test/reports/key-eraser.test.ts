@@ -73,36 +73,6 @@ eraser('tries an unconfirmed deletion again in the background until the store co
   erasing.stop();
 });
 
-eraser(
-  'after a refused background write, writes each erasure by itself: what the store cannot take holds back none of the rest',
-  async () => {
-    const store = fakeStore(true);
-    const stuck = Buffer.from('00000000000c', 'hex');
-    // A store that refuses every write naming `stuck` (a partition of the key topic without a leader).
-    Object.assign(store, {
-      destroy(ids: readonly KeyId[]) {
-        if (ids.some((id) => id.equals(stuck))) return Promise.reject(new Error('no leader for the partition'));
-        store.destroyed.push([...ids]);
-        return Promise.resolve();
-      },
-    });
-    const told: string[] = [];
-    const { logger, lines } = memoryLogger();
-    const erasing = createKeyEraser(store, logger, 10, (ids) => told.push(...ids.map((id) => id.toString('hex'))));
-    erasing.eraseLater([key]);
-    erasing.eraseLater([stuck]);
-    erasing.eraseLater({ reportId: '9', version: 2, key: Buffer.from('000000000009', 'hex') });
-    await until(() => erasing.pending() === 1, 'all but the stuck key confirmed');
-    assert.equal(told.sort(), ['000000000007', '000000000009'], 'the feeds told of the two it took');
-    assert.equal(store.recorded.at(-1), [{ reportId: '9', version: 2, key: Buffer.from('000000000009', 'hex') }]);
-    assert.ok(lines().some((line) => line['refused'] === 1 && line['writes'] === 3));
-    Object.assign(store, { destroy: (ids: readonly KeyId[]) => (store.destroyed.push([...ids]), Promise.resolve()) });
-    await until(() => erasing.pending() === 0, 'the stuck key confirmed once the store takes it');
-    assert.equal(told.at(-1), '00000000000c');
-    erasing.stop();
-  },
-);
-
 eraser('tries again in the background when the store throws instead of rejecting', async () => {
   const store = fakeStore(false);
   let throwing = true;
