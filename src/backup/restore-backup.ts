@@ -187,7 +187,7 @@ function checkAgainstManifest(source: string, manifest: BackupManifest, verified
  * Puts the staged keys.db, then the staged log, in place; then the snapshot. keys.db goes first:
  * it holds every key of the old log too, so a restore killed between the two renames leaves the
  * old log with keys that open it. Once the log is in place the restore has happened: a snapshot
- * that cannot be copied (a full disk) is left out with a warning, the server then folding the log
+ * that cannot be copied (a full disk, an interrupt) is left out with a warning, the server then folding the log
  * from its start, rather than failing a command whose data is already replaced. Whether it was.
  */
 async function install(
@@ -210,8 +210,6 @@ async function install(
     await ensurePrivateDir(snapshots);
     await copyFile(snapshot, temporary, run);
     await rename(temporary, join(snapshots, name));
-    await syncDir(snapshots);
-    return true;
   } catch (error) {
     await rm(temporary, { force: true }).catch(() => undefined);
     logger.warn(
@@ -220,6 +218,11 @@ async function install(
     );
     return false;
   }
+  // In place: a crash before its entry is durable loses a shortcut only (the start folds the log).
+  await syncDir(snapshots).catch((error: unknown) =>
+    logger.warn({ err: error, snapshot: name }, "the restored snapshot is in place; its directory's sync failed"),
+  );
+  return true;
 }
 
 /** Copies a whole file durably; with `records`, a progress bar in records on a terminal (by the share of bytes copied). */

@@ -5,12 +5,16 @@
 import { randomBytes } from 'node:crypto';
 import { link, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from 'pino';
+import { pino, type Logger } from 'pino';
 import { ConfigError, type Config } from '../config.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../data-dir/data-dir.js';
+import { removeStaleFiles } from '../stale-files.js';
 import { ALL_SCOPES } from './scopes.js';
 import { parseTokenLines, type TokenFileOrigin } from './token-lines.js';
 import { createTokenSet, type TokenSet, type TokenSpec } from './token-set.js';
+
+/** saveToken's temporary name in the data directory, its writer's pid first. */
+const TOKEN_TEMPORARY = /^token\.new-(\d+)-[0-9a-f]{8}$/;
 
 /** A token created on this start, to be shown once. */
 export interface GeneratedToken {
@@ -119,6 +123,7 @@ async function readTokensFile(file: TokensFile, logger: Logger | undefined): Pro
  */
 async function saveToken(dataDir: string, path: string, token: string): Promise<void> {
   await ensurePrivateDir(dataDir);
+  // TOKEN_TEMPORARY: a start removes it when its writer was killed.
   const temporary = `${path}.new-${process.pid}-${randomBytes(4).toString('hex')}`;
   try {
     const file = await open(temporary, 'wx', PRIVATE_FILE_MODE);
@@ -158,6 +163,14 @@ export async function resolveTokens(
   warnShortTokens(fromVariable, logger);
   const file = tokensFileOf(config);
   if (file === undefined) return { set: createTokenSet(fromVariable) };
+  // What a start killed while it wrote the token left (saveToken's temporary name, holding the token).
+  if (file.generated)
+    await removeStaleFiles(
+      config.dataDir,
+      TOKEN_TEMPORARY,
+      logger ?? pino({ enabled: false }),
+      'removed a token file left by a start that was killed',
+    );
   if (file.generated && (await missing(file.path))) {
     const token = randomBytes(32).toString('base64url');
     await saveToken(config.dataDir, file.path, token);

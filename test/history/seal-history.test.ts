@@ -185,12 +185,17 @@ rewrite(
 );
 
 rewrite(
-  "refuses, before putting a key, a disk the sealed copy would leave with less than the log's reserve (64 MiB): nothing changed, keys.db as it was, the need named",
+  "refuses, before putting a key, a disk the sealed copy and its keys would leave with less than the log's reserve (64 MiB), and seals where they fit",
   async () => {
-    const disk = await mountSmallDisk(16 * 1024 * 1024);
+    // 20,000 creates in the clear: a log of about 6.5 MB, whose sealed copy and keys the check puts
+    // at about 12 MB. On 72 MiB about 65.5 MiB are free: more than the reserve, less than the reserve
+    // and the estimate. On 90 MiB both fit.
+    const history = async (dataDir: string) =>
+      writeHistory(dataDir, { firstId: 1n, reports: 20_000, deleteEven: false, plain: true });
+    const small = await mountSmallDisk(72 * 1024 * 1024);
     try {
-      const dataDir = join(disk.dir, 'data');
-      await writeHistory(dataDir, { firstId: 1n, reports: 2000, deleteEven: false, plain: true });
+      const dataDir = join(small.dir, 'data');
+      await history(dataDir);
       const keysBefore = await stat(join(dataDir, 'keys.db')).then(
         (info) => info.size,
         () => 0,
@@ -211,7 +216,16 @@ rewrite(
       }
       assert.ok(logBefore.equals(await readFile(join(dataDir, 'events.log'))), 'the log as it was');
     } finally {
-      await disk.unmount();
+      await small.unmount();
+    }
+    const large = await mountSmallDisk(90 * 1024 * 1024);
+    try {
+      const dataDir = join(large.dir, 'data');
+      await history(dataDir);
+      const { code, stderr } = await sealHistory(dataDir);
+      assert.is(code, 0, stderr);
+    } finally {
+      await large.unmount();
     }
   },
 );

@@ -37,6 +37,20 @@ tokens('takes the tokens from the environment, each with every scope, and genera
   assert.is(((await rejection(stat(join(dir, 'token')))) as NodeJS.ErrnoException).code, 'ENOENT');
 });
 
+tokens(
+  "removes the token file a start killed while writing it left (its writer gone), and keeps a live writer's",
+  async ({ dir }) => {
+    const stale = join(dir, 'token.new-4194303-0a1b2c3d');
+    const live = join(dir, `token.new-${process.ppid}-0a1b2c3d`);
+    await writeFile(stale, 'a token\n');
+    await writeFile(live, 'another\n');
+    const source = await resolveTokens({ tokens: [], dataDir: dir });
+    assert.ok(source.generated !== undefined);
+    assert.is(((await rejection(stat(stale))) as NodeJS.ErrnoException).code, 'ENOENT');
+    assert.ok((await stat(live)).isFile(), 'a writer that runs keeps its file');
+  },
+);
+
 tokens('reads a tokens file, skipping comments and blank lines', async ({ dir }) => {
   const file = join(dir, 'tokens.txt');
   await writeFile(file, `# service accounts\n\n  alpha  \n${HASH}\n   # indented comment\nbeta\n`);
