@@ -97,6 +97,11 @@ export class KafkaKeys implements KafkaKeyStore {
     if (held.length > 0) await this.write({ kind: 'destroy', idTexts: held.map(keyIdText) }, timeoutMs);
   }
 
+  writeGroupOf(id: KeyId): number {
+    // An id no store holds is never written (destroy): any group will do.
+    return isHoldableKeyId(id) ? this.partitionOf(keyIdText(id)) : 0;
+  }
+
   async get(id: KeyId): Promise<ContentKey | undefined> {
     this.checkOpen();
     const idText = keyIdText(id);

@@ -80,6 +80,12 @@ export interface KeyStore {
   lookup(options?: LookupOptions): Promise<KeyLookup>;
   stats(): KeyStoreStats;
   close(): Promise<void>;
+  /**
+   * Which of the store's independent writers takes a key's writes (on Kafka its partition's lane):
+   * a write to one never waits on another, so a destruction one cannot take now (a partition without
+   * a leader) need not hold back the others. Without it, a store's writes go together.
+   */
+  writeGroupOf?(id: KeyId): number;
 }
 
 /** A key id as events carry it. */

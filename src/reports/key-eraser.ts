@@ -47,6 +47,13 @@ export interface KeyEraser {
   stop(): void;
 }
 
+/** A background write under way: the names it erases, and its outcome (undefined once confirmed, else why not). */
+interface InFlight {
+  readonly keys: ReadonlySet<string>;
+  readonly deletions: ReadonlySet<string>;
+  readonly done: Promise<unknown>;
+}
+
 interface Erasure {
   readonly ids: readonly KeyId[];
   readonly deletions: readonly Deletion[];
@@ -90,10 +97,8 @@ export function createKeyEraser(
    * again): two incarnations of one report may both wait, unlike in `waitingReports`.
    */
   const unconfirmedByKey = new Map<string, Deletion>();
-  /** The background write under way, and what it erases. */
-  let retrying:
-    | { readonly keys: ReadonlySet<string>; readonly deletions: ReadonlySet<string>; readonly done: Promise<void> }
-    | undefined;
+  /** The background writes under way (one per write group of the store), and what each erases. */
+  let retrying: readonly InFlight[] = [];
   /** The deletion of each report whose erasure waits to be tried again (for `settle`). */
   const waitingReports = new Map<string, Deletion>();
   let timer: NodeJS.Timeout | undefined;
@@ -171,34 +176,61 @@ export function createKeyEraser(
     erasure.ids.forEach((id, i) => waitingKeys.set(erasure.idNames[i] as string, id));
     erasure.deletions.forEach((deletion, i) => waitingDeletions.set(erasure.deletionNames[i] as string, deletion));
   };
+  /** The erasure in one part per write group of the store (its keys; a store's deletions go together). */
+  const byWriteGroup = (erasure: NamedErasure): NamedErasure[] => {
+    const groupOf = keys.writeGroupOf?.bind(keys);
+    if (groupOf === undefined || erasure.ids.length < 2) return [erasure];
+    const groups = new Map<number, KeyId[]>();
+    for (const id of erasure.ids) {
+      const group = groupOf(id);
+      const ids = groups.get(group);
+      if (ids === undefined) groups.set(group, [id]);
+      else ids.push(id);
+    }
+    if (groups.size === 1) return [erasure];
+    const parts = [...groups.values()].map((ids) => named(ids, []));
+    if (erasure.deletions.length > 0) parts.push(named([], erasure.deletions));
+    return parts;
+  };
   const retry = () => {
     timer = undefined;
     if (stopped || waitingKeys.size + waitingDeletions.size === 0) return;
     const erasure = named([...waitingKeys.values()], [...waitingDeletions.values()]);
-    const done = write(erasure);
-    // `settle` waits for this write rather than writing the same erasure again beside it.
-    retrying = {
-      keys: new Set(erasure.idNames),
-      deletions: new Set(erasure.deletionNames),
-      done: done.catch(() => undefined),
-    };
-    void retrying.done.then(() => (retrying = undefined));
-    done.then(
-      () => {
-        erased(erasure);
-        // Once a batch (not on every erasure): the reports whose erasures it finished.
-        for (const [reportId, deletion] of waitingReports) if (!stillWaiting(deletion)) waitingReports.delete(reportId);
+    // A write per group: one the store cannot take now holds back none of the others, and costs
+    // no more than one write of everything (which the store splits by group itself).
+    const parts = byWriteGroup(erasure);
+    const inFlight = parts.map((part): InFlight => {
+      const done = write(part).then(
+        () => {
+          erased(part);
+          // The reports whose erasures this write finished (once a write, not on every erasure).
+          for (const [reportId, deletion] of waitingReports)
+            if (!stillWaiting(deletion)) waitingReports.delete(reportId);
+          return undefined;
+        },
+        (error: unknown) => error ?? new Error('the key store refused'),
+      );
+      return { keys: new Set(part.idNames), deletions: new Set(part.deletionNames), done };
+    });
+    // `settle` waits for the write that carries its erasure rather than writing it again beside it.
+    retrying = inFlight;
+    void Promise.all(inFlight.map(({ done }) => done)).then((outcomes) => {
+      if (retrying === inFlight) retrying = [];
+      const failures = outcomes.filter((outcome) => outcome !== undefined);
+      if (failures.length === 0)
         logger.debug({ keys: erasure.ids.length, deletions: erasure.deletions.length }, 'erased in the background');
-        schedule();
-      },
-      (error: unknown) => {
+      else
         logger.warn(
-          { err: error, keys: erasure.ids.length, deletions: erasure.deletions.length },
+          {
+            err: failures[0],
+            keys: erasure.ids.length,
+            deletions: erasure.deletions.length,
+            ...(parts.length > 1 ? { writes: parts.length, refused: failures.length } : {}),
+          },
           'the key store still does not confirm the destruction of keys; trying again',
         );
-        schedule();
-      },
-    );
+      schedule();
+    });
   };
   const schedule = (delayMs = retryMs) => {
     if (timer === undefined && !stopped && waitingKeys.size + waitingDeletions.size > 0)
@@ -271,17 +303,15 @@ export function createKeyEraser(
     async settle(reportId, timeoutMs) {
       const deletion = waitingReports.get(reportId);
       if (deletion === undefined) return;
-      // The background is writing it: its outcome first (a second write would record the deletion twice).
+      // The background is writing it: that write's outcome first (a second write would record the
+      // deletion twice), not the other groups' (one may wait for a partition without a leader).
       const deadline = performance.now() + timeoutMs;
-      const inFlight = retrying;
-      if (inFlight !== undefined) {
-        const { idNames, deletionNames } = erasureOf(deletion);
-        if (
-          idNames.some((name) => inFlight.keys.has(name)) ||
-          deletionNames.some((name) => inFlight.deletions.has(name))
-        )
-          await settleWithin(timeoutMs, inFlight.done);
-      }
+      const { idNames, deletionNames } = erasureOf(deletion);
+      const carrying = retrying.filter(
+        (write) =>
+          idNames.some((name) => write.keys.has(name)) || deletionNames.some((name) => write.deletions.has(name)),
+      );
+      if (carrying.length > 0) await settleWithin(timeoutMs, Promise.all(carrying.map(({ done }) => done)));
       if (stillWaiting(deletion)) await erase(deletion, Math.max(1, deadline - performance.now()));
       else waitingReports.delete(reportId);
     },

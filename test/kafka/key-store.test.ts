@@ -149,6 +149,23 @@ withKafka('key store', (brokers) => {
 
   const hygiene = suite('kafka: the key store leaves nothing behind');
 
+  hygiene("a key's write group is the partition its id names: its report's partition", async () => {
+    const topic = uniqueTopic('keys-groups');
+    const a = await openTestKeyStore(brokers, topic, { REPORTS_TOPIC_PARTITIONS: '3' });
+    try {
+      const ids = Array.from({ length: 30 }, (_, i) => String(1000 + i));
+      const groups = ids.map((id) => a.store.writeGroupOf?.(a.store.mint(digestOf(id), { partitionKey: id }).id));
+      assert.equal(
+        groups,
+        ids.map((id) => partitionOfKey(id, 3)),
+      );
+      assert.equal(new Set(groups).size, 3, 'the ids spread over the three partitions');
+    } finally {
+      await a.store.close();
+      await deleteTopic(brokers, topic);
+    }
+  });
+
   hygiene('close leaves no socket, timer or fetch loop behind', async () => {
     const before = activeResources();
     const topic = uniqueTopic('keys-close');

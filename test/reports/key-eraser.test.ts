@@ -73,6 +73,47 @@ eraser('tries an unconfirmed deletion again in the background until the store co
   erasing.stop();
 });
 
+eraser(
+  "writes the background's erasures a write group at a time: one the store cannot take holds back neither the others nor a retried delete's",
+  async () => {
+    const store = fakeStore(false);
+    let refuseStuck: (error: Error) => void = () => undefined;
+    let groupOneTaken = false;
+    // Group = the id's first byte (a key topic partition); group 1's writes hang, then are refused.
+    Object.assign(store, {
+      writeGroupOf: (id: KeyId) => id[0] ?? 0,
+      destroy(ids: readonly KeyId[]) {
+        if (ids.some((id) => id[0] === 1) && !groupOneTaken)
+          return new Promise<void>((_, reject) => (refuseStuck = reject));
+        store.destroyed.push([...ids]);
+        return Promise.resolve();
+      },
+    });
+    const told: string[] = [];
+    const erasing = createKeyEraser(store, memoryLogger().logger, 10, (ids) =>
+      told.push(...ids.map((id) => id.toString('hex'))),
+    );
+    const mine = Buffer.from('00000007', 'hex');
+    const stuck = Buffer.from('01000009', 'hex');
+    erasing.eraseLater([stuck]);
+    erasing.eraseLater({ reportId: '7', version: 2, key: mine });
+    await until(() => told.includes('00000007'), "group 0's key confirmed while group 1's write hangs");
+    assert.equal(store.destroyed, [[mine]], 'one write for group 0, by itself');
+    assert.not.ok(erasing.waitsFor('7'), "report 7's erasure is done");
+    const settled = await Promise.race([
+      erasing.settle('7', 5000).then(() => 'settled'),
+      new Promise((resolve) => setTimeout(() => resolve('waited'), 500)),
+    ]);
+    assert.is(settled, 'settled', "a retried delete of report 7 does not wait for group 1's write");
+    assert.is(erasing.pending(), 1);
+    groupOneTaken = true;
+    refuseStuck(new Error('no leader for the partition'));
+    await until(() => erasing.pending() === 0, "group 1's key confirmed once the store takes it");
+    assert.equal(told, ['00000007', '01000009']);
+    erasing.stop();
+  },
+);
+
 eraser('tries again in the background when the store throws instead of rejecting', async () => {
   const store = fakeStore(false);
   let throwing = true;
