@@ -98,8 +98,8 @@ export class KafkaKeys implements KafkaKeyStore {
   }
 
   writeGroupOf(id: KeyId): number {
-    // An id no store holds is never written (destroy): any group will do.
-    return isHoldableKeyId(id) ? this.partitionOf(keyIdText(id)) : 0;
+    // An id no store holds is never written (destroy): a group of its own, confirmed at once.
+    return isHoldableKeyId(id) ? this.partitionOf(keyIdText(id)) : -1;
   }
 
   async get(id: KeyId): Promise<ContentKey | undefined> {

@@ -47,11 +47,11 @@ export interface KeyEraser {
   stop(): void;
 }
 
-/** A background write under way: the names it erases, and its outcome (undefined once confirmed, else why not). */
+/** A background write under way: the names it erases, and its end (confirmed or not: it never rejects). */
 interface InFlight {
   readonly keys: ReadonlySet<string>;
   readonly deletions: ReadonlySet<string>;
-  readonly done: Promise<unknown>;
+  readonly done: Promise<void>;
 }
 
 interface Erasure {
@@ -97,8 +97,14 @@ export function createKeyEraser(
    * again): two incarnations of one report may both wait, unlike in `waitingReports`.
    */
   const unconfirmedByKey = new Map<string, Deletion>();
-  /** The background writes under way (one per write group of the store), and what each erases. */
-  let retrying: readonly InFlight[] = [];
+  /** The background writes under way (one per write group of the store a round), and what each erases. */
+  const retrying = new Set<InFlight>();
+  /**
+   * What those writes carry: a round leaves it out, so what a stuck group (a partition without a
+   * leader) holds is not sent again and again behind itself, round after round.
+   */
+  const retryingKeys = new Set<string>();
+  const retryingDeletions = new Set<string>();
   /** The deletion of each report whose erasure waits to be tried again (for `settle`). */
   const waitingReports = new Map<string, Deletion>();
   let timer: NodeJS.Timeout | undefined;
@@ -192,45 +198,55 @@ export function createKeyEraser(
     if (erasure.deletions.length > 0) parts.push(named([], erasure.deletions));
     return parts;
   };
-  const retry = () => {
-    timer = undefined;
-    if (stopped || waitingKeys.size + waitingDeletions.size === 0) return;
-    const erasure = named([...waitingKeys.values()], [...waitingDeletions.values()]);
-    // A write per group: one the store cannot take now holds back none of the others, and costs
-    // no more than one write of everything (which the store splits by group itself).
-    const parts = byWriteGroup(erasure);
-    const inFlight = parts.map((part): InFlight => {
-      const done = write(part).then(
-        () => {
-          erased(part);
-          // The reports whose erasures this write finished (once a write, not on every erasure).
-          for (const [reportId, deletion] of waitingReports)
-            if (!stillWaiting(deletion)) waitingReports.delete(reportId);
-          return undefined;
-        },
-        (error: unknown) => error ?? new Error('the key store refused'),
-      );
-      return { keys: new Set(part.idNames), deletions: new Set(part.deletionNames), done };
-    });
-    // `settle` waits for the write that carries its erasure rather than writing it again beside it.
-    retrying = inFlight;
-    void Promise.all(inFlight.map(({ done }) => done)).then((outcomes) => {
-      if (retrying === inFlight) retrying = [];
-      const failures = outcomes.filter((outcome) => outcome !== undefined);
-      if (failures.length === 0)
-        logger.debug({ keys: erasure.ids.length, deletions: erasure.deletions.length }, 'erased in the background');
-      else
+  /** Forgets a report's waiting deletion once nothing of its erasure waits. */
+  const reportDone = (deletion: Deletion) => {
+    const waiting = waitingReports.get(deletion.reportId);
+    if (waiting !== undefined && waiting.version === deletion.version && !stillWaiting(waiting))
+      waitingReports.delete(deletion.reportId);
+  };
+  /** One background write: its outcome confirms or warns, and lets its group be tried again. */
+  const retryPart = (part: NamedErasure) => {
+    // The deletions it ends, taken before `erased` forgets which key ended which.
+    const ended: Deletion[] = [...part.deletions];
+    for (const name of part.idNames) {
+      const deletion = unconfirmedByKey.get(name);
+      if (deletion !== undefined) ended.push(deletion);
+    }
+    for (const name of part.idNames) retryingKeys.add(name);
+    for (const name of part.deletionNames) retryingDeletions.add(name);
+    const done = write(part).then(
+      () => {
+        erased(part);
+        for (const deletion of ended) reportDone(deletion);
+        logger.debug({ keys: part.ids.length, deletions: part.deletions.length }, 'erased in the background');
+      },
+      (error: unknown) => {
         logger.warn(
-          {
-            err: failures[0],
-            keys: erasure.ids.length,
-            deletions: erasure.deletions.length,
-            ...(parts.length > 1 ? { writes: parts.length, refused: failures.length } : {}),
-          },
+          { err: error, keys: part.ids.length, deletions: part.deletions.length },
           'the key store still does not confirm the destruction of keys; trying again',
         );
+      },
+    );
+    const entry: InFlight = { keys: new Set(part.idNames), deletions: new Set(part.deletionNames), done };
+    retrying.add(entry);
+    void done.then(() => {
+      retrying.delete(entry);
+      for (const name of part.idNames) retryingKeys.delete(name);
+      for (const name of part.deletionNames) retryingDeletions.delete(name);
       schedule();
     });
+  };
+  const retry = () => {
+    timer = undefined;
+    if (stopped) return;
+    const ids: KeyId[] = [];
+    for (const [name, id] of waitingKeys) if (!retryingKeys.has(name)) ids.push(id);
+    const deletions: Deletion[] = [];
+    for (const [name, deletion] of waitingDeletions) if (!retryingDeletions.has(name)) deletions.push(deletion);
+    if (ids.length + deletions.length === 0) return;
+    // A write per group, each tried again by itself: one the store cannot take now holds back none
+    // of the others, for the same writes as one of everything (which the store splits by group).
+    for (const part of byWriteGroup(named(ids, deletions))) retryPart(part);
   };
   const schedule = (delayMs = retryMs) => {
     if (timer === undefined && !stopped && waitingKeys.size + waitingDeletions.size > 0)
@@ -307,7 +323,7 @@ export function createKeyEraser(
       // deletion twice), not the other groups' (one may wait for a partition without a leader).
       const deadline = performance.now() + timeoutMs;
       const { idNames, deletionNames } = erasureOf(deletion);
-      const carrying = retrying.filter(
+      const carrying = [...retrying].filter(
         (write) =>
           idNames.some((name) => write.keys.has(name)) || deletionNames.some((name) => write.deletions.has(name)),
       );
