@@ -3,18 +3,19 @@
 // once, so a first run works without set-up and is never open to anyone. The file (the configured
 // one, or `token`) takes the same lines either way and is what a reload reads again.
 import { randomBytes } from 'node:crypto';
-import { link, open, readFile, stat, unlink } from 'node:fs/promises';
+import { link, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../data-dir/data-dir.js';
-import { removeStaleFiles } from '../stale-files.js';
 import { ALL_SCOPES } from './scopes.js';
 import { parseTokenLines, type TokenFileOrigin } from './token-lines.js';
 import { createTokenSet, type TokenSet, type TokenSpec } from './token-set.js';
 
 /** saveToken's temporary name in the data directory, its writer's pid first. */
-const TOKEN_TEMPORARY = /^token\.new-(\d+)-[0-9a-f]{8}$/;
+const TOKEN_TEMPORARY = /^token\.new-\d+-[0-9a-f]{8}$/;
+/** Older than this, such a file's writer is gone: a start writes it in milliseconds. */
+const LEFT_TOKEN_FILE_AGE_MS = 60_000;
 
 /** A token created on this start, to be shown once. */
 export interface GeneratedToken {
@@ -144,6 +145,26 @@ async function saveToken(dataDir: string, path: string, token: string): Promise<
   await syncDir(dataDir);
 }
 
+/**
+ * Removes what a start killed while it wrote the token left (saveToken's temporary name, holding
+ * the token). By age, not by its writer's pid: this runs before the data directory's lock, and a
+ * start in another pid namespace (a second container on the volume) may be writing one now. A file
+ * that cannot be removed (a read-only directory) is left, never a reason to stop.
+ */
+async function removeLeftTokenFiles(dataDir: string, logger: Logger | undefined): Promise<void> {
+  const names = await readdir(dataDir).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!TOKEN_TEMPORARY.test(name)) continue;
+    const path = join(dataDir, name);
+    const info = await stat(path).catch(() => undefined);
+    if (info === undefined || Date.now() - info.mtimeMs < LEFT_TOKEN_FILE_AGE_MS) continue;
+    await unlink(path).then(
+      () => logger?.info({ path }, 'removed a token file left by a start that was killed'),
+      () => undefined,
+    );
+  }
+}
+
 async function missing(path: string): Promise<boolean> {
   try {
     await stat(path);
@@ -163,14 +184,7 @@ export async function resolveTokens(
   warnShortTokens(fromVariable, logger);
   const file = tokensFileOf(config);
   if (file === undefined) return { set: createTokenSet(fromVariable) };
-  // What a start killed while it wrote the token left (saveToken's temporary name, holding the token).
-  if (file.generated)
-    await removeStaleFiles(
-      config.dataDir,
-      TOKEN_TEMPORARY,
-      logger ?? pino({ enabled: false }),
-      'removed a token file left by a start that was killed',
-    );
+  if (file.generated) await removeLeftTokenFiles(config.dataDir, logger);
   if (file.generated && (await missing(file.path))) {
     const token = randomBytes(32).toString('base64url');
     await saveToken(config.dataDir, file.path, token);

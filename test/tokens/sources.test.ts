@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/config.js';
 import { reloadTokens, resolveTokens, tokenNotice, tokensFileOf, type TokenSource } from '../../src/tokens/sources.js';
@@ -38,16 +38,18 @@ tokens('takes the tokens from the environment, each with every scope, and genera
 });
 
 tokens(
-  "removes the token file a start killed while writing it left (its writer gone), and keeps a live writer's",
+  'removes the token file a start killed while writing it left (a minute old), and keeps one a start may be writing now',
   async ({ dir }) => {
     const stale = join(dir, 'token.new-4194303-0a1b2c3d');
-    const live = join(dir, `token.new-${process.ppid}-0a1b2c3d`);
+    const live = join(dir, 'token.new-1-0a1b2c3d');
     await writeFile(stale, 'a token\n');
     await writeFile(live, 'another\n');
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    await utimes(stale, twoMinutesAgo, twoMinutesAgo);
     const source = await resolveTokens({ tokens: [], dataDir: dir });
     assert.ok(source.generated !== undefined);
     assert.is(((await rejection(stat(stale))) as NodeJS.ErrnoException).code, 'ENOENT');
-    assert.ok((await stat(live)).isFile(), 'a writer that runs keeps its file');
+    assert.ok((await stat(live)).isFile(), 'a fresh one (its writer may be running) is kept');
   },
 );
 
