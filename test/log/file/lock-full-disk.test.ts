@@ -30,7 +30,7 @@ withSmallDisks('the lock on a full disk', () => {
       assert.equal(await readdir(dir), ['LOCK.1'], 'the generation stays; no temporary file');
       const failed = await rejection(lockDir(dir, { reclaimOwn: true }));
       assert.match(String((failed as NodeJS.ErrnoException).code), 'ENOSPC');
-    assert.match((failed as Error).message, `cannot lock data directory ${dir}: its file system is full`);
+      assert.match((failed as Error).message, `cannot lock data directory ${dir}: its file system is full`);
       assert.equal(await readdir(dir), ['LOCK.1'], 'a failed lock leaves no temporary file');
       await rm(filler);
       const again = await lockDir(dir, { reclaimOwn: true });
