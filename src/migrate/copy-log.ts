@@ -8,6 +8,7 @@
 // keys: they are equal when the target holds the source's history.
 import { decodeEvent, encodeEvent } from '../../projections/codec.js';
 import { evolve } from '../../projections/reports.js';
+import type { Deletion } from '../keys/deletion-records.js';
 import { cursorPassed, type EventLog, type LogPosition } from '../log/event-log.js';
 import { readRecords } from '../log/record-batches.js';
 import { foldLog, stateDigest } from '../projector/fold-log.js';
@@ -18,7 +19,7 @@ import type { KeyLookup } from '../keys/key-store.js';
 import { contentKeyId, openCreate } from '../keys/open-create.js';
 import type { ToolKeys } from '../keys/tool-keys.js';
 import { resealCreate } from './reseal.js';
-import { TargetWriter, type KeyFate, type MigrationTarget } from './target-writer.js';
+import { foldEnding, TargetWriter, type KeyFate, type MigrationTarget } from './target-writer.js';
 
 /** Events appended to the target at a time. */
 const BATCH = 500;
@@ -60,16 +61,20 @@ export class InvalidSourceRecordError extends Error {
 }
 
 /** The event ids the target holds, and its reports as they fold. */
-async function readTarget(log: EventLog, signal?: AbortSignal): Promise<{ ids: Set<string>; reports: ReportTable }> {
+async function readTarget(
+  log: EventLog,
+  signal?: AbortSignal,
+): Promise<{ ids: Set<string>; reports: ReportTable; ended: Deletion[] }> {
   const ids = new Set<string>();
   const reports = new ReportTable();
+  const ended: Deletion[] = [];
   for await (const record of readRecords(log, new Map(), signal ? { signal } : {})) {
     const decoded = decodeEvent(record.value);
     if (!decoded.ok) continue;
     ids.add(decoded.event.id);
-    evolve(reports, decoded.event);
+    foldEnding(reports, decoded.event, ended);
   }
-  return { ids, reports };
+  return { ids, reports, ended };
 }
 
 async function digestOf(log: EventLog, keys: KeyLookup): Promise<string> {
@@ -96,6 +101,8 @@ export async function copyLog(
   const sourceKeys = await source.keys.lookup();
   const present = await readTarget(target.log, signal);
   const writer = new TargetWriter(target, present.reports, await target.keys.lookup());
+  // What a run stopped between an append and its erasures left: finished before anything is copied.
+  await writer.finishErasures(present.ended);
   const walk = new ReportTable();
   let read = 0;
   let resealed = 0;
@@ -112,7 +119,7 @@ export async function copyLog(
     const change = evolve(walk, event);
     if (present.ids.has(event.id)) continue;
     if (event.type === 'ReportDeleted') {
-      writer.push({ message: { key: event.subject, value: record.value }, event });
+      await writer.push({ message: { key: event.subject, value: record.value }, event });
     } else {
       // The create whose report is live at the end of the source: its content is carried.
       const live =
@@ -133,7 +140,7 @@ export async function copyLog(
         : change.kind === 'created' && !live
           ? { kind: 'deleted', version: before + 2 }
           : { kind: 'dropped' };
-      writer.push({
+      await writer.push({
         message: { key: event.subject, value: encodeEvent(copied.event) },
         event: copied.event,
         key: { key: copied.key, fate },

@@ -13,7 +13,7 @@ import { evolution, apply, isSealedReport } from '../../projections/reports.js';
 import type { ReportEvent } from '../../projections/events.js';
 import { recordsDeletions, type Deletion } from '../keys/deletion-records.js';
 import { hasKeyCarrier } from '../log/capabilities.js';
-import type { EventLog, LogMessage } from '../log/event-log.js';
+import { payloadBytes, type EventLog, type LogMessage } from '../log/event-log.js';
 import type { HeldKeys } from '../keys/key-upkeep.js';
 import { parseKeyId, type ContentKey, type KeyId, type KeyLookup, type KeyStore } from '../keys/key-store.js';
 import type { ReportTable } from '../read-model/report-table.js';
@@ -45,6 +45,8 @@ const usesEveryId = (keys: KeyStore): keys is KeyStore & HeldKeys =>
 
 export class TargetWriter {
   private batch: CopiedEvent[] = [];
+  /** The key and value bytes of `batch`, which one append of the target takes at most `maxRecordBytes` of. */
+  private batchBytes = 0;
   copied = 0;
 
   constructor(
@@ -59,14 +61,29 @@ export class TargetWriter {
     return this.batch.length;
   }
 
-  push(copied: CopiedEvent): void {
+  /** Adds an event to the batch, flushing the batch first when it would make one append too large. */
+  async push(copied: CopiedEvent): Promise<void> {
+    const bytes = payloadBytes(copied.message);
+    if (this.batch.length > 0 && this.batchBytes + bytes > this.target.log.maxRecordBytes) await this.flush();
     this.batch.push(copied);
+    this.batchBytes += bytes;
+  }
+
+  /**
+   * Destroys the keys the target still holds of its own reports that its own deletes ended: a run
+   * stopped between appending a batch and destroying the keys its deletes end leaves them, and the
+   * next run copies none of those events again (they are in the target), so it must finish them.
+   */
+  async finishErasures(ended: readonly Deletion[]): Promise<void> {
+    const held = ended.filter(({ key }) => key !== undefined && this.heldAtStart.get(key) !== undefined);
+    if (held.length > 0) await this.erase(held, []);
   }
 
   async flush(): Promise<void> {
     const batch = this.batch;
     if (batch.length === 0) return;
     this.batch = [];
+    this.batchBytes = 0;
     const { log, keys } = this.target;
     const carried = hasKeyCarrier(log);
     const kept: ContentKey[] = [];
@@ -107,17 +124,16 @@ export class TargetWriter {
   /** Folds the appended events into the target's reports; the deletions of sealed content their deletes make. */
   private fold(batch: readonly CopiedEvent[]): Deletion[] {
     const ended: Deletion[] = [];
-    for (const { event } of batch) {
-      const change = evolution(this.reports, event);
-      const report = change.kind === 'deleted' ? this.reports.get(change.id) : undefined;
-      if (report !== undefined && isSealedReport(report))
-        ended.push({
-          reportId: change.id,
-          version: this.reports.version(change.id) + 1,
-          key: parseKeyId(report.sealed.key),
-        });
-      apply(this.reports, change);
-    }
+    for (const { event } of batch) foldEnding(this.reports, event, ended);
     return ended;
   }
+}
+
+/** Folds `event` into `reports`; a delete that ends a sealed report adds its deletion to `ended`. */
+export function foldEnding(reports: ReportTable, event: ReportEvent, ended: Deletion[]): void {
+  const change = evolution(reports, event);
+  const report = change.kind === 'deleted' ? reports.get(change.id) : undefined;
+  if (report !== undefined && isSealedReport(report))
+    ended.push({ reportId: change.id, version: reports.version(change.id) + 1, key: parseKeyId(report.sealed.key) });
+  apply(reports, change);
 }

@@ -5,6 +5,7 @@
 import { loadConfig, type KafkaConfig } from '../../src/config.js';
 import { openKafkaKeyStore } from '../../src/keys/kafka-key-store.js';
 import { openKafkaToolKeys } from '../../src/keys/kafka-tool-keys.js';
+import type { DeletionRecords } from '../../src/keys/deletion-records.js';
 import type { ContentKey, KeyStore } from '../../src/keys/key-store.js';
 import { fileToolKeys } from '../../src/keys/tool-keys.js';
 import type { EventLog } from '../../src/log/event-log.js';
@@ -54,7 +55,7 @@ export async function kafkaTarget(brokers: string, topic: string): Promise<Closa
 }
 
 /** `real` with `overrides` in place of some methods; every other method bound to `real`. */
-function intercept<T extends object>(real: T, overrides: Partial<T>): T {
+export function intercept<T extends object>(real: T, overrides: Partial<T>): T {
   return new Proxy(real, {
     get(target, property) {
       if (property in overrides) return overrides[property as keyof T];
@@ -111,9 +112,12 @@ export function stoppingAt(target: MigrationTarget, k: number): { end: Migration
       return writes === k ? Promise.reject(new StoppedHere(`stopped at write ${k}`)) : real(...args);
     };
   const { log, keys } = target;
-  const wrappedKeys = intercept<KeyStore>(keys, {
+  const records = keys as Partial<DeletionRecords>;
+  const wrappedKeys = intercept<KeyStore & Partial<DeletionRecords>>(keys, {
     put: write(keys.put.bind(keys)),
     destroy: write(keys.destroy.bind(keys)),
+    // keys.db's record of a deletion (its key destroyed with it): a write of its own.
+    ...(records.recordDeletions === undefined ? {} : { recordDeletions: write(records.recordDeletions.bind(keys)) }),
   });
   const wrappedLog = intercept<EventLog>(log, { append: write(log.append.bind(log)) });
   return { end: { log: wrappedLog, keys: wrappedKeys }, writes: () => writes };

@@ -26,6 +26,7 @@ import { appendToFileLog } from '../helpers/file-history.js';
 import {
   fileSource,
   fileTarget,
+  intercept,
   SOURCE_NAMES,
   stoppingAt,
   StoppedHere,
@@ -34,6 +35,13 @@ import {
 import { sealedCreate } from '../helpers/sealed-history.js';
 import { memoryLogger, startTestServer, tempDir } from '../helpers/server.js';
 import { openFileLog } from '../../src/log/file/file-log.js';
+import {
+  payloadBytes,
+  RecordTooLargeError,
+  type AppendOptions,
+  type EventLog,
+  type LogMessage,
+} from '../../src/log/event-log.js';
 import { openedReport } from '../helpers/opened.js';
 
 async function copy(
@@ -171,6 +179,52 @@ copying(
     assert.is((await readFileKeys(target)).get(keyId), undefined);
   },
 );
+
+copying(
+  "stopped between appending a delete and destroying the target's key it ends, the next run destroys it",
+  async ({ source, target }) => {
+    await copy(source, target);
+    const keyId = await liveKeyId(target, '1');
+    await appendToFileLog(source, [deleted('1')]);
+    // The rerun's writes: the append of the delete (1), then the record of its deletion (2).
+    const stopped = await copy(source, target, 2).then(
+      () => false,
+      (error: unknown) => error instanceof StoppedHere,
+    );
+    assert.ok(stopped, 'stopped at the erasure');
+    assert.ok((await readFileKeys(target)).get(keyId), 'the delete is in the target, its key still held');
+    const rerun = await copy(source, target);
+    assert.equal([rerun.copied, rerun.targetDigest], [0, rerun.sourceDigest]);
+    assert.is((await readFileKeys(target)).get(keyId), undefined, 'destroyed by the run after');
+  },
+);
+
+copying('appends no more at a time than the target log takes in one append', async ({ source, target }) => {
+  const [from, to] = [await fileSource(source), await fileTarget(target)];
+  const sizes: number[] = [];
+  const limit = 1500;
+  const small = intercept<EventLog>(to.end.log, {
+    maxRecordBytes: limit,
+    append: (messages: readonly LogMessage[], options?: AppendOptions) => {
+      const bytes = messages.reduce((sum, message) => sum + payloadBytes(message), 0);
+      sizes.push(bytes);
+      if (bytes > limit) return Promise.reject(new RecordTooLargeError(limit, bytes));
+      return to.end.log.append(messages, options);
+    },
+  });
+  try {
+    const result = await copyLog(from.end, { log: small, keys: to.end.keys }, { batch: 500 });
+    assert.is(result.targetDigest, result.sourceDigest);
+    assert.ok(sizes.length > 1, `${sizes.length} appends`);
+    assert.ok(
+      sizes.every((bytes) => bytes <= limit),
+      `appends of ${sizes.join(', ')} bytes`,
+    );
+  } finally {
+    await to.close();
+    await from.close();
+  }
+});
 
 copying('a live report whose key does not open its content stops the copy, naming it', async ({ target }) => {
   const dir = await tempDir('reports-copy-unopenable-');
