@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import { recordsDeletions, type Deletion } from '../keys/deletion-records.js';
 import type { KeyId, KeyStore, KeyWriteOptions } from '../keys/key-store.js';
 import { settleWithin } from '../log/settle-within.js';
+import { byWriteGroup, named, type Erasure, type NamedErasure } from './named-erasure.js';
 import { RecentNames } from './recent-names.js';
 
 const RETRY_MS = 1000;
@@ -54,25 +55,6 @@ interface InFlight {
   readonly done: Promise<void>;
 }
 
-interface Erasure {
-  readonly ids: readonly KeyId[];
-  readonly deletions: readonly Deletion[];
-}
-
-/** An erasure with its bookkeeping's names, made once (afresh at each look-up: `npm run bench:erase` 12-16 against 6-9 µs a delete). */
-interface NamedErasure extends Erasure {
-  readonly idNames: readonly string[];
-  readonly deletionNames: readonly string[];
-  /** The keys the deletions end (destroyed with their record), and their names. */
-  readonly endedKeys: readonly KeyId[];
-  readonly endedKeyNames: readonly string[];
-}
-
-/** A key's name: its bytes, one character each (a flat string, cheap to make and to hash). */
-const keyName = (id: KeyId) => id.toString('latin1');
-const deletionName = ({ reportId, version }: Deletion) => `${reportId}/${version}`;
-const NO_NAMES: readonly string[] = [];
-
 /**
  * `onErased` hears of every key destroyed here (a feed that showed its content may still hold it:
  * feed-hub.ts), right after the store confirms it.
@@ -109,19 +91,6 @@ export function createKeyEraser(
   const waitingReports = new Map<string, Deletion>();
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  const named = (ids: readonly KeyId[], deletions: readonly Deletion[]): NamedErasure => {
-    // A loop, not flatMap: flatMap took a third of this function's time.
-    const endedKeys: KeyId[] = [];
-    for (const { key } of deletions) if (key !== undefined) endedKeys.push(key);
-    return {
-      ids,
-      deletions,
-      idNames: ids.length === 0 ? NO_NAMES : ids.map(keyName),
-      deletionNames: deletions.length === 0 ? NO_NAMES : deletions.map(deletionName),
-      endedKeys,
-      endedKeyNames: endedKeys.length === 0 ? NO_NAMES : endedKeys.map(keyName),
-    };
-  };
   const erasureOf = (what: Erasable): NamedErasure => {
     if (Array.isArray(what)) return named(what as readonly KeyId[], []);
     const deletion = what as Deletion;
@@ -182,22 +151,6 @@ export function createKeyEraser(
     erasure.ids.forEach((id, i) => waitingKeys.set(erasure.idNames[i] as string, id));
     erasure.deletions.forEach((deletion, i) => waitingDeletions.set(erasure.deletionNames[i] as string, deletion));
   };
-  /** The erasure in one part per write group of the store (its keys; a store's deletions go together). */
-  const byWriteGroup = (erasure: NamedErasure): NamedErasure[] => {
-    const groupOf = keys.writeGroupOf?.bind(keys);
-    if (groupOf === undefined || erasure.ids.length < 2) return [erasure];
-    const groups = new Map<number, KeyId[]>();
-    for (const id of erasure.ids) {
-      const group = groupOf(id);
-      const ids = groups.get(group);
-      if (ids === undefined) groups.set(group, [id]);
-      else ids.push(id);
-    }
-    if (groups.size === 1) return [erasure];
-    const parts = [...groups.values()].map((ids) => named(ids, []));
-    if (erasure.deletions.length > 0) parts.push(named([], erasure.deletions));
-    return parts;
-  };
   /** Forgets a report's waiting deletion once nothing of its erasure waits. */
   const reportDone = (deletion: Deletion) => {
     const waiting = waitingReports.get(deletion.reportId);
@@ -246,7 +199,7 @@ export function createKeyEraser(
     if (ids.length + deletions.length === 0) return;
     // A write per group, each tried again by itself: one the store cannot take now holds back none
     // of the others, for the same writes as one of everything (which the store splits by group).
-    for (const part of byWriteGroup(named(ids, deletions))) retryPart(part);
+    for (const part of byWriteGroup(named(ids, deletions), keys.writeGroupOf?.bind(keys))) retryPart(part);
   };
   const schedule = (delayMs = retryMs) => {
     if (timer === undefined && !stopped && waitingKeys.size + waitingDeletions.size > 0)
