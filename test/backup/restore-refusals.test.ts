@@ -10,16 +10,7 @@ import { reports } from '../helpers/cli.js';
 import { logDigest, serverDigest } from '../helpers/digest.js';
 import { eventsLogPath, flipByte, frameStarts } from '../helpers/file-history.js';
 import { startTestServer, tempDir } from '../helpers/server.js';
-import { postReport } from '../http/requests.js';
-
-async function serverWrote(dataDir: string, ids: readonly string[]): Promise<void> {
-  const server = await startTestServer({}, { dataDir });
-  try {
-    for (const id of ids) assert.is((await postReport(server, id, `report ${id}`)).status, 200);
-  } finally {
-    await server.close();
-  }
-}
+import { serverWrote } from './server-wrote.js';
 
 const env = (dataDir: string) => ({ env: { REPORTS_DATA_DIR: dataDir } });
 const manifestPath = (dir: string) => join(dir, 'backup.json');

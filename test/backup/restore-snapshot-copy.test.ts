@@ -10,16 +10,7 @@ import { restoreBackup } from '../../src/backup/restore-backup.js';
 import type { ToolRun } from '../../src/tool-run.js';
 import { reports, replaySummary } from '../helpers/cli.js';
 import { memoryLogger, startTestServer, tempDir } from '../helpers/server.js';
-import { postReport } from '../http/requests.js';
-
-async function serverWrote(dataDir: string, ids: readonly string[]): Promise<void> {
-  const server = await startTestServer({}, { dataDir });
-  try {
-    for (const id of ids) assert.is((await postReport(server, id, `report ${id}`)).status, 200);
-  } finally {
-    await server.close();
-  }
-}
+import { serverWrote } from './server-wrote.js';
 
 /** A run whose signal aborts when the snapshot's copy starts (its progress is the only one of 0 records). */
 function abortingAtSnapshotCopy(): ToolRun {
