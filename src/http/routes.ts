@@ -2,6 +2,7 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { MethodNotAllowedError, UnavailableError } from '../errors.js';
+import { asksVersion, versionNeedsRead } from './write-only.js';
 import type { EventLog } from '../log/event-log.js';
 import type { ProjectionHealth } from '../projector/health.js';
 import type { StoredReport } from '../../projections/reports.js';
@@ -63,14 +64,19 @@ export function createRouter({
   // One handler per route, calling the token check and the body reader in order (rather than
   // three middleware steps each request pays for).
   router.post('/reports', async (ctx) => {
-    const { authContext } = auth(ctx, WRITE);
+    const grant = auth(ctx, WRITE);
+    const readable = grant.scopes.has(READ);
+    // Before the body, as a 403 is: a condition that only asks about the report's version is a read.
+    if (!readable && asksVersion(header(ctx, 'if-match'), header(ctx, 'if-none-match')))
+      throw versionNeedsRead(grant.name);
     const command = parseNewReport(await readJson(ctx));
     const report = await service.create(
       command,
       parseIdempotencyKey(header(ctx, 'idempotency-key')),
       traceContext(ctx),
       preconditions(ctx),
-      authContext,
+      grant.authContext,
+      readable,
     );
     sendReport(ctx, report);
   });

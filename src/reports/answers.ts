@@ -43,6 +43,13 @@ export function conflict(id: string): ConflictError {
   return new ConflictError(`report ${id} already exists with a different name or tag`);
 }
 
+/** A create of an existing report by a caller that may not read it: the same answer whatever its body. */
+export function existsUnread(id: string): ConflictError {
+  return new ConflictError(
+    `report ${id} already exists; a token without the scope read is not told whether its name and tag are the request's (a retry with the same Idempotency-Key is answered as the first request was)`,
+  );
+}
+
 /** The log took the write, but what the fold did with it is no longer known here. */
 export function unconfirmed(id: string): UnavailableError {
   return new UnavailableError(

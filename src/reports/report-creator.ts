@@ -5,7 +5,7 @@ import type { SpanContext } from '@opentelemetry/api';
 import type { AuthContext, ReportEvent } from '../../projections/events.js';
 import type { ReportsView, StoredReport } from '../../projections/reports.js';
 import type { ContentKey } from '../keys/key-store.js';
-import { conflict, createdThenDeleted, keyMismatch, preconditionFailed, unconfirmed } from './answers.js';
+import { conflict, createdThenDeleted, existsUnread, keyMismatch, preconditionFailed, unconfirmed } from './answers.js';
 import {
   answerReplayedCreate,
   bareView,
@@ -29,6 +29,7 @@ export type CreateReport = (
   traceContext: SpanContext | undefined,
   preconditions: Preconditions,
   auth: AuthContext | undefined,
+  readable: boolean,
 ) => Promise<StoredReport>;
 
 export function createReportCreator(steps: WriteSteps, opener: ContentOpener): CreateReport {
@@ -58,22 +59,26 @@ export function createReportCreator(steps: WriteSteps, opener: ContentOpener): C
     }
   };
 
-  return (command, idempotencyKey, traceContext, preconditions, auth) => {
+  return (command, idempotencyKey, traceContext, preconditions, auth, readable) => {
     const deadline = steps.clockMs() + steps.options.writeTimeoutMs;
     const { id } = command;
+    // A caller that may not read is never told whether its body is the report's: the decision
+    // sees no content (so an existing live report conflicts), and the 409 says nothing of it.
+    const decisionView = readable ? view : bareView;
+    const conflicting = readable ? conflict : existsUnread;
     return steps.tracked((ticket) =>
       steps.queue.run(queueKeys(id, idempotencyKey), async () => {
         const state = steps.readyState(deadline);
         for (let decisions = 1; ; decisions += 1) {
           const keyed = decideKey(steps.options.projector.model.keys, idempotencyKey, { op: 'create', id });
           if (keyed.kind !== 'new') return replayCreate(keyed, state, command);
-          let decision = decideCreate(await view(state, id), command, preconditions);
+          let decision = decideCreate(await decisionView(state, id), command, preconditions);
           // An answer that writes nothing must not come from state older than the request. (After a
           // void write it does not: the state holds everything before that write's own event.)
           if (decisions === 1 && decision.kind !== 'append' && (await steps.caughtUpWith(id, deadline)))
-            decision = decideCreate(await view(state, id), command, preconditions);
+            decision = decideCreate(await decisionView(state, id), command, preconditions);
           if (decision.kind === 'unchanged') return decision.report;
-          if (decision.kind === 'conflict') throw conflict(id);
+          if (decision.kind === 'conflict') throw conflicting(id);
           if (decision.kind === 'precondition-failed') throw preconditionFailed(id, decision.failed);
           steps.beforeWriteAgain(id, decisions, deadline);
           const { event, key } = await sealed(

@@ -57,7 +57,10 @@ export class ReportService {
    * `traceContext` (the request's traceparent) and `auth` (who asks: the CloudEvents authcontext)
    * are carried into the event it writes. `preconditions` (If-Match, If-None-Match) are evaluated
    * after the key, before the content is compared: a retry with a key seen before is the same
-   * request, and gets the first answer whatever they say now. (report-creator.ts)
+   * request, and gets the first answer whatever they say now. `readable`: whether the caller may
+   * read reports (its token's scope read); without it, an existing report's content is never
+   * compared with the request's, so a create of an existing id is 409 whatever its body (a retry
+   * is recognised by its Idempotency-Key only). (report-creator.ts)
    */
   create(
     command: CreateCommand,
@@ -65,8 +68,9 @@ export class ReportService {
     traceContext?: SpanContext,
     preconditions: Preconditions = NO_PRECONDITIONS,
     auth?: AuthContext,
+    readable = true,
   ): Promise<StoredReport> {
-    return this.creator(command, idempotencyKey, traceContext, preconditions, auth);
+    return this.creator(command, idempotencyKey, traceContext, preconditions, auth, readable);
   }
 
   /**

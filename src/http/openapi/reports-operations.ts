@@ -40,9 +40,18 @@ export function createReportOperation(): Record<string, Json> {
       },
       '400': errorResponse('Body is not valid JSON or does not match NewReport'),
       '401': unauthorized,
-      '403': forbidden('write'),
+      '403': {
+        description: `${forbiddenText('write')}; or, to a token without the scope read, a create with If-Match or with If-None-Match other than * (such a create never writes: it only asks the version)`,
+        headers: {
+          'WWW-Authenticate': header(
+            'Bearer realm="reports", error="insufficient_scope", scope="write" (scope="read" to a create that only asks the version) (RFC 6750)',
+          ),
+        },
+      },
       '405': methodNotAllowed,
-      '409': errorResponse('A report with this id exists with a different name or tag'),
+      '409': errorResponse(
+        'A report with this id exists with a different name or tag; or it exists, whatever the body, and the token does not have the scope read',
+      ),
       '412': preconditionFailed,
       '413': errorResponse('Body larger than the configured limit'),
       '415': errorResponse('Content-Type is not application/json'),
