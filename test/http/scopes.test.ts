@@ -29,29 +29,32 @@ scopes.after(async ({ server }) => {
   await rm(server.dataDir, { recursive: true, force: true });
 });
 
+const SCOPE_READ = 'Bearer realm="reports", error="insufficient_scope", scope="read"';
+const post = (server: TestServer, json: unknown, token: string | null, headers: Record<string, string> = {}) =>
+  server.request('/reports', { method: 'POST', json, token, headers });
+/** `reports events` output's events (one JSON line each). */
+const eventsOf = (stdout: string) =>
+  stdout
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => (JSON.parse(line) as { event: Record<string, unknown> }).event);
+
 const requestLines = (server: TestServer) => server.logLines().filter((line) => line['msg'] === 'request');
 
 scopes(
   'answers a read-only token 403 on POST and DELETE, with the Error body and an insufficient_scope challenge, and writes nothing',
   async ({ server }) => {
-    const post = await server.request('/reports', {
-      method: 'POST',
-      json: { id: 4200, name: 'not yours' },
-      token: READER,
-    });
-    assert.is(post.status, 403);
+    const refused = await post(server, { id: 4200, name: 'not yours' }, READER);
+    assert.is(refused.status, 403);
     assert.is(
-      post.headers.get('www-authenticate'),
+      refused.headers.get('www-authenticate'),
       'Bearer realm="reports", error="insufficient_scope", scope="write"',
     );
-    assert.equal(await post.json(), {
+    assert.equal(await refused.json(), {
       error: 403,
       message: 'the token "reader" does not have the scope write, which this request needs (it has read)',
     });
-    assert.is(
-      (await server.request('/reports', { method: 'POST', json: { id: 4201, name: 'mine' }, token: ADMIN })).status,
-      200,
-    );
+    assert.is((await post(server, { id: 4201, name: 'mine' }, ADMIN)).status, 200);
     const del = await server.request('/reports/4201', { method: 'DELETE', token: READER });
     assert.is(del.status, 403);
     assert.equal(((await del.json()) as { error: number }).error, 403);
@@ -62,10 +65,7 @@ scopes(
 );
 
 scopes('checks the token first: no token or an unknown one is 401, never 403', async ({ server }) => {
-  assert.is(
-    (await server.request('/reports', { method: 'POST', json: { id: 1, name: 'x' }, token: null })).status,
-    401,
-  );
+  assert.is((await post(server, { id: 1, name: 'x' }, null)).status, 401);
   assert.is(
     (await server.request('/reports/1', { method: 'DELETE', token: 'not-a-configured-token-0123' })).status,
     401,
@@ -121,19 +121,10 @@ scopes(
 scopes(
   'answers a write-only token 403 on GET and HEAD of a report, with the Error body and an insufficient_scope challenge, before the id, the preconditions or the store are looked at',
   async ({ server }) => {
-    assert.is(
-      (
-        await server.request('/reports', {
-          method: 'POST',
-          json: { id: 4500, name: 'kept', tag: 'secret' },
-          token: WRITER,
-        })
-      ).status,
-      200,
-    );
+    assert.is((await post(server, { id: 4500, name: 'kept', tag: 'secret' }, WRITER)).status, 200);
     const get = await server.request('/reports/4500', { token: WRITER });
     assert.is(get.status, 403);
-    assert.is(get.headers.get('www-authenticate'), 'Bearer realm="reports", error="insufficient_scope", scope="read"');
+    assert.is(get.headers.get('www-authenticate'), SCOPE_READ);
     assert.is(get.headers.get('etag'), null, 'a 403 says nothing of the report, not even its version');
     assert.equal(await get.json(), {
       error: 403,
@@ -141,7 +132,7 @@ scopes(
     });
     const head = await server.request('/reports/4500', { method: 'HEAD', token: WRITER });
     assert.is(head.status, 403);
-    assert.is(head.headers.get('www-authenticate'), 'Bearer realm="reports", error="insufficient_scope", scope="read"');
+    assert.is(head.headers.get('www-authenticate'), SCOPE_READ);
     assert.is(await head.text(), '');
     // What would be 400 (a bad id, a malformed If-None-Match), 404 (no such report) or 304 to a token that may read.
     assert.is((await server.request('/reports/abc', { token: WRITER })).status, 403);
@@ -163,16 +154,7 @@ scopes(
 scopes(
   'lets a read-only token read a report (200 with its body and ETag, 304 on its version) and answers it 403 on POST and DELETE of that report',
   async ({ server }) => {
-    assert.is(
-      (
-        await server.request('/reports', {
-          method: 'POST',
-          json: { id: 4600, name: 'readable', tag: 'r' },
-          token: ADMIN,
-        })
-      ).status,
-      200,
-    );
+    assert.is((await post(server, { id: 4600, name: 'readable', tag: 'r' }, ADMIN)).status, 200);
     const get = await server.request('/reports/4600', { token: READER });
     assert.is(get.status, 200);
     assert.is(get.headers.get('etag'), '"1"');
@@ -187,16 +169,7 @@ scopes(
         .status,
       403,
     );
-    assert.is(
-      (
-        await server.request('/reports', {
-          method: 'POST',
-          json: { id: 4600, name: 'readable', tag: 'r' },
-          token: READER,
-        })
-      ).status,
-      403,
-    );
+    assert.is((await post(server, { id: 4600, name: 'readable', tag: 'r' }, READER)).status, 403);
     const after = await server.request('/reports/4600', { token: READER });
     assert.is(after.status, 200, 'the 403s wrote nothing');
     assert.is(after.headers.get('etag'), '"1"');
@@ -208,10 +181,7 @@ scopes(
   async ({ server }) => {
     const refused = await server.request('/events', { token: WRITER });
     assert.is(refused.status, 403);
-    assert.is(
-      refused.headers.get('www-authenticate'),
-      'Bearer realm="reports", error="insufficient_scope", scope="read"',
-    );
+    assert.is(refused.headers.get('www-authenticate'), SCOPE_READ);
     assert.equal(await refused.json(), {
       error: 403,
       message: 'the token "cleanup-job" does not have the scope read, which this request needs (it has write)',
@@ -228,10 +198,7 @@ scopes(
 );
 
 scopes('lets a write-only token create and delete', async ({ server }) => {
-  assert.is(
-    (await server.request('/reports', { method: 'POST', json: { id: 4300, name: 'job' }, token: WRITER })).status,
-    200,
-  );
+  assert.is((await post(server, { id: 4300, name: 'job' }, WRITER)).status, 200);
   assert.is((await server.request('/reports/4300', { method: 'DELETE', token: WRITER })).status, 204);
 });
 
@@ -240,9 +207,7 @@ scopes(
   async ({ server }) => {
     const before = requestLines(server).length;
     await (await server.request('/reports/4400', { method: 'DELETE', token: WRITER })).arrayBuffer();
-    await (
-      await server.request('/reports', { method: 'POST', json: { id: 4400, name: 'x' }, token: READER })
-    ).arrayBuffer();
+    await (await post(server, { id: 4400, name: 'x' }, READER)).arrayBuffer();
     await (await server.request('/reports/4400', { method: 'DELETE', token: ADMIN })).arrayBuffer();
     await (
       await server.request('/reports/4400', { method: 'DELETE', token: 'unknown-token-0123456789' })
@@ -265,22 +230,15 @@ scopes(
 scopes(
   'writes the name into the event as the CloudEvents authcontext, and `reports events` prints who deleted report 42 and when',
   async ({ server }) => {
-    assert.is(
-      (await server.request('/reports', { method: 'POST', json: { id: 42, name: 'answer' }, token: ADMIN })).status,
-      200,
-    );
+    assert.is((await post(server, { id: 42, name: 'answer' }, ADMIN)).status, 200);
     assert.is((await server.request('/reports/42', { method: 'DELETE', token: WRITER })).status, 204);
     const { code, stdout, stderr } = await reports(['events', '--type', 'ReportDeleted'], {
       env: { REPORTS_DATA_DIR: server.dataDir },
     });
     assert.is(code, 0, stderr);
-    const deletions = stdout
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as { event: Record<string, unknown> })
-      .filter(({ event }) => event['subject'] === '42');
+    const deletions = eventsOf(stdout).filter((event) => event['subject'] === '42');
     assert.is(deletions.length, 1);
-    const [{ event }] = deletions as [{ event: Record<string, unknown> }];
+    const [event] = deletions as [Record<string, unknown>];
     assert.is(event['authtype'], 'api_key');
     assert.is(event['authid'], 'cleanup-job');
     assert.match(String(event['time']), /^\d{4}-\d{2}-\d{2}T/);
@@ -294,28 +252,8 @@ scopes(
 scopes(
   'writes the name into the events of conditional writes too: a POST with If-None-Match: * and a DELETE with If-Match',
   async ({ server }) => {
-    assert.is(
-      (
-        await server.request('/reports', {
-          method: 'POST',
-          json: { id: 4700, name: 'once' },
-          token: WRITER,
-          headers: { 'If-None-Match': '*' },
-        })
-      ).status,
-      200,
-    );
-    assert.is(
-      (
-        await server.request('/reports', {
-          method: 'POST',
-          json: { id: 4700, name: 'once' },
-          token: WRITER,
-          headers: { 'If-None-Match': '*' },
-        })
-      ).status,
-      412,
-    );
+    assert.is((await post(server, { id: 4700, name: 'once' }, WRITER, { 'If-None-Match': '*' })).status, 200);
+    assert.is((await post(server, { id: 4700, name: 'once' }, WRITER, { 'If-None-Match': '*' })).status, 412);
     assert.is(
       (await server.request('/reports/4700', { method: 'DELETE', token: WRITER, headers: { 'If-Match': '"1"' } }))
         .status,
@@ -323,11 +261,7 @@ scopes(
     );
     const { code, stdout, stderr } = await reports(['events'], { env: { REPORTS_DATA_DIR: server.dataDir } });
     assert.is(code, 0, stderr);
-    const events = stdout
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => (JSON.parse(line) as { event: Record<string, unknown> }).event)
-      .filter((event) => event['subject'] === '4700');
+    const events = eventsOf(stdout).filter((event) => event['subject'] === '4700');
     assert.equal(
       events.map((event) => [event['type'], event['expectedversion'], event['authtype'], event['authid']]),
       [
