@@ -2,7 +2,9 @@
 // handlers are installed before the rest of the program is loaded, so a stop (or a SIGHUP, which
 // reloads the tokens) asked for at any moment of the start is seen.
 import { processReloadSignal, processStopSignal } from './process-signals.js';
+import { dropKafkajsNegativeTimeouts } from './process-warnings.js';
 
+dropKafkajsNegativeTimeouts();
 const signal = processStopSignal();
 const reload = processReloadSignal();
 const { runCli } = await import('./cli/main.js');

@@ -5,6 +5,7 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config.js';
 import { processReloadSignal, processStopSignal } from '../process-signals.js';
+import { dropKafkajsNegativeTimeouts } from '../process-warnings.js';
 import { helpText, parseCommand, UsageError, type CliIo, type CommandSpec, type ParsedCommand } from './usage.js';
 
 type Run = (parsed: ParsedCommand, io: CliIo) => number | Promise<number>;
@@ -141,6 +142,7 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
+  dropKafkajsNegativeTimeouts();
   const signal = processStopSignal();
   // SIGHUP reloads the server's tokens; every other command ends on it, as a tool does.
   const reload = process.argv[2] === 'serve' ? processReloadSignal() : undefined;
