@@ -33,6 +33,15 @@ export interface PartitionHeadsOptions {
 /** Reads of a head a moved leadership may take (each after the metadata is refreshed). */
 const DEPOSED_READS = 3;
 
+/** Errors of a broker asked about a partition it does not lead (kafkajs' protocol error types). */
+const MOVED_LEADERSHIP = new Set(['NOT_LEADER_FOR_PARTITION', 'LEADER_NOT_AVAILABLE']);
+
+/** Whether `error` says the broker asked no longer leads the partition (its metadata was stale). */
+export function movedLeadership(error: unknown): boolean {
+  const type = (error as { type?: unknown } | undefined)?.type;
+  return typeof type === 'string' && MOVED_LEADERSHIP.has(type);
+}
+
 /** How long a replica that did not answer a leader confirmation is counted as not answering, unasked. */
 const SILENT_REPLICA_MS = 1000;
 
@@ -74,12 +83,17 @@ export class PartitionHeads {
   async allHeads(): Promise<Map<number, number>> {
     const cluster = await this.connected();
     const partitions = Array.from({ length: this.options.partitions }, (_, partition) => partition);
-    try {
-      return await this.headsFromLeaders(cluster, partitions, await this.leaders.current(cluster));
-    } catch (error) {
-      // A leader may have moved: the next read asks the new one.
-      if (!this.closed) await this.leaders.outdated(cluster).catch(() => undefined);
-      throw error;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await this.headsFromLeaders(cluster, partitions, await this.leaders.current(cluster));
+      } catch (error) {
+        // A leader may have moved: the next read asks the new one.
+        if (!this.closed) await this.leaders.outdated(cluster).catch(() => undefined);
+        // Asked of a broker that no longer leads (a restart, an election): asked again, at once, of
+        // the new leader. A tool reads the head once at its start (`reports events` just after a
+        // broker came back failed with "not the leader"); an outage's timeout is not waited again.
+        if (this.closed || !movedLeadership(error) || attempt >= DEPOSED_READS) throw error;
+      }
     }
   }
 
