@@ -152,14 +152,16 @@ export class PartitionHeads {
   /**
    * The head, read again (metadata refreshed) when the broker it came from no longer leads: while a
    * leadership moves (a clean restart, an election) the first read often asks the old leader, and
-   * one more read asks the new one, where failing would answer 503 for nothing.
+   * one more read asks the new one, where failing would answer 503 for nothing. Whether the other
+   * replicas deposed it, or it answered itself that it no longer leads.
    */
   private async read(partition: number): Promise<number> {
     for (let attempt = 1; ; attempt += 1) {
       try {
         return await this.readOnce(partition);
       } catch (error) {
-        if (!(error instanceof DeposedLeaderError) || attempt >= DEPOSED_READS) throw error;
+        const moved = error instanceof DeposedLeaderError || movedLeadership(error);
+        if (!moved || attempt >= DEPOSED_READS) throw error;
       }
     }
   }

@@ -1,6 +1,7 @@
-// Which failed head reads `PartitionHeads.allHeads` asks again at once (the log's head, which a tool
-// reads once at its start): a broker's answer that it no longer leads the partition, as kafkajs
-// makes it from the protocol's error code. The chaos suite's `reports events`, run just after a
+// Which failed head reads `PartitionHeads` asks again at once, of the leader its refreshed view
+// names (`allHeads`: the log's head, which a tool reads once at its start; `head`: one partition's,
+// as the key follower's catch-up and a write's catch-up read it): a broker's answer that it no
+// longer leads the partition, as kafkajs makes it from the protocol's error code. The chaos suite's `reports events`, run just after a
 // broker came back, failed on "This server is not the leader for that topic-partition". An
 // outage's error is not asked again: its timeout would be waited once more for nothing.
 import { createRequire } from 'node:module';
