@@ -16,8 +16,11 @@ import { deleteReport, distinctive, idSource, postReport } from '../http/request
 
 const slowReader = suite('reports events: a slow reader');
 
-/** More than a pipe holds (64 KiB), so the tool waits on its reader before it reaches the last create. */
-const FILLER_REPORTS = 80;
+/**
+ * Far more than a pipe (64 KiB) and the reading stream's buffer hold, so the tool waits on its reader
+ * long before it reaches the last create, however slowly this machine runs it.
+ */
+const FILLER_REPORTS = 400;
 const FILLER_NAME = 'x'.repeat(1500);
 
 slowReader('prints erased a create whose report was deleted while the tool waited on its reader', async () => {
@@ -34,16 +37,22 @@ slowReader('prints erased a create whose report was deleted while the tool waite
       env: childEnv({ REPORTS_DATA_DIR: server.dataDir }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const closed = once(child, 'close');
     try {
-      // Nothing read yet: once the pipe is full the tool waits, long before the marked create.
+      // Nothing read yet. Its first line says the tool has read the log's head and keys.db (it
+      // does both before its first line); once the pipe is full it waits, long before the marked
+      // create, and the delete comes after its head (the delete is not printed).
       child.stdout.pause();
-      await delay(1000);
+      await withTimeout(once(child.stdout, 'readable'), 60_000, 'the first line of reports events');
+      await delay(500);
       assert.is((await deleteReport(server, marked)).status, 204);
       const chunks: Buffer[] = [];
       child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
       child.stdout.resume();
-      const [code] = (await withTimeout(once(child, 'close'), 30_000, 'reports events to exit')) as [number];
-      assert.is(code, 0);
+      const [code] = (await withTimeout(closed, 60_000, 'reports events to exit')) as [number];
+      assert.is(code, 0, stderr);
       const stdout = Buffer.concat(chunks).toString('utf8');
       // Every create; not the delete, written after the head the tool reads up to.
       assert.is(lines(stdout).length, FILLER_REPORTS + 1);
