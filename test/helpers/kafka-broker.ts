@@ -401,8 +401,23 @@ export async function startOwnBroker(
   name: string,
   opts: Omit<KafkaBrokerOptions, 'name' | 'port' | 'controllerPort' | 'saslPort' | 'fresh'> = {},
 ): Promise<KafkaBroker> {
-  const [port, controllerPort, saslPort] = (await freePorts(3)) as [number, number, number];
-  return startBroker({ ...opts, name: `${name}-${process.pid}`, port, controllerPort, saslPort, fresh: true });
+  for (let attempt = 1; ; attempt += 1) {
+    const [port, controllerPort, saslPort] = (await freePorts(3)) as [number, number, number];
+    try {
+      return await startBroker({
+        ...opts,
+        name: `${name}-${process.pid}`,
+        port,
+        controllerPort,
+        saslPort,
+        fresh: true,
+      });
+    } catch (error) {
+      // The ports are found free before the broker binds them: another process may take one in
+      // between (CI saw "Address already in use" once). Tried again on other ports.
+      if (attempt >= 3 || !String((error as Error).message).includes('Address already in use')) throw error;
+    }
+  }
 }
 
 /** Stops (or kills: quicker, for throw-away data) a broker of startOwnBroker's, and deletes its run directory (its data and logs). */
