@@ -193,7 +193,12 @@ export function feedCases(setup: FeedLogSetup): void {
       const head = await server.log.head();
       const at = (partition: number, offset: number) =>
         setup.name === 'file log' ? String(offset) : `${partition}:${offset}`;
-      const last = [...head].map(([partition, offset]) => at(partition, offset - 1)).join(',');
+      // A partition without events yet has no last position (`p:-1` is no cursor): leaving it out
+      // reads it from its start. With 12 reports on three partitions, one stays empty in 2 % of runs.
+      const last = [...head]
+        .filter(([, offset]) => offset > 0)
+        .map(([partition, offset]) => at(partition, offset - 1))
+        .join(',');
       const beyond = [...head].map(([partition, offset]) => at(partition, offset + 1000)).join(',');
       assert.ok(parseCursor(beyond));
       for (const [query, headers] of [
@@ -211,6 +216,7 @@ export function feedCases(setup: FeedLogSetup): void {
       }
       // The log's last position itself is where a caught-up client stands: nothing yet, then what comes.
       const waiting = await FeedClient.open(server.url, { query: `?after=${last}` });
+      assert.is(waiting.status, 200, `?after=${last}`);
       const later = nextId();
       assert.is((await postReport(server, later, distinctive('later'))).status, 200);
       await waiting.waitFor((f) => f.events().length === 1, 'the one event written after it');
