@@ -22,7 +22,8 @@ export const eventsCommand = {
     'one whose key does not open it, {...,"unopenable":true,...} likewise (run `reports verify`).',
     'A record that is not a valid event prints as {"position":...,"invalid":"<reason>"} (left out by --type).',
     '--from POS starts at a position (N on the file log, P:O,P:O on Kafka); --follow keeps streaming',
-    'new events until interrupted (Ctrl-C).',
+    'new events until interrupted (Ctrl-C). On the file log, a --follow whose log `reports restore` or',
+    '`reports seal-history` replaced prints the rest of the old one and exits 1: run it again.',
   ].join('\n'),
   options: { from: { type: 'string' }, follow: { type: 'boolean' }, type: { type: 'string' } },
 } satisfies CommandSpec;

@@ -1,7 +1,10 @@
 // The embedded log read by another process than its writer (the CLI beside a running server): no
 // lock, no repair. An incomplete last batch is taken for a write in progress and read once it is
 // whole; damage followed by whole batches is refused as at a normal open. New records are found by
-// looking at the file again every `pollMs`.
+// looking at the file again every `pollMs`. A follow that finds another file under the log's name
+// (`reports restore`, `reports seal-history`) stops with LogReplacedError once it has read the rest
+// of the file it held: it went on reading a file nothing writes to, silent for ever.
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   LogUnavailableError,
@@ -32,7 +35,8 @@ export async function openFileLogReader({
   try {
     const magic = await checkMagic(file, path);
     if (magic === 'bad') throw new Error(`${path} is not a report store log (bad magic bytes)`);
-    const reader = new FileLogReader(new FrameIndex(path, file, [], FILE_MAGIC.length), pollMs);
+    const { dev, ino } = await file.stat();
+    const reader = new FileLogReader(new FrameIndex(path, file, [], FILE_MAGIC.length), pollMs, { dev, ino });
     if (magic === 'ok') await reader.refresh();
     logger.debug({ path, records: (await reader.head()).get(0) }, 'opened the embedded event log for reading');
     return reader;
@@ -42,14 +46,35 @@ export async function openFileLogReader({
   }
 }
 
+/** Another file is under the log's name than the one a follow was reading: the history it follows ended there. */
+export class LogReplacedError extends Error {
+  constructor(path: string) {
+    super(
+      `${path} was replaced while this followed it (reports restore or reports seal-history): every event of ` +
+        'the file it read is printed; the new one may give those positions to other events after a restore, ' +
+        'so run this again',
+    );
+    this.name = 'LogReplacedError';
+  }
+}
+
+interface FileId {
+  readonly dev: number;
+  readonly ino: number;
+}
+
 class FileLogReader implements FileLog {
   readonly description: string;
   readonly maxRecordBytes = MAX_RECORD_BYTES;
   private closed = false;
+  /** Set once the log's name was found to lead to another file: the records left are read, then the follow stops. */
+  private replaced = false;
 
   constructor(
     private readonly index: FrameIndex,
     private readonly pollMs: number,
+    /** The file opened, to tell it from another put under its name later. */
+    private readonly held: FileId,
   ) {
     this.description = `file:${index.path}`;
   }
@@ -110,10 +135,22 @@ class FileLogReader implements FileLog {
   followBatches(from: Cursor, { signal }: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
     // A reader has no append to wait for: it looks at the file again after pollMs.
     const more = async () => {
+      if (this.replaced) throw new LogReplacedError(this.index.path);
       await pause(this.pollMs, signal);
+      // Looked at before the last read of the file: what its writer wrote before it was replaced is read first.
+      this.replaced = !(await this.stillNamed());
       await this.refresh();
     };
     return this.index.follow(from, () => !signal?.aborted && !this.closed, more);
+  }
+
+  /** Whether the log's name still leads to the file this reader holds. */
+  private async stillNamed(): Promise<boolean> {
+    const named = await stat(this.index.path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    return named !== undefined && named.dev === this.held.dev && named.ino === this.held.ino;
   }
 
   async close(): Promise<void> {
