@@ -2,13 +2,13 @@
 // process concerns (environment, signals, exit codes); tests call this directly.
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { RequestListener, Server } from 'node:http';
+import type { RequestListener } from 'node:http';
 import type { Tracer } from '@opentelemetry/api';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { createApp } from './http/app.js';
-import { createHttpServer } from './http/http-server.js';
+import { createHttpServer, type HttpServer } from './http/http-server.js';
 import { bearerAuth } from './http/auth.js';
 import { createMetrics } from './http/metrics.js';
 import { createAsyncApiDocument, topicFacts } from './http/asyncapi.js';
@@ -116,8 +116,9 @@ export async function startServer(
     const stacks = new Restartable(config, wiring, (stack) => createWiredApp(config, stack));
     closers.add('data directory', () => stacks.close());
     const first = await stacks.open();
-    const server = await listen((req, res) => stacks.handle(req, res), config, logger);
-    closers.add('http server', () => closeServer(server, shutdownGraceMs));
+    const http = await listen((req, res) => stacks.handle(req, res), config, logger);
+    const { server } = http;
+    closers.add('http server', () => closeServer(http, shutdownGraceMs));
     // Feeds never end by themselves: each is ended with a last line saying where to resume, before the server waits for its connections.
     closers.add('feeds', () => stacks.closeFeeds());
     const { port } = server.address() as AddressInfo;
@@ -246,8 +247,9 @@ async function warnOpenDataDir(dataDir: string, logger: Logger): Promise<void> {
     );
 }
 
-async function listen(handler: RequestListener, config: Config, logger: Logger): Promise<Server> {
-  const server = createHttpServer(handler, config.http, logger);
+async function listen(handler: RequestListener, config: Config, logger: Logger): Promise<HttpServer> {
+  const http = createHttpServer(handler, config.http, logger);
+  const { server } = http;
   await new Promise<void>((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, config));
     server.once('error', failed);
@@ -256,11 +258,14 @@ async function listen(handler: RequestListener, config: Config, logger: Logger):
       resolve();
     });
   });
-  return server;
+  return http;
 }
 
-function closeServer(server: Server, graceMs: number): Promise<void> {
+function closeServer({ server, closeAfterAnswers }: HttpServer, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
+    // Each answer not yet begun closes its connection (connection-guard.ts): the clients of busy
+    // keep-alive connections learn of the stop with their next answer, and the stop waits for those.
+    closeAfterAnswers();
     const force = setTimeout(() => server.closeAllConnections(), graceMs);
     server.close(() => {
       clearTimeout(force);

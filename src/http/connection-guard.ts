@@ -60,7 +60,17 @@ interface SocketWithResponse extends Socket {
  * connections under the cap, one at a time per connection. The server must be created with
  * `requireHostHeader: false` (protocol-checks.ts answers that case).
  */
-export function guardConnections(server: Server, handler: RequestListener, limits: HttpLimits, logger: Logger): void {
+/** What a guarded server's stop needs: every answer from now on closes its connection. */
+export interface AnswerCloser {
+  closeAfterAnswers(this: void): void;
+}
+
+export function guardConnections(
+  server: Server,
+  handler: RequestListener,
+  limits: HttpLimits,
+  logger: Logger,
+): AnswerCloser {
   const shed = new WeakSet<Socket>();
   const shedWarning = createShedWarning(logger, limits.maxConnections);
   server.once('close', () => shedWarning.stop());
@@ -109,4 +119,5 @@ export function guardConnections(server: Server, handler: RequestListener, limit
     badExpectation.add(request);
     admit(request, response);
   });
+  return { closeAfterAnswers: () => inOrder.closeAfterAnswers() };
 }

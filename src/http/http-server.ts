@@ -3,9 +3,13 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { HttpLimits } from '../config.js';
-import { guardConnections } from './connection-guard.js';
+import { guardConnections, type AnswerCloser } from './connection-guard.js';
 
-export function createHttpServer(handler: RequestListener, limits: HttpLimits, logger: Logger): Server {
+export interface HttpServer extends AnswerCloser {
+  readonly server: Server;
+}
+
+export function createHttpServer(handler: RequestListener, limits: HttpLimits, logger: Logger): HttpServer {
   const server = createServer({
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
@@ -22,6 +26,6 @@ export function createHttpServer(handler: RequestListener, limits: HttpLimits, l
   // so an If-Match, an Idempotency-Key or a second Authorization after them went unseen (a
   // conditional DELETE ran unconditionally). The headers' size limit (431) still bounds them all.
   server.maxHeadersCount = 0;
-  guardConnections(server, handler, limits, logger);
-  return server;
+  const { closeAfterAnswers } = guardConnections(server, handler, limits, logger);
+  return { server, closeAfterAnswers };
 }

@@ -23,18 +23,29 @@ interface Turns {
   readonly waiting: [IncomingMessage, ServerResponse][];
 }
 
+/** The listener, and what a stop asks of it: each answer not yet begun closes its connection. */
+export type InTurnListener = RequestListener & { closeAfterAnswers(this: void): void };
+
 export function inTurn(
   handler: RequestListener,
   { sendTimeoutMs, maxWaiting = MAX_WAITING_REQUESTS }: InTurnOptions,
-): RequestListener {
+): InTurnListener {
   const connections = new WeakMap<Socket, Turns>();
+  // At a stop a busy keep-alive connection is never idle: its client went on being served (new
+  // writes acknowledged) until the grace cut every connection, requests in flight too. So from the
+  // stop on, each answer closes its connection; those being answered then (one per connection) too.
+  let closing = false;
+  const answering = new Set<ServerResponse>();
 
   const answer = (socket: Socket, turns: Turns, request: IncomingMessage, response: ServerResponse): void => {
     turns.busy = true;
     let settled = false;
+    if (closing) response.setHeader('Connection', 'close');
+    else answering.add(response);
     const next = () => {
       if (settled) return;
       settled = true;
+      answering.delete(response);
       const following = turns.waiting.shift();
       if (following === undefined || socket.destroyed) {
         turns.busy = false;
@@ -55,7 +66,12 @@ export function inTurn(
     handler(request, response);
   };
 
-  return (request, response) => {
+  const closeAfterAnswers = () => {
+    closing = true;
+    for (const response of answering) if (!response.headersSent) response.setHeader('Connection', 'close');
+    answering.clear();
+  };
+  const listener: RequestListener = (request, response) => {
     const socket = request.socket;
     // The rest of a read that a closed connection still holds: nobody will read its answers.
     if (socket.destroyed) return;
@@ -75,4 +91,5 @@ export function inTurn(
     if (turns.waiting.length >= maxWaiting) return void socket.destroy();
     turns.waiting.push([request, response]);
   };
+  return Object.assign(listener, { closeAfterAnswers });
 }

@@ -31,7 +31,7 @@ guard.before.each((context) => {
   context.servers = [];
   context.start = async (overrides = {}) => {
     const { logger, lines } = memoryLogger();
-    const server = createHttpServer(
+    const { server } = createHttpServer(
       (_request, response: ServerResponse) => response.end('{"status":"ok"}'),
       { ...limits, ...overrides },
       logger,
