@@ -5,6 +5,8 @@
 import { isSealedReport, type ReportContent } from '../../projections/reports.js';
 import { contentDigest, openContent } from '../../projections/sealing.js';
 import { parseKeyId, type KeyLookup } from '../keys/key-store.js';
+import type { Cursor, EventLog } from '../log/event-log.js';
+import { readRecords } from '../log/record-batches.js';
 
 export interface ContentFindings {
   /** Live reports whose content is sealed. */
@@ -53,4 +55,24 @@ export function checkContentKeys(
     }
   }
   return findings;
+}
+
+/**
+ * The reports the log's records from `from` on are about (a record's key is its report's id): those
+ * a fold that ended at `from` no longer describes. A delete appends its event before it destroys
+ * the key, so one whose key a lookup missed is among them when they are read after the lookup.
+ */
+export async function reportsChangedSince(
+  log: Pick<EventLog, 'readBatches'>,
+  from: Cursor,
+  signal?: AbortSignal,
+): Promise<Set<string>> {
+  const changed = new Set<string>();
+  for await (const { key } of readRecords(log, from, signal ? { signal } : {})) changed.add(key);
+  return changed;
+}
+
+/** The reports of `reports` whose ids are not in `changed`. */
+export function* unchanged<T>(reports: Iterable<[string, T]>, changed: ReadonlySet<string>): Iterable<[string, T]> {
+  for (const entry of reports) if (!changed.has(entry[0])) yield entry;
 }
