@@ -114,9 +114,12 @@ export interface LogHealth {
 /** Thrown by adapters when the log cannot take or serve records now; maps to 503. */
 export class LogUnavailableError extends Error {
   readonly retriable = true;
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The log has logged this state itself, once (a full disk, a read-only one): no line per refused write. */
+  readonly announced: boolean;
+  constructor(message: string, options?: { cause?: unknown; announced?: boolean }) {
     super(message, options);
     this.name = 'LogUnavailableError';
+    this.announced = options?.announced ?? false;
   }
 }
 

@@ -90,8 +90,9 @@ export function answerToFailure(error: unknown, subject: string, writeTimeoutMs:
   }
   if (error instanceof LogRefusingWritesError) return new UnavailableError(error.message, 30);
   if (error instanceof LogUnavailableError) {
-    // The adapter's message can name files or broker addresses: log it, never send it.
-    logger.warn({ err: error, subject }, 'the event log is unavailable');
+    // The adapter's message can name files or broker addresses: log it, never send it. A state the
+    // log announced itself (a full disk) is not logged again for each write it refuses.
+    if (!error.announced) logger.warn({ err: error, subject }, 'the event log is unavailable');
     return new UnavailableError('the event log is unavailable; retrying the same request is safe');
   }
   if (error instanceof AppendOutcomeUnknownError) {

@@ -74,7 +74,7 @@ export class WriteHealth {
     this.orphans.push(...batchKeys);
     this.currentFailure = new LogUnavailableError(
       `the disk of the event log ${this.index.path} is full: writes are refused until space is freed, then resume by themselves`,
-      { cause },
+      { cause, announced: true },
     );
     this.logger.error(
       { path: this.index.path, err: cause },
@@ -96,7 +96,7 @@ export class WriteHealth {
     this.readOnlyTold = true;
     this.currentFailure = new LogUnavailableError(
       `the file system of the event log ${this.index.path} is read-only: writes are refused until it is writable again`,
-      { cause },
+      { cause, announced: true },
     );
     if (!told) {
       this.spaceWatch.stop();
