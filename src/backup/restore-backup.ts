@@ -69,9 +69,10 @@ export class RestoreRefusedError extends Error {
   constructor(
     readonly dataDir: string,
     readonly ownerPid: number,
+    holder: string = `a server (process ${ownerPid})`,
   ) {
     super(
-      `refusing to restore into ${dataDir}: a server (process ${ownerPid}) is running on it; stop it first, then run reports restore again`,
+      `refusing to restore into ${dataDir}: ${holder} is running on it; stop it first, then run reports restore again`,
     );
     this.name = 'RestoreRefusedError';
   }
@@ -80,7 +81,7 @@ export class RestoreRefusedError extends Error {
 async function lockForRestore(dataDir: string): Promise<DirLock> {
   await ensurePrivateDir(dataDir);
   return lockDir(dataDir).catch((error: unknown) => {
-    throw error instanceof DataDirLockedError ? new RestoreRefusedError(dataDir, error.ownerPid) : error;
+    throw error instanceof DataDirLockedError ? new RestoreRefusedError(dataDir, error.ownerPid, error.holder) : error;
   });
 }
 

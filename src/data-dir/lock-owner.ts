@@ -93,3 +93,35 @@ export function parseOwner(text: string): LockOwner | undefined {
     return undefined;
   }
 }
+
+/** What holds a data directory: the server, or a `reports` tool by its command. */
+export type LockHolder = { readonly kind: 'server' } | { readonly kind: 'tool'; readonly command: string };
+
+/**
+ * What the process `pid` is, from its command line (/proc/<pid>/cmdline): the server (`reports
+ * serve`, or the server's own entry point) or another `reports` command. Undefined when it cannot
+ * be told (no /proc, the process gone, another program), so a refusal names it as it can.
+ */
+export async function lockHolder(pid: number): Promise<LockHolder | undefined> {
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'latin1').catch(() => undefined);
+  return cmdline === undefined ? undefined : holderOfArgs(cmdline.split('\0').filter((arg) => arg !== ''));
+}
+
+/** `lockHolder` of a command line (its arguments, the program first). */
+export function holderOfArgs(args: readonly string[]): LockHolder | undefined {
+  const script = args.findIndex(
+    (arg) => /(^|\/)src\/main\.js$/.test(arg) || /(^|\/)(cli\/main\.js|reports)$/.test(arg),
+  );
+  if (script < 0) return undefined;
+  if (/(^|\/)src\/main\.js$/.test(args[script] as string)) return { kind: 'server' };
+  const command = args.slice(script + 1).find((arg) => !arg.startsWith('-'));
+  if (command === undefined) return undefined;
+  return command === 'serve' ? { kind: 'server' } : { kind: 'tool', command: `reports ${command}` };
+}
+
+/** How a refusal names the holder of a data directory. */
+export function describeHolder(pid: number, holder: LockHolder | undefined): string {
+  if (holder?.kind === 'server') return `a server (process ${pid})`;
+  if (holder?.kind === 'tool') return `\`${holder.command}\` (process ${pid})`;
+  return `process ${pid} (a server or a reports tool)`;
+}

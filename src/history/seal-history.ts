@@ -59,7 +59,7 @@ async function lockForRewrite(dataDir: string): Promise<DirLock> {
   return lockDir(dataDir).catch((error: unknown) => {
     throw error instanceof DataDirLockedError
       ? new SealHistoryError(
-          `refusing to rewrite the log of ${dataDir}: a server (process ${error.ownerPid}) is running on it; stop it first`,
+          `refusing to rewrite the log of ${dataDir}: ${error.holder} is running on it; stop it first`,
         )
       : error;
   });

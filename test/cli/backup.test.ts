@@ -191,7 +191,7 @@ online('restore refuses while a server runs on the data directory, and changes n
     assert.is(refused.code, 1);
     assert.match(
       refused.stderr,
-      `refusing to restore into ${dataDir}: a server (process ${process.pid}) is running on it; stop it first`,
+      `refusing to restore into ${dataDir}: process ${process.pid} (a server or a reports tool) is running on it; stop it first`,
     );
     assert.equal(await stat(eventsLogPath(dataDir)).then(({ size, mtimeMs }) => [size, mtimeMs]), [
       before.size,

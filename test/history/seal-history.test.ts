@@ -168,7 +168,7 @@ rewrite(
       assert.is(refused.code, 1);
       assert.match(
         refused.stderr,
-        `refusing to rewrite the log of ${dataDir}: a server (process ${process.pid}) is running on it; stop it first`,
+        `refusing to rewrite the log of ${dataDir}: process ${process.pid} (a server or a reports tool) is running on it; stop it first`,
       );
     } finally {
       await server.close();

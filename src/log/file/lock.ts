@@ -9,14 +9,27 @@ import { randomUUID } from 'node:crypto';
 import { link, readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRIVATE_FILE_MODE } from '../../data-dir/data-dir.js';
-import { currentOwner, ownerAlive, parseOwner, type LockOwner } from '../../data-dir/lock-owner.js';
+import {
+  currentOwner,
+  describeHolder,
+  lockHolder,
+  ownerAlive,
+  parseOwner,
+  type LockHolder,
+  type LockOwner,
+} from '../../data-dir/lock-owner.js';
 
 export class DataDirLockedError extends Error {
+  /** Who holds it, as a refusal names it: "a server (process N)", "`reports restore` (process N)". */
+  readonly holder: string;
   constructor(
     readonly dir: string,
     readonly ownerPid: number,
+    holder: LockHolder | undefined = undefined,
   ) {
-    super(`data directory ${dir} is in use by process ${ownerPid} (only one process may hold it)`);
+    const named = describeHolder(ownerPid, holder);
+    super(`data directory ${dir} is in use by ${named} (only one process may hold it)`);
+    this.holder = named;
     this.name = 'DataDirLockedError';
   }
 }
@@ -81,7 +94,7 @@ export async function lockDir(
     const current = (await generations(dir)).at(-1) ?? 0;
     const owner = current > 0 ? await liveOwner(dir, current, me) : undefined;
     if (owner && !(reclaimOwn && owner.pid === me.pid && owner.startTime === me.startTime))
-      throw new DataDirLockedError(dir, owner.pid);
+      throw new DataDirLockedError(dir, owner.pid, await lockHolder(owner.pid));
     const mine = current + 1;
     if (
       !(await createExclusive(dir, generationPath(dir, mine), content).catch((error: unknown) => fullDisk(dir, error)))
