@@ -55,15 +55,16 @@ interface SocketWithResponse extends Socket {
   readonly _httpMessage?: ServerResponse | null;
 }
 
+/** What a guarded server's stop needs: every answer from now on closes its connection. */
+export interface AnswerCloser {
+  closeAfterAnswers(this: void): void;
+}
+
 /**
  * Installs the guards on `server` and the request listener, which hands `handler` only requests of
  * connections under the cap, one at a time per connection. The server must be created with
  * `requireHostHeader: false` (protocol-checks.ts answers that case).
  */
-/** What a guarded server's stop needs: every answer from now on closes its connection. */
-export interface AnswerCloser {
-  closeAfterAnswers(this: void): void;
-}
 
 export function guardConnections(
   server: Server,

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { HttpLimits } from '../config.js';
 import { guardConnections, type AnswerCloser } from './connection-guard.js';
 
+/** The node:http server, and the stop's ask of its guards (connection-guard.ts). */
 export interface HttpServer extends AnswerCloser {
   readonly server: Server;
 }

@@ -33,7 +33,8 @@ export function inTurn(
   const connections = new WeakMap<Socket, Turns>();
   // At a stop a busy keep-alive connection is never idle: its client went on being served (new
   // writes acknowledged) until the grace cut every connection, requests in flight too. So from the
-  // stop on, each answer closes its connection; those being answered then (one per connection) too.
+  // stop on, each answer closes its connection; those being answered then (one per connection) too,
+  // by their header when it is not sent yet, and by the connection's end once they are.
   let closing = false;
   const answering = new Set<ServerResponse>();
 
@@ -46,6 +47,14 @@ export function inTurn(
       if (settled) return;
       settled = true;
       answering.delete(response);
+      if (closing) {
+        // This answer closes the connection (or began before the stop, and it goes now): a request
+        // pipelined behind it would be handled, its write made, and its answer sent nowhere.
+        turns.waiting.length = 0;
+        turns.busy = false;
+        socket.destroySoon();
+        return;
+      }
       const following = turns.waiting.shift();
       if (following === undefined || socket.destroyed) {
         turns.busy = false;

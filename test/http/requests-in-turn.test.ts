@@ -6,13 +6,16 @@ import type { AddressInfo, Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { inTurn, MAX_WAITING_REQUESTS } from '../../src/http/requests-in-turn.js';
-import { until } from '../helpers/async.js';
+import { once } from 'node:events';
+import { until, withTimeout } from '../helpers/async.js';
 import { openSocket, pipelined } from '../helpers/raw-http.js';
 
 interface Bare {
   readonly url: string;
   /** Sockets the server has closed. */
   readonly closed: () => number;
+  /** What a stop asks: each answer from now on closes its connection. */
+  readonly closeAfterAnswers: () => void;
 }
 
 const turns = suite<{
@@ -25,12 +28,17 @@ turns.before.each((context) => {
   context.servers = [];
   context.clients = [];
   context.start = async (handler, sendTimeoutMs = 60_000) => {
-    const server = createServer(inTurn(handler, { sendTimeoutMs }));
+    const listener = inTurn(handler, { sendTimeoutMs });
+    const server = createServer(listener);
     let closed = 0;
     server.on('connection', (socket: Socket) => socket.once('close', () => (closed += 1)));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     context.servers.push(server);
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, closed: () => closed };
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      closed: () => closed,
+      closeAfterAnswers: listener.closeAfterAnswers,
+    };
   };
 });
 turns.after.each(async ({ servers, clients }) => {
@@ -52,6 +60,56 @@ function answers(socket: Socket, count: number): Promise<string[]> {
     });
   });
 }
+
+/** Keeps what `socket` receives; `ended` resolves when the server closed it. */
+function received(socket: Socket): { text: () => string; ended: Promise<unknown> } {
+  let text = '';
+  socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  return { text: () => text, ended: withTimeout(once(socket, 'close'), 5000, 'the server to close the connection') };
+}
+
+turns(
+  'at a stop, the answer in progress closes its connection, and a request pipelined behind it is never handled',
+  async ({ start, clients }) => {
+    const handled: string[] = [];
+    let release = () => undefined as unknown;
+    const bare = await start((request, response) => {
+      handled.push(request.url ?? '');
+      release = () => response.end('#0');
+    });
+    const socket = await openSocket(bare.url);
+    clients.push(socket);
+    const got = received(socket);
+    socket.write(pipelined(['/first', '/second'], 2));
+    await until(() => handled.length === 1, 'the first request to be handled');
+    bare.closeAfterAnswers();
+    release();
+    await got.ended;
+    // Handled, its write made and its answer sent nowhere: what a pipelined POST met before.
+    assert.equal(handled, ['/first']);
+    assert.match(got.text(), /\r\nConnection: close\r\n/i);
+    assert.is([...got.text().matchAll(/HTTP\/1\.1 200/g)].length, 1);
+  },
+);
+
+turns('at a stop, an answer already begun closes its connection once it is done', async ({ start, clients }) => {
+  let release = () => undefined as unknown;
+  const bare = await start((_request, response) => {
+    response.writeHead(200, { 'Content-Type': 'text/plain' });
+    response.write('#');
+    release = () => response.end('0');
+  });
+  const socket = await openSocket(bare.url);
+  clients.push(socket);
+  const got = received(socket);
+  socket.write(pipelined(['/streaming'], 1));
+  await until(() => got.text().includes('#'), 'the answer to begin');
+  bare.closeAfterAnswers();
+  release();
+  // Kept alive, it stayed open until the client's next request or the keep-alive time-out.
+  await got.ended;
+  assert.match(got.text(), /keep-alive/i);
+});
 
 turns('hands pipelined requests to the handler one at a time, in order', async ({ start, clients }) => {
   let running = 0;
