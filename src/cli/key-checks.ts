@@ -13,19 +13,29 @@ export interface ContentFindings {
   sealedReports: number;
   /** Those of them whose content cannot be opened: no key, or a key that does not open it. */
   unopenedReports: number;
+  /** Live sealed reports left out: the log changed them after the fold (deleted, written again). */
+  changedMeanwhile: number;
 }
 
 export type ContentProblem = (id: string, reason: string) => void;
 
-/** Checks the live reports of `reports` against `keys`, calling `problem` for each that fails. */
+/**
+ * Checks the live reports of `reports` against `keys`, calling `problem` for each that fails; those
+ * in `changed` are only counted (the state checked is no longer theirs).
+ */
 export function checkContentKeys(
   reports: Iterable<[string, ReportContent]>,
   keys: KeyLookup,
   problem: ContentProblem,
+  changed: ReadonlySet<string> = new Set(),
 ): ContentFindings {
-  const findings: ContentFindings = { sealedReports: 0, unopenedReports: 0 };
+  const findings: ContentFindings = { sealedReports: 0, unopenedReports: 0, changedMeanwhile: 0 };
   for (const [id, report] of reports) {
     if (!isSealedReport(report)) continue;
+    if (changed.has(id)) {
+      findings.changedMeanwhile += 1;
+      continue;
+    }
     findings.sealedReports += 1;
     const keyId = report.sealed.key;
     const key = keys.get(parseKeyId(keyId));
@@ -70,9 +80,4 @@ export async function reportsChangedSince(
   const changed = new Set<string>();
   for await (const { key } of readRecords(log, from, signal ? { signal } : {})) changed.add(key);
   return changed;
-}
-
-/** The reports of `reports` whose ids are not in `changed`. */
-export function* unchanged<T>(reports: Iterable<[string, T]>, changed: ReadonlySet<string>): Iterable<[string, T]> {
-  for (const entry of reports) if (!changed.has(entry[0])) yield entry;
 }

@@ -86,6 +86,7 @@ verify('--json prints the findings as one object', async ({ dir }) => {
     problems: 0,
     sealedReports: 0,
     unopenedReports: 0,
+    changedMeanwhile: 0,
   });
 });
 
