@@ -107,13 +107,15 @@ export async function lockHolder(pid: number): Promise<LockHolder | undefined> {
   return cmdline === undefined ? undefined : holderOfArgs(cmdline.split('\0').filter((arg) => arg !== ''));
 }
 
+/** The server's entry point, and the `reports` command's (its source, or the npm bin). */
+const SERVER_SCRIPT = /(^|\/)src\/main\.js$/;
+const CLI_SCRIPT = /(^|\/)(cli\/main\.js|reports)$/;
+
 /** `lockHolder` of a command line (its arguments, the program first). */
 export function holderOfArgs(args: readonly string[]): LockHolder | undefined {
-  const script = args.findIndex(
-    (arg) => /(^|\/)src\/main\.js$/.test(arg) || /(^|\/)(cli\/main\.js|reports)$/.test(arg),
-  );
+  const script = args.findIndex((arg) => SERVER_SCRIPT.test(arg) || CLI_SCRIPT.test(arg));
   if (script < 0) return undefined;
-  if (/(^|\/)src\/main\.js$/.test(args[script] as string)) return { kind: 'server' };
+  if (SERVER_SCRIPT.test(args[script] as string)) return { kind: 'server' };
   const command = args.slice(script + 1).find((arg) => !arg.startsWith('-'));
   if (command === undefined) return undefined;
   return command === 'serve' ? { kind: 'server' } : { kind: 'tool', command: `reports ${command}` };

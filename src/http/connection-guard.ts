@@ -65,7 +65,6 @@ export interface AnswerCloser {
  * connections under the cap, one at a time per connection. The server must be created with
  * `requireHostHeader: false` (protocol-checks.ts answers that case).
  */
-
 export function guardConnections(
   server: Server,
   handler: RequestListener,
@@ -120,5 +119,5 @@ export function guardConnections(
     badExpectation.add(request);
     admit(request, response);
   });
-  return { closeAfterAnswers: () => inOrder.closeAfterAnswers() };
+  return { closeAfterAnswers: inOrder.closeAfterAnswers };
 }

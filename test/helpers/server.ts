@@ -49,6 +49,8 @@ export interface TestServerOptions {
   readonly tracer?: Tracer;
   readonly reloadRequests?: ReloadRequests;
   readonly watchTokensFile?: boolean;
+  /** How long a stop gives answers in flight (2 s unless set). */
+  readonly shutdownGraceMs?: number;
 }
 
 export async function startTestServer(env: Env = {}, options: TestServerOptions = {}): Promise<TestServer> {
@@ -70,7 +72,7 @@ export async function startTestServer(env: Env = {}, options: TestServerOptions 
   const server = await startServer(config, {
     logger,
     announceToken: () => undefined,
-    shutdownGraceMs: 2000,
+    shutdownGraceMs: options.shutdownGraceMs ?? 2000,
     ...(tracer ? { tracer } : {}),
     ...(reloadRequests ? { reloadRequests } : {}),
     ...(watchTokensFile === undefined ? {} : { watchTokensFile }),

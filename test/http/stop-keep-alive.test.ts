@@ -6,9 +6,7 @@ import { Agent, request } from 'node:http';
 import { rm } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadConfig } from '../../src/config.js';
-import { startServer } from '../../src/server.js';
-import { memoryLogger, tempDir } from '../helpers/server.js';
+import { startTestServer, tempDir } from '../helpers/server.js';
 import { TEST_TOKEN } from '../helpers/token.js';
 
 const test = suite('stopping with busy keep-alive connections');
@@ -46,18 +44,7 @@ function post(url: string, agent: Agent, id: number): Promise<Answer | string> {
 
 test('each answer after the stop began closes its connection, and the stop ends long before the grace', async () => {
   const dataDir = await tempDir();
-  const config = loadConfig({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    REPORTS_TOKENS: TEST_TOKEN,
-    REPORTS_DATA_DIR: dataDir,
-    REPORTS_KEEP_ALIVE_TIMEOUT_MS: '600000',
-  });
-  const server = await startServer(config, {
-    logger: memoryLogger().logger,
-    announceToken: () => undefined,
-    shutdownGraceMs: GRACE_MS,
-  });
+  const server = await startTestServer({}, { dataDir, shutdownGraceMs: GRACE_MS });
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
   let nextId = 1;
   let stopAt = Infinity;
