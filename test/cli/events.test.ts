@@ -166,7 +166,8 @@ piped(
       child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
         stderr += chunk;
       });
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      // 'close': the exit and every byte of stderr read, so the check of stderr below sees all of it.
+      const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
       const firstLine = new Promise<void>((resolve) => {
         child.stdout.once('data', () => {
           child.stdout.destroy();

@@ -135,8 +135,9 @@ export async function startChildServer(
     onLine?.(line);
     for (const watcher of [...watchers]) watcher(line);
   });
+  // 'close': once the process exited and its output was all read, so what it printed last is in `lines`.
   const exit = new Promise<ChildExit>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('close', (code, signal) => resolve({ code, signal }));
   });
   let hasExited = false;
   void exit.then(() => {

@@ -38,7 +38,9 @@ async function writeUntilKilled(
   destroys: number,
 ): Promise<void> {
   const child = spawn(process.execPath, [CHILD, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_, signal) => resolve(signal)));
+  // 'close', not 'exit': at 'exit' lines the child printed may still wait in the pipe, and a
+  // "destroying" line read only after the check made its destroyed key look like a lost put.
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('close', (_, signal) => resolve(signal)));
   let put = 0;
   let destroyed = 0;
   createInterface({ input: child.stdout }).on('line', (line) => {
