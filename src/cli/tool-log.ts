@@ -26,7 +26,9 @@ export async function openToolLog(config: Config, logger: Logger, { createTopic 
       probeIntervalMs: 60_000,
     });
   }
-  return openFileLogReader({ dir: config.dataDir, logger });
+  // A last batch whose keys the server is still writing (or will cut, refused or left by a crash) is
+  // read once keys.db holds them: no tool prints or folds a create that was never acknowledged.
+  return openFileLogReader({ dir: config.dataDir, logger, waitForKeys: true });
 }
 
 /**

@@ -55,3 +55,32 @@ function keyOfSlotBytes(bytes: Buffer, id: KeyId): ContentKey | undefined {
     ? { id: Buffer.from(id), secret: view.secret, contentDigest: view.contentDigest }
     : undefined;
 }
+
+/**
+ * Whether keys.db of `dir` holds every key of `ids` as put now (live, or destroyed since): a slot
+ * past its end, reserved, or torn (a put being written) is not. No keys.db: true, since nothing
+ * will come to wait for (a store without it is `reports verify`'s to report).
+ */
+export async function keysPutNow(dir: string, ids: readonly KeyId[]): Promise<boolean> {
+  if (ids.length === 0) return true;
+  const handle = await openKeysForReading(dir);
+  if (handle === undefined) return true;
+  try {
+    const slots = ids.map((id) => slotOfKeyId(id));
+    let [first, last] = [Number.POSITIVE_INFINITY, -1];
+    for (const slot of slots) {
+      if (slot === undefined) return false;
+      [first, last] = [Math.min(first, slot), Math.max(last, slot)];
+    }
+    // Past the file's end is not put: the read below never asks for more than the file holds.
+    if (slotPosition(last + 1) > (await handle.stat()).size) return false;
+    const bytes = await readAt(handle, slotPosition(first), (last - first + 1) * SLOT_BYTES);
+    return slots.every((slot) => {
+      const at = ((slot as number) - first) * SLOT_BYTES;
+      const kind = at + SLOT_BYTES <= bytes.length ? viewSlot(bytes, at).kind : 'reserved';
+      return kind !== 'reserved' && kind !== 'damaged';
+    });
+  } finally {
+    await handle.close();
+  }
+}

@@ -160,10 +160,14 @@ file('--follow prints a later create whose key the store does not hold erased, o
     // A key minted and never put: as a create of another producer, or one whose key file was lost.
     const { event } = sealedCreate(created('2', 'never keyed'), log.keyStore());
     await log.append([{ key: '2', value: encodeEvent(event) }]);
-    await follow.waitForLines(2, 'the create written after --follow started');
+    // The last batch waits for its keys (the server writes them beside it): a batch after it shows
+    // it is no write in progress.
+    await log.append([{ key: '3', value: encodeEvent(created('3', 'after it')) }]);
+    await follow.waitForLines(3, 'the creates written after --follow started');
     follow.interrupt();
-    const [, later] = parse((await follow.done).stdout);
+    const [, later, last] = parse((await follow.done).stdout);
     assert.equal([later?.erased, later?.event.subject], [true, '2']);
+    assert.equal([last?.erased, last?.event.subject], [undefined, '3']);
   } finally {
     await log.close();
     await rm(dir, { recursive: true, force: true });

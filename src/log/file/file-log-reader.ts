@@ -4,6 +4,11 @@
 // looking at the file again every `pollMs`. A follow that finds another file under the log's name
 // (`reports restore`, `reports seal-history`) stops with LogReplacedError once it has read the rest
 // of the file it held: it went on reading a file nothing writes to, silent for ever.
+// With `waitForKeys` (the tools beside a server): the writer writes a batch and its content keys
+// side by side and acknowledges both at once, so a last batch whose keys keys.db does not hold yet
+// is read once they are there, as an incomplete batch is. It may never be: refused for want of
+// room in keys.db, or left by a crash, it is cut (by the writer once space is freed, or at the next
+// start) and another batch is written at its bytes.
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
@@ -19,7 +24,9 @@ import type { FileRange } from './file-range.js';
 import { FILE_MAGIC, MAX_RECORD_BYTES } from './frames.js';
 import { FrameIndex } from './frame-index.js';
 import type { FileLog, FileLogOptions, FileLogStats } from './file-log.js';
-import { checkMagic, CorruptLogError, scanFrames } from './recovery.js';
+import { checkMagic, CorruptLogError, scanFrames, type BatchPoint } from './recovery.js';
+import { batchLacksKeys } from './unkeyed-tail.js';
+import { keysPutNow } from '../../keys/read-file-keys.js';
 import { pause } from '../../pause.js';
 import { openRegularFile } from '../../regular-file.js';
 
@@ -27,7 +34,8 @@ export async function openFileLogReader({
   dir,
   logger,
   pollMs = 200,
-}: Pick<FileLogOptions, 'dir' | 'logger'> & { pollMs?: number }): Promise<FileLog> {
+  waitForKeys = false,
+}: Pick<FileLogOptions, 'dir' | 'logger'> & { pollMs?: number; waitForKeys?: boolean }): Promise<FileLog> {
   const path = join(dir, 'events.log');
   const file = await openRegularFile(path).catch((error: NodeJS.ErrnoException) => {
     throw error.code === 'ENOENT' ? new Error(`no event log at ${path} (REPORTS_DATA_DIR)`) : error;
@@ -36,7 +44,9 @@ export async function openFileLogReader({
     const magic = await checkMagic(file, path);
     if (magic === 'bad') throw new Error(`${path} is not a report store log (bad magic bytes)`);
     const { dev, ino } = await file.stat();
-    const reader = new FileLogReader(new FrameIndex(path, file, [], FILE_MAGIC.length), pollMs, { dev, ino });
+    const keyed = async (batch: BatchPoint) =>
+      !waitForKeys || !(await batchLacksKeys(file, batch, { wasPut: (ids) => keysPutNow(dir, ids) }));
+    const reader = new FileLogReader(new FrameIndex(path, file, [], FILE_MAGIC.length), pollMs, { dev, ino }, keyed);
     if (magic === 'ok') await reader.refresh();
     logger.debug({ path, records: (await reader.head()).get(0) }, 'opened the embedded event log for reading');
     return reader;
@@ -75,6 +85,8 @@ class FileLogReader implements FileLog {
     private readonly pollMs: number,
     /** The file opened, to tell it from another put under its name later. */
     private readonly held: FileId,
+    /** Whether keys.db holds every key the batch at `batch` names (the writer may be writing them). */
+    private readonly keyed: (batch: BatchPoint) => Promise<boolean>,
   ) {
     this.description = `file:${index.path}`;
   }
@@ -108,7 +120,14 @@ class FileLogReader implements FileLog {
   async refresh(): Promise<void> {
     if (this.closed) return;
     const { index } = this;
-    const scan = await scanFrames(index.file, index.endByte, index.scanned);
+    const known = index.scanned.length;
+    let scan = await scanFrames(index.file, index.endByte, index.scanned);
+    // Only the last batch can lack keys: the writer starts a batch once the one before is durable in both files.
+    const last = scan.lastBatch;
+    if (last !== undefined && scan.problem === undefined && !(await this.keyed(last))) {
+      index.scanned.length = known;
+      scan = await scanFrames(index.file, index.endByte, index.scanned, { until: last.byte });
+    }
     index.endByte = scan.validBytes;
     if (scan.lastBatch) index.lastBatch = scan.lastBatch;
     await index.learnIdentity();
