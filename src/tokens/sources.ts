@@ -3,11 +3,12 @@
 // once, so a first run works without set-up and is never open to anyone. The file (the configured
 // one, or `token`) takes the same lines either way and is what a reload reads again.
 import { randomBytes } from 'node:crypto';
-import { link, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { link, open, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../data-dir/data-dir.js';
+import { NotRegularFileError, readRegularFile } from '../regular-file.js';
 import { ALL_SCOPES } from './scopes.js';
 import { parseTokenLines, type TokenFileOrigin } from './token-lines.js';
 import { createTokenSet, type TokenSet, type TokenSpec } from './token-set.js';
@@ -89,12 +90,15 @@ export function variableSpecs(tokens: readonly string[], variable: string): Toke
 async function readTokensFile(file: TokensFile, logger: Logger | undefined): Promise<TokenSpec[]> {
   let text: string;
   try {
-    text = await readFile(file.path, 'utf8');
+    // Not a plain readFile: a FIFO put at the path blocked its open in one of libuv's threads for
+    // ever, every later reload queued behind it, and the process could not exit.
+    text = (await readRegularFile(file.path)).toString('utf8');
   } catch (error) {
-    throw new ConfigError(
-      file.variable,
-      `cannot read ${file.path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
-    );
+    const reason =
+      error instanceof NotRegularFileError
+        ? `it is ${error.kind}, not a regular file`
+        : ((error as NodeJS.ErrnoException).code ?? 'error');
+    throw new ConfigError(file.variable, `cannot read ${file.path}: ${reason}`);
   }
   const lines = parseTokenLines(text, file);
   if (lines.length === 0)

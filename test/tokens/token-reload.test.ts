@@ -1,12 +1,14 @@
 // Rotation without a restart, in-process: a reload (as a SIGHUP asks, or a change of the tokens
 // file) swaps the whole set; a removed token is refused from the next request on, a request already
 // authorised finishes; a file that does not parse keeps the set in use and says why in one line.
-import { appendFile, mkdir, readFile, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { constants, mkdirSync } from 'node:fs';
+import { appendFile, mkdir, open, readFile, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ReloadRequests } from '../../src/process-signals.js';
-import { until } from '../helpers/async.js';
+import { until, withTimeout } from '../helpers/async.js';
 import { openSocket } from '../helpers/raw-http.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
@@ -134,6 +136,36 @@ reload('keeps the tokens in use when the file is gone, empty, or holds a token t
   }
   assert.is(failures(server).length, 3);
 });
+
+reload(
+  'keeps the tokens in use when a FIFO or a directory is at its path, and takes the file mended',
+  async ({ server, file }) => {
+    for (const [make, kind] of [
+      [() => execFileSync('mkfifo', ['-m', '600', file]), 'a FIFO (named pipe)'],
+      [() => mkdirSync(file), 'a directory'],
+    ] as const) {
+      await rm(file, { recursive: true });
+      make();
+      try {
+        assert.not.ok(await withTimeout(server.reloadTokens('SIGHUP'), 5_000, 'the reload to end'));
+      } finally {
+        // Should a reader wait in the FIFO's open, a writer lets it go (else no later reload, nor the exit, could run).
+        if (kind !== 'a directory')
+          await open(file, constants.O_WRONLY | constants.O_NONBLOCK).then(
+            (f) => f.close(),
+            () => undefined,
+          );
+      }
+      assert.match(String(failures(server).at(-1)?.['msg']), `cannot read ${file}: it is ${kind}, not a regular file`);
+      assert.is(await metric(server, 'reports_token_reload_last_succeeded'), 0);
+      assert.is(await post(server, BETA, Math.floor(Math.random() * 1e9)), 200, 'the set in use is kept');
+    }
+    await rm(file, { recursive: true });
+    await writeFile(file, `alpha write,read ${ALPHA}\n`);
+    assert.ok(await withTimeout(server.reloadTokens('SIGHUP'), 5_000, 'the reload to end'));
+    assert.is(await post(server, BETA, Math.floor(Math.random() * 1e9)), 401, 'the mended file is the set in use');
+  },
+);
 
 reload('lets a request already authorised finish after its token was removed', async ({ server, file }) => {
   const socket = await openSocket(server.url);
