@@ -70,7 +70,11 @@ export function createReportCreator(steps: WriteSteps, opener: ContentOpener): C
       steps.queue.run(queueKeys(id, idempotencyKey), async () => {
         const state = steps.readyState(deadline);
         for (let decisions = 1; ; decisions += 1) {
-          const keyed = decideKey(steps.options.projector.model.keys, idempotencyKey, { op: 'create', id });
+          let keyed = decideKey(steps.options.projector.model.keys, idempotencyKey, { op: 'create', id });
+          // A retry's answer writes nothing either: a 200 with the content of a report another
+          // instance deleted meanwhile came from here. (The key's events are on the id's partition.)
+          if (decisions === 1 && keyed.kind !== 'new' && (await steps.caughtUpWith(id, deadline)))
+            keyed = decideKey(steps.options.projector.model.keys, idempotencyKey, { op: 'create', id });
           if (keyed.kind !== 'new') return replayCreate(keyed, state, command);
           let decision = decideCreate(await decisionView(state, id), command, preconditions);
           // An answer that writes nothing must not come from state older than the request. (After a

@@ -99,5 +99,33 @@ withKafka('a client hopping between instances', (brokers) => {
     },
   );
 
+  hop(
+    'a keyed create via A, a delete via B, then the same keyed create via A: 409 (deleted since), never the deleted content',
+    async ({ instances }) => {
+      const [a, b] = instances as [LaggingInstance, LaggingInstance];
+      const answers = new Map<string, number>();
+      let next = 0;
+      const client = async () => {
+        while (next < REPORTS) {
+          const id = 4_000_000 + next++;
+          const create = () =>
+            a.request('/reports', {
+              method: 'POST',
+              json: JSON.stringify({ id, name: `keyed ${id}` }),
+              headers: { 'Idempotency-Key': `hop-keyed-${id}` },
+            });
+          assert.is((await create()).status, 200);
+          assert.is((await b.request(`/reports/${id}`, { method: 'DELETE' })).status, 204);
+          const again = await create();
+          const text = await again.text();
+          const answer = `${again.status}${text.includes('deleted since') ? ' deleted since' : ''}${text.includes(`keyed ${id}`) ? ' with the name' : ''}`;
+          answers.set(answer, (answers.get(answer) ?? 0) + 1);
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, client));
+      assert.equal([...answers], [['409 deleted since', REPORTS]]);
+    },
+  );
+
   hop.run();
 });
