@@ -87,7 +87,20 @@ export function variableSpecs(tokens: readonly string[], variable: string): Toke
   }));
 }
 
-async function readTokensFile(file: TokensFile, logger: Logger | undefined): Promise<TokenSpec[]> {
+/** Why a file's last line may be a write in progress: it has no newline at its end. */
+const CUT_SHORT =
+  'its last line has no newline at its end: a write in progress? (a line cut short can make a token of a name, or of the first characters of a token)';
+
+/** Whether `text` ends inside a line that holds more than blanks. */
+function endsInsideALine(text: string): boolean {
+  return text.slice(text.lastIndexOf('\n') + 1).trim() !== '';
+}
+
+async function readTokensFile(
+  file: TokensFile,
+  logger: Logger | undefined,
+  { reload = false } = {},
+): Promise<TokenSpec[]> {
   let text: string;
   try {
     // Not a plain readFile: a FIFO put at the path blocked its open in one of libuv's threads for
@@ -99,6 +112,12 @@ async function readTokensFile(file: TokensFile, logger: Logger | undefined): Pro
         ? `it is ${error.kind}, not a regular file`
         : ((error as NodeJS.ErrnoException).code ?? 'error');
     throw new ConfigError(file.variable, `cannot read ${file.path}: ${reason}`);
+  }
+  if (endsInsideALine(text)) {
+    // A reload keeps the tokens in use rather than take a line that may not be whole; a start has
+    // no tokens to keep, and a file written before this rule must still start.
+    if (reload) throw new ConfigError(file.variable, `${file.path}: ${CUT_SHORT}; end it with a newline`);
+    logger?.warn({ path: file.path }, `${file.path}: ${CUT_SHORT}; a reload refuses it until it ends with a newline`);
   }
   const lines = parseTokenLines(text, file);
   if (lines.length === 0)
@@ -211,5 +230,8 @@ export async function reloadTokens(
   file: TokensFile,
   { logger }: { logger?: Logger } = {},
 ): Promise<TokenSet> {
-  return createTokenSet([...variableSpecs(config.tokens, 'REPORTS_TOKENS'), ...(await readTokensFile(file, logger))]);
+  return createTokenSet([
+    ...variableSpecs(config.tokens, 'REPORTS_TOKENS'),
+    ...(await readTokensFile(file, logger, { reload: true })),
+  ]);
 }

@@ -167,6 +167,25 @@ reload(
   },
 );
 
+reload(
+  'keeps the tokens in use while the last line has no newline at its end, and takes it once it has',
+  async ({ server, file }) => {
+    // An append cut short: the name of a line whose scopes and token are still to come.
+    await appendFile(file, 'cleanup-job');
+    assert.not.ok(await server.reloadTokens('SIGHUP'));
+    assert.match(String(failures(server).at(-1)?.['msg']), `${file}: its last line has no newline at its end`);
+    assert.is(await post(server, 'cleanup-job', 1), 401, 'a name is never a token');
+    // Cut after the first characters of its token.
+    await appendFile(file, ` write ${GAMMA.slice(0, 3)}`);
+    assert.not.ok(await server.reloadTokens('SIGHUP'));
+    assert.is(await post(server, GAMMA.slice(0, 3), 2), 401, 'the first characters of a token are no token');
+    await appendFile(file, `${GAMMA.slice(3)}\n`);
+    assert.ok(await server.reloadTokens('SIGHUP'));
+    assert.is(await post(server, GAMMA, 3), 200, 'the whole line is taken');
+    assert.is(await post(server, BETA, 4), 200);
+  },
+);
+
 reload('lets a request already authorised finish after its token was removed', async ({ server, file }) => {
   const socket = await openSocket(server.url);
   try {
