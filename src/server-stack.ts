@@ -85,6 +85,7 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
       foldThreads: defaultFoldThreads(),
       onApplied: (records) => autoSnapshot.onApplied(records),
       onCaughtUp,
+      onFatal,
       onErased: (ended) => wired.service?.eraseLater(ended),
       ...(upkeep.onEndedInCatchUp ? { onEndedInCatchUp: upkeep.onEndedInCatchUp } : {}),
     });

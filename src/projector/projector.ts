@@ -8,6 +8,7 @@ import { CatchUpWaiters } from './catch-up-waiters.js';
 import {
   cursorPassed,
   cursorReached,
+  LogHistoryGoneError,
   type Cursor,
   type LogGap,
   type LogPosition,
@@ -109,6 +110,13 @@ export class Projector {
         if (!this.abort.signal.aborted) await pause(retryDelayMs, this.abort.signal);
       } catch (error) {
         if (this.abort.signal.aborted) break;
+        if (error instanceof LogHistoryGoneError) {
+          // Retried, it failed again every second for ever, the instance still ready, answering
+          // from a model of records the log no longer holds, and its writes never folded.
+          this.options.logger.fatal({ err: error }, 'the event log no longer holds what this process folded');
+          this.options.onFatal?.(error);
+          return;
+        }
         this.options.logger.warn({ err: error }, 'following the event log failed; retrying');
         await pause(retryDelayMs, this.abort.signal);
       }

@@ -1,0 +1,55 @@
+// The event topic deleted and created again under a running instance (an operator's mistake): the
+// offsets its read model had reached are no longer in the topic. It retried the follow every
+// second for ever, stayed ready, answered from a history the topic no longer held, and acknowledged
+// writes it never folded. It now stops, exit 1, with a line saying why; a restart folds the topic
+// as it is.
+import { rm } from 'node:fs/promises';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startChildServer } from '../helpers/child-server.js';
+import { kafkaEnv, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
+import { tempDir } from '../helpers/server.js';
+
+withKafka('the event topic created again', (brokers) => {
+  const test = suite('kafka: the event topic deleted and created again under a running instance');
+
+  test('stops the instance (exit 1) with a line saying why, instead of answering from a history that is gone', async () => {
+    const topic = uniqueTopic('recreated');
+    const dataDir = await tempDir('reports-recreated-');
+    const server = await startChildServer({ ...kafkaEnv(brokers, topic), REPORTS_DATA_DIR: dataDir });
+    try {
+      await server.waitReady();
+      for (let id = 1; id <= 6; id += 1) {
+        const created = await server.request('/reports', { method: 'POST', json: { id, name: `report ${id}` } });
+        assert.is(created.status, 200, await created.text());
+      }
+      await withAdmin(brokers, async (admin) => {
+        await admin.deleteTopics({ topics: [topic] });
+        // Created again as a start of the service would: empty, its offsets from 0 again.
+        for (;;) {
+          const made = await admin
+            .createTopics({
+              topics: [{ topic, numPartitions: 3, configEntries: [{ name: 'retention.ms', value: '-1' }] }],
+              waitForLeaders: true,
+            })
+            .catch(() => false);
+          if (made) break;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      });
+      const exit = await server.waitExit(30_000);
+      assert.equal(exit, { code: 1, signal: null });
+      assert.match(server.stderr(), new RegExp(`of ${topic} is no longer in the topic .*restart it`));
+      const fatal = server.lines().find((line) => line['level'] === 60);
+      assert.is(fatal?.['msg'], 'the event log no longer holds what this process folded');
+    } finally {
+      server.kill('SIGKILL');
+      await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic, `${topic}.keys`] })).catch(
+        () => undefined,
+      );
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test.run();
+});
