@@ -6,7 +6,12 @@ import { hasKeyCarrier } from '../log/capabilities.js';
 import type { EventLog } from '../log/event-log.js';
 import type { KeyStore } from './key-store.js';
 
-export async function openKeyStore(log: EventLog, config: Config, logger: Logger): Promise<KeyStore> {
+export async function openKeyStore(
+  log: EventLog,
+  config: Config,
+  logger: Logger,
+  onFatal?: (error: Error) => void,
+): Promise<KeyStore> {
   if (hasKeyCarrier(log)) return log.keyStore();
   if (!config.kafka) throw new Error(`${log.description} keeps no content keys, and no key store goes with it`);
   // Loaded only when used, as the Kafka log is.
@@ -28,6 +33,7 @@ export async function openKeyStore(log: EventLog, config: Config, logger: Logger
         logger,
         writeTimeoutMs: config.writeTimeoutMs,
         maxPendingWrites: config.maxPendingAppends,
+        ...(onFatal ? { onFatal } : {}),
       }),
     retry,
   );

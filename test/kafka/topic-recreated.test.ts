@@ -2,7 +2,8 @@
 // offsets its read model had reached are no longer in the topic. It retried the follow every
 // second for ever, stayed ready, answered from a history the topic no longer held, and acknowledged
 // writes it never folded. It now stops, exit 1, with a line saying why; a restart folds the topic
-// as it is.
+// as it is. The key topic likewise: its follower stopped, and the instance stayed ready answering
+// 500 for keys it no longer found.
 import { rm } from 'node:fs/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -13,7 +14,8 @@ import { tempDir } from '../helpers/server.js';
 withKafka('the event topic created again', (brokers) => {
   const test = suite('kafka: the event topic deleted and created again under a running instance');
 
-  test('stops the instance (exit 1) with a line saying why, instead of answering from a history that is gone', async () => {
+  /** Starts an instance, writes six reports, then deletes `recreated(topic)` and creates it again, empty. */
+  async function recreateUnder(recreated: (topic: string) => string): Promise<{ stderr: string; fatal?: string }> {
     const topic = uniqueTopic('recreated');
     const dataDir = await tempDir('reports-recreated-');
     const server = await startChildServer({ ...kafkaEnv(brokers, topic), REPORTS_DATA_DIR: dataDir });
@@ -24,12 +26,14 @@ withKafka('the event topic created again', (brokers) => {
         assert.is(created.status, 200, await created.text());
       }
       await withAdmin(brokers, async (admin) => {
-        await admin.deleteTopics({ topics: [topic] });
+        await admin.deleteTopics({ topics: [recreated(topic)] });
         // Created again as a start of the service would: empty, its offsets from 0 again.
         for (;;) {
           const made = await admin
             .createTopics({
-              topics: [{ topic, numPartitions: 3, configEntries: [{ name: 'retention.ms', value: '-1' }] }],
+              topics: [
+                { topic: recreated(topic), numPartitions: 3, configEntries: [{ name: 'retention.ms', value: '-1' }] },
+              ],
               waitForLeaders: true,
             })
             .catch(() => false);
@@ -39,9 +43,10 @@ withKafka('the event topic created again', (brokers) => {
       });
       const exit = await server.waitExit(30_000);
       assert.equal(exit, { code: 1, signal: null });
-      assert.match(server.stderr(), new RegExp(`of ${topic} is no longer in the topic .*restart it`));
-      const fatal = server.lines().find((line) => line['level'] === 60);
-      assert.is(fatal?.['msg'], 'the event log no longer holds what this process folded');
+      assert.match(server.stderr(), `of ${recreated(topic)} is no longer in the topic`);
+      assert.match(server.stderr(), 'restart it');
+      const fatal = server.lines().find((line) => line['level'] === 60)?.['msg'];
+      return { stderr: server.stderr(), ...(typeof fatal === 'string' ? { fatal } : {}) };
     } finally {
       server.kill('SIGKILL');
       await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic, `${topic}.keys`] })).catch(
@@ -49,6 +54,16 @@ withKafka('the event topic created again', (brokers) => {
       );
       await rm(dataDir, { recursive: true, force: true });
     }
+  }
+
+  test('the event topic: stops the instance (exit 1) with a line saying why, instead of answering from a history that is gone', async () => {
+    const { fatal } = await recreateUnder((topic) => topic);
+    assert.is(fatal, 'the event log no longer holds what this process folded');
+  });
+
+  test('the key topic: stops the instance too, instead of answering 500 for every key it no longer finds', async () => {
+    const { fatal } = await recreateUnder((topic) => `${topic}.keys`);
+    assert.is(fatal, 'the key topic no longer holds the keys this process read');
   });
 
   test.run();
