@@ -56,6 +56,9 @@ export function jsonReader(bodyLimitBytes: number): ReadJson {
   const readText = bodyParser(options);
   return async (ctx) => {
     checkContentType(ctx);
+    // Content codings are case-insensitive (RFC 9110 section 8.4.1); the inflating reader knows lower case only.
+    const coding = ctx.req.headers['content-encoding'];
+    if (coding !== undefined) ctx.req.headers['content-encoding'] = coding.toLowerCase();
     try {
       await readText(ctx, noNext);
     } catch (error) {

@@ -85,14 +85,24 @@ const postEncoded = (server: TestServer, bytes: Buffer, encoding: string) =>
     headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding },
   });
 
-body('reads a gzip, deflate or br body as the JSON it inflates to', async ({ server }) => {
-  const compress = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync };
-  for (const [encoding, squeeze] of Object.entries(compress)) {
-    const json = `{"id":${nextId()},"name":"packed ${encoding}"}`;
-    const response = await postEncoded(server, squeeze(Buffer.from(json)), encoding);
-    assert.equal(await expectJson(response, 200), { name: `packed ${encoding}` });
-  }
-});
+body(
+  'reads a gzip, deflate or br body as the JSON it inflates to, the coding named in any case',
+  async ({ server }) => {
+    // Content codings are case-insensitive (RFC 9110 section 8.4.1): GZIP is gzip.
+    const compress = {
+      gzip: gzipSync,
+      deflate: deflateSync,
+      br: brotliCompressSync,
+      GZIP: gzipSync,
+      Br: brotliCompressSync,
+    };
+    for (const [encoding, squeeze] of Object.entries(compress)) {
+      const json = `{"id":${nextId()},"name":"packed ${encoding}"}`;
+      const response = await postEncoded(server, squeeze(Buffer.from(json)), encoding);
+      assert.equal(await expectJson(response, 200), { name: `packed ${encoding}` });
+    }
+  },
+);
 
 body(
   'refuses with 413 a compressed body that inflates past the limit (a gzip bomb), and writes nothing',
