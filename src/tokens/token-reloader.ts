@@ -3,7 +3,8 @@
 // whole set in at once; a request reads the set once, when it is authorised, so one in flight
 // finishes as it began and the next one sees the new set. A file that does not parse changes
 // nothing: the set in use stays, and one line says why.
-import { watch as fsWatch, type FSWatcher } from 'node:fs';
+import { statSync, watch as fsWatch, type FSWatcher } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { hasChanged, tokenChange } from './token-change.js';
@@ -104,16 +105,30 @@ function watchFile(
   logger: Logger,
 ): { close(): void } | undefined {
   const name = basename(path);
+  const dir = dirname(path);
   let timer: NodeJS.Timeout | undefined;
-  let watcher: FSWatcher;
-  try {
+  const settle = () => {
+    clearTimeout(timer);
+    timer = setTimeout(changed, debounceMs);
+    timer.unref();
+  };
+  const open = (): FSWatcher => {
     // Not persistent: a watch never keeps the process alive.
-    watcher = fsWatch(dirname(path), { persistent: false }, (_event, filename) => {
+    const watcher = fsWatch(dir, { persistent: false }, (_event, filename) => {
       if (filename !== null && filename !== name && !filename.startsWith('..')) return;
-      clearTimeout(timer);
-      timer = setTimeout(changed, debounceMs);
-      timer.unref();
+      settle();
     });
+    watcher.on('error', (error: NodeJS.ErrnoException) => {
+      logger.warn({ path, code: error.code }, 'stopped watching the tokens file for changes; reload it with SIGHUP');
+      watcher.close();
+    });
+    return watcher;
+  };
+  let watcher: FSWatcher;
+  let watched: string;
+  try {
+    watched = directoryId(dir);
+    watcher = open();
   } catch (error) {
     logger.warn(
       { path, code: (error as NodeJS.ErrnoException).code },
@@ -121,14 +136,50 @@ function watchFile(
     );
     return undefined;
   }
-  watcher.on('error', (error: NodeJS.ErrnoException) => {
-    logger.warn({ path, code: error.code }, 'stopped watching the tokens file for changes; reload it with SIGHUP');
+  // A watch follows the directory it was given, also once renamed away: a directory put in its place
+  // (configuration management replacing /etc/reports) went unseen, and no reload came again.
+  let checking = false;
+  let closed = false;
+  const check = async () => {
+    const now = await stat(dir).then(
+      ({ dev, ino }) => `${dev}:${ino}`,
+      () => undefined, // Gone for now: looked for again at the next tick.
+    );
+    if (closed || now === undefined || now === watched) return;
     watcher.close();
-  });
+    // Once per directory put in place, whether its watch opens or not (a warning, not one a second).
+    watched = now;
+    try {
+      watcher = open();
+      settle();
+    } catch (error) {
+      logger.warn(
+        { path, code: (error as NodeJS.ErrnoException).code },
+        'cannot watch the tokens file for changes; reload it with SIGHUP',
+      );
+    }
+  };
+  const replaced = setInterval(() => {
+    if (checking) return;
+    checking = true;
+    void check().finally(() => (checking = false));
+  }, DIRECTORY_CHECK_MS);
+  replaced.unref();
   return {
     close() {
+      closed = true;
       clearTimeout(timer);
+      clearInterval(replaced);
       watcher.close();
     },
   };
+}
+
+/** How often the watch looks whether its directory was replaced. */
+const DIRECTORY_CHECK_MS = 1000;
+
+/** The directory at `dir` now, as device and inode (at start). */
+function directoryId(dir: string): string {
+  const { dev, ino } = statSync(dir);
+  return `${dev}:${ino}`;
 }

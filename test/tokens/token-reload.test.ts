@@ -324,6 +324,21 @@ volume.before.each(async (context) => {
 });
 volume.after.each(stop);
 
+volume('reloads when its whole directory is replaced by another, and watches the new one', async ({ server, dir }) => {
+  // As configuration management replaces a directory: the new one built beside it, then renamed in place.
+  const mount = join(dir, 'secret');
+  await mkdir(`${mount}.new`);
+  await writeFile(join(`${mount}.new`, 'tokens'), `alpha write,read ${ALPHA}\n`, { mode: 0o600 });
+  await rename(mount, `${mount}.old`);
+  await rename(`${mount}.new`, mount);
+  await until(() => reloadLines(server).length === 1, 'the reload of the new directory', { timeoutMs: 10_000 });
+  assert.is(await post(server, BETA, 1), 401);
+  // Its changes are seen too: the watch follows the directory now in place.
+  await writeFile(join(mount, 'tokens'), `alpha write,read ${ALPHA}\ngamma write ${GAMMA}\n`);
+  await until(() => reloadLines(server).length === 2, 'the reload of a change in it', { timeoutMs: 10_000 });
+  assert.is(await post(server, GAMMA, 2), 200);
+});
+
 volume('reloads when the volume swaps its ..data link to a new directory', async ({ server, dir }) => {
   const mount = join(dir, 'secret');
   await mkdir(join(mount, '..2026_11_26_02'));
