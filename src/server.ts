@@ -153,9 +153,14 @@ export async function startServer(
 }
 
 /** How a reload reads the tokens: the file again, through the same parsing as the start; with REPORTS_TOKENS alone, that variable as parsed at start. */
-function tokenLoader(config: Config, { file }: TokenSource, logger: Logger) {
+function tokenLoader(config: Config, { file, read }: TokenSource, logger: Logger) {
   if (file === undefined) return () => Promise.resolve(createTokenSet(variableSpecs(config.tokens, 'REPORTS_TOKENS')));
-  return () => reloadTokens(config, file, { logger });
+  let readBefore = read;
+  return async () => {
+    const reloaded = await reloadTokens(config, file, { logger, ...(readBefore === undefined ? {} : { readBefore }) });
+    readBefore = reloaded.read;
+    return reloaded.set;
+  };
 }
 
 /**

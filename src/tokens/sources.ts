@@ -2,13 +2,13 @@
 // data directory's `token`, created on first start with one random token (mode 0600) and printed
 // once, so a first run works without set-up and is never open to anyone. The file (the configured
 // one, or `token`) takes the same lines either way and is what a reload reads again.
-import { randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { link, open, readdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, syncDir } from '../data-dir/data-dir.js';
-import { NotRegularFileError, readRegularFile } from '../regular-file.js';
+import { NotRegularFileError, openRegularFile } from '../regular-file.js';
 import { ALL_SCOPES } from './scopes.js';
 import { parseTokenLines, type TokenFileOrigin } from './token-lines.js';
 import { createTokenSet, type TokenSet, type TokenSpec } from './token-set.js';
@@ -54,6 +54,8 @@ export interface TokenSource {
   /** Set when the token was generated on this start (to be announced once). */
   readonly generated?: GeneratedToken;
   readonly file?: TokensFile;
+  /** Which file was read (device and inode), for a reload to tell it from another put in its place. */
+  readonly read?: TokensFileRead;
 }
 
 /**
@@ -89,23 +91,50 @@ export function variableSpecs(tokens: readonly string[], variable: string): Toke
 
 /** Why a file's last line may be a write in progress: it has no newline at its end. */
 const CUT_SHORT =
-  'its last line has no newline at its end: a write in progress? (a line cut short can make a token of a name, or of the first characters of a token)';
+  'its last line has no newline at its end, in the file read before, changed since: a write in progress? (a line cut short can make a token of a name, or of the first characters of a token)';
+
+/** Which file a read found (device and inode), and what it held (a digest). */
+export interface TokensFileRead {
+  readonly file: string;
+  readonly content: string;
+}
+
+/** A tokens file read: its tokens, and which file with what content. */
+interface ReadTokens {
+  readonly specs: TokenSpec[];
+  readonly read: TokensFileRead;
+}
 
 /** Whether `text` ends inside a line that holds more than blanks. */
 function endsInsideALine(text: string): boolean {
   return text.slice(text.lastIndexOf('\n') + 1).trim() !== '';
 }
 
+/**
+ * Reads the file. `readBefore`, for a reload: what the last good read found. A last line without
+ * a newline in that same file, changed since, may be a write in progress (an append paused
+ * halfway), and is refused; in another file (renamed into place, a Kubernetes volume's swap) it is
+ * whole, and so it is in the file as it was (a SIGHUP with nothing changed).
+ */
 async function readTokensFile(
   file: TokensFile,
   logger: Logger | undefined,
-  { reload = false } = {},
-): Promise<TokenSpec[]> {
+  readBefore?: TokensFileRead,
+): Promise<ReadTokens> {
   let text: string;
+  let read: TokensFileRead;
   try {
     // Not a plain readFile: a FIFO put at the path blocked its open in one of libuv's threads for
     // ever, every later reload queued behind it, and the process could not exit.
-    text = (await readRegularFile(file.path)).toString('utf8');
+    const handle = await openRegularFile(file.path);
+    try {
+      const { dev, ino } = await handle.stat();
+      const bytes = await handle.readFile();
+      text = bytes.toString('utf8');
+      read = { file: `${dev}:${ino}`, content: hash('sha256', bytes) };
+    } finally {
+      await handle.close();
+    }
   } catch (error) {
     const reason =
       error instanceof NotRegularFileError
@@ -113,12 +142,9 @@ async function readTokensFile(
         : ((error as NodeJS.ErrnoException).code ?? 'error');
     throw new ConfigError(file.variable, `cannot read ${file.path}: ${reason}`);
   }
-  if (endsInsideALine(text)) {
-    // A reload keeps the tokens in use rather than take a line that may not be whole; a start has
-    // no tokens to keep, and a file written before this rule must still start.
-    if (reload) throw new ConfigError(file.variable, `${file.path}: ${CUT_SHORT}; end it with a newline`);
-    logger?.warn({ path: file.path }, `${file.path}: ${CUT_SHORT}; a reload refuses it until it ends with a newline`);
-  }
+  const changedInPlace = readBefore?.file === read.file && readBefore.content !== read.content;
+  if (changedInPlace && endsInsideALine(text))
+    throw new ConfigError(file.variable, `${file.path}: ${CUT_SHORT}; end it with a newline`);
   const lines = parseTokenLines(text, file);
   if (lines.length === 0)
     throw new ConfigError(
@@ -137,7 +163,7 @@ async function readTokensFile(
     variable: file.variable,
   }));
   warnShortTokens(specs, logger);
-  return specs;
+  return { specs, read };
 }
 
 /**
@@ -217,7 +243,8 @@ export async function resolveTokens(
       file,
     };
   }
-  return { set: createTokenSet([...fromVariable, ...(await readTokensFile(file, logger))]), file };
+  const { specs, read } = await readTokensFile(file, logger);
+  return { set: createTokenSet([...fromVariable, ...specs]), file, read };
 }
 
 /**
@@ -228,10 +255,8 @@ export async function resolveTokens(
 export async function reloadTokens(
   config: Pick<Config, 'tokens'>,
   file: TokensFile,
-  { logger }: { logger?: Logger } = {},
-): Promise<TokenSet> {
-  return createTokenSet([
-    ...variableSpecs(config.tokens, 'REPORTS_TOKENS'),
-    ...(await readTokensFile(file, logger, { reload: true })),
-  ]);
+  { logger, readBefore }: { logger?: Logger; readBefore?: TokensFileRead } = {},
+): Promise<{ set: TokenSet; read: TokensFileRead }> {
+  const { specs, read } = await readTokensFile(file, logger, readBefore);
+  return { set: createTokenSet([...variableSpecs(config.tokens, 'REPORTS_TOKENS'), ...specs]), read };
 }

@@ -220,23 +220,6 @@ tokens('warns when REPORTS_TOKENS_FILE is readable by group or others', async ({
   assert.is(warning?.['mode'], '644');
 });
 
-tokens('starts with a file whose last line has no newline, warning that a reload will refuse it', async ({ dir }) => {
-  const file = join(dir, 'tokens.txt');
-  await writeFile(file, 'alpha-0123456789-abcdefghij', { mode: 0o600 });
-  const { logger, lines } = memoryLogger();
-  const { set } = await resolveTokens({ tokens: [], tokensFile: file, dataDir: dir }, { logger });
-  assert.is(set.size, 1);
-  assert.equal(
-    lines().map((line) => [line['level'], line['msg']]),
-    [
-      [
-        40,
-        `${file}: its last line has no newline at its end: a write in progress? (a line cut short can make a token of a name, or of the first characters of a token); a reload refuses it until it ends with a newline`,
-      ],
-    ],
-  );
-});
-
 tokens('does not warn about a tokens file only its owner can read', async ({ dir }) => {
   const file = join(dir, 'tokens.txt');
   await writeFile(file, 'alpha-0123456789-abcdefghij\n', { mode: 0o600 });
@@ -286,7 +269,7 @@ reload('reads the file again, with the environment tokens as parsed at start', a
   await writeFile(file, 'reader read reader-token-0123456789abcdef\n');
   const config = { tokens: ['env-token-0123456789abcdef'], tokensFile: file, dataDir: dir };
   await writeFile(file, 'writer write writer-token-0123456789abcdef\n');
-  const set = await reloadTokens(config, tokensFileOf(config) as NonNullable<ReturnType<typeof tokensFileOf>>);
+  const { set } = await reloadTokens(config, tokensFileOf(config) as NonNullable<ReturnType<typeof tokensFileOf>>);
   assert.equal(
     grants({ set }, ['env-token-0123456789abcdef', 'reader-token-0123456789abcdef', 'writer-token-0123456789abcdef']),
     {

@@ -168,7 +168,7 @@ reload(
 );
 
 reload(
-  'keeps the tokens in use while the last line has no newline at its end, and takes it once it has',
+  'keeps the tokens in use while a line written in place has no newline at its end, and takes it once it has',
   async ({ server, file }) => {
     // An append cut short: the name of a line whose scopes and token are still to come.
     await appendFile(file, 'cleanup-job');
@@ -183,6 +183,15 @@ reload(
     assert.ok(await server.reloadTokens('SIGHUP'));
     assert.is(await post(server, GAMMA, 3), 200, 'the whole line is taken');
     assert.is(await post(server, BETA, 4), 200);
+    // Another file renamed into place is whole, with or without a final newline (a Kubernetes
+    // Secret made --from-literal, printf): a token removed so is removed.
+    await writeFile(`${file}.new`, `alpha write,read ${ALPHA}`, { mode: 0o600 });
+    await rename(`${file}.new`, file);
+    assert.ok(await server.reloadTokens('SIGHUP'));
+    assert.is(await post(server, BETA, 5), 401, 'removed');
+    // And a SIGHUP that finds it unchanged changes nothing.
+    assert.ok(await server.reloadTokens('SIGHUP'));
+    assert.is(await post(server, ALPHA, 6), 200);
   },
 );
 
