@@ -57,9 +57,10 @@ function keyOfSlotBytes(bytes: Buffer, id: KeyId): ContentKey | undefined {
 }
 
 /**
- * Whether keys.db of `dir` holds every key of `ids` as put now (live, or destroyed since): a slot
- * past its end, reserved, or torn (a put being written) is not. No keys.db: true, since nothing
- * will come to wait for (a store without it is `reports verify`'s to report).
+ * Whether keys.db of `dir` holds every key of `ids` as put now (live, or destroyed since), as the
+ * server's start tells it (FileKeyStore.wasPut): a slot past its end or reserved is not; a damaged
+ * one is (written once: get and verify report the damage, and the server keeps its batch). No
+ * keys.db: true, since nothing will come to wait for (a store without it is `reports verify`'s to report).
  */
 export async function keysPutNow(dir: string, ids: readonly KeyId[]): Promise<boolean> {
   if (ids.length === 0) return true;
@@ -77,8 +78,7 @@ export async function keysPutNow(dir: string, ids: readonly KeyId[]): Promise<bo
     const bytes = await readAt(handle, slotPosition(first), (last - first + 1) * SLOT_BYTES);
     return slots.every((slot) => {
       const at = ((slot as number) - first) * SLOT_BYTES;
-      const kind = at + SLOT_BYTES <= bytes.length ? viewSlot(bytes, at).kind : 'reserved';
-      return kind !== 'reserved' && kind !== 'damaged';
+      return at + SLOT_BYTES <= bytes.length && viewSlot(bytes, at).kind !== 'reserved';
     });
   } finally {
     await handle.close();

@@ -3,13 +3,15 @@
 // not open its box, or a key whose digest is not its content's exits 1, each named on stderr by
 // report id and key id and never by content, and counted in --json; a deleted report's destroyed
 // key is no problem. On the file log and on Kafka.
-import { rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeEvent } from '../../projections/codec.js';
 import type { Env } from '../../src/config.js';
 import { sealContent } from '../../projections/sealing.js';
 import { keyIdText } from '../../src/keys/key-store.js';
+import { slotOfKeyId, slotPosition } from '../../src/keys/key-slots.js';
 import { openFileLog } from '../../src/log/file/file-log.js';
 import { lines, reports } from '../helpers/cli.js';
 import { basedOn, created, deleted } from '../helpers/events.js';
@@ -102,6 +104,25 @@ verify(
     assert.match(stderr, /^live report 3: its content key \S+ does not open its content/m);
     assert.match(stderr, /^live report 4: the content digest kept with key \S+ is not that of the content it opens/m);
     assert.equal([findings.problems, findings.sealedReports, findings.unopenedReports], [2, 2, 1]);
+  },
+);
+
+verify(
+  'a damaged slot of a key in the last batch: the batch is read as the server keeps it, and the damage named',
+  async ({ dir }) => {
+    await appendSealedToFileLog(dir, [created('1', 'first batch')]);
+    const [damaged] = await appendSealedToFileLog(dir, [created('2', 'its slot damaged'), created('3', 'sound')]);
+    // One byte of report 2's secret flipped: the slot fails its check.
+    const slot = slotOfKeyId(damaged?.id ?? Buffer.alloc(0)) as number;
+    const path = join(dir, 'keys.db');
+    const bytes = await readFile(path);
+    const at = slotPosition(slot) + 10;
+    bytes[at] = (bytes[at] as number) ^ 0xff;
+    await writeFile(path, bytes);
+    const { code, findings } = await run({ REPORTS_DATA_DIR: dir });
+    assert.is(code, 1);
+    assert.equal([findings.problems, findings.sealedReports, findings.unopenedReports], [1, 3, 1]);
+    assert.match(findings.first?.position ?? '', 'report 2');
   },
 );
 
