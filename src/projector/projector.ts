@@ -42,6 +42,8 @@ export class Projector {
   private readonly readyTarget: Promise<void>;
   private markReady: () => void = () => undefined;
   private isReady = false;
+  /** Why the model can no longer be answered from (the log lost what it folded). */
+  private failure: LogHistoryGoneError | undefined;
   private readonly recordsAtStart: number;
   /** Says in the log how far the catch-up at start is, and when it is done. */
   private readonly catchUpProgress: CatchUpProgress;
@@ -78,7 +80,12 @@ export class Projector {
   }
 
   isCaughtUp(): boolean {
-    return this.isReady;
+    return this.isReady && this.failure === undefined;
+  }
+
+  /** Set once the log no longer holds what the model folded: nothing is to be answered from it. */
+  get failed(): Error | undefined {
+    return this.failure;
   }
 
   progress(): ProjectorProgress {
@@ -112,7 +119,9 @@ export class Projector {
         if (this.abort.signal.aborted) break;
         if (error instanceof LogHistoryGoneError) {
           // Retried, it failed again every second for ever, the instance still ready, answering
-          // from a model of records the log no longer holds, and its writes never folded.
+          // from a model of records the log no longer holds, and its writes never folded. Nothing
+          // is answered from the model from now on (the stop that follows has a grace).
+          this.failure = error;
           this.options.logger.fatal({ err: error }, 'the event log no longer holds what this process folded');
           this.options.onFatal?.(error);
           return;
