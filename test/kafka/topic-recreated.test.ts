@@ -44,7 +44,7 @@ withKafka('the event topic created again', (brokers) => {
       const exit = await server.waitExit(30_000);
       assert.equal(exit, { code: 1, signal: null });
       assert.match(server.stderr(), `of ${recreated(topic)} is no longer in the topic`);
-      assert.match(server.stderr(), 'restart it');
+      assert.match(server.stderr(), 'start it again');
       const fatal = server.lines().find((line) => line['level'] === 60)?.['msg'];
       return { stderr: server.stderr(), ...(typeof fatal === 'string' ? { fatal } : {}) };
     } finally {

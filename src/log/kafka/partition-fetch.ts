@@ -81,7 +81,7 @@ export async function followPartition({
       if (isPermanent(error))
         return fail(
           new LogHistoryGoneError(
-            `offset ${next} of partition ${partition} of ${topic} is no longer in the topic (it was deleted and created again, or its records deleted): this process's state no longer matches it; restart it`,
+            `offset ${next} of partition ${partition} of ${topic} is no longer in the topic (it was deleted and created again, or its records deleted): what this process read no longer matches it; start it again`,
             { cause: error },
           ),
         );
