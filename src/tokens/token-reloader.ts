@@ -3,7 +3,7 @@
 // whole set in at once; a request reads the set once, when it is authorised, so one in flight
 // finishes as it began and the next one sees the new set. A file that does not parse changes
 // nothing: the set in use stays, and one line says why.
-import { statSync, watch as fsWatch, type FSWatcher } from 'node:fs';
+import { statSync, watch as fsWatch, type FSWatcher, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Logger } from 'pino';
@@ -142,7 +142,7 @@ function watchFile(
   let closed = false;
   const check = async () => {
     const now = await stat(dir).then(
-      ({ dev, ino }) => `${dev}:${ino}`,
+      (stats) => idOf(stats),
       () => undefined, // Gone for now: looked for again at the next tick.
     );
     if (closed || now === undefined || now === watched) return;
@@ -178,8 +178,12 @@ function watchFile(
 /** How often the watch looks whether its directory was replaced. */
 const DIRECTORY_CHECK_MS = 1000;
 
-/** The directory at `dir` now, as device and inode (at start). */
+/** The directory at `dir` now (at start). */
 function directoryId(dir: string): string {
-  const { dev, ino } = statSync(dir);
-  return `${dev}:${ino}`;
+  return idOf(statSync(dir));
+}
+
+/** Device, inode and birth time: ext4 gives a directory made again at once the inode of the one removed. */
+function idOf({ dev, ino, birthtimeMs }: Stats): string {
+  return `${dev}:${ino}:${birthtimeMs}`;
 }

@@ -348,6 +348,21 @@ volume('reloads when its whole directory is replaced by another, and watches the
   assert.is(await post(server, GAMMA, 2), 200);
 });
 
+volume(
+  'watches a directory removed and made again in its place (ext4 gives it the same inode)',
+  async ({ server, dir }) => {
+    const mount = join(dir, 'secret');
+    await rm(mount, { recursive: true });
+    await mkdir(mount);
+    await writeFile(join(mount, 'tokens'), `alpha write,read ${ALPHA}\n`, { mode: 0o600 });
+    await until(() => reloadLines(server).length === 1, 'the reload of the new directory', { timeoutMs: 10_000 });
+    assert.is(await post(server, BETA, 1), 401);
+    await writeFile(join(mount, 'tokens'), `alpha write,read ${ALPHA}\ngamma write ${GAMMA}\n`);
+    await until(() => reloadLines(server).length === 2, 'the reload of a change in it', { timeoutMs: 10_000 });
+    assert.is(await post(server, GAMMA, 2), 200);
+  },
+);
+
 volume('reloads when the volume swaps its ..data link to a new directory', async ({ server, dir }) => {
   const mount = join(dir, 'secret');
   await mkdir(join(mount, '..2026_11_26_02'));
