@@ -234,12 +234,11 @@ export class Feed {
     this.showing = true;
     let flowing: boolean;
     try {
-      let shown = await this.options.show(record);
-      // The turn covers the write, not the show: a slow key read holds up no other feed.
       await this.turn.take();
+      let shown = await this.turn.hold(this.options.show(record));
       // Opened with a key destroyed meanwhile: shown again (without it, since the store forgot it).
       while (shown.opened !== undefined && this.erasedWhileShowing?.has(shown.opened) === true)
-        shown = await this.options.show(record);
+        shown = await this.turn.hold(this.options.show(record));
       if (this.stop.signal.aborted || !this.stillAllowed()) return;
       this.next.set(partition, offset + 1);
       this.takenThisRound += record.value.length;
