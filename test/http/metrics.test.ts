@@ -56,6 +56,16 @@ rendering("shows whether the start's sweep of keys.db is failing, and what erasu
   assert.is(line(text, 'reports_key_sweep_failing'), 'reports_key_sweep_failing 0');
 });
 
+rendering('labels a request of a method no route serves `other`: no series per method a client may send', async () => {
+  const { metrics } = stubbedMetrics();
+  for (const method of ['PROPFIND', 'MKCOL', 'LOCK', 'PURGE', 'GET'])
+    metrics.observeRequest({ method, route: 'unmatched', status: 404 }, 0.001);
+  const text = await metrics.render();
+  const series = text.split('\n').filter((entry) => entry.startsWith('http_requests_total{'));
+  assert.equal(series.map((entry) => /method="([^"]+)"/.exec(entry)?.[1]).sort(), ['GET', 'other']);
+  assert.ok(series.some((entry) => entry.includes('method="other"') && entry.endsWith(' 4')));
+});
+
 const line = (text: string, name: string) => text.split('\n').find((l) => l.startsWith(`${name} `));
 
 // prom-client writes NaN as "Nan"; Prometheus reads either spelling.
