@@ -40,6 +40,15 @@ const KEYS_PER_TURN = 20_000;
 /** The interval grows to this fraction of the model (reports and idempotency keys) in records. */
 export const MODEL_SHARE = 4;
 
+/**
+ * What a snapshot of `model` writes, in entries: live reports, the deleted ids whose versions are
+ * remembered, idempotency keys. Without the deleted ids, a store of millions of deletes and few
+ * live reports was written out in full (tens of MB) every REPORTS_SNAPSHOT_EVERY writes.
+ */
+export function modelSize(model: Pick<ReadModel, 'reports' | 'keys'>): number {
+  return model.reports.size + model.reports.deletedIds + model.keys.size;
+}
+
 /** Whether a snapshot is due after `sinceSnapshot` records, for a model holding `modelSize` reports and keys. */
 export function snapshotDue(sinceSnapshot: number, every: number, modelSize: number): boolean {
   return every > 0 && sinceSnapshot >= Math.max(every, Math.floor(modelSize / MODEL_SHARE));
@@ -129,7 +138,7 @@ export function createAutoSnapshot({
         writing = undefined;
       });
   };
-  const due = () => snapshotDue(sinceSnapshot, every, model.reports.size + model.keys.size);
+  const due = () => snapshotDue(sinceSnapshot, every, modelSize(model));
   return {
     onApplied(records) {
       sinceSnapshot += records;

@@ -1,6 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { snapshotDue } from '../../src/snapshot/auto-snapshot.js';
+import { encodeEvent } from '../../projections/codec.js';
+import { applyRecord, createReadModel } from '../../src/read-model/read-model.js';
+import { modelSize, snapshotDue } from '../../src/snapshot/auto-snapshot.js';
+import { created, deleted } from '../helpers/events.js';
 
 const due = suite('automatic snapshots: when one is due');
 
@@ -18,6 +21,22 @@ due('every quarter of the model in records once that is more, so a big model is 
 
 due('never when REPORTS_SNAPSHOT_EVERY is 0', () => {
   assert.not.ok(snapshotDue(1_000_000, 0, 10));
+});
+
+due('counts the deleted ids a snapshot writes, not only the live reports', () => {
+  const model = createReadModel();
+  let offset = 0;
+  const apply = (event: Parameters<typeof encodeEvent>[0]) =>
+    applyRecord(model, {
+      key: '',
+      value: encodeEvent(event),
+      timestampMs: 0,
+      position: { partition: 0, offset: offset++ },
+    });
+  for (let id = 1; id <= 1_000; id += 1) apply(created(String(id), `report ${id}`));
+  for (let id = 1; id <= 900; id += 1) apply(deleted(String(id)));
+  assert.is(model.reports.size, 100);
+  assert.is(modelSize(model), 1_000, '100 live reports and 900 deleted ids');
 });
 
 due.run();
