@@ -43,7 +43,7 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
   const unwind = () =>
     closers.unwind((part, error) => logger.warn({ err: error, part }, 'could not close a part of the server'));
   try {
-    const keys = await openKeyStore(log, config, logger, onFatal);
+    const keys = await openKeyStore(log, config, logger);
     closers.add('key store', () => keys.close());
     const { model, snapshot } = await loadStartModel({ dir: snapshots, log, logger, newest });
     // A snapshot names the newest key its history refers to: a key store that never held it stops the start now.
@@ -85,7 +85,6 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
       foldThreads: defaultFoldThreads(),
       onApplied: (records) => autoSnapshot.onApplied(records),
       onCaughtUp,
-      onFatal,
       onErased: (ended) => wired.service?.eraseLater(ended),
       ...(upkeep.onEndedInCatchUp ? { onEndedInCatchUp: upkeep.onEndedInCatchUp } : {}),
     });

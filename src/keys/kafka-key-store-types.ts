@@ -15,8 +15,6 @@ export interface KafkaKeyStoreOptions {
   readonly random?: (bytes: number) => Buffer;
   /** Create the key topic when it is missing (the server); a tool that only reads does not. */
   readonly createTopic?: boolean;
-  /** Told that the key topic no longer holds the keys read from it (the server stops on it). */
-  readonly onFatal?: (error: Error) => void;
 }
 
 export interface KafkaKeyStoreStats extends KeyStoreStats {

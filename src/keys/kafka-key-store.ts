@@ -25,13 +25,12 @@ export async function openKafkaKeyStore({
   maxPendingWrites,
   random = createRandomSource(),
   createTopic = true,
-  onFatal,
 }: KafkaKeyStoreOptions): Promise<KafkaKeyStore> {
   const log = logger.child({ component: 'keys', keyTopic: config.keyTopic });
   const brokers = new BrokerReachability(log);
   const facts = await keyTopicFactsAtStart(config, log, brokers, createTopic);
   const parts = createKafkaKeysParts({ config, log, writeTimeoutMs, maxPendingWrites, random, facts, brokers });
-  const store = new KafkaKeys(parts, onFatal);
+  const store = new KafkaKeys(parts);
   try {
     await parts.producer.connect();
     await store.caughtUp();

@@ -4,7 +4,7 @@
 // undoes it all. kafka-key-store.ts opens it and reads the topic up to its head before handing it out.
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { CONTENT_KEY_BYTES } from '../../projections/sealing.js';
-import { LogHistoryGoneError, LogUnavailableError, type LogRecord } from '../log/event-log.js';
+import { LogUnavailableError, type LogRecord } from '../log/event-log.js';
 import { ROLL_MARGIN_MS, ROLL_SPREAD_MS, rollAfterMs } from '../log/kafka/key-topic-settings.js';
 import { partitionOfKey } from '../log/kafka/key-partition.js';
 import { settleWithin } from '../log/settle-within.js';
@@ -41,11 +41,7 @@ export class KafkaKeys implements KafkaKeyStore {
   private followFailure: Error | undefined;
   private closed = false;
 
-  constructor(
-    private readonly parts: KafkaKeysParts,
-    /** Told that the key topic no longer holds what the follower had read (deleted and created again). */
-    private readonly onFatal: (error: Error) => void = () => undefined,
-  ) {
+  constructor(private readonly parts: KafkaKeysParts) {
     const { config, facts, random } = parts;
     this.description = `kafka-keys:${config.keyTopic}@${config.brokers.join(',')}`;
     this.erasureWithinMs = facts.erasureWithinMs;
@@ -211,12 +207,6 @@ export class KafkaKeys implements KafkaKeyStore {
 
   private stopped(error: Error): void {
     this.followFailure = error;
-    if (error instanceof LogHistoryGoneError) {
-      // The keys it held may be gone with the topic, and every answer that opens content with them.
-      this.parts.log.fatal({ err: error }, 'the key topic no longer holds the keys this process read');
-      this.onFatal(error);
-      return;
-    }
     this.parts.log.error({ err: error }, 'stopped following the key topic: keys can no longer be read');
   }
 }

@@ -94,9 +94,8 @@ export class KeyFollower {
 
   /** Resolves once every partition of `target` has been read up to its offset (see catchUp). */
   private reach(target: Cursor, timeoutMs: number): Promise<void> {
-    // The failure first: a follower stopped on a topic created again has a cursor past the new heads.
-    if (this.failure !== undefined) return Promise.reject(this.failure);
     if (cursorReached(this.next, target)) return Promise.resolve();
+    if (this.failure !== undefined) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         target,

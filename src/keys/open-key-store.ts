@@ -6,12 +6,7 @@ import { hasKeyCarrier } from '../log/capabilities.js';
 import type { EventLog } from '../log/event-log.js';
 import type { KeyStore } from './key-store.js';
 
-export async function openKeyStore(
-  log: EventLog,
-  config: Config,
-  logger: Logger,
-  onFatal?: (error: Error) => void,
-): Promise<KeyStore> {
+export async function openKeyStore(log: EventLog, config: Config, logger: Logger): Promise<KeyStore> {
   if (hasKeyCarrier(log)) return log.keyStore();
   if (!config.kafka) throw new Error(`${log.description} keeps no content keys, and no key store goes with it`);
   // Loaded only when used, as the Kafka log is.
@@ -33,7 +28,6 @@ export async function openKeyStore(
         logger,
         writeTimeoutMs: config.writeTimeoutMs,
         maxPendingWrites: config.maxPendingAppends,
-        ...(onFatal ? { onFatal } : {}),
       }),
     retry,
   );

@@ -168,18 +168,6 @@ export class AppendOutcomeUnknownError extends Error {
   }
 }
 
-/**
- * Records a reader had reached are no longer in the log: the topic was deleted and created again
- * (or its records deleted) under a running instance. Its state folds a history the log no longer
- * holds, and no retry changes that: the instance stops, and a restart folds the log as it is.
- */
-export class LogHistoryGoneError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'LogHistoryGoneError';
-  }
-}
-
 /** Bytes of a message as the logs count them against their limits: key and value. */
 export function payloadBytes({ key, value }: LogMessage): number {
   return Buffer.byteLength(key) + value.length;

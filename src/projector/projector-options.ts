@@ -28,8 +28,6 @@ export interface ProjectorOptions {
    * loop folds everything itself).
    */
   readonly foldThreads?: number;
-  /** Told that the log no longer holds the history the model folded (LogHistoryGoneError): the follow stops. */
-  readonly onFatal?: (error: Error) => void;
   /** How long to wait before following again after the log failed. */
   readonly retryDelayMs?: number;
   readonly now?: () => number;

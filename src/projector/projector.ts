@@ -8,7 +8,6 @@ import { CatchUpWaiters } from './catch-up-waiters.js';
 import {
   cursorPassed,
   cursorReached,
-  LogHistoryGoneError,
   type Cursor,
   type LogGap,
   type LogPosition,
@@ -42,8 +41,6 @@ export class Projector {
   private readonly readyTarget: Promise<void>;
   private markReady: () => void = () => undefined;
   private isReady = false;
-  /** Why the model can no longer be answered from (the log lost what it folded). */
-  private failure: LogHistoryGoneError | undefined;
   private readonly recordsAtStart: number;
   /** Says in the log how far the catch-up at start is, and when it is done. */
   private readonly catchUpProgress: CatchUpProgress;
@@ -80,12 +77,7 @@ export class Projector {
   }
 
   isCaughtUp(): boolean {
-    return this.isReady && this.failure === undefined;
-  }
-
-  /** Set once the log no longer holds what the model folded: nothing is to be answered from it. */
-  get failed(): Error | undefined {
-    return this.failure;
+    return this.isReady;
   }
 
   progress(): ProjectorProgress {
@@ -117,15 +109,6 @@ export class Projector {
         if (!this.abort.signal.aborted) await pause(retryDelayMs, this.abort.signal);
       } catch (error) {
         if (this.abort.signal.aborted) break;
-        if (error instanceof LogHistoryGoneError) {
-          // Retried, it failed again every second for ever, the instance still ready, answering
-          // from a model of records the log no longer holds, and its writes never folded. Nothing
-          // is answered from the model from now on (the stop that follows has a grace).
-          this.failure = error;
-          this.options.logger.fatal({ err: error }, 'the event log no longer holds what this process folded');
-          this.options.onFatal?.(error);
-          return;
-        }
         this.options.logger.warn({ err: error }, 'following the event log failed; retrying');
         await pause(retryDelayMs, this.abort.signal);
       }

@@ -42,8 +42,6 @@ export function createProjectedState({
   const readyState = (deadline: number): ReportsView => {
     if (clockMs() >= deadline)
       throw new UnavailableError('the request waited too long behind others for the same report; retry');
-    const failed = projector.failed;
-    if (failed !== undefined) throw new UnavailableError(`this instance is stopping: ${failed.message}`);
     if (!projector.isCaughtUp())
       throw new UnavailableError('the read model is still catching up with the event log; retry shortly');
     return projector.model.reports;

@@ -3,17 +3,10 @@ import * as assert from 'uvu/assert';
 import { rm } from 'node:fs/promises';
 import { encodeEvent } from '../../projections/codec.js';
 import type { ReportEvent } from '../../projections/events.js';
-import {
-  LogHistoryGoneError,
-  type Cursor,
-  type EventLog,
-  type LogPosition,
-  type LogRecord,
-  type ReadOptions,
-} from '../../src/log/event-log.js';
+import type { Cursor, EventLog, LogPosition, LogRecord, ReadOptions } from '../../src/log/event-log.js';
 import { openFileLog, type FileLog } from '../../src/log/file/file-log.js';
 import { ProjectionTimeoutError, Projector } from '../../src/projector/projector.js';
-import { collect, rejection, until, withTimeout } from '../helpers/async.js';
+import { collect, rejection, withTimeout } from '../helpers/async.js';
 import { created, deleted } from '../helpers/events.js';
 import { memoryLogger, tempDir } from '../helpers/server.js';
 import { readRecords } from '../../src/log/record-batches.js';
@@ -193,41 +186,6 @@ projector('stops following on stop(), leaving later records unapplied', async (c
   await witness.stop();
   assert.is(p.model.reports.size, 0);
 });
-
-projector(
-  'a log that no longer holds what it folded: not caught up any more, the fatal error told once, no retry',
-  async (context) => {
-    await appendEvent(context.log, created('1', 'a'));
-    let follows = 0;
-    const gone = new LogHistoryGoneError('offset 1 of partition 0 of t is no longer in the topic');
-    // The record there, then the history is gone (a topic deleted and created again).
-    async function* followBatches(from: Cursor, options?: ReadOptions): AsyncIterable<readonly LogRecord[]> {
-      follows += 1;
-      for await (const batch of context.log.followBatches(new Map(from), options)) {
-        yield batch;
-        throw gone;
-      }
-    }
-    const log = Object.assign(Object.create(context.log) as FileLog, { followBatches });
-    const told: Error[] = [];
-    const { logger, lines } = memoryLogger();
-    const p = new Projector({ log, logger, retryDelayMs: 10, onFatal: (error) => told.push(error) });
-    context.projector = p;
-    p.start();
-    await withTimeout(p.caughtUp(), GUARD_MS, 'the catch-up at start');
-    await until(() => told.length === 1, 'the fatal error told');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.equal([told, follows], [[gone], 1], 'told once, never followed again');
-    assert.is(p.isCaughtUp(), false);
-    assert.is(p.failed, gone);
-    assert.equal(
-      lines()
-        .filter((line) => line['level'] === 60)
-        .map((line) => line['msg']),
-      ['the event log no longer holds what this process folded'],
-    );
-  },
-);
 
 /** The log with its follow loop held back until `release` and given a copy of the cursor (not the live one); `followed` counts the batches it handed on. */
 function heldBack(log: FileLog): { log: EventLog; release: () => void; followed: () => number } {

@@ -5,7 +5,7 @@
 import type { Broker, Cluster, KafkaMessage } from 'kafkajs';
 import Batch from 'kafkajs/src/consumer/batch.js';
 import { pause } from '../../pause.js';
-import { LogHistoryGoneError, type Cursor, type LogGap, type LogRecord } from '../event-log.js';
+import type { Cursor, LogGap, LogRecord } from '../event-log.js';
 import type { LeadersView } from './leaders-view.js';
 
 export type FollowItem = LogRecord | LogGap;
@@ -78,13 +78,7 @@ export async function followPartition({
         await pause(FETCH_INTERVAL_MS - (performance.now() - started), signal);
     } catch (error) {
       if (signal.aborted) return;
-      if (isPermanent(error))
-        return fail(
-          new LogHistoryGoneError(
-            `offset ${next} of partition ${partition} of ${topic} is no longer in the topic (it was deleted and created again, or its records deleted): what this process read no longer matches it; start it again`,
-            { cause: error },
-          ),
-        );
+      if (isPermanent(error)) return fail(error as Error);
       failures += 1;
       // The leader moved, stopped answering or went away: ask where it is now, then try again.
       await leaders.outdated(cluster).catch(() => undefined);
