@@ -4,7 +4,6 @@ import type { Writable } from 'node:stream';
 import { UnavailableError } from '../errors.js';
 import { keyIdText, type KeyId } from '../keys/key-store.js';
 import { Feed } from './feed.js';
-import { FeedTurns } from './feed-turns.js';
 import type { FeedEnd, FeedOptions } from './feed-options.js';
 import { systemKernel, type FeedKernel } from './send-queue.js';
 
@@ -13,8 +12,6 @@ export class FeedHub {
   /** Feeds that ended whose connection may still hold content they opened. */
   private readonly ending = new Set<Feed>();
   private closing = false;
-  /** The feeds send in turns, one at a time (feed-turns.ts). */
-  private readonly turns = new FeedTurns();
 
   constructor(
     private readonly maxFeeds: number,
@@ -39,7 +36,7 @@ export class FeedHub {
   /** Runs a feed to its end, counted among the open ones meanwhile. */
   async run(out: Writable, options: FeedOptions): Promise<FeedEnd> {
     this.admit();
-    const feed = new Feed(out, options, this.kernel, this.turns);
+    const feed = new Feed(out, options, this.kernel);
     this.feeds.add(feed);
     try {
       return await feed.run();

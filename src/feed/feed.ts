@@ -14,28 +14,16 @@
 // A report deleted while a frame that showed its content may still be in the server's buffers
 // (Node's, or the kernel's send queue: not acknowledged by the client) resets the connection
 // (docs/erasure.md); what the client's TCP acknowledged is its own, like every answer it was given.
-//
-// Nor do the feeds hold the server up: they send in turns (feed-turns.ts), one at a time, a few
-// milliseconds each, the requests that came meanwhile handled in between.
 import type { Writable } from 'node:stream';
 import { cursorReached, type Cursor, type LogRecord } from '../log/event-log.js';
 import { endFrame, eventFrame, heartbeatFrame, resumeAfter } from './feed-frames.js';
 import { TOKEN_WITHDRAWN, type FeedEnd, type FeedOptions } from './feed-options.js';
 import { FeedConnection } from './feed-connection.js';
-import { FeedTurn, FeedTurns } from './feed-turns.js';
 import { OpenedFrames } from './opened-frames.js';
 import { systemKernel, type FeedKernel, type KernelSendQueues } from './send-queue.js';
 
-/**
- * A feed's reads of the log's history: a batch read stays in memory while its client takes it, and
- * a hundred feeds whose clients read nothing each held one (4 MiB apiece at the log's default).
- */
-export const FEED_READ_BYTES = 256 * 1024;
-
 export class Feed {
   private readonly next: Map<number, number>;
-  /** Its turns at sending, shared with the server's other feeds. */
-  private readonly turn: FeedTurn;
   private queue: LogRecord[] = [];
   private queuedBytes = 0;
   /** The queue overflowed; in catch-up the feed reads the log again, live it is cut off. */
@@ -67,10 +55,8 @@ export class Feed {
     private readonly out: Writable,
     private readonly options: FeedOptions,
     private readonly kernel: FeedKernel = systemKernel(),
-    turns: FeedTurns = new FeedTurns(),
   ) {
     this.next = new Map(options.from);
-    this.turn = new FeedTurn(turns);
     this.opened = new OpenedFrames(kernel.most);
     this.connection = new FeedConnection(out);
     this.released = this.connection.released;
@@ -141,7 +127,6 @@ export class Feed {
     } catch (error) {
       if (!this.stop.signal.aborted) this.end(`the feed failed: ${(error as Error).message}`);
     } finally {
-      this.turn.release();
       clearInterval(heartbeat);
       this.unsubscribe();
       this.queue = [];
@@ -170,7 +155,6 @@ export class Feed {
       this.live = true;
       while (!this.stop.signal.aborted && !this.overflowed) {
         if (this.queue.length === 0) {
-          this.turn.release();
           await new Promise<void>((resolve) => {
             this.wake = resolve;
           });
@@ -195,16 +179,13 @@ export class Feed {
     // nothing of it is sent before it, and no log is asked for an offset it does not hold yet.
     const from = new Map(this.next);
     for (const [partition, offset] of target) if ((from.get(partition) ?? 0) > offset) from.set(partition, offset);
-    const reading = { signal: this.stop.signal, chunkBytes: FEED_READ_BYTES };
-    for await (const batch of this.options.source.log.readBatches(from, reading)) {
+    for await (const batch of this.options.source.log.readBatches(from, { signal: this.stop.signal })) {
       for (const record of batch) {
         const { partition, offset } = record.position;
         if (offset >= (target.get(partition) ?? 0)) continue; // handed over
         if (this.stop.signal.aborted || this.overflowed) return;
         await this.send(record);
       }
-      // Not held while the next batch is read from the log.
-      this.turn.release();
       if (cursorReached(this.next, target)) return;
     }
   }
@@ -234,11 +215,10 @@ export class Feed {
     this.showing = true;
     let flowing: boolean;
     try {
-      await this.turn.take();
-      let shown = await this.turn.hold(this.options.show(record));
+      let shown = await this.options.show(record);
       // Opened with a key destroyed meanwhile: shown again (without it, since the store forgot it).
       while (shown.opened !== undefined && this.erasedWhileShowing?.has(shown.opened) === true)
-        shown = await this.turn.hold(this.options.show(record));
+        shown = await this.options.show(record);
       if (this.stop.signal.aborted || !this.stillAllowed()) return;
       this.next.set(partition, offset + 1);
       this.takenThisRound += record.value.length;
@@ -249,7 +229,6 @@ export class Feed {
       this.erasedWhileShowing = undefined;
     }
     if (flowing) return;
-    this.turn.release();
     this.waitingForClient = true;
     await this.drained();
     this.waitingForClient = false;
