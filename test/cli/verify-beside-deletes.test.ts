@@ -33,11 +33,13 @@ test('says OK on every run while deletes go on, counting what changed meanwhile'
       }
     })();
     let changed = 0;
+    let overlapped = 0;
     try {
       for (let run = 0; run < RUNS; run += 1) {
         const before = deleted;
         const { code, stdout, stderr } = await reports(['verify'], { env: { REPORTS_DATA_DIR: server.dataDir } });
-        assert.ok(deleted > before, `deletes went on during run ${run + 1}`);
+        // A run may end before a delete does on a loaded machine (a CI run saw it): counted, not required of each.
+        if (deleted > before) overlapped += 1;
         assert.is(code, 0, `${stdout}${stderr}`);
         assert.match(stdout, /^OK: /);
         assert.is(stderr, '');
@@ -47,6 +49,7 @@ test('says OK on every run while deletes go on, counting what changed meanwhile'
       deleting = false;
       await deletes;
     }
+    assert.ok(overlapped > 0, 'deletes went on during a run');
     assert.ok(changed > 0, 'a run said how many reports it left out');
     // Once the deletes stop, every live report is checked again, none left out.
     const quiet = await reports(['verify'], { env: { REPORTS_DATA_DIR: server.dataDir } });
