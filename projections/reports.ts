@@ -65,9 +65,13 @@ export type FoldEvent =
 /**
  * Why an event changed nothing: a create of a live report (`exists`), a delete of an absent one
  * (`absent`), or an event whose `expectedversion` is no longer the report's (`superseded`: other
- * writes took effect on the report after the state it was decided on).
+ * writes took effect on the report after the state it was decided on). A create of a live report
+ * whose content is sealed under the create's own key is a second copy of the create that made it
+ * (`copy`): a key is new for each create, and a producer's retry can write a record twice (seen in
+ * a rolling restart of Kafka's brokers). Its key is the live report's, so it must not be destroyed,
+ * and its writer's request did make the report.
  */
-export type VoidReason = 'exists' | 'absent' | 'superseded';
+export type VoidReason = 'exists' | 'copy' | 'absent' | 'superseded';
 
 export type Evolution =
   | { readonly kind: 'created'; readonly id: string; readonly report: ReportContent }
@@ -115,7 +119,7 @@ export function evolution(state: ReportsView, event: FoldEvent): Evolution {
   const live = state.has(id);
   switch (event.type) {
     case 'ReportCreated': {
-      if (live) return { kind: 'void', id, reason: 'exists' };
+      if (live) return { kind: 'void', id, reason: isCopyOfLive(state, event.data) ? 'copy' : 'exists' };
       if (superseded(state, id, event.expectedversion)) return { kind: 'void', id, reason: 'superseded' };
       return { kind: 'created', id, report: contentOf(event.data, event.expectedversion) };
     }
@@ -124,6 +128,13 @@ export function evolution(state: ReportsView, event: FoldEvent): Evolution {
       if (superseded(state, id, event.expectedversion)) return { kind: 'void', id, reason: 'superseded' };
       return { kind: 'deleted', id };
   }
+}
+
+/** Whether the live report `data.id` is sealed under the key `data` is sealed under (see VoidReason). */
+function isCopyOfLive(state: ReportsView, data: ReportCreatedData): boolean {
+  if (!isSealed(data)) return false;
+  const live = state.get(data.id);
+  return live !== undefined && isSealedReport(live) && live.sealed.key === data.sealed.key;
 }
 
 /** What a create's data makes the report: its content in the clear, or sealed with what opens it. */

@@ -83,8 +83,14 @@ export async function runVerify(parsed: ParsedCommand, io: CliIo): Promise<numbe
     );
   } else {
     io.stdout.write(
-      `OK: ${findings.records} records, ${findings.voidEvents} void events, ${count(content.sealedReports, 'live sealed report')} opened with ${content.sealedReports === 1 ? 'its key' : 'their keys'}${content.changedMeanwhile === 0 ? '' : ` (and ${count(content.changedMeanwhile, 'report')} the server changed while this ran, not checked)`}\n`,
+      `OK: ${findings.records} records, ${findings.voidEvents} void events${copiesNote(findings.copies)}, ${count(content.sealedReports, 'live sealed report')} opened with ${content.sealedReports === 1 ? 'its key' : 'their keys'}${content.changedMeanwhile === 0 ? '' : ` (and ${count(content.changedMeanwhile, 'report')} the server changed while this ran, not checked)`}\n`,
     );
   }
   return findings.problems === 0 ? 0 : 1;
+}
+
+/** Of the void events, the copies a Kafka producer's retry wrote (only when there are some). */
+function copiesNote(copies: number | undefined): string {
+  if (copies === undefined || copies === 0) return '';
+  return ` (${copies === 1 ? '1 of them a copy' : `${copies} of them copies`} of an earlier record, written again by a retry of Kafka's producer)`;
 }

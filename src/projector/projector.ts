@@ -13,7 +13,7 @@ import {
   type LogPosition,
   type LogRecord,
 } from '../log/event-log.js';
-import { RecordWaiters, type Outcome } from './record-waiters.js';
+import { outcomeOf, RecordWaiters, type Outcome } from './record-waiters.js';
 import { EncodedEvents } from './encoded-events.js';
 import { pause } from '../pause.js';
 import { ProjectionHealth } from './health.js';
@@ -132,7 +132,7 @@ export class Projector {
 
   private settle(record: LogRecord, applied: Applied): void {
     if (applied.kind === 'invalid') this.skipped(record.position, applied.reason);
-    this.recordWaiters.settle(record.position, applied.kind);
+    this.recordWaiters.settle(record.position, outcomeOf(applied));
   }
 
   /** The hand-off runs inside the log's acknowledgement: a failure here must not fail writes that are durable. */

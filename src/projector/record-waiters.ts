@@ -6,8 +6,17 @@ import { Deadlines, type ScheduledDeadline } from '../deadlines.js';
 import type { LogPosition } from '../log/event-log.js';
 import { ProjectionTimeoutError } from './projection-timeout.js';
 
-/** What applying one record did; `invalid` for a record that is not a valid event (skipped). */
-export type Outcome = Evolution['kind'] | 'invalid' | 'unknown';
+/**
+ * What applying one record did; `invalid` for a record that is not a valid event (skipped); `copy`
+ * for a create void as a second copy of the create that made the live report (its writer's request
+ * made the report: see VoidReason).
+ */
+export type Outcome = Evolution['kind'] | 'copy' | 'invalid' | 'unknown';
+
+/** The outcome a writer is told of an applied record. */
+export function outcomeOf(applied: Evolution | { readonly kind: 'invalid' }): Outcome {
+  return applied.kind === 'void' && applied.reason === 'copy' ? 'copy' : applied.kind;
+}
 
 interface Waiter {
   readonly position: LogPosition;

@@ -71,7 +71,8 @@ export function applyRecord(model: ReadModel, record: LogRecord, decoded?: FoldE
 /**
  * What an event ends, to be erased whoever wrote it (another instance, or a write answered 503 that
  * landed late): a report deleted (its id, the version the delete took it to, and its content's key
- * when sealed), or a sealed create that was void (its key). The projector of a running server asks
+ * when sealed), or a sealed create that was void (its key; not a second copy of the create that
+ * made the live report, whose key is that report's). The projector of a running server asks
  * for that.
  */
 export type Ended =
@@ -104,7 +105,12 @@ function tellErased(model: ReadModel, event: FoldEvent, change: Evolution, erase
     const ended = model.reports.get(change.id);
     const deletion = { kind: 'deleted' as const, reportId: change.id, version: model.reports.version(change.id) + 1 };
     erased(ended !== undefined && isSealedReport(ended) ? { ...deletion, key: ended.sealed.key } : deletion);
-  } else if (change.kind === 'void' && event.type === 'ReportCreated' && isSealed(event.data)) {
+  } else if (
+    change.kind === 'void' &&
+    change.reason !== 'copy' &&
+    event.type === 'ReportCreated' &&
+    isSealed(event.data)
+  ) {
     erased({ kind: 'void', key: event.data.sealed.key });
   }
 }

@@ -106,7 +106,9 @@ export function createReportCreator(steps: WriteSteps, opener: ContentOpener): C
               state,
               command,
             );
-          if (outcome === 'created') return storedReport(command);
+          // A second copy of this create's event (a producer's retry wrote it twice) found the report
+          // its first copy made: this request's report.
+          if (outcome === 'created' || outcome === 'copy') return storedReport(command);
           // The outcome is no longer remembered (rare): the state says whether the report is this one.
           const projected = (await view(state, id)).content;
           if (projected !== undefined && sameReport(projected, command)) return projected;

@@ -219,6 +219,36 @@ withKafka('reports verify', (brokers) => {
     assert.is(stdout, 'OK: 2 records, 1 void events, 0 live sealed reports opened with their keys\n');
   });
 
+  kafka(
+    'an event a producer wrote twice is counted as a copy, not a fault, while the copy changes nothing',
+    async (context) => {
+      const { topic, env } = envFor(context, 'cli-verify-copy');
+      const create = created('1', 'once');
+      const remove = deleted('2');
+      await appendToTopic(brokers, topic, [create, create, created('2', 'b'), remove, remove]);
+      const { code, stdout } = await reports(['verify'], { env });
+      assert.is(code, 0);
+      assert.is(
+        stdout,
+        "OK: 5 records, 2 void events (2 of them copies of an earlier record, written again by a retry of Kafka's producer), 0 live sealed reports opened with their keys\n",
+      );
+      const findings = JSON.parse((await reports(['verify', '--json'], { env })).stdout) as Findings & {
+        copies: number;
+      };
+      assert.equal([findings.ok, findings.copies, findings.problems], [true, 2, 0]);
+    },
+  );
+
+  kafka('an event written twice whose copy took effect exits 1 naming it', async (context) => {
+    const { topic, env } = envFor(context, 'cli-verify-copy-effect');
+    // Without a basis (expectedversion) the copy of the create makes the report again after its delete.
+    const create = created('3', 'again');
+    const [, , copy] = await appendToTopic(brokers, topic, [create, deleted('3'), create]);
+    const { code, stdout } = await reports(['verify'], { env });
+    assert.is(code, 1);
+    assert.match(stdout, `first at ${copy?.partition}:${copy?.offset}: event id ${create.id} appears twice`);
+  });
+
   kafka('a record that is not an event exits 1 naming its partition and offset', async (context) => {
     const { topic, env } = envFor(context, 'cli-verify-invalid');
     const [, bad] = await appendToTopic(brokers, topic, [created('1', 'a'), notAnEvent('1')]);

@@ -30,6 +30,8 @@ interface Context {
   interlude: ReportEvent[];
   /** Writes the service decided again. */
   decidedAgain: number;
+  /** The service's next append is written twice (as a Kafka producer's retry can), answered with the second copy. */
+  twice: boolean;
 }
 
 const late = suite<Context>('ReportService: writes whose report moved on before they reached the log');
@@ -40,6 +42,7 @@ late.before.each(async (context) => {
   context.log = await openFileLog({ dir: context.dir, logger });
   context.interlude = [];
   context.decidedAgain = 0;
+  context.twice = false;
   const log = context.log;
   // The service's log: the real one, with another writer's events appended just before each of its appends.
   const interleaved: EventLog = Object.assign(Object.create(log) as EventLog, {
@@ -47,6 +50,15 @@ late.before.each(async (context) => {
       const others = context.interlude.splice(0);
       if (others.length > 0)
         await log.append(others.map((event) => ({ key: event.subject, value: encodeEvent(event) })));
+      if (context.twice) {
+        context.twice = false;
+        // The first copy carries the content's key (keys.db takes a key once).
+        await log.append(messages, options);
+        return log.append(
+          messages.map(({ key, value }) => ({ key, value })),
+          options,
+        );
+      }
       return log.append(messages, options);
     },
   });
@@ -238,6 +250,26 @@ late(
     assert.is(context.decidedAgain, MAX_DECISIONS - 1);
     assert.is(projector.model.counts.voidEvents, MAX_DECISIONS);
     assert.ok(projector.model.reports.has('8'), 'the report the others wrote is still there');
+  },
+);
+
+late(
+  'a create whose event was written twice answers with its report, decides nothing again and keeps the key',
+  async (context) => {
+    const { service, projector, keys } = context;
+    context.twice = true;
+    // The second copy is void (the first made the report); it is the copy the log answered with.
+    assert.equal(await service.create({ id: '9', name: 'once', tag: 't' }), { name: 'once', tag: 't' });
+    assert.is(context.decidedAgain, 0);
+    assert.is(projector.model.counts.voidEvents, 1);
+    assert.is(projector.model.reports.version('9'), 1);
+    assert.equal(await openedReport(projector.model.reports, keys, '9'), { name: 'once', tag: 't' });
+    // A later start folds both copies, and still opens the report.
+    const again = new Projector({ log: context.log, logger: memoryLogger().logger, retryDelayMs: 10 });
+    again.start();
+    await again.caughtUp();
+    assert.equal(await openedReport(again.model.reports, keys, '9'), { name: 'once', tag: 't' });
+    await again.stop();
   },
 );
 

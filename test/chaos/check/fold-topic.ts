@@ -72,6 +72,7 @@ export function foldTopic(records: readonly TopicRecord[], requests: readonly Re
   const ofRequest = new Map<number, FoldedEvent[]>();
   const unexplained: FoldedEvent[] = [];
   let invalid = 0;
+  const eventIds = new Set<string>();
   const ordered = [...records].sort((a, b) => a.partition - b.partition || a.offset - b.offset);
   for (const { partition, offset, timestampMs, value } of ordered) {
     const decoded = decodeEvent(value);
@@ -103,7 +104,13 @@ export function foldTopic(records: readonly TopicRecord[], requests: readonly Re
     const ofId = byId.get(folded.id);
     if (ofId === undefined) byId.set(folded.id, [folded]);
     else ofId.push(folded);
-    if (request === undefined) unexplained.push(folded);
+    // A copy of an earlier record (same event id: a producer's retry wrote it twice) is no attempt
+    // of its own: void, it changes nothing, and its request's attempt is the first copy.
+    const copy = eventIds.has(event.id);
+    eventIds.add(event.id);
+    if (copy && effective) unexplained.push(folded);
+    else if (copy) continue;
+    else if (request === undefined) unexplained.push(folded);
     else ofRequest.set(request.seq, [...(ofRequest.get(request.seq) ?? []), folded]);
   }
   const byRequest = new Map<number, FoldedEvent>();

@@ -96,6 +96,30 @@ attempts('counts an earlier event of a request that took effect as unexplained (
   );
 });
 
+attempts("takes a copy of an event (a producer wrote it twice) for no attempt: its first copy is the request's", () => {
+  const story = new Story();
+  const once = story.request({ op: 'create', id: X, name: 'a', sentMs: 0, answeredMs: 30, status: 200 });
+  story.land(once, 10, 0, 0).copy(0, 20);
+  const folded = foldTopic(story.topic, story.requests);
+  assert.is(folded.byRequest.get(once.seq)?.offset, 0);
+  assert.is(folded.byRequest.get(once.seq)?.effective, true);
+  assert.equal(folded.unexplained, []);
+  assert.equal(staleAnswers(story.requests, folded), []);
+});
+
+attempts('counts a copy of an event that took effect again as unexplained', () => {
+  const story = new Story();
+  // Without a basis, the copy after the delete makes the report again: no request asked for that.
+  const create = story.request({ op: 'create', id: X, name: 'a', sentMs: 0, answeredMs: 30, status: 200 });
+  story.land(create, 10);
+  story.write({ op: 'delete', id: X, sentMs: 40, answeredMs: 50, status: 204 });
+  story.copy(0, 60);
+  assert.equal(
+    foldTopic(story.topic, story.requests).unexplained.map((event) => event.offset),
+    [2],
+  );
+});
+
 attempts.run();
 
 const uncertain = suite('staleAnswers: when an unacknowledged write took effect');

@@ -54,6 +54,15 @@ export class Story {
     return this;
   }
 
+  /** The record at `offset` of `partition` written again at `atMs` (a producer's retry: the same event, a new offset). */
+  copy(offset: number, atMs: number, partition = 0): this {
+    const records = this.topic.filter((record) => record.partition === partition);
+    const original = records.find((record) => record.offset === offset);
+    if (original === undefined) throw new Error(`partition ${partition} has no record at offset ${offset}`);
+    this.topic.push({ ...original, offset: records.length, timestampMs: atMs });
+    return this;
+  }
+
   /** A request answered as given whose event landed at its answer (the common case). */
   write(request: StoryRequest, partition = 0): RequestRecord {
     const record = this.request(request);
