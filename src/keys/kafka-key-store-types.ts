@@ -15,6 +15,11 @@ export interface KafkaKeyStoreOptions {
   readonly random?: (bytes: number) => Buffer;
   /** Create the key topic when it is missing (the server); a tool that only reads does not. */
   readonly createTopic?: boolean;
+  /**
+   * Where the event topic's first sealed create is (sealed-in-history.ts), asked only when the key
+   * topic is missing: one there stops the start rather than create the key topic empty.
+   */
+  readonly firstSealed?: () => Promise<string | undefined>;
 }
 
 export interface KafkaKeyStoreStats extends KeyStoreStats {

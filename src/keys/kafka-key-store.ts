@@ -25,10 +25,11 @@ export async function openKafkaKeyStore({
   maxPendingWrites,
   random = createRandomSource(),
   createTopic = true,
+  firstSealed,
 }: KafkaKeyStoreOptions): Promise<KafkaKeyStore> {
   const log = logger.child({ component: 'keys', keyTopic: config.keyTopic });
   const brokers = new BrokerReachability(log);
-  const facts = await keyTopicFactsAtStart(config, log, brokers, createTopic);
+  const facts = await keyTopicFactsAtStart(config, log, brokers, createTopic, firstSealed);
   const parts = createKafkaKeysParts({ config, log, writeTimeoutMs, maxPendingWrites, random, facts, brokers });
   const store = new KafkaKeys(parts);
   try {

@@ -8,18 +8,22 @@ import { ensureKeyTopic, type KeyTopicFacts } from '../log/kafka/key-topic.js';
 import { settleWithin } from '../log/settle-within.js';
 import { DISCONNECT_MS } from '../log/kafka/disconnect.js';
 
-/** The key topic's facts, created first when missing and `createTopic`; its warnings are logged. */
+/**
+ * The key topic's facts, created first when missing and `createTopic` (unless `firstSealed` finds a
+ * sealed create in the event topic: key-topic.ts KeyTopicLostError); its warnings are logged.
+ */
 export async function keyTopicFactsAtStart(
   config: KafkaConfig,
   log: Logger,
   brokers: BrokerReachability,
   createTopic: boolean,
+  firstSealed?: () => Promise<string | undefined>,
 ): Promise<KeyTopicFacts> {
   const admin = createKafkaClient(config, log, { brokers }).admin();
   let facts: KeyTopicFacts;
   try {
     await admin.connect();
-    facts = await ensureKeyTopic(admin, config, createTopic);
+    facts = await ensureKeyTopic(admin, config, createTopic, firstSealed);
   } catch (error) {
     throw describeStartError(error, config);
   } finally {

@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import { hasKeyCarrier } from '../log/capabilities.js';
 import type { EventLog } from '../log/event-log.js';
 import type { KeyStore } from './key-store.js';
+import { firstSealedCreate } from './sealed-in-history.js';
 
 export async function openKeyStore(log: EventLog, config: Config, logger: Logger): Promise<KeyStore> {
   if (hasKeyCarrier(log)) return log.keyStore();
@@ -28,6 +29,14 @@ export async function openKeyStore(log: EventLog, config: Config, logger: Logger
         logger,
         writeTimeoutMs: config.writeTimeoutMs,
         maxPendingWrites: config.maxPendingAppends,
+        // A missing key topic is created only for a history that never sealed content.
+        firstSealed: () => {
+          logger.info(
+            { keyTopic: kafka.keyTopic, topic: kafka.topic },
+            'the key topic is missing: looking for sealed creates in the event topic before creating it',
+          );
+          return firstSealedCreate(log);
+        },
       }),
     retry,
   );

@@ -9,6 +9,7 @@ import kafkajs, { type Kafka, type LogEntry, type SASLOptions } from 'kafkajs';
 import type { Logger } from 'pino';
 import type { KafkaConfig } from '../../config.js';
 import type { BrokerReachability } from './brokers.js';
+import { TopicSettingsError } from './topic.js';
 
 const { Kafka: KafkaClient, logLevel: KafkaLogLevel } = kafkajs;
 
@@ -82,6 +83,7 @@ export function describeStartError(error: unknown, config: KafkaConfig): Error {
   const message = error instanceof Error ? error.message : String(error);
   if (name === 'KafkaJSSASLAuthenticationError')
     return new Error(`Kafka rejected the SASL credentials (KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD): ${message}`);
-  if (name === 'TopicSettingsError') return error as Error;
+  // A refusal of the topics (unsafe settings, a lost key topic) is said as it is, and not waited out.
+  if (error instanceof TopicSettingsError) return error;
   return new Error(`cannot use Kafka at ${config.brokers.join(',')} (KAFKA_BROKERS): ${message}`, { cause: error });
 }

@@ -35,11 +35,37 @@ export class KeyTopicMissingError extends Error {
   }
 }
 
-export async function ensureKeyTopic(admin: Admin, config: KafkaConfig, create = true): Promise<KeyTopicFacts> {
+/**
+ * The key topic is missing while the event topic holds creates sealed under its keys: created empty,
+ * it would read as every report erased, so the start stops (as it does for a missing keys.db).
+ */
+export class KeyTopicLostError extends TopicSettingsError {
+  constructor(topic: string, eventTopic: string, firstSealed: string) {
+    super(
+      `key topic ${topic} (REPORTS_KEY_TOPIC) does not exist, but ${eventTopic} holds creates sealed under its keys (the first at ${firstSealed}): refusing to create it empty, which would read as every report erased. Restore the key topic; to go on without its keys (the content of every report sealed under them is lost), create it by hand as docs/kafka.md ("A missing key topic") says`,
+    );
+    this.name = 'KeyTopicLostError';
+  }
+}
+
+/**
+ * Checks the key topic, creating it when missing and `create`; `firstSealed` (the server's start)
+ * finds the first sealed create of the event topic, and one there stops the creation (KeyTopicLostError).
+ */
+export async function ensureKeyTopic(
+  admin: Admin,
+  config: KafkaConfig,
+  create = true,
+  firstSealed?: () => Promise<string | undefined>,
+): Promise<KeyTopicFacts> {
   const topic = config.keyTopic;
   const topics = await admin.listTopics();
   if (!topics.includes(topic)) {
     if (!create) throw new KeyTopicMissingError(topic);
+    if (topics.includes(config.topic) && firstSealed !== undefined) {
+      const found = await firstSealed();
+      if (found !== undefined) throw new KeyTopicLostError(topic, config.topic, found);
+    }
     if (!topics.includes(config.topic)) await ensureTopic(admin, config, true);
     const events = await partitionsOf(admin, config.topic);
     await createTopicsSettled(admin, {

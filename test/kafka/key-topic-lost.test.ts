@@ -1,0 +1,78 @@
+// A key topic deleted while the service was stopped: created empty again, it would read as every
+// report erased on that start and every later one. The start stops instead, with one line naming
+// both topics, as it does for a missing keys.db; a history that never sealed content still starts.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startReports } from '../helpers/cli.js';
+import { pause } from '../../src/pause.js';
+import { created } from '../helpers/events.js';
+import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '../helpers/kafka.js';
+import { appendToTopic } from '../helpers/topic-history.js';
+import { tempDir } from '../helpers/server.js';
+import { rm } from 'node:fs/promises';
+
+const topicsNow = (brokers: string) => withAdmin(brokers, (admin) => admin.listTopics());
+
+withKafka('key topic lost', (brokers) => {
+  const lost = suite<{ topics: string[] }>('kafka: a key topic missing at start', { topics: [] });
+
+  lost.after(async ({ topics }) => {
+    const existing = new Set(await topicsNow(brokers));
+    await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: topics.filter((name) => existing.has(name)) }));
+  });
+
+  lost('stops the start, naming both topics, when the event topic holds sealed creates', async (context) => {
+    const topic = uniqueTopic('keys-lost');
+    const keyTopic = `${topic}.keys`;
+    context.topics.push(topic, keyTopic);
+    const first = await startKafkaServer(brokers, {}, topic);
+    try {
+      const answer = await first.request('/reports', { method: 'POST', json: JSON.stringify({ id: 7, name: 'kept' }) });
+      assert.is(answer.status, 200);
+    } finally {
+      await first.dispose();
+    }
+    assert.ok((await topicsNow(brokers)).includes(keyTopic), 'the first start created the key topic');
+    await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [keyTopic] }));
+    const dataDir = await tempDir('reports-keys-lost-');
+    try {
+      const serve = startReports(['serve'], {
+        env: { ...kafkaEnv(brokers, topic), PORT: '0', REPORTS_DATA_DIR: dataDir },
+      });
+      // A start that went on (or waited for brokers that do answer) is stopped and fails here.
+      const ended = await Promise.race([serve.done, pause(20_000).then(() => undefined)]);
+      if (ended === undefined) serve.interrupt();
+      const { code, stderr } = ended ?? (await serve.done);
+      assert.ok(ended !== undefined, `the start went on: ${stderr}`);
+      assert.is(code, 1);
+      assert.not.match(stderr, /no broker answered/);
+      assert.match(
+        stderr,
+        new RegExp(
+          `key topic ${keyTopic} \\(REPORTS_KEY_TOPIC\\) does not exist, but ${topic} holds creates sealed under its keys \\(the first at \\d+:0\\)`,
+        ),
+      );
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+    assert.not.ok((await topicsNow(brokers)).includes(keyTopic), 'the refused start did not create it');
+  });
+
+  lost('creates it for a history written before content was sealed, whose reports read as before', async (context) => {
+    const topic = uniqueTopic('keys-plain');
+    context.topics.push(topic, `${topic}.keys`);
+    await appendToTopic(brokers, topic, [created('8', 'plain', 'old')]);
+    assert.not.ok((await topicsNow(brokers)).includes(`${topic}.keys`));
+    const server = await startKafkaServer(brokers, {}, topic);
+    try {
+      const read = await server.request('/reports/8');
+      assert.is(read.status, 200);
+      assert.equal(await read.json(), { name: 'plain', tag: 'old' });
+      assert.ok((await topicsNow(brokers)).includes(`${topic}.keys`));
+    } finally {
+      await server.dispose();
+    }
+  });
+
+  lost.run();
+});
