@@ -1,7 +1,7 @@
 // The writer's open of events.log: create it if need be, check it is a regular file, scan it (from
 // a snapshot's point when that holds), cut what was never acknowledged (a torn tail, a batch whose
 // keys are missing), and index what is left. Only the directory's holder (the lock) may call it.
-import { open, type FileHandle } from 'node:fs/promises';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { openDurable, type DurableFile } from '../../data-dir/durable-write.js';
 import { PRIVATE_FILE_MODE, syncDir } from '../../data-dir/data-dir.js';
@@ -28,9 +28,28 @@ export interface LogFile {
   readonly index: FrameIndex;
 }
 
+/**
+ * events.log is missing while keys.db holds keys: a log that was there (a key is put only once the
+ * log is open) is gone, deleted or left behind in a move. Started empty, the store would answer 404
+ * for every report, and the start's sweep would destroy every key as unused, so that even the log
+ * put back could no longer be read: the start stops instead.
+ */
+export class EventLogMissingError extends Error {
+  constructor(
+    readonly path: string,
+    readonly keySlots: number,
+  ) {
+    super(
+      `${path} is missing, but keys.db beside it holds ${keySlots} key slot${keySlots === 1 ? '' : 's'} of reports written to it: refusing to start on an empty log, which would destroy those keys as unused. Put events.log back (or restore a backup with \`reports restore\`); a new store belongs in a new data directory`,
+    );
+    this.name = 'EventLogMissingError';
+  }
+}
+
 export async function openLogFile({ dir, path, logger, keys, resumeFrom }: LogFileOptions): Promise<LogFile> {
   let file: FileHandle | undefined;
   try {
+    if (keys.slots > 0 && !(await exists(path))) throw new EventLogMissingError(path, keys.slots);
     file = await open(path, 'a+', PRIVATE_FILE_MODE);
     // A FIFO or a directory in its place: named now, rather than a read that blocks or fails later.
     await expectRegularFile(file, path);
@@ -62,6 +81,16 @@ export async function openLogFile({ dir, path, logger, keys, resumeFrom }: LogFi
     return { durable, index };
   } catch (error) {
     await file?.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw error;
   }
 }
