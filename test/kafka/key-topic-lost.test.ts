@@ -1,7 +1,10 @@
 // A key topic deleted while the service was stopped: created empty again, it would read as every
 // report erased on that start and every later one. The start stops instead, with one line naming
 // both topics, as it does for a missing keys.db; a history that never sealed content still starts.
+// The event topic deleted while its key topic holds keys stops the start too (as a missing
+// events.log beside keys.db does): created empty, its sweep would destroy every key.
 import { suite } from 'uvu';
+import type { Env } from '../../src/config.js';
 import * as assert from 'uvu/assert';
 import { startReports } from '../helpers/cli.js';
 import { pause } from '../../src/pause.js';
@@ -10,6 +13,21 @@ import { kafkaEnv, startKafkaServer, uniqueTopic, withAdmin, withKafka } from '.
 import { appendToTopic } from '../helpers/topic-history.js';
 import { tempDir } from '../helpers/server.js';
 import { rm } from 'node:fs/promises';
+
+/** `reports serve` on `env`, which must stop by itself: a start that goes on is interrupted, and fails here. */
+async function refusedStart(env: Env): Promise<{ code: number; stderr: string }> {
+  const dataDir = await tempDir('reports-topic-lost-');
+  try {
+    const serve = startReports(['serve'], { env: { ...env, PORT: '0', REPORTS_DATA_DIR: dataDir } });
+    const ended = await Promise.race([serve.done, pause(20_000).then(() => undefined)]);
+    if (ended === undefined) serve.interrupt();
+    const { code, stderr } = ended ?? (await serve.done);
+    assert.ok(ended !== undefined, `the start went on: ${stderr}`);
+    return { code, stderr };
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
 
 const topicsNow = (brokers: string) => withAdmin(brokers, (admin) => admin.listTopics());
 
@@ -34,28 +52,38 @@ withKafka('key topic lost', (brokers) => {
     }
     assert.ok((await topicsNow(brokers)).includes(keyTopic), 'the first start created the key topic');
     await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [keyTopic] }));
-    const dataDir = await tempDir('reports-keys-lost-');
-    try {
-      const serve = startReports(['serve'], {
-        env: { ...kafkaEnv(brokers, topic), PORT: '0', REPORTS_DATA_DIR: dataDir },
-      });
-      // A start that went on (or waited for brokers that do answer) is stopped and fails here.
-      const ended = await Promise.race([serve.done, pause(20_000).then(() => undefined)]);
-      if (ended === undefined) serve.interrupt();
-      const { code, stderr } = ended ?? (await serve.done);
-      assert.ok(ended !== undefined, `the start went on: ${stderr}`);
-      assert.is(code, 1);
-      assert.not.match(stderr, /no broker answered/);
-      assert.match(
-        stderr,
-        new RegExp(
-          `key topic ${keyTopic} \\(REPORTS_KEY_TOPIC\\) does not exist, but ${topic} holds creates sealed under its keys \\(the first at \\d+:0\\)`,
-        ),
-      );
-    } finally {
-      await rm(dataDir, { recursive: true, force: true });
-    }
+    const { code, stderr } = await refusedStart(kafkaEnv(brokers, topic));
+    assert.is(code, 1);
+    assert.not.match(stderr, /no broker answered/);
+    assert.match(
+      stderr,
+      new RegExp(
+        `key topic ${keyTopic} \\(REPORTS_KEY_TOPIC\\) does not exist, but ${topic} holds creates sealed under its keys \\(the first at \\d+:0\\)`,
+      ),
+    );
     assert.not.ok((await topicsNow(brokers)).includes(keyTopic), 'the refused start did not create it');
+  });
+
+  lost('stops the start when the event topic is missing while its key topic holds records', async (context) => {
+    const topic = uniqueTopic('events-lost');
+    const keyTopic = `${topic}.keys`;
+    context.topics.push(topic, keyTopic);
+    const first = await startKafkaServer(brokers, {}, topic);
+    try {
+      const answer = await first.request('/reports', { method: 'POST', json: JSON.stringify({ id: 9, name: 'kept' }) });
+      assert.is(answer.status, 200);
+    } finally {
+      await first.dispose();
+    }
+    await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic] }));
+    const { code, stderr } = await refusedStart(kafkaEnv(brokers, topic));
+    assert.is(code, 1);
+    assert.not.match(stderr, /no broker answered/);
+    assert.match(
+      stderr,
+      `topic ${topic} (REPORTS_TOPIC) does not exist, but its key topic ${keyTopic} (REPORTS_KEY_TOPIC) holds records`,
+    );
+    assert.not.ok((await topicsNow(brokers)).includes(topic), 'the refused start did not create it');
   });
 
   lost('creates it for a history written before content was sealed, whose reports read as before', async (context) => {

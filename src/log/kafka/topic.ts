@@ -47,12 +47,34 @@ const CHECKED_CONFIG = [
   'unclean.leader.election.enable',
 ];
 
+/**
+ * The event topic is missing while its key topic has been written: a history that was there is
+ * gone. Created empty, it would answer 404 for every report, and a start's sweep would destroy the
+ * keys as unused, so that the history restored could no longer be read: the start stops instead.
+ */
+export class EventTopicLostError extends TopicSettingsError {
+  constructor(topic: string, keyTopic: string) {
+    super(
+      `topic ${topic} (REPORTS_TOPIC) does not exist, but its key topic ${keyTopic} (REPORTS_KEY_TOPIC) holds records: refusing to create it empty, which would destroy those keys as unused. Restore the event topic; to start a new store, delete ${keyTopic} too, or name new topics`,
+    );
+    this.name = 'EventTopicLostError';
+  }
+}
+
+/** Whether any partition of `topic` was ever written (its end offset past 0). */
+async function everWritten(admin: Admin, topic: string): Promise<boolean> {
+  const offsets = await admin.fetchTopicOffsets(topic);
+  return offsets.some(({ high }) => Number(high) > 0);
+}
+
 /** Creates the topic when missing (unless `create` is false: tools that only read); checks and describes it. */
 export async function ensureTopic(admin: Admin, config: KafkaConfig, create = true): Promise<TopicFacts> {
   const topics = await admin.listTopics();
   if (!topics.includes(config.topic) && !create)
     throw new TopicSettingsError(`topic ${config.topic} does not exist (REPORTS_TOPIC)`);
   if (!topics.includes(config.topic)) {
+    if (topics.includes(config.keyTopic) && (await everWritten(admin, config.keyTopic)))
+      throw new EventTopicLostError(config.topic, config.keyTopic);
     await createTopicsSettled(admin, {
       topics: [
         {
