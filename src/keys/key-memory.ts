@@ -48,7 +48,8 @@ export class KeyMemory {
 
   /**
    * One record the follower read, in offset order. Throws TopicSettingsError for a key outside its
-   * partition: the partition count changed, and a tombstone would no longer reach its key's record.
+   * partition (the partition count changed, or another producer wrote it): a tombstone would never
+   * reach its record.
    */
   apply(record: LogRecord): AppliedRecord {
     const { partition, offset } = record.position;
@@ -57,8 +58,9 @@ export class KeyMemory {
     const belongs = this.partitionOf(decoded.idText);
     if (belongs !== partition) {
       throw new TopicSettingsError(
-        `key topic ${this.topic} has a key at partition ${partition} offset ${offset} that belongs in partition ${belongs}: ` +
-          `its partition count changed, so a tombstone would no longer reach its key's record; restore the partition count`,
+        `key topic ${this.topic} has a key at partition ${partition} offset ${offset} that belongs in partition ${belongs}, ` +
+          `where a tombstone would go, never reaching that record: either its partition count changed (restore it) ` +
+          `or a producer other than this service wrote the record there (only the service may write to the key topic)`,
       );
     }
     const fence = this.fences.get(decoded.idText);
