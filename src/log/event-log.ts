@@ -60,12 +60,6 @@ export interface ReadOptions {
    * a cursor can pass them too: otherwise it would wait forever for a head it cannot reach.
    */
   readonly onGap?: (gap: LogGap) => void;
-  /**
-   * About how many bytes of records one batch holds, at least one record (the file log; 4 MiB
-   * unless given). Its records are views into one buffer: a reader that may hold a batch for long
-   * (a feed whose client reads slowly) asks for less.
-   */
-  readonly chunkBytes?: number;
 }
 
 export interface EventLog {

@@ -143,7 +143,7 @@ class FileLogReader implements FileLog {
 
   async *readBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
     await this.refresh();
-    yield* this.index.batches(from.get(0) ?? 0, this.index.records, options.signal, options.chunkBytes);
+    yield* this.index.batches(from.get(0) ?? 0, this.index.records, options.signal);
   }
 
   async fileRange(records: number): Promise<FileRange | undefined> {

@@ -152,7 +152,7 @@ export class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
   }
 
   readBatches(from: Cursor, options: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {
-    return this.index.batches(from.get(0) ?? 0, this.index.records, options.signal, options.chunkBytes);
+    return this.index.batches(from.get(0) ?? 0, this.index.records, options.signal);
   }
 
   followBatches(from: Cursor, { signal }: ReadOptions = {}): AsyncIterable<readonly LogRecord[]> {

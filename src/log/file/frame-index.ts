@@ -123,13 +123,13 @@ export class FrameIndex {
   }
 
   /** Records [offset, end): about one chunk of bytes, at least one record. */
-  async readBatch(offset: number, end: number, chunkBytes = READ_CHUNK_BYTES): Promise<LogRecord[]> {
+  async readBatch(offset: number, end: number): Promise<LogRecord[]> {
     if (offset < this.base) await this.loadPrefix();
     const { starts, base } = this;
     const at = (o: number) => starts[o - base] as number;
     const startByte = at(offset);
     let last = offset + 1;
-    while (last < end && at(last) - startByte < chunkBytes) last += 1;
+    while (last < end && at(last) - startByte < READ_CHUNK_BYTES) last += 1;
     const chunkEnd = last < this.records ? at(last) : this.endByte;
     const buffer = Buffer.allocUnsafeSlow(chunkEnd - startByte);
     const { bytesRead } = await this.file.read(buffer, 0, buffer.length, startByte);
@@ -153,14 +153,9 @@ export class FrameIndex {
   }
 
   /** The records from `from` to `end` (exclusive), a chunk at a time. */
-  async *batches(
-    from: number,
-    end: number,
-    signal: AbortSignal | undefined,
-    chunkBytes = READ_CHUNK_BYTES,
-  ): AsyncIterable<LogRecord[]> {
+  async *batches(from: number, end: number, signal: AbortSignal | undefined): AsyncIterable<LogRecord[]> {
     for (let offset = from; offset < end && !signal?.aborted;) {
-      const records = await this.readBatch(offset, end, chunkBytes);
+      const records = await this.readBatch(offset, end);
       yield records;
       offset += records.length;
     }

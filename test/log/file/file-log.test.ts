@@ -106,29 +106,6 @@ fileLog('reads records larger than one read chunk', async ({ dir }) => {
   await reopened.close();
 });
 
-fileLog('reads batches of about the bytes asked for, at least one record each, every record once', async ({ dir }) => {
-  const log = await openFileLog({ dir, logger: quiet() });
-  try {
-    await log.append(Array.from({ length: 100 }, (_, i) => message(String(i), 'v'.repeat(1000))));
-    const sizes: number[] = [];
-    const offsets: number[] = [];
-    for await (const batch of log.readBatches(new Map(), { chunkBytes: 4096 })) {
-      sizes.push(batch.length);
-      offsets.push(...batch.map((record) => record.position.offset));
-    }
-    // A frame is a little more than its 1,000-byte value: four of them reach 4,096 bytes.
-    assert.ok(Math.max(...sizes) <= 5, `batches of ${sizes.join(', ')} records`);
-    assert.equal(
-      offsets,
-      Array.from({ length: 100 }, (_, i) => i),
-    );
-    const [whole] = await collect(log.readBatches(new Map()));
-    assert.is(whole?.length, 100, 'the default chunk holds them all');
-  } finally {
-    await log.close();
-  }
-});
-
 fileLog('reports itself unavailable after close', async ({ dir }) => {
   const log = await openFileLog({ dir, logger: quiet() });
   await log.close();
