@@ -91,4 +91,15 @@ settings("reports the topic's min.insync.replicas, which readiness checks the in
   assert.is(checkTopicConfig('t', new Map([...KEEP, ['min.insync.replicas', '2']]), 3).minInsyncReplicas, 2);
 });
 
+settings('a min.insync.replicas above the replicas is refused with the fix: every write would be refused', () => {
+  assert.throws(
+    () => checkTopicConfig('t', new Map([...KEEP, ['min.insync.replicas', '3']]), 2),
+    (error: unknown) =>
+      error instanceof TopicSettingsError &&
+      error.message.startsWith('topic t has 2 replicas but min.insync.replicas=3: Kafka would refuse every write') &&
+      error.message.includes('--add-config min.insync.replicas=1'),
+  );
+  assert.is(checkTopicConfig('t', new Map([...KEEP, ['min.insync.replicas', '2']]), 2).minInsyncReplicas, 2);
+});
+
 settings.run();

@@ -138,4 +138,11 @@ settings('a replicated topic with min.insync.replicas=1 starts with a warning na
   assert.equal(checkKeyTopicConfig('keys.t', created(DAY, 3), 3, DAY, CLEANER).warnings, []);
 });
 
+settings('a min.insync.replicas above the replicas is refused: every key write would be refused', () => {
+  assert.throws(
+    () => checkKeyTopicConfig('keys.t', new Map([...created(DAY, 1), ['min.insync.replicas', '2']]), 1, DAY, CLEANER),
+    /key topic keys\.t has 1 replica but min\.insync\.replicas=2: Kafka would refuse every write/,
+  );
+});
+
 settings.run();

@@ -192,6 +192,7 @@ export function checkTopicConfig(
     );
   const warnings: string[] = [];
   const minInsync = Number(settings.get('min.insync.replicas') ?? '1');
+  refuseUnreachableMinInsync(`topic ${topic}`, topic, minInsync, replicationFactor);
   if (replicationFactor > 1 && minInsync <= 1) {
     warnings.push(
       `topic ${topic} has ${replicationFactor} replicas but min.insync.replicas=${minInsync}: an acknowledged event may exist on the leader alone and be lost with it; ` +
@@ -206,6 +207,25 @@ export function checkTopicConfig(
     );
   }
   return { maxMessageBytes, minInsyncReplicas: minInsync, warnings };
+}
+
+/**
+ * A topic that asks more replicas in sync than it has refuses every acks=all write for good
+ * (NOT_ENOUGH_REPLICAS): refused at start, with the fix, rather than a service that starts and
+ * answers 503 to every write. (`what`: "topic t" or "key topic t".)
+ */
+export function refuseUnreachableMinInsync(
+  what: string,
+  topic: string,
+  minInsync: number,
+  replicationFactor: number,
+): void {
+  if (!(minInsync > replicationFactor)) return;
+  const wanted = minInsyncReplicasFor(replicationFactor);
+  throw new TopicSettingsError(
+    `${what} has ${replicationFactor} replica${replicationFactor === 1 ? '' : 's'} but min.insync.replicas=${minInsync}: Kafka would refuse every write to it (NOT_ENOUGH_REPLICAS); ` +
+      `set min.insync.replicas=${wanted} (kafka-configs --alter --entity-type topics --entity-name ${topic} --add-config min.insync.replicas=${wanted}) or add replicas`,
+  );
 }
 
 function settingError(
