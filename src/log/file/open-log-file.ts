@@ -9,6 +9,7 @@ import { expectRegularFile } from '../../regular-file.js';
 import type { FileKeyStore } from '../../keys/file-key-store.js';
 import type { ResumeFrom } from '../capabilities.js';
 import { FrameIndex, parseBatchPoint } from './frame-index.js';
+import { FILE_MAGIC } from './frames.js';
 import { scanLog, type ResumeCheck } from './recovery.js';
 import { cutUnkeyedBatch } from './unkeyed-tail.js';
 
@@ -29,18 +30,20 @@ export interface LogFile {
 }
 
 /**
- * events.log is missing while keys.db holds keys: a log that was there (a key is put only once the
- * log is open) is gone, deleted or left behind in a move. Started empty, the store would answer 404
- * for every report, and the start's sweep would destroy every key as unused, so that even the log
- * put back could no longer be read: the start stops instead.
+ * events.log is missing, or shorter than its magic bytes, while keys.db holds keys: a log that was
+ * there (its magic is written when it is made, and a key is put only once the log is open) is gone,
+ * deleted, emptied (`: > events.log`) or left behind in a move. Started empty, the store would
+ * answer 404 for every report, and the start's sweep would destroy every key as unused, so that
+ * even the log put back could no longer be read: the start stops instead.
  */
 export class EventLogMissingError extends Error {
   constructor(
     readonly path: string,
     readonly keySlots: number,
+    readonly state: 'missing' | 'empty' = 'missing',
   ) {
     super(
-      `${path} is missing, but keys.db beside it holds ${keySlots} key slot${keySlots === 1 ? '' : 's'} of reports written to it: refusing to start on an empty log, which would destroy those keys as unused. Put events.log back (or restore a backup with \`reports restore\`); a new store belongs in a new data directory`,
+      `${path} is ${state === 'missing' ? 'missing' : 'empty (shorter than its magic bytes)'}, but keys.db beside it holds ${keySlots} key slot${keySlots === 1 ? '' : 's'} of reports written to it: refusing to start on an empty log, which would destroy those keys as unused. Put events.log back (or restore a backup with \`reports restore\`); a new store belongs in a new data directory`,
     );
     this.name = 'EventLogMissingError';
   }
@@ -49,7 +52,11 @@ export class EventLogMissingError extends Error {
 export async function openLogFile({ dir, path, logger, keys, resumeFrom }: LogFileOptions): Promise<LogFile> {
   let file: FileHandle | undefined;
   try {
-    if (keys.slots > 0 && !(await exists(path))) throw new EventLogMissingError(path, keys.slots);
+    if (keys.slots > 0) {
+      const size = await sizeOf(path);
+      if (size === undefined) throw new EventLogMissingError(path, keys.slots);
+      if (size < FILE_MAGIC.length) throw new EventLogMissingError(path, keys.slots, 'empty');
+    }
     file = await open(path, 'a+', PRIVATE_FILE_MODE);
     // A FIFO or a directory in its place: named now, rather than a read that blocks or fails later.
     await expectRegularFile(file, path);
@@ -85,12 +92,12 @@ export async function openLogFile({ dir, path, logger, keys, resumeFrom }: LogFi
   }
 }
 
-async function exists(path: string): Promise<boolean> {
+/** The size of the file at `path` (not following a symbolic link); undefined when there is none. */
+async function sizeOf(path: string): Promise<number | undefined> {
   try {
-    await lstat(path);
-    return true;
+    return (await lstat(path)).size;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
 }

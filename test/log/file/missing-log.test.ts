@@ -1,10 +1,10 @@
-// events.log gone while keys.db holds keys (deleted, or left behind in a move): the start stops with
+// events.log gone or emptied while keys.db holds keys (deleted, truncated, or left behind in a move): the start stops with
 // one line rather than serve an empty store whose start-up sweep would destroy every key as unused
 // (then even the log put back could not be read). A first start cut short between creating keys.db
 // and events.log (no key in it yet) still starts.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EventLogMissingError } from '../../../src/log/file/open-log-file.js';
 import { openFileLog } from '../../../src/log/file/file-log.js';
@@ -41,6 +41,19 @@ missing('stops the open and the start while keys.db holds keys, and leaves keys.
     ),
     'no empty log created in its place',
   );
+});
+
+missing('stops the start when events.log was emptied, and leaves keys.db as it was', async ({ dir }) => {
+  await appendSealedToFileLog(dir, [created('1', 'kept')]);
+  await truncate(join(dir, 'events.log'), 0);
+  const keysBefore = await readFile(join(dir, 'keys.db'));
+  const error = await rejection(openFileLog({ dir, logger: memoryLogger().logger }));
+  assert.instance(error, EventLogMissingError);
+  assert.match(
+    (error as Error).message,
+    `${join(dir, 'events.log')} is empty (shorter than its magic bytes), but keys.db beside it holds 1 key slot `,
+  );
+  assert.equal(await readFile(join(dir, 'keys.db')), keysBefore, 'no key destroyed');
 });
 
 missing('opens when keys.db holds no key yet (a first start cut short before events.log was made)', async ({ dir }) => {
