@@ -14,6 +14,7 @@ import {
   type LogRecord,
 } from '../log/event-log.js';
 import { outcomeOf, RecordWaiters, type Outcome } from './record-waiters.js';
+import { OwnCreates } from './own-creates.js';
 import { EncodedEvents } from './encoded-events.js';
 import { pause } from '../pause.js';
 import { ProjectionHealth } from './health.js';
@@ -35,6 +36,8 @@ export class Projector {
   private readonly options: ProjectorOptions;
   /** Writers waiting for their record to be applied (read-your-writes). */
   private readonly recordWaiters = new RecordWaiters();
+  /** This process's creates in flight, told when one takes effect (own-creates.ts). */
+  readonly ownCreates = new OwnCreates();
   /** Readers waiting for the model to catch up with a head (fresh answers). */
   private readonly catchUpWaiters = new CatchUpWaiters();
   private readonly abort = new AbortController();
@@ -132,6 +135,7 @@ export class Projector {
 
   private settle(record: LogRecord, applied: Applied): void {
     if (applied.kind === 'invalid') this.skipped(record.position, applied.reason);
+    this.ownCreates.applied(applied);
     this.recordWaiters.settle(record.position, outcomeOf(applied));
   }
 

@@ -4,7 +4,8 @@
 import type { SpanContext } from '@opentelemetry/api';
 import type { AuthContext, ReportEvent } from '../../projections/events.js';
 import type { ReportsView, StoredReport } from '../../projections/reports.js';
-import type { ContentKey } from '../keys/key-store.js';
+import { keyIdText, type ContentKey } from '../keys/key-store.js';
+import type { Outcome } from '../projector/projector.js';
 import { conflict, createdThenDeleted, existsUnread, keyMismatch, preconditionFailed, unconfirmed } from './answers.js';
 import {
   answerReplayedCreate,
@@ -89,11 +90,21 @@ export function createReportCreator(steps: WriteSteps, opener: ContentOpener): C
             { id, report: storedReport(command), idempotencyKey, expectedVersion: decision.expectedVersion, auth },
             deadline,
           );
-          const outcome = await steps.write(event, deadline, traceContext, key);
+          // A copy of this event that took effect before the one the log answers with (see own-creates.ts).
+          const own = steps.options.projector.ownCreates.watch(keyIdText(key.id));
+          let outcome: Outcome;
+          try {
+            outcome = await steps.write(event, deadline, traceContext, key);
+          } finally {
+            own.end();
+          }
+          // Kafka's producer wrote this event twice and its first copy made the report: the request's
+          // answer is that report, deleted since or not, and the request is not decided again.
+          const ownCopyTookEffect = outcome === 'copy' || (outcome === 'void' && own.tookEffect());
           // Decided on a state other writes had moved on from by the time the event reached the log
           // (another instance's, not yet folded here): its key is destroyed (the event can never take
           // effect), and the request decided again on the state that now holds those writes.
-          if (outcome === 'void') {
+          if (outcome === 'void' && !ownCopyTookEffect) {
             // The log and the fold took it: for readiness it counts unless the request ends in a 503.
             steps.outcomes.voided(ticket);
             await steps.erase([key.id], id, deadline);
@@ -106,9 +117,7 @@ export function createReportCreator(steps: WriteSteps, opener: ContentOpener): C
               state,
               command,
             );
-          // A second copy of this create's event (a producer's retry wrote it twice) found the report
-          // its first copy made: this request's report.
-          if (outcome === 'created' || outcome === 'copy') return storedReport(command);
+          if (outcome === 'created' || ownCopyTookEffect) return storedReport(command);
           // The outcome is no longer remembered (rare): the state says whether the report is this one.
           const projected = (await view(state, id)).content;
           if (projected !== undefined && sameReport(projected, command)) return projected;

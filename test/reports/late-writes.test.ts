@@ -32,6 +32,8 @@ interface Context {
   decidedAgain: number;
   /** The service's next append is written twice (as a Kafka producer's retry can), answered with the second copy. */
   twice: boolean;
+  /** Events another writer appends between those two copies. */
+  between: ReportEvent[];
 }
 
 const late = suite<Context>('ReportService: writes whose report moved on before they reached the log');
@@ -43,6 +45,7 @@ late.before.each(async (context) => {
   context.interlude = [];
   context.decidedAgain = 0;
   context.twice = false;
+  context.between = [];
   const log = context.log;
   // The service's log: the real one, with another writer's events appended just before each of its appends.
   const interleaved: EventLog = Object.assign(Object.create(log) as EventLog, {
@@ -54,6 +57,9 @@ late.before.each(async (context) => {
         context.twice = false;
         // The first copy carries the content's key (keys.db takes a key once).
         await log.append(messages, options);
+        const others = context.between.splice(0);
+        if (others.length > 0)
+          await log.append(others.map((event) => ({ key: event.subject, value: encodeEvent(event) })));
         return log.append(
           messages.map(({ key, value }) => ({ key, value })),
           options,
@@ -270,6 +276,20 @@ late(
     await again.caughtUp();
     assert.equal(await openedReport(again.model.reports, keys, '9'), { name: 'once', tag: 't' });
     await again.stop();
+  },
+);
+
+late(
+  'a create written twice with a delete between the copies answers with its report and does not make it again',
+  async (context) => {
+    const { service, projector } = context;
+    context.twice = true;
+    // Another client's delete lands between the copies: the second copy is void as superseded.
+    context.between.push(basedOn(deleted('10'), 1));
+    assert.equal(await service.create({ id: '10', name: 'once' }), { name: 'once' });
+    assert.is(context.decidedAgain, 0, 'not decided again');
+    assert.is(projector.model.reports.has('10'), false, 'the delete stands');
+    assert.is(projector.model.reports.version('10'), 2, 'created once, deleted once');
   },
 );
 
