@@ -91,7 +91,7 @@ settings("reports the topic's min.insync.replicas, which readiness checks the in
   assert.is(checkTopicConfig('t', new Map([...KEEP, ['min.insync.replicas', '2']]), 3).minInsyncReplicas, 2);
 });
 
-settings('a min.insync.replicas above the replicas is refused with the fix: every write would be refused', () => {
+settings('a min.insync.replicas above the replicas refuses a writer with the fix and warns a reader', () => {
   assert.throws(
     () => checkTopicConfig('t', new Map([...KEEP, ['min.insync.replicas', '3']]), 2),
     (error: unknown) =>
@@ -100,6 +100,10 @@ settings('a min.insync.replicas above the replicas is refused with the fix: ever
       error.message.includes('--add-config min.insync.replicas=1'),
   );
   assert.is(checkTopicConfig('t', new Map([...KEEP, ['min.insync.replicas', '2']]), 2).minInsyncReplicas, 2);
+  // A tool that only reads (verify, replay, migrate --to-file) is warned, and reads.
+  const { warnings } = checkTopicConfig('t', new Map([...KEEP, ['min.insync.replicas', '3']]), 2, false);
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0] ?? '', 'Kafka would refuse every write');
 });
 
 settings.run();

@@ -138,11 +138,20 @@ settings('a replicated topic with min.insync.replicas=1 starts with a warning na
   assert.equal(checkKeyTopicConfig('keys.t', created(DAY, 3), 3, DAY, CLEANER).warnings, []);
 });
 
-settings('a min.insync.replicas above the replicas is refused: every key write would be refused', () => {
+settings('a min.insync.replicas above the replicas refuses a key writer and warns a reader', () => {
   assert.throws(
     () => checkKeyTopicConfig('keys.t', new Map([...created(DAY, 1), ['min.insync.replicas', '2']]), 1, DAY, CLEANER),
     /key topic keys\.t has 1 replica but min\.insync\.replicas=2: Kafka would refuse every write/,
   );
+  const read = checkKeyTopicConfig(
+    'keys.t',
+    new Map([...created(DAY, 1), ['min.insync.replicas', '2']]),
+    1,
+    DAY,
+    CLEANER,
+    false,
+  );
+  assert.match(read.warnings.join('\n'), /Kafka would refuse every write/);
 });
 
 settings.run();

@@ -10,7 +10,7 @@
 // must clean a rolled segment once its first record is `max.compaction.lag.ms` old (sooner when
 // `min.cleanable.dirty.ratio` is reached), finds it within `log.cleaner.backoff.ms` (a broker
 // setting), and the files it replaces are deleted `file.delete.delay.ms` later.
-import { minInsyncReplicasFor, refuseUnreachableMinInsync, TopicSettingsError } from './topic.js';
+import { minInsyncReplicasFor, TopicSettingsError, unreachableMinInsync } from './topic.js';
 
 /** How late after its due time a roll record may be appended: a margin over the roll time, and a spread so that instances do not all write one. */
 export const ROLL_MARGIN_MS = 1000;
@@ -108,6 +108,8 @@ export function checkKeyTopicConfig(
   replicationFactor: number,
   boundMs: number,
   cleaner: CleanerSettings,
+  /** The caller writes keys (the server, a migration's target); a tool that only reads is warned where a writer is refused. */
+  writes = true,
 ): KeyTopicCheck {
   const policy = (settings.get('cleanup.policy') ?? 'delete').split(',').map((entry) => entry.trim());
   if (!policy.includes('compact'))
@@ -141,8 +143,10 @@ export function checkKeyTopicConfig(
   const within = erasureWithinMs(timing, cleaner);
   if (within > boundMs) throw boundError(topic, settings, within, boundMs, replicationFactor, cleaner);
   const minInsyncReplicas = Number(settings.get('min.insync.replicas') ?? '1');
-  refuseUnreachableMinInsync(`key topic ${topic}`, topic, minInsyncReplicas, replicationFactor);
   const warnings: string[] = [];
+  const unwritable = unreachableMinInsync(`key topic ${topic}`, topic, minInsyncReplicas, replicationFactor);
+  if (unwritable !== undefined && writes) throw new TopicSettingsError(unwritable);
+  if (unwritable !== undefined) warnings.push(unwritable);
   if (replicationFactor > 1 && minInsyncReplicas <= 1) {
     const wanted = minInsyncReplicasFor(replicationFactor);
     warnings.push(

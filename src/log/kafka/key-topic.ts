@@ -42,7 +42,7 @@ export class KeyTopicMissingError extends Error {
 export class KeyTopicLostError extends TopicSettingsError {
   constructor(topic: string, eventTopic: string, firstSealed: string) {
     super(
-      `key topic ${topic} (REPORTS_KEY_TOPIC) does not exist, but ${eventTopic} holds creates sealed under its keys (the first at ${firstSealed}): refusing to create it empty, which would read as every report erased. Restore the key topic; to go on without its keys (the content of every report sealed under them is lost), create it by hand as docs/kafka.md ("A missing key topic") says`,
+      `key topic ${topic} does not exist, but ${eventTopic} holds creates sealed under its keys (the first at ${firstSealed}): refusing to create it empty, which would read as every report erased. Restore the key topic; to go on without its keys (the content of every report sealed under them is lost), create it by hand as docs/kafka.md ("A missing key topic") says`,
     );
     this.name = 'KeyTopicLostError';
   }
@@ -64,7 +64,10 @@ export async function ensureKeyTopic(
     if (!create) throw new KeyTopicMissingError(topic);
     if (topics.includes(config.topic) && firstSealed !== undefined) {
       const found = await firstSealed();
-      if (found !== undefined) throw new KeyTopicLostError(topic, config.topic, found);
+      // Another instance may have created it meanwhile and sealed a create (several upgrading a
+      // history written before sealing at once): then it is there, and checked as any.
+      if (found !== undefined && !(await admin.listTopics()).includes(topic))
+        throw new KeyTopicLostError(topic, config.topic, found);
     }
     if (!topics.includes(config.topic)) await ensureTopic(admin, config, true);
     const events = await partitionsOf(admin, config.topic);
@@ -101,6 +104,7 @@ export async function ensureKeyTopic(
     Math.max(...partitions.map((partition) => partition.replicas.length)),
     config.keyErasureBoundMs,
     cleaner,
+    create,
   );
   // A tool may read a key topic whose event topic is gone: nothing to compare with then.
   const mismatch = topics.includes(config.topic)

@@ -55,7 +55,7 @@ const CHECKED_CONFIG = [
 export class EventTopicLostError extends TopicSettingsError {
   constructor(topic: string, keyTopic: string) {
     super(
-      `topic ${topic} (REPORTS_TOPIC) does not exist, but its key topic ${keyTopic} (REPORTS_KEY_TOPIC) holds records: refusing to create it empty, which would destroy those keys as unused. Restore the event topic; to start a new store, delete ${keyTopic} too, or name new topics`,
+      `topic ${topic} does not exist, but its key topic ${keyTopic} holds records: refusing to create it empty, which would destroy those keys as unused. Restore the event topic; to start anew under these names (a new store, or a migration run again), delete ${keyTopic} too`,
     );
     this.name = 'EventTopicLostError';
   }
@@ -97,7 +97,7 @@ export async function ensureTopic(admin: Admin, config: KafkaConfig, create = tr
     (await whileTopicIsNew(() => admin.fetchTopicMetadata({ topics: [config.topic] }))).topics[0]?.partitions ?? [];
   if (metadata.length === 0) throw new TopicSettingsError(`topic ${config.topic} has no partitions`);
   const replicationFactor = Math.max(...metadata.map((partition) => partition.replicas.length));
-  return { partitions: metadata.length, ...checkTopicConfig(config.topic, settings, replicationFactor) };
+  return { partitions: metadata.length, ...checkTopicConfig(config.topic, settings, replicationFactor, create) };
 }
 
 function creationConfig(replicationFactor: number): Record<string, string> {
@@ -172,10 +172,12 @@ async function topicConfig(admin: Admin, topic: string): Promise<ReadonlyMap<str
 }
 
 /** Pure: refuses settings that lose or may lose acknowledged events; returns the limits and warnings. */
+/** `writes`: the caller writes to the topic (the server, a migration's target); a tool that only reads is warned where a writer is refused. */
 export function checkTopicConfig(
   topic: string,
   settings: ReadonlyMap<string, string>,
   replicationFactor: number,
+  writes = true,
 ): Omit<TopicFacts, 'partitions'> {
   for (const [name, required] of Object.entries(REQUIRED_TOPIC_CONFIG)) {
     const actual = settings.get(name);
@@ -192,7 +194,9 @@ export function checkTopicConfig(
     );
   const warnings: string[] = [];
   const minInsync = Number(settings.get('min.insync.replicas') ?? '1');
-  refuseUnreachableMinInsync(`topic ${topic}`, topic, minInsync, replicationFactor);
+  const unwritable = unreachableMinInsync(`topic ${topic}`, topic, minInsync, replicationFactor);
+  if (unwritable !== undefined && writes) throw new TopicSettingsError(unwritable);
+  if (unwritable !== undefined) warnings.push(unwritable);
   if (replicationFactor > 1 && minInsync <= 1) {
     warnings.push(
       `topic ${topic} has ${replicationFactor} replicas but min.insync.replicas=${minInsync}: an acknowledged event may exist on the leader alone and be lost with it; ` +
@@ -211,20 +215,20 @@ export function checkTopicConfig(
 
 /**
  * A topic that asks more replicas in sync than it has refuses every acks=all write for good
- * (NOT_ENOUGH_REPLICAS): refused at start, with the fix, rather than a service that starts and
- * answers 503 to every write. (`what`: "topic t" or "key topic t".)
+ * (NOT_ENOUGH_REPLICAS): a writer is refused at start, with the fix, rather than started to answer
+ * 503 to every write; reading is not affected. (`what`: "topic t" or "key topic t".)
  */
-export function refuseUnreachableMinInsync(
+export function unreachableMinInsync(
   what: string,
   topic: string,
   minInsync: number,
   replicationFactor: number,
-): void {
-  if (!(minInsync > replicationFactor)) return;
+): string | undefined {
+  if (!(minInsync > replicationFactor)) return undefined;
   const wanted = minInsyncReplicasFor(replicationFactor);
-  throw new TopicSettingsError(
+  return (
     `${what} has ${replicationFactor} replica${replicationFactor === 1 ? '' : 's'} but min.insync.replicas=${minInsync}: Kafka would refuse every write to it (NOT_ENOUGH_REPLICAS); ` +
-      `set min.insync.replicas=${wanted} (kafka-configs --alter --entity-type topics --entity-name ${topic} --add-config min.insync.replicas=${wanted}) or add replicas`,
+    `set min.insync.replicas=${wanted} (kafka-configs --alter --entity-type topics --entity-name ${topic} --add-config min.insync.replicas=${wanted}) or add replicas`
   );
 }
 
