@@ -3,6 +3,7 @@
 // subject, unique event ids and the fold rules. The fold's read model is handed back, so a caller
 // has the state digest of exactly what it checked.
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { decodeEvent } from '../../projections/codec.js';
 import { cursorTotal, type EventLog, type LogPosition } from '../log/event-log.js';
 import { FILE_MAGIC } from '../log/file/frames.js';
@@ -74,7 +75,8 @@ export async function checkRecords(
   misplaced: (line: string) => void = () => undefined,
 ): Promise<ReadModel> {
   const model = createReadModel();
-  const eventIds = new Set<string>();
+  /** Each event id read, with its record's CRC-32: only the same bytes again are a producer's copy. */
+  const eventIds = new Map<string, number>();
   // The single-writer log is the file log, whose positions print without a partition.
   const kind: LogKind = singleWriter ? 'file' : 'kafka';
   const fail = (position: LogPosition, reason: string) => {
@@ -104,13 +106,16 @@ export async function checkRecords(
     const { event } = decoded;
     if (record.key !== event.subject)
       fail(record.position, `key "${record.key}" does not name the event's report ${event.subject}`);
-    const seen = eventIds.has(event.id);
-    eventIds.add(event.id);
+    const checksum = crc32(record.value);
+    const first = eventIds.get(event.id);
+    const seen = first !== undefined;
+    if (!seen) eventIds.set(event.id, checksum);
     const applied = applyRecord(model, record, event);
     // Kafka's producer can write a record twice (a retry of a request whose answer was lost): the
-    // copy changes nothing, and is counted. A copy that did change something is a fault, and so is
-    // any copy in the file log (its one writer never sends a record twice).
-    if (seen && (singleWriter || applied.kind !== 'void'))
+    // copy, the same bytes, changes nothing, and is counted. A copy that did change something, or
+    // another record under the same event id, is a fault, and so is any copy in the file log (its
+    // one writer never sends a record twice).
+    if (seen && (singleWriter || applied.kind !== 'void' || first !== checksum))
       fail(record.position, `event id ${event.id} appears twice (a duplicated write)`);
     else if (seen) findings.copies = (findings.copies ?? 0) + 1;
     if (applied.kind === 'void') {

@@ -239,6 +239,17 @@ withKafka('reports verify', (brokers) => {
     },
   );
 
+  kafka('another record under an event id already read exits 1, even when the fold voids it', async (context) => {
+    const { topic, env } = envFor(context, 'cli-verify-same-id');
+    const create = created('4', 'first');
+    // The same event id on another create of the id: void (the report exists), but not a copy.
+    const other = { ...created('4', 'second'), id: create.id };
+    const [, clash] = await appendToTopic(brokers, topic, [create, other]);
+    const { code, stdout } = await reports(['verify'], { env });
+    assert.is(code, 1);
+    assert.match(stdout, `first at ${clash?.partition}:${clash?.offset}: event id ${create.id} appears twice`);
+  });
+
   kafka('an event written twice whose copy took effect exits 1 naming it', async (context) => {
     const { topic, env } = envFor(context, 'cli-verify-copy-effect');
     // Without a basis (expectedversion) the copy of the create makes the report again after its delete.
