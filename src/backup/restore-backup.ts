@@ -30,6 +30,7 @@ import { snapshotDir, SNAPSHOTS_DIR } from '../snapshot/snapshot-store.js';
 import { openRegularFile } from '../regular-file.js';
 import { removeStaleFiles } from '../stale-files.js';
 import { BackupError, readManifest, type BackupManifest } from './backup-manifest.js';
+import { firstForeignSlot } from '../keys/merged-keys.js';
 import { refuseInsideDataDir } from './backup-place.js';
 import { continuedHistory } from './continued-history.js';
 import { copyDurably } from './durable-files.js';
@@ -109,6 +110,11 @@ export async function restoreBackup({ src, dataDir, eventSource, run, logger }: 
       'removed the log of an interrupted restore',
     );
     const currentKeys = await readKeyTable(dataDir);
+    const foreign = firstForeignSlot(currentKeys, backupKeys);
+    if (foreign !== undefined)
+      throw new BackupError(
+        `${join(dataDir, KEYS_FILE)} belongs to another store than the backup (its key slot ${foreign} holds another key than the backup's): a restore merges the data directory's keys and deletions into the backup's, which would give its reports wrong keys and delete them. Restore into a new data directory, or move this one's files aside first`,
+      );
     const continued = await continuedHistory(dataDir, source, verified.records, logger, run.signal);
     const staged = await stageRestore({
       source,

@@ -39,3 +39,19 @@ export function mergeKeyTables(
     },
   };
 }
+
+/**
+ * The first slot live in both tables under different secrets: the two are not one store's (a key
+ * is written once, at its slot, and only destroyed after), so the data directory's keys.db belongs
+ * to another store, and merging would give the backup's reports its keys and its deletions.
+ */
+export function firstForeignSlot(current: SlotTable | undefined, backup: SlotTable | undefined): number | undefined {
+  if (current === undefined || backup === undefined) return undefined;
+  const shared = Math.min(current.slots, backup.slots);
+  for (let slot = 0; slot < shared; slot += 1) {
+    const mine = current.view(slot);
+    const theirs = backup.view(slot);
+    if (mine.kind === 'live' && theirs.kind === 'live' && !mine.secret.equals(theirs.secret)) return slot;
+  }
+  return undefined;
+}

@@ -1,7 +1,7 @@
 // What `reports restore` refuses, changing nothing, and what it will not keep: a backup whose
 // keys.db does not match its manifest; a backup of format 1 (taken before backups held keys.db)
 // whose log refers to keys the data directory's keys.db does not hold (where it does, it restores);
-// a replaced log that cannot be read whole is not kept.
+// a replaced log that cannot be read whole is not kept; a data directory whose keys.db is another store's.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lstat, mkdir, readdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
@@ -125,5 +125,32 @@ refusals('to keep a replaced log that cannot be read whole', async ({ dir }) => 
   );
   assert.not.ok((await readdir(dataDir)).some((name) => name.startsWith('events.log.before-restore-')));
 });
+
+refusals(
+  "a data directory whose keys.db is another store's (a slot live in both under other keys), changing nothing",
+  async ({ dir }) => {
+    const dataDir = join(dir, 'data');
+    await serverWrote(dataDir, ['1', '2', '3']);
+    const backup = join(dir, 'backup');
+    assert.is((await reports(['backup', backup], env(dataDir))).code, 0);
+    // Another store, say a new machine's smoke test, in the directory the backup is restored into.
+    const other = join(dir, 'other');
+    await serverWrote(other, ['999', '998']);
+    const keysBefore = await readFile(join(other, 'keys.db'));
+    const logBefore = await readFile(eventsLogPath(other));
+    const { code, stderr } = await reports(['restore', backup], env(other));
+    assert.is(code, 1);
+    assert.match(
+      stderr,
+      `${join(other, 'keys.db')} belongs to another store than the backup (its key slot 0 holds another key`,
+    );
+    assert.equal(await readFile(join(other, 'keys.db')), keysBefore);
+    assert.equal(await readFile(eventsLogPath(other)), logBefore);
+    // Into a new directory the same backup restores, with the digest it printed.
+    const fresh = join(dir, 'fresh');
+    assert.is((await reports(['restore', backup], env(fresh))).code, 0);
+    assert.is(await logDigest(fresh), await logDigest(dataDir));
+  },
+);
 
 refusals.run();
