@@ -31,6 +31,7 @@ import type { FileRange } from './file-range.js';
 import type { FileLog, FileLogStats } from './file-log.js';
 import { WriteHealth } from './write-health.js';
 import { AppendWaiters } from './append-waiters.js';
+import { PlaceWatch } from './place-watch.js';
 
 export class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
   readonly description: string;
@@ -44,6 +45,8 @@ export class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
   private readonly committed = new CommitListeners();
   /** The failure writes are refused with, and the way back from it. */
   private readonly writeHealth: WriteHealth;
+  /** Whether the log's name still leads to the file written (a directory moved or deleted under the server). */
+  private readonly placeWatch: PlaceWatch;
 
   constructor(
     private readonly index: FrameIndex,
@@ -60,6 +63,8 @@ export class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
     this.description = `file:${index.path}`;
     this.batcher = new Batcher((appends) => this.writeBatch(appends), { maxPending });
     this.writeHealth = new WriteHealth({ index, keys, logger, onReadOnly });
+    this.placeWatch = new PlaceWatch(index.path, index.file, (what) => this.writeHealth.lost(what));
+    this.placeWatch.start();
   }
 
   get identity(): string {
@@ -166,6 +171,7 @@ export class FileLogWriter implements FileLog, CommitFeed, KeyCarrier {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.placeWatch.stop();
     this.writeHealth.close();
     // Appends already accepted are written and synced before the file is closed.
     await this.batcher.idle();

@@ -84,6 +84,23 @@ export class WriteHealth {
     return this.currentFailure;
   }
 
+  /**
+   * The log's name no longer leads to the file written (place-watch.ts): every write is refused
+   * until a restart on the directory where the store now is.
+   */
+  lost(what: string): void {
+    if (this.closed) return;
+    this.spaceWatch.stop();
+    this.currentFailure = new LogUnavailableError(
+      `${what}: the data directory was moved or deleted under the server (or the log replaced), so writes are refused; restart the service where the store now is`,
+      { announced: true },
+    );
+    this.logger.error(
+      { path: this.index.path, reason: what },
+      'the event log is no longer where the server opened it: writes answer 503 until a restart',
+    );
+  }
+
   /** The writer is closing: no more watching for space, nor telling of a read-only file system. */
   close(): void {
     this.closed = true;
