@@ -18,6 +18,7 @@ import {
   slotPosition,
 } from './key-slots.js';
 import { KeyStoreDamagedError, KeyStoreMissingError } from './key-store-errors.js';
+import { NotRegularFileError } from '../regular-file.js';
 
 export const KEYS_FILE = 'keys.db';
 /** Slots read at a time when looking for the last intact one from the end. */
@@ -53,6 +54,8 @@ async function openOrCreate(path: string, dir: string, create: boolean): Promise
   try {
     return await open(path, constants.O_RDWR);
   } catch (error) {
+    // A directory in its place is named as events.log's is (regular-file.ts), not a bare EISDIR.
+    if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw new NotRegularFileError(path, 'a directory');
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     if (!create) throw new KeyStoreMissingError(path);
   }

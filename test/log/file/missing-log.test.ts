@@ -4,7 +4,7 @@
 // and events.log (no key in it yet) still starts.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFile, rm, truncate } from 'node:fs/promises';
+import { mkdir, readFile, rm, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EventLogMissingError } from '../../../src/log/file/open-log-file.js';
 import { openFileLog } from '../../../src/log/file/file-log.js';
@@ -66,6 +66,12 @@ missing('opens when keys.db holds no key yet (a first start cut short before eve
   } finally {
     await log.close();
   }
+});
+
+missing('names a directory in place of keys.db, as it does one in place of events.log', async ({ dir }) => {
+  await mkdir(join(dir, 'keys.db'), { recursive: true });
+  const error = await rejection(openFileLog({ dir, logger: memoryLogger().logger }));
+  assert.is((error as Error).message, `${join(dir, 'keys.db')} is a directory, not a regular file`);
 });
 
 missing.run();
