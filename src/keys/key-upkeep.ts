@@ -25,6 +25,13 @@ export interface SweptKeys {
 /** The key topic's sweep stops short, as a key topic shared with another event topic, of more unused keys than this and than this share of those held. */
 const SWEEP_BRAKE_KEYS = 1000;
 const SWEEP_BRAKE_SHARE = 0.1;
+/**
+ * And of more than this many when they are most of those held: a small store's key topic named by
+ * another deployment's REPORTS_KEY_TOPIC (an operator review: 20 keys, every one destroyed by a
+ * new instance on another topic) is all unused keys, while a crash leaves a few among many.
+ */
+const SWEEP_BRAKE_FEW_KEYS = 10;
+const SWEEP_BRAKE_MOST = 0.5;
 
 /** A key store that holds every key it read in memory (the key topic's), and answers from there at once. */
 export interface KeysInMemory {
@@ -175,7 +182,11 @@ export async function sweepKeyTopic(model: ReadModel, keys: KeyStore, sweep: Key
   // A crash leaves a few keys unused; a key topic that also serves another event topic (one
   // REPORTS_KEY_TOPIC set for two deployments) shows that deployment's live keys as unused here.
   const held = keys.heldCount();
-  if (candidates.length > SWEEP_BRAKE_KEYS && candidates.length > held * SWEEP_BRAKE_SHARE) {
+  const unused = candidates.length;
+  if (
+    (unused > SWEEP_BRAKE_KEYS && unused > held * SWEEP_BRAKE_SHARE) ||
+    (unused > SWEEP_BRAKE_FEW_KEYS && unused > held * SWEEP_BRAKE_MOST)
+  ) {
     sweep.logger.error(
       { unused: candidates.length, held },
       'not sweeping the key topic: more of its keys than a crash leaves are used by no live report of this event topic; a key topic must serve one event topic only (REPORTS_KEY_TOPIC)',

@@ -103,4 +103,37 @@ test('a key topic most of whose keys no live report here uses (shared with anoth
   assert.ok(lines().some((line) => /must serve one event topic only/.test(String(line['msg']))));
 });
 
+test("a small key topic none of whose keys a live report here uses (another deployment's) is not swept", async () => {
+  const theirs = Array.from({ length: 20 }, (_, i) => i + 10);
+  const { keys, model } = world(theirs, []);
+  const erased: KeyId[] = [];
+  const { logger, lines } = memoryLogger();
+  const swept = await sweepKeyTopic(model, keys, {
+    afterMs: 1,
+    signal: new AbortController().signal,
+    erase: (ids) => erased.push(...ids),
+    current: () => Promise.resolve(),
+    logger,
+  });
+  assert.is(swept, 0);
+  assert.equal(erased, []);
+  assert.ok(lines().some((line) => /must serve one event topic only/.test(String(line['msg']))));
+});
+
+test('a few unused keys among many live ones (what a crash leaves) are swept', async () => {
+  const live = Array.from({ length: 30 }, (_, i) => i + 1);
+  const left = Array.from({ length: 12 }, (_, i) => i + 100);
+  const { keys, model } = world([...live, ...left], live);
+  const erased: KeyId[] = [];
+  const swept = await sweepKeyTopic(model, keys, {
+    afterMs: 1,
+    signal: new AbortController().signal,
+    erase: (ids) => erased.push(...ids),
+    current: () => Promise.resolve(),
+    logger: memoryLogger().logger,
+  });
+  assert.is(swept, 12);
+  assert.is(erased.length, 12);
+});
+
 test.run();
