@@ -29,6 +29,17 @@ async function refusedStart(env: Env): Promise<{ code: number; stderr: string }>
   }
 }
 
+/** A server on `topic` creates report `id` (sealed, so both topics hold records), then stops. */
+async function serverCreated(brokers: string, topic: string, id: number): Promise<void> {
+  const server = await startKafkaServer(brokers, {}, topic);
+  try {
+    const answer = await server.request('/reports', { method: 'POST', json: JSON.stringify({ id, name: 'kept' }) });
+    assert.is(answer.status, 200);
+  } finally {
+    await server.dispose();
+  }
+}
+
 const topicsNow = (brokers: string) => withAdmin(brokers, (admin) => admin.listTopics());
 
 withKafka('key topic lost', (brokers) => {
@@ -43,13 +54,7 @@ withKafka('key topic lost', (brokers) => {
     const topic = uniqueTopic('keys-lost');
     const keyTopic = `${topic}.keys`;
     context.topics.push(topic, keyTopic);
-    const first = await startKafkaServer(brokers, {}, topic);
-    try {
-      const answer = await first.request('/reports', { method: 'POST', json: JSON.stringify({ id: 7, name: 'kept' }) });
-      assert.is(answer.status, 200);
-    } finally {
-      await first.dispose();
-    }
+    await serverCreated(brokers, topic, 7);
     assert.ok((await topicsNow(brokers)).includes(keyTopic), 'the first start created the key topic');
     await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [keyTopic] }));
     const { code, stderr } = await refusedStart(kafkaEnv(brokers, topic));
@@ -68,13 +73,7 @@ withKafka('key topic lost', (brokers) => {
     const topic = uniqueTopic('events-lost');
     const keyTopic = `${topic}.keys`;
     context.topics.push(topic, keyTopic);
-    const first = await startKafkaServer(brokers, {}, topic);
-    try {
-      const answer = await first.request('/reports', { method: 'POST', json: JSON.stringify({ id: 9, name: 'kept' }) });
-      assert.is(answer.status, 200);
-    } finally {
-      await first.dispose();
-    }
+    await serverCreated(brokers, topic, 9);
     await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [topic] }));
     const { code, stderr } = await refusedStart(kafkaEnv(brokers, topic));
     assert.is(code, 1);

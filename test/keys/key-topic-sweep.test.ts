@@ -34,6 +34,20 @@ function world(held: number[], live: number[]) {
 
 const test = suite('sweepKeyTopic');
 
+/** A sweep with no wait, with what it erased and logged. */
+async function sweepAtOnce(model: Parameters<typeof sweepKeyTopic>[0], keys: Parameters<typeof sweepKeyTopic>[1]) {
+  const erased: KeyId[] = [];
+  const { logger, lines } = memoryLogger();
+  const swept = await sweepKeyTopic(model, keys, {
+    afterMs: 1,
+    signal: new AbortController().signal,
+    erase: (ids) => erased.push(...ids),
+    current: () => Promise.resolve(),
+    logger,
+  });
+  return { swept, erased, lines };
+}
+
 test('destroys, after the wait, the keys unused then and still unused and held; spares the rest', async () => {
   const { keys, model, heldTexts, liveIds } = world([1, 2, 3, 4], [1]);
   const erased: string[] = [];
@@ -89,15 +103,7 @@ test('a server that closes during the wait destroys nothing', async () => {
 test('a key topic most of whose keys no live report here uses (shared with another event topic) is not swept', async () => {
   const many = Array.from({ length: 1200 }, (_, i) => i + 10);
   const { keys, model } = world([1, ...many], [1]);
-  const erased: KeyId[] = [];
-  const { logger, lines } = memoryLogger();
-  const swept = await sweepKeyTopic(model, keys, {
-    afterMs: 1,
-    signal: new AbortController().signal,
-    erase: (ids) => erased.push(...ids),
-    current: () => Promise.resolve(),
-    logger,
-  });
+  const { swept, erased, lines } = await sweepAtOnce(model, keys);
   assert.is(swept, 0);
   assert.equal(erased, []);
   assert.ok(lines().some((line) => /must serve one event topic only/.test(String(line['msg']))));
@@ -106,15 +112,7 @@ test('a key topic most of whose keys no live report here uses (shared with anoth
 test("a small key topic none of whose keys a live report here uses (another deployment's) is not swept", async () => {
   const theirs = Array.from({ length: 20 }, (_, i) => i + 10);
   const { keys, model } = world(theirs, []);
-  const erased: KeyId[] = [];
-  const { logger, lines } = memoryLogger();
-  const swept = await sweepKeyTopic(model, keys, {
-    afterMs: 1,
-    signal: new AbortController().signal,
-    erase: (ids) => erased.push(...ids),
-    current: () => Promise.resolve(),
-    logger,
-  });
+  const { swept, erased, lines } = await sweepAtOnce(model, keys);
   assert.is(swept, 0);
   assert.equal(erased, []);
   assert.ok(lines().some((line) => /must serve one event topic only/.test(String(line['msg']))));
@@ -124,14 +122,7 @@ test('a few unused keys among many live ones (what a crash leaves) are swept', a
   const live = Array.from({ length: 30 }, (_, i) => i + 1);
   const left = Array.from({ length: 12 }, (_, i) => i + 100);
   const { keys, model } = world([...live, ...left], live);
-  const erased: KeyId[] = [];
-  const swept = await sweepKeyTopic(model, keys, {
-    afterMs: 1,
-    signal: new AbortController().signal,
-    erase: (ids) => erased.push(...ids),
-    current: () => Promise.resolve(),
-    logger: memoryLogger().logger,
-  });
+  const { swept, erased } = await sweepAtOnce(model, keys);
   assert.is(swept, 12);
   assert.is(erased.length, 12);
 });

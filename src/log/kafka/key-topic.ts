@@ -65,7 +65,7 @@ export async function ensureKeyTopic(
     if (topics.includes(config.topic) && firstSealed !== undefined) {
       const found = await firstSealed();
       // Another instance may have created it meanwhile and sealed a create (several upgrading a
-      // history written before sealing at once): then it is there, and checked as any.
+      // history written before sealing at once): then it is there, and checked like every existing one.
       if (found !== undefined && !(await admin.listTopics()).includes(topic))
         throw new KeyTopicLostError(topic, config.topic, found);
     }
