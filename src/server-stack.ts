@@ -55,6 +55,7 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
       writeTimeoutMs: config.writeTimeoutMs,
       keySweepDelayMs: config.kafka?.keySweepDelayMs ?? 0,
       current: async () => projector.reach(await log.head(), config.writeTimeoutMs),
+      onFatal,
       ...(snapshot?.unerased ? { unerasedInSnapshot: snapshot.unerased } : {}),
     });
     // Opened at the newest snapshot's resume point but folding from before it: scan that part now,

@@ -6,6 +6,8 @@
 // here; start-upkeep.ts runs them in a server.
 import { setImmediate as yieldToEventLoop, setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { isSealedReport } from '../../projections/reports.js';
+import { openContent } from '../../projections/sealing.js';
 import type { Ended, ErasedKey, ReadModel } from '../read-model/read-model.js';
 import { keyIdText, parseKeyId, type KeyId, type KeyStore } from './key-store.js';
 import type { SweepOptions } from './sweep-orphans.js';
@@ -63,6 +65,40 @@ export class KeysNotHeldError extends Error {
 export function checkNewestKeyHeld(model: ReadModel, keys: KeyStore): void {
   if (model.newestKey === undefined || !holdsKeys(keys)) return;
   if (!keys.holds(parseKeyId(model.newestKey))) throw new KeysNotHeldError(keys.description, model.newestKey);
+}
+
+/**
+ * keys.db holds, for a live report's key, a key that does not open the report's content: a key is
+ * written once and only destroyed after, so this keys.db is not the one this log's creates wrote
+ * (another store's copied over it). Started, every read would fail and the sweep would destroy keys.
+ */
+export class KeysOfAnotherStoreError extends Error {
+  constructor(description: string, reportId: string, keyId: string) {
+    super(
+      `${description.replace(/^keys:/, '')} holds key ${keyId} of report ${reportId}, but that key does not open the report's content: the file is another store's (copied over this one's?); put back this store's keys.db (or restore it with its log from a backup); refusing to start rather than read reports' content as erased and sweep the file's keys`,
+    );
+    this.name = 'KeysOfAnotherStoreError';
+  }
+}
+
+/** How many live sealed reports a start opens to check keys.db against the log. */
+const KEYS_CHECKED_AT_START = 8;
+
+/**
+ * Throws KeysOfAnotherStoreError when a few live reports' keys, held by keys.db, do not open their
+ * content. Only for a key store that knows which keys it held (keys.db): a key topic holds keys
+ * other producers wrote too, and a report whose key is missing is counted as such, not refused.
+ */
+export async function checkKeysOpenContent(model: ReadModel, keys: KeyStore): Promise<void> {
+  if (!holdsKeys(keys)) return;
+  for (const { id, report } of model.reports.sealedSample(KEYS_CHECKED_AT_START)) {
+    if (!isSealedReport(report)) continue;
+    const key = await keys.get(parseKeyId(report.sealed.key));
+    if (key === undefined) continue; // Destroyed meanwhile (a delete), or missing: counted when read.
+    const context = report.expectedversion === undefined ? { id } : { id, expectedversion: report.expectedversion };
+    if (openContent(report.sealed, key.secret, context) === undefined)
+      throw new KeysOfAnotherStoreError(keys.description, id, report.sealed.key);
+  }
 }
 
 /** The slot bound of a sweep: keys minted from now on are never swept (their creates may be in flight). */

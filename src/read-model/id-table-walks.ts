@@ -2,7 +2,7 @@
 // listed for a sweep, a digest or a check (in slot order, or sorted into the canonical order of
 // ids), and what it costs (segments, slots, bytes).
 import { forEachSegmentIn, type IdDirectory } from './id-directory.js';
-import { type IdSegment, NO_RECORD } from './id-segment.js';
+import { type IdSegment, NO_RECORD, type SlotVisit } from './id-segment.js';
 import { sortInt64, type Int64Keys } from './int64-sort.js';
 
 /** Calls `visit` with every live id's record. */
@@ -10,6 +10,15 @@ export function forEachLiveRecord(table: IdDirectory, visit: (record: number) =>
   forEachSegmentIn(table.directory, table.depth, (segment) =>
     segment.forEach((_low, _high, record) => {
       if (record !== NO_RECORD) visit(record);
+    }),
+  );
+}
+
+/** Calls `visit` with every live id's words, record and version, in slot order. */
+export function forEachLiveId(table: IdDirectory, visit: SlotVisit): void {
+  forEachSegmentIn(table.directory, table.depth, (segment) =>
+    segment.forEach((low, high, record, version) => {
+      if (record !== NO_RECORD) visit(low, high, record, version);
     }),
   );
 }

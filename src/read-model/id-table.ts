@@ -12,11 +12,27 @@
 //   tables hand their segments over to one directory instead of being re-inserted.
 import type { BytesOut, BytesReader } from './bytes.js';
 import { emptyDirectory, forEachSegmentIn, MAX_DEPTH, pointEntries, type IdDirectory } from './id-directory.js';
-import { capacityFor, hashId, type IdSegment, MAX_SEGMENT_SLOTS, NO_RECORD, prefixOf } from './id-segment.js';
+import {
+  capacityFor,
+  hashId,
+  type IdSegment,
+  MAX_SEGMENT_SLOTS,
+  NO_RECORD,
+  prefixOf,
+  type SlotVisit,
+} from './id-segment.js';
 import { bytesOf, readIdDirectory, writeIdDirectory } from './id-table-format.js';
 import { directoryFromParts, partsOf, type IdTableParts } from './id-table-parts.js';
 import { joinShards, shardDirectory } from './id-table-shards.js';
-import { forEachLiveRecord, liveInOrder, liveRecords, segmentCount, slotBytesOf, slotCount } from './id-table-walks.js';
+import {
+  forEachLiveId,
+  forEachLiveRecord,
+  liveInOrder,
+  liveRecords,
+  segmentCount,
+  slotBytesOf,
+  slotCount,
+} from './id-table-walks.js';
 import type { Int64Keys } from './int64-sort.js';
 
 export { MAX_VERSION, NO_RECORD } from './id-segment.js';
@@ -170,6 +186,11 @@ export class IdTable {
   /** Calls `visit` with every live id's record (id-table-walks.ts). */
   forEachRecord(visit: (record: number) => void): void {
     forEachLiveRecord(this.contents(), visit);
+  }
+
+  /** Calls `visit` with every live id's words, record and version, in slot order (id-table-walks.ts). */
+  forEachLive(visit: SlotVisit): void {
+    forEachLiveId(this.contents(), visit);
   }
 
   /** The records of the live ids, in slot order. */

@@ -223,6 +223,22 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
     }
   }
 
+  /**
+   * Up to `limit` live reports whose content is sealed, in slot order (no sort: a start's check of
+   * the key store against the log takes a few of them from any number of reports).
+   */
+  sealedSample(limit: number): Array<{ readonly id: string; readonly report: ReportContent }> {
+    const found: Array<{ low: number; high: number; at: number; version: number }> = [];
+    if (limit <= 0) return [];
+    const locate = this.arena.locatorNow();
+    this.index.forEachLive((low, high, at, version) => {
+      if (found.length >= limit) return;
+      const { chunk, position } = locate(at);
+      if (isSealedRecord(chunk, position)) found.push({ low, high, at, version });
+    });
+    return found.map(({ low, high, at, version }) => ({ id: idText(low, high), report: this.arena.read(at, version) }));
+  }
+
   /** Calls `visit` with every live id and its record's position, in the canonical order of ids (projections/canonical.ts). */
   private inIdOrder(visit: (id: string, at: number) => void): void {
     const { keys, count } = this.index.liveInOrder();
