@@ -12,6 +12,10 @@ import { createFastClient, createProducer } from '../log/kafka/producer.js';
 import type { RenewingProducer } from '../log/kafka/renewing-producer.js';
 import { KeyFollower } from './key-follower.js';
 import { KeyLanes } from './key-lanes.js';
+import { KeyTopicWatch } from './key-topic-watch.js';
+import { createKafkaClient } from '../log/kafka/client.js';
+import { settleWithin } from '../log/settle-within.js';
+import { DISCONNECT_MS } from '../log/kafka/disconnect.js';
 
 export interface KafkaKeysParts {
   readonly config: KafkaConfig;
@@ -31,6 +35,8 @@ export interface KafkaKeysParts {
   ) => KeyFollower;
   /** Which brokers this store's clients find unreachable (for /metrics). */
   readonly brokers: BrokerReachability;
+  /** Told of failed writes: names a key topic deleted under the running server. */
+  readonly topicWatch: KeyTopicWatch;
 }
 
 export interface KafkaKeysPartsOptions {
@@ -86,7 +92,36 @@ export function createKafkaKeysParts({
     leaderOf: (partition) => heads.leaderOf(partition),
     deadlines,
   });
-  return { config, log, writeTimeoutMs, random, facts, producer, lanes, deadlines, follow, counts, brokers };
+  const topicWatch = new KeyTopicWatch({
+    topic: config.keyTopic,
+    exists: () => keyTopicListed(config, log, brokers),
+    logger: log,
+  });
+  return {
+    config,
+    log,
+    writeTimeoutMs,
+    random,
+    facts,
+    producer,
+    lanes,
+    deadlines,
+    follow,
+    counts,
+    brokers,
+    topicWatch,
+  };
+}
+
+/** Whether the cluster lists the key topic, on an admin client of its own (made for the one question). */
+async function keyTopicListed(config: KafkaConfig, log: Logger, brokers: BrokerReachability): Promise<boolean> {
+  const admin = createKafkaClient(config, log, { brokers }).admin();
+  try {
+    await admin.connect();
+    return (await admin.listTopics()).includes(config.keyTopic);
+  } finally {
+    await settleWithin(DISCONNECT_MS, admin.disconnect());
+  }
 }
 
 /** Readies each producer made (the first and every renewal): its brokers watched, its produce requests counted. */

@@ -157,10 +157,13 @@ export class KafkaKeys implements KafkaKeyStore {
     if (this.closed) return;
     this.closed = true;
     this.rollRecords.stop();
+    // No check of the topic list starts from here on (the writes failing as the store closes).
+    const watchClosed = this.parts.topicWatch.close();
     // A send stuck while the broker is away must not hold the shutdown forever.
     await settleWithin(this.parts.writeTimeoutMs, this.parts.lanes.idle());
     this.parts.deadlines.clear();
     await settleWithin(DISCONNECT_MS, this.parts.producer.disconnect());
+    await settleWithin(DISCONNECT_MS, watchClosed);
     await this.follower.close();
     this.memory.clear();
   }
@@ -179,10 +182,16 @@ export class KafkaKeys implements KafkaKeyStore {
 
   /** Writes to the lanes of the write's partitions; once all acknowledged, memory and the counts. */
   private async write(write: KeyWrite, timeoutMs: number | undefined): Promise<void> {
-    const offsets = await this.parts.lanes.write(
-      messagesOf(write, (idText) => this.partitionOf(idText)),
-      timeoutMs,
-    );
+    let offsets: number[];
+    try {
+      offsets = await this.parts.lanes.write(
+        messagesOf(write, (idText) => this.partitionOf(idText)),
+        timeoutMs,
+      );
+    } catch (error) {
+      this.parts.topicWatch.failed();
+      throw error;
+    }
     this.memory.written([write], offsets, this.follower.position);
     if (write.kind === 'destroy') this.parts.counts.erasures += write.idTexts.length;
     if (write.kind === 'roll') this.parts.counts.rollRecords += write.partitions.length;

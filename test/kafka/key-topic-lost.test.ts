@@ -99,4 +99,40 @@ withKafka('key topic lost', (brokers) => {
   });
 
   lost.run();
+
+  const underServer = suite<{ topics: string[] }>('kafka: a key topic deleted under a running server', { topics: [] });
+
+  underServer.after(async ({ topics }) => {
+    const existing = new Set(await topicsNow(brokers));
+    await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: topics.filter((name) => existing.has(name)) }));
+  });
+
+  underServer(
+    'answers 503 and logs one error naming the key topic, not only timeouts of the event log',
+    async (context) => {
+      const topic = uniqueTopic('keys-gone');
+      const keyTopic = `${topic}.keys`;
+      context.topics.push(topic, keyTopic);
+      const server = await startKafkaServer(brokers, { REPORTS_WRITE_TIMEOUT_MS: '2000' }, topic);
+      try {
+        const first = await server.request('/reports', { method: 'POST', json: '{"id": 1, "name": "a"}' });
+        assert.is(first.status, 200);
+        await withAdmin(brokers, (admin) => admin.deleteTopics({ topics: [keyTopic] }));
+        const named = (line: Record<string, unknown>) => line['level'] === 50 && line['topic'] === keyTopic;
+        for (let id = 2; id < 12 && !server.logLines().some(named); id += 1) {
+          const answer = await server.request('/reports', { method: 'POST', json: JSON.stringify({ id, name: 'b' }) });
+          assert.is(answer.status, 503);
+          await pause(500);
+        }
+        const errors = server.logLines().filter(named);
+        assert.is(errors.length, 1);
+        assert.match(String(errors[0]?.['msg']), `the key topic ${keyTopic} no longer exists`);
+        assert.not.ok((await topicsNow(brokers)).includes(keyTopic), 'the server did not create it again');
+      } finally {
+        await server.dispose();
+      }
+    },
+  );
+
+  underServer.run();
 });

@@ -1,0 +1,67 @@
+// A key topic deleted under a running server: kafkajs keeps asking for a topic that is gone, every
+// key write times out, and the 503s and warnings name the event log, not the key topic. After a
+// failed key write (at most once every CHECK_EVERY_MS, one check at a time) the topic list is read;
+// a missing key topic is logged as an error naming it, once until the topic is seen again.
+import type { Logger } from 'pino';
+
+/** The least time between two checks of the topic list. */
+const CHECK_EVERY_MS = 10_000;
+
+export interface KeyTopicWatchOptions {
+  readonly topic: string;
+  /** Whether the topic exists now (the cluster's topic list); a failure means "not known". */
+  readonly exists: () => Promise<boolean>;
+  readonly logger: Logger;
+  readonly everyMs?: number;
+  readonly now?: () => number;
+}
+
+export class KeyTopicWatch {
+  private lastCheckAt = Number.NEGATIVE_INFINITY;
+  private checking: Promise<void> | undefined;
+  private gone = false;
+  private stopped = false;
+
+  constructor(private readonly options: KeyTopicWatchOptions) {}
+
+  /** Whether the last check found the topic missing. */
+  get missing(): boolean {
+    return this.gone;
+  }
+
+  /** A key write failed (timed out, or refused): the topic list is read, unless it was lately. */
+  failed(): void {
+    const { everyMs = CHECK_EVERY_MS, now = performance.now.bind(performance) } = this.options;
+    if (this.stopped || this.checking !== undefined || now() - this.lastCheckAt < everyMs) return;
+    this.lastCheckAt = now();
+    this.checking = this.check().finally(() => (this.checking = undefined));
+  }
+
+  /** Waits for a check under way; none starts after. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    await this.checking;
+  }
+
+  private async check(): Promise<void> {
+    const { topic, exists, logger } = this.options;
+    let found: boolean;
+    try {
+      found = await exists();
+    } catch (error) {
+      logger.debug({ err: error, topic }, 'could not read the topic list after a failed key write');
+      return;
+    }
+    if (found) {
+      if (this.gone) logger.info({ topic }, 'the key topic exists again');
+      this.gone = false;
+      return;
+    }
+    if (this.gone) return;
+    this.gone = true;
+    logger.error(
+      { topic },
+      `the key topic ${topic} no longer exists (deleted under the running server?): every create and delete answers 503 until it is back, and the keys it held are gone with it unless it is restored; see "A missing key topic" in docs/kafka.md`,
+    );
+  }
+}

@@ -1,0 +1,86 @@
+// After a failed key write the topic list is read, at most once every interval and one check at a
+// time; a missing key topic is logged as one error naming it until it is seen again.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { KeyTopicWatch } from '../../src/keys/key-topic-watch.js';
+import { memoryLogger } from '../helpers/server.js';
+
+const watch = suite('KeyTopicWatch');
+
+function watched(listed: () => boolean) {
+  const { logger, lines } = memoryLogger();
+  let now = 0;
+  let checks = 0;
+  const topicWatch = new KeyTopicWatch({
+    topic: 'r.keys',
+    exists: async () => {
+      checks += 1;
+      return listed();
+    },
+    logger,
+    everyMs: 1000,
+    now: () => now,
+  });
+  const errors = () => lines().filter((line) => line['level'] === 50);
+  return {
+    topicWatch,
+    errors,
+    checks: () => checks,
+    later: (ms: number) => (now += ms),
+    settle: () => new Promise((resolve) => setImmediate(resolve)),
+  };
+}
+
+watch('logs one error naming a missing key topic, however many writes fail', async () => {
+  const { topicWatch, errors, later, settle } = watched(() => false);
+  for (let i = 0; i < 3; i += 1) {
+    topicWatch.failed();
+    await settle();
+    later(1500);
+  }
+  assert.ok(topicWatch.missing);
+  assert.is(errors().length, 1);
+  assert.match(String(errors()[0]?.['msg']), 'the key topic r.keys no longer exists');
+  await topicWatch.close();
+});
+
+watch('reads the topic list at most once an interval', async () => {
+  const { topicWatch, checks, later, settle } = watched(() => true);
+  topicWatch.failed();
+  topicWatch.failed();
+  await settle();
+  later(500);
+  topicWatch.failed();
+  await settle();
+  assert.is(checks(), 1);
+  later(600);
+  topicWatch.failed();
+  await settle();
+  assert.is(checks(), 2);
+  assert.not.ok(topicWatch.missing);
+  await topicWatch.close();
+});
+
+watch('logs again once the topic came back and went again; a closed watch checks nothing', async () => {
+  let listed = false;
+  const { topicWatch, errors, checks, later, settle } = watched(() => listed);
+  topicWatch.failed();
+  await settle();
+  listed = true;
+  later(1000);
+  topicWatch.failed();
+  await settle();
+  assert.not.ok(topicWatch.missing);
+  listed = false;
+  later(1000);
+  topicWatch.failed();
+  await settle();
+  assert.is(errors().length, 2);
+  await topicWatch.close();
+  later(1000);
+  topicWatch.failed();
+  await settle();
+  assert.is(checks(), 3);
+});
+
+watch.run();
