@@ -13,9 +13,9 @@ function watched(listed: () => boolean) {
   let checks = 0;
   const topicWatch = new KeyTopicWatch({
     topic: 'r.keys',
-    exists: async () => {
+    exists: () => {
       checks += 1;
-      return listed();
+      return Promise.resolve(listed());
     },
     logger,
     everyMs: 1000,
