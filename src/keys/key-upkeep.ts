@@ -122,14 +122,7 @@ export async function sweepOrphanKeys(
     below,
     ...(onDestroyed ? { onDestroyed } : {}),
   });
-  // Said at info when it destroyed something: an operator who put an older events.log back by hand
-  // reads here that the keys of the newer reports went (docs/erasure.md, restore the right backup first).
-  if (swept > 0)
-    logger.info(
-      { swept },
-      'destroyed the keys no live report of the log uses (left by a crash, or newer than the log)',
-    );
-  else logger.debug({ swept }, 'swept the key store');
+  logger.debug({ swept }, 'swept the key store');
   return swept;
 }
 
