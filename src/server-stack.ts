@@ -55,7 +55,6 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
       writeTimeoutMs: config.writeTimeoutMs,
       keySweepDelayMs: config.kafka?.keySweepDelayMs ?? 0,
       current: async () => projector.reach(await log.head(), config.writeTimeoutMs),
-      onFatal,
       ...(snapshot?.unerased ? { unerasedInSnapshot: snapshot.unerased } : {}),
     });
     // Opened at the newest snapshot's resume point but folding from before it: scan that part now,
@@ -77,7 +76,7 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
     const health = new ProjectionHealth(config.projectionStallMs);
     // The service exists once the app is wired, after the projector starts; it is asked for nothing before it caught up.
     const wired: { service?: ReportService } = {};
-    const onCaughtUp = createOnCaughtUp({ model, keys, logger, onFatal, upkeep, autoSnapshot });
+    const { beforeReady, onCaughtUp } = createOnCaughtUp({ model, keys, logger, onFatal, upkeep, autoSnapshot });
     const projector: Projector = new Projector({
       log,
       logger,
@@ -85,6 +84,7 @@ async function openStack(config: Config, wiring: StackWiring, hooks: FileLogHook
       health,
       foldThreads: defaultFoldThreads(),
       onApplied: (records) => autoSnapshot.onApplied(records),
+      beforeReady,
       onCaughtUp,
       onErased: (ended) => wired.service?.eraseLater(ended),
       ...(upkeep.onEndedInCatchUp ? { onEndedInCatchUp: upkeep.onEndedInCatchUp } : {}),

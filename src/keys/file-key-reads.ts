@@ -2,6 +2,7 @@
 // lately; whether keys were put; every slot at once. A key whose erasure is asked for leaves memory
 // at once and is never answered again, even while its destroy is still being written. A slot that
 // fails its check is logged by file and slot number only, never with what is left in it.
+import { readSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { readAt } from '../log/file/read-at.js';
 import type { FileKeyWriter } from './file-key-writer.js';
@@ -90,6 +91,23 @@ export class FileKeyReads {
     // An erasure asked for while this read was under way must not put the key back in memory.
     if (this.erasing === erasingBefore) this.recent.remember(slot, key);
     return key;
+  }
+
+  /**
+   * The key `id` as the file holds it now, read at once (a start's check, before any write):
+   * undefined when it is not held, destroyed or its slot is damaged. Not remembered in memory.
+   */
+  getNow(id: KeyId): ContentKey | undefined {
+    const slot = slotOfKeyId(id);
+    if (slot === undefined || slot >= this.progress.written || this.erasingSlots.has(slot)) return undefined;
+    const known = this.recent.get(slot);
+    if (known !== undefined) return known;
+    const bytes = Buffer.alloc(SLOT_BYTES);
+    const read = readSync(this.file.handle.fd, bytes, 0, SLOT_BYTES, slotPosition(slot));
+    const view = read === SLOT_BYTES ? viewSlot(bytes, 0) : undefined;
+    return view?.kind === 'live'
+      ? { id: Buffer.from(id), secret: view.secret, contentDigest: view.contentDigest }
+      : undefined;
   }
 
   async wasPut(ids: readonly KeyId[]): Promise<boolean> {

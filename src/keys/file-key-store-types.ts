@@ -2,7 +2,7 @@
 // figures, and the slot-level operations the start, the tools and the orphan sweep use.
 import type { Logger } from 'pino';
 import type { DeletionRecords } from './deletion-records.js';
-import type { KeyId, KeyStore, KeyStoreStats } from './key-store.js';
+import type { ContentKey, KeyId, KeyStore, KeyStoreStats } from './key-store.js';
 import type { SlotTable } from './slot-table.js';
 import type { SweepOptions } from './sweep-orphans.js';
 
@@ -32,6 +32,8 @@ export interface FileKeyStore extends KeyStore, DeletionRecords {
   readonly slots: number;
   /** Whether `id` names a slot in the file (live, destroyed or reserved): at start, the newest id the log names must. */
   holds(id: KeyId): boolean;
+  /** The key `id` read from the file at once, synchronously (a start's check before any write), or undefined. */
+  getNow(id: KeyId): ContentKey | undefined;
   /** Every slot as it is now (keys, deletions, damage). */
   lookup(): Promise<SlotTable>;
   /**

@@ -174,6 +174,11 @@ class FileKeys implements FileKeyStore {
     return this.reads.get(id);
   }
 
+  getNow(id: KeyId): ContentKey | undefined {
+    if (this.closed) throw this.closedError();
+    return this.reads.getNow(id);
+  }
+
   wasPut(ids: readonly KeyId[]): Promise<boolean> {
     return this.reads.wasPut(ids);
   }

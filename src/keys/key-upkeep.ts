@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { isSealedReport } from '../../projections/reports.js';
 import { openContent } from '../../projections/sealing.js';
 import type { Ended, ErasedKey, ReadModel } from '../read-model/read-model.js';
-import { keyIdText, parseKeyId, type KeyId, type KeyStore } from './key-store.js';
+import { keyIdText, parseKeyId, type ContentKey, type KeyId, type KeyStore } from './key-store.js';
 import type { SweepOptions } from './sweep-orphans.js';
 
 /** A key store that knows which ids it ever held (the file store: ids are slot numbers). */
@@ -69,35 +69,50 @@ export function checkNewestKeyHeld(model: ReadModel, keys: KeyStore): void {
 
 /**
  * keys.db holds, for a live report's key, a key that does not open the report's content: a key is
- * written once and only destroyed after, so this keys.db is not the one this log's creates wrote
- * (another store's copied over it). Started, every read would fail and the sweep would destroy keys.
+ * written once and only destroyed after, so keys.db and events.log are not one store's (either
+ * copied over from another store). Started, every read would fail and the sweep would destroy keys.
  */
 export class KeysOfAnotherStoreError extends Error {
   constructor(description: string, reportId: string, keyId: string) {
+    const path = description.replace(/^keys:/, '');
     super(
-      `${description.replace(/^keys:/, '')} holds key ${keyId} of report ${reportId}, but that key does not open the report's content: the file is another store's (copied over this one's?); put back this store's keys.db (or restore it with its log from a backup); refusing to start rather than read reports' content as erased and sweep the file's keys`,
+      `${path} holds key ${keyId} of report ${reportId}, but that key does not open the report's content: ${path} and the event log beside it are not one store's (one of them copied over from another store?); put back the two files that belong together (or restore both from a backup); refusing to start rather than read reports' content as erased and sweep the file's keys`,
     );
     this.name = 'KeysOfAnotherStoreError';
   }
 }
 
-/** How many live sealed reports a start opens to check keys.db against the log. */
-const KEYS_CHECKED_AT_START = 8;
+/** A key store that reads a key synchronously (keys.db, for the start's check before any write). */
+export interface KeysReadNow {
+  getNow(id: KeyId): ContentKey | undefined;
+}
+
+const readsKeysNow = (keys: KeyStore): keys is KeyStore & KeysReadNow & HeldKeys =>
+  holdsKeys(keys) && typeof (keys as Partial<KeysReadNow>).getNow === 'function';
+
+/** How many live sealed reports' keys a start opens to check keys.db against the log... */
+const KEYS_OPENED_AT_START = 8;
+/** ...among at most this many live sealed reports (those whose key the file does not hold are passed over). */
+const KEYS_LOOKED_AT_START = 256;
 
 /**
- * Throws KeysOfAnotherStoreError when a few live reports' keys, held by keys.db, do not open their
- * content. Only for a key store that knows which keys it held (keys.db): a key topic holds keys
- * other producers wrote too, and a report whose key is missing is counted as such, not refused.
+ * Throws KeysOfAnotherStoreError when a live report's key, held by keys.db, does not open its
+ * content; a few are opened (KEYS_OPENED_AT_START), read at once, before the server takes a write.
+ * Only for keys.db: a key topic holds keys other producers wrote too. A report whose key is not
+ * held is passed over (a missing key is counted when read, and never stops the service).
  */
-export async function checkKeysOpenContent(model: ReadModel, keys: KeyStore): Promise<void> {
-  if (!holdsKeys(keys)) return;
-  for (const { id, report } of model.reports.sealedSample(KEYS_CHECKED_AT_START)) {
+export function checkKeysOpenContent(model: ReadModel, keys: KeyStore): void {
+  if (!readsKeysNow(keys)) return;
+  let opened = 0;
+  for (const { id, report } of model.reports.sealedSample(KEYS_LOOKED_AT_START)) {
     if (!isSealedReport(report)) continue;
-    const key = await keys.get(parseKeyId(report.sealed.key));
-    if (key === undefined) continue; // Destroyed meanwhile (a delete), or missing: counted when read.
+    const key = keys.getNow(parseKeyId(report.sealed.key));
+    if (key === undefined) continue;
     const context = report.expectedversion === undefined ? { id } : { id, expectedversion: report.expectedversion };
     if (openContent(report.sealed, key.secret, context) === undefined)
       throw new KeysOfAnotherStoreError(keys.description, id, report.sealed.key);
+    opened += 1;
+    if (opened >= KEYS_OPENED_AT_START) return;
   }
 }
 

@@ -9,8 +9,6 @@ import type { Ended, ErasedKey, ReadModel } from '../read-model/read-model.js';
 import type { UnerasedDeletion } from './deletion-records.js';
 import type { KeyId, KeyStore } from './key-store.js';
 import {
-  checkKeysOpenContent,
-  KeysOfAnotherStoreError,
   keyTopicSweepDelayMs,
   leftUnerased,
   liveKeyTexts,
@@ -47,8 +45,6 @@ export interface StartUpkeepOptions {
    * sweep finds every such key anyway).
    */
   readonly unerasedInSnapshot?: readonly UnerasedDeletion[];
-  /** Stops the server: keys.db turned out to be another store's (checked before its first sweep). */
-  readonly onFatal?: (error: Error) => void;
 }
 
 /** A failed sweep of keys.db is tried again after this, twice as long after each failure, up to a minute. */
@@ -125,20 +121,12 @@ export class StartUpkeep {
   private sweepFile(below: number, retryMs = this.options.retryMs ?? SWEEP_RETRY_MS): void {
     if (this.closing.signal.aborted) return;
     const { logger } = this.options;
-    // Never a sweep of another store's keys.db: every key its reports do not share would go.
-    const attempt = checkKeysOpenContent(this.model, this.keys).then(() =>
-      sweepOrphanKeys(this.model, this.keys, below, logger, (ids) => this.told(ids)),
-    );
+    const attempt = sweepOrphanKeys(this.model, this.keys, below, logger, (ids) => this.told(ids));
     this.track(attempt);
     this.service?.sweeping(attempt);
     this.lastFileSweep = attempt;
     attempt.catch((error: unknown) => {
       if (this.closing.signal.aborted) return;
-      if (error instanceof KeysOfAnotherStoreError) {
-        logger.fatal({ err: error }, 'the key store is not the one the event log refers to');
-        this.options.onFatal?.(error);
-        return;
-      }
       logger.error(
         { err: error, retryMs },
         'could not sweep the key store of the keys a crash left; deletes of absent reports answer 503 until it is done; trying again',

@@ -13,7 +13,12 @@ export interface ProjectorOptions {
   readonly health?: ProjectionHealth;
   /** Called after every batch of applied records with their number (snapshot scheduling). */
   readonly onApplied?: (records: number) => void;
-  /** Called once, when the model has caught up with the head seen at start. */
+  /**
+   * Called once the model has caught up with the head seen at start, before it is ready: false
+   * keeps it from ever being ready (the start's checks of what it folded failed; the server stops).
+   */
+  readonly beforeReady?: () => boolean;
+  /** Called once, when the model has caught up with the head seen at start (and is ready). */
   readonly onCaughtUp?: () => void;
   /** Told, once caught up, the key of content each folded event ends (read-model.ts ErasedKey): to be destroyed. */
   readonly onErased?: ErasedKey;

@@ -44,6 +44,8 @@ export class Projector {
   private readonly readyTarget: Promise<void>;
   private markReady: () => void = () => undefined;
   private isReady = false;
+  /** The start's checks of what the catch-up folded failed (beforeReady): never ready. */
+  private refusedReady = false;
   private readonly recordsAtStart: number;
   /** Says in the log how far the catch-up at start is, and when it is done. */
   private readonly catchUpProgress: CatchUpProgress;
@@ -201,9 +203,13 @@ export class Projector {
   }
 
   private checkCaughtUp(target: Cursor): void {
-    if (this.isReady) return;
+    if (this.isReady || this.refusedReady) return;
     if (!cursorReached(this.model.cursor, target)) {
       this.catchUpProgress.logProgress(this.model.cursor, target, this.model.counts.records);
+      return;
+    }
+    if (this.options.beforeReady?.() === false) {
+      this.refusedReady = true;
       return;
     }
     this.isReady = true;

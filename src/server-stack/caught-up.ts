@@ -1,9 +1,9 @@
 // What a stack runs once its projector has caught up with the head seen at start: the key store is
-// checked against what the log refers to, then the start's key upkeep runs and automatic snapshots
-// may begin.
+// checked against what the log refers to before the projector is ready (no request is served on a
+// store that fails), then the start's key upkeep runs and automatic snapshots may begin.
 import type { Logger } from 'pino';
 import type { KeyStore } from '../keys/key-store.js';
-import { checkNewestKeyHeld } from '../keys/key-upkeep.js';
+import { checkKeysOpenContent, checkNewestKeyHeld } from '../keys/key-upkeep.js';
 import type { StartUpkeep } from '../keys/start-upkeep.js';
 import type { ReadModel } from '../read-model/read-model.js';
 import type { AutoSnapshot } from '../snapshot/auto-snapshot.js';
@@ -17,16 +17,23 @@ export interface CaughtUpParts {
   readonly autoSnapshot: Pick<AutoSnapshot, 'onCaughtUp'>;
 }
 
-/** The projector's `onCaughtUp`: a key store missing a key the log refers to is fatal. */
-export function createOnCaughtUp({ model, keys, logger, onFatal, upkeep, autoSnapshot }: CaughtUpParts): () => void {
-  return () => {
+/** The projector's `beforeReady` and `onCaughtUp`: a key store that is not the log's is fatal, and the projector never ready. */
+export function createOnCaughtUp({ model, keys, logger, onFatal, upkeep, autoSnapshot }: CaughtUpParts): {
+  readonly beforeReady: () => boolean;
+  readonly onCaughtUp: () => void;
+} {
+  const beforeReady = (): boolean => {
     try {
       checkNewestKeyHeld(model, keys);
+      checkKeysOpenContent(model, keys);
+      return true;
     } catch (error) {
       logger.fatal({ err: error }, 'the key store does not hold the keys the event log refers to');
       onFatal(error as Error);
-      return;
+      return false;
     }
+  };
+  const onCaughtUp = (): void => {
     // Before the snapshot it may take: the deletions still to erase (the loaded snapshot's among
     // them) are the service's by then, and that snapshot lists them.
     try {
@@ -35,4 +42,5 @@ export function createOnCaughtUp({ model, keys, logger, onFatal, upkeep, autoSna
       autoSnapshot.onCaughtUp();
     }
   };
+  return { beforeReady, onCaughtUp };
 }
