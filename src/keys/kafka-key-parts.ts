@@ -94,7 +94,7 @@ export function createKafkaKeysParts({
   });
   const topicWatch = new KeyTopicWatch({
     topic: config.keyTopic,
-    exists: () => keyTopicListed(config, log, brokers),
+    exists: () => keyTopicListed(config, log),
     logger: log,
   });
   return {
@@ -113,9 +113,12 @@ export function createKafkaKeysParts({
   };
 }
 
-/** Whether the cluster lists the key topic, on an admin client of its own (made for the one question). */
-async function keyTopicListed(config: KafkaConfig, log: Logger, brokers: BrokerReachability): Promise<boolean> {
-  const admin = createKafkaClient(config, log, { brokers }).admin();
+/**
+ * Whether the cluster lists the key topic, on an admin client of its own made for the one question
+ * (one retry, short time-outs: a probe while the brokers are away fails in seconds, not minutes).
+ */
+async function keyTopicListed(config: KafkaConfig, log: Logger): Promise<boolean> {
+  const admin = createKafkaClient(config, log, { requestTimeoutMs: 5000, retries: 1 }).admin();
   try {
     await admin.connect();
     return (await admin.listTopics()).includes(config.keyTopic);

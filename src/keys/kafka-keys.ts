@@ -192,6 +192,7 @@ export class KafkaKeys implements KafkaKeyStore {
       this.parts.topicWatch.failed();
       throw error;
     }
+    this.parts.topicWatch.written();
     this.memory.written([write], offsets, this.follower.position);
     if (write.kind === 'destroy') this.parts.counts.erasures += write.idTexts.length;
     if (write.kind === 'roll') this.parts.counts.rollRecords += write.partitions.length;

@@ -33,8 +33,18 @@ export class KeyTopicWatch {
   failed(): void {
     const { everyMs = CHECK_EVERY_MS, now = performance.now.bind(performance) } = this.options;
     if (this.stopped || this.checking !== undefined || now() - this.lastCheckAt < everyMs) return;
-    this.lastCheckAt = now();
-    this.checking = this.check().finally(() => (this.checking = undefined));
+    // The interval runs from the end of a check: probes of brokers that are away never run back to back.
+    this.checking = this.check().finally(() => {
+      this.lastCheckAt = now();
+      this.checking = undefined;
+    });
+  }
+
+  /** A key write was acknowledged: the topic is there (again). */
+  written(): void {
+    if (!this.gone) return;
+    this.gone = false;
+    this.options.logger.info({ topic: this.options.topic }, 'the key topic exists again');
   }
 
   /** Waits for a check under way; none starts after. */

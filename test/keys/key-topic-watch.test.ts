@@ -83,4 +83,25 @@ watch('logs again once the topic came back and went again; a closed watch checks
   assert.is(checks(), 3);
 });
 
+watch(
+  'a write acknowledged after the topic was missing says it exists again, and a later loss is logged again',
+  async () => {
+    let listed = false;
+    const { topicWatch, errors, later, settle } = watched(() => listed);
+    topicWatch.failed();
+    await settle();
+    assert.ok(topicWatch.missing);
+    // The topic is created again: writes go through, no write fails, so no check runs.
+    listed = true;
+    topicWatch.written();
+    assert.not.ok(topicWatch.missing);
+    listed = false;
+    later(1000);
+    topicWatch.failed();
+    await settle();
+    assert.is(errors().length, 2);
+    await topicWatch.close();
+  },
+);
+
 watch.run();

@@ -20,12 +20,14 @@ export interface KafkaClientOptions {
   readonly requestTimeoutMs?: number;
   /** Told of every failed connection to a broker, in place of kafkajs' error lines. */
   readonly brokers?: BrokerReachability;
+  /** How often kafkajs retries a request (8 unless given): a one-off probe asks once or twice. */
+  readonly retries?: number;
 }
 
 export function createKafkaClient(
   config: KafkaConfig,
   logger: Logger,
-  { requestTimeoutMs = REQUEST_TIMEOUT_MS, brokers }: KafkaClientOptions = {},
+  { requestTimeoutMs = REQUEST_TIMEOUT_MS, brokers, retries = 8 }: KafkaClientOptions = {},
 ): Kafka {
   const log = logger.child({ component: 'kafkajs' });
   return new KafkaClient({
@@ -35,7 +37,7 @@ export function createKafkaClient(
     ...(config.sasl ? { sasl: saslOptions(config.sasl) } : {}),
     connectionTimeout: 3000,
     requestTimeout: requestTimeoutMs,
-    retry: { initialRetryTime: 200, maxRetryTime: 2000, retries: 8 },
+    retry: { initialRetryTime: 200, maxRetryTime: 2000, retries },
     logLevel: KafkaLogLevel.WARN,
     logCreator: () => (entry: LogEntry) => logKafkajsEntry(entry, log, brokers),
   });
