@@ -1,6 +1,7 @@
 // What a server does with its key store besides sealing and erasing: at start, makes sure the key
-// store holds the newest key the log refers to (keys.db cut short, lost or replaced stops the start,
-// never reads as "every report erased"), and once the read model has caught up, destroys the keys
+// store holds the newest key the log refers to and that the keys it holds open their reports'
+// content (keys.db cut short, lost, or another store's stops the start, never reads as "every
+// report erased"), and once the read model has caught up, destroys the keys
 // that no live report uses: those a crash left behind (a key put whose create never reached the log,
 // a deleted report's or a void create's key whose destruction the crash cut short). The rules are
 // here; start-upkeep.ts runs them in a server.
