@@ -21,6 +21,8 @@ export class KeyTopicWatch {
   private checking: Promise<void> | undefined;
   private gone = false;
   private stopped = false;
+  /** Acknowledged writes so far: a check that began before one does not say the topic is missing. */
+  private writes = 0;
 
   constructor(private readonly options: KeyTopicWatchOptions) {}
 
@@ -42,6 +44,7 @@ export class KeyTopicWatch {
 
   /** A key write was acknowledged: the topic is there (again). */
   written(): void {
+    this.writes += 1;
     if (!this.gone) return;
     this.gone = false;
     this.options.logger.info({ topic: this.options.topic }, 'the key topic exists again');
@@ -55,6 +58,7 @@ export class KeyTopicWatch {
 
   private async check(): Promise<void> {
     const { topic, exists, logger } = this.options;
+    const writesBefore = this.writes;
     let found: boolean;
     try {
       found = await exists();
@@ -67,7 +71,8 @@ export class KeyTopicWatch {
       this.gone = false;
       return;
     }
-    if (this.gone) return;
+    // A write acknowledged meanwhile says more than a topic list (metadata lags a topic created again).
+    if (this.gone || this.writes !== writesBefore) return;
     this.gone = true;
     logger.error(
       { topic },

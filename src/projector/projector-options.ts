@@ -14,10 +14,11 @@ export interface ProjectorOptions {
   /** Called after every batch of applied records with their number (snapshot scheduling). */
   readonly onApplied?: (records: number) => void;
   /**
-   * Called once the model has caught up with the head seen at start, before it is ready: false
-   * keeps it from ever being ready (the start's checks of what it folded failed; the server stops).
+   * Called once the model has caught up with the head seen at start, before it is ready: an error
+   * keeps it from ever being ready, and caughtUp() rejects with it (the start's checks of what it
+   * folded failed; the server stops).
    */
-  readonly beforeReady?: () => boolean;
+  readonly beforeReady?: () => Error | undefined;
   /** Called once, when the model has caught up with the head seen at start (and is ready). */
   readonly onCaughtUp?: () => void;
   /** Told, once caught up, the key of content each folded event ends (read-model.ts ErasedKey): to be destroyed. */

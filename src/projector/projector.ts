@@ -43,6 +43,7 @@ export class Projector {
   private readonly abort = new AbortController();
   private readonly readyTarget: Promise<void>;
   private markReady: () => void = () => undefined;
+  private markRefused: (error: Error) => void = () => undefined;
   private isReady = false;
   /** The start's checks of what the catch-up folded failed (beforeReady): never ready. */
   private refusedReady = false;
@@ -61,9 +62,12 @@ export class Projector {
     this.health = options.health ?? new ProjectionHealth(10_000, options.now);
     this.recordsAtStart = this.model.counts.records;
     this.catchUpProgress = new CatchUpProgress(options.logger, this.recordsAtStart, options.now);
-    this.readyTarget = new Promise((resolve) => {
+    this.readyTarget = new Promise((resolve, reject) => {
       this.markReady = resolve;
+      this.markRefused = reject;
     });
+    // A refusal (beforeReady) rejects caughtUp() for whoever waits; none waiting is no unhandled rejection.
+    this.readyTarget.catch(() => undefined);
   }
 
   /** Starts following; `caughtUp()` resolves once the log head seen now has been applied. */
@@ -76,7 +80,7 @@ export class Projector {
     this.running = this.run();
   }
 
-  /** Resolves when the read model has caught up with the log head seen at start. */
+  /** Resolves when the read model has caught up with the log head seen at start; rejects when beforeReady refused it. */
   caughtUp(): Promise<void> {
     return this.readyTarget;
   }
@@ -208,8 +212,10 @@ export class Projector {
       this.catchUpProgress.logProgress(this.model.cursor, target, this.model.counts.records);
       return;
     }
-    if (this.options.beforeReady?.() === false) {
+    const refused = this.options.beforeReady?.();
+    if (refused !== undefined) {
       this.refusedReady = true;
+      this.markRefused(refused);
       return;
     }
     this.isReady = true;

@@ -3,7 +3,12 @@
 // store that fails), then the start's key upkeep runs and automatic snapshots may begin.
 import type { Logger } from 'pino';
 import type { KeyStore } from '../keys/key-store.js';
-import { checkKeysOpenContent, checkNewestKeyHeld } from '../keys/key-upkeep.js';
+import {
+  checkKeysOpenContent,
+  checkNewestKeyHeld,
+  KeysNotHeldError,
+  KeysOfAnotherStoreError,
+} from '../keys/key-upkeep.js';
 import type { StartUpkeep } from '../keys/start-upkeep.js';
 import type { ReadModel } from '../read-model/read-model.js';
 import type { AutoSnapshot } from '../snapshot/auto-snapshot.js';
@@ -19,18 +24,25 @@ export interface CaughtUpParts {
 
 /** The projector's `beforeReady` and `onCaughtUp`: a key store that is not the log's is fatal, and the projector never ready. */
 export function createOnCaughtUp({ model, keys, logger, onFatal, upkeep, autoSnapshot }: CaughtUpParts): {
-  readonly beforeReady: () => boolean;
+  readonly beforeReady: () => Error | undefined;
   readonly onCaughtUp: () => void;
 } {
-  const beforeReady = (): boolean => {
+  const beforeReady = (): Error | undefined => {
     try {
       checkNewestKeyHeld(model, keys);
       checkKeysOpenContent(model, keys);
-      return true;
-    } catch (error) {
-      logger.fatal({ err: error }, 'the key store does not hold the keys the event log refers to');
-      onFatal(error as Error);
-      return false;
+      return undefined;
+    } catch (thrown) {
+      const error = thrown instanceof Error ? thrown : new Error(String(thrown));
+      const refused = error instanceof KeysNotHeldError || error instanceof KeysOfAnotherStoreError;
+      logger.fatal(
+        { err: error },
+        refused
+          ? 'the key store does not hold the keys the event log refers to'
+          : "the start's check of the key store against the event log failed",
+      );
+      onFatal(error);
+      return error;
     }
   };
   const onCaughtUp = (): void => {

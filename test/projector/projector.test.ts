@@ -69,33 +69,33 @@ projector('is not caught up before it starts', async (context) => {
   assert.is(p.model.reports.size, 0);
 });
 
-projector("is never ready when the start's check before readiness refuses what it folded", async (context) => {
-  await appendEvent(context.log, created('1', 'a'));
-  const checked: number[] = [];
-  let caughtUpCalls = 0;
-  const p = new Projector({
-    log: context.log,
-    logger: memoryLogger().logger,
-    beforeReady: () => {
-      checked.push(p.model.reports.size);
-      return false;
-    },
-    onCaughtUp: () => (caughtUpCalls += 1),
-  });
-  context.projector = p;
-  p.start();
-  await appendEvent(context.log, created('2', 'b'));
-  const deadline = Date.now() + 2000;
-  while (p.model.reports.size < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-  assert.equal(checked, [1], 'checked once, on the model caught up with the head seen at start');
-  assert.not.ok(p.isCaughtUp());
-  assert.is(caughtUpCalls, 0);
-  const late = await Promise.race([
-    p.caughtUp().then(() => 'ready'),
-    new Promise((r) => setTimeout(() => r('never'), 200)),
-  ]);
-  assert.is(late, 'never');
-});
+projector(
+  "is never ready when the start's check before readiness refuses what it folded, and caughtUp() rejects with its error",
+  async (context) => {
+    await appendEvent(context.log, created('1', 'a'));
+    const checked: number[] = [];
+    let caughtUpCalls = 0;
+    const refusal = new Error('not this store');
+    const p = new Projector({
+      log: context.log,
+      logger: memoryLogger().logger,
+      beforeReady: () => {
+        checked.push(p.model.reports.size);
+        return refusal;
+      },
+      onCaughtUp: () => (caughtUpCalls += 1),
+    });
+    context.projector = p;
+    p.start();
+    assert.is(await rejection(withTimeout(p.caughtUp(), GUARD_MS, 'the refusal')), refusal);
+    await appendEvent(context.log, created('2', 'b'));
+    const deadline = Date.now() + 2000;
+    while (p.model.reports.size < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(checked, [1], 'checked once, on the model caught up with the head seen at start');
+    assert.not.ok(p.isCaughtUp());
+    assert.is(caughtUpCalls, 0);
+  },
+);
 
 projector('resolves waitFor with created, void and deleted as the records are applied', async (context) => {
   const p = startProjector(context);
