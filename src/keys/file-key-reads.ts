@@ -94,7 +94,7 @@ export class FileKeyReads {
   }
 
   /**
-   * The key `id` as the file holds it now, read at once (a start's check, before any write):
+   * The key `id` as the file holds it now, read at once (a start's check, before the first write):
    * undefined when it is not held, destroyed or its slot is damaged. Not remembered in memory.
    */
   getNow(id: KeyId): ContentKey | undefined {

@@ -32,7 +32,7 @@ export interface FileKeyStore extends KeyStore, DeletionRecords {
   readonly slots: number;
   /** Whether `id` names a slot in the file (live, destroyed or reserved): at start, the newest id the log names must. */
   holds(id: KeyId): boolean;
-  /** The key `id` read from the file at once, synchronously (a start's check before any write), or undefined. */
+  /** The key `id` read from the file at once, synchronously (a start's check before the first write), or undefined. */
   getNow(id: KeyId): ContentKey | undefined;
   /** Every slot as it is now (keys, deletions, damage). */
   lookup(): Promise<SlotTable>;

@@ -83,7 +83,7 @@ export class KeysOfAnotherStoreError extends Error {
   }
 }
 
-/** A key store that reads a key synchronously (keys.db, for the start's check before any write). */
+/** A key store that reads a key synchronously (keys.db, for the start's check before the first write). */
 export interface KeysReadNow {
   getNow(id: KeyId): ContentKey | undefined;
 }

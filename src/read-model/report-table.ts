@@ -225,7 +225,7 @@ export class ReportTable implements ReportsState, Iterable<[string, ReportConten
 
   /**
    * Up to `limit` live reports whose content is sealed, in slot order (no sort: a start's check of
-   * the key store against the log takes a few of them from any number of reports).
+   * the key store against the log takes a few of them, however many reports there are).
    */
   sealedSample(limit: number): Array<{ readonly id: string; readonly report: ReportContent }> {
     const found: Array<{ low: number; high: number; at: number; version: number }> = [];
