@@ -22,20 +22,24 @@ function watched(listed: () => boolean) {
     now: () => now,
   });
   const errors = () => lines().filter((line) => line['level'] === 50);
+  const settle = () => new Promise((resolve) => setImmediate(resolve));
   return {
     topicWatch,
     errors,
     checks: () => checks,
     later: (ms: number) => (now += ms),
-    settle: () => new Promise((resolve) => setImmediate(resolve)),
+    /** A key write fails, and the check it starts (if any) has answered. */
+    writeFails: async () => {
+      topicWatch.failed();
+      await settle();
+    },
   };
 }
 
 watch('logs one error naming a missing key topic, however many writes fail', async () => {
-  const { topicWatch, errors, later, settle } = watched(() => false);
+  const { topicWatch, errors, later, writeFails } = watched(() => false);
   for (let i = 0; i < 3; i += 1) {
-    topicWatch.failed();
-    await settle();
+    await writeFails();
     later(1500);
   }
   assert.ok(topicWatch.missing);
@@ -45,17 +49,14 @@ watch('logs one error naming a missing key topic, however many writes fail', asy
 });
 
 watch('reads the topic list at most once an interval', async () => {
-  const { topicWatch, checks, later, settle } = watched(() => true);
+  const { topicWatch, checks, later, writeFails } = watched(() => true);
   topicWatch.failed();
-  topicWatch.failed();
-  await settle();
+  await writeFails();
   later(500);
-  topicWatch.failed();
-  await settle();
+  await writeFails();
   assert.is(checks(), 1);
   later(600);
-  topicWatch.failed();
-  await settle();
+  await writeFails();
   assert.is(checks(), 2);
   assert.not.ok(topicWatch.missing);
   await topicWatch.close();
@@ -63,23 +64,19 @@ watch('reads the topic list at most once an interval', async () => {
 
 watch('logs again once the topic came back and went again; a closed watch checks nothing', async () => {
   let listed = false;
-  const { topicWatch, errors, checks, later, settle } = watched(() => listed);
-  topicWatch.failed();
-  await settle();
+  const { topicWatch, errors, checks, later, writeFails } = watched(() => listed);
+  await writeFails();
   listed = true;
   later(1000);
-  topicWatch.failed();
-  await settle();
+  await writeFails();
   assert.not.ok(topicWatch.missing);
   listed = false;
   later(1000);
-  topicWatch.failed();
-  await settle();
+  await writeFails();
   assert.is(errors().length, 2);
   await topicWatch.close();
   later(1000);
-  topicWatch.failed();
-  await settle();
+  await writeFails();
   assert.is(checks(), 3);
 });
 
@@ -87,9 +84,8 @@ watch(
   'a write acknowledged after the topic was missing says it exists again, and a later loss is logged again',
   async () => {
     let listed = false;
-    const { topicWatch, errors, later, settle } = watched(() => listed);
-    topicWatch.failed();
-    await settle();
+    const { topicWatch, errors, later, writeFails } = watched(() => listed);
+    await writeFails();
     assert.ok(topicWatch.missing);
     // The topic is created again: writes go through, no write fails, so no check runs.
     listed = true;
@@ -97,8 +93,7 @@ watch(
     assert.not.ok(topicWatch.missing);
     listed = false;
     later(1000);
-    topicWatch.failed();
-    await settle();
+    await writeFails();
     assert.is(errors().length, 2);
     await topicWatch.close();
   },
